@@ -1,0 +1,1 @@
+"""xjax: a JAX-compatible array runtime with a C++ core."""

@@ -1,0 +1,100 @@
+// Element types of the runtime and the 16-bit float storage types (computed in float32).
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+namespace xjax {
+
+enum class DType : uint8_t {
+  Bool, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64,
+  Float16, BFloat16, Float32, Float64,
+};
+constexpr int kNumDTypes = 13;
+
+size_t itemsize(DType dt);
+const char* dtype_name(DType dt);
+DType dtype_from_name(const std::string& name);  // throws std::invalid_argument
+inline bool is_floating(DType dt) { return dt >= DType::Float16; }
+inline bool is_unsigned(DType dt) { return dt >= DType::UInt8 && dt <= DType::UInt64; }
+inline bool is_signed_int(DType dt) { return dt >= DType::Int8 && dt <= DType::Int64; }
+inline bool is_integer(DType dt) { return is_unsigned(dt) || is_signed_int(dt); }
+
+// IEEE half precision, stored as bits; arithmetic happens in float.
+struct float16 {
+  uint16_t bits;
+  float16() = default;
+  explicit float16(float f);
+  operator float() const;
+};
+
+// bfloat16: the top half of a float32, round-to-nearest-even on conversion.
+struct bfloat16 {
+  uint16_t bits;
+  bfloat16() = default;
+  explicit bfloat16(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) { bits = uint16_t((u >> 16) | 0x40); return; }  // NaN
+    u += 0x7fffu + ((u >> 16) & 1u);
+    bits = uint16_t(u >> 16);
+  }
+  operator float() const {
+    uint32_t u = uint32_t(bits) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  }
+};
+
+// The C++ type that stores each dtype, and the type arithmetic is done in.
+template <DType D> struct StorageOf;
+template <> struct StorageOf<DType::Bool> { using type = bool; };
+template <> struct StorageOf<DType::Int8> { using type = int8_t; };
+template <> struct StorageOf<DType::Int16> { using type = int16_t; };
+template <> struct StorageOf<DType::Int32> { using type = int32_t; };
+template <> struct StorageOf<DType::Int64> { using type = int64_t; };
+template <> struct StorageOf<DType::UInt8> { using type = uint8_t; };
+template <> struct StorageOf<DType::UInt16> { using type = uint16_t; };
+template <> struct StorageOf<DType::UInt32> { using type = uint32_t; };
+template <> struct StorageOf<DType::UInt64> { using type = uint64_t; };
+template <> struct StorageOf<DType::Float16> { using type = float16; };
+template <> struct StorageOf<DType::BFloat16> { using type = bfloat16; };
+template <> struct StorageOf<DType::Float32> { using type = float; };
+template <> struct StorageOf<DType::Float64> { using type = double; };
+
+template <typename T> struct ComputeOf { using type = T; };
+template <> struct ComputeOf<float16> { using type = float; };
+template <> struct ComputeOf<bfloat16> { using type = float; };
+
+// Calls f(T{}) with T the storage type of dt; one switch instead of one per kernel.
+template <typename F>
+decltype(auto) dispatch_dtype(DType dt, F&& f) {
+  switch (dt) {
+    case DType::Bool: return f(bool{});
+    case DType::Int8: return f(int8_t{});
+    case DType::Int16: return f(int16_t{});
+    case DType::Int32: return f(int32_t{});
+    case DType::Int64: return f(int64_t{});
+    case DType::UInt8: return f(uint8_t{});
+    case DType::UInt16: return f(uint16_t{});
+    case DType::UInt32: return f(uint32_t{});
+    case DType::UInt64: return f(uint64_t{});
+    case DType::Float16: return f(float16{});
+    case DType::BFloat16: return f(bfloat16{});
+    case DType::Float32: return f(float{});
+    case DType::Float64: return f(double{});
+  }
+  return f(float{});
+}
+
+template <typename T> constexpr DType dtype_of();
+#define XJAX_DTYPE_OF(T, D) template <> constexpr DType dtype_of<T>() { return DType::D; }
+XJAX_DTYPE_OF(bool, Bool) XJAX_DTYPE_OF(int8_t, Int8) XJAX_DTYPE_OF(int16_t, Int16)
+XJAX_DTYPE_OF(int32_t, Int32) XJAX_DTYPE_OF(int64_t, Int64) XJAX_DTYPE_OF(uint8_t, UInt8)
+XJAX_DTYPE_OF(uint16_t, UInt16) XJAX_DTYPE_OF(uint32_t, UInt32) XJAX_DTYPE_OF(uint64_t, UInt64)
+XJAX_DTYPE_OF(float16, Float16) XJAX_DTYPE_OF(bfloat16, BFloat16) XJAX_DTYPE_OF(float, Float32)
+XJAX_DTYPE_OF(double, Float64)
+#undef XJAX_DTYPE_OF
+
+}  // namespace xjax

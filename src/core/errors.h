@@ -1,0 +1,14 @@
+// Error types that cross into Python as TypeError / ValueError; messages start with the API name.
+#pragma once
+#include <stdexcept>
+#include <string>
+
+namespace xjax {
+
+struct TypeError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+// std::invalid_argument itself maps to ValueError.
+using ValueError = std::invalid_argument;
+
+}  // namespace xjax

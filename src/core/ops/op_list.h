@@ -1,0 +1,46 @@
+// The op catalogue: every op the core knows, with its kind and arity (-1: variadic).
+// The kind alone decides how the compiler may treat an op (fusion, layout, ...).
+#pragma once
+
+#define XJAX_OP_LIST(X)                                                                          \
+  /* elementwise unary */                                                                        \
+  X(neg, Elementwise, 1) X(sign, Elementwise, 1) X(floor, Elementwise, 1) X(ceil, Elementwise, 1) \
+  X(round, Elementwise, 1) X(is_finite, Elementwise, 1) X(exp, Elementwise, 1)                   \
+  X(exp2, Elementwise, 1) X(log, Elementwise, 1) X(log1p, Elementwise, 1) X(expm1, Elementwise, 1) \
+  X(tanh, Elementwise, 1) X(logistic, Elementwise, 1) X(sin, Elementwise, 1) X(cos, Elementwise, 1) \
+  X(tan, Elementwise, 1) X(asin, Elementwise, 1) X(acos, Elementwise, 1) X(atan, Elementwise, 1)  \
+  X(sinh, Elementwise, 1) X(cosh, Elementwise, 1) X(asinh, Elementwise, 1)                       \
+  X(acosh, Elementwise, 1) X(atanh, Elementwise, 1) X(sqrt, Elementwise, 1)                      \
+  X(rsqrt, Elementwise, 1) X(cbrt, Elementwise, 1) X(abs, Elementwise, 1) X(bitwise_not, Elementwise, 1)  \
+  X(erf, Elementwise, 1) X(erfc, Elementwise, 1) X(erf_inv, Elementwise, 1)                      \
+  X(lgamma, Elementwise, 1) X(digamma, Elementwise, 1) X(integer_pow, Elementwise, 1)            \
+  X(square, Elementwise, 1) X(population_count, Elementwise, 1) X(clz, Elementwise, 1)           \
+  X(convert_element_type, Elementwise, 1) X(copy, Elementwise, 1)                                \
+  /* elementwise binary */                                                                       \
+  X(add, Elementwise, 2) X(sub, Elementwise, 2) X(mul, Elementwise, 2) X(div, Elementwise, 2)     \
+  X(rem, Elementwise, 2) X(pow, Elementwise, 2) X(max, Elementwise, 2) X(min, Elementwise, 2)     \
+  X(atan2, Elementwise, 2) X(nextafter, Elementwise, 2) X(bitwise_and, Elementwise, 2)                   \
+  X(bitwise_or, Elementwise, 2) X(bitwise_xor, Elementwise, 2) X(eq, Elementwise, 2) X(ne, Elementwise, 2)        \
+  X(lt, Elementwise, 2) X(le, Elementwise, 2) X(gt, Elementwise, 2) X(ge, Elementwise, 2)         \
+  X(shift_left, Elementwise, 2) X(shift_right_logical, Elementwise, 2)                           \
+  X(shift_right_arithmetic, Elementwise, 2)                                                      \
+  /* elementwise, more operands */                                                               \
+  X(select_n, Elementwise, -1) X(clamp, Elementwise, 3)                                          \
+  /* sources: graph inputs and generated values */                                              \
+  X(parameter, Source, 0)                                                                        \
+  X(iota, Source, 0)                                                                             \
+  /* reductions over axes, and scans along one axis */                                           \
+  X(reduce_sum, Reduction, 1) X(reduce_prod, Reduction, 1) X(reduce_max, Reduction, 1)           \
+  X(reduce_min, Reduction, 1) X(reduce_and, Reduction, 1) X(reduce_or, Reduction, 1)             \
+  X(reduce_xor, Reduction, 1) X(argmax, Reduction, 1) X(argmin, Reduction, 1)                    \
+  X(cumsum, Cumulative, 1) X(cumprod, Cumulative, 1) X(cummax, Cumulative, 1)                    \
+  X(cummin, Cumulative, 1) X(cumlogsumexp, Cumulative, 1)                                        \
+  /* data movement */                                                                            \
+  X(transpose, Layout, 1) X(reshape, Layout, 1) X(broadcast_in_dim, Layout, 1)                   \
+  X(slice, Layout, 1) X(dynamic_slice, Layout, -1) X(dynamic_update_slice, Layout, -1)           \
+  X(concatenate, Layout, -1) X(pad, Layout, 2) X(rev, Layout, 1)                                 \
+  /* indexing */                                                                                 \
+  X(gather, Index, 2) X(scatter, Index, 3) X(scatter_add, Index, 3) X(scatter_mul, Index, 3)     \
+  X(scatter_min, Index, 3) X(scatter_max, Index, 3)                                              \
+  /* contraction and sorting */                                                                  \
+  X(dot_general, Contraction, 2) X(sort, Sort, -1) X(top_k, Sort, 1)

@@ -1,0 +1,77 @@
+#include "core/ops/ops.h"
+
+#include <mutex>
+#include <unordered_map>
+
+namespace xjax {
+
+namespace {
+OpInfo g_ops[kNumOps] = {
+#define XJAX_OP_INFO(name, kind, arity) {#name, OpKind::kind, arity},
+    XJAX_OP_LIST(XJAX_OP_INFO)
+#undef XJAX_OP_INFO
+};
+
+void ensure_registered() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    OpTable t;
+    register_elementwise_infer(t);
+    register_reduction_infer(t);
+    register_layout_infer(t);
+    register_index_infer(t);
+    register_contraction_infer(t);
+    register_sort_infer(t);
+    register_elementwise_cpu(t);
+    register_reduction_cpu(t);
+    register_layout_cpu(t);
+    register_index_cpu(t);
+    register_contraction_cpu(t);
+    register_sort_cpu(t);
+  });
+}
+}  // namespace
+
+void OpTable::set_infer(OpId op, InferFn f) { g_ops[int(op)].infer = f; }
+void OpTable::set_cpu(OpId op, CpuKernel k) { g_ops[int(op)].cpu = k; }
+
+const OpInfo& op_info(OpId op) {
+  ensure_registered();
+  return g_ops[int(op)];
+}
+
+OpId op_from_name(const std::string& name) {
+  static const std::unordered_map<std::string, OpId> by_name = [] {
+    std::unordered_map<std::string, OpId> m;
+    for (int i = 0; i < kNumOps; ++i) m[g_ops[i].name] = OpId(i);
+    return m;
+  }();
+  auto it = by_name.find(name);
+  if (it == by_name.end()) throw ValueError("unknown op '" + name + "'");
+  return it->second;
+}
+
+std::string types_str(const std::vector<TypeInfo>& in) {
+  std::string s;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (i) s += ", ";
+    s += std::string(dtype_name(in[i].dtype)) + shape_str(in[i].shape);
+  }
+  return s;
+}
+
+void fail_type(OpId op, const std::string& msg) { throw TypeError(std::string("[") + op_name(op) + "] " + msg); }
+void fail_value(OpId op, const std::string& msg) { throw ValueError(std::string("[") + op_name(op) + "] " + msg); }
+
+std::vector<TypeInfo> infer_types(OpId op, const std::vector<TypeInfo>& in, const Attrs& attrs) {
+  const OpInfo& info = op_info(op);
+  if (info.arity >= 0 && int(in.size()) != info.arity)
+    fail_value(op, "expects " + std::to_string(info.arity) + " operands, got " + std::to_string(in.size()));
+  for (const auto& t : in)
+    for (int64_t d : t.shape)
+      if (d < 0) fail_value(op, "negative dimension in operand shape " + shape_str(t.shape));
+  if (!info.infer) throw std::logic_error(std::string("[") + info.name + "] has no shape rule");
+  return info.infer(in, attrs);
+}
+
+}  // namespace xjax

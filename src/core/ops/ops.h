@@ -1,0 +1,81 @@
+// Op identities, the catalogue lookup, and the per-op rules: shape/dtype inference and kernels.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/attrs.h"
+#include "core/dtype.h"
+#include "core/ops/op_list.h"
+#include "core/shape.h"
+
+namespace xjax {
+
+enum class OpId : int {
+#define XJAX_OP_ENUM(name, kind, arity) name##_,
+  XJAX_OP_LIST(XJAX_OP_ENUM)
+#undef XJAX_OP_ENUM
+  kCount
+};
+constexpr int kNumOps = int(OpId::kCount);
+
+enum class OpKind { Elementwise, Source, Reduction, Cumulative, Layout, Index, Contraction, Sort };
+
+struct TypeInfo {
+  Shape shape;
+  DType dtype;
+  bool operator==(const TypeInfo& o) const { return shape == o.shape && dtype == o.dtype; }
+};
+
+// A kernel's view of one operand or result: contiguous row-major data.
+struct Tensor {
+  void* data;
+  Shape shape;
+  DType dtype;
+  int64_t size() const { return numel(shape); }
+  template <typename T> T* as() const { return static_cast<T*>(data); }
+};
+
+// Computes result types; throws TypeError/ValueError naming the op, shapes and dtypes.
+using InferFn = std::vector<TypeInfo> (*)(const std::vector<TypeInfo>& in, const Attrs& attrs);
+// Fills the (preallocated, correctly shaped) outputs from the inputs.
+using CpuKernel = void (*)(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs);
+
+struct OpInfo {
+  const char* name;
+  OpKind kind;
+  int arity;
+  InferFn infer = nullptr;
+  CpuKernel cpu = nullptr;
+};
+
+const OpInfo& op_info(OpId op);
+OpId op_from_name(const std::string& name);  // throws ValueError for unknown names
+inline const char* op_name(OpId op) { return op_info(op).name; }
+
+// Infers result types after checking arity; the one entry point used by the graph.
+std::vector<TypeInfo> infer_types(OpId op, const std::vector<TypeInfo>& in, const Attrs& attrs);
+
+// Registration, one function per op family (each in its own file).
+struct OpTable {
+  void set_infer(OpId op, InferFn f);
+  void set_cpu(OpId op, CpuKernel k);
+};
+void register_elementwise_infer(OpTable&);
+void register_reduction_infer(OpTable&);
+void register_layout_infer(OpTable&);
+void register_index_infer(OpTable&);
+void register_contraction_infer(OpTable&);
+void register_sort_infer(OpTable&);
+void register_elementwise_cpu(OpTable&);
+void register_reduction_cpu(OpTable&);
+void register_layout_cpu(OpTable&);
+void register_index_cpu(OpTable&);
+void register_contraction_cpu(OpTable&);
+void register_sort_cpu(OpTable&);
+
+// Helpers shared by infer functions: "[op] message" errors and axis checks.
+[[noreturn]] void fail_type(OpId op, const std::string& msg);
+[[noreturn]] void fail_value(OpId op, const std::string& msg);
+std::string types_str(const std::vector<TypeInfo>& in);
+
+}  // namespace xjax

@@ -1,0 +1,69 @@
+#include "core/stream.h"
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+namespace xjax {
+
+struct Stream::Impl {
+  std::mutex mu;
+  std::condition_variable cv, drained;
+  std::deque<std::function<void()>> queue;
+  bool running = false, stop = false;
+  std::thread worker;
+
+  void loop() {
+    std::unique_lock<std::mutex> lock(mu);
+    for (;;) {
+      cv.wait(lock, [&] { return stop || !queue.empty(); });
+      if (queue.empty()) return;  // stop requested and drained
+      auto task = std::move(queue.front());
+      queue.pop_front();
+      running = true;
+      lock.unlock();
+      task();  // tasks catch their own errors and record them on their outputs' events
+      lock.lock();
+      running = false;
+      if (queue.empty()) drained.notify_all();
+    }
+  }
+};
+
+Stream& Stream::global() {
+  static Stream* s = new Stream();  // never destroyed: no exit races with Python finalisation
+  return *s;
+}
+
+Stream::Stream() : impl_(new Impl) { impl_->worker = std::thread([this] { impl_->loop(); }); }
+
+Stream::~Stream() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->stop = true;
+  }
+  impl_->cv.notify_all();
+  impl_->worker.join();
+  delete impl_;
+}
+
+void Stream::enqueue(std::function<void()> task) {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->queue.push_back(std::move(task));
+  }
+  impl_->cv.notify_one();
+}
+
+bool Stream::idle() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->queue.empty() && !impl_->running;
+}
+
+void Stream::synchronize() {
+  std::unique_lock<std::mutex> lock(impl_->mu);
+  impl_->drained.wait(lock, [&] { return impl_->queue.empty() && !impl_->running; });
+}
+
+}  // namespace xjax

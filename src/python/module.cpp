@@ -1,0 +1,193 @@
+// xjax._core: thin pybind11 bindings over the C++ runtime. Conversion and checks only, no logic.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+
+#include "core/array.h"
+#include "core/compiler/executable.h"
+#include "core/cpu/blas.h"
+#include "core/stream.h"
+#include "core/thread_pool.h"
+
+namespace py = pybind11;
+using namespace xjax;
+
+namespace {
+
+Shape shape_from_py(const py::handle& h) {
+  Shape s;
+  for (auto d : h) {
+    int64_t v = d.cast<int64_t>();
+    if (v < 0) throw ValueError("negative dimension in shape");
+    s.push_back(v);
+  }
+  return s;
+}
+
+py::tuple shape_to_py(const Shape& s) {
+  py::tuple t(s.size());
+  for (size_t i = 0; i < s.size(); ++i) t[i] = py::int_(s[i]);
+  return t;
+}
+
+TypeInfo type_from_py(const py::handle& h) {
+  auto t = h.cast<py::tuple>();
+  if (t.size() != 2) throw ValueError("a type is a (shape, dtype name) pair");
+  return {shape_from_py(t[0]), dtype_from_name(t[1].cast<std::string>())};
+}
+
+py::tuple type_to_py(const TypeInfo& t) { return py::make_tuple(shape_to_py(t.shape), dtype_name(t.dtype)); }
+
+AttrValue attr_from_py(const std::string& name, const py::handle& v) {
+  if (py::isinstance<py::bool_>(v)) return int64_t(v.cast<bool>());
+  if (py::isinstance<py::int_>(v)) return v.cast<int64_t>();
+  if (py::isinstance<py::float_>(v)) return v.cast<double>();
+  if (py::isinstance<py::str>(v)) return v.cast<std::string>();
+  if (py::isinstance<py::tuple>(v) || py::isinstance<py::list>(v)) {
+    std::vector<int64_t> out;
+    for (auto e : v) out.push_back(e.cast<int64_t>());
+    return out;
+  }
+  throw TypeError("attribute '" + name + "' must be an int, float, str or a sequence of ints");
+}
+
+Attrs attrs_from_py(const py::dict& d) {
+  Attrs a;
+  for (auto item : d) {
+    std::string name = item.first.cast<std::string>();
+    a.set(name, attr_from_py(name, item.second));
+  }
+  return a;
+}
+
+ValueRef ref_from_py(const py::handle& h) {
+  auto t = h.cast<py::tuple>();
+  return {t[0].cast<int>(), t[1].cast<int>()};
+}
+
+Array array_from_buffer(py::buffer b, const py::handle& shape, const std::string& dtype) {
+  py::buffer_info info = b.request();
+  Array a = Array::empty(shape_from_py(shape), dtype_from_name(dtype));
+  bool contiguous = true;
+  int64_t expect = info.itemsize;
+  for (py::ssize_t i = info.ndim; i-- > 0;) {
+    if (info.shape[i] != 1 && info.strides[i] != expect) contiguous = false;
+    expect *= info.shape[i];
+  }
+  size_t nbytes = size_t(info.size) * size_t(info.itemsize);
+  if (!contiguous) throw ValueError("[Array] source buffer must be C-contiguous");
+  if (nbytes != a.nbytes())
+    throw ValueError("[Array] source buffer has " + std::to_string(nbytes) + " bytes, " + dtype + shape_str(a.shape) +
+                     " needs " + std::to_string(a.nbytes()));
+  if (nbytes) std::memcpy(a.data(), info.ptr, nbytes);
+  return a;
+}
+
+// One element of `dtype` from a Python bool/int/float.
+Array array_from_scalar(const py::handle& v, const std::string& dtype) {
+  Array a = Array::empty({}, dtype_from_name(dtype));
+  dispatch_dtype(a.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T* out = static_cast<T*>(a.data());
+    if (py::isinstance<py::float_>(v)) {
+      *out = T(v.cast<double>());
+    } else if (py::isinstance<py::bool_>(v)) {
+      *out = T(v.cast<bool>());
+    } else if (py::isinstance<py::int_>(v)) {
+      // Two's-complement wrap-around, as NumPy's astype does for out-of-range integers.
+      *out = T(static_cast<int64_t>(PyLong_AsUnsignedLongLongMask(v.ptr())));
+    } else {
+      throw TypeError("[Array] scalar must be a bool, int or float");
+    }
+  });
+  return a;
+}
+
+py::array bytes_view(const Array& a) {
+  {
+    py::gil_scoped_release release;
+    a.wait();
+  }
+  auto* keep = new std::shared_ptr<Buffer>(a.buffer);
+  py::capsule owner(keep, [](void* p) { delete static_cast<std::shared_ptr<Buffer>*>(p); });
+  py::array view(py::dtype("uint8"), {py::ssize_t(a.nbytes())}, {py::ssize_t(1)},
+                 static_cast<uint8_t*>(a.data()), owner);
+  py::detail::array_proxy(view.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+  return view;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "The xjax C++ runtime: arrays, the graph compiler and its executables.";
+  py::register_local_exception<TypeError>(m, "CoreTypeError", PyExc_TypeError);
+
+  py::class_<Array>(m, "Array")
+      .def_static("from_buffer", &array_from_buffer, py::arg("buffer"), py::arg("shape"), py::arg("dtype"),
+                  "Copies a C-contiguous buffer into a new array.")
+      .def_static("from_scalar", &array_from_scalar, py::arg("value"), py::arg("dtype"))
+      .def_property_readonly("shape", [](const Array& a) { return shape_to_py(a.shape); })
+      .def_property_readonly("dtype", [](const Array& a) { return std::string(dtype_name(a.dtype)); })
+      .def_property_readonly("nbytes", &Array::nbytes)
+      .def("is_ready", [](const Array& a) { return !a.ready || a.ready->is_set(); })
+      .def("wait", &Array::wait, py::call_guard<py::gil_scoped_release>(),
+           "Blocks until computed; raises the error of the computation that produced it.")
+      .def("bytes_view", &bytes_view, "A read-only uint8 NumPy view of the data (waits first).");
+
+  py::class_<Executable, std::shared_ptr<Executable>>(m, "Executable")
+      .def("run", &Executable::run, py::arg("inputs"), "Queues the computation; returns the results at once.")
+      .def_property_readonly("input_types", [](const Executable& e) {
+        py::list l;
+        for (auto& t : e.input_types()) l.append(type_to_py(t));
+        return l;
+      })
+      .def_property_readonly("output_types", [](const Executable& e) {
+        py::list l;
+        for (auto& t : e.output_types()) l.append(type_to_py(t));
+        return l;
+      });
+
+  py::class_<Graph>(m, "Graph")
+      .def(py::init<>())
+      .def("parameter", [](Graph& g, const py::handle& shape, const std::string& dtype) {
+        ValueRef v = g.parameter({shape_from_py(shape), dtype_from_name(dtype)});
+        return py::make_tuple(v.node, v.index);
+      })
+      .def("add", [](Graph& g, const std::string& op, const py::list& inputs, const py::dict& attrs) {
+        std::vector<ValueRef> in;
+        for (auto h : inputs) in.push_back(ref_from_py(h));
+        py::list out;
+        for (ValueRef v : g.add(op_from_name(op), in, attrs_from_py(attrs))) out.append(py::make_tuple(v.node, v.index));
+        return out;
+      })
+      .def("set_outputs", [](Graph& g, const py::list& outputs) {
+        std::vector<ValueRef> out;
+        for (auto h : outputs) out.push_back(ref_from_py(h));
+        g.set_outputs(out);
+      })
+      .def("type", [](const Graph& g, const py::handle& ref) { return type_to_py(g.type(ref_from_py(ref))); });
+
+  m.def("compile", [](const Graph& g) { return compile(g); }, "Compiles a graph into an Executable.");
+  m.def(
+      "compile_op",
+      [](const std::string& op, const py::list& inputs, const py::dict& attrs) {
+        std::vector<TypeInfo> in;
+        for (auto h : inputs) in.push_back(type_from_py(h));
+        return compile_op(op_from_name(op), in, attrs_from_py(attrs));
+      },
+      py::arg("op"), py::arg("input_types"), py::arg("attrs"),
+      "Compiles a one-op graph: what eager dispatch runs.");
+  m.def("infer", [](const std::string& op, const py::list& inputs, const py::dict& attrs) {
+    std::vector<TypeInfo> in;
+    for (auto h : inputs) in.push_back(type_from_py(h));
+    py::list out;
+    for (auto& t : infer_types(op_from_name(op), in, attrs_from_py(attrs))) out.append(type_to_py(t));
+    return out;
+  });
+  m.def("synchronize", [] { Stream::global().synchronize(); }, py::call_guard<py::gil_scoped_release>());
+  m.def("num_threads", [] { return ThreadPool::global().size(); });
+  m.def("load_blas", &load_blas, py::arg("path"));
+  m.def("blas_loaded", &blas_loaded);
+}
