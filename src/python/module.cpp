@@ -14,6 +14,9 @@
 namespace py = pybind11;
 using namespace xjax;
 
+// Other binding files, each adding one area to the module.
+void init_pytree(py::module_& m);
+
 namespace {
 
 Shape shape_from_py(const py::handle& h) {
@@ -190,4 +193,5 @@ PYBIND11_MODULE(_core, m) {
   m.def("num_threads", [] { return ThreadPool::global().size(); });
   m.def("load_blas", &load_blas, py::arg("path"));
   m.def("blas_loaded", &blas_loaded);
+  init_pytree(m);
 }
