@@ -1,1 +1,18 @@
-"""xjax: a JAX-compatible array runtime with a C++ core."""
+"""xjax: a JAX-compatible array runtime with a C++ core.
+
+    import xjax as jax
+    import xjax.numpy as jnp
+"""
+from xjax import _core
+from xjax._src.api import (block_until_ready, default_backend, device_count, device_put, devices,  # noqa: F401
+                           local_device_count, local_devices)
+from xjax._src.array import Array  # noqa: F401
+from xjax._src.config import config  # noqa: F401
+from xjax import lax, numpy  # noqa: F401
+from xjax import tree_util, tree  # noqa: F401
+
+from xjax._src.blas import find_blas_library as _find_blas
+
+if _find_blas():
+    _core.load_blas(_find_blas())
+__version__ = "0.1.0"

@@ -1,0 +1,62 @@
+"""Top-level API functions: devices, device_put, block_until_ready (transformations join later)."""
+import numpy as np
+
+from xjax._src import core
+from xjax._src.array import CPU_DEVICE, Array
+from xjax._src.backends import cpu
+
+
+def devices(backend=None):
+    """The available devices: the host CPU."""
+    if backend not in (None, "cpu"):
+        raise RuntimeError(f"Unknown backend {backend}; xjax has 'cpu'")
+    return [CPU_DEVICE]
+
+
+def local_devices(process_index=None, backend=None):
+    return devices(backend)
+
+
+def device_count(backend=None):
+    return len(devices(backend))
+
+
+def local_device_count(backend=None):
+    return len(devices(backend))
+
+
+def default_backend():
+    return "cpu"
+
+
+def device_put(x, device=None):
+    """Places x (a pytree of arrays or array-likes) on the device as xjax.Arrays."""
+    from xjax._src import tree_util
+
+    def put(leaf):
+        if isinstance(leaf, Array):
+            return leaf
+        if isinstance(leaf, core.Tracer):
+            return leaf
+        dtype, weak = _scalar_dtype(leaf)
+        return cpu.device_put(leaf, dtype, weak)
+
+    return tree_util.tree_map(put, x)
+
+
+def _scalar_dtype(x):
+    if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
+        from xjax._src import dtypes
+
+        return dtypes.dtype_and_weak(x)
+    return None, False
+
+
+def block_until_ready(x):
+    """Waits for every array in the pytree x; returns x."""
+    from xjax._src import tree_util
+
+    for leaf in tree_util.tree_leaves(x):
+        if hasattr(leaf, "block_until_ready"):
+            leaf.block_until_ready()
+    return x

@@ -1,0 +1,60 @@
+"""The CPU backend: moving data in and out of the C++ runtime, and eager primitive dispatch.
+
+Eager dispatch compiles each (primitive, params, input types) once into a one-op Executable
+through the same lowering that jit uses, and caches it; later calls go straight to run().
+"""
+import ml_dtypes
+import numpy as np
+
+from xjax import _core
+from xjax._src import core, dtypes
+from xjax._src.backends.lowering import lower_single_primitive
+
+_NP_DTYPE = {d.name: d for d in dtypes.SUPPORTED}
+_NP_DTYPE["bfloat16"] = np.dtype(ml_dtypes.bfloat16)
+
+
+def to_numpy(value, aval):
+    return value.bytes_view().view(aval.dtype).reshape(aval.shape)
+
+
+def _wrap(value, aval):
+    from xjax._src.array import Array
+
+    return Array(value, aval)
+
+
+def device_put(x, dtype=None, weak_type=False):
+    """A new xjax.Array holding a copy of NumPy-convertible `x` (dtype canonicalised)."""
+    x = np.asarray(x)
+    dt = dtypes.canonicalize_dtype(x.dtype if dtype is None else dtype)
+    if x.dtype != dt:
+        x = x.astype(dt)
+    x = np.ascontiguousarray(x)
+    value = _core.Array.from_buffer(x.reshape(-1).view(np.uint8), x.shape, dt.name)
+    return _wrap(value, core.ShapedArray(x.shape, dt, weak_type))
+
+
+def scalar(value, dtype, weak_type):
+    """A 0-d array from a Python scalar, without a NumPy round trip."""
+    return _wrap(_core.Array.from_scalar(value, dtype.name), core.ShapedArray((), dtype, weak_type))
+
+
+_executables = {}
+
+
+def apply_primitive(prim, *args, **params):
+    """Runs one primitive eagerly on xjax.Arrays."""
+    key = (prim, tuple(params.items()), *(a.aval for a in args))
+    entry = _executables.get(key)
+    if entry is None:
+        entry = _executables[key] = lower_single_primitive(prim, [a.aval for a in args], params)
+    exe, avals_out = entry
+    outs = exe.run([a._value for a in args])
+    if prim.multiple_results:
+        return [_wrap(v, aval) for v, aval in zip(outs, avals_out)]
+    return _wrap(outs[0], avals_out[0])
+
+
+def cache_size():
+    return len(_executables)

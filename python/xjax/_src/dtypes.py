@@ -1,0 +1,208 @@
+"""dtypes as JAX defines them: canonical dtypes (x64 off by default), weak types and promotion."""
+import functools
+
+import ml_dtypes
+import numpy as np
+
+from xjax._src.config import config
+
+bool_ = np.dtype(np.bool_)
+int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
+uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
+float16, float32, float64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
+bfloat16 = np.dtype(ml_dtypes.bfloat16)
+
+SUPPORTED = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32, float64)
+_SUPPORTED_SET = frozenset(SUPPORTED)
+FLOATING = (float16, bfloat16, float32, float64)
+INTEGER = (int8, int16, int32, int64, uint8, uint16, uint32, uint64)
+
+_X64_TO_X32 = {int64: int32, uint64: uint32, float64: float32}
+
+
+def x64_enabled():
+    return config._values["jax_enable_x64"]
+
+
+def canonicalize_dtype(dtype):
+    """The dtype JAX actually uses for `dtype`: 64-bit types narrow to 32 bits when x64 is off."""
+    dt = np.dtype(dtype)
+    if dt not in _SUPPORTED_SET:
+        if dt.kind == "c":
+            raise NotImplementedError(f"xjax does not support complex dtypes yet (got {dt.name})")
+        raise TypeError(f"JAX only supports number and bool dtypes, got dtype {dt}.")
+    if not x64_enabled():
+        return _X64_TO_X32.get(dt, dt)
+    return dt
+
+
+def default_int_dtype():
+    return int64 if x64_enabled() else int32
+
+
+def default_uint_dtype():
+    return uint64 if x64_enabled() else uint32
+
+
+def default_float_dtype():
+    return float64 if x64_enabled() else float32
+
+
+def is_float(dtype):
+    return np.dtype(dtype) in FLOATING
+
+
+def is_int(dtype):
+    return np.dtype(dtype) in INTEGER
+
+
+def issubdtype(a, b):
+    """np.issubdtype that knows bfloat16 is a floating type."""
+    if a is None:
+        return False
+    a = np.dtype(a) if not isinstance(a, type) or not issubclass(a, np.generic) else a
+    if a == bfloat16 or (isinstance(a, type) and a is ml_dtypes.bfloat16):
+        return b in (np.floating, np.inexact, np.number, np.generic, ml_dtypes.bfloat16) or b == bfloat16
+    return np.issubdtype(a, b)
+
+
+# The promotion lattice (JAX's "standard" lattice): each type maps to the types just above it.
+# "i*", "f*" are the weak types of Python ints and floats.
+_I, _F = "i*", "f*"
+
+
+def _lattice(x64):
+    return {
+        bool_: [_I],
+        _I: [uint8, int8],
+        uint8: [int16, uint16],
+        uint16: [int32, uint32],
+        uint32: [int64, uint64] if x64 else [int32, uint64],
+        uint64: [_F],
+        int8: [int16],
+        int16: [int32],
+        int32: [int64],
+        int64: [_F],
+        _F: [bfloat16, float16],
+        bfloat16: [float32],
+        float16: [float32],
+        float32: [float64],
+        float64: [],
+    }
+
+
+def _upper_bounds(lattice):
+    ub = {}
+    for node in lattice:
+        seen, todo = {node}, [node]
+        while todo:
+            for nxt in lattice[todo.pop()]:
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        ub[node] = seen
+    return ub
+
+
+_UPPER = {True: _upper_bounds(_lattice(True)), False: _upper_bounds(_lattice(False))}
+
+
+@functools.lru_cache(maxsize=1024)
+def _least_upper_bound(x64, nodes):
+    ub = _UPPER[x64]
+    common = set.intersection(*(ub[n] for n in nodes))
+    lub = (common & set(nodes)) or {c for c in common if common <= ub[c]}
+    (result,) = lub
+    return result
+
+
+def _weak_node(dtype):
+    if dtype == bool_:
+        return bool_
+    return _F if dtype in FLOATING else _I
+
+
+@functools.lru_cache(maxsize=4096)
+def _promote(x64, pairs):
+    """(dtype, weak) pairs -> (dtype, weak) of the result, with JAX's rules."""
+    dts = {d for d, _ in pairs}
+    weaks = [w for _, w in pairs]
+    if len(pairs) == 1:
+        (d, w), = pairs
+    elif len(dts) == 1 and not all(weaks):
+        d, w = next(iter(dts)), False
+    elif all(weaks):
+        d, w = _least_upper_bound(x64, frozenset(dts)), True
+    else:
+        node = _least_upper_bound(x64, frozenset(_weak_node(d) if w else d for d, w in pairs))
+        d, w = node, node in (_I, _F)
+    if d == _I:
+        d = int64 if x64 else int32
+    elif d == _F:
+        d = float64 if x64 else float32
+    w = w and d != bool_
+    if w:  # weak results take the default type of their kind
+        d = (int64 if x64 else int32) if d in INTEGER else (float64 if x64 else float32) if d in FLOATING else d
+    return canonicalize_dtype(d), w
+
+
+def dtype_and_weak(x):
+    """(dtype, weak_type) of an array, a Python scalar or a NumPy scalar/array, canonicalised."""
+    if isinstance(x, bool):
+        return bool_, False
+    if isinstance(x, int):
+        return default_int_dtype(), True
+    if isinstance(x, float):
+        return default_float_dtype(), True
+    if isinstance(x, complex):
+        raise NotImplementedError("xjax does not support complex numbers yet")
+    weak = getattr(x, "weak_type", False)
+    dt = getattr(x, "dtype", None)
+    if dt is None:
+        dt = np.result_type(x)
+    return canonicalize_dtype(dt), weak
+
+
+def result_type(*args, return_weak_type_flag=False):
+    """JAX's dtype promotion of arrays, dtypes and Python scalars."""
+    if not args:
+        raise ValueError("at least one array or dtype is required")
+    pairs = []
+    for a in args:
+        if a is None:
+            pairs.append((default_float_dtype(), False))
+        elif isinstance(a, (np.dtype, type, str)) and not isinstance(a, (bool, int, float)):
+            if a in (int, float, bool):
+                pairs.append(dtype_and_weak(a(0)))
+            else:
+                pairs.append((canonicalize_dtype(a), False))
+        else:
+            pairs.append(dtype_and_weak(a))
+    dtype, weak = _promote(x64_enabled(), tuple(pairs))
+    return (dtype, weak) if return_weak_type_flag else dtype
+
+
+def check_user_dtype(dtype):
+    """The canonical dtype for a user-given `dtype=` argument (Python types -> default dtypes)."""
+    if dtype is None:
+        return None
+    if dtype is int:
+        return default_int_dtype()
+    if dtype is float:
+        return default_float_dtype()
+    if dtype is bool:
+        return bool_
+    if dtype is complex:
+        raise NotImplementedError("xjax does not support complex dtypes yet")
+    if hasattr(dtype, "dtype") and not isinstance(dtype, type):
+        raise ValueError("Passing an array as a dtype argument is no longer supported; "
+                         "instead of dtype=arr use dtype=arr.dtype.")
+    return canonicalize_dtype(dtype)
+
+
+def finfo(dtype):
+    return ml_dtypes.finfo(np.dtype(dtype))
+
+
+def iinfo(dtype):
+    return ml_dtypes.iinfo(np.dtype(dtype))

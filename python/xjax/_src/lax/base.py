@@ -1,0 +1,80 @@
+"""Helpers for defining primitives: eager impl via the backend, lowering to one C++ op."""
+import functools
+
+import numpy as np
+
+from xjax._src import core, dtypes
+from xjax._src.backends import cpu
+
+
+def op_lowering(op_name, attrs=None):
+    """A lowering rule emitting C++ op `op_name`; attrs(**params) maps params to C++ attributes."""
+
+    def lower(ctx, *inputs, **params):
+        return ctx.op(op_name, *inputs, **(attrs(**params) if attrs else params))
+
+    return lower
+
+
+def define_primitive(name, abstract_eval, op=None, attrs=None, multiple_results=False):
+    """Creates a primitive that runs eagerly through the backend and lowers to C++ op `op`."""
+    prim = core.Primitive(name, multiple_results)
+    prim.abstract_eval = abstract_eval
+    prim.impl = functools.partial(cpu.apply_primitive, prim)
+    prim.lowering = op_lowering(op or name, attrs)
+    return prim
+
+
+def asarray(x, dtype=None, weak_type=None):
+    """An operand for bind: arrays and tracers pass through; scalars and NumPy data are placed."""
+    if isinstance(x, core.Tracer) or type(x) in core.ARRAY_TYPES:
+        return x
+    if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
+        dt, weak = dtypes.dtype_and_weak(x)
+        if dtype is not None:
+            dt = dtypes.canonicalize_dtype(dtype)
+        return cpu.scalar(x, dt, weak if weak_type is None else weak_type)
+    if isinstance(x, (list, tuple)):
+        raise TypeError(f"lax operations accept arrays, not {type(x).__name__}; use jnp.asarray first")
+    return cpu.device_put(x, dtype)
+
+
+def scalars_like(args):
+    """Places Python scalars with the dtype of the first array argument (weakly typed)."""
+    ref = next((a for a in args if not isinstance(a, (bool, int, float)) or isinstance(a, np.generic)), None)
+    if ref is None:
+        return [asarray(a) for a in args]
+    ref_dtype = core.get_aval(ref).dtype
+    return [asarray(a, ref_dtype, True) if isinstance(a, (int, float)) and not isinstance(a, (bool, np.generic))
+            else asarray(a) for a in args]
+
+
+def shape_str(shape):
+    return str(tuple(shape))
+
+
+def core_abstract_eval(op, attrs=None, weak=lambda avals: False):
+    """Abstract evaluation by the C++ core's own shape rule for `op` (one source of truth).
+
+    `weak(avals)` says whether the (first) result is weakly typed; core errors keep their type.
+    """
+    from xjax import _core
+    from xjax._src.backends.lowering import LoweringContext
+
+    def abstract_eval(*avals, **params):
+        a = attrs(**params) if attrs else params
+        outs = _core.infer(op, [(x.shape, x.dtype.name) for x in avals],
+                           {k: LoweringContext.attr(v) for k, v in a.items() if v is not None})
+        w = weak(avals)
+        res = [core.ShapedArray(s, d, w if i == 0 else False) for i, (s, d) in enumerate(outs)]
+        return res if len(res) > 1 else res[0]
+
+    return abstract_eval
+
+
+def define_core_primitive(name, op=None, attrs=None, weak=lambda avals: avals[0].weak_type if avals else False,
+                          multiple_results=False):
+    """A primitive whose shape rule and lowering are both the C++ op's (params -> attrs by `attrs`)."""
+    op = op or name
+    return define_primitive(name, core_abstract_eval(op, attrs, weak), op=op, attrs=attrs,
+                            multiple_results=multiple_results)

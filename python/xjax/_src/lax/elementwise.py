@@ -1,0 +1,230 @@
+"""Elementwise primitives: unary, binary, select_n, clamp, convert_element_type, iota."""
+import numpy as np
+
+from xjax._src import core, dtypes
+from xjax._src.lax.base import define_primitive, scalars_like, asarray
+
+# Which dtypes each op accepts (JAX's error says "Accepted dtypes are subtypes of ...").
+_FLOAT, _INT, _NUM, _INT_BOOL, _ANY = "floating", "integer", "number", "integer or bool", "any"
+
+
+def _accepts(kind, dtype):
+    if kind == _ANY:
+        return True
+    if kind == _FLOAT:
+        return dtypes.is_float(dtype)
+    if kind == _INT:
+        return dtypes.is_int(dtype)
+    if kind == _NUM:
+        return dtype != dtypes.bool_
+    return dtypes.is_int(dtype) or dtype == dtypes.bool_
+
+
+def _check_dtype(name, kind, aval):
+    if not _accepts(kind, aval.dtype):
+        raise TypeError(f"{name} does not accept dtype {aval.dtype.name}. Accepted dtypes are subtypes of {kind}.")
+
+
+def _unary_eval(name, kind, out_dtype=None):
+    def abstract_eval(x, **params):
+        _check_dtype(name, kind, x)
+        if out_dtype is not None:
+            return core.ShapedArray(x.shape, out_dtype, False)
+        return x.update(weak_type=x.weak_type)
+
+    return abstract_eval
+
+
+def _nary_eval(name, kind, out_dtype=None):
+    def abstract_eval(*avals, **params):
+        shapes = [a.shape for a in avals]
+        if any(s != shapes[0] for s in shapes):
+            raise TypeError(f"{name} got incompatible shapes for broadcasting: {', '.join(map(str, shapes))}.")
+        dts = [a.dtype for a in avals]
+        if any(d != dts[0] for d in dts):
+            raise TypeError(f"lax.{name} requires arguments to have the same dtypes, got "
+                            f"{', '.join(d.name for d in dts)}.")
+        _check_dtype(name, kind, avals[0])
+        if out_dtype is not None:
+            return core.ShapedArray(shapes[0], out_dtype, False)
+        return core.ShapedArray(shapes[0], dts[0], all(a.weak_type for a in avals))
+
+    return abstract_eval
+
+
+UNARY = {
+    "neg": _NUM, "sign": _NUM, "floor": _FLOAT, "ceil": _FLOAT, "round": _FLOAT, "exp": _FLOAT,
+    "exp2": _FLOAT, "log": _FLOAT, "log1p": _FLOAT, "expm1": _FLOAT, "tanh": _FLOAT, "logistic": _FLOAT,
+    "sin": _FLOAT, "cos": _FLOAT, "tan": _FLOAT, "asin": _FLOAT, "acos": _FLOAT, "atan": _FLOAT,
+    "sinh": _FLOAT, "cosh": _FLOAT, "asinh": _FLOAT, "acosh": _FLOAT, "atanh": _FLOAT, "sqrt": _FLOAT,
+    "rsqrt": _FLOAT, "cbrt": _FLOAT, "abs": _NUM, "not": _INT_BOOL, "erf": _FLOAT, "erfc": _FLOAT,
+    "erf_inv": _FLOAT, "lgamma": _FLOAT, "digamma": _FLOAT, "integer_pow": _NUM, "square": _NUM,
+    "population_count": _INT, "clz": _INT, "copy": _ANY,
+}
+BINARY = {
+    "add": _ANY, "sub": _NUM, "mul": _ANY, "div": _NUM, "rem": _NUM, "pow": _NUM, "max": _ANY, "min": _ANY,
+    "atan2": _FLOAT, "nextafter": _FLOAT, "and": _INT_BOOL, "or": _INT_BOOL, "xor": _INT_BOOL,
+    "shift_left": _INT, "shift_right_logical": _INT, "shift_right_arithmetic": _INT,
+}
+COMPARE = ("eq", "ne", "lt", "le", "gt", "ge")
+# lax names that are C++ keywords-as-operators get a prefix in the core's catalogue.
+_CORE_NAME = {"not": "bitwise_not", "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor"}
+
+PRIMITIVES = {}
+for _name, _kind in UNARY.items():
+    PRIMITIVES[_name] = define_primitive(_name, _unary_eval(_name, _kind), op=_CORE_NAME.get(_name))
+for _name, _kind in BINARY.items():
+    PRIMITIVES[_name] = define_primitive(_name, _nary_eval(_name, _kind), op=_CORE_NAME.get(_name))
+for _name in COMPARE:
+    PRIMITIVES[_name] = define_primitive(_name, _nary_eval(_name, _ANY, dtypes.bool_))
+PRIMITIVES["is_finite"] = define_primitive("is_finite", _unary_eval("is_finite", _FLOAT, dtypes.bool_))
+
+
+def _select_n_eval(which, *cases):
+    if not cases:
+        raise ValueError("select_n called with no cases")
+    shapes = {c.shape for c in cases}
+    if len(shapes) != 1:
+        raise TypeError(f"select_n cases must have the same shapes, got [{', '.join(str(c.shape) for c in cases)}].")
+    if len({c.dtype for c in cases}) != 1:
+        raise TypeError(f"select_n cases must have the same dtypes, got [{', '.join(c.dtype.name for c in cases)}].")
+    if which.shape and which.shape != cases[0].shape:
+        raise TypeError(f"select_n which must be scalar or have the same shape as cases, "
+                        f"got which shape {which.shape} but case shape {cases[0].shape}.")
+    if which.dtype == dtypes.bool_:
+        if len(cases) > 2:
+            raise TypeError("select_n with boolean which cannot have more than 2 cases.")
+    elif which.dtype != dtypes.int32:
+        raise TypeError(f"which must be a scalar boolean or int32 type, got {which.dtype.name}.")
+    return core.ShapedArray(cases[0].shape, cases[0].dtype, all(c.weak_type for c in cases))
+
+
+select_n_p = define_primitive("select_n", _select_n_eval)
+
+
+def _clamp_eval(lo, x, hi):
+    for name, b in (("min", lo), ("max", hi)):
+        if b.shape and b.shape != x.shape:
+            raise TypeError(f"clamp requires {name}.shape == operand.shape or {name}.shape == (), "
+                            f"got {b.shape} and {x.shape}.")
+        if b.dtype != x.dtype:
+            raise TypeError(f"clamp requires {name}.dtype == operand.dtype, got {b.dtype.name} and {x.dtype.name}.")
+    return x
+
+
+clamp_p = define_primitive("clamp", _clamp_eval)
+
+
+def _convert_eval(x, *, new_dtype, weak_type=False, sharding=None):
+    return core.ShapedArray(x.shape, new_dtype, weak_type)
+
+
+convert_element_type_p = define_primitive(
+    "convert_element_type", _convert_eval, attrs=lambda new_dtype, weak_type=False, sharding=None: {"new_dtype": new_dtype})
+
+
+def _iota_eval(*, dtype, shape, dimension, sharding=None):
+    if not 0 <= dimension < len(shape):
+        raise ValueError(f"iota dimension must be between 0 and len(shape), got dimension={dimension} "
+                         f"for shape {shape}")
+    return core.ShapedArray(shape, dtype, False)
+
+
+iota_p = define_primitive("iota", _iota_eval,
+                          attrs=lambda dtype, shape, dimension, sharding=None: dict(dtype=dtype, shape=shape,
+                                                                                     dimension=dimension))
+
+
+# ---- the lax functions ----------------------------------------------------------------------
+
+def _unary_fn(name):
+    prim = PRIMITIVES[name]
+
+    def fn(x):
+        return prim.bind(asarray(x))
+
+    fn.__name__ = fn.__qualname__ = name if name not in ("not",) else "bitwise_not"
+    fn.__doc__ = f"Elementwise {name}: the `{name}` primitive."
+    return fn
+
+
+def _binary_fn(name):
+    prim = PRIMITIVES[name]
+
+    def fn(x, y):
+        return prim.bind(*scalars_like((x, y)))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise {name}: the `{name}` primitive (operands of equal shape and dtype)."
+    return fn
+
+
+_FUNCTIONS = {}
+for _name in list(UNARY) + ["is_finite"]:
+    if _name not in ("integer_pow", "round"):
+        _FUNCTIONS[_name] = _unary_fn(_name)
+for _name in list(BINARY) + list(COMPARE):
+    _FUNCTIONS[_name] = _binary_fn(_name)
+_FUNCTIONS["bitwise_not"] = _FUNCTIONS["not"]
+_FUNCTIONS["bitwise_and"] = _FUNCTIONS["and"]
+_FUNCTIONS["bitwise_or"] = _FUNCTIONS["or"]
+_FUNCTIONS["bitwise_xor"] = _FUNCTIONS["xor"]
+globals().update({k + "_p": v for k, v in PRIMITIVES.items()})
+globals().update(_FUNCTIONS)
+
+
+class RoundingMethod:
+    """lax.round's rounding methods."""
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
+
+
+def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):  # noqa: A001 - lax's name
+    """Rounds to the nearest integer (ties away from zero unless TO_NEAREST_EVEN)."""
+    return PRIMITIVES["round"].bind(asarray(x), rounding_method=int(rounding_method))
+
+
+def integer_pow(x, y):
+    """x ** y for a static Python int y."""
+    return PRIMITIVES["integer_pow"].bind(asarray(x), y=int(y))
+
+
+def select_n(which, *cases):
+    """cases[which] elementwise (which: bool or int32, scalar or of the cases' shape)."""
+    return select_n_p.bind(asarray(which), *scalars_like(cases))
+
+
+def select(pred, on_true, on_false):
+    """on_true where pred else on_false."""
+    return select_n(pred, on_false, on_true)
+
+
+def clamp(min, x, max):  # noqa: A002 - lax's names
+    """min(max(x, min), max) with scalar or full-shape bounds."""
+    lo, x, hi = scalars_like((min, x, max))
+    return clamp_p.bind(lo, x, hi)
+
+
+def convert_element_type(operand, new_dtype):
+    """Casts to new_dtype (canonicalised; x64 off narrows 64-bit types)."""
+    return _convert(operand, new_dtype, weak_type=False)
+
+
+def _convert(operand, new_dtype, weak_type=False):
+    x = asarray(operand)
+    new_dtype = dtypes.canonicalize_dtype(new_dtype)
+    aval = core.get_aval(x)
+    if aval.dtype == new_dtype and aval.weak_type == weak_type:
+        return x
+    return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=bool(weak_type), sharding=None)
+
+
+def iota(dtype, size):
+    """[0, 1, ..., size - 1] of the given dtype."""
+    return broadcasted_iota(dtype, (size,), 0)
+
+
+def broadcasted_iota(dtype, shape, dimension):
+    """An array of `shape` whose value is the index along `dimension`."""
+    shape = tuple(int(d) for d in shape)
+    return iota_p.bind(dtype=dtypes.canonicalize_dtype(dtype), shape=shape, dimension=int(dimension), sharding=None)

@@ -1,0 +1,238 @@
+"""Data movement primitives: reshape, broadcast, transpose, slicing, concatenation, padding."""
+import builtins
+
+import numpy as np
+
+from xjax._src import core, dtypes
+from xjax._src.lax.base import asarray, define_core_primitive, scalars_like
+
+reshape_p = define_core_primitive("reshape", attrs=lambda new_sizes, dimensions=None, sharding=None: {
+    "new_sizes": new_sizes})
+squeeze_p = define_core_primitive("squeeze", op="reshape", attrs=None)
+broadcast_in_dim_p = define_core_primitive(
+    "broadcast_in_dim", attrs=lambda shape, broadcast_dimensions, sharding=None: dict(
+        shape=shape, broadcast_dimensions=broadcast_dimensions))
+transpose_p = define_core_primitive("transpose")
+slice_p = define_core_primitive("slice")
+dynamic_slice_p = define_core_primitive("dynamic_slice")
+dynamic_update_slice_p = define_core_primitive("dynamic_update_slice")
+concatenate_p = define_core_primitive("concatenate", weak=lambda avals: all(a.weak_type for a in avals))
+pad_p = define_core_primitive("pad", attrs=lambda padding_config: {
+    "padding_config": [v for triple in padding_config for v in triple]})
+rev_p = define_core_primitive("rev")
+
+
+def _squeeze_eval(x, *, dimensions):
+    for d in dimensions:
+        if not 0 <= d < x.ndim or x.shape[d] != 1:
+            raise ValueError(f"cannot select an axis to squeeze out which has size not equal to one, got "
+                             f"shape={x.shape} and dimensions={dimensions}")
+    return x.update(shape=tuple(s for i, s in enumerate(x.shape) if i not in dimensions))
+
+
+def _squeeze_lower(ctx, x, *, dimensions):
+    return ctx.op("reshape", x, new_sizes=ctx.avals_out[0].shape)
+
+
+squeeze_p.abstract_eval = _squeeze_eval
+squeeze_p.lowering = _squeeze_lower
+
+
+def _canonical_axis(axis, ndim, name="axis"):
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{name} {axis} is out of bounds for array of dimension {ndim}")
+    return axis % ndim if ndim else 0
+
+
+def reshape(operand, new_sizes, dimensions=None):
+    """Row-major reshape (`dimensions`, if given, transposes first)."""
+    x = asarray(operand)
+    new_sizes = tuple(int(d) for d in new_sizes)
+    if dimensions is not None and tuple(dimensions) != tuple(range(np.ndim(x))):
+        x = transpose(x, dimensions)
+    if core.get_aval(x).shape == new_sizes:
+        return x
+    return reshape_p.bind(x, new_sizes=new_sizes, dimensions=None, sharding=None)
+
+
+def broadcast_in_dim(operand, shape, broadcast_dimensions):
+    """Broadcasts operand to `shape`, operand dim i going to output dim broadcast_dimensions[i]."""
+    x = asarray(operand)
+    shape = tuple(int(d) for d in shape)
+    bdims = tuple(int(d) for d in broadcast_dimensions)
+    if core.get_aval(x).shape == shape and bdims == tuple(range(len(shape))):
+        return x
+    return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=bdims, sharding=None)
+
+
+def broadcast(operand, sizes):
+    """Adds leading dimensions of the given sizes."""
+    x = asarray(operand)
+    nd = np.ndim(x)
+    sizes = tuple(sizes)
+    return broadcast_in_dim(x, sizes + tuple(core.get_aval(x).shape), tuple(range(len(sizes), len(sizes) + nd)))
+
+
+def broadcast_to_rank(x, rank):
+    x = asarray(x)
+    shape = core.get_aval(x).shape
+    return broadcast(x, (1,) * (rank - len(shape))) if rank > len(shape) else x
+
+
+def transpose(operand, permutation):
+    """Permutes the dimensions."""
+    x = asarray(operand)
+    perm = tuple(int(p) for p in permutation)
+    if perm == tuple(range(len(perm))) and len(perm) == core.get_aval(x).ndim:
+        return x
+    return transpose_p.bind(x, permutation=perm)
+
+
+def squeeze(array, dimensions):
+    """Removes the given size-1 dimensions."""
+    x = asarray(array)
+    ndim = core.get_aval(x).ndim
+    dims = tuple(sorted({_canonical_axis(d, ndim) for d in dimensions}))
+    if not dims:
+        return x
+    return squeeze_p.bind(x, dimensions=dims)
+
+
+def expand_dims(array, dimensions):
+    """Inserts size-1 dimensions at the given positions of the result."""
+    x = asarray(array)
+    shape = list(core.get_aval(x).shape)
+    out_ndim = len(shape) + len(dimensions)
+    dims = sorted(_canonical_axis(d, out_ndim) for d in dimensions)
+    if len(set(dims)) != len(dims):
+        raise ValueError(f"repeated axis in expand_dims: {tuple(dimensions)}")
+    for d in dims:
+        shape.insert(d, 1)
+    kept = [i for i in range(out_ndim) if i not in dims]
+    return broadcast_in_dim(x, shape, kept)
+
+
+def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - lax's name
+    """operand[start:limit:stride] per dimension (static bounds)."""
+    x = asarray(operand)
+    start = tuple(int(i) for i in start_indices)
+    limit = tuple(int(i) for i in limit_indices)
+    strides = None if strides is None or all(s == 1 for s in strides) else tuple(int(s) for s in strides)
+    if start == (0,) * len(start) and limit == core.get_aval(x).shape and strides is None:
+        return x
+    return slice_p.bind(x, start_indices=start, limit_indices=limit, strides=strides)
+
+
+def _index_scalars(indices):
+    out = [asarray(i) for i in indices]
+    if out and len({core.get_aval(i).dtype for i in out}) > 1:
+        out = [convert_int32(i) for i in out]
+    return out
+
+
+def convert_int32(i):
+    from xjax._src.lax.elementwise import convert_element_type
+
+    return convert_element_type(i, dtypes.int32) if core.get_aval(i).dtype != dtypes.int32 else i
+
+
+def dynamic_slice(operand, start_indices, slice_sizes):
+    """A slice of static size at traced start indices (clamped into range)."""
+    x = asarray(operand)
+    idx = _index_scalars(start_indices)
+    return dynamic_slice_p.bind(x, *idx, slice_sizes=tuple(int(s) for s in slice_sizes))
+
+
+def dynamic_update_slice(operand, update, start_indices):
+    """operand with `update` written at the (clamped) start indices."""
+    x, u = scalars_like((operand, update))
+    return dynamic_update_slice_p.bind(x, u, *_index_scalars(start_indices))
+
+
+def concatenate(operands, dimension):
+    """Joins arrays along an existing dimension."""
+    ops = [asarray(o) for o in operands]
+    if len(ops) == 1:
+        return ops[0]
+    return concatenate_p.bind(*ops, dimension=int(dimension))
+
+
+def pad(operand, padding_value, padding_config):
+    """Pads with (low, high, interior) per dimension; negative low/high crop."""
+    x, v = scalars_like((operand, padding_value))
+    config = tuple((int(lo), int(hi), int(i)) for lo, hi, i in padding_config)
+    return pad_p.bind(x, v, padding_config=config)
+
+
+def rev(operand, dimensions):
+    """Reverses the order of elements along the given dimensions."""
+    dims = tuple(int(d) for d in dimensions)
+    x = asarray(operand)
+    return rev_p.bind(x, dimensions=dims) if dims else x
+
+
+def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
+    """lax.slice along one axis."""
+    x = asarray(operand)
+    shape = core.get_aval(x).shape
+    axis = _canonical_axis(axis, len(shape))
+    start = [0] * len(shape)
+    limit = list(shape)
+    strides = [1] * len(shape)
+    n = shape[axis]
+    start_index = 0 if start_index is None else start_index
+    limit_index = n if limit_index is None else limit_index
+    start[axis] = start_index + n if start_index < 0 else start_index
+    limit[axis] = limit_index + n if limit_index < 0 else limit_index
+    strides[axis] = stride
+    return slice(x, start, limit, strides)
+
+
+def index_in_dim(operand, index, axis=0, keepdims=True):
+    """operand[..., index, ...] along `axis` for a static index."""
+    x = asarray(operand)
+    n = core.get_aval(x).shape[axis]
+    index = index + n if index < 0 else index
+    out = slice_in_dim(x, index, index + 1, 1, axis)
+    return out if keepdims else squeeze(out, (axis,))
+
+
+def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0):
+    """dynamic_slice along one axis."""
+    x = asarray(operand)
+    nd = core.get_aval(x).ndim
+    axis = _canonical_axis(axis, nd)
+    starts = [0] * nd
+    sizes = list(core.get_aval(x).shape)
+    starts[axis] = start_index
+    sizes[axis] = slice_size
+    return dynamic_slice(x, starts, sizes)
+
+
+def dynamic_index_in_dim(operand, index, axis=0, keepdims=True):
+    """operand at a traced index along `axis`."""
+    out = dynamic_slice_in_dim(operand, index, 1, axis)
+    return out if keepdims else squeeze(out, (axis,))
+
+
+def dynamic_update_slice_in_dim(operand, update, start_index, axis):
+    """dynamic_update_slice along one axis."""
+    x = asarray(operand)
+    nd = core.get_aval(x).ndim
+    starts = [0] * nd
+    starts[_canonical_axis(axis, nd)] = start_index
+    return dynamic_update_slice(x, update, starts)
+
+
+def collapse(operand, start_dimension, stop_dimension=None):
+    """Merges dimensions [start, stop) into one."""
+    x = asarray(operand)
+    shape = core.get_aval(x).shape
+    stop = len(shape) if stop_dimension is None else stop_dimension
+    size = 1
+    for d in shape[start_dimension:stop]:
+        size *= d
+    return reshape(x, shape[:start_dimension] + (size,) + shape[stop:])
+
+
+del builtins

@@ -1,0 +1,81 @@
+"""Reduction and cumulative primitives."""
+from xjax._src import core, dtypes
+from xjax._src.lax.base import asarray, define_core_primitive
+
+_axes_attrs = lambda axes, out_sharding=None: {"axes": axes}  # noqa: E731
+reduce_sum_p = define_core_primitive("reduce_sum", attrs=_axes_attrs)
+reduce_prod_p = define_core_primitive("reduce_prod", attrs=_axes_attrs)
+reduce_max_p = define_core_primitive("reduce_max", attrs=_axes_attrs)
+reduce_min_p = define_core_primitive("reduce_min", attrs=_axes_attrs)
+reduce_and_p = define_core_primitive("reduce_and", attrs=_axes_attrs)
+reduce_or_p = define_core_primitive("reduce_or", attrs=_axes_attrs)
+reduce_xor_p = define_core_primitive("reduce_xor", attrs=_axes_attrs)
+argmax_p = define_core_primitive("argmax", weak=lambda avals: False)
+argmin_p = define_core_primitive("argmin", weak=lambda avals: False)
+cumsum_p = define_core_primitive("cumsum")
+cumprod_p = define_core_primitive("cumprod")
+cummax_p = define_core_primitive("cummax")
+cummin_p = define_core_primitive("cummin")
+cumlogsumexp_p = define_core_primitive("cumlogsumexp")
+
+
+def _axes(x, axes):
+    nd = core.get_aval(x).ndim
+    out = []
+    for a in axes:
+        a = int(a)
+        if not -nd <= a < nd:
+            raise ValueError(f"axis {a} is out of bounds for array of dimension {nd}")
+        out.append(a % nd)
+    if len(set(out)) != len(out):
+        raise ValueError(f"duplicate value in 'axis': {tuple(axes)}")
+    return tuple(out)
+
+
+def _reducer(prim):
+    def reduce(operand, axes):
+        x = asarray(operand)
+        return prim.bind(x, axes=_axes(x, axes), out_sharding=None)
+
+    reduce.__name__ = prim.name
+    reduce.__doc__ = f"The `{prim.name}` reduction over the given axes."
+    return reduce
+
+
+reduce_sum = _reducer(reduce_sum_p)
+reduce_prod = _reducer(reduce_prod_p)
+reduce_max = _reducer(reduce_max_p)
+reduce_min = _reducer(reduce_min_p)
+reduce_and = _reducer(reduce_and_p)
+reduce_or = _reducer(reduce_or_p)
+reduce_xor = _reducer(reduce_xor_p)
+
+
+def argmax(operand, axis, index_dtype):
+    """Index of the (first) maximum along `axis`."""
+    x = asarray(operand)
+    return argmax_p.bind(x, axes=_axes(x, (axis,)), index_dtype=dtypes.canonicalize_dtype(index_dtype))
+
+
+def argmin(operand, axis, index_dtype):
+    """Index of the (first) minimum along `axis`."""
+    x = asarray(operand)
+    return argmin_p.bind(x, axes=_axes(x, (axis,)), index_dtype=dtypes.canonicalize_dtype(index_dtype))
+
+
+def _cumulative(prim):
+    def cumulative(operand, axis=0, reverse=False):
+        x = asarray(operand)
+        (axis,) = _axes(x, (axis,))
+        return prim.bind(x, axis=axis, reverse=bool(reverse))
+
+    cumulative.__name__ = prim.name
+    cumulative.__doc__ = f"The `{prim.name}` scan along `axis`."
+    return cumulative
+
+
+cumsum = _cumulative(cumsum_p)
+cumprod = _cumulative(cumprod_p)
+cummax = _cumulative(cummax_p)
+cummin = _cumulative(cummin_p)
+cumlogsumexp = _cumulative(cumlogsumexp_p)

@@ -1,0 +1,5 @@
+"""xjax.lax: the primitives under JAX's names."""
+from xjax._src.lax import *  # noqa: F401,F403
+from xjax._src.lax import copy_p  # noqa: F401
+from xjax._src.lax.elementwise import RoundingMethod, round  # noqa: F401
+from xjax._src.lax.indexing import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers  # noqa: F401
