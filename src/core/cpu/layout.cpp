@@ -1,8 +1,158 @@
-// CPU kernels of the layout ops.
+// CPU kernels of the layout ops. Each one describes its op as strided copies (and fills) and
+// hands them to the engine in layout_copy.cpp; the shape rules have validated every attribute.
+#include <algorithm>
+#include <limits>
+
+#include "core/cpu/layout_copy.h"
 #include "core/ops/ops.h"
 
 namespace xjax {
 
-void register_layout_cpu(OpTable&) {}
+namespace {
+
+size_t esize(const Tensor& t) { return itemsize(t.dtype); }
+
+char* bytes(const Tensor& t) { return static_cast<char*>(t.data); }
+
+// Reads a 0-d integer start index; values beyond int64 saturate (they are clamped anyway).
+int64_t read_index(const Tensor& t) {
+  switch (t.dtype) {
+    case DType::Int8: return *t.as<int8_t>();
+    case DType::Int16: return *t.as<int16_t>();
+    case DType::Int32: return *t.as<int32_t>();
+    case DType::Int64: return *t.as<int64_t>();
+    case DType::UInt8: return *t.as<uint8_t>();
+    case DType::UInt16: return *t.as<uint16_t>();
+    case DType::UInt32: return *t.as<uint32_t>();
+    case DType::UInt64:
+      return int64_t(std::min<uint64_t>(*t.as<uint64_t>(), uint64_t(std::numeric_limits<int64_t>::max())));
+    default: return 0;  // the shape rule admits only integers
+  }
+}
+
+// XLA clamps dynamic starts so the window [start, start + size) lies inside [0, dim).
+int64_t clamp_start(int64_t start, int64_t dim, int64_t size) { return std::clamp<int64_t>(start, 0, dim - size); }
+
+void transpose_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
+  const auto& perm = attrs.get_ints("permutation");
+  auto in_st = contiguous_strides(in[0].shape);
+  std::vector<int64_t> src_st(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) src_st[i] = in_st[perm[i]];
+  strided_copy(esize(in[0]), in[0].data, src_st, out[0].data, contiguous_strides(out[0].shape), out[0].shape);
+}
+
+void reshape_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs&) {
+  contiguous_copy(esize(in[0]), in[0].data, out[0].data, in[0].size());
+}
+
+void broadcast_in_dim_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
+  const auto& dims = attrs.get_ints("broadcast_dimensions");
+  const Tensor& x = in[0];
+  auto in_st = contiguous_strides(x.shape);
+  std::vector<int64_t> src_st(out[0].shape.size(), 0);  // new and size-1 dimensions repeat
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (x.shape[i] != 1) src_st[dims[i]] = in_st[i];
+  strided_copy(esize(x), x.data, src_st, out[0].data, contiguous_strides(out[0].shape), out[0].shape);
+}
+
+// Copies the window of `x` starting at `start` with steps `step` into the whole of `y`.
+void copy_window(const Tensor& x, const std::vector<int64_t>& start, const std::vector<int64_t>& step,
+                 const Tensor& y) {
+  if (y.size() == 0) return;
+  auto in_st = contiguous_strides(x.shape);
+  std::vector<int64_t> src_st(in_st.size());
+  int64_t offset = 0;
+  for (size_t i = 0; i < in_st.size(); ++i) {
+    offset += start[i] * in_st[i];
+    src_st[i] = in_st[i] * step[i];
+  }
+  strided_copy(esize(x), bytes(x) + offset * esize(x), src_st, y.data, contiguous_strides(y.shape), y.shape);
+}
+
+void slice_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
+  const size_t rank = in[0].shape.size();
+  std::vector<int64_t> step = attrs.has("strides") ? attrs.get_ints("strides") : std::vector<int64_t>(rank, 1);
+  copy_window(in[0], attrs.get_ints("start_indices"), step, out[0]);
+}
+
+void dynamic_slice_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs&) {
+  const Tensor& x = in[0];
+  std::vector<int64_t> start(x.shape.size());
+  for (size_t i = 0; i < start.size(); ++i) start[i] = clamp_start(read_index(in[1 + i]), x.shape[i], out[0].shape[i]);
+  copy_window(x, start, std::vector<int64_t>(start.size(), 1), out[0]);
+}
+
+void dynamic_update_slice_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs&) {
+  const Tensor &x = in[0], &u = in[1], &y = out[0];
+  contiguous_copy(esize(x), x.data, y.data, x.size());  // no-op when the output aliases the operand
+  if (u.size() == 0) return;
+  auto st = contiguous_strides(y.shape);
+  int64_t offset = 0;
+  for (size_t i = 0; i < st.size(); ++i) offset += clamp_start(read_index(in[2 + i]), x.shape[i], u.shape[i]) * st[i];
+  strided_copy(esize(x), u.data, contiguous_strides(u.shape), bytes(y) + offset * esize(y), st, u.shape);
+}
+
+void concatenate_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
+  const int64_t dim = attrs.get_int("dimension");
+  const Tensor& y = out[0];
+  auto st = contiguous_strides(y.shape);
+  int64_t offset = 0;
+  for (const Tensor& x : in) {
+    strided_copy(esize(y), x.data, contiguous_strides(x.shape), bytes(y) + offset * esize(y), st, x.shape);
+    offset += x.shape[dim] * st[dim];
+  }
+}
+
+void pad_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
+  const auto& cfg = attrs.get_ints("padding_config");
+  const Tensor &x = in[0], &y = out[0];
+  const size_t rank = x.shape.size();
+  if (y.size() == 0) return;
+  auto in_st = contiguous_strides(x.shape), out_st = contiguous_strides(y.shape);
+  // Per dimension: the operand elements [first, first + count) that land inside the result
+  // (negative low/high crop), and where the first one lands.
+  Shape count(rank);
+  std::vector<int64_t> dst_st(rank);
+  int64_t src_off = 0, dst_off = 0;
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t lo = cfg[3 * i], step = cfg[3 * i + 2] + 1, n = x.shape[i], m = y.shape[i];
+    const int64_t first = lo >= 0 ? 0 : (-lo + step - 1) / step;
+    const int64_t last = lo > m - 1 ? 0 : std::min(n, (m - 1 - lo) / step + 1);  // exclusive
+    count[i] = std::max<int64_t>(0, last - first);
+    src_off += first * in_st[i];
+    dst_off += (lo + first * step) * out_st[i];
+    dst_st[i] = step * out_st[i];
+  }
+  const int64_t copied = numel(count);
+  if (copied < y.size()) fill_elements(esize(y), y.data, in[1].data, y.size());
+  if (copied == 0) return;
+  strided_copy(esize(x), bytes(x) + src_off * esize(x), in_st, bytes(y) + dst_off * esize(y), dst_st, count);
+}
+
+void rev_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
+  const Tensor& x = in[0];
+  if (x.size() == 0) return;
+  auto src_st = contiguous_strides(x.shape);
+  int64_t offset = 0;
+  for (int64_t d : attrs.get_ints("dimensions")) {
+    offset += (x.shape[d] - 1) * src_st[d];
+    src_st[d] = -src_st[d];
+  }
+  strided_copy(esize(x), bytes(x) + offset * esize(x), src_st, out[0].data, contiguous_strides(x.shape), x.shape);
+}
+
+}  // namespace
+
+void register_layout_cpu(OpTable& t) {
+  t.set_cpu(OpId::transpose_, transpose_kernel);
+  t.set_cpu(OpId::reshape_, reshape_kernel);
+  t.set_cpu(OpId::broadcast_in_dim_, broadcast_in_dim_kernel);
+  t.set_cpu(OpId::slice_, slice_kernel);
+  t.set_cpu(OpId::dynamic_slice_, dynamic_slice_kernel);
+  t.set_cpu(OpId::dynamic_update_slice_, dynamic_update_slice_kernel);
+  t.set_cpu(OpId::concatenate_, concatenate_kernel);
+  t.set_cpu(OpId::pad_, pad_kernel);
+  t.set_cpu(OpId::rev_, rev_kernel);
+}
 
 }  // namespace xjax
