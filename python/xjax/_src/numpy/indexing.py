@@ -1,0 +1,640 @@
+"""NumPy indexing on lax: __getitem__, the .at[] updates, take and take_along_axis.
+
+Basic indexing (static ints and slices, None, Ellipsis) lowers to slice/rev/reshape, traced scalar
+indices to dynamic_slice. Advanced indexing (integer arrays, boolean masks made concrete) lowers
+to gather, and every .at[] update to scatter, through one plan (`_plan`) that maps a NumPy index
+onto gather/scatter dimension numbers. JAX's out-of-bounds rules: retrieval clamps (fills with
+mode='fill'); updates out of bounds are dropped; negative indices wrap once.
+"""
+import numpy as np
+
+from xjax._src import dtypes, lax
+from xjax._src.lax.indexing import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers
+from xjax._src.numpy import util
+from xjax._src.numpy.util import Tracer
+
+_INDEX_DTYPE = dtypes.int32
+
+
+# ---- the index, normalised ------------------------------------------------------------------
+# Entries after normalisation: None, slice, ("int", k), ("dyn", 0-d operand), ("arr", array),
+# where "arr" is a NumPy int array (static) or an int operand of rank >= 1.
+
+def _type_error(dtype):
+    return TypeError(f"Indexer must have integer or boolean type, got indexer with type {dtype}")
+
+
+def _bool_mask_to_ints(mask, pos, shape, dim):
+    """A concrete boolean mask -> one integer index array per dimension it covers."""
+    mshape = tuple(np.shape(mask)) if not hasattr(mask, "aval") else mask.aval.shape
+    want = list(shape[dim:dim + len(mshape)])
+    if list(mshape) != want:
+        raise IndexError(f"boolean index did not match shape of indexed array in index {pos}: got {mshape}, "
+                         f"expected {want}")
+    if isinstance(mask, np.ndarray):
+        return [("arr", i.astype(np.int32)) for i in np.nonzero(mask)]
+    if isinstance(mask, Tracer):
+        raise IndexError(f"Array boolean indices must be concrete; got {mask.aval.str_short()}\n"
+                         "See https://docs.jax.dev/en/latest/errors.html#jax.errors.NonConcreteBooleanIndexError")
+    from xjax._src.numpy.sorting import nonzero
+
+    return [("arr", i) for i in nonzero(mask)]
+
+
+def _normalize(idx, shape):
+    """The index as a list of entries covering every dimension (Ellipsis expanded)."""
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    entries = []
+    dim = 0  # the operand dimension the next entry indexes
+    ellipsis_at = None
+    for pos, e in enumerate(idx):
+        if e is None:
+            entries.append(None)
+        elif e is Ellipsis:
+            if ellipsis_at is not None:
+                raise IndexError("an index can only have a single ellipsis ('...')")
+            ellipsis_at = len(entries)
+            entries.append(Ellipsis)
+        elif isinstance(e, slice):
+            entries.append(_static_slice(e))
+            dim += 1
+        elif isinstance(e, (bool, np.bool_)):
+            # NumPy: a scalar True adds an axis; False adds an empty one.
+            entries.append(None if e else ("false",))
+        elif isinstance(e, (int, np.integer)):
+            entries.append(("int", int(e)))
+            dim += 1
+        elif isinstance(e, (float, np.floating)):
+            raise _type_error(np.dtype(type(e)) if isinstance(e, np.floating) else "float64")
+        elif isinstance(e, (list, tuple, np.ndarray)):
+            arr = np.asarray(e)
+            if arr.dtype == object:
+                raise TypeError(f"Indexer must have integer or boolean type, got indexer with type {arr.dtype}")
+            if arr.size == 0 and arr.dtype.kind == "f":
+                arr = arr.astype(np.int32)
+            if arr.dtype == bool:
+                if arr.ndim == 0:
+                    entries.append(None if arr else ("false",))
+                    continue
+                ints = _bool_mask_to_ints(arr, pos, _known(shape, dim), dim)
+                entries.extend(ints)
+                dim += len(ints)
+            elif arr.dtype.kind in "iu":
+                entries.append(("arr", arr) if arr.ndim else ("int", int(arr)))
+                dim += 1
+            else:
+                raise _type_error(arr.dtype)
+        elif hasattr(e, "aval"):
+            aval = e.aval
+            if aval.dtype == dtypes.bool_:
+                if aval.ndim == 0:
+                    if isinstance(e, Tracer):
+                        raise IndexError("Array boolean indices must be concrete; got bool[]")
+                    entries.append(None if bool(e) else ("false",))
+                    continue
+                ints = _bool_mask_to_ints(e, pos, _known(shape, dim), dim)
+                entries.extend(ints)
+                dim += len(ints)
+            elif aval.dtype.kind in "iu":
+                entries.append(("dyn", e) if aval.ndim == 0 else ("arr", e))
+                dim += 1
+            else:
+                raise _type_error(aval.dtype.name)
+        else:
+            raise TypeError(f"Indexer must have integer or boolean type, got indexer with type {type(e).__name__}")
+    nd = len(shape)
+    if dim > nd:
+        raise IndexError(f"Too many indices: array is {nd}-dimensional, but {dim} were indexed")
+    fill = [slice(None)] * (nd - dim)
+    if ellipsis_at is None:
+        return entries + fill
+    return entries[:ellipsis_at] + fill + entries[ellipsis_at + 1:]
+
+
+def _known(shape, dim):
+    return shape
+
+
+def _static_slice(s):
+    vals = []
+    for v in (s.start, s.stop, s.step):
+        if v is None or isinstance(v, (int, np.integer)):
+            vals.append(None if v is None else int(v))
+        elif isinstance(v, Tracer):
+            raise IndexError("Array slice indices must have static start/stop/step to be used with NumPy indexing "
+                             "syntax. Found slice({}, {}, {}). To index a statically sized array at a dynamic "
+                             "position, try lax.dynamic_slice/dynamic_update_slice (JAX does not support dynamically "
+                             "sized arrays within JIT compiled functions).".format(s.start, s.stop, s.step))
+        elif hasattr(v, "__index__"):
+            vals.append(v.__index__())
+        else:
+            raise TypeError("slice indices must be integers or None or have an __index__ method")
+    if vals[2] == 0:
+        raise ValueError("slice step cannot be zero")
+    return slice(*vals)
+
+
+def _slice_bounds(s, n):
+    """(low, length, step magnitude, reversed) of slice s over a dimension of size n."""
+    start, stop, step = s.indices(n)
+    length = len(range(start, stop, step))
+    if step > 0:
+        return start, length, step, False
+    low = start + (length - 1) * step if length else 0
+    return low, length, -step, length > 1
+
+
+# ---- basic indexing -------------------------------------------------------------------------
+
+def _is_basic(entries):
+    for e in entries:
+        if type(e) is tuple and e[0] in ("arr", "false"):
+            return False
+    return True
+
+
+def _basic(x, entries):
+    """Static ints/slices and None via slice/rev/reshape; traced scalars via dynamic_slice."""
+    shape = x.aval.shape
+    operand_entries = [e for e in entries if e is not None]
+    dyn = [(d, e[1]) for d, e in enumerate(operand_entries) if type(e) is tuple and e[0] == "dyn"]
+    if dyn:
+        starts = [util.full((), 0, _INDEX_DTYPE)] * len(shape)
+        sizes = list(shape)
+        for d, v in dyn:
+            if shape[d] == 0:
+                raise IndexError(f"index is out of bounds for axis {d} with size 0")
+            starts[d] = _wrap_negative(v, shape[d])
+            sizes[d] = 1
+        x = lax.dynamic_slice(x, starts, sizes)
+    start, limit, strides, rev_dims, out_shape = [], [], [], [], []
+    d = 0
+    for e in entries:
+        if e is None:
+            out_shape.append(1)
+            continue
+        n = x.aval.shape[d]
+        if isinstance(e, slice):
+            low, length, step, rev = _slice_bounds(e, n)
+            start.append(low)
+            limit.append(low + (length - 1) * step + 1 if length else low)
+            strides.append(step)
+            if rev:
+                rev_dims.append(d)
+            out_shape.append(length)
+        elif type(e[1]) is int:
+            i = e[1]
+            if n == 0:
+                raise IndexError(f"index {i} is out of bounds for axis {d} with size 0")
+            i = i + n if i < 0 else i
+            i = min(max(i, 0), n - 1)  # JAX clamps out-of-bounds retrieval
+            start.append(i)
+            limit.append(i + 1)
+            strides.append(1)
+        else:  # a traced scalar, already applied by dynamic_slice
+            start.append(0)
+            limit.append(1)
+            strides.append(1)
+        d += 1
+    y = lax.slice(x, start, limit, strides)
+    if rev_dims:
+        y = lax.rev(y, rev_dims)
+    out_shape = tuple(out_shape)
+    if y.aval.shape != out_shape:
+        y = lax.reshape(y, out_shape)
+    return y
+
+
+def _wrap_negative(i, n):
+    """i + n where i < 0 (once), for a signed integer operand; int32."""
+    i = util.asarray(i)
+    if i.aval.dtype != _INDEX_DTYPE:
+        i = lax.convert_element_type(i, _INDEX_DTYPE)
+    if i.aval.dtype.kind == "u":
+        return i
+    shp = i.aval.shape
+    zero = util.full(shp, 0, _INDEX_DTYPE)
+    return lax.select(lax.lt(i, zero), lax.add(i, util.full(shp, n, _INDEX_DTYPE)), i)
+
+
+# ---- the gather/scatter plan ----------------------------------------------------------------
+
+class _Plan:
+    """How a NumPy index maps onto gather/scatter: dimension numbers, the index array and fix-ups."""
+
+    __slots__ = ("indices", "dnums", "slice_sizes", "gather_shape", "rev_dims", "final_shape", "empty")
+
+
+def _plan(x, entries, wrap_negative=True):
+    shape = x.aval.shape
+    members = [k for k, e in enumerate(entries) if type(e) is tuple and e[0] in ("arr", "int", "dyn")]
+    has_arrays = any(entries[k][0] == "arr" for k in members)
+    contiguous = not members or members == list(range(members[0], members[-1] + 1))
+    adv_shapes = [np.shape(entries[k][1]) if entries[k][0] == "arr" and isinstance(entries[k][1], np.ndarray)
+                  else (entries[k][1].aval.shape if entries[k][0] != "int" else ()) for k in members]
+    try:
+        bshape = util.broadcast_shapes(*adv_shapes) if adv_shapes else ()
+    except ValueError:
+        raise IndexError("shape mismatch: indexing arrays could not be broadcast together with shapes "
+                         f"{' '.join(str(s) for s in adv_shapes)}") from None
+    nb = len(bshape)
+    offset_dims, collapsed, start_map, slice_sizes = [], [], [], []
+    pieces = []  # (static NumPy array or operand, output positions of its dims)
+    batch_pos = []  # gather output positions that are batch dims, with their sizes
+    rev_dims, final_shape = [], []
+    out_pos = 0
+    adv_at = None
+    if members and has_arrays and not contiguous:
+        adv_at = 0
+        batch_pos.extend((i, bshape[i]) for i in range(nb))
+        final_shape.extend(bshape)
+        out_pos = nb
+    empty = False
+    y = 0
+    for k, e in enumerate(entries):
+        if e is None:
+            final_shape.append(1)
+            continue
+        if type(e) is tuple and e[0] == "false":
+            raise NotImplementedError("indexing with a scalar False is not supported")
+        n = shape[y]
+        if type(e) is tuple:
+            if adv_at is None and has_arrays:
+                adv_at = out_pos
+                batch_pos.extend((adv_at + i, bshape[i]) for i in range(nb))
+                final_shape.extend(bshape)
+                out_pos += nb
+            kind, v = e
+            if kind == "int":
+                v = np.asarray(v + n if (v < 0 and wrap_negative) else v, dtype=np.int64)
+            rank = v.ndim if isinstance(v, np.ndarray) else v.aval.ndim
+            dims = tuple(range(adv_at + nb - rank, adv_at + nb)) if rank else ()
+            pieces.append((v, dims, n))
+            collapsed.append(y)
+            start_map.append(y)
+            slice_sizes.append(1)
+            if n == 0:
+                empty = True
+        else:
+            low, length, step, rev = _slice_bounds(e, n)
+            if step == 1 or length <= 1:
+                if not (low == 0 and length == n):
+                    pieces.append((np.asarray(low, dtype=np.int64), (), n))
+                    start_map.append(y)
+                slice_sizes.append(length)
+                offset_dims.append(out_pos)
+            else:
+                pieces.append((np.arange(low, low + length * step, step, dtype=np.int64), (out_pos,), n))
+                batch_pos.append((out_pos, length))
+                collapsed.append(y)
+                start_map.append(y)
+                slice_sizes.append(1)
+            if rev:
+                rev_dims.append(out_pos)
+            final_shape.append(length)
+            out_pos += 1
+        y += 1
+    batch_pos.sort()
+    batch_shape = tuple(s for _, s in batch_pos)
+    where = {p: i for i, (p, _) in enumerate(batch_pos)}
+    plan = _Plan()
+    plan.dnums = (tuple(offset_dims), tuple(collapsed), tuple(start_map))
+    plan.slice_sizes = tuple(slice_sizes)
+    plan.rev_dims = tuple(rev_dims)
+    plan.final_shape = tuple(final_shape)
+    gshape = [0] * out_pos
+    for p, s in batch_pos:
+        gshape[p] = s
+    it = iter(d for d, sz in zip(range(len(shape)), slice_sizes) if d not in collapsed)
+    for p in offset_dims:
+        gshape[p] = slice_sizes[next(it)]
+    plan.gather_shape = tuple(gshape)
+    plan.empty = empty or util.prod(plan.final_shape) == 0
+    plan.indices = _index_array(pieces, batch_shape, where, wrap_negative) if pieces else None
+    return plan
+
+
+def _index_array(pieces, batch_shape, where, wrap_negative):
+    """The gather index array: batch_shape + (number of indexed dims,), int32.
+
+    Each piece is (index values, the gather output positions of its dimensions, the size of the
+    dimension it indexes). Static pieces are assembled with NumPy (index metadata), traced ones
+    with lax.
+    """
+    nbatch = len(batch_shape)
+    info = np.iinfo(np.int32)
+
+    def static(p, n):
+        if wrap_negative and p.dtype.kind == "i":
+            p = np.where(p < 0, p + n, p)
+        return np.clip(p, info.min, info.max).astype(np.int32)
+
+    if all(isinstance(p, np.ndarray) for p, _, _ in pieces):
+        cols = []
+        for p, dims, n in pieces:
+            shp = [1] * nbatch
+            for i, d in enumerate(dims):
+                shp[where[d]] = p.shape[i]
+            cols.append(np.broadcast_to(static(p, n).reshape(shp), batch_shape))
+        return util.asarray(np.stack(cols, axis=-1))
+    cols = []
+    for p, dims, n in pieces:
+        if isinstance(p, np.ndarray):
+            op = util.asarray(static(p, n))
+        else:
+            op = _wrap_negative(p, n) if wrap_negative else util.convert(p, _INDEX_DTYPE)
+        op = lax.reshape(op, op.aval.shape + (1,))
+        op = lax.broadcast_in_dim(op, batch_shape + (1,), tuple(where[d] for d in dims) + (nbatch,))
+        cols.append(op)
+    return cols[0] if len(cols) == 1 else lax.concatenate(cols, nbatch)
+
+
+def _gather_dnums(plan):
+    offset, collapsed, start_map = plan.dnums
+    return GatherDimensionNumbers(offset_dims=offset, collapsed_slice_dims=collapsed, start_index_map=start_map)
+
+
+def _scatter_dnums(plan):
+    offset, collapsed, start_map = plan.dnums
+    return ScatterDimensionNumbers(update_window_dims=offset, inserted_window_dims=collapsed,
+                                   scatter_dims_to_operand_dims=start_map)
+
+
+def default_fill_value(dtype):
+    """JAX's fill for out-of-bounds gathers: NaN, the most negative int, the largest uint, True."""
+    if dtype in dtypes.FLOATING:
+        return float("nan")
+    if dtype == dtypes.bool_:
+        return True
+    info = np.iinfo(dtype)
+    return int(info.min) if dtype.kind == "i" else int(info.max)
+
+
+def _gather(x, entries, mode, fill_value, indices_are_sorted=False, unique_indices=False):
+    plan = _plan(x, entries)
+    if plan.empty:
+        return util.full(plan.final_shape, 0, x.aval.dtype, x.aval.weak_type)
+    if plan.indices is None:
+        y = x
+    else:
+        m = GatherScatterMode.from_any(mode) if mode is not None else GatherScatterMode.CLIP
+        fv = None
+        if m == GatherScatterMode.FILL_OR_DROP:
+            fv = default_fill_value(x.aval.dtype) if fill_value is None else fill_value
+        y = lax.gather(x, plan.indices, _gather_dnums(plan), plan.slice_sizes, mode=m, fill_value=fv,
+                       indices_are_sorted=indices_are_sorted, unique_indices=unique_indices)
+    if plan.rev_dims:
+        y = lax.rev(y, plan.rev_dims)
+    if y.aval.shape != plan.final_shape:
+        y = lax.reshape(y, plan.final_shape)
+    return y
+
+
+def getitem(x, idx):
+    """x[idx] with NumPy's indexing rules and JAX's out-of-bounds behaviour (clamping)."""
+    t = type(idx)
+    if t is int or t is slice:
+        entries = [idx if t is slice else ("int", idx)] + [slice(None)] * (x.aval.ndim - 1)
+        if x.aval.ndim == 0:
+            raise IndexError("Too many indices: array is 0-dimensional, but 1 were indexed")
+        if t is slice:
+            entries[0] = _static_slice(idx)
+        return _basic(x, entries)
+    entries = _normalize(idx, x.aval.shape)
+    if _is_basic(entries):
+        return _basic(x, entries)
+    return _gather(x, entries, None, None)
+
+
+# ---- .at[] ----------------------------------------------------------------------------------
+
+def _scatter(x, idx, values, kind, mode=None, indices_are_sorted=False, unique_indices=False):
+    """x with values combined at x[idx]; kind in set/add/mul/min/max."""
+    entries = _normalize(idx, x.aval.shape)
+    plan = _plan(x, entries)
+    dt = x.aval.dtype
+    u = util.convert(values, dt, x.aval.weak_type)
+    if plan.empty:
+        return x
+    u = util.broadcast_to_shape(u, plan.final_shape)
+    if plan.final_shape != plan.gather_shape:
+        u = lax.reshape(u, plan.gather_shape)
+    if plan.rev_dims:
+        u = lax.rev(u, plan.rev_dims)
+    if plan.indices is None:  # the whole array is the window
+        if kind == "set":
+            return u if u.aval.weak_type == x.aval.weak_type else lax.elementwise._convert(u, dt, x.aval.weak_type)
+        return {"add": lax.add, "mul": lax.mul, "min": lax.min, "max": lax.max}[kind](x, u)
+    m = GatherScatterMode.from_any(mode)
+    fn = {"set": lax.scatter, "add": lax.scatter_add, "mul": lax.scatter_mul, "min": lax.scatter_min,
+          "max": lax.scatter_max}[kind]
+    return fn(x, plan.indices, u, _scatter_dnums(plan), indices_are_sorted=indices_are_sorted,
+              unique_indices=unique_indices, mode=m)
+
+
+class _IndexUpdateHelper:
+    """The `.at` property: `x.at[idx]` gives the update reference of one index."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+    def __getitem__(self, index):
+        return _IndexUpdateRef(self.array, index)
+
+    def __repr__(self):
+        return f"_IndexUpdateHelper({self.array!r})"
+
+
+class _IndexUpdateRef:
+    """`x.at[idx]`: functional versions of x[idx] = y, x[idx] += y, ..."""
+
+    __slots__ = ("array", "index")
+
+    def __init__(self, array, index):
+        self.array = array
+        self.index = index
+
+    def __repr__(self):
+        return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
+
+    def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None, fill_value=None, out_sharding=None):
+        """x[idx] (mode='fill' fills out-of-bounds entries with fill_value)."""
+        x = self.array
+        entries = _normalize(self.index, x.aval.shape)
+        if mode is None and _is_basic(entries):
+            return _basic(x, entries)
+        return _gather(x, entries, mode, fill_value, indices_are_sorted, unique_indices)
+
+    def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """x with x[idx] = values (out-of-bounds updates dropped)."""
+        return _scatter(self.array, self.index, values, "set", mode, indices_are_sorted, unique_indices)
+
+    def add(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """x with x[idx] += values (repeated indices accumulate)."""
+        return _scatter(self.array, self.index, values, "add", mode, indices_are_sorted, unique_indices)
+
+    def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """x with x[idx] -= values."""
+        from xjax._src.numpy.ufuncs import negative
+
+        v = util.convert(values, self.array.aval.dtype)
+        return _scatter(self.array, self.index, negative(v), "add", mode, indices_are_sorted, unique_indices)
+
+    def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """x with x[idx] *= values (repeated indices accumulate)."""
+        return _scatter(self.array, self.index, values, "mul", mode, indices_are_sorted, unique_indices)
+
+    mul = multiply
+
+    def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """x with x[idx] /= values (integer arrays become floating, as jnp.divide does)."""
+        from xjax._src.numpy.ufuncs import true_divide
+
+        x = self.array
+        xf = util.to_inexact(x)
+        denom = util.full(xf.aval.shape, 1, xf.aval.dtype)
+        denom = _scatter(denom, self.index, util.convert(values, xf.aval.dtype), "mul", mode, indices_are_sorted,
+                         unique_indices)
+        return true_divide(xf, denom)
+
+    def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """x with x[idx] **= values."""
+        from xjax._src.numpy.ufuncs import power
+
+        cur = self.get(mode=mode)
+        return self.set(power(cur, values), indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                        mode=mode)
+
+    def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """x with x[idx] = minimum(x[idx], values)."""
+        return _scatter(self.array, self.index, values, "min", mode, indices_are_sorted, unique_indices)
+
+    def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """x with x[idx] = maximum(x[idx], values)."""
+        return _scatter(self.array, self.index, values, "max", mode, indices_are_sorted, unique_indices)
+
+    def apply(self, func, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """x with x[idx] = func(x[idx])."""
+        cur = self.get(mode=mode)
+        return self.set(func(cur), indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode)
+
+
+# ---- take / take_along_axis -----------------------------------------------------------------
+
+def _take_mode(mode):
+    if mode is None or mode == "fill":
+        return "fill"
+    if mode in ("clip", "wrap"):
+        return mode
+    if mode == "raise":
+        raise NotImplementedError("The 'raise' mode to jnp.take is not supported.")
+    if mode == "promise_in_bounds":
+        return "clip"
+    raise ValueError(f"Invalid mode '{mode}' for jnp.take")
+
+
+def _prep_indices(idx, n, mode):
+    """Indices as int32 with the mode's treatment of negative and out-of-range values."""
+    i = util.asarray(idx)
+    if i.aval.dtype.kind not in "iu":
+        raise TypeError(f"take indices must be of integer type, got {i.aval.dtype.name}")
+    i = util.convert(i, _INDEX_DTYPE)
+    if mode == "wrap":
+        nn = util.full(i.aval.shape, max(n, 1), _INDEX_DTYPE)
+        r = lax.rem(i, nn)
+        return lax.select(lax.lt(r, util.full(i.aval.shape, 0, _INDEX_DTYPE)), lax.add(r, nn), r)
+    if mode == "fill":
+        return _wrap_negative(i, n)
+    return i
+
+
+def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indices_are_sorted=False,
+         fill_value=None):
+    """Elements of a at `indices` along axis (flattened if None); out-of-bounds entries are filled by default."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
+    util.check_arraylike("take", a, indices)
+    x = util.asarray(a)
+    if axis is None:
+        x = lax.reshape(x, (x.aval.size,))
+        axis = 0
+    ax = util.canonicalize_axis(axis, x.aval.ndim)
+    m = _take_mode(mode)
+    n = x.aval.shape[ax]
+    idx = _prep_indices(indices, n, m)
+    ishape = idx.aval.shape
+    shape = x.aval.shape
+    out_shape = shape[:ax] + ishape + shape[ax + 1:]
+    if util.prod(out_shape) == 0 or n == 0:
+        if n == 0 and util.prod(ishape) and m != "fill":
+            raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
+        fv = default_fill_value(x.aval.dtype) if fill_value is None else fill_value
+        return util.full(out_shape, fv if n == 0 and util.prod(ishape) else 0, x.aval.dtype, x.aval.weak_type)
+    ni = len(ishape)
+    offset = tuple(range(ax)) + tuple(range(ax + ni, len(out_shape)))
+    dn = GatherDimensionNumbers(offset_dims=offset, collapsed_slice_dims=(ax,), start_index_map=(ax,))
+    sizes = shape[:ax] + (1,) + shape[ax + 1:]
+    gmode = "fill" if m == "fill" else "clip"
+    fv = None
+    if gmode == "fill":
+        fv = default_fill_value(x.aval.dtype) if fill_value is None else fill_value
+    ind = lax.reshape(idx, ishape + (1,))
+    return lax.gather(x, ind, dn, sizes, mode=gmode, fill_value=fv, unique_indices=unique_indices,
+                      indices_are_sorted=indices_are_sorted)
+
+
+def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
+    """arr[..., indices, ...] matched elementwise along axis (out-of-bounds filled by default)."""
+    util.check_arraylike("take_along_axis", arr, indices)
+    x = util.asarray(arr)
+    idx = util.asarray(indices)
+    if axis is None:
+        x = lax.reshape(x, (x.aval.size,))
+        idx = lax.reshape(idx, (idx.aval.size,))
+        axis = 0
+    nd = x.aval.ndim
+    if idx.aval.ndim != nd:
+        raise ValueError(f"indices and arr must have the same number of dimensions; {idx.aval.ndim} vs. {nd}")
+    ax = util.canonicalize_axis(axis, nd)
+    m = _take_mode(mode)
+    n = x.aval.shape[ax]
+    idx = _prep_indices(idx, n, m)
+    xs, ishp = x.aval.shape, idx.aval.shape
+    out_shape = []
+    for d in range(nd):
+        if d == ax:
+            out_shape.append(ishp[d])
+        else:
+            try:
+                out_shape.append(util.broadcast_shapes((xs[d],), (ishp[d],))[0])
+            except ValueError:
+                raise ValueError(f"Incompatible shapes for broadcasting: {xs} and {ishp}") from None
+    out_shape = tuple(out_shape)
+    if util.prod(out_shape) == 0:
+        return util.full(out_shape, 0, x.aval.dtype, x.aval.weak_type)
+    idx = util.broadcast_to_shape(idx, out_shape)
+    cols = []
+    for d in range(nd):
+        if d == ax:
+            cols.append(lax.reshape(idx, out_shape + (1,)))
+        elif xs[d] == 1:
+            cols.append(util.full(out_shape + (1,), 0, _INDEX_DTYPE))
+        else:
+            cols.append(lax.broadcasted_iota(_INDEX_DTYPE, out_shape + (1,), d))
+    ind = cols[0] if nd == 1 else lax.concatenate(cols, nd)
+    dn = GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=tuple(range(nd)),
+                                start_index_map=tuple(range(nd)))
+    gmode = "fill" if m == "fill" else "clip"
+    fv = None
+    if gmode == "fill":
+        fv = default_fill_value(x.aval.dtype) if fill_value is None else fill_value
+    return lax.gather(x, ind, dn, (1,) * nd, mode=gmode, fill_value=fv)
+
+
+def take_along_last(x, idx, n):
+    """x[..., idx] with one in-bounds index per row: x of shape K + (n,), idx of shape K."""
+    out = take_along_axis(x, lax.reshape(idx, idx.aval.shape + (1,)), -1, mode="clip")
+    return lax.reshape(out, idx.aval.shape)
