@@ -193,5 +193,13 @@ PYBIND11_MODULE(_core, m) {
   m.def("num_threads", [] { return ThreadPool::global().size(); });
   m.def("load_blas", &load_blas, py::arg("path"));
   m.def("blas_loaded", &blas_loaded);
+  // For tests of the error path: an array whose (queued) computation fails with `message`.
+  m.def("_failing_array", [](const std::string& message) {
+    Array a = Array::empty({}, DType::Float32);
+    auto event = std::make_shared<Event>();
+    a.ready = event;
+    Stream::global().enqueue([event, message] { event->set(std::make_exception_ptr(std::runtime_error(message))); });
+    return a;
+  });
   init_pytree(m);
 }

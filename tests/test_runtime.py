@@ -1,0 +1,120 @@
+"""The C++ runtime through its bindings: buffers, async execution, errors, threads, graphs."""
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from core_util import run_op, to_core, to_numpy
+from xjax import _core
+
+
+def test_roundtrip_all_dtypes_zero_copy_view():
+    for dt in ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+               "float16", "float32", "float64"]:
+        x = (np.arange(24) % 5).astype(dt).reshape(2, 3, 4)
+        a = to_core(x)
+        assert a.shape == (2, 3, 4) and a.dtype == dt
+        view = to_numpy(a)
+        np.testing.assert_array_equal(view, x)
+        assert not view.flags.writeable  # arrays are immutable
+        assert to_numpy(a).__array_interface__["data"][0] == view.__array_interface__["data"][0]
+
+
+def test_shapes_up_to_many_dims_and_empty():
+    for shape in [(), (0,), (3, 0, 2), (1,) * 9, (2,) * 8]:
+        x = np.ones(shape, np.float32)
+        np.testing.assert_array_equal(to_numpy(to_core(x)), x)
+
+
+def test_bad_buffers_raise():
+    with pytest.raises(ValueError, match="bytes"):
+        _core.Array.from_buffer(np.zeros(3, np.uint8), (2,), "float32")
+    with pytest.raises(ValueError, match="unsupported dtype"):
+        _core.Array.from_buffer(np.zeros(4, np.uint8), (1,), "complex64")
+    with pytest.raises(ValueError, match="C-contiguous"):
+        _core.Array.from_buffer(np.zeros((4, 4), np.uint8)[:, ::2], (8,), "uint8")
+    with pytest.raises(ValueError, match="unknown op"):
+        _core.compile_op("no_such_op", [], {})
+
+
+def test_failed_computation_raises_at_wait_and_propagates():
+    bad = _core._failing_array("kernel exploded")
+    with pytest.raises(RuntimeError, match="kernel exploded"):
+        bad.wait()
+    # A consumer of a failed value fails the same way, at its own wait, without crashing.
+    exe = _core.compile_op("neg", [((), "float32")], {})
+    (out,) = exe.run([bad])
+    with pytest.raises(RuntimeError, match="kernel exploded"):
+        out.wait()
+
+
+def test_executable_checks_arguments():
+    exe = _core.compile_op("neg", [((3,), "float32")], {})
+    with pytest.raises(ValueError, match=r"argument 0 should be float32\(3,\), got int32\(3,\)"):
+        exe.run([to_core(np.zeros(3, np.int32))])
+    with pytest.raises(ValueError, match="expected 1 arguments"):
+        exe.run([])
+
+
+def test_large_op_is_queued_and_waited():
+    x = np.arange(1 << 22, dtype=np.float32)
+    exe = _core.compile_op("neg", [(x.shape, "float32")], {})
+    (out,) = exe.run([to_core(x)])
+    out.wait()
+    assert out.is_ready()
+    np.testing.assert_array_equal(to_numpy(out), -x)
+    _core.synchronize()
+
+
+def test_wait_releases_the_gil():
+    x = np.ones(1 << 24, dtype=np.float32)
+    exe = _core.compile_op("exp", [(x.shape, "float32")], {})
+    ticks = []
+    stop = threading.Event()
+
+    def ticker():
+        while not stop.is_set():
+            ticks.append(1)
+            time.sleep(0.0005)
+
+    t = threading.Thread(target=ticker)
+    t.start()
+    for _ in range(5):
+        (out,) = exe.run([to_core(x)])
+        out.wait()
+    stop.set()
+    t.join()
+    assert len(ticks) > 3
+
+
+def test_graph_with_several_ops():
+    g = _core.Graph()
+    a = g.parameter((3,), "float32")
+    b = g.parameter((3,), "float32")
+    (c,) = g.add("mul", [a, b], {})
+    (d,) = g.add("neg", [c], {})
+    g.set_outputs([d, c])
+    assert g.type(d) == ((3,), "float32")
+    exe = _core.compile(g)
+    x = np.array([1, 2, 3], np.float32)
+    outs = exe.run([to_core(x), to_core(x)])
+    np.testing.assert_array_equal(to_numpy(outs[0]), -x * x)
+    np.testing.assert_array_equal(to_numpy(outs[1]), x * x)
+    with pytest.raises(ValueError, match="does not exist"):
+        g.add("neg", [(99, 0)], {})
+
+
+def test_thread_count_from_environment():
+    code = "from xjax import _core; print(_core.num_threads())"
+    env = dict(os.environ, XJAX_NUM_THREADS="3")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "3"
+
+
+def test_run_op_helper_matches_numpy():
+    (out,) = run_op("add", np.float32([1, 2]), np.float32([3, 4]))
+    np.testing.assert_array_equal(out, [4, 6])
