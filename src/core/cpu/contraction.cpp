@@ -1,8 +1,262 @@
-// CPU kernels of the contraction ops.
+// CPU kernel of dot_general. Each operand is seen as a batch of matrices: lhs as [batch, M, K]
+// (batch dims, free dims, contracting dims) and rhs as [batch, K, N]; the result [batch, M, N] is
+// exactly the row-major output. An operand is used in place when each group of its dims
+// collapses to one stride and one of the matrix strides is 1 (BLAS's transpose flags and leading
+// dimensions cover the rest); otherwise it is copied (and converted) into a scratch buffer.
+//
+// Compute types: float16/bfloat16 (and integers with a float preferred_element_type) compute in
+// float32, float64 in float64; integers in uint32/uint64 (wrap-around, as XLA), bool as a count of
+// true products (then != 0).
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <type_traits>
+
+#include "core/cpu/contraction_gemm.h"
 #include "core/ops/ops.h"
+#include "core/thread_pool.h"
 
 namespace xjax {
 
-void register_contraction_cpu(OpTable&) {}
+namespace {
+
+using contraction::BatchDims;
+using contraction::Mat;
+
+const std::vector<int64_t>& ints_or_empty(const Attrs& attrs, const char* name) {
+  static const std::vector<int64_t> none;
+  return attrs.has(name) ? attrs.get_ints(name) : none;
+}
+
+std::vector<int64_t> free_dims(size_t rank, const std::vector<int64_t>& batch, const std::vector<int64_t>& contract) {
+  std::vector<int64_t> out;
+  for (int64_t d = 0; d < int64_t(rank); ++d)
+    if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
+        std::find(contract.begin(), contract.end(), d) == contract.end())
+      out.push_back(d);
+  return out;
+}
+
+int64_t extent(const Shape& shape, const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= shape[d];
+  return n;
+}
+
+// The one stride of a group of dims read as a single index (row-major over the group), or -1
+// when the group does not collapse. A group of size-1 dims has stride 0.
+int64_t group_stride(const Shape& shape, const std::vector<int64_t>& strides, const std::vector<int64_t>& dims) {
+  int64_t stride = 0, expect = -1;
+  for (size_t i = dims.size(); i-- > 0;) {
+    const int64_t d = dims[i];
+    if (shape[d] == 1) continue;
+    if (expect >= 0 && strides[d] != expect) return -1;
+    if (expect < 0) stride = strides[d];
+    expect = strides[d] * shape[d];
+  }
+  return stride;
+}
+
+// Makes (rs, cs) usable by the kernels and BLAS: one of them 1, the other at least the extent of
+// its dimension. False when the layout cannot be used in place.
+bool normalise(int64_t rows, int64_t& rs, int64_t cols, int64_t& cs) {
+  if (rows <= 1 && cols <= 1) {
+    rs = cs = 1;
+  } else if (rows <= 1) {
+    rs = cs == 1 ? cols : 1;
+  } else if (cols <= 1) {
+    cs = rs == 1 ? rows : 1;
+  } else {
+    return (cs == 1 && rs >= cols) || (rs == 1 && cs >= rows);
+  }
+  return true;
+}
+
+// Element offsets of every index of a group of dims (row-major over the group).
+std::vector<int64_t> group_offsets(const Shape& shape, const std::vector<int64_t>& strides,
+                                   const std::vector<int64_t>& dims) {
+  std::vector<int64_t> out{0};
+  for (int64_t d : dims) {
+    std::vector<int64_t> next;
+    next.reserve(out.size() * size_t(shape[d]));
+    for (int64_t base : out)
+      for (int64_t i = 0; i < shape[d]; ++i) next.push_back(base + i * strides[d]);
+    out.swap(next);
+  }
+  return out;
+}
+
+template <typename C, typename S>
+inline C to_compute(S s) {
+  if constexpr (std::is_same_v<S, float16> || std::is_same_v<S, bfloat16>) {
+    return C(float(s));
+  } else {
+    return static_cast<C>(s);  // integers to unsigned: modulo 2^n, i.e. sign extension
+  }
+}
+
+// One operand prepared for the product: a matrix view (into the tensor or a scratch copy) and the
+// strides of its batch dims.
+template <typename C>
+struct Operand {
+  Mat<C> mat;
+  std::vector<int64_t> batch_strides;
+  std::unique_ptr<C[]> copy;
+};
+
+// Storage of dt can be read as C in place (int32 as uint32, ...).
+template <typename C>
+bool same_storage(DType dt) {
+  if constexpr (std::is_same_v<C, float>) return dt == DType::Float32;
+  if constexpr (std::is_same_v<C, double>) return dt == DType::Float64;
+  if constexpr (std::is_same_v<C, uint32_t>) return dt == DType::Int32 || dt == DType::UInt32;
+  if constexpr (std::is_same_v<C, uint64_t>) return dt == DType::Int64 || dt == DType::UInt64;
+  return false;
+}
+
+// Sees `t` as [batch][rows][cols] over the given groups of dims.
+template <typename C>
+Operand<C> prepare(const Tensor& t, const std::vector<int64_t>& batch, const std::vector<int64_t>& row_dims,
+                   const std::vector<int64_t>& col_dims) {
+  Operand<C> op;
+  const std::vector<int64_t> strides = contiguous_strides(t.shape);
+  const int64_t rows = extent(t.shape, row_dims), cols = extent(t.shape, col_dims);
+  int64_t rs = group_stride(t.shape, strides, row_dims), cs = group_stride(t.shape, strides, col_dims);
+  if (same_storage<C>(t.dtype) && rs >= 0 && cs >= 0 && normalise(rows, rs, cols, cs)) {
+    op.mat = Mat<C>{static_cast<const C*>(t.data), rs, cs};
+    for (int64_t d : batch) op.batch_strides.push_back(strides[d]);
+    return op;
+  }
+  // Copy into [batch][rows][cols], or [batch][cols][rows] when the rows vary fastest in memory,
+  // so that the copy reads memory mostly in order.
+  auto min_stride = [&](const std::vector<int64_t>& dims) {
+    int64_t s = INT64_MAX;
+    for (int64_t d : dims)
+      if (t.shape[d] > 1) s = std::min(s, strides[d]);
+    return s;
+  };
+  const bool rows_inner = min_stride(row_dims) < min_stride(col_dims);
+  const std::vector<int64_t>& outer_dims = rows_inner ? col_dims : row_dims;
+  const std::vector<int64_t>& inner_dims = rows_inner ? row_dims : col_dims;
+  const int64_t n_outer = rows_inner ? cols : rows, n_inner = rows_inner ? rows : cols;
+  const int64_t n_batch = extent(t.shape, batch), matrix = rows * cols;
+  op.mat = rows_inner ? Mat<C>{nullptr, 1, std::max<int64_t>(rows, 1)} : Mat<C>{nullptr, std::max<int64_t>(cols, 1), 1};
+  normalise(rows, op.mat.rs, cols, op.mat.cs);
+  op.copy.reset(new C[size_t(std::max<int64_t>(n_batch * matrix, 1))]);
+  op.mat.data = op.copy.get();
+  int64_t acc = matrix;
+  op.batch_strides.assign(batch.size(), 0);
+  for (size_t i = batch.size(); i-- > 0;) op.batch_strides[i] = acc, acc *= t.shape[batch[i]];
+
+  // Rows of the copy are indexed by (batch, outer); their source offsets come by mixed radix.
+  std::vector<int64_t> row_sizes, row_strides;
+  for (const auto* dims : {&batch, &outer_dims})
+    for (int64_t d : *dims) row_sizes.push_back(t.shape[d]), row_strides.push_back(strides[d]);
+  const int64_t inner_stride = group_stride(t.shape, strides, inner_dims);
+  const std::vector<int64_t> inner_off =
+      inner_stride >= 0 ? std::vector<int64_t>{} : group_offsets(t.shape, strides, inner_dims);
+  C* dst = op.copy.get();
+  dispatch_dtype(t.dtype, [&](auto tag) {
+    using S = decltype(tag);
+    const S* src = static_cast<const S*>(t.data);
+    const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 15) / n_inner);
+    parallel_for(n_batch * n_outer, grain, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        int64_t off = 0;
+        for (size_t i = row_sizes.size(), q = size_t(r); i-- > 0;) off += int64_t(q % row_sizes[i]) * row_strides[i], q /= row_sizes[i];
+        const S* s = src + off;
+        C* d = dst + r * n_inner;
+        if (inner_stride >= 0) {
+          for (int64_t i = 0; i < n_inner; ++i) d[i] = to_compute<C>(s[i * inner_stride]);
+        } else {
+          for (int64_t i = 0; i < n_inner; ++i) d[i] = to_compute<C>(s[inner_off[size_t(i)]]);
+        }
+      }
+    });
+  });
+  return op;
+}
+
+struct Problem {
+  std::vector<int64_t> lhs_batch, lhs_free, lhs_contract, rhs_batch, rhs_contract, rhs_free;
+  int64_t m, n, k;
+};
+
+template <typename C>
+void run(const Problem& p, const Tensor& lhs, const Tensor& rhs, const Tensor& out) {
+  Operand<C> a = prepare<C>(lhs, p.lhs_batch, p.lhs_free, p.lhs_contract);
+  Operand<C> b = prepare<C>(rhs, p.rhs_batch, p.rhs_contract, p.rhs_free);
+  BatchDims batch;
+  for (int64_t d : p.lhs_batch) batch.sizes.push_back(lhs.shape[d]);
+  batch.a_strides = a.batch_strides;
+  batch.b_strides = b.batch_strides;
+
+  const int64_t total = out.size();
+  std::unique_ptr<C[]> result;
+  C* c = static_cast<C*>(out.data);
+  if (!same_storage<C>(out.dtype)) {
+    result.reset(new C[size_t(total)]);
+    c = result.get();
+  }
+  contraction::batched_matmul<C>(batch, p.m, p.n, p.k, a.mat, b.mat, c);
+  if (!result) return;
+  dispatch_dtype(out.dtype, [&](auto tag) {
+    using Y = decltype(tag);
+    Y* y = static_cast<Y*>(out.data);
+    parallel_for(total, 1 << 15, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        if constexpr (std::is_same_v<Y, bool>) {
+          y[i] = c[i] != C(0);
+        } else if constexpr (std::is_same_v<Y, float16> || std::is_same_v<Y, bfloat16>) {
+          y[i] = Y(float(c[i]));
+        } else {
+          y[i] = static_cast<Y>(c[i]);
+        }
+      }
+    });
+  });
+}
+
+void dot_general_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
+  const Tensor &lhs = in[0], &rhs = in[1], &res = out[0];
+  Problem p;
+  p.lhs_contract = attrs.get_ints("lhs_contracting_dimensions");
+  p.rhs_contract = attrs.get_ints("rhs_contracting_dimensions");
+  p.lhs_batch = ints_or_empty(attrs, "lhs_batch_dimensions");
+  p.rhs_batch = ints_or_empty(attrs, "rhs_batch_dimensions");
+  p.lhs_free = free_dims(lhs.shape.size(), p.lhs_batch, p.lhs_contract);
+  p.rhs_free = free_dims(rhs.shape.size(), p.rhs_batch, p.rhs_contract);
+  p.m = extent(lhs.shape, p.lhs_free);
+  p.n = extent(rhs.shape, p.rhs_free);
+  p.k = extent(lhs.shape, p.lhs_contract);
+  if (res.size() == 0) return;
+  if (p.k == 0) {  // empty sums: zeros (all-zero bits in every dtype)
+    std::memset(res.data, 0, size_t(res.size()) * itemsize(res.dtype));
+    return;
+  }
+  const DType x = lhs.dtype, y = res.dtype;
+  if (is_floating(x) || is_floating(y)) {
+    if (x == DType::Float64 || y == DType::Float64) {
+      run<double>(p, lhs, rhs, res);
+    } else {
+      run<float>(p, lhs, rhs, res);
+    }
+  } else if (y == DType::Bool) {
+    // Counts of true products; 64-bit only if a count could reach 2^32.
+    if (p.k < (int64_t(1) << 32)) {
+      run<uint32_t>(p, lhs, rhs, res);
+    } else {
+      run<uint64_t>(p, lhs, rhs, res);
+    }
+  } else if (itemsize(y) == 8) {
+    run<uint64_t>(p, lhs, rhs, res);
+  } else {
+    run<uint32_t>(p, lhs, rhs, res);
+  }
+}
+
+}  // namespace
+
+void register_contraction_cpu(OpTable& t) { t.set_cpu(OpId::dot_general_, dot_general_cpu); }
 
 }  // namespace xjax

@@ -1,8 +1,171 @@
-// CPU kernels of the elementwise ops.
-#include "core/ops/ops.h"
+// CPU kernels of the elementwise ops and iota: the loop lookup, and the eager driver that splits
+// arrays over the thread pool and calls one loop per chunk.
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "core/cpu/elementwise_impl.h"
+#include "core/thread_pool.h"
 
 namespace xjax {
 
-void register_elementwise_cpu(OpTable&) {}
+namespace {
+
+bool is_comparison(OpId op) {
+  return op == OpId::eq_ || op == OpId::ne_ || op == OpId::lt_ || op == OpId::le_ || op == OpId::gt_ ||
+         op == OpId::ge_;
+}
+
+// Chunks handed to threads are whole blocks, so that they start on cache-line boundaries.
+constexpr int64_t kBlock = 1024;
+constexpr int64_t kGrainBlocks = 32;  // ~32K elements per chunk at least
+// 0-d operands of clamp/select_n are expanded to tiles of this many elements.
+constexpr int64_t kTile = 1024;
+
+const char* at(const Tensor& t, int64_t i) { return static_cast<const char*>(t.data) + i * int64_t(itemsize(t.dtype)); }
+
+// select_n with more cases than its loops cover: a plain loop per element size.
+template <class E>
+void select_any(const std::vector<Tensor>& in, const Tensor& out) {
+  int64_t n = out.size();
+  int num_cases = int(in.size()) - 1;
+  bool scalar_which = in[0].size() == 1 && n > 1;
+  parallel_for(n, kBlock * kGrainBlocks, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      int64_t w = scalar_which ? 0 : i;
+      int64_t k = in[0].dtype == DType::Bool ? int64_t(in[0].as<bool>()[w]) : int64_t(in[0].as<int32_t>()[w]);
+      k = k < 0 ? 0 : (k >= num_cases ? num_cases - 1 : k);
+      out.as<E>()[i] = in[1 + k].as<E>()[i];
+    }
+  });
+}
+
+void run_fallback(OpId op, const std::vector<Tensor>& in, const Tensor& out, const Attrs& attrs) {
+  if (op == OpId::integer_pow_) {
+    int64_t y = attrs.get_int("y");
+    parallel_for(out.size(), kBlock * kGrainBlocks, [&](int64_t b, int64_t e) {
+      ew::integer_pow_any(out.dtype, at(in[0], b), const_cast<char*>(at(out, b)), e - b, y);
+    });
+    return;
+  }
+  if (op == OpId::select_n_) {
+    switch (itemsize(out.dtype)) {
+      case 1: return select_any<uint8_t>(in, out);
+      case 2: return select_any<uint16_t>(in, out);
+      case 4: return select_any<uint32_t>(in, out);
+      default: return select_any<uint64_t>(in, out);
+    }
+  }
+  throw std::logic_error(std::string("[") + op_name(op) + "] no CPU loop for " + dtype_name(in[0].dtype));
+}
+
+template <OpId kOp>
+void elementwise_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
+  run_elementwise(kOp, in, out[0], attrs);
+}
+
+// iota: out[..., j, ...] = j along `dimension`, filled as rows of `inner` equal values.
+void iota_kernel(const std::vector<Tensor>&, const std::vector<Tensor>& out, const Attrs& attrs) {
+  const Tensor& o = out[0];
+  if (o.size() == 0) return;
+  int64_t dim = attrs.get_int("dimension");
+  int64_t len = o.shape[dim];
+  int64_t inner = 1;
+  for (size_t d = size_t(dim) + 1; d < o.shape.size(); ++d) inner *= o.shape[d];
+  int64_t rows = o.size() / inner;  // (outer index, j) pairs
+  dispatch_dtype(o.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T* p = o.as<T>();
+    parallel_for(rows, std::max<int64_t>(1, kBlock * kGrainBlocks / inner), [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        T v = T(typename ComputeOf<T>::type(r % len));
+        std::fill(p + r * inner, p + (r + 1) * inner, v);
+      }
+    });
+  });
+}
+
+}  // namespace
+
+ElementwiseLoop elementwise_loop(OpId op, const std::vector<DType>& in, DType out, const Attrs& attrs) {
+  if (in.empty()) return nullptr;
+  if (op == OpId::convert_element_type_) return in.size() == 1 ? ew::convert_loop(in[0], out) : nullptr;
+  if (op == OpId::select_n_) {
+    for (size_t k = 2; k < in.size(); ++k)
+      if (in[k] != in[1]) return nullptr;
+    return in.size() >= 2 && out == in[1] ? ew::select_loop(in[0], in[1], int(in.size()) - 1) : nullptr;
+  }
+  for (DType d : in)
+    if (d != in[0]) return nullptr;
+  bool to_bool = is_comparison(op) || op == OpId::is_finite_;
+  if (out != (to_bool ? DType::Bool : in[0])) return nullptr;
+  int arity = op_info(op).arity;
+  if (op_info(op).kind != OpKind::Elementwise || int(in.size()) != arity) return nullptr;
+  DType dt = in[0];
+  switch (op) {
+    case OpId::copy_: return ew::convert_loop(dt, dt);
+    case OpId::clamp_: return ew::clamp_loop(dt);
+    default: break;
+  }
+  if (is_comparison(op)) return ew::compare_loop(op, dt);
+  if (ElementwiseLoop f = ew::math_loop(op, dt, attrs)) return f;
+  if (ElementwiseLoop f = ew::special_loop(op, dt)) return f;
+  if (ElementwiseLoop f = ew::arith_loop(op, dt, attrs)) return f;
+  return ew::bits_loop(op, dt);
+}
+
+void run_elementwise(OpId op, const std::vector<Tensor>& in, const Tensor& out, const Attrs& attrs) {
+  int64_t n = out.size();
+  if (n == 0) return;
+  std::vector<DType> dtypes;
+  for (const Tensor& t : in) dtypes.push_back(t.dtype);
+  ElementwiseLoop loop = elementwise_loop(op, dtypes, out.dtype, attrs);
+  if (!loop) return run_fallback(op, in, out, attrs);
+
+  // Operands with one element feeding a larger result (0-d bounds of clamp, 0-d which of select_n).
+  std::vector<int> scalars;
+  std::vector<bool> is_scalar(in.size(), false);
+  for (size_t k = 0; k < in.size(); ++k)
+    if (in[k].size() == 1 && n > 1) {
+      scalars.push_back(int(k));
+      is_scalar[k] = true;
+    }
+  size_t out_size = itemsize(out.dtype);
+  int64_t blocks = (n + kBlock - 1) / kBlock;
+
+  parallel_for(blocks, kGrainBlocks, [&](int64_t b, int64_t e) {
+    int64_t begin = b * kBlock, end = std::min(n, e * kBlock);
+    std::vector<const void*> ptrs(in.size());
+    char* dst = static_cast<char*>(out.data) + begin * int64_t(out_size);
+    if (scalars.empty()) {
+      for (size_t k = 0; k < in.size(); ++k) ptrs[k] = at(in[k], begin);
+      loop(ptrs.data(), dst, end - begin);
+      return;
+    }
+    // Expand each 0-d operand into a tile once, then run the loop tile by tile.
+    std::vector<std::vector<char>> expanded(scalars.size());
+    for (size_t s = 0; s < scalars.size(); ++s) {
+      const Tensor& t = in[scalars[s]];
+      size_t size = itemsize(t.dtype);
+      expanded[s].resize(size_t(kTile) * size);
+      for (int64_t i = 0; i < kTile; ++i) std::memcpy(expanded[s].data() + i * size, t.data, size);
+      ptrs[scalars[s]] = expanded[s].data();
+    }
+    for (int64_t t0 = begin; t0 < end; t0 += kTile) {
+      int64_t len = std::min(kTile, end - t0);
+      for (size_t k = 0; k < in.size(); ++k)
+        if (!is_scalar[k]) ptrs[k] = at(in[k], t0);
+      loop(ptrs.data(), static_cast<char*>(out.data) + t0 * int64_t(out_size), len);
+    }
+  });
+}
+
+void register_elementwise_cpu(OpTable& t) {
+#define XJAX_EW_REGISTER(name, kind, arity) \
+  if (OpKind::kind == OpKind::Elementwise) t.set_cpu(OpId::name##_, &elementwise_kernel<OpId::name##_>);
+  XJAX_OP_LIST(XJAX_EW_REGISTER)
+#undef XJAX_EW_REGISTER
+  t.set_cpu(OpId::iota_, &iota_kernel);
+}
 
 }  // namespace xjax

@@ -1,8 +1,130 @@
-// Shape and dtype rules of the contraction ops.
+// Shape and dtype rules of the contraction ops: dot_general (JAX's lax.dot_general).
+//
+// Errors follow JAX: every problem with the dimension numbers or dtypes is a TypeError, as
+// lax.dot_general raises them.
+#include <algorithm>
+
 #include "core/ops/ops.h"
 
 namespace xjax {
 
-void register_contraction_infer(OpTable&) {}
+namespace {
+
+constexpr OpId kOp = OpId::dot_general_;
+
+std::string dims_str(const std::vector<int64_t>& d) {
+  std::string s = "(";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+  return s + (d.size() == 1 ? ",)" : ")");
+}
+
+const std::vector<int64_t>& dims_attr(const Attrs& attrs, const char* name, bool required) {
+  static const std::vector<int64_t> none;
+  if (!attrs.has(name)) {
+    if (required) fail_value(kOp, std::string("missing attribute '") + name + "'");
+    return none;
+  }
+  return attrs.get_ints(name);
+}
+
+// Range, uniqueness and disjointness of one operand's batch and contracting dimensions.
+void check_operand_dims(const char* side, const TypeInfo& t, const std::vector<int64_t>& contracting,
+                        const std::vector<int64_t>& batch, const std::string& ctx) {
+  int64_t rank = int64_t(t.shape.size());
+  for (const auto* dims : {&batch, &contracting})
+    for (int64_t d : *dims)
+      if (d < 0 || d >= rank)
+        fail_type(kOp, std::string("requires ") + side + " dimension numbers to be nonnegative and less than the " +
+                           "rank of the " + side + " (" + std::to_string(rank) + "), got " + side + "_batch " +
+                           dims_str(batch) + " and " + side + "_contracting " + dims_str(contracting) + "; " + ctx);
+  std::vector<bool> seen_batch(rank, false), seen_contract(rank, false);
+  for (int64_t d : batch) {
+    if (seen_batch[d])
+      fail_type(kOp, std::string("requires ") + side + " batch dimensions to be distinct, got " + dims_str(batch) +
+                         "; " + ctx);
+    seen_batch[d] = true;
+  }
+  for (int64_t d : contracting) {
+    if (seen_contract[d])
+      fail_type(kOp, std::string("requires ") + side + " contracting dimensions to be distinct, got " +
+                         dims_str(contracting) + "; " + ctx);
+    if (seen_batch[d])
+      fail_type(kOp, std::string("requires ") + side + " batch dimensions to be disjoint from contracting " +
+                         "dimensions, got " + side + "_batch " + dims_str(batch) + " and " + side + "_contracting " +
+                         dims_str(contracting) + "; " + ctx);
+    seen_contract[d] = true;
+  }
+}
+
+int bit_width(DType dt) { return dt == DType::Bool ? 1 : int(itemsize(dt)) * 8; }
+
+// JAX's rules for preferred_element_type: integers and bool may not narrow; floats stay floats
+// (any width: f32 -> bf16 rounds the float32 result); integers may become floats.
+DType result_dtype(DType in, const Attrs& attrs, const std::string& ctx) {
+  if (!attrs.has("preferred_element_type")) return in;
+  const std::string& name = attrs.get_str("preferred_element_type");
+  if (name.empty()) return in;
+  DType pref;
+  try {
+    pref = dtype_from_name(name);
+  } catch (const std::invalid_argument&) {
+    fail_type(kOp, "unknown preferred_element_type '" + name + "'");
+  }
+  if (pref == in) return in;
+  if (is_floating(in) && !is_floating(pref))
+    fail_type(kOp, std::string("preferred_element_type ") + dtype_name(pref) + " is incompatible with " +
+                       dtype_name(in) + " operands (floating operands need a floating result); " + ctx);
+  if (is_signed_int(in) && is_unsigned(pref))
+    fail_type(kOp, std::string("preferred_element_type must have the same signedness as the original type, got ") +
+                       dtype_name(pref) + " for " + dtype_name(in) + " operands; " + ctx);
+  if (!is_floating(in) && !is_floating(pref) && bit_width(pref) < bit_width(in))
+    fail_type(kOp, std::string("preferred_element_type must not be narrower than the original type, got ") +
+                       dtype_name(pref) + " for " + dtype_name(in) + " operands; " + ctx);
+  return pref;
+}
+
+std::vector<TypeInfo> infer_dot_general(const std::vector<TypeInfo>& in, const Attrs& attrs) {
+  const TypeInfo& lhs = in[0];
+  const TypeInfo& rhs = in[1];
+  std::string ctx = "operands " + types_str(in);
+  if (lhs.dtype != rhs.dtype)
+    fail_type(kOp, std::string("operands must have the same dtype, got ") + dtype_name(lhs.dtype) + " and " +
+                       dtype_name(rhs.dtype) + "; " + ctx);
+  const auto& lc = dims_attr(attrs, "lhs_contracting_dimensions", true);
+  const auto& rc = dims_attr(attrs, "rhs_contracting_dimensions", true);
+  const auto& lb = dims_attr(attrs, "lhs_batch_dimensions", false);
+  const auto& rb = dims_attr(attrs, "rhs_batch_dimensions", false);
+  check_operand_dims("lhs", lhs, lc, lb, ctx);
+  check_operand_dims("rhs", rhs, rc, rb, ctx);
+  if (lb.size() != rb.size())
+    fail_type(kOp, "requires equal numbers of lhs_batch and rhs_batch dimensions, got lhs_batch " + dims_str(lb) +
+                       " and rhs_batch " + dims_str(rb) + "; " + ctx);
+  if (lc.size() != rc.size())
+    fail_type(kOp, "requires equal numbers of lhs and rhs contracting dimensions, got lhs_contracting " +
+                       dims_str(lc) + " and rhs_contracting " + dims_str(rc) + "; " + ctx);
+  Shape lbs, rbs, lcs, rcs;
+  for (size_t i = 0; i < lb.size(); ++i) lbs.push_back(lhs.shape[lb[i]]), rbs.push_back(rhs.shape[rb[i]]);
+  for (size_t i = 0; i < lc.size(); ++i) lcs.push_back(lhs.shape[lc[i]]), rcs.push_back(rhs.shape[rc[i]]);
+  if (lbs != rbs)
+    fail_type(kOp, "requires lhs batch dimensions and rhs batch dimensions to have the same shape, got " +
+                       shape_str(lbs) + " and " + shape_str(rbs) + "; " + ctx);
+  if (lcs != rcs)
+    fail_type(kOp, "requires contracting dimensions to have the same shape, got " + shape_str(lcs) + " and " +
+                       shape_str(rcs) + "; " + ctx);
+
+  // Result: batch dims (lhs batch order), then lhs free dims, then rhs free dims.
+  Shape out = lbs;
+  for (int64_t d = 0; d < int64_t(lhs.shape.size()); ++d)
+    if (std::find(lb.begin(), lb.end(), d) == lb.end() && std::find(lc.begin(), lc.end(), d) == lc.end())
+      out.push_back(lhs.shape[d]);
+  for (int64_t d = 0; d < int64_t(rhs.shape.size()); ++d)
+    if (std::find(rb.begin(), rb.end(), d) == rb.end() && std::find(rc.begin(), rc.end(), d) == rc.end())
+      out.push_back(rhs.shape[d]);
+  return {{out, result_dtype(lhs.dtype, attrs, ctx)}};
+}
+
+}  // namespace
+
+void register_contraction_infer(OpTable& t) { t.set_infer(kOp, infer_dot_general); }
 
 }  // namespace xjax

@@ -1,0 +1,283 @@
+// Matrix products for dot_general: BLAS when it is loaded (float/double), the built-in kernels
+// otherwise, and the split of the work over the thread pool.
+//
+// Threads: a BLAS call runs on BLAS's own pool (sized like ours at load), so it is made only from
+// outside our parallel regions; inside them (one small product per batch element) the built-in
+// kernels run serially instead. Built-in results do not depend on the number of threads: every
+// split is over output elements, or over fixed chunks of k summed in a fixed order.
+#include "core/cpu/contraction_gemm.h"
+
+#include <algorithm>
+#include <climits>
+#include <type_traits>
+
+#include "core/cpu/contraction_blas.h"
+#include "core/cpu/contraction_kernels.h"
+#include "core/thread_pool.h"
+
+namespace xjax::contraction {
+
+int64_t BatchDims::count() const {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return n;
+}
+
+void BatchDims::offsets(int64_t b, int64_t* a_off, int64_t* b_off) const {
+  int64_t x = 0, y = 0;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    int64_t d = b % sizes[i];
+    b /= sizes[i];
+    x += d * a_strides[i];
+    y += d * b_strides[i];
+  }
+  *a_off = x;
+  *b_off = y;
+}
+
+namespace {
+
+// Multiply-adds below which a product is not worth splitting over threads.
+constexpr int64_t kSerialWork = int64_t(1) << 15;
+// Multiply-adds from which one product keeps all threads busy by itself (about 128^3).
+constexpr int64_t kBigProduct = int64_t(1) << 21;
+
+int num_threads() { return ThreadPool::global().size(); }
+
+// Per-thread scratch, reused across calls. Slots: 0 packed B, 1 packed A, 2 contiguous x,
+// 3 partial sums.
+template <typename T>
+T* scratch(int slot, int64_t n) {
+  thread_local std::vector<T> bufs[4];
+  std::vector<T>& v = bufs[slot];
+  if (int64_t(v.size()) < n) v.resize(size_t(n));
+  return v.data();
+}
+
+// Runs fn over [0, n) on the pool, or inline when `serial`.
+void run(bool serial, int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+  if (serial) {
+    if (n > 0) fn(0, n);
+  } else {
+    parallel_for(n, grain, fn);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Built-in kernels.
+
+template <typename T>
+void builtin_gemm(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c) {
+  const Kernels<T>& kr = kernels<T>();
+  const int64_t NR = kr.nr, KC = kr.kc, MC = kr.mc;
+  const int64_t NC = std::max<int64_t>(NR, (int64_t(1) << 20) / KC / NR * NR);  // packed B: ~1M elements
+  const bool serial = m * n * k <= kSerialWork * 8;
+  const int64_t mblocks = (m + MC - 1) / MC;
+  T* b_packed = scratch<T>(0, KC * std::min(NC, (n + NR - 1) / NR * NR));
+  for (int64_t n0 = 0; n0 < n; n0 += NC) {
+    const int64_t nc = std::min(NC, n - n0);
+    const int64_t panels = (nc + NR - 1) / NR;
+    // Split columns too when there are few row blocks, so that every thread gets work.
+    const int64_t splits = serial ? 1 : std::min(panels, (4 * num_threads() + mblocks - 1) / mblocks);
+    const int64_t panels_per_task = (panels + splits - 1) / splits;
+    for (int64_t k0 = 0; k0 < k; k0 += KC) {
+      const int64_t kc = std::min(KC, k - k0);
+      const T* b_src = b.data + k0 * b.rs + n0 * b.cs;
+      run(serial, panels, 8, [&](int64_t p0, int64_t p1) {
+        kr.pack_b(b_src + p0 * NR * b.cs, b.rs, b.cs, kc, std::min(nc, p1 * NR) - p0 * NR, b_packed + p0 * NR * kc);
+      });
+      run(serial, mblocks * splits, 1, [&](int64_t t0, int64_t t1) {
+        T* a_buf = scratch<T>(1, MC * KC);
+        for (int64_t t = t0; t < t1; ++t) {
+          const int64_t m0 = (t / splits) * MC, q0 = (t % splits) * panels_per_task;
+          const int64_t q1 = std::min(panels, q0 + panels_per_task);
+          if (q0 >= q1) continue;
+          const int64_t j0 = q0 * NR, jn = std::min(nc, q1 * NR) - j0;
+          kr.gemm_block(a.data + m0 * a.rs + k0 * a.cs, a.rs, a.cs, std::min(MC, m - m0), kc, b_packed + j0 * kc, jn,
+                        c + m0 * n + n0 + j0, n, k0 > 0, a_buf);
+        }
+      });
+    }
+  }
+}
+
+// y[0:m] = A x, A m x k, x with stride incx, y contiguous.
+template <typename T>
+void builtin_gemv(int64_t m, int64_t k, Mat<T> a, const T* x, int64_t incx, T* y) {
+  const Kernels<T>& kr = kernels<T>();
+  if (incx != 1) {
+    T* xc = scratch<T>(2, k);
+    for (int64_t i = 0; i < k; ++i) xc[i] = x[i * incx];
+    x = xc;
+  }
+  const bool rows = a.cs == 1;  // else a.rs == 1: columns contiguous
+  const int64_t lda = rows ? a.rs : a.cs;
+  auto part = [&](int64_t i0, int64_t i1, int64_t k0, int64_t k1, T* out) {
+    if (rows) {
+      kr.gemv_rows(i1 - i0, k1 - k0, a.data + i0 * lda + k0, lda, x + k0, out);
+    } else {
+      kr.gemv_cols(i1 - i0, k1 - k0, a.data + k0 * lda + i0, lda, x + k0, out);
+    }
+  };
+  if (m * k <= kSerialWork) {
+    part(0, m, 0, k, y);
+    return;
+  }
+  const int64_t min_rows = rows ? 16 : 512;  // rows per task for a split over rows to pay off
+  if (m >= 4 * min_rows) {
+    parallel_for(m, std::max(min_rows, kSerialWork / k), [&](int64_t i0, int64_t i1) { part(i0, i1, 0, k, y + i0); });
+    return;
+  }
+  // Few, long rows: fixed chunks of k (independent of the thread count), then their sums in order.
+  const int64_t chunk = std::max<int64_t>(4096, kSerialWork / m);
+  const int64_t chunks = (k + chunk - 1) / chunk;
+  T* partial = scratch<T>(3, chunks * m);
+  parallel_for(chunks, 1, [&](int64_t c0, int64_t c1) {
+    for (int64_t ci = c0; ci < c1; ++ci) part(0, m, ci * chunk, std::min(k, (ci + 1) * chunk), partial + ci * m);
+  });
+  for (int64_t i = 0; i < m; ++i) {
+    T s = partial[i];
+    for (int64_t ci = 1; ci < chunks; ++ci) s += partial[ci * m + i];
+    y[i] = s;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// BLAS.
+
+bool fits(int64_t v) { return v >= 0 && v <= INT_MAX; }
+
+template <typename T>
+struct Blas;
+template <>
+struct Blas<float> {
+  static constexpr auto gemm = &BlasApi::sgemm;
+  static constexpr auto gemv = &BlasApi::sgemv;
+  static constexpr auto dot = &BlasApi::sdot;
+  static constexpr auto batch = &BlasApi::sgemm_batch_strided;
+};
+template <>
+struct Blas<double> {
+  static constexpr auto gemm = &BlasApi::dgemm;
+  static constexpr auto gemv = &BlasApi::dgemv;
+  static constexpr auto dot = &BlasApi::ddot;
+  static constexpr auto batch = &BlasApi::dgemm_batch_strided;
+};
+
+template <typename T>
+const BlasApi* blas_for() {
+  if constexpr (std::is_floating_point_v<T>) return blas_api();
+  return nullptr;
+}
+
+// Leading dimension and transpose flag of a matrix for row-major BLAS.
+template <typename T>
+int ld(Mat<T> a) {
+  return int(a.cs == 1 ? a.rs : a.cs);
+}
+template <typename T>
+int trans(Mat<T> a) {
+  return a.cs == 1 ? BlasApi::kNoTrans : BlasApi::kTrans;
+}
+
+// One product on BLAS; false when a size does not fit BLAS's 32-bit integers.
+template <typename T>
+bool blas_matmul(const BlasApi& api, int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (!fits(m) || !fits(n) || !fits(k) || !fits(a.rs) || !fits(a.cs) || !fits(b.rs) || !fits(b.cs)) return false;
+    const int R = BlasApi::kRowMajor;
+    if (m == 1 && n == 1) {
+      c[0] = (api.*Blas<T>::dot)(int(k), a.data, int(a.cs), b.data, int(b.rs));
+    } else if (n == 1 || m == 1) {
+      // y = A x (n == 1), or y = B^T x (m == 1); y starts zeroed: BLAS only scales it by beta.
+      Mat<T> mat = n == 1 ? a : Mat<T>{b.data, b.cs, b.rs};
+      const int64_t rows = n == 1 ? m : n;
+      const T* x = n == 1 ? b.data : a.data;
+      const int incx = int(n == 1 ? b.rs : a.cs);
+      std::fill(c, c + rows, T(0));
+      if (mat.cs == 1) {
+        (api.*Blas<T>::gemv)(R, BlasApi::kNoTrans, int(rows), int(k), T(1), mat.data, int(mat.rs), x, incx, T(0), c, 1);
+      } else {
+        (api.*Blas<T>::gemv)(R, BlasApi::kTrans, int(k), int(rows), T(1), mat.data, int(mat.cs), x, incx, T(0), c, 1);
+      }
+    } else {
+      (api.*Blas<T>::gemm)(R, trans(a), trans(b), int(m), int(n), int(k), T(1), a.data, ld(a), b.data, ld(b), T(0), c,
+                           int(n));
+    }
+    return true;
+  }
+  return false;
+}
+
+// The whole batch in one BLAS call that gives each thread whole products; false when the batch
+// strides are not uniform or do not fit 32 bits (OpenBLAS computes index * stride in int).
+template <typename T>
+bool blas_batch(const BlasApi& api, const BatchDims& batch, int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b,
+                T* c) {
+  if constexpr (std::is_floating_point_v<T>) {
+    auto call = api.*Blas<T>::batch;
+    if (!call) return false;
+    int64_t count = batch.count(), sa = 0, sb = 0;
+    int64_t expect_a = -1, expect_b = -1;
+    for (size_t i = batch.sizes.size(); i-- > 0;) {  // the batch dims must collapse to one stride
+      if (batch.sizes[i] == 1) continue;
+      if (expect_a >= 0 && (batch.a_strides[i] != expect_a || batch.b_strides[i] != expect_b)) return false;
+      if (expect_a < 0) sa = batch.a_strides[i], sb = batch.b_strides[i];
+      expect_a = batch.a_strides[i] * batch.sizes[i];
+      expect_b = batch.b_strides[i] * batch.sizes[i];
+    }
+    if (!fits(count) || !fits(m) || !fits(n) || !fits(k) || !fits(ld(a)) || !fits(ld(b))) return false;
+    if (!fits((count - 1) * sa) || !fits((count - 1) * sb) || !fits(count * m * n)) return false;
+    call(BlasApi::kRowMajor, trans(a), trans(b), int(m), int(n), int(k), T(1), a.data, ld(a), int(sa), b.data, ld(b),
+         int(sb), T(0), c, int(n), int(m * n), int(count));
+    return true;
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+template <typename T>
+void matmul(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c, bool allow_blas) {
+  if (const BlasApi* api = allow_blas ? blas_for<T>() : nullptr)
+    if (blas_matmul(*api, m, n, k, a, b, c)) return;
+  if (n == 1) {
+    builtin_gemv(m, k, a, b.data, b.rs, c);
+  } else if (m == 1) {
+    builtin_gemv(n, k, Mat<T>{b.data, b.cs, b.rs}, a.data, a.cs, c);
+  } else {
+    builtin_gemm(m, n, k, a, b, c);
+  }
+}
+
+}  // namespace
+
+template <typename T>
+void batched_matmul(const BatchDims& batch, int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c) {
+  const int64_t count = batch.count(), work = m * n * k;
+  auto one = [&](int64_t i, bool allow_blas) {
+    int64_t ao = 0, bo = 0;
+    batch.offsets(i, &ao, &bo);
+    matmul(m, n, k, Mat<T>{a.data + ao, a.rs, a.cs}, Mat<T>{b.data + bo, b.rs, b.cs}, c + i * m * n, allow_blas);
+  };
+  const BlasApi* api = blas_for<T>();
+  // Few or big products: one after the other, each spread over all threads.
+  if (count == 1 || (work >= kBigProduct && (api || count < 2 * num_threads()))) {
+    for (int64_t i = 0; i < count; ++i) one(i, true);
+    return;
+  }
+  if (api && blas_batch(*api, batch, m, n, k, a, b, c)) return;
+  // Many smaller products: whole products per thread, each on the built-in kernels.
+  parallel_for(count, std::max<int64_t>(1, kSerialWork / std::max<int64_t>(work, 1)), [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) one(i, false);
+  });
+}
+
+template void batched_matmul<float>(const BatchDims&, int64_t, int64_t, int64_t, Mat<float>, Mat<float>, float*);
+template void batched_matmul<double>(const BatchDims&, int64_t, int64_t, int64_t, Mat<double>, Mat<double>, double*);
+template void batched_matmul<uint32_t>(const BatchDims&, int64_t, int64_t, int64_t, Mat<uint32_t>, Mat<uint32_t>,
+                                       uint32_t*);
+template void batched_matmul<uint64_t>(const BatchDims&, int64_t, int64_t, int64_t, Mat<uint64_t>, Mat<uint64_t>,
+                                       uint64_t*);
+
+}  // namespace xjax::contraction

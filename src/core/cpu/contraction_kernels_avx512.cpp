@@ -1,0 +1,12 @@
+// The built-in contraction kernels compiled for AVX-512 (used only where the CPU has it).
+#include <cstdint>
+
+#include "core/cpu/contraction_kernels.h"
+
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma,bmi,bmi2,popcnt")
+#define XJAX_ISA_NS avx512
+#define XJAX_ISA_VEC_BYTES 64
+#define XJAX_ISA_MR 12
+#include "core/cpu/contraction_kernels_impl.h"
+#pragma GCC pop_options

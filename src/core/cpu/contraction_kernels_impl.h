@@ -1,0 +1,197 @@
+// The built-in kernels' code, compiled once per instruction set. Each
+// contraction_kernels_<isa>.cpp includes this file inside `#pragma GCC target(...)` after
+// defining XJAX_ISA_NS (its namespace), XJAX_ISA_VEC_BYTES (vector width) and XJAX_ISA_MR (rows of
+// the micro-tile). Nothing here calls library code, so no function compiled for a wider
+// instruction set can leak into code that runs on any CPU.
+//
+// The gemm is the usual packed scheme: B is packed into panels of NR columns ([k][j], read
+// contiguously), A into panels of MR rows ([k][i]), and a micro-kernel keeps an MR x NR tile of C
+// in registers while it walks k. Plain loops: GCC turns the tile into vector FMAs.
+
+namespace xjax::contraction::XJAX_ISA_NS {
+
+namespace {
+
+template <typename T>
+struct Tile {
+  static constexpr int kLanes = XJAX_ISA_VEC_BYTES / int(sizeof(T));
+  static constexpr int NR = 2 * kLanes;  // two vectors of columns
+  static constexpr int MR = XJAX_ISA_MR;
+  static constexpr int64_t KC = 256;
+  static constexpr int64_t MC = MR * (sizeof(T) == 4 ? 16 : 12);
+};
+
+inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+template <typename T>
+void pack_b(const T* b, int64_t rs, int64_t cs, int64_t kc, int64_t nc, T* dst) {
+  constexpr int NR = Tile<T>::NR;
+  for (int64_t q = 0; q < nc; q += NR) {
+    const int64_t nr = min64(NR, nc - q);
+    T* d = dst + q * kc;
+    if (cs == 1 && nr == NR) {
+      for (int64_t k = 0; k < kc; ++k)
+        for (int j = 0; j < NR; ++j) d[k * NR + j] = b[k * rs + q + j];
+    } else if (cs == 1) {
+      for (int64_t k = 0; k < kc; ++k)
+        for (int j = 0; j < NR; ++j) d[k * NR + j] = j < nr ? b[k * rs + q + j] : T(0);
+    } else {  // columns contiguous
+      for (int j = 0; j < NR; ++j) {
+        if (j < nr) {
+          const T* col = b + (q + j) * cs;
+          for (int64_t k = 0; k < kc; ++k) d[k * NR + j] = col[k * rs];
+        } else {
+          for (int64_t k = 0; k < kc; ++k) d[k * NR + j] = T(0);
+        }
+      }
+    }
+  }
+}
+
+template <typename T>
+void pack_a(const T* a, int64_t rs, int64_t cs, int64_t mc, int64_t kc, T* dst) {
+  constexpr int MR = Tile<T>::MR;
+  for (int64_t p = 0; p < mc; p += MR) {
+    const int64_t mr = min64(MR, mc - p);
+    T* d = dst + p * kc;
+    if (cs == 1) {  // rows contiguous
+      for (int i = 0; i < MR; ++i) {
+        if (i < mr) {
+          const T* row = a + (p + i) * rs;
+          for (int64_t k = 0; k < kc; ++k) d[k * MR + i] = row[k];
+        } else {
+          for (int64_t k = 0; k < kc; ++k) d[k * MR + i] = T(0);
+        }
+      }
+    } else {  // columns contiguous
+      for (int64_t k = 0; k < kc; ++k) {
+        const T* col = a + k * cs + p * rs;
+        for (int i = 0; i < MR; ++i) d[k * MR + i] = i < mr ? col[i * rs] : T(0);
+      }
+    }
+  }
+}
+
+// One MR x NR tile of C from packed panels; mr x nr of it is stored (the rest is padding).
+template <typename T>
+inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, T* __restrict c, int64_t ldc,
+                         bool accumulate, int64_t mr, int64_t nr) {
+  constexpr int MR = Tile<T>::MR, NR = Tile<T>::NR;
+  T acc[MR][NR];
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NR; ++j) acc[i][j] = T(0);
+  for (int64_t k = 0; k < kc; ++k) {
+    const T* bk = b + k * NR;
+    const T* ak = a + k * MR;
+    for (int i = 0; i < MR; ++i) {
+      const T ai = ak[i];
+      for (int j = 0; j < NR; ++j) acc[i][j] += ai * bk[j];
+    }
+  }
+  if (mr == MR && nr == NR) {
+    if (accumulate) {
+      for (int i = 0; i < MR; ++i)
+        for (int j = 0; j < NR; ++j) c[i * ldc + j] += acc[i][j];
+    } else {
+      for (int i = 0; i < MR; ++i)
+        for (int j = 0; j < NR; ++j) c[i * ldc + j] = acc[i][j];
+    }
+    return;
+  }
+  for (int64_t i = 0; i < mr; ++i)
+    for (int64_t j = 0; j < nr; ++j) c[i * ldc + j] = accumulate ? c[i * ldc + j] + acc[i][j] : acc[i][j];
+}
+
+template <typename T>
+void gemm_block(const T* a, int64_t rs, int64_t cs, int64_t mc, int64_t kc, const T* b_packed, int64_t nc, T* c,
+                int64_t ldc, bool accumulate, T* a_buf) {
+  constexpr int MR = Tile<T>::MR, NR = Tile<T>::NR;
+  pack_a(a, rs, cs, mc, kc, a_buf);
+  // The B panel (kc x NR) stays in L1 while the A panels stream past it from L2.
+  for (int64_t q = 0; q < nc; q += NR)
+    for (int64_t p = 0; p < mc; p += MR)
+      micro_kernel<T>(kc, a_buf + p * kc, b_packed + q * kc, c + p * ldc + q, ldc, accumulate, min64(MR, mc - p),
+                      min64(NR, nc - q));
+}
+
+// Sums of products of R rows of A with x. Each row keeps kLanes partial sums (one per lane) so
+// that float sums vectorise without reassociation; the lanes are added in a fixed order, and every
+// row is summed the same way whatever R, so results do not depend on how rows are split.
+template <typename T, int R>
+inline void rows_dot(int64_t k, const T* a, int64_t lda, const T* x, T* y) {
+  constexpr int W = Tile<T>::kLanes;
+  T acc[R][W];
+  for (int r = 0; r < R; ++r)
+    for (int j = 0; j < W; ++j) acc[r][j] = T(0);
+  int64_t kk = 0;
+  for (; kk + W <= k; kk += W)
+    for (int r = 0; r < R; ++r)
+      for (int j = 0; j < W; ++j) acc[r][j] += a[r * lda + kk + j] * x[kk + j];
+  for (int r = 0; r < R; ++r) {
+    T s = T(0);
+    for (int j = 0; j < W; ++j) s += acc[r][j];
+    for (int64_t t = kk; t < k; ++t) s += a[r * lda + t] * x[t];
+    y[r] = s;
+  }
+}
+
+template <typename T>
+void gemv_rows(int64_t m, int64_t k, const T* a, int64_t lda, const T* x, T* y) {
+  int64_t i = 0;
+  for (; i + 4 <= m; i += 4) rows_dot<T, 4>(k, a + i * lda, lda, x, y + i);  // 4 rows share each load of x
+  for (; i < m; ++i) rows_dot<T, 1>(k, a + i * lda, lda, x, y + i);
+}
+
+template <typename T>
+void gemv_cols(int64_t m, int64_t k, const T* a, int64_t lda, const T* x, T* y) {
+  constexpr int64_t kBlock = 2048;  // a block of y stays in L1 while the rows of A stream by
+  for (int64_t i0 = 0; i0 < m; i0 += kBlock) {
+    const int64_t n = min64(kBlock, m - i0);
+    T* __restrict yb = y + i0;
+    for (int64_t i = 0; i < n; ++i) yb[i] = T(0);
+    int64_t kk = 0;
+    for (; kk + 4 <= k; kk += 4) {  // four rows per pass over y; sums still run in k order
+      const T x0 = x[kk], x1 = x[kk + 1], x2 = x[kk + 2], x3 = x[kk + 3];
+      const T* r0 = a + kk * lda + i0;
+      const T* r1 = r0 + lda;
+      const T* r2 = r1 + lda;
+      const T* r3 = r2 + lda;
+      for (int64_t i = 0; i < n; ++i) {
+        T s = yb[i];
+        s += x0 * r0[i];
+        s += x1 * r1[i];
+        s += x2 * r2[i];
+        s += x3 * r3[i];
+        yb[i] = s;
+      }
+    }
+    for (; kk < k; ++kk) {
+      const T xv = x[kk];
+      const T* r = a + kk * lda + i0;
+      for (int64_t i = 0; i < n; ++i) yb[i] += xv * r[i];
+    }
+  }
+}
+
+}  // namespace
+
+template <typename T>
+Kernels<T> make_kernels() {
+  Kernels<T> k;
+  k.mr = Tile<T>::MR;
+  k.nr = Tile<T>::NR;
+  k.kc = Tile<T>::KC;
+  k.mc = Tile<T>::MC;
+  k.pack_b = &pack_b<T>;
+  k.gemm_block = &gemm_block<T>;
+  k.gemv_rows = &gemv_rows<T>;
+  k.gemv_cols = &gemv_cols<T>;
+  return k;
+}
+
+template Kernels<float> make_kernels<float>();
+template Kernels<double> make_kernels<double>();
+template Kernels<uint32_t> make_kernels<uint32_t>();
+template Kernels<uint64_t> make_kernels<uint64_t>();
+
+}  // namespace xjax::contraction::XJAX_ISA_NS

@@ -1,0 +1,131 @@
+// CPU kernels of the scans along one axis (cumsum, cumprod, cummax, cummin, cumlogsumexp), forward
+// or reversed. Lines are independent: they are spread over threads; each line is sequential.
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "core/cpu/reduction_kernels.h"
+#include "core/thread_pool.h"
+
+namespace xjax {
+
+namespace {
+
+enum class CumOp { Sum, Prod, Max, Min, LogSumExp };
+
+constexpr int64_t kColBlock = 1024;  // carries kept at once when the axis is not innermost
+constexpr int64_t kTaskElements = 1 << 15;
+
+// The carry's type: float for 16-bit floats, bytes for bool, unsigned for integer sums and
+// products (they wrap), the type itself otherwise.
+template <CumOp Op, typename T>
+using CumCompute = std::conditional_t<
+    std::is_same<T, bool>::value, uint8_t,
+    std::conditional_t<Op == CumOp::Sum || Op == CumOp::Prod, red::Arith<typename ComputeOf<T>::type>,
+                       typename ComputeOf<T>::type>>;
+
+// log(exp(a) + exp(b)) without overflow: the larger one is factored out.
+template <typename A> inline A logaddexp(A a, A b) {
+  if (a != a || b != b) return a + b;
+  if (a == b) return a + A(0.69314718055994530942);  // also two equal infinities
+  A m = std::max(a, b);
+  return m + std::log1p(std::exp(std::min(a, b) - m));
+}
+
+template <CumOp Op, typename A> inline A step(A acc, A v) {
+  if constexpr (Op == CumOp::Sum) return A(acc + v);
+  if constexpr (Op == CumOp::Prod) return A(acc * v);
+  if constexpr (Op == CumOp::Max) return red::max_nan(acc, v);
+  if constexpr (Op == CumOp::Min) return red::min_nan(acc, v);
+  if constexpr (Op == CumOp::LogSumExp) return logaddexp(acc, v);
+}
+
+// The axis is innermost: each line is contiguous.
+template <CumOp Op, typename T>
+void scan_lines(const T* x, T* y, int64_t lines, int64_t n, bool reverse) {
+  using A = CumCompute<Op, T>;
+  parallel_for(lines, std::max<int64_t>(1, kTaskElements / n), [&](int64_t b, int64_t e) {
+    for (int64_t l = b; l < e; ++l) {
+      const T* xs = x + l * n;
+      T* ys = y + l * n;
+      int64_t i = reverse ? n - 1 : 0, d = reverse ? -1 : 1;
+      A acc = A(xs[i]);
+      ys[i] = T(acc);
+      for (int64_t k = 1; k < n; ++k) {
+        i += d;
+        acc = step<Op>(acc, A(xs[i]));
+        ys[i] = T(acc);
+      }
+    }
+  });
+}
+
+// The axis is not innermost: carry a block of columns down (or up) the rows, vectorised across them.
+template <CumOp Op, typename T>
+void scan_columns(const T* x, T* y, int64_t outer, int64_t n, int64_t inner, bool reverse) {
+  using A = CumCompute<Op, T>;
+  int64_t n_blocks = (inner + kColBlock - 1) / kColBlock;
+  int64_t task = n * std::min(inner, kColBlock);
+  parallel_for(outer * n_blocks, std::max<int64_t>(1, kTaskElements / task), [&](int64_t b, int64_t e) {
+    A carry[kColBlock];
+    for (int64_t t = b; t < e; ++t) {
+      int64_t o = t / n_blocks, col = (t % n_blocks) * kColBlock;
+      int64_t w = std::min(kColBlock, inner - col);
+      int64_t base = o * n * inner + col;
+      for (int64_t k = 0; k < n; ++k) {
+        int64_t off = base + (reverse ? n - 1 - k : k) * inner;
+        const T* xs = x + off;
+        T* ys = y + off;
+        if (k == 0) {
+          for (int64_t j = 0; j < w; ++j) carry[j] = A(xs[j]);
+        } else {
+          for (int64_t j = 0; j < w; ++j) carry[j] = step<Op>(carry[j], A(xs[j]));
+        }
+        for (int64_t j = 0; j < w; ++j) ys[j] = T(carry[j]);
+      }
+    }
+  });
+}
+
+template <CumOp Op>
+void scan_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
+  const Tensor& a = in[0];
+  if (a.size() == 0) return;
+  int64_t axis = attrs.get_int("axis");
+  bool reverse = attrs.get_int_or("reverse", 0) != 0;
+  int64_t outer = 1, inner = 1, n = a.shape[axis];
+  for (int64_t i = 0; i < axis; ++i) outer *= a.shape[i];
+  for (size_t i = axis + 1; i < a.shape.size(); ++i) inner *= a.shape[i];
+  dispatch_dtype(a.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    constexpr bool ok = Op != CumOp::LogSumExp || std::is_floating_point<typename ComputeOf<T>::type>::value;
+    if constexpr (ok) {
+      if (inner == 1)
+        scan_lines<Op>(a.as<T>(), out[0].as<T>(), outer, n, reverse);
+      else
+        scan_columns<Op>(a.as<T>(), out[0].as<T>(), outer, n, inner, reverse);
+    } else {
+      throw std::logic_error("cumlogsumexp on a non-float dtype");  // the shape rule rejects it
+    }
+  });
+}
+
+}  // namespace
+
+void cumsum_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
+  scan_kernel<CumOp::Sum>(in, out, attrs);
+}
+void cumprod_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
+  scan_kernel<CumOp::Prod>(in, out, attrs);
+}
+void cummax_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
+  scan_kernel<CumOp::Max>(in, out, attrs);
+}
+void cummin_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
+  scan_kernel<CumOp::Min>(in, out, attrs);
+}
+void cumlogsumexp_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
+  scan_kernel<CumOp::LogSumExp>(in, out, attrs);
+}
+
+}  // namespace xjax

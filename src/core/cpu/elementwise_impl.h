@@ -1,0 +1,147 @@
+// Building blocks of the elementwise loops (internal): loop templates over small operator
+// structs, integer helpers without undefined behaviour, the float16/bfloat16 bridge, and the
+// per-file lookups that elementwise_loop() combines.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include "core/cpu/elementwise_loops.h"
+
+// Loops over transcendental functions are compiled for AVX-512, AVX2 and baseline x86-64 (picked
+// at load time) so that they can call glibc's vector math (see elementwise_vecmath.h).
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define XJAX_EW_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define XJAX_EW_CLONES
+#endif
+
+namespace xjax::ew {
+
+template <class T> const T* arg(const void* const* in, int i) { return static_cast<const T*>(in[i]); }
+
+// Plain loops: Op::f maps T values to an R value. No __restrict: a fused kernel may write a
+// result over one of its inputs.
+template <class T, class R, class Op>
+void unary(const void* const* in, void* out, int64_t n) {
+  const T* a = arg<T>(in, 0);
+  R* o = static_cast<R*>(out);
+  for (int64_t i = 0; i < n; ++i) o[i] = Op::f(a[i]);
+}
+template <class T, class R, class Op>
+void binary(const void* const* in, void* out, int64_t n) {
+  const T* a = arg<T>(in, 0);
+  const T* b = arg<T>(in, 1);
+  R* o = static_cast<R*>(out);
+  for (int64_t i = 0; i < n; ++i) o[i] = Op::f(a[i], b[i]);
+}
+// The same, compiled per instruction set: for loops that call vectorisable libm functions.
+template <class T, class R, class Op>
+XJAX_EW_CLONES void unary_vec(const void* const* in, void* out, int64_t n) {
+  const T* a = arg<T>(in, 0);
+  R* o = static_cast<R*>(out);
+  for (int64_t i = 0; i < n; ++i) o[i] = Op::f(a[i]);
+}
+template <class T, class R, class Op>
+XJAX_EW_CLONES void binary_vec(const void* const* in, void* out, int64_t n) {
+  const T* a = arg<T>(in, 0);
+  const T* b = arg<T>(in, 1);
+  R* o = static_cast<R*>(out);
+  for (int64_t i = 0; i < n; ++i) o[i] = Op::f(a[i], b[i]);
+}
+
+// Integer arithmetic wraps around: it is done in an unsigned type at least as wide as `unsigned`
+// (narrower unsigned types would be promoted to int, where overflow is undefined).
+template <class T>
+using Wide = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+template <class T> T wrap_add(T a, T b) { return T(Wide<T>(a) + Wide<T>(b)); }
+template <class T> T wrap_sub(T a, T b) { return T(Wide<T>(a) - Wide<T>(b)); }
+template <class T> T wrap_mul(T a, T b) { return T(Wide<T>(a) * Wide<T>(b)); }
+template <class T> T wrap_neg(T a) { return T(Wide<T>(0) - Wide<T>(a)); }
+
+// x**e by repeated squaring, multiplying in the same order as JAX's integer_pow lowering.
+template <class T>
+T power_by_squaring(T x, uint64_t e) {
+  auto mul = [](T a, T b) {
+    if constexpr (std::is_integral_v<T>) return wrap_mul(a, b);
+    else return T(a * b);
+  };
+  if (e == 0) return T(1);
+  T acc = x;
+  bool first = true;
+  for (;;) {
+    if (e & 1) {
+      acc = first ? x : mul(acc, x);
+      first = false;
+    }
+    e >>= 1;
+    if (!e) return acc;
+    x = mul(x, x);
+  }
+}
+// integer_pow: a negative y (floats only) gives 1 / x**|y|.
+template <class T>
+T integer_power(T x, int64_t y) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (y < 0) return T(1) / power_by_squaring(x, uint64_t(0) - uint64_t(y));
+  }
+  return power_by_squaring(x, uint64_t(y));
+}
+
+// float16/bfloat16 <-> float32 over arrays (F16C where the CPU has it; elementwise_half.cpp).
+void to_float(const float16* a, float* o, int64_t n);
+void to_float(const bfloat16* a, float* o, int64_t n);
+void from_float(const float* a, float16* o, int64_t n);
+void from_float(const float* a, bfloat16* o, int64_t n);
+
+// Runs a float32 loop F on 16-bit float operands: converts blocks to float32 and the result back
+// (R = bool: F writes the result directly).
+template <class H, class R, int Arity, ElementwiseLoop F>
+void via_float(const void* const* in, void* out, int64_t n) {
+  constexpr int64_t kBlock = 512;
+  float buf[Arity][kBlock];
+  float res[kBlock];
+  for (int64_t s = 0; s < n; s += kBlock) {
+    int64_t m = std::min(kBlock, n - s);
+    const void* p[Arity];
+    for (int k = 0; k < Arity; ++k) {
+      to_float(arg<H>(in, k) + s, buf[k], m);
+      p[k] = buf[k];
+    }
+    if constexpr (std::is_same_v<R, bool>) {
+      F(p, static_cast<bool*>(out) + s, m);
+    } else {
+      F(p, res, m);
+      from_float(res, static_cast<H*>(out) + s, m);
+    }
+  }
+}
+
+// The loop for a float-only op given its float32 and float64 loops.
+template <ElementwiseLoop F32, ElementwiseLoop F64, int Arity, class R16 = void>
+ElementwiseLoop float_loop(DType dt) {
+  using R = std::conditional_t<std::is_void_v<R16>, float16, R16>;
+  using RB = std::conditional_t<std::is_void_v<R16>, bfloat16, R16>;
+  switch (dt) {
+    case DType::Float32: return F32;
+    case DType::Float64: return F64;
+    case DType::Float16: return via_float<float16, R, Arity, F32>;
+    case DType::BFloat16: return via_float<bfloat16, RB, Arity, F32>;
+    default: return nullptr;
+  }
+}
+
+// Per-file lookups combined by elementwise_loop(); each returns nullptr for ops it does not own.
+ElementwiseLoop math_loop(OpId op, DType dt, const Attrs& attrs);     // elementwise_math.cpp
+ElementwiseLoop special_loop(OpId op, DType dt);                     // elementwise_special.cpp
+ElementwiseLoop arith_loop(OpId op, DType dt, const Attrs& attrs);    // elementwise_arith.cpp
+ElementwiseLoop bits_loop(OpId op, DType dt);                        // elementwise_bits.cpp
+ElementwiseLoop compare_loop(OpId op, DType dt);                     // elementwise_select.cpp
+ElementwiseLoop select_loop(DType which, DType cases, int num_cases);  // elementwise_select.cpp
+ElementwiseLoop clamp_loop(DType dt);                                // elementwise_select.cpp
+ElementwiseLoop convert_loop(DType from, DType to);                  // elementwise_convert.cpp
+
+// integer_pow for exponents without a loop (|y| > kMaxLoopPow): a scalar loop with runtime y.
+void integer_pow_any(DType dt, const void* in, void* out, int64_t n, int64_t y);
+
+}  // namespace xjax::ew
