@@ -71,7 +71,7 @@ def test_unsupported_operands_return_not_implemented():
         with pytest.raises(TypeError, match="unsupported operand"):
             x + other
         with pytest.raises(TypeError, match="unsupported operand"):
-            other * x
+            other - x
 
     class Custom:
         def __radd__(self, other):

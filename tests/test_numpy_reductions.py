@@ -156,7 +156,7 @@ def test_cumulative_dtypes_from_jax():
     assert repr(jnp.cumprod(jnp.arange(1, 4, dtype=jnp.uint8))) == "Array([1, 2, 6], dtype=uint8)"
     assert repr(jnp.cumsum(jnp.arange(4, dtype=jnp.uint8), dtype=jnp.int32)) == "Array([0, 1, 3, 6], dtype=int32)"
     assert repr(jnp.cumulative_sum(jnp.arange(3), include_initial=True)) == "Array([0, 0, 1, 3], dtype=int32)"
-    check(jnp.cumulative_prod(jnp.asarray([[1, 2], [3, 4]]), axis=1), [[1, 2], [3, 8]])
+    check(jnp.cumulative_prod(jnp.asarray([[1, 2], [3, 4]]), axis=1), [[1, 2], [3, 12]])
     with pytest.raises(ValueError, match="axis argument is only optional for one-dimensional arrays"):
         jnp.cumulative_sum(jnp.ones((2, 2)))
 

@@ -203,7 +203,7 @@ def test_promotion_table_recorded_from_jax():
     cases = [  # (lhs dtype, rhs, result dtype, weak)
         (np.int32, 2, np.int32, False), (np.float32, 2.5, np.float32, False), (np.int32, 2.5, np.float32, True),
         (np.int8, np.uint8, np.int16, False), (np.uint8, 2, np.uint8, False), (np.float16, 2.0, np.float16, False),
-        (np.bool_, 1, np.int32, False), (np.int8, 1.0, np.float32, True), (np.uint32, np.int32, np.int32, False),
+        (np.bool_, 1, np.int32, True), (np.int8, 1.0, np.float32, True), (np.uint32, np.int32, np.int32, False),
         (ml_dtypes.bfloat16, np.float16, np.float32, False), (np.int16, np.float16, np.float16, False),
     ]
     for lhs, rhs, want, weak in cases:

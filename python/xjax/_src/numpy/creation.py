@@ -321,22 +321,25 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
 
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     """Numbers spaced evenly on a log scale from start to stop (same signs), endpoints exact."""
-    from xjax._src.numpy import ufuncs
+    from xjax._src.numpy import manipulation, ufuncs
 
     dt = dtype_arg(dtype, "geomspace")
     cdt = dtypes.result_type(start, stop, dtypes.default_float_dtype())
     lo, hi = util.convert(start, cdt), util.convert(stop, cdt)
-    sign = ufuncs.sign(lo)
     lin = linspace(ufuncs.log10(ufuncs.abs(lo)), ufuncs.log10(ufuncs.abs(hi)), num, endpoint=endpoint,
                    dtype=cdt, axis=axis)
-    out = ufuncs.multiply(ufuncs.power(util.convert(10.0, cdt), lin), ufuncs.expand_dims_like(sign, lin, axis))
-    if num > 0:
-        from xjax._src.numpy import indexing
-
-        ax = util.canonicalize_axis(axis, out.aval.ndim)
-        out = indexing.set_along_axis(out, 0, lo, ax)
-        if endpoint and num > 1:
-            out = indexing.set_along_axis(out, num - 1, hi, ax)
+    ax = util.canonicalize_axis(axis, lin.aval.ndim)
+    sign = manipulation.expand_dims(ufuncs.sign(lo), ax)
+    out = ufuncs.multiply(ufuncs.power(util.convert(10.0, cdt), lin), sign)
+    if num > 1:
+        # Exact endpoints, as NumPy gives.
+        first = manipulation.expand_dims(util.broadcast_to_shape(lo, sign.aval.shape[:ax] + sign.aval.shape[ax + 1:]),
+                                         ax)
+        parts = [first, lax.slice_in_dim(out, 1, num - 1 if endpoint else num, 1, ax)]
+        if endpoint:
+            parts.append(manipulation.expand_dims(
+                util.broadcast_to_shape(hi, sign.aval.shape[:ax] + sign.aval.shape[ax + 1:]), ax))
+        out = lax.concatenate([lax.convert_element_type(p, cdt) for p in parts], ax)
     return out if dt is None else lax.convert_element_type(out, dt)
 
 
@@ -405,7 +408,7 @@ def triu(m, k=0):
 
 def diagonal(a, offset=0, axis1=0, axis2=1):
     """The offset-th diagonal of the (axis1, axis2) planes, as the last axis of the result."""
-    from xjax._src.numpy import shape as shp
+    from xjax._src.numpy import manipulation as shp
 
     util.check_arraylike("diagonal", a)
     x = util.asarray(a)
@@ -441,7 +444,7 @@ def diag(v, k=0):
     if nd != 1:
         raise ValueError("diag input must be 1d or 2d")
     n = x.aval.shape[0] + abs(k)
-    pad_cfg = [(0, abs(k), 0)] if k >= 0 else [(abs(k), 0, 0)]
+    pad_cfg = [(0, abs(k), 0)]  # v[i] sits in row i (k >= 0) or column i (k < 0)
     zero = util.scalar(0, x.aval.dtype, False)
     vp = lax.pad(x, zero, pad_cfg) if k else x
     vb = lax.broadcast_in_dim(vp, (n, n), (0,) if k >= 0 else (1,))

@@ -757,6 +757,8 @@ def insert(arr, obj, values, axis=None):
     ax = util.canonicalize_axis(axis, x.aval.ndim)
     n = x.aval.shape[ax]
     idx, scalar_idx = _static_indices(obj, n + 1, "insert")
+    if isinstance(values, (list, tuple)):
+        values = np.asarray(values)
     vals = util.convert(values, x.aval.dtype)
     s = list(x.aval.shape)
     if scalar_idx:

@@ -161,7 +161,7 @@ def digitize(x, bins, right=False, *, method=None):
     side = "left" if right else "right"
     inc = searchsorted(b, x, side=side)
     dec = lax.sub(util.full(inc.aval.shape, n, _I32), searchsorted(lax.rev(b, (0,)), x,
-                                                                      side="right" if right else "left"))
+                                                                      side="left" if right else "right"))
     increasing = lax.ge(lax.slice(b, (n - 1,), (n,)), lax.slice(b, (0,), (1,)))
     increasing = lax.broadcast_in_dim(lax.reshape(increasing, ()), inc.aval.shape, ())
     return lax.select(increasing, inc, dec)

@@ -16,10 +16,10 @@ _P = _ew.PRIMITIVES
 _FLOATING = frozenset(dtypes.FLOATING)
 
 
-def _const(x, value, weak=False):
-    """A constant of x's dtype and shape (a broadcast 0-d scalar)."""
+def _const(x, value, weak=None):
+    """A constant of x's dtype and shape (weakly typed if x is, so it never strengthens a result)."""
     aval = x.aval
-    return util.full(aval.shape, value, aval.dtype, weak)
+    return util.full(aval.shape, value, aval.dtype, aval.weak_type if weak is None else weak)
 
 
 def _operand(name, x):
@@ -241,7 +241,7 @@ def reciprocal(x, /):
 
 
 def _ln_const_div(x, value):
-    return lax.div(x, _const(x, value))
+    return lax.div(x, _const(x, value, weak=False))  # JAX's log2/log10 results are strongly typed
 
 
 def log2(x, /):

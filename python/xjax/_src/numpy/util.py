@@ -68,6 +68,9 @@ def asarray(x, dtype=None):
         dt, weak = dtypes.dtype_and_weak(x)
         return scalar(x, dt if dtype is None else dtype, weak)
     if isinstance(x, (np.ndarray, np.generic)):
+        if x.ndim == 0 and (x.dtype.kind in "biuf" or x.dtype == dtypes.bfloat16):
+            dt = dtypes.canonicalize_dtype(x.dtype if dtype is None else dtype)
+            return cpu.scalar(x.item(), dt, False)
         if x.dtype.kind not in "biuf" and x.dtype != dtypes.bfloat16 and x.dtype.kind != "V":
             if x.dtype.kind == "c":
                 raise NotImplementedError("xjax does not support complex dtypes yet")
