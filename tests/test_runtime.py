@@ -45,10 +45,14 @@ def test_failed_computation_raises_at_wait_and_propagates():
     bad = _core._failing_array("kernel exploded")
     with pytest.raises(RuntimeError, match="kernel exploded"):
         bad.wait()
-    # A consumer of a failed value fails the same way, at its own wait, without crashing.
+    # A consumer of a failed value fails the same way (when it runs or when waited), without crashing.
     exe = _core.compile_op("neg", [((), "float32")], {})
-    (out,) = exe.run([bad])
     with pytest.raises(RuntimeError, match="kernel exploded"):
+        (out,) = exe.run([bad])
+        out.wait()
+    pending = _core._failing_array("queued failure")  # still queued: the consumer is queued too
+    with pytest.raises(RuntimeError, match="queued failure"):
+        (out,) = exe.run([pending])
         out.wait()
 
 

@@ -35,19 +35,49 @@ def _unary_eval(name, kind, out_dtype=None):
     return abstract_eval
 
 
+def broadcast_shapes(name, shapes):
+    """lax's implicit broadcasting: rank-0 operands, and size-1 dims between operands of equal rank."""
+    full = [s for s in shapes if s]
+    if not full:
+        return ()
+    if any(len(s) != len(full[0]) for s in full):
+        raise TypeError(f"{name} got incompatible shapes for broadcasting: {', '.join(map(str, shapes))}.")
+    out = []
+    for dims in zip(*full):
+        sizes = {d for d in dims if d != 1}
+        if len(sizes) > 1:
+            raise TypeError(f"{name} got incompatible shapes for broadcasting: {', '.join(map(str, shapes))}.")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+def broadcasting_lowering(op_name):
+    """Lowers an n-ary elementwise op, broadcasting operands that differ from the result shape."""
+
+    def lower(ctx, *inputs, **params):
+        shape = ctx.avals_out[0].shape
+        args = []
+        for v, aval in zip(inputs, ctx.avals_in):
+            if aval.shape != shape:
+                dims = list(range(len(shape))) if aval.shape else []
+                (v,) = ctx.op("broadcast_in_dim", v, shape=shape, broadcast_dimensions=dims)
+            args.append(v)
+        return ctx.op(op_name, *args, **params)
+
+    return lower
+
+
 def _nary_eval(name, kind, out_dtype=None):
     def abstract_eval(*avals, **params):
-        shapes = [a.shape for a in avals]
-        if any(s != shapes[0] for s in shapes):
-            raise TypeError(f"{name} got incompatible shapes for broadcasting: {', '.join(map(str, shapes))}.")
+        shape = broadcast_shapes(name, [a.shape for a in avals])
         dts = [a.dtype for a in avals]
         if any(d != dts[0] for d in dts):
             raise TypeError(f"lax.{name} requires arguments to have the same dtypes, got "
                             f"{', '.join(d.name for d in dts)}.")
         _check_dtype(name, kind, avals[0])
         if out_dtype is not None:
-            return core.ShapedArray(shapes[0], out_dtype, False)
-        return core.ShapedArray(shapes[0], dts[0], all(a.weak_type for a in avals))
+            return core.ShapedArray(shape, out_dtype, False)
+        return core.ShapedArray(shape, dts[0], all(a.weak_type for a in avals))
 
     return abstract_eval
 
@@ -74,9 +104,11 @@ PRIMITIVES = {}
 for _name, _kind in UNARY.items():
     PRIMITIVES[_name] = define_primitive(_name, _unary_eval(_name, _kind), op=_CORE_NAME.get(_name))
 for _name, _kind in BINARY.items():
-    PRIMITIVES[_name] = define_primitive(_name, _nary_eval(_name, _kind), op=_CORE_NAME.get(_name))
+    PRIMITIVES[_name] = define_primitive(_name, _nary_eval(_name, _kind))
+    PRIMITIVES[_name].lowering = broadcasting_lowering(_CORE_NAME.get(_name, _name))
 for _name in COMPARE:
     PRIMITIVES[_name] = define_primitive(_name, _nary_eval(_name, _ANY, dtypes.bool_))
+    PRIMITIVES[_name].lowering = broadcasting_lowering(_name)
 PRIMITIVES["is_finite"] = define_primitive("is_finite", _unary_eval("is_finite", _FLOAT, dtypes.bool_))
 
 
