@@ -185,7 +185,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     xc = _strong(x, comp)
     total = _reduce("sum", "mean", xc, axes, None, keepdims, None, where, promote_integers=False)
     if where is None:
-        n = util.full(total.aval.shape, float(util.prod(shape[i] for i in axes)), comp)
+        n = util.scalar(float(util.prod(shape[i] for i in axes)), comp, False)
     else:
         w = util.broadcast_to_shape(_bool(util.asarray(where)), shape)
         n = _reduce("sum", "mean", lax.convert_element_type(w, comp), axes, None, keepdims, None, None,

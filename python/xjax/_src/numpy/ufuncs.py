@@ -22,6 +22,11 @@ def _const(x, value, weak=None):
     return util.full(aval.shape, value, aval.dtype, aval.weak_type if weak is None else weak)
 
 
+def _c(x, value, weak=None):
+    """A 0-d constant of x's dtype for lax binary ops (which broadcast it), weak if x is."""
+    return util.scalar(value, x.aval.dtype, x.aval.weak_type if weak is None else weak)
+
+
 def _operand(name, x):
     aval = getattr(x, "aval", None)
     if aval is not None:
@@ -44,7 +49,7 @@ def _binary(name, prim, doc):
         else:
             if a1.dtype == a2.dtype and a1.shape == a2.shape:
                 return prim.bind(x1, x2)
-        x1, x2 = promote_args(name, x1, x2)
+        x1, x2 = promote_args(name, x1, x2, implicit=True)
         return prim.bind(x1, x2)
 
     fn.__name__ = fn.__qualname__ = name
@@ -144,7 +149,7 @@ def true_divide(x1, x2, /):
     else:
         if a1.dtype == a2.dtype and a1.shape == a2.shape and a1.dtype in _FLOATING:
             return _P["div"].bind(x1, x2)
-    x1, x2 = promote_args_inexact("true_divide", x1, x2)
+    x1, x2 = promote_args_inexact("true_divide", x1, x2, implicit=True)
     return _P["div"].bind(x1, x2)
 
 
@@ -154,7 +159,7 @@ divide = true_divide
 def _float_mod(x1, x2):
     """(mod, needs_adjustment) with mod = rem(x1, x2) and the adjustment where signs differ."""
     mod = lax.rem(x1, x2)
-    zero = _const(mod, 0)
+    zero = _c(mod, 0)
     adjust = lax.bitwise_and(lax.ne(mod, zero), lax.ne(lax.lt(mod, zero), lax.lt(x2, zero)))
     return mod, adjust
 
@@ -167,14 +172,14 @@ def floor_divide(x1, x2, /):
         return lax.div(x1, x2)
     if dt.kind == "i":
         q = lax.div(x1, x2)
-        zero = _const(q, 0)
+        zero = _c(q, 0)
         adjust = lax.bitwise_and(lax.ne(lax.lt(x1, zero), lax.lt(x2, zero)), lax.ne(lax.rem(x1, x2), zero))
-        return lax.select(adjust, lax.sub(q, _const(q, 1)), q)
+        return lax.select(adjust, lax.sub(q, _c(q, 1)), q)
     if dt == dtypes.bool_:
         raise TypeError("floor_divide does not accept dtype bool.")
     mod, adjust = _float_mod(x1, x2)
     div = lax.div(lax.sub(x1, mod), x2)
-    div = lax.select(adjust, lax.sub(div, _const(div, 1)), div)
+    div = lax.select(adjust, lax.sub(div, _c(div, 1)), div)
     return lax.round(div, lax.RoundingMethod.TO_NEAREST_EVEN)
 
 
@@ -195,7 +200,7 @@ mod = remainder
 
 def fmod(x1, x2, /):
     """C's fmod: the remainder with the sign of the dividend."""
-    x1, x2 = promote_args("fmod", x1, x2)
+    x1, x2 = promote_args("fmod", x1, x2, implicit=True)
     return lax.rem(x1, x2)
 
 
@@ -219,7 +224,7 @@ def power(x1, x2, /):
         if x.aval.dtype == dtypes.bool_:
             x = util.convert(x, dtypes.default_int_dtype())
         return lax.integer_pow(x, y)
-    x1, x2 = promote_args("power", x1, x2)
+    x1, x2 = promote_args("power", x1, x2, implicit=True)
     if x1.aval.dtype == dtypes.bool_:
         raise TypeError("power does not accept dtype bool.")
     return lax.pow(x1, x2)
@@ -230,18 +235,18 @@ pow = power  # noqa: A001 - NumPy's name
 
 def float_power(x1, x2, /):
     """x1 ** x2 computed in floating point."""
-    x1, x2 = promote_args_inexact("float_power", x1, x2)
+    x1, x2 = promote_args_inexact("float_power", x1, x2, implicit=True)
     return lax.pow(x1, x2)
 
 
 def reciprocal(x, /):
     """1 / x (floating result)."""
     x = util.to_inexact(_operand("reciprocal", x))
-    return lax.div(_const(x, 1, x.aval.weak_type), x)
+    return lax.div(_c(x, 1, x.aval.weak_type), x)
 
 
 def _ln_const_div(x, value):
-    return lax.div(x, _const(x, value, weak=False))  # JAX's log2/log10 results are strongly typed
+    return lax.div(x, _c(x, value, weak=False))  # JAX's log2/log10 results are strongly typed
 
 
 def log2(x, /):
@@ -259,13 +264,13 @@ def log10(x, /):
 def deg2rad(x, /):
     """Degrees to radians."""
     x = util.to_inexact(_operand("deg2rad", x))
-    return lax.mul(x, _const(x, math.pi / 180, True))
+    return lax.mul(x, _c(x, math.pi / 180, True))
 
 
 def rad2deg(x, /):
     """Radians to degrees."""
     x = util.to_inexact(_operand("rad2deg", x))
-    return lax.mul(x, _const(x, 180 / math.pi, True))
+    return lax.mul(x, _c(x, 180 / math.pi, True))
 
 
 radians = deg2rad
@@ -274,7 +279,7 @@ degrees = rad2deg
 
 def arctan2(x1, x2, /):
     """The angle of (x2, x1), in (-pi, pi]."""
-    x1, x2 = promote_args_inexact("arctan2", x1, x2)
+    x1, x2 = promote_args_inexact("arctan2", x1, x2, implicit=True)
     return lax.atan2(x1, x2)
 
 
@@ -286,10 +291,10 @@ def hypot(x1, x2, /):
     x1, x2 = promote_args_inexact("hypot", x1, x2)
     a, b = lax.abs(x1), lax.abs(x2)
     hi, lo = lax.max(a, b), lax.min(a, b)
-    zero = _const(hi, 0)
+    zero = _c(hi, 0)
     safe = lax.select(lax.eq(hi, zero), _const(hi, 1), hi)
     r = lax.div(lo, safe)
-    out = lax.mul(hi, lax.sqrt(lax.add(_const(r, 1), lax.mul(r, r))))
+    out = lax.mul(hi, lax.sqrt(lax.add(_c(r, 1), lax.mul(r, r))))
     inf = _const(hi, float("inf"))
     return lax.select(lax.bitwise_or(lax.eq(a, inf), lax.eq(b, inf)), inf, out)
 
@@ -308,7 +313,7 @@ def logaddexp2(x1, x2, /):
     x1, x2 = promote_args_inexact("logaddexp2", x1, x2)
     amax = lax.max(x1, x2)
     delta = lax.sub(x1, x2)
-    tail = lax.div(lax.log1p(lax.exp2(lax.neg(lax.abs(delta)))), _const(delta, math.log(2)))
+    tail = lax.div(lax.log1p(lax.exp2(lax.neg(lax.abs(delta)))), _c(delta, math.log(2)))
     return lax.select(lax.ne(delta, delta), lax.add(x1, x2), lax.add(amax, tail))
 
 
@@ -336,7 +341,7 @@ def _isnan(x):
 
 def nextafter(x1, x2, /):
     """The next representable float after x1 towards x2."""
-    x1, x2 = promote_args_inexact("nextafter", x1, x2)
+    x1, x2 = promote_args_inexact("nextafter", x1, x2, implicit=True)
     return lax.nextafter(x1, x2)
 
 
@@ -353,11 +358,11 @@ def signbit(x, /):
     dt = x.aval.dtype
     if dt.kind == "u" or dt == dtypes.bool_:
         return util.full(x.aval.shape, False, dtypes.bool_)
-    zero = _const(x, 0)
+    zero = _c(x, 0)
     neg = lax.lt(x, zero)
     if dt.kind == "i":
         return neg
-    negzero = lax.bitwise_and(lax.eq(x, zero), lax.lt(lax.div(_const(x, 1), x), zero))
+    negzero = lax.bitwise_and(lax.eq(x, zero), lax.lt(lax.div(_c(x, 1), x), zero))
     return lax.bitwise_or(neg, negzero)
 
 
@@ -371,9 +376,9 @@ def heaviside(x1, x2, /):
 def sinc(x, /):
     """sin(pi x) / (pi x), with sinc(0) = 1."""
     x = util.to_inexact(_operand("sinc", x))
-    zero = _const(x, 0)
+    zero = _c(x, 0)
     is_zero = lax.eq(x, zero)
-    pix = lax.mul(lax.select(is_zero, _const(x, 1), x), _const(x, math.pi))
+    pix = lax.mul(lax.select(is_zero, _const(x, 1), x), _c(x, math.pi))
     return lax.select(is_zero, _const(x, 1), lax.div(lax.sin(pix), pix))
 
 
@@ -393,17 +398,17 @@ def frexp(x, /):
     x = util.to_inexact(_operand("frexp", x))
     dt = x.aval.dtype
     a = lax.abs(x)
-    finite_nonzero = lax.bitwise_and(lax.is_finite(x), lax.ne(a, _const(a, 0)))
+    finite_nonzero = lax.bitwise_and(lax.is_finite(x), lax.ne(a, _c(a, 0)))
     safe = lax.select(finite_nonzero, a, _const(a, 1))
-    e = lax.add(lax.floor(log2(safe)), _const(a, 1))
+    e = lax.add(lax.floor(log2(safe)), _c(a, 1))
     m = lax.div(x, lax.exp2(e))
     am = lax.abs(m)
-    big = lax.ge(am, _const(am, 1))
-    m = lax.select(big, lax.mul(m, _const(m, 0.5)), m)
-    e = lax.select(big, lax.add(e, _const(e, 1)), e)
-    small = lax.lt(lax.abs(m), _const(m, 0.5))
-    m = lax.select(small, lax.mul(m, _const(m, 2)), m)
-    e = lax.select(small, lax.sub(e, _const(e, 1)), e)
+    big = lax.ge(am, _c(am, 1))
+    m = lax.select(big, lax.mul(m, _c(m, 0.5)), m)
+    e = lax.select(big, lax.add(e, _c(e, 1)), e)
+    small = lax.lt(lax.abs(m), _c(m, 0.5))
+    m = lax.select(small, lax.mul(m, _c(m, 2)), m)
+    e = lax.select(small, lax.sub(e, _c(e, 1)), e)
     m = lax.select(finite_nonzero, m, x)
     e = lax.select(finite_nonzero, e, _const(e, 0))
     del dt
@@ -436,7 +441,7 @@ def trunc(x, /):
     x = _operand("trunc", x)
     if x.aval.dtype not in _FLOATING:
         return x
-    return lax.select(lax.lt(x, _const(x, 0)), lax.ceil(x), lax.floor(x))
+    return lax.select(lax.lt(x, _c(x, 0)), lax.ceil(x), lax.floor(x))
 
 
 fix = trunc
@@ -465,7 +470,7 @@ def round(a, decimals=0, out=None):  # noqa: A001 - NumPy's name
     if decimals > math.log10(float(dtypes.finfo(dt).max)):
         return x
     y = lax.convert_element_type(x, dtypes.float32) if dt in (dtypes.float16, dtypes.bfloat16) else x
-    factor = _const(y, 10.0 ** decimals)
+    factor = _c(y, 10.0 ** decimals)
     out = lax.div(lax.round(lax.mul(y, factor), even), factor)
     return lax.convert_element_type(out, dt) if out.aval.dtype != dt else out
 
@@ -503,7 +508,7 @@ def isinf(x, /):
     x = _operand("isinf", x)
     if x.aval.dtype not in _FLOATING:
         return util.full(x.aval.shape, False, dtypes.bool_)
-    return lax.eq(lax.abs(x), _const(x, float("inf")))
+    return lax.eq(lax.abs(x), _c(x, float("inf")))
 
 
 def isposinf(x, /):
@@ -511,7 +516,7 @@ def isposinf(x, /):
     x = _operand("isposinf", x)
     if x.aval.dtype not in _FLOATING:
         return util.full(x.aval.shape, False, dtypes.bool_)
-    return lax.eq(x, _const(x, float("inf")))
+    return lax.eq(x, _c(x, float("inf")))
 
 
 def isneginf(x, /):
@@ -519,7 +524,7 @@ def isneginf(x, /):
     x = _operand("isneginf", x)
     if x.aval.dtype not in _FLOATING:
         return util.full(x.aval.shape, False, dtypes.bool_)
-    return lax.eq(x, _const(x, float("-inf")))
+    return lax.eq(x, _c(x, float("-inf")))
 
 
 def isfinite(x, /):
@@ -538,7 +543,7 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
         if dt == dtypes.bool_:
             return lax.eq(a, b)
         a, b = util.convert(a, dtypes.default_float_dtype()), util.convert(b, dtypes.default_float_dtype())
-    rt, at = _const(a, rtol), _const(a, atol)
+    rt, at = _c(a, rtol), _c(a, atol)
     close = lax.le(lax.abs(lax.sub(a, b)), lax.add(at, lax.mul(rt, lax.abs(b))))
     fin = lax.bitwise_and(lax.is_finite(a), lax.is_finite(b))
     out = lax.select(fin, close, lax.eq(a, b))
@@ -585,7 +590,7 @@ def array_equiv(a1, a2):
 def _to_bool(x):
     if x.aval.dtype == dtypes.bool_:
         return x
-    return lax.ne(x, _const(x, 0))
+    return lax.ne(x, _c(x, 0))
 
 
 def logical_not(x, /):
@@ -619,13 +624,13 @@ invert = bitwise_invert = bitwise_not
 
 def left_shift(x1, x2, /):
     """x1 << x2."""
-    x1, x2 = promote_args("left_shift", x1, x2)
+    x1, x2 = promote_args("left_shift", x1, x2, implicit=True)
     return lax.shift_left(x1, x2)
 
 
 def right_shift(x1, x2, /):
     """x1 >> x2 (arithmetic for signed integers, logical for unsigned)."""
-    x1, x2 = promote_args("right_shift", x1, x2)
+    x1, x2 = promote_args("right_shift", x1, x2, implicit=True)
     if x1.aval.dtype.kind == "u":
         return lax.shift_right_logical(x1, x2)
     return lax.shift_right_arithmetic(x1, x2)
@@ -698,7 +703,7 @@ def imag(val, /):
 def angle(z, deg=False):
     """The argument of z: 0 or pi for real arrays."""
     x = util.to_inexact(_operand("angle", z))
-    out = lax.atan2(_const(x, 0), x)
+    out = lax.atan2(_c(x, 0), x)
     return rad2deg(out) if deg else out
 
 
@@ -730,5 +735,5 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     posinf = float(info.max) if posinf is None else posinf
     neginf = float(info.min) if neginf is None else neginf
     out = lax.select(_isnan(x), _const(x, nan), x)
-    out = lax.select(lax.eq(out, _const(x, float("inf"))), _const(x, posinf), out)
-    return lax.select(lax.eq(out, _const(x, float("-inf"))), _const(x, neginf), out)
+    out = lax.select(lax.eq(out, _c(x, float("inf"))), _const(x, posinf), out)
+    return lax.select(lax.eq(out, _c(x, float("-inf"))), _const(x, neginf), out)

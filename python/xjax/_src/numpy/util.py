@@ -176,8 +176,12 @@ def broadcast_to_shape(x, shape):
     return lax.broadcast_in_dim(x, shape, tuple(range(lead, nd)))
 
 
-def broadcast_operands(fun_name, ops):
-    """Operands (already runtime values) broadcast to their common shape."""
+def broadcast_operands(fun_name, ops, implicit=False):
+    """Operands (already runtime values) broadcast to their common shape.
+
+    With implicit=True (for lax's binary elementwise ops, which broadcast rank-0 operands and
+    size-1 dimensions themselves) only missing leading dimensions are added, by a reshape.
+    """
     shapes = [o.aval.shape for o in ops]
     s0 = shapes[0]
     if all(s == s0 for s in shapes):
@@ -187,19 +191,30 @@ def broadcast_operands(fun_name, ops):
     except ValueError:
         raise TypeError(f"{fun_name} got incompatible shapes for broadcasting: "
                         f"{', '.join(str(s) for s in shapes)}.") from None
-    return [broadcast_to_shape(o, shape) for o in ops]
+    if not implicit:
+        return [broadcast_to_shape(o, shape) for o in ops]
+    nd = len(shape)
+    out = []
+    for o, s in zip(ops, shapes):
+        if s and len(s) < nd:
+            o = lax.reshape(o, (1,) * (nd - len(s)) + s)
+        out.append(o)
+    return out
 
 
-def promote_args(fun_name, *args):
-    """check_arraylike + promote_dtypes + broadcasting: the preparation of a ufunc's operands."""
+def promote_args(fun_name, *args, implicit=False):
+    """check_arraylike + promote_dtypes + broadcasting: a ufunc's operands.
+
+    implicit=True leaves rank-0 operands and size-1 dimensions to the lax binary op that follows.
+    """
     check_arraylike(fun_name, *args)
-    return broadcast_operands(fun_name, promote_dtypes(*args))
+    return broadcast_operands(fun_name, promote_dtypes(*args), implicit)
 
 
-def promote_args_inexact(fun_name, *args):
+def promote_args_inexact(fun_name, *args, implicit=False):
     """Like promote_args, with integer/bool results promoted to the default float type."""
     check_arraylike(fun_name, *args)
-    return broadcast_operands(fun_name, promote_dtypes_inexact(*args))
+    return broadcast_operands(fun_name, promote_dtypes_inexact(*args), implicit)
 
 
 # ---- axes and shapes ------------------------------------------------------------------------
