@@ -10,6 +10,7 @@ from xjax._src.numpy import (creation, indexing, manipulation, products, reducti
 
 _P = _ew.PRIMITIVES
 _FLOATING = frozenset(dtypes.FLOATING)
+_PY_SCALARS = (int, float, bool)
 
 
 def _accepts(other):
@@ -34,27 +35,23 @@ def _binop(fn, prim=None, float_only=False):
     bind = prim.bind
 
     def op(self, other):
-        try:
-            oa = other.aval
-        except AttributeError:
-            if not _accepts(other):
-                return NotImplemented
-            return fn(self, other)
-        sa = self.aval
-        if sa.dtype == oa.dtype and sa.shape == oa.shape and (not float_only or sa.dtype in _FLOATING):
-            return bind(self, other)
+        oa = getattr(other, "aval", None)
+        if oa is not None:
+            sa = self.aval
+            if sa.dtype == oa.dtype and sa.shape == oa.shape and (not float_only or sa.dtype in _FLOATING):
+                return bind(self, other)
+        elif type(other) not in _PY_SCALARS and not _accepts(other):
+            return NotImplemented
         return fn(self, other)
 
     def rop(self, other):
-        try:
-            oa = other.aval
-        except AttributeError:
-            if not _accepts(other):
-                return NotImplemented
-            return fn(other, self)
-        sa = self.aval
-        if sa.dtype == oa.dtype and sa.shape == oa.shape and (not float_only or sa.dtype in _FLOATING):
-            return bind(other, self)
+        oa = getattr(other, "aval", None)
+        if oa is not None:
+            sa = self.aval
+            if sa.dtype == oa.dtype and sa.shape == oa.shape and (not float_only or sa.dtype in _FLOATING):
+                return bind(other, self)
+        elif type(other) not in _PY_SCALARS and not _accepts(other):
+            return NotImplemented
         return fn(other, self)
 
     return op, rop

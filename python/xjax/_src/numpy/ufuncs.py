@@ -14,6 +14,7 @@ from xjax._src.numpy.util import promote_args, promote_args_inexact
 
 _P = _ew.PRIMITIVES
 _FLOATING = frozenset(dtypes.FLOATING)
+_PY_SCALARS = (int, float, bool)
 
 
 def _const(x, value, weak=None):
@@ -37,20 +38,33 @@ def _operand(name, x):
 
 # ---- factories ------------------------------------------------------------------------------
 
-def _binary(name, prim, doc):
-    """A ufunc applying `prim` after JAX's promotion and broadcasting (fast path for matching operands)."""
+def _binary(name, prim, doc, inexact=False):
+    """A ufunc applying `prim` after JAX's promotion and broadcasting.
+
+    Fast paths: two runtime values of one dtype and shape go straight to the primitive; an array
+    and a Python scalar that does not change the array's dtype become array op 0-d scalar (the lax
+    op broadcasts it).
+    """
+    bind = prim.bind
+    promote = promote_args_inexact if inexact else promote_args
 
     def fn(x1, x2, /):
-        try:
-            a1 = x1.aval
-            a2 = x2.aval
-        except AttributeError:
-            pass
-        else:
-            if a1.dtype == a2.dtype and a1.shape == a2.shape:
-                return prim.bind(x1, x2)
-        x1, x2 = promote_args(name, x1, x2, implicit=True)
-        return prim.bind(x1, x2)
+        a1 = getattr(x1, "aval", None)
+        a2 = getattr(x2, "aval", None)
+        if a1 is not None:
+            if a2 is not None:
+                if a1.dtype == a2.dtype and a1.shape == a2.shape and (not inexact or a1.dtype in _FLOATING):
+                    return bind(x1, x2)
+            elif type(x2) in _PY_SCALARS:
+                dt, weak = util.scalar_promotion(a1.dtype, a1.weak_type, type(x2))
+                if dt == a1.dtype and (not inexact or dt in _FLOATING):
+                    return bind(x1, util.scalar(x2, dt, weak))
+        elif a2 is not None and type(x1) in _PY_SCALARS:
+            dt, weak = util.scalar_promotion(a2.dtype, a2.weak_type, type(x1))
+            if dt == a2.dtype and (not inexact or dt in _FLOATING):
+                return bind(util.scalar(x1, dt, weak), x2)
+        x1, x2 = promote(name, x1, x2, implicit=True)
+        return bind(x1, x2)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
@@ -139,20 +153,8 @@ def fabs(x, /):
     return _P["abs"].bind(util.to_inexact(_operand("fabs", x)))
 
 
-def true_divide(x1, x2, /):
-    """x1 / x2 with a floating result (integers are promoted to the default float type)."""
-    try:
-        a1 = x1.aval
-        a2 = x2.aval
-    except AttributeError:
-        pass
-    else:
-        if a1.dtype == a2.dtype and a1.shape == a2.shape and a1.dtype in _FLOATING:
-            return _P["div"].bind(x1, x2)
-    x1, x2 = promote_args_inexact("true_divide", x1, x2, implicit=True)
-    return _P["div"].bind(x1, x2)
-
-
+true_divide = _binary("true_divide", _P["div"], "x1 / x2 with a floating result (integers are promoted to the "
+                      "default float type).", inexact=True)
 divide = true_divide
 
 

@@ -3,6 +3,7 @@ import operator
 
 import numpy as np
 
+from xjax import _core
 from xjax._src import core, dtypes, lax
 from xjax._src.array import Array
 from xjax._src.backends import cpu
@@ -39,19 +40,25 @@ def aval_of(x):
     return core.get_aval(x)
 
 
-def _check_int_range(value, dtype):
-    info = np.iinfo(dtypes.default_int_dtype())
-    if not info.min <= value <= info.max:
+_INT_BOUNDS = {False: (-2**31, 2**31 - 1), True: (-2**63, 2**63 - 1)}
+
+
+def _check_int_range(value):
+    lo, hi = _INT_BOUNDS[dtypes.x64_enabled()]
+    if not lo <= value <= hi:
         raise OverflowError(f"Python int {value} too large to convert to {dtypes.default_int_dtype().name}")
+
+
+_DTYPE_NAMES = {d: d.name for d in dtypes.SUPPORTED}  # np.dtype.name is slow to compute
 
 
 def scalar(value, dtype, weak_type):
     """A 0-d array holding Python scalar `value` converted to `dtype` (ints wrap like NumPy's astype)."""
     if type(value) is int:
-        _check_int_range(value, dtype)
+        _check_int_range(value)
     elif type(value) is float and dtype.kind in "iub":
-        return lax.convert_element_type(cpu.scalar(value, dtypes.default_float_dtype(), weak_type), dtype)
-    return cpu.scalar(value, dtype, weak_type)
+        return lax.convert_element_type(scalar(value, dtypes.default_float_dtype(), weak_type), dtype)
+    return Array(_core.Array.from_scalar(value, _DTYPE_NAMES[dtype]), core.ShapedArray((), dtype, weak_type))
 
 
 def asarray(x, dtype=None):
@@ -92,6 +99,18 @@ def _pair(x):
     if aval is not None:
         return aval.dtype, aval.weak_type
     return dtypes.dtype_and_weak(x)
+
+
+_SCALAR_PROMOTION = {}
+
+
+def scalar_promotion(dtype, weak, pytype):
+    """(dtype, weak) of an array of (dtype, weak) combined with a Python scalar of type pytype (cached)."""
+    key = (dtype, weak, pytype, dtypes.x64_enabled())
+    out = _SCALAR_PROMOTION.get(key)
+    if out is None:
+        out = _SCALAR_PROMOTION[key] = dtypes._promote(key[3], ((dtype, weak), dtypes.dtype_and_weak(pytype(0))))
+    return out
 
 
 def result_dtype(*args):
