@@ -115,13 +115,15 @@ void pad_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out, c
   std::vector<int64_t> dst_st(rank);
   int64_t src_off = 0, dst_off = 0;
   for (size_t i = 0; i < rank; ++i) {
-    const int64_t lo = cfg[3 * i], step = cfg[3 * i + 2] + 1, n = x.shape[i], m = y.shape[i];
-    const int64_t first = lo >= 0 ? 0 : (-lo + step - 1) / step;
-    const int64_t last = lo > m - 1 ? 0 : std::min(n, (m - 1 - lo) / step + 1);  // exclusive
-    count[i] = std::max<int64_t>(0, last - first);
-    src_off += first * in_st[i];
-    dst_off += (lo + first * step) * out_st[i];
-    dst_st[i] = step * out_st[i];
+    // 128-bit arithmetic: the shape rule admits extreme low/high that cancel out.
+    const __int128 lo = cfg[3 * i], step = __int128(cfg[3 * i + 2]) + 1, n = x.shape[i], m = y.shape[i];
+    const __int128 first = lo >= 0 ? 0 : (-lo + step - 1) / step;
+    const __int128 last = lo > m - 1 ? 0 : std::min(n, (m - 1 - lo) / step + 1);  // exclusive
+    count[i] = int64_t(std::max<__int128>(0, last - first));
+    if (count[i] == 0) continue;
+    src_off += int64_t(first) * in_st[i];
+    dst_off += int64_t(lo + first * step) * out_st[i];
+    dst_st[i] = int64_t(step) * out_st[i];
   }
   const int64_t copied = numel(count);
   if (copied < y.size()) fill_elements(esize(y), y.data, in[1].data, y.size());

@@ -99,7 +99,7 @@ void copy_range(const U* src, U* dst, const Dims& g, int64_t begin, int64_t end)
 }
 
 // Gathers a rows x cols block whose src lines (one per column j) are contiguous along i into the
-// row-major buffer buf[i * ld + j]. The SSE2 versions below transpose 4x4 / 2x2 / 8x8 blocks in
+// row-major buffer buf[i * ld + j]. The SSE2 versions below transpose 2x2 to 16x16 blocks in
 // registers with unpack instructions: pure bit moves, so NaN payloads survive.
 template <typename U>
 void gather_block(const U* src, int64_t sj, U* buf, int64_t ld, int64_t rows, int64_t cols) {
@@ -165,6 +165,37 @@ void gather_block(const U16* src, int64_t sj, U16* buf, int64_t ld, int64_t rows
     }
   if (r8 < rows) gather_block<U16>(src + r8, sj, buf + r8 * ld, ld, rows - r8, c8);
   if (c8 < cols) gather_block<U16>(src + c8 * sj, sj, buf + c8, ld, rows, cols - c8);
+}
+
+void gather_block(const U8* src, int64_t sj, U8* buf, int64_t ld, int64_t rows, int64_t cols) {
+  const int64_t r16 = rows & ~int64_t(15), c16 = cols & ~int64_t(15);
+  for (int64_t j = 0; j < c16; j += 16)
+    for (int64_t i = 0; i < r16; i += 16) {
+      const U8* s = src + j * sj + i;
+      __m128i v[16], t[16], u[16];
+      for (int k = 0; k < 16; ++k) v[k] = load(s + k * sj);
+      for (int k = 0; k < 8; ++k) {  // t[k]: lines 2k, 2k+1 interleaved, elements 0-7; t[k + 8]: 8-15
+        t[k] = _mm_unpacklo_epi8(v[2 * k], v[2 * k + 1]);
+        t[k + 8] = _mm_unpackhi_epi8(v[2 * k], v[2 * k + 1]);
+      }
+      for (int h = 0; h < 2; ++h)  // u[8h + k]: lines 4k..4k+3, elements 8h + 0-3; u[8h + k + 4]: 8h + 4-7
+        for (int k = 0; k < 4; ++k) {
+          u[8 * h + k] = _mm_unpacklo_epi16(t[8 * h + 2 * k], t[8 * h + 2 * k + 1]);
+          u[8 * h + k + 4] = _mm_unpackhi_epi16(t[8 * h + 2 * k], t[8 * h + 2 * k + 1]);
+        }
+      for (int g = 0; g < 4; ++g) {  // quarter g: elements 4g..4g+3 of all 16 lines
+        const __m128i* w = u + 4 * g;
+        __m128i x0 = _mm_unpacklo_epi32(w[0], w[1]), x1 = _mm_unpacklo_epi32(w[2], w[3]);
+        __m128i x2 = _mm_unpackhi_epi32(w[0], w[1]), x3 = _mm_unpackhi_epi32(w[2], w[3]);
+        U8* o = buf + (i + 4 * g) * ld + j;
+        store(o, _mm_unpacklo_epi64(x0, x1));
+        store(o + ld, _mm_unpackhi_epi64(x0, x1));
+        store(o + 2 * ld, _mm_unpacklo_epi64(x2, x3));
+        store(o + 3 * ld, _mm_unpackhi_epi64(x2, x3));
+      }
+    }
+  if (r16 < rows) gather_block<U8>(src + r16, sj, buf + r16 * ld, ld, rows - r16, c16);
+  if (c16 < cols) gather_block<U8>(src + c16 * sj, sj, buf + c16, ld, rows, cols - c16);
 }
 #endif
 
