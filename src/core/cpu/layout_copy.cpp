@@ -17,7 +17,6 @@ namespace {
 // Work below this many bytes stays on the calling thread; chunks handed out are at least this big.
 constexpr int64_t kParallelBytes = 256 << 10;
 
-// Transpose tile edge in elements: a tile line is 128-256 bytes and the tile fits in L1.
 constexpr int64_t kBlock = 256;  // transpose block edge (elements): the unit of parallel work
 // Transpose tile edge: one 64-byte cache line of elements (measured best for 1- to 8-byte types).
 template <typename U> constexpr int64_t tile_of() { return 64 / sizeof(U); }
