@@ -58,8 +58,10 @@ void copy_run(const U* src, U* dst, int64_t cnt, int64_t si, int64_t di) {
     if (si == 0) {
       const U v = *src;
       for (int64_t i = 0; i < cnt; ++i) dst[i] = v;
-    } else if (si == -1) {
-      for (int64_t i = 0; i < cnt; ++i) dst[i] = src[-i];
+    } else if (si == -1) {  // rev: read ascending, write descending (prefetchers favour ascending reads)
+      const U* s = src - (cnt - 1);
+      U* d = dst + (cnt - 1);
+      for (int64_t i = 0; i < cnt; ++i) d[-i] = s[i];
     } else {
       for (int64_t i = 0; i < cnt; ++i) dst[i] = src[i * si];
     }
