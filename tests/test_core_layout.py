@@ -151,6 +151,11 @@ def test_slice_dtypes(dtype):
     check(run("slice", make((), dtype), start_indices=(), limit_indices=()), make((), dtype))
 
 
+def test_slice_huge_stride():
+    x = make((10,), "int16")
+    check(run("slice", x, start_indices=(2,), limit_indices=(9,), strides=((1 << 63) - 1,)), x[2:3])
+
+
 def test_slice_large():
     x = make((2048, 1024), "float32")
     check(run("slice", x, start_indices=(1, 7), limit_indices=(2000, 1000)), x[1:2000, 7:1000])
@@ -308,6 +313,15 @@ def test_pad_dtypes(dtype):
     check(run("pad", make((), dtype), v, padding_config=()), make((), dtype))
     check(run("pad", make((0, 2), dtype), v, padding_config=(1, 1, 5, 0, 0, 1)), pad_ref(make((0, 2), dtype), v,
                                                                                           [(1, 1, 5), (0, 0, 1)]))
+
+
+def test_pad_extreme_config():
+    # Huge low/high that cancel out must not overflow the kernel's index arithmetic.
+    x, v = make((5,), "int32", 1), scalar(-7, "int32")
+    lo, hi = -(1 << 63), (1 << 63) - 1
+    check(run("pad", x, v, padding_config=(lo, hi, 0)), np.full((4,), -7, np.int32))
+    check(run("pad", x, v, padding_config=(hi - 3, lo + 2, 0)), np.full((3,), -7, np.int32))
+    check(run("pad", x[:1], v, padding_config=(0, 0, (1 << 62))), x[:1])
 
 
 def test_pad_large():

@@ -103,29 +103,66 @@ void concatenate_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>
   }
 }
 
+// Sets the box [lo, hi) of y to *value.
+void fill_box(const Tensor& y, const void* value, const std::vector<int64_t>& lo, const std::vector<int64_t>& hi) {
+  auto st = contiguous_strides(y.shape);
+  Shape shape(lo.size());
+  int64_t offset = 0;
+  for (size_t i = 0; i < lo.size(); ++i) {
+    shape[i] = hi[i] - lo[i];
+    offset += lo[i] * st[i];
+  }
+  if (numel(shape) == 0) return;
+  strided_copy(esize(y), value, std::vector<int64_t>(lo.size(), 0), bytes(y) + offset * esize(y), st, shape);
+}
+
 void pad_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
   const auto& cfg = attrs.get_ints("padding_config");
   const Tensor &x = in[0], &y = out[0];
+  const void* value = in[1].data;
   const size_t rank = x.shape.size();
   if (y.size() == 0) return;
   auto in_st = contiguous_strides(x.shape), out_st = contiguous_strides(y.shape);
   // Per dimension: the operand elements [first, first + count) that land inside the result
-  // (negative low/high crop), and where the first one lands.
+  // (negative low/high crop), where the first one lands, and the step between them.
   Shape count(rank);
-  std::vector<int64_t> dst_st(rank);
-  int64_t src_off = 0, dst_off = 0;
+  std::vector<int64_t> first(rank), land(rank), step(rank);
   for (size_t i = 0; i < rank; ++i) {
-    const int64_t lo = cfg[3 * i], step = cfg[3 * i + 2] + 1, n = x.shape[i], m = y.shape[i];
-    const int64_t first = lo >= 0 ? 0 : (-lo + step - 1) / step;
-    const int64_t last = lo > m - 1 ? 0 : std::min(n, (m - 1 - lo) / step + 1);  // exclusive
-    count[i] = std::max<int64_t>(0, last - first);
-    src_off += first * in_st[i];
-    dst_off += (lo + first * step) * out_st[i];
-    dst_st[i] = step * out_st[i];
+    // 128-bit arithmetic: the shape rule admits extreme low/high that cancel out.
+    const __int128 lo = cfg[3 * i], st = __int128(cfg[3 * i + 2]) + 1, n = x.shape[i], m = y.shape[i];
+    const __int128 begin = lo >= 0 ? 0 : (-lo + st - 1) / st;
+    const __int128 end = lo > m - 1 ? 0 : std::min(n, (m - 1 - lo) / st + 1);
+    if (end <= begin) return fill_elements(esize(y), y.data, value, y.size());  // nothing lands
+    first[i] = int64_t(begin);
+    count[i] = int64_t(end - begin);
+    land[i] = int64_t(lo + begin * st);
+    step[i] = count[i] > 1 ? int64_t(st) : 1;
   }
-  const int64_t copied = numel(count);
-  if (copied < y.size()) fill_elements(esize(y), y.data, in[1].data, y.size());
-  if (copied == 0) return;
+  // Without interior padding the operand lands in a dense box, and only the 2 * rank slabs
+  // around it need the padding value; with interior padding, fill everything first.
+  if (std::all_of(step.begin(), step.end(), [](int64_t s) { return s == 1; })) {
+    for (size_t d = 0; d < rank; ++d) {
+      std::vector<int64_t> lo(rank), hi(rank);
+      for (size_t i = 0; i < rank; ++i) {
+        lo[i] = i < d ? land[i] : 0;
+        hi[i] = i < d ? land[i] + count[i] : y.shape[i];
+      }
+      hi[d] = land[d];
+      fill_box(y, value, lo, hi);
+      lo[d] = land[d] + count[d];
+      hi[d] = y.shape[d];
+      fill_box(y, value, lo, hi);
+    }
+  } else {
+    fill_elements(esize(y), y.data, value, y.size());
+  }
+  int64_t src_off = 0, dst_off = 0;
+  std::vector<int64_t> dst_st(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    src_off += first[i] * in_st[i];
+    dst_off += land[i] * out_st[i];
+    dst_st[i] = step[i] * out_st[i];
+  }
   strided_copy(esize(x), bytes(x) + src_off * esize(x), in_st, bytes(y) + dst_off * esize(y), dst_st, count);
 }
 
