@@ -95,7 +95,7 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):  # noqa: A002 - Nu
                 x = np.asarray(x)
             except Exception:
                 raise TypeError(f"Unexpected input type for array: {type(object)}") from None
-            if x.dtype == object:
+            if x.dtype.kind == "O":
                 raise TypeError(f"Unexpected input type for array: {type(object)}")
         out = util.asarray(x, dt)
     if ndmin > out.aval.ndim:

@@ -267,7 +267,7 @@ def _plan(x, entries, wrap_negative=True):
                 out_pos += nb
             kind, v = e
             if kind == "int":
-                v = np.asarray(v + n if (v < 0 and wrap_negative) else v, dtype=np.int64)
+                v = np.asarray(v, dtype=np.int64)  # negative values wrap in _index_array
             rank = v.ndim if isinstance(v, np.ndarray) else v.aval.ndim
             dims = tuple(range(adv_at + nb - rank, adv_at + nb)) if rank else ()
             pieces.append((v, dims, n))

@@ -460,7 +460,7 @@ def _quantile(name, a, q, axis, method, keepdims, ignore_nan=False):
     xr = _strong(xr, comp)
     qv = _strong(qv, comp)
     srt = lax.sort(xr, dimension=len(kept_shape))
-    from xjax._src.numpy.indexing import take_along_last
+    from xjax._src.numpy.indexing import take_along_axis
 
     if ignore_nan:
         counts = sum(lax.bitwise_not(_isnan(xr)), -1, dtype=comp)
@@ -488,13 +488,17 @@ def _quantile(name, a, q, axis, method, keepdims, ignore_nan=False):
     it = dtypes.int32
 
     def gather_at(idx):
-        # srt: kept_shape + (n,); idx: qshape + kept_shape -> values of the same shape.
+        # srt: kept_shape + (n,); idx: qshape + kept_shape -> values of idx's shape.
         ii = lax.convert_element_type(idx, it)
-        perm = tuple(range(len(qshape), len(out_shape))) + tuple(range(len(qshape)))
-        ii_t = lax.transpose(ii, perm) if qshape else ii
-        vals = take_along_last(srt, ii_t, n)
-        inv = tuple(range(len(kept_shape), len(out_shape))) + tuple(range(len(kept_shape)))
-        return lax.transpose(vals, inv) if qshape else vals
+        nk = len(kept_shape)
+        if qshape:
+            ii = lax.transpose(ii, tuple(range(1, nk + 1)) + (0,))
+        else:
+            ii = lax.reshape(ii, kept_shape + (1,))
+        vals = take_along_axis(srt, ii, -1, mode="clip")
+        if qshape:
+            return lax.transpose(vals, (nk,) + tuple(range(nk)))
+        return lax.reshape(vals, kept_shape)
 
     v_lo = gather_at(idx_lo)
     if method in ("lower", "higher", "nearest"):
