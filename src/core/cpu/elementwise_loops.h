@@ -16,7 +16,7 @@ using ElementwiseLoop = void (*)(const void* const* inputs, void* out, int64_t n
 
 // Loops exist for integer_pow with |y| <= kMaxLoopPow and select_n with at most kMaxSelectCases
 // cases; beyond that elementwise_loop returns nullptr and the eager kernel uses a slower path.
-constexpr int64_t kMaxLoopPow = 16;
+constexpr int64_t kMaxLoopPow = 8;
 constexpr int kMaxSelectCases = 8;
 
 // The loop of `op` for operands of in_dtypes producing out_dtype, or nullptr when there is none
