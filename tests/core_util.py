@@ -17,8 +17,9 @@ INT_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "u
 
 
 def to_core(x):
+    shape = np.shape(x)  # before ascontiguousarray, which makes 0-d arrays 1-d
     x = np.ascontiguousarray(x)
-    return _core.Array.from_buffer(x.reshape(-1).view(np.uint8), x.shape, x.dtype.name)
+    return _core.Array.from_buffer(x.reshape(-1).view(np.uint8), shape, x.dtype.name)
 
 
 def to_numpy(a):

@@ -1,19 +1,82 @@
 #include "core/buffer.h"
 
+#include <sys/mman.h>
+
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <new>
 
 namespace xjax {
 
-std::shared_ptr<Buffer> Buffer::allocate(size_t nbytes) {
-  // aligned_alloc needs a size that is a multiple of the alignment; never zero.
+namespace {
+
+// Large buffers come from the kernel as fresh pages whose first touch faults one 4 KB page at a
+// time; for a 64 MB result that costs more than the kernel itself. So large allocations are 2 MB
+// aligned with transparent huge pages, and freed large blocks are kept for reuse (bounded).
+constexpr size_t kHugePage = size_t(2) << 20;
+constexpr size_t kMaxCachedBytes = size_t(1) << 30;
+
+class LargeBlockCache {
+ public:
+  void* take(size_t padded) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = free_.find(padded);
+    if (it == free_.end()) return nullptr;
+    void* p = it->second;
+    free_.erase(it);
+    cached_ -= padded;
+    return p;
+  }
+  // Keeps the block if there is room; otherwise the caller frees it.
+  bool give(void* p, size_t padded) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (cached_ + padded > kMaxCachedBytes) return false;
+    free_.emplace(padded, p);
+    cached_ += padded;
+    return true;
+  }
+
+ private:
+  std::mutex mu_;
+  std::multimap<size_t, void*> free_;
+  size_t cached_ = 0;
+};
+
+LargeBlockCache& cache() {
+  static LargeBlockCache* c = new LargeBlockCache();  // never destroyed: buffers may outlive statics
+  return *c;
+}
+
+size_t padded_size(size_t nbytes) {
   size_t padded = (nbytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
   if (padded == 0) padded = kBufferAlignment;
-  void* p = std::aligned_alloc(kBufferAlignment, padded);
+  if (padded >= kHugePage) padded = (padded + kHugePage - 1) / kHugePage * kHugePage;
+  return padded;
+}
+
+}  // namespace
+
+std::shared_ptr<Buffer> Buffer::allocate(size_t nbytes) {
+  size_t padded = padded_size(nbytes);
+  void* p = nullptr;
+  if (padded >= kHugePage) {
+    p = cache().take(padded);
+    if (!p) {
+      p = std::aligned_alloc(kHugePage, padded);
+      if (p) madvise(p, padded, MADV_HUGEPAGE);
+    }
+  } else {
+    p = std::aligned_alloc(kBufferAlignment, padded);
+  }
   if (!p) throw std::bad_alloc();
   return std::shared_ptr<Buffer>(new Buffer(p, nbytes));
 }
 
-Buffer::~Buffer() { std::free(data_); }
+Buffer::~Buffer() {
+  size_t padded = padded_size(nbytes_);
+  if (padded >= kHugePage && cache().give(data_, padded)) return;
+  std::free(data_);
+}
 
 }  // namespace xjax

@@ -17,10 +17,10 @@ struct Xor {
   template <class T> static T f(T a, T b) { return T(a ^ b); }
 };
 struct Not {
-  template <class T> static T f(T a) {
-    if constexpr (std::is_same_v<T, bool>) return !a;
-    else return T(~a);
-  }
+  template <class T> static T f(T a) { return T(~a); }
+};
+struct NotBool {  // on the bytes of bools (0 or 1): GCC does not vectorise loads of bool
+  static uint8_t f(uint8_t a) { return uint8_t(a ^ 1u); }
 };
 // Shift amounts outside [0, bits) (negative ones included, seen as huge unsigned values) shift
 // every bit out: 0 for the left and logical shifts, the sign bit everywhere for the arithmetic one.
@@ -78,7 +78,7 @@ ElementwiseLoop bits_loop(OpId op, DType dt) {
     case OpId::bitwise_and_: return int_loop<And, 2, true>(dt);
     case OpId::bitwise_or_: return int_loop<Or, 2, true>(dt);
     case OpId::bitwise_xor_: return int_loop<Xor, 2, true>(dt);
-    case OpId::bitwise_not_: return int_loop<Not, 1, true>(dt);
+    case OpId::bitwise_not_: return dt == DType::Bool ? unary<uint8_t, uint8_t, NotBool> : int_loop<Not, 1, false>(dt);
     case OpId::shift_left_: return int_loop<ShiftLeft, 2, false>(dt);
     case OpId::shift_right_logical_: return int_loop<ShiftRightLogical, 2, false>(dt);
     case OpId::shift_right_arithmetic_: return int_loop<ShiftRightArithmetic, 2, false>(dt);

@@ -82,9 +82,11 @@ To convert_value(From x) {
 
 template <class From, class To>
 void convert(const void* const* in, void* out, int64_t n) {
-  const From* a = arg<From>(in, 0);
+  // bool is read as its byte (0 or 1): GCC does not vectorise loads of bool.
+  using Load = std::conditional_t<std::is_same_v<From, bool>, uint8_t, From>;
+  const Load* a = arg<Load>(in, 0);
   To* o = static_cast<To*>(out);
-  for (int64_t i = 0; i < n; ++i) o[i] = convert_value<From, To>(a[i]);
+  for (int64_t i = 0; i < n; ++i) o[i] = convert_value<Load, To>(a[i]);
 }
 
 // 16-bit floats <-> float32 go through the (F16C) array conversions.

@@ -51,14 +51,14 @@ void from_float(const float* a, float16* o, int64_t n) {
 }
 
 // bfloat16 is the top half of a float32: shifts and integer rounding vectorise as plain loops.
-void to_float(const bfloat16* a, float* o, int64_t n) {
+XJAX_EW_CLONES void to_float(const bfloat16* a, float* o, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     uint32_t u = uint32_t(a[i].bits) << 16;
     std::memcpy(o + i, &u, 4);
   }
 }
 
-void from_float(const float* a, bfloat16* o, int64_t n) {
+XJAX_EW_CLONES void from_float(const float* a, bfloat16* o, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     uint32_t u;
     std::memcpy(&u, a + i, 4);

@@ -25,13 +25,14 @@ ElementwiseLoop compare(DType dt) {
   return dispatch_dtype(dt, [](auto tag) -> ElementwiseLoop {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>)
-      return via_float<T, bool, 2, binary<float, bool, Op>>;  // exact: every value fits in float
-    else return binary<T, bool, Op>;
+      return via_float<T, bool, 2, binary_vec<float, bool, Op>>;  // exact: every value fits in float
+    else return binary_vec<T, bool, Op>;  // AVX2 has the 64-bit compares and packs SSE2 lacks
   });
 }
 
 // select_n moves bits, so one loop per element size serves every dtype. A `which` outside
-// [0, K) picks the nearest case: the chain of ">= k" tests needs no separate clamp.
+// [0, K) picks the nearest case: the chain of ">= k" tests needs no separate clamp. Every case is
+// loaded and blended with a mask (no branches: `which` is often random).
 template <class W, class E, int K>
 void select_n(const void* const* in, void* out, int64_t n) {
   const W* w = arg<W>(in, 0);
@@ -41,8 +42,25 @@ void select_n(const void* const* in, void* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     int32_t which = int32_t(w[i]);
     E v = c[0][i];
-    for (int k = 1; k < K; ++k) v = which >= k ? c[k][i] : v;
+    for (int k = 1; k < K; ++k) {
+      E mask = E(E(0) - E(which >= k));
+      v = E((c[k][i] & mask) | (v & E(~mask)));
+    }
     o[i] = v;
+  }
+}
+
+// The common two-way select (jnp.where), compiled per instruction set: bool -> mask widening is
+// slow in baseline SSE2. A bool `which` is read as uint8_t: GCC does not vectorise loads of bool.
+template <class W, class E>
+XJAX_EW_CLONES void select_2(const void* const* in, void* out, int64_t n) {
+  const W* w = arg<W>(in, 0);
+  const E* a = arg<E>(in, 1);
+  const E* b = arg<E>(in, 2);
+  E* o = static_cast<E*>(out);
+  for (int64_t i = 0; i < n; ++i) {
+    E x = a[i], y = b[i];  // both loaded: a blend, not a branch
+    o[i] = w[i] >= 1 ? y : x;
   }
 }
 
@@ -50,8 +68,10 @@ template <class E, int... Ks>
 ElementwiseLoop select_by_cases(DType which, int num_cases, std::integer_sequence<int, Ks...>) {
   ElementwiseLoop found = nullptr;
   if (which == DType::Bool) {
-    if (num_cases == 1) found = select_n<bool, E, 1>;
-    if (num_cases == 2) found = select_n<bool, E, 2>;
+    if (num_cases == 1) found = select_n<uint8_t, E, 1>;
+    if (num_cases == 2) found = select_2<uint8_t, E>;
+  } else if (num_cases == 2) {
+    found = select_2<int32_t, E>;
   } else {
     ((num_cases == Ks + 1 ? (void)(found = select_n<int32_t, E, Ks + 1>) : (void)0), ...);
   }

@@ -1,6 +1,7 @@
 // Loops of the special functions libm lacks or computes in single precision poorly: erf_inv,
 // lgamma and digamma. float32 (and the 16-bit formats) are computed in float64 and rounded.
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "core/cpu/elementwise_impl.h"
@@ -41,8 +42,23 @@ inline T horner(const T (&c)[N], T t) {
   return p;
 }
 
+// min(a, largest value below 1) for a >= 0 or NaN, as an integer min of the bit patterns (NaN and
+// inf have larger ones). Keeps arguments <= 0 and NaN away from log, on which libmvec takes a slow
+// path; the results for a >= 1 are replaced anyway. (A float select would be folded into the log.)
+template <class T>
+inline T below_one(T a) {
+  using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  constexpr U kBelowOne = sizeof(T) == 4 ? U(0x3f7fffffu) : U(0x3fefffffffffffffull);
+  U u;
+  std::memcpy(&u, &a, sizeof(T));
+  u = u < kBelowOne ? u : kBelowOne;
+  std::memcpy(&a, &u, sizeof(T));
+  return a;
+}
+
 // erf_inv(a) for a in [0, 1) to ~1.5e-9 relative; other a give garbage the callers replace.
 inline double erf_inv_estimate(double a) {
+  a = below_one(a);
   double w = -std::log((1.0 - a) * (1.0 + a));
   double s = std::sqrt(w);
   double g = w < 4.0 ? horner(kErfInvSmall, (w - 2.0) * 0.5)
@@ -62,7 +78,8 @@ inline T erf_inv_edges(T y, T r) {
 struct ErfInv32 {
   static float f(float y) {
     float a = std::fabs(y);
-    float w = -std::log((1.0f - a) * (1.0f + a));  // 1 - a is exact where it matters (a >= 0.5)
+    float b = below_one(a);
+    float w = -std::log((1.0f - b) * (1.0f + b));  // 1 - b is exact where it matters (b >= 0.5)
     float g = w < 5.0f ? horner(kErfInv32Small, (w - 2.5f) * 0.4f)
                        : horner(kErfInv32Large, (std::sqrt(w) - 3.15f) * (1.0f / 0.95f));
     return erf_inv_edges(y, a * g);

@@ -1,12 +1,13 @@
 // Declares glibc's libm functions as having SIMD variants (libmvec), so that loops compiled with
 // XJAX_EW_CLONES call _ZGV*_expf etc. instead of one scalar call per element. glibc's own headers
 // declare them only under -ffast-math, which we never use (NaN/Inf must stay exact); libmvec
-// handles NaN/Inf itself, within 4 ulp of the scalar results.
+// handles NaN/Inf itself, within 4 ulp of the scalar results. Define XJAX_NO_LIBMVEC to build
+// without it (scalar libm calls; e.g. where a wheel may not depend on libmvec.so.1).
 #pragma once
 #include <cmath>
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__) && \
-    defined(__GLIBC_PREREQ)
+    defined(__GLIBC_PREREQ) && !defined(XJAX_NO_LIBMVEC)
 #if __GLIBC_PREREQ(2, 22)
 #define XJAX_VEC_DECL(ret, name, ...) \
   extern "C" ret name(__VA_ARGS__) noexcept __attribute__((simd("notinbranch")));

@@ -30,9 +30,10 @@ def device_put(x, dtype=None, weak_type=False):
     dt = dtypes.canonicalize_dtype(x.dtype if dtype is None else dtype)
     if x.dtype != dt:
         x = x.astype(dt)
-    x = np.ascontiguousarray(x)
-    value = _core.Array.from_buffer(x.reshape(-1).view(np.uint8), x.shape, dt.name)
-    return _wrap(value, core.ShapedArray(x.shape, dt, weak_type))
+    shape = x.shape
+    x = np.ascontiguousarray(x)  # (makes 0-d arrays 1-d: keep the shape from before)
+    value = _core.Array.from_buffer(x.reshape(-1).view(np.uint8), shape, dt.name)
+    return _wrap(value, core.ShapedArray(shape, dt, weak_type))
 
 
 def scalar(value, dtype, weak_type):
