@@ -12,6 +12,10 @@ from xjax._src.numpy.creation import (arange, array, asarray, copy, diag, diagfl
 from xjax._src.numpy.dtype_api import (can_cast, finfo, iinfo, isdtype, issubdtype, promote_types,  # noqa: F401
                                        result_type)
 from xjax._src.numpy.einsum import einsum, einsum_path  # noqa: F401
+from xjax._src.numpy.extras import (apply_over_axes, bartlett, bitwise_count, blackman, block,  # noqa: F401
+                                    fill_diagonal, gradient, hamming, hanning, index_exp, iscomplex, iscomplexobj,
+                                    isreal, isrealobj, mgrid, ogrid, piecewise, polyadd, polyder, polyint,
+                                    polymul, polysub, put, put_along_axis, s_, spacing, trim_zeros, unwrap)
 from xjax._src.numpy.indexing import take, take_along_axis  # noqa: F401
 from xjax._src.numpy.manipulation import (append, array_split, astype, atleast_1d, atleast_2d,  # noqa: F401
                                           atleast_3d, broadcast_arrays, broadcast_shapes, broadcast_to,

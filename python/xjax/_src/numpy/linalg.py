@@ -122,6 +122,27 @@ det = _missing("det")
 slogdet = _missing("slogdet")
 lstsq = _missing("lstsq")
 matrix_rank = _missing("matrix_rank")
-matrix_power = _missing("matrix_power")
+
+
+def matrix_power(a, n):
+    """a raised to the integer power n >= 0 by repeated squaring (negative n needs inv)."""
+    from xjax._src.numpy.creation import eye
+    from xjax._src.numpy.products import matmul
+
+    x = util.asarray(a)
+    if x.aval.ndim < 2 or x.aval.shape[-1] != x.aval.shape[-2]:
+        raise ValueError(f"Last 2 dimensions of the array must be square, got shape {x.aval.shape}")
+    n = int(n)
+    if n < 0:
+        raise NotImplementedError("matrix_power with a negative exponent needs jnp.linalg.inv")
+    result = util.broadcast_to_shape(eye(x.aval.shape[-1], dtype=x.aval.dtype), x.aval.shape)
+    base = x
+    while n:
+        if n & 1:
+            result = matmul(result, base)
+        n >>= 1
+        if n:
+            base = matmul(base, base)
+    return result
 
 del dtypes
