@@ -55,7 +55,8 @@ def _stack_nested(obj, dtype):
         shape = parts[0].aval.shape
         parts = [lax.broadcast_in_dim(p, (1,) + shape, tuple(range(1, len(shape) + 1))) for p in parts]
         return lax.concatenate(parts, 0)
-    return util.convert(obj, dtype, False)
+    x = util.convert(obj, dtype, False)
+    return lax.elementwise._convert(x, dtype, weak_type=False) if x.aval.weak_type else x
 
 
 def array(object, dtype=None, copy=True, order="K", ndmin=0):  # noqa: A002 - NumPy's name

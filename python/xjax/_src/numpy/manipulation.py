@@ -97,7 +97,8 @@ def transpose(a, axes=None):
     else:
         perm = tuple(util.canonicalize_axis(i, nd) for i in axes)
         if len(perm) != nd or len(set(perm)) != nd:
-            raise ValueError(f"axes don't match array: array has {nd} dimensions, got axes {tuple(axes)}")
+            raise TypeError("transpose permutation isn't a permutation of operand dimensions, got permutation "
+                            f"{tuple(axes)} for operand shape {x.aval.shape}.")
     return lax.transpose(x, perm)
 
 
