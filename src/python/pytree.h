@@ -89,6 +89,13 @@ class PyTreeDef {
   mutable bool hashed_ = false;
 };
 
+// The Python PyTreeDef type (pytree_type.cpp): wrap moves a treedef into a new Python object,
+// unwrap raises TypeError for other objects.
+py::object wrap_treedef(PyTreeDef&& def);
+const PyTreeDef& unwrap_treedef(py::handle h);
+// Adds the PyTreeDef type and the flatten functions to the module.
+void add_treedef_type(py::module_& m);
+
 // Flattens `tree`; is_leaf (or None) is called on every subtree before it is looked up.
 std::pair<py::list, PyTreeDef> flatten(py::handle tree, py::handle is_leaf);
 // Same, with a key path tuple per leaf; is_leaf takes (path, subtree).

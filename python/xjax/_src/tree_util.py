@@ -101,22 +101,15 @@ def keystr(keys, *, simple=False, separator=""):
 
 # --- Flattening -------------------------------------------------------------------------------
 
-def tree_flatten(tree, is_leaf=None):
-    """(leaves, treedef) of a pytree; is_leaf(x) -> True stops the walk at x."""
-    return _pytree.flatten(tree, is_leaf)
+# The hot entry points are the C++ functions themselves (no Python frame per call).
+tree_flatten = _pytree.flatten  # (tree, is_leaf=None) -> (leaves, treedef)
+tree_leaves = _pytree.leaves  # (tree, is_leaf=None) -> leaves
+tree_structure = _pytree.structure  # (tree, is_leaf=None) -> treedef
 
 
 def tree_unflatten(treedef, leaves):
     """The pytree with structure `treedef` and these leaves."""
     return treedef.unflatten(leaves)
-
-
-def tree_leaves(tree, is_leaf=None):
-    return _pytree.leaves(tree, is_leaf)
-
-
-def tree_structure(tree, is_leaf=None):
-    return _pytree.structure(tree, is_leaf)
 
 
 def _path_predicate(is_leaf, is_leaf_takes_path):
@@ -147,7 +140,7 @@ def _flatten_rest(name, tree, treedef, rest, is_leaf):
 
 def tree_map(f, tree, *rest, is_leaf=None):
     """f applied leafwise; the trees in `rest` have tree's structure, or deeper subtrees at its leaves."""
-    leaves, treedef = _pytree.flatten(tree, is_leaf)
+    leaves, treedef = tree_flatten(tree, is_leaf)
     if not rest:
         return treedef.unflatten([f(x) for x in leaves])
     others = _flatten_rest("tree_map tree", tree, treedef, rest, is_leaf)
