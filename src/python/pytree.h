@@ -52,6 +52,7 @@ class Registry {
   std::unordered_map<PyTypeObject*, std::unique_ptr<Registration>> types_;
   Registration namedtuple_;
   const Registration *tuple_, *list_, *dict_, *none_;
+  mutable py::object last_leaf_type_;
   py::object key_types_[kNumKeyKinds];
   mutable std::vector<py::object> index_keys_[kNumKeyKinds];
   mutable py::dict str_keys_[kNumKeyKinds];

@@ -117,10 +117,12 @@ int Flattener::walk_custom(PyObject* obj, const Registration& r, py::object& aux
     int n = 0;
     for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(pairs.ptr()); ++i, ++n) {
       py::object pair = borrow(PySequence_Fast_GET_ITEM(pairs.ptr(), i));
-      if (!PyTuple_Check(pair.ptr()) || PyTuple_GET_SIZE(pair.ptr()) != 2)
+      if ((!PyTuple_Check(pair.ptr()) && !PyList_Check(pair.ptr())) || PySequence_Fast_GET_SIZE(pair.ptr()) != 2)
         throw py::value_error("The flatten_with_keys function for a custom PyTree node should return (key, child) pairs, got " +
                               py_repr(pair));
-      child(PyTuple_GET_ITEM(pair.ptr(), 1), [&] { return borrow(PyTuple_GET_ITEM(pair.ptr(), 0)); });
+      py::object key = borrow(PySequence_Fast_GET_ITEM(pair.ptr(), 0));
+      py::object value = borrow(PySequence_Fast_GET_ITEM(pair.ptr(), 1));
+      child(value.ptr(), [&] { return key; });
     }
     return n;
   }
@@ -266,27 +268,46 @@ py::list sorted_items(PyObject* dict, std::vector<py::object>& values) {
     return keys;
   }
   // Small dicts: a stable insertion sort over the entries, as list.sort orders them, without
-  // building and sorting a key list and looking every key up again.
-  py::object ks[kSmall], vs[kSmall];
+  // building and sorting a key list and looking every key up again. The entries are held
+  // (a comparison may run Python code) as raw references, released on error.
+  PyObject* ks[kSmall];
+  PyObject* vs[kSmall];
   Py_ssize_t pos = 0, i = 0;
   PyObject *k, *v;
   while (i < n && PyDict_Next(dict, &pos, &k, &v)) {
-    ks[i] = borrow(k);
-    vs[i] = borrow(v);
+    Py_INCREF(k);
+    Py_INCREF(v);
+    ks[i] = k;
+    vs[i] = v;
     ++i;
   }
   n = i;
-  for (i = 1; i < n; ++i)
-    for (Py_ssize_t j = i; j > 0 && key_less(ks[j].ptr(), ks[j - 1].ptr()); --j) {
-      std::swap(ks[j], ks[j - 1]);
-      std::swap(vs[j], vs[j - 1]);
+  try {
+    for (i = 1; i < n; ++i)
+      for (Py_ssize_t j = i; j > 0 && key_less(ks[j], ks[j - 1]); --j) {
+        std::swap(ks[j], ks[j - 1]);
+        std::swap(vs[j], vs[j - 1]);
+      }
+  } catch (...) {
+    for (i = 0; i < n; ++i) {
+      Py_DECREF(ks[i]);
+      Py_DECREF(vs[i]);
     }
-  py::list keys(n);
-  for (i = 0; i < n; ++i) {
-    PyList_SET_ITEM(keys.ptr(), i, ks[i].release().ptr());
-    values.push_back(std::move(vs[i]));
+    throw;
   }
-  return keys;
+  PyObject* keys = PyList_New(n);
+  if (!keys) {
+    for (i = 0; i < n; ++i) {
+      Py_DECREF(ks[i]);
+      Py_DECREF(vs[i]);
+    }
+    throw py::error_already_set();
+  }
+  for (i = 0; i < n; ++i) {
+    PyList_SET_ITEM(keys, i, ks[i]);
+    values.push_back(py::reinterpret_steal<py::object>(vs[i]));
+  }
+  return py::reinterpret_steal<py::list>(keys);
 }
 
 std::pair<py::list, PyTreeDef> flatten(py::handle tree, py::handle is_leaf) { return run(tree, is_leaf, false); }

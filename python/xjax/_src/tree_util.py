@@ -325,9 +325,15 @@ def _mismatch_error(name, tree, other, is_leaf, other_name, fallback):
         message = make(name) if make is not None else fallback
     except Exception:  # the diagnosis walks user code: never hide the original error behind it
         message = fallback
-    return ValueError(
-        f"{message}\nThe structures:\n    {name}: {tree_structure(tree, is_leaf)}\n"
-        f"    {other_name}: {tree_structure(other)}")
+    return ValueError(f"{message}\nThe structures:\n    {name}: {_structure_str(tree, is_leaf)}\n"
+                      f"    {other_name}: {_structure_str(other, None)}")
+
+
+def _structure_str(tree, is_leaf):
+    try:
+        return str(tree_structure(tree, is_leaf))
+    except Exception as e:  # e.g. a dict whose keys do not sort
+        return f"<not a valid pytree: {type(e).__name__}: {e}>"
 
 
 # --- Registration -----------------------------------------------------------------------------
