@@ -150,7 +150,8 @@ def tree_map(f, tree, *rest, is_leaf=None):
 def tree_map_with_path(f, tree, *rest, is_leaf=None, is_leaf_takes_path=False):
     """tree_map where f also gets the key path of each leaf as first argument."""
     pairs, treedef = tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
-    others = _flatten_rest("tree_map_with_path tree", tree, treedef, rest, is_leaf)
+    plain_is_leaf = None if is_leaf_takes_path else is_leaf  # the mismatch report calls is_leaf(x)
+    others = _flatten_rest("tree_map_with_path tree", tree, treedef, rest, plain_is_leaf)
     return treedef.unflatten([f(p, x, *xs) for (p, x), *xs in zip(pairs, *others)])
 
 
