@@ -236,7 +236,8 @@ def test_is_leaf():
     t = [1, [2, 3], {"a": [4]}]
     assert tu.tree_leaves(t, is_leaf=lambda x: isinstance(x, list) and len(x) == 2) == [1, [2, 3], 4]
     assert tu.tree_leaves(t, is_leaf=lambda x: x is t) == [t]
-    sizes = tu.tree_map(lambda x: len(x) if isinstance(x, list) else -x, t, is_leaf=lambda x: isinstance(x, list) and x is not t)
+    inner_list = lambda x: isinstance(x, list) and x is not t  # noqa: E731
+    sizes = tu.tree_map(lambda x: len(x) if isinstance(x, list) else -x, t, is_leaf=inner_list)
     assert sizes == [-1, 2, {"a": 1}]
     with pytest.raises(ZeroDivisionError):
         tu.tree_leaves(t, is_leaf=lambda x: 1 / 0)
@@ -290,7 +291,8 @@ def test_treedef_methods():
 
 def test_unflatten_errors():
     td = tu.tree_structure([1, 2])
-    with pytest.raises(ValueError, match=r"^Too few leaves for PyTreeDef; expected 2, got 1\n.*PyTreeDef\(\[\*, \*\]\)"):
+    few = r"^Too few leaves for PyTreeDef; expected 2, got 1\n.*PyTreeDef\(\[\*, \*\]\)"
+    with pytest.raises(ValueError, match=few):
         tu.tree_unflatten(td, [1])
     with pytest.raises(ValueError, match=r"^Too many leaves for PyTreeDef; expected 2\.\n.*PyTreeDef\(\[\*, \*\]\)"):
         td.unflatten([1, 2, 3])
@@ -311,7 +313,8 @@ def test_unflatten_errors():
     (Box(1), 5, f"Custom node type mismatch: expected type: {Box!r}, value: 5."),
     (Box(1), Box(1, aux="z"), "Mismatch custom node data: 'x' != 'z'; value: Box(1,)."),
     (Box(1), Box(1, 2), "Custom type arity mismatch: 2 != 1; value: Box(1, 2)."),
-    (Point(1, 2), Point(1, 2, "z"), "Mismatch custom dataclass node data: ('p',) != ('z',); value: Point(x=1, y=2, tag='z')."),
+    (Point(1, 2), Point(1, 2, "z"),
+     "Mismatch custom dataclass node data: ('p',) != ('z',); value: Point(x=1, y=2, tag='z')."),
 ])
 def test_flatten_up_to_errors(structure, bad, message):
     with pytest.raises(ValueError) as e:
@@ -357,7 +360,8 @@ MISMATCHES = [
      "metadata at these pytree nodes is\n    - ('q',)\n    ?   ^\n\n    + ('r',)\n    ?   ^\n"),
     ({"a": 1, "b": 2}, {"a": 1},
      "pytree structure error: different numbers of pytree children at key path\n    tree_map tree\nAt that key path, "
-     "the prefix pytree tree_map tree has a subtree of type\n    <class 'dict'>\nwith 2 child keys\n    a b\nbut at the "
+     "the prefix pytree tree_map tree has a subtree of type\n    <class 'dict'>\nwith 2 child keys\n    a b\n"
+     "but at the "
      "same key path the full pytree has a subtree of the same type but with 1 child keys\n    a\nso the symmetric "
      "difference on key sets is\n    b"),
     (Box(1, 2), Box(1, 2, 3),

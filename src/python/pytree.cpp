@@ -21,7 +21,8 @@ py::tuple interned_names(py::handle names) {
   py::tuple t(py::len(names));
   size_t i = 0;
   for (auto n : names) {
-    if (!PyUnicode_Check(n.ptr())) throw py::type_error("[register_dataclass] field names must be str, got " + py_repr(n));
+    if (!PyUnicode_Check(n.ptr()))
+      throw py::type_error("[register_dataclass] field names must be str, got " + py_repr(n));
     PyObject* s = n.ptr();
     Py_INCREF(s);
     PyUnicode_InternInPlace(&s);

@@ -25,8 +25,9 @@ struct RecursionGuard {
 // The (children, aux) pair a custom flatten function returned, checked.
 std::pair<py::object, py::object> split_custom(const py::object& out) {
   if (!PyTuple_Check(out.ptr()) || PyTuple_GET_SIZE(out.ptr()) != 2)
-    throw py::value_error("The to_iterable function for a custom PyTree node should return a (children, aux_data) tuple, got " +
-                          py_repr(out));
+    throw py::value_error(
+        "The to_iterable function for a custom PyTree node should return a (children, aux_data) tuple, got " +
+        py_repr(out));
   py::object children = borrow(PyTuple_GET_ITEM(out.ptr(), 0));
   if (!PyTuple_Check(children.ptr()) && !PyList_Check(children.ptr())) {
     PyObject* it = PyObject_GetIter(children.ptr());
@@ -118,8 +119,9 @@ int Flattener::walk_custom(PyObject* obj, const Registration& r, py::object& aux
     for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(pairs.ptr()); ++i, ++n) {
       py::object pair = borrow(PySequence_Fast_GET_ITEM(pairs.ptr(), i));
       if ((!PyTuple_Check(pair.ptr()) && !PyList_Check(pair.ptr())) || PySequence_Fast_GET_SIZE(pair.ptr()) != 2)
-        throw py::value_error("The flatten_with_keys function for a custom PyTree node should return (key, child) pairs, got " +
-                              py_repr(pair));
+        throw py::value_error(
+            "The flatten_with_keys function for a custom PyTree node should return (key, child) pairs, got " +
+            py_repr(pair));
       py::object key = borrow(PySequence_Fast_GET_ITEM(pair.ptr(), 0));
       py::object value = borrow(PySequence_Fast_GET_ITEM(pair.ptr(), 1));
       child(value.ptr(), [&] { return key; });
@@ -312,7 +314,9 @@ py::list sorted_items(PyObject* dict, std::vector<py::object>& values) {
 
 std::pair<py::list, PyTreeDef> flatten(py::handle tree, py::handle is_leaf) { return run(tree, is_leaf, false); }
 
-std::pair<py::list, PyTreeDef> flatten_with_path(py::handle tree, py::handle is_leaf) { return run(tree, is_leaf, true); }
+std::pair<py::list, PyTreeDef> flatten_with_path(py::handle tree, py::handle is_leaf) {
+  return run(tree, is_leaf, true);
+}
 
 py::object flatten_one_level(py::handle tree, bool keyed) {
   const Registration* r = Registry::global().lookup(tree.ptr());
@@ -322,12 +326,15 @@ py::object flatten_one_level(py::handle tree, bool keyed) {
     py::cpp_function at_depth_one([](py::handle path, py::handle) { return PyTuple_GET_SIZE(path.ptr()) > 0; });
     auto [entries, def] = run(tree, at_depth_one, true);
     py::list pairs;
-    for (auto e : entries)
-      pairs.append(py::make_tuple(borrow(PyTuple_GET_ITEM(PyTuple_GET_ITEM(e.ptr(), 0), 0)), borrow(PyTuple_GET_ITEM(e.ptr(), 1))));
+    for (auto e : entries) {
+      PyObject* path = PyTuple_GET_ITEM(e.ptr(), 0);
+      pairs.append(py::make_tuple(borrow(PyTuple_GET_ITEM(path, 0)), borrow(PyTuple_GET_ITEM(e.ptr(), 1))));
+    }
     const Node& root = def.nodes.back();
     py::object aux = root.data ? root.data : py::none();
     if (root.kind == Kind::Dict) aux = py::tuple(root.data);
-    bool builtin = root.kind == Kind::None || root.kind == Kind::Tuple || root.kind == Kind::List || root.kind == Kind::Dict;
+    bool builtin =
+        root.kind == Kind::None || root.kind == Kind::Tuple || root.kind == Kind::List || root.kind == Kind::Dict;
     return py::make_tuple(builtin ? py::object(py::tuple(pairs)) : py::object(pairs), aux);
   }
   // Children as JAX gives them: the container itself for tuples and lists, the flatten
@@ -347,7 +354,8 @@ py::object flatten_one_level(py::handle tree, bool keyed) {
       return py::make_tuple(children, py::tuple(keys));
     }
     case Kind::NamedTuple:
-      return py::make_tuple(steal_or_throw(PySequence_List(tree.ptr())), borrow(reinterpret_cast<PyObject*>(Py_TYPE(tree.ptr()))));
+      return py::make_tuple(steal_or_throw(PySequence_List(tree.ptr())),
+                            borrow(reinterpret_cast<PyObject*>(Py_TYPE(tree.ptr()))));
     case Kind::Custom: {
       py::object out = call1(r->to_iterable, tree.ptr());
       auto [children, aux] = split_custom(out);

@@ -67,10 +67,12 @@ const Registration* Registry::lookup_type(PyObject* type) const {
 }
 
 void Registry::add(std::unique_ptr<Registration> r, const char* what) {
-  if (!PyType_Check(r->type.ptr())) throw py::type_error("[register_pytree_node] nodetype must be a type, got " + py_repr(r->type));
+  if (!PyType_Check(r->type.ptr()))
+    throw py::type_error("[register_pytree_node] nodetype must be a type, got " + py_repr(r->type));
   auto* t = reinterpret_cast<PyTypeObject*>(r->type.ptr());
   if (types_.count(t))
-    throw py::value_error(std::string("Duplicate custom ") + what + "PyTreeDef type registration for " + py_repr(r->type) + ".");
+    throw py::value_error(std::string("Duplicate custom ") + what + "PyTreeDef type registration for " +
+                          py_repr(r->type) + ".");
   types_[t] = std::move(r);
   last_leaf_type_ = py::object();
 }

@@ -33,7 +33,8 @@ const PyTreeDef& self_def(PyObject* self) { return reinterpret_cast<TreeDefObjec
 
 py::list wrap_all(std::vector<PyTreeDef> defs) {
   py::list out(defs.size());
-  for (size_t i = 0; i < defs.size(); ++i) PyList_SET_ITEM(out.ptr(), i, wrap_treedef(std::move(defs[i])).release().ptr());
+  for (size_t i = 0; i < defs.size(); ++i)
+    PyList_SET_ITEM(out.ptr(), i, wrap_treedef(std::move(defs[i])).release().ptr());
   return out;
 }
 
