@@ -1,5 +1,6 @@
 """Pytrees (xjax.tree_util, xjax.tree). Expected values were recorded from JAX 0.10.2."""
 import collections
+import copy
 import dataclasses
 import functools
 import gc
@@ -264,6 +265,7 @@ def test_treedef_equality_and_hash():
     # Aux data need not be hashable for hashing the treedef (JAX does not hash it either).
     hash(tu.tree_structure(Box(1, aux=[1, 2])))
     assert isinstance(a, tu.PyTreeDef)
+    assert copy.copy(a) is a and copy.deepcopy({"t": a})["t"] is a
 
 
 def test_treedef_methods():

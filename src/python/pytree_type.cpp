@@ -112,7 +112,12 @@ PyObject* td_from_node_data_and_children(PyObject*, PyObject* args) {
   });
 }
 
+// Treedefs are immutable: copies are the object itself.
+PyObject* td_copy(PyObject* self, PyObject*) { return Py_NewRef(self); }
+
 PyMethodDef td_methods[] = {
+    {"__copy__", td_copy, METH_NOARGS, nullptr},
+    {"__deepcopy__", td_copy, METH_O, nullptr},
     {"unflatten", td_unflatten, METH_O, "unflatten(leaves): the pytree of this structure with these leaves."},
     {"flatten_up_to", td_flatten_up_to, METH_O,
      "flatten_up_to(tree): the subtrees of `tree` at the leaves of this structure."},
