@@ -9,7 +9,7 @@ import scipy.special as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core_util import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, to_numpy
+from core_util import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, run_op, to_numpy
 from xjax import _core
 
 NUMERIC_DTYPES = INT_DTYPES + FLOAT_DTYPES
@@ -640,8 +640,8 @@ def test_bad_operands():
         infer("mul", ((3,), "float32"), ((3,), "int32"))
     with pytest.raises(ValueError, match=r"\[exp\].*expects 1 operand"):
         infer("exp", ((3,), "float32"), ((3,), "float32"))
-    with pytest.raises(ValueError, match=r"\[add\].*shapes"):  # scalars are not broadcast implicitly
-        infer("add", ((), "float32"), ((4,), "float32"))
+    with pytest.raises(ValueError, match=r"\[add\].*shapes"):  # only 0-d operands broadcast
+        infer("add", ((1,), "float32"), ((4,), "float32"))
     # select_n
     with pytest.raises(ValueError, match=r"\[select_n\].*at least one case"):
         infer("select_n", ((3,), "bool"))
@@ -690,3 +690,13 @@ def test_bad_attributes():
         infer("iota", dtype="int32", dimension=0)
     with pytest.raises(ValueError, match=r"\[iota\].*expects 0 operands"):
         infer("iota", f32, dtype="int32", shape=(3,), dimension=0)
+
+
+def test_zero_d_operands_broadcast():
+    x = np.arange(70000, dtype=np.float32)
+    (out,) = run_op("sub", np.float32(2.5), x)
+    np.testing.assert_array_equal(out, np.float32(2.5) - x)
+    (out,) = run_op("lt", x, np.float32(3))
+    np.testing.assert_array_equal(out, x < 3)
+    (out,) = run_op("mul", np.float32(3), np.float32(2))
+    assert out.shape == () and out == 6

@@ -52,6 +52,7 @@ class Registry {
   std::unordered_map<PyTypeObject*, std::unique_ptr<Registration>> types_;
   Registration namedtuple_;
   const Registration *tuple_, *list_, *dict_, *none_;
+  mutable py::object last_leaf_type_;
   py::object key_types_[kNumKeyKinds];
   mutable std::vector<py::object> index_keys_[kNumKeyKinds];
   mutable py::dict str_keys_[kNumKeyKinds];
@@ -88,6 +89,13 @@ class PyTreeDef {
   mutable size_t hash_ = 0;
   mutable bool hashed_ = false;
 };
+
+// The Python PyTreeDef type (pytree_type.cpp): wrap moves a treedef into a new Python object,
+// unwrap raises TypeError for other objects.
+py::object wrap_treedef(PyTreeDef&& def);
+const PyTreeDef& unwrap_treedef(py::handle h);
+// Adds the PyTreeDef type and the flatten functions to the module.
+void add_treedef_type(py::module_& m);
 
 // Flattens `tree`; is_leaf (or None) is called on every subtree before it is looked up.
 std::pair<py::list, PyTreeDef> flatten(py::handle tree, py::handle is_leaf);

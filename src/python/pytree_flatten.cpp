@@ -25,8 +25,9 @@ struct RecursionGuard {
 // The (children, aux) pair a custom flatten function returned, checked.
 std::pair<py::object, py::object> split_custom(const py::object& out) {
   if (!PyTuple_Check(out.ptr()) || PyTuple_GET_SIZE(out.ptr()) != 2)
-    throw py::value_error("The to_iterable function for a custom PyTree node should return a (children, aux_data) tuple, got " +
-                          py_repr(out));
+    throw py::value_error(
+        "The to_iterable function for a custom PyTree node should return a (children, aux_data) tuple, got " +
+        py_repr(out));
   py::object children = borrow(PyTuple_GET_ITEM(out.ptr(), 0));
   if (!PyTuple_Check(children.ptr()) && !PyList_Check(children.ptr())) {
     PyObject* it = PyObject_GetIter(children.ptr());
@@ -117,10 +118,13 @@ int Flattener::walk_custom(PyObject* obj, const Registration& r, py::object& aux
     int n = 0;
     for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(pairs.ptr()); ++i, ++n) {
       py::object pair = borrow(PySequence_Fast_GET_ITEM(pairs.ptr(), i));
-      if (!PyTuple_Check(pair.ptr()) || PyTuple_GET_SIZE(pair.ptr()) != 2)
-        throw py::value_error("The flatten_with_keys function for a custom PyTree node should return (key, child) pairs, got " +
-                              py_repr(pair));
-      child(PyTuple_GET_ITEM(pair.ptr(), 1), [&] { return borrow(PyTuple_GET_ITEM(pair.ptr(), 0)); });
+      if ((!PyTuple_Check(pair.ptr()) && !PyList_Check(pair.ptr())) || PySequence_Fast_GET_SIZE(pair.ptr()) != 2)
+        throw py::value_error(
+            "The flatten_with_keys function for a custom PyTree node should return (key, child) pairs, got " +
+            py_repr(pair));
+      py::object key = borrow(PySequence_Fast_GET_ITEM(pair.ptr(), 0));
+      py::object value = borrow(PySequence_Fast_GET_ITEM(pair.ptr(), 1));
+      child(value.ptr(), [&] { return key; });
     }
     return n;
   }
@@ -266,32 +270,53 @@ py::list sorted_items(PyObject* dict, std::vector<py::object>& values) {
     return keys;
   }
   // Small dicts: a stable insertion sort over the entries, as list.sort orders them, without
-  // building and sorting a key list and looking every key up again.
-  py::object ks[kSmall], vs[kSmall];
+  // building and sorting a key list and looking every key up again. The entries are held
+  // (a comparison may run Python code) as raw references, released on error.
+  PyObject* ks[kSmall];
+  PyObject* vs[kSmall];
   Py_ssize_t pos = 0, i = 0;
   PyObject *k, *v;
   while (i < n && PyDict_Next(dict, &pos, &k, &v)) {
-    ks[i] = borrow(k);
-    vs[i] = borrow(v);
+    Py_INCREF(k);
+    Py_INCREF(v);
+    ks[i] = k;
+    vs[i] = v;
     ++i;
   }
   n = i;
-  for (i = 1; i < n; ++i)
-    for (Py_ssize_t j = i; j > 0 && key_less(ks[j].ptr(), ks[j - 1].ptr()); --j) {
-      std::swap(ks[j], ks[j - 1]);
-      std::swap(vs[j], vs[j - 1]);
+  try {
+    for (i = 1; i < n; ++i)
+      for (Py_ssize_t j = i; j > 0 && key_less(ks[j], ks[j - 1]); --j) {
+        std::swap(ks[j], ks[j - 1]);
+        std::swap(vs[j], vs[j - 1]);
+      }
+  } catch (...) {
+    for (i = 0; i < n; ++i) {
+      Py_DECREF(ks[i]);
+      Py_DECREF(vs[i]);
     }
-  py::list keys(n);
-  for (i = 0; i < n; ++i) {
-    PyList_SET_ITEM(keys.ptr(), i, ks[i].release().ptr());
-    values.push_back(std::move(vs[i]));
+    throw;
   }
-  return keys;
+  PyObject* keys = PyList_New(n);
+  if (!keys) {
+    for (i = 0; i < n; ++i) {
+      Py_DECREF(ks[i]);
+      Py_DECREF(vs[i]);
+    }
+    throw py::error_already_set();
+  }
+  for (i = 0; i < n; ++i) {
+    PyList_SET_ITEM(keys, i, ks[i]);
+    values.push_back(py::reinterpret_steal<py::object>(vs[i]));
+  }
+  return py::reinterpret_steal<py::list>(keys);
 }
 
 std::pair<py::list, PyTreeDef> flatten(py::handle tree, py::handle is_leaf) { return run(tree, is_leaf, false); }
 
-std::pair<py::list, PyTreeDef> flatten_with_path(py::handle tree, py::handle is_leaf) { return run(tree, is_leaf, true); }
+std::pair<py::list, PyTreeDef> flatten_with_path(py::handle tree, py::handle is_leaf) {
+  return run(tree, is_leaf, true);
+}
 
 py::object flatten_one_level(py::handle tree, bool keyed) {
   const Registration* r = Registry::global().lookup(tree.ptr());
@@ -301,12 +326,15 @@ py::object flatten_one_level(py::handle tree, bool keyed) {
     py::cpp_function at_depth_one([](py::handle path, py::handle) { return PyTuple_GET_SIZE(path.ptr()) > 0; });
     auto [entries, def] = run(tree, at_depth_one, true);
     py::list pairs;
-    for (auto e : entries)
-      pairs.append(py::make_tuple(borrow(PyTuple_GET_ITEM(PyTuple_GET_ITEM(e.ptr(), 0), 0)), borrow(PyTuple_GET_ITEM(e.ptr(), 1))));
+    for (auto e : entries) {
+      PyObject* path = PyTuple_GET_ITEM(e.ptr(), 0);
+      pairs.append(py::make_tuple(borrow(PyTuple_GET_ITEM(path, 0)), borrow(PyTuple_GET_ITEM(e.ptr(), 1))));
+    }
     const Node& root = def.nodes.back();
     py::object aux = root.data ? root.data : py::none();
     if (root.kind == Kind::Dict) aux = py::tuple(root.data);
-    bool builtin = root.kind == Kind::None || root.kind == Kind::Tuple || root.kind == Kind::List || root.kind == Kind::Dict;
+    bool builtin =
+        root.kind == Kind::None || root.kind == Kind::Tuple || root.kind == Kind::List || root.kind == Kind::Dict;
     return py::make_tuple(builtin ? py::object(py::tuple(pairs)) : py::object(pairs), aux);
   }
   // Children as JAX gives them: the container itself for tuples and lists, the flatten
@@ -326,7 +354,8 @@ py::object flatten_one_level(py::handle tree, bool keyed) {
       return py::make_tuple(children, py::tuple(keys));
     }
     case Kind::NamedTuple:
-      return py::make_tuple(steal_or_throw(PySequence_List(tree.ptr())), borrow(reinterpret_cast<PyObject*>(Py_TYPE(tree.ptr()))));
+      return py::make_tuple(steal_or_throw(PySequence_List(tree.ptr())),
+                            borrow(reinterpret_cast<PyObject*>(Py_TYPE(tree.ptr()))));
     case Kind::Custom: {
       py::object out = call1(r->to_iterable, tree.ptr());
       auto [children, aux] = split_custom(out);

@@ -47,10 +47,14 @@ const Registration* Registry::lookup(PyObject* obj) const {
   if (t == &PyList_Type) return list_;
   if (t == &PyTuple_Type) return tuple_;
   if (obj == Py_None) return none_;
+  if (reinterpret_cast<PyObject*>(t) == last_leaf_type_.ptr()) return nullptr;
   auto it = types_.find(t);
   if (it != types_.end()) return it->second.get();
   // Namedtuple types are nodes without registration (unless registered explicitly above).
-  if (PyTuple_Check(obj) && is_namedtuple_type(t)) return &namedtuple_;
+  if (PyTuple_Check(obj)) return is_namedtuple_type(t) ? &namedtuple_ : nullptr;
+  // Leaves often come in runs of one type (arrays): remember the last one. The reference
+  // keeps the type alive, so its address cannot be reused by another type.
+  last_leaf_type_ = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(t));
   return nullptr;
 }
 
@@ -63,11 +67,14 @@ const Registration* Registry::lookup_type(PyObject* type) const {
 }
 
 void Registry::add(std::unique_ptr<Registration> r, const char* what) {
-  if (!PyType_Check(r->type.ptr())) throw py::type_error("[register_pytree_node] nodetype must be a type, got " + py_repr(r->type));
+  if (!PyType_Check(r->type.ptr()))
+    throw py::type_error("[register_pytree_node] nodetype must be a type, got " + py_repr(r->type));
   auto* t = reinterpret_cast<PyTypeObject*>(r->type.ptr());
   if (types_.count(t))
-    throw py::value_error(std::string("Duplicate custom ") + what + "PyTreeDef type registration for " + py_repr(r->type) + ".");
+    throw py::value_error(std::string("Duplicate custom ") + what + "PyTreeDef type registration for " +
+                          py_repr(r->type) + ".");
   types_[t] = std::move(r);
+  last_leaf_type_ = py::object();
 }
 
 void Registry::set_key_types(py::object seq, py::object dict, py::object attr, py::object flat) {

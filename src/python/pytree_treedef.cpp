@@ -82,7 +82,8 @@ py::object PyTreeDef::unflatten(py::handle leaves) const {
     PyObject* l = PySequence_List(leaves.ptr());
     if (!l) {
       PyErr_Clear();
-      throw py::type_error("[PyTreeDef.unflatten] leaves must be an iterable, got " + py_repr(reinterpret_cast<PyObject*>(Py_TYPE(leaves.ptr()))));
+      throw py::type_error("[PyTreeDef.unflatten] leaves must be an iterable, got " +
+                           py_repr(reinterpret_cast<PyObject*>(Py_TYPE(leaves.ptr()))));
     }
     seq = py::reinterpret_steal<py::object>(l);
   }
@@ -223,7 +224,8 @@ std::string PyTreeDef::repr() const {
         break;
       case Kind::Custom:
       case Kind::Dataclass:
-        s = "CustomNode(" + type_name(node.reg->type.ptr()) + "[" + py_str(node.data) + "], [" + join(node.arity) + "])";
+        s = "CustomNode(" + type_name(node.reg->type.ptr()) + "[" + py_str(node.data) + "], [" + join(node.arity) +
+            "])";
         break;
     }
     stack.push_back(std::move(s));

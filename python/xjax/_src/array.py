@@ -153,3 +153,4 @@ class Array:
 
 
 core.ARRAY_TYPES = (Array,)
+cpu._array_type = Array

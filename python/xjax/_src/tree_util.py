@@ -101,22 +101,15 @@ def keystr(keys, *, simple=False, separator=""):
 
 # --- Flattening -------------------------------------------------------------------------------
 
-def tree_flatten(tree, is_leaf=None):
-    """(leaves, treedef) of a pytree; is_leaf(x) -> True stops the walk at x."""
-    return _pytree.flatten(tree, is_leaf)
+# The hot entry points are the C++ functions themselves (no Python frame per call).
+tree_flatten = _pytree.flatten  # (tree, is_leaf=None) -> (leaves, treedef)
+tree_leaves = _pytree.leaves  # (tree, is_leaf=None) -> leaves
+tree_structure = _pytree.structure  # (tree, is_leaf=None) -> treedef
 
 
 def tree_unflatten(treedef, leaves):
     """The pytree with structure `treedef` and these leaves."""
     return treedef.unflatten(leaves)
-
-
-def tree_leaves(tree, is_leaf=None):
-    return _pytree.leaves(tree, is_leaf)
-
-
-def tree_structure(tree, is_leaf=None):
-    return _pytree.structure(tree, is_leaf)
 
 
 def _path_predicate(is_leaf, is_leaf_takes_path):
@@ -147,7 +140,7 @@ def _flatten_rest(name, tree, treedef, rest, is_leaf):
 
 def tree_map(f, tree, *rest, is_leaf=None):
     """f applied leafwise; the trees in `rest` have tree's structure, or deeper subtrees at its leaves."""
-    leaves, treedef = _pytree.flatten(tree, is_leaf)
+    leaves, treedef = tree_flatten(tree, is_leaf)
     if not rest:
         return treedef.unflatten([f(x) for x in leaves])
     others = _flatten_rest("tree_map tree", tree, treedef, rest, is_leaf)
@@ -157,7 +150,8 @@ def tree_map(f, tree, *rest, is_leaf=None):
 def tree_map_with_path(f, tree, *rest, is_leaf=None, is_leaf_takes_path=False):
     """tree_map where f also gets the key path of each leaf as first argument."""
     pairs, treedef = tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
-    others = _flatten_rest("tree_map_with_path tree", tree, treedef, rest, is_leaf)
+    plain_is_leaf = None if is_leaf_takes_path else is_leaf  # the mismatch report calls is_leaf(x)
+    others = _flatten_rest("tree_map_with_path tree", tree, treedef, rest, plain_is_leaf)
     return treedef.unflatten([f(p, x, *xs) for (p, x), *xs in zip(pairs, *others)])
 
 
@@ -332,9 +326,15 @@ def _mismatch_error(name, tree, other, is_leaf, other_name, fallback):
         message = make(name) if make is not None else fallback
     except Exception:  # the diagnosis walks user code: never hide the original error behind it
         message = fallback
-    return ValueError(
-        f"{message}\nThe structures:\n    {name}: {tree_structure(tree, is_leaf)}\n"
-        f"    {other_name}: {tree_structure(other)}")
+    return ValueError(f"{message}\nThe structures:\n    {name}: {_structure_str(tree, is_leaf)}\n"
+                      f"    {other_name}: {_structure_str(other, None)}")
+
+
+def _structure_str(tree, is_leaf):
+    try:
+        return str(tree_structure(tree, is_leaf))
+    except Exception as e:  # e.g. a dict whose keys do not sort
+        return f"<not a valid pytree: {type(e).__name__}: {e}>"
 
 
 # --- Registration -----------------------------------------------------------------------------

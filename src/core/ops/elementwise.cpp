@@ -84,6 +84,18 @@ void check_same_shapes(OpId op, const std::vector<TypeInfo>& in) {
     if (t.shape != in[0].shape) fail_value(op, "operands must have equal shapes, got " + types_str(in));
 }
 
+// Operands share one shape, except that 0-d operands broadcast (as lax's scalar operands do; the
+// kernels expand them tile by tile instead of materialising them).
+Shape common_shape(OpId op, const std::vector<TypeInfo>& in) {
+  const Shape* shape = nullptr;
+  for (const TypeInfo& t : in) {
+    if (t.shape.empty()) continue;
+    if (shape && t.shape != *shape) fail_value(op, "operands must have equal shapes or be 0-d, got " + types_str(in));
+    shape = &t.shape;
+  }
+  return shape ? *shape : Shape{};
+}
+
 void check_same_dtypes(OpId op, const std::vector<TypeInfo>& in) {
   for (const TypeInfo& t : in)
     if (t.dtype != in[0].dtype) fail_type(op, "operands must have equal dtypes, got " + types_str(in));
@@ -142,7 +154,7 @@ std::vector<TypeInfo> infer_elementwise(OpId op, const std::vector<TypeInfo>& in
     case OpId::convert_element_type_: return {{in[0].shape, dtype_attr(op, attrs, "new_dtype")}};
     default: break;
   }
-  check_same_shapes(op, in);
+  Shape shape = common_shape(op, in);
   check_same_dtypes(op, in);
   DType dt = in[0].dtype;
   check_allowed(op, in, dt);
@@ -156,7 +168,7 @@ std::vector<TypeInfo> infer_elementwise(OpId op, const std::vector<TypeInfo>& in
     if (m != 0 && m != 1)
       fail_value(op, "rounding_method must be 0 (half away from zero) or 1 (half to even), got " + std::to_string(m));
   }
-  return {{in[0].shape, to_bool(op) ? DType::Bool : dt}};
+  return {{shape, to_bool(op) ? DType::Bool : dt}};
 }
 
 template <OpId kOp>

@@ -19,6 +19,11 @@ def to_numpy(value, aval):
 
 
 def _wrap(value, aval):
+    return _array_type(value, aval)
+
+
+def _array_type(value, aval):
+    """Replaced by xjax.Array once xjax._src.array is imported (it imports this module)."""
     from xjax._src.array import Array
 
     return Array(value, aval)
@@ -46,15 +51,16 @@ _executables = {}
 
 def apply_primitive(prim, *args, **params):
     """Runs one primitive eagerly on xjax.Arrays."""
-    key = (prim, tuple(params.items()), *(a.aval for a in args))
+    avals = tuple([a.aval for a in args])
+    key = (prim, tuple(params.items()) if params else (), avals)
     entry = _executables.get(key)
     if entry is None:
-        entry = _executables[key] = lower_single_primitive(prim, [a.aval for a in args], params)
+        entry = _executables[key] = lower_single_primitive(prim, avals, params)
     exe, avals_out = entry
     outs = exe.run([a._value for a in args])
     if prim.multiple_results:
-        return [_wrap(v, aval) for v, aval in zip(outs, avals_out)]
-    return _wrap(outs[0], avals_out[0])
+        return [_array_type(v, aval) for v, aval in zip(outs, avals_out)]
+    return _array_type(outs[0], avals_out[0])
 
 
 def cache_size():

@@ -41,6 +41,8 @@ def asarray(x, dtype=None, weak_type=None):
 
 def scalars_like(args):
     """Places Python scalars with the dtype of the first array argument (weakly typed)."""
+    if all(type(a) in core.ARRAY_TYPES for a in args):  # the common case: nothing to place
+        return args
     ref = next((a for a in args if not isinstance(a, (bool, int, float)) or isinstance(a, np.generic)), None)
     if ref is None:
         return [asarray(a) for a in args]

@@ -52,15 +52,17 @@ def broadcast_shapes(name, shapes):
 
 
 def broadcasting_lowering(op_name):
-    """Lowers an n-ary elementwise op, broadcasting operands that differ from the result shape."""
+    """Lowers an n-ary elementwise op, broadcasting operands with size-1 dims to the result shape.
+
+    0-d operands go to the core as they are: its kernels expand them tile by tile.
+    """
 
     def lower(ctx, *inputs, **params):
         shape = ctx.avals_out[0].shape
         args = []
         for v, aval in zip(inputs, ctx.avals_in):
-            if aval.shape != shape:
-                dims = list(range(len(shape))) if aval.shape else []
-                (v,) = ctx.op("broadcast_in_dim", v, shape=shape, broadcast_dimensions=dims)
+            if aval.shape and aval.shape != shape:
+                (v,) = ctx.op("broadcast_in_dim", v, shape=shape, broadcast_dimensions=list(range(len(shape))))
             args.append(v)
         return ctx.op(op_name, *args, **params)
 
