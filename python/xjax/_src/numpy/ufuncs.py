@@ -13,6 +13,7 @@ from xjax._src.numpy import util
 from xjax._src.numpy.util import promote_args, promote_args_inexact
 
 _P = _ew.PRIMITIVES
+_SELECT_N = _ew.select_n_p
 _FLOATING = frozenset(dtypes.FLOATING)
 _PY_SCALARS = (int, float, bool)
 
@@ -713,6 +714,10 @@ def angle(z, deg=False):
 
 def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     """x where condition else y (broadcast, promoted); with one argument, nonzero(condition)."""
+    ac, ax, ay = getattr(condition, "aval", None), getattr(x, "aval", None), getattr(y, "aval", None)
+    if ac is not None and ax is not None and ay is not None and ac.dtype == dtypes.bool_ and \
+            ax.dtype == ay.dtype and ac.shape == ax.shape == ay.shape:
+        return _SELECT_N.bind(condition, y, x)  # fast path: nothing to promote or broadcast
     if x is None and y is None:
         from xjax._src.numpy.sorting import nonzero
 

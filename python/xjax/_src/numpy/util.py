@@ -52,13 +52,28 @@ def _check_int_range(value):
 _DTYPE_NAMES = {d: d.name for d in dtypes.SUPPORTED}  # np.dtype.name is slow to compute
 
 
+_SCALARS = {}  # (type, value, dtype, weak) -> 0-d Array: constants are immutable, so they are shared
+
+
 def scalar(value, dtype, weak_type):
     """A 0-d array holding Python scalar `value` converted to `dtype` (ints wrap like NumPy's astype)."""
-    if type(value) is int:
+    t = type(value)
+    # -0.0 and NaN are not told apart (or found) by dict keys: they are not cached.
+    key = (t, value, dtype, weak_type) if t is not float or (value == value and value != 0.0) else None
+    if key is not None:
+        out = _SCALARS.get(key)
+        if out is not None:
+            return out
+    if t is int:
         _check_int_range(value)
-    elif type(value) is float and dtype.kind in "iub":
+    elif t is float and dtype.kind in "iub":
         return lax.convert_element_type(scalar(value, dtypes.default_float_dtype(), weak_type), dtype)
-    return Array(_core.Array.from_scalar(value, _DTYPE_NAMES[dtype]), core.ShapedArray((), dtype, weak_type))
+    out = Array(_core.Array.from_scalar(value, _DTYPE_NAMES[dtype]), core.ShapedArray((), dtype, weak_type))
+    if key is not None:
+        if len(_SCALARS) >= 1024:
+            _SCALARS.clear()
+        _SCALARS[key] = out
+    return out
 
 
 def asarray(x, dtype=None):
