@@ -35,7 +35,7 @@ def test_reshape_star_args_and_order_f():
 
 def test_reshape_errors_match_jax():
     x = jnp.asarray(np.arange(6))
-    with pytest.raises(TypeError, match=r"cannot reshape array of shape \(6,\) \(size 6\) into shape \(4,\) \(size 4\)"):
+    with pytest.raises(TypeError, match=r"cannot reshape array of shape \(6,\) \(size 6\) into shape \(4,\) "):
         jnp.reshape(x, (4,))
     with pytest.raises(TypeError, match=r"does not evenly divide 6"):
         jnp.reshape(x, (-1, 4))

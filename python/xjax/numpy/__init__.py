@@ -16,45 +16,48 @@ from xjax._src.numpy.extras import (apply_over_axes, bartlett, bitwise_count, bl
                                     fill_diagonal, gradient, hamming, hanning, index_exp, iscomplex, iscomplexobj,
                                     isreal, isrealobj, mgrid, ogrid, piecewise, polyadd, polyder, polyint,
                                     polymul, polysub, put, put_along_axis, s_, spacing, trim_zeros, unwrap)
-from xjax._src.numpy.indexing import take, take_along_axis  # noqa: F401
-from xjax._src.numpy.manipulation import (append, array_split, astype, atleast_1d, atleast_2d,  # noqa: F401
-                                          atleast_3d, broadcast_arrays, broadcast_shapes, broadcast_to,
-                                          column_stack, concat, concatenate, delete, diff, dsplit, dstack,
-                                          ediff1d, expand_dims, flip, fliplr, flipud, hsplit, hstack, insert,
-                                          matrix_transpose, moveaxis, ndim, pad, permute_dims, ravel, repeat,
-                                          reshape, resize, roll, rollaxis, rot90, row_stack, shape, size, split,
-                                          squeeze, stack, swapaxes, tile, transpose, unstack, vsplit, vstack)
+from xjax._src.numpy.take import take, take_along_axis  # noqa: F401
+from xjax._src.numpy.manipulation import (array_split, astype, atleast_1d, atleast_2d, atleast_3d,  # noqa: F401
+                                          broadcast_arrays, broadcast_shapes, broadcast_to, column_stack, concat,
+                                          concatenate, dsplit, dstack, expand_dims, hsplit, hstack,
+                                          matrix_transpose, moveaxis, ndim, permute_dims, ravel, reshape, rollaxis,
+                                          row_stack, shape, size, split, squeeze, stack, swapaxes, transpose,
+                                          unstack, vsplit, vstack)
 from xjax._src.numpy.misc import (apply_along_axis, array_repr, array_str, corrcoef, cov, interp,  # noqa: F401
                                   isscalar, iterable, polyval, trapezoid, vander)
 from xjax._src.numpy.products import (convolve, correlate, cross, dot, inner, kron, matmul, matvec,  # noqa: F401
                                       outer, tensordot, trace, vdot, vecdot, vecmat)
-from xjax._src.numpy.reductions import (all, amax, amin, any, argmax, argmin, average, count_nonzero,  # noqa: F401
-                                        cumprod, cumsum, cumulative_prod, cumulative_sum, max, mean, median,
-                                        min, nanargmax, nanargmin, nancumprod, nancumsum, nanmax, nanmean,
-                                        nanmedian, nanmin, nanpercentile, nanprod, nanquantile, nanstd, nansum,
-                                        nanvar, percentile, prod, ptp, quantile, std, sum, var)
+from xjax._src.numpy.rearrange import (append, delete, diff, ediff1d, flip, fliplr, flipud, insert,  # noqa: F401
+                                       pad, repeat, resize, roll, rot90, tile)
+from xjax._src.numpy.reductions import (all, amax, amin, any, argmax, argmin, count_nonzero, cumprod,  # noqa: F401
+                                        cumsum, cumulative_prod, cumulative_sum, max, mean, min, nanargmax,
+                                        nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmin, nanprod, nanstd,
+                                        nansum, nanvar, prod, ptp, std, sum, var)
 from xjax._src.numpy.scalar_types import (bfloat16, bool_, double, float16, float32, float64, float_,  # noqa: F401
                                           int8, int16, int32, int64, int_, single, uint, uint8, uint16, uint32,
                                           uint64)
-from xjax._src.numpy.sorting import (argpartition, argsort, argwhere, bincount, choose, compress,  # noqa: F401
-                                     diag_indices, diag_indices_from, digitize, extract, flatnonzero, histogram,
-                                     in1d, intersect1d, isin, ix_, lexsort, nonzero, partition, ravel_multi_index,
-                                     searchsorted, select, setdiff1d, setxor1d, sort, sort_complex, tril_indices,
-                                     tril_indices_from, triu_indices, triu_indices_from, union1d, unique,
-                                     unique_all, unique_counts, unique_inverse, unique_values, unravel_index)
-from xjax._src.numpy.ufuncs import (abs, absolute, acos, acosh, add, allclose, angle, arccos, arccosh,  # noqa: F401
-                                    arcsin, arcsinh, arctan, arctan2, arctanh, around, array_equal, array_equiv,
-                                    asin, asinh, atan, atan2, atanh, bitwise_and, bitwise_invert,
-                                    bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift,
-                                    bitwise_xor, cbrt, ceil, clip, conj, conjugate, copysign, cos, cosh, deg2rad,
-                                    degrees, divide, divmod, equal, exp, exp2, expm1, fabs, fix, float_power,
-                                    floor, floor_divide, fmax, fmin, fmod, frexp, gcd, greater, greater_equal,
-                                    heaviside, hypot, imag, invert, isclose, isfinite, isinf, isnan, isneginf,
-                                    isposinf, lcm, ldexp, left_shift, less, less_equal, log, log1p, log2, log10,
-                                    logaddexp, logaddexp2, logical_and, logical_not, logical_or, logical_xor,
-                                    maximum, minimum, mod, modf, multiply, nan_to_num, negative, nextafter,
-                                    not_equal, positive, pow, power, rad2deg, radians, real, reciprocal,
-                                    remainder, right_shift, rint, round, sign, signbit, sin, sinc, sinh, sqrt,
+from xjax._src.numpy.selection import (bincount, choose, compress, diag_indices, diag_indices_from,  # noqa: F401
+                                       extract, histogram, in1d, intersect1d, isin, ix_, ravel_multi_index, select,
+                                       setdiff1d, setxor1d, tril_indices, tril_indices_from, triu_indices,
+                                       triu_indices_from, union1d, unravel_index)
+from xjax._src.numpy.sorting import (argpartition, argsort, argwhere, digitize, flatnonzero, lexsort,  # noqa: F401
+                                     nonzero, partition, searchsorted, sort, sort_complex, unique, unique_all,
+                                     unique_counts, unique_inverse, unique_values)
+from xjax._src.numpy.statistics import (average, median, nanmedian, nanpercentile, nanquantile,  # noqa: F401
+                                        percentile, quantile)
+from xjax._src.numpy.mathfuncs import (allclose, angle, array_equal, array_equiv, copysign, fmax, fmin,  # noqa: F401
+                                       frexp, gcd, heaviside, hypot, isclose, lcm, ldexp, logaddexp, logaddexp2,
+                                       modf, nan_to_num, signbit, sinc)
+from xjax._src.numpy.ufuncs import (abs, absolute, acos, acosh, add, arccos, arccosh, arcsin, arcsinh,  # noqa: F401
+                                    arctan, arctan2, arctanh, around, asin, asinh, atan, atan2, atanh, bitwise_and,
+                                    bitwise_invert, bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift,
+                                    bitwise_xor, cbrt, ceil, clip, conj, conjugate, cos, cosh, deg2rad, degrees,
+                                    divide, divmod, equal, exp, exp2, expm1, fabs, fix, float_power, floor,
+                                    floor_divide, fmod, greater, greater_equal, imag, invert, isfinite, isinf, isnan,
+                                    isneginf, isposinf, left_shift, less, less_equal, log, log1p, log2, log10,
+                                    logical_and, logical_not, logical_or, logical_xor, maximum, minimum, mod,
+                                    multiply, negative, nextafter, not_equal, positive, pow, power, rad2deg, radians,
+                                    real, reciprocal, remainder, right_shift, rint, round, sign, sin, sinh, sqrt,
                                     square, subtract, tan, tanh, true_divide, trunc, where)
 from xjax.numpy import linalg  # noqa: F401
 

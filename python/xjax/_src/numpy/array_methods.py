@@ -5,8 +5,9 @@ import numpy as np
 from xjax._src import core, dtypes, lax
 from xjax._src.array import Array
 from xjax._src.lax import elementwise as _ew
-from xjax._src.numpy import (creation, indexing, manipulation, products, reductions, sorting, ufuncs,
-                             util)
+from xjax._src.numpy import (creation, indexing, manipulation, products, rearrange, reductions, selection,
+                             sorting, ufuncs, updates, util)
+from xjax._src.numpy import take as take_mod
 
 _P = _ew.PRIMITIVES
 _FLOATING = frozenset(dtypes.FLOATING)
@@ -164,9 +165,9 @@ _METHODS = {
     "argpartition": sorting.argpartition,
     "argsort": sorting.argsort,
     "astype": _astype,
-    "choose": sorting.choose,
+    "choose": selection.choose,
     "clip": _clip,
-    "compress": lambda self, condition, axis=None, **kw: sorting.compress(condition, self, axis, **kw),
+    "compress": lambda self, condition, axis=None, **kw: selection.compress(condition, self, axis, **kw),
     "conj": ufuncs.conjugate,
     "conjugate": ufuncs.conjugate,
     "cumprod": reductions.cumprod,
@@ -181,7 +182,7 @@ _METHODS = {
     "prod": reductions.prod,
     "ptp": reductions.ptp,
     "ravel": manipulation.ravel,
-    "repeat": manipulation.repeat,
+    "repeat": rearrange.repeat,
     "reshape": _reshape,
     "round": ufuncs.round,
     "searchsorted": sorting.searchsorted,
@@ -190,7 +191,7 @@ _METHODS = {
     "std": reductions.std,
     "sum": reductions.sum,
     "swapaxes": manipulation.swapaxes,
-    "take": indexing.take,
+    "take": take_mod.take,
     "trace": products.trace,
     "transpose": _transpose,
     "var": reductions.var,
@@ -208,7 +209,7 @@ _PROPERTIES = {
     "mT": lambda self: manipulation.matrix_transpose(self),
     "real": lambda self: ufuncs.real(self),
     "imag": lambda self: ufuncs.imag(self),
-    "at": lambda self: indexing._IndexUpdateHelper(self),
+    "at": lambda self: updates._IndexUpdateHelper(self),
 }
 
 

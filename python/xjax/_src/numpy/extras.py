@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from xjax._src import dtypes, lax
-from xjax._src.numpy import creation, manipulation, products, reductions, ufuncs, util
+from xjax._src.numpy import creation, manipulation, mathfuncs, products, rearrange, reductions, ufuncs, util
 
 s_ = np.s_
 index_exp = np.index_exp
@@ -150,7 +150,7 @@ def unwrap(p, discont=None, axis=-1, period=2 * math.pi):
     n = x.aval.shape[ax]
     if n < 2:
         return x
-    d = manipulation.diff(x, axis=ax)
+    d = rearrange.diff(x, axis=ax)
     half = period / 2
     if discont is None:
         discont = half
@@ -254,7 +254,7 @@ def fill_diagonal(a, val, wrap=False, *, inplace=True):
     v = util.convert(val, x.aval.dtype)
     v = lax.reshape(v, (v.aval.size,)) if v.aval.ndim else v
     if v.aval.ndim and v.aval.size != n:
-        v = manipulation.resize(v, (n,))
+        v = rearrange.resize(v, (n,))
     return x.at[idx].set(v)
 
 
@@ -269,7 +269,7 @@ def put(a, ind, v, mode=None, *, inplace=True):
     vals = manipulation.ravel(util.convert(_operand("put", v), x.aval.dtype))
     k = i.aval.shape[0]
     if vals.aval.shape[0] != k and k:
-        vals = manipulation.resize(vals, (k,))
+        vals = rearrange.resize(vals, (k,))
     if mode == "wrap":
         i = ufuncs.remainder(i, x.aval.size)
     elif mode == "clip":
@@ -321,7 +321,7 @@ def spacing(x, /):
     """The distance from x to the next float away from zero."""
     v = util.to_inexact(_operand("spacing", x))
     inf = util.full(v.aval.shape, math.inf, v.aval.dtype)
-    away = lax.select(ufuncs.signbit(v), lax.neg(inf), inf)
+    away = lax.select(mathfuncs.signbit(v), lax.neg(inf), inf)
     return lax.sub(lax.nextafter(v, away), v)
 
 

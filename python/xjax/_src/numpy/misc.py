@@ -3,7 +3,7 @@ the predicates isscalar/iterable."""
 import numpy as np
 
 from xjax._src import dtypes, lax
-from xjax._src.numpy import manipulation, reductions, sorting, ufuncs, util
+from xjax._src.numpy import manipulation, rearrange, reductions, sorting, ufuncs, util
 
 
 def isscalar(element):
@@ -62,7 +62,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         raise ValueError("xp and fp must be one-dimensional arrays of equal size")
     i = sorting.searchsorted(xpv, xv, side="right")
     i = lax.clamp(util.scalar(1, dtypes.int32, False), i, util.scalar(max(n - 1, 1), dtypes.int32, False))
-    from xjax._src.numpy.indexing import take
+    from xjax._src.numpy.take import take
 
     lo = lax.sub(i, util.full(i.aval.shape, 1, dtypes.int32))
     x0, x1 = take(xpv, lo, mode="clip"), take(xpv, i, mode="clip")
@@ -93,7 +93,7 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
     avg = ufuncs.multiply(ufuncs.add(hi, lo), 0.5)
     if x is None:
         return reductions.sum(ufuncs.multiply(avg, dx), axis=ax)
-    d = manipulation.diff(util.asarray(x), axis=-1 if util.asarray(x).aval.ndim == 1 else ax)
+    d = rearrange.diff(util.asarray(x), axis=-1 if util.asarray(x).aval.ndim == 1 else ax)
     if d.aval.ndim == 1 and yv.aval.ndim > 1:
         shape = [1] * yv.aval.ndim
         shape[ax] = d.aval.shape[0]

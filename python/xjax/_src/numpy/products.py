@@ -245,7 +245,7 @@ def _conv(name, a, v, mode, flip):
         start, length = m - 1, n - m + 1
     else:
         raise ValueError(f"mode must be one of ['full', 'same', 'valid'], got {mode!r}")
-    from xjax._src.numpy.indexing import take
+    from xjax._src.numpy.take import take
 
     idx = (np.arange(start, start + length)[:, None] + np.arange(m)[None, :]).astype(np.int32)
     windows = take(padded, util.asarray(idx), axis=0, mode="clip")
