@@ -24,7 +24,7 @@ BASIC = [
     1, -1, slice(None), slice(1, None), slice(None, None, -1), slice(None, None, 2), slice(-1, 0, -2),
     (0, 1), (1, -1, 2), (slice(None), 1), (Ellipsis, 1), (None, 0), (0, None, slice(1, 3)), (Ellipsis,),
     (slice(None), None, slice(None, None, -1)), (1, Ellipsis, None), (), (slice(5, 1),),
-    (slice(None), slice(None), slice(3, 0, -1)), (np.int64(1), np.int32(2)),
+    (slice(None), slice(None), slice(3, 0, -1)), (np.int64(1), np.int32(2)), True, False, (0, False, 1),
 ]
 
 

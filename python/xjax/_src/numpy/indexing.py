@@ -149,7 +149,7 @@ def _slice_bounds(s, n):
 
 def _is_basic(entries):
     for e in entries:
-        if type(e) is tuple and e[0] in ("arr", "false"):
+        if type(e) is tuple and e[0] == "arr":
             return False
     return True
 
@@ -157,7 +157,7 @@ def _is_basic(entries):
 def _basic(x, entries):
     """Static ints/slices and None via slice/rev/reshape; traced scalars via dynamic_slice."""
     shape = x.aval.shape
-    operand_entries = [e for e in entries if e is not None]
+    operand_entries = [e for e in entries if e is not None and not _is_false(e)]
     dyn = [(d, e[1]) for d, e in enumerate(operand_entries) if type(e) is tuple and e[0] == "dyn"]
     if dyn:
         starts = [util.full((), 0, _INDEX_DTYPE)] * len(shape)
@@ -168,10 +168,12 @@ def _basic(x, entries):
             starts[d] = _wrap_negative(v, shape[d])
             sizes[d] = 1
         x = lax.dynamic_slice(x, starts, sizes)
-    start, limit, strides, rev_dims, out_shape = [], [], [], [], []
+    start, limit, strides, rev_dims, out_shape, empty_dims = [], [], [], [], [], []
     d = 0
     for e in entries:
-        if e is None:
+        if e is None or _is_false(e):
+            if e is not None:  # a scalar False: a new axis of length 0
+                empty_dims.append(len(out_shape))
             out_shape.append(1)
             continue
         n = x.aval.shape[d]
@@ -203,7 +205,13 @@ def _basic(x, entries):
     out_shape = tuple(out_shape)
     if y.aval.shape != out_shape:
         y = lax.reshape(y, out_shape)
+    if empty_dims:
+        y = lax.slice(y, (0,) * len(out_shape), tuple(0 if i in empty_dims else n for i, n in enumerate(out_shape)))
     return y
+
+
+def _is_false(e):
+    return type(e) is tuple and e[0] == "false"
 
 
 def _wrap_negative(i, n):
