@@ -80,6 +80,7 @@ def test_vdot_inner_outer_tensordot_kron():
     check(jnp.vecmat(jnp.asarray(v[:3]), jnp.asarray(t)), np.einsum("j,ijk->ik", v[:3], t))
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # NumPy's 2-vector cross product
 def test_trace_and_cross():
     m = rnd(3, 4)
     check(jnp.trace(jnp.asarray(m)), np.trace(m))

@@ -387,9 +387,8 @@ def _gather(x, entries, mode, fill_value, indices_are_sorted=False, unique_indic
         y = x
     else:
         m = GatherScatterMode.from_any(mode) if mode is not None else GatherScatterMode.CLIP
-        fv = None
-        if m == GatherScatterMode.FILL_OR_DROP:
-            fv = default_fill_value(x.aval.dtype) if fill_value is None else fill_value
+        # Without a fill_value the core fills with JAX's default (NaN, the most negative int, ...).
+        fv = fill_value if m == GatherScatterMode.FILL_OR_DROP else None
         y = lax.gather(x, plan.indices, _gather_dnums(plan), plan.slice_sizes, mode=m, fill_value=fv,
                        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices)
     if plan.rev_dims:

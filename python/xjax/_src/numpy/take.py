@@ -59,9 +59,7 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indic
     dn = GatherDimensionNumbers(offset_dims=offset, collapsed_slice_dims=(ax,), start_index_map=(ax,))
     sizes = shape[:ax] + (1,) + shape[ax + 1:]
     gmode = "fill" if m == "fill" else "clip"
-    fv = None
-    if gmode == "fill":
-        fv = default_fill_value(x.aval.dtype) if fill_value is None else fill_value
+    fv = fill_value if gmode == "fill" else None  # None: the core's default, JAX's fill values
     ind = lax.reshape(idx, ishape + (1,))
     return lax.gather(x, ind, dn, sizes, mode=gmode, fill_value=fv, unique_indices=unique_indices,
                       indices_are_sorted=indices_are_sorted)
@@ -109,9 +107,7 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
     dn = GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=tuple(range(nd)),
                                 start_index_map=tuple(range(nd)))
     gmode = "fill" if m == "fill" else "clip"
-    fv = None
-    if gmode == "fill":
-        fv = default_fill_value(x.aval.dtype) if fill_value is None else fill_value
+    fv = fill_value if gmode == "fill" else None  # None: the core's default, JAX's fill values
     return lax.gather(x, ind, dn, (1,) * nd, mode=gmode, fill_value=fv)
 
 
