@@ -65,6 +65,11 @@ void gather_slices(const Tensor& operand, const Tensor& indices, const StartPlan
     for (int64_t s = b0; s < b1; s += kBlock) {
       const int64_t n = std::min(kBlock, b1 - s);
       compute_starts(sp, indices, s, s + n, starts);
+      if (bp.size.empty() && run == 1) {  // one element per slice
+        U* o = dst + s;
+        for (int64_t j = 0; j < n; ++j) o[j] = starts[j] < 0 ? fill : src[starts[j]];
+        continue;
+      }
       for (int64_t j = 0; j < n; ++j) {
         U* o = dst + (s + j) * count;
         if (starts[j] < 0) {

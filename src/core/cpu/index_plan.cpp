@@ -44,22 +44,44 @@ inline int64_t index_value(I v) {
 
 template <typename I>
 void starts_typed(const StartPlan& p, const I* idx, int64_t b0, int64_t b1, int64_t* out) {
-  const int64_t K = p.depth;
-  for (int64_t b = b0; b < b1; ++b) {
-    const I* v = idx + b * K;
-    int64_t off = 0;
-    bool ok = true;
-    for (int64_t k = 0; k < K; ++k) {
-      int64_t s = index_value(v[k]);
-      if (p.clip) {
-        s = std::min(std::max(s, int64_t(0)), p.hi[k]);
-      } else if (s < 0 || s > p.hi[k]) {
-        ok = false;
+  const int64_t K = p.depth, n = b1 - b0;
+  const I* v = idx + b0 * K;
+  if (K == 1) {  // the common case, kept simple enough to vectorise
+    const int64_t hi = p.hi[0], stride = p.stride[0];
+    if (p.clip) {
+      for (int64_t j = 0; j < n; ++j) {
+        const int64_t s = index_value(v[j]);
+        out[j] = (s < 0 ? 0 : s > hi ? hi : s) * stride;
       }
-      off += s * p.stride[k];
+    } else {
+      for (int64_t j = 0; j < n; ++j) {
+        const int64_t s = index_value(v[j]);
+        out[j] = uint64_t(s) <= uint64_t(hi) ? s * stride : -1;
+      }
     }
-    for (const auto& bd : p.batching) off += ((b / bd.div) % bd.size) * bd.stride;
-    out[b - b0] = ok ? off : -1;
+  } else {
+    for (int64_t j = 0; j < n; ++j, v += K) {
+      int64_t off = 0;
+      bool ok = true;
+      for (int64_t k = 0; k < K; ++k) {
+        int64_t s = index_value(v[k]);
+        if (p.clip) s = std::min(std::max(s, int64_t(0)), p.hi[k]);
+        else ok = ok && uint64_t(s) <= uint64_t(p.hi[k]);
+        off += s * p.stride[k];
+      }
+      out[j] = ok ? off : -1;
+    }
+  }
+  // Batching dims: the batch coordinate steps through (b / div) % size without dividing.
+  for (const auto& bd : p.batching) {
+    int64_t r = b0 % bd.div, c = (b0 / bd.div) % bd.size;
+    for (int64_t j = 0; j < n; ++j) {
+      if (out[j] >= 0) out[j] += c * bd.stride;
+      if (++r == bd.div) {
+        r = 0;
+        if (++c == bd.size) c = 0;
+      }
+    }
   }
 }
 

@@ -3,6 +3,7 @@
 // (for set: the last write wins). In parallel, each thread owns a contiguous range of the result
 // and applies, in that same order, the parts of the windows that fall in its range.
 #include <algorithm>
+#include <memory>
 #include <type_traits>
 
 #include "core/cpu/index_kernels.h"
@@ -68,6 +69,17 @@ void apply_windows(T* out, const T* upd, const int64_t* starts, int64_t batches,
                    int64_t hi) {
   using C = typename ComputeOf<T>::type;
   const int64_t run = bp.run;
+  if (bp.size.empty() && run == 1) {
+    // One element per window: a tight loop keeps many independent cache misses in flight.
+    for (int64_t b = 0; b < batches; ++b) {
+      const int64_t s = starts[b];
+      if (s >= lo && s < hi) {
+        if constexpr (std::is_same_v<Op, SetOp>) out[s] = upd[b];
+        else out[s] = T(Op::f(C(out[s]), C(upd[b])));
+      }
+    }
+    return;
+  }
   for (int64_t b = 0; b < batches; ++b) {
     const int64_t s = starts[b];
     if (s < 0 || s >= hi || s + bp.span <= lo) continue;
@@ -113,8 +125,8 @@ void scatter_impl(OpId op, const std::vector<Tensor>& in, const std::vector<Tens
   if (!identity) permute_copy(updates.data, updates.shape, perm, temp.data(), es);
   const void* upd = identity ? updates.data : temp.data();
 
-  std::vector<int64_t> starts(size_t(sp.batches));
-  parallel_for(sp.batches, 8192, [&](int64_t b0, int64_t b1) { compute_starts(sp, indices, b0, b1, starts.data() + b0); });
+  std::unique_ptr<int64_t[]> starts(new int64_t[size_t(sp.batches)]);  // uninitialised: all written
+  parallel_for(sp.batches, 8192, [&](int64_t b0, int64_t b1) { compute_starts(sp, indices, b0, b1, starts.get() + b0); });
 
   const int64_t n = result.size();
   const int64_t parts = updates.size() >= (1 << 15) && n >= 1024 ? ThreadPool::global().size() : 1;
@@ -122,7 +134,7 @@ void scatter_impl(OpId op, const std::vector<Tensor>& in, const std::vector<Tens
     using T = decltype(tag);
     parallel_for(parts, 1, [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p)
-        apply_windows<T, Op>(static_cast<T*>(result.data), static_cast<const T*>(upd), starts.data(), sp.batches, bp,
+        apply_windows<T, Op>(static_cast<T*>(result.data), static_cast<const T*>(upd), starts.get(), sp.batches, bp,
                              n * p / parts, n * (p + 1) / parts);
     });
   });

@@ -2,11 +2,14 @@
 // and a stable LSD radix sort of (key, position) items.
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "core/dtype.h"
+#include "core/thread_pool.h"
 
 namespace xjax {
 
@@ -57,8 +60,11 @@ struct SortItem {
   uint32_t pos;
 };
 
-// Sorts a[0, n) by key, stably; tmp has room for n items. Radix passes whose digit is the
-// same for every item are skipped (e.g. the high bytes of small integers).
+// Sorts a[0, n) by key, stably; tmp has room for n items. LSD radix on bytes; a pass whose
+// digit is the same for every item is skipped (e.g. the high bytes of small integers).
+// Large inputs are split into stripes that are counted and scattered in parallel; ordering the
+// destinations by (digit, stripe) keeps the sort stable. Inside another parallel region (rows
+// sorted in parallel) parallel_for runs inline.
 template <typename K>
 void stable_sort_items(SortItem<K>* a, SortItem<K>* tmp, int64_t n) {
   if (n < 256) {
@@ -66,22 +72,45 @@ void stable_sort_items(SortItem<K>* a, SortItem<K>* tmp, int64_t n) {
     return;
   }
   constexpr int kPasses = int(sizeof(K));
-  uint32_t hist[kPasses][256] = {};
-  for (int64_t i = 0; i < n; ++i) {
-    const K k = a[i].key;
-    for (int p = 0; p < kPasses; ++p) ++hist[p][(k >> (8 * p)) & 0xff];
+  const int64_t stripes = std::max<int64_t>(1, std::min<int64_t>(ThreadPool::global().size(), n >> 17));
+  auto stripe_begin = [&](int64_t t) { return n * t / stripes; };
+  // count[p][t]: the digit histogram of pass p in stripe t. With one stripe, all passes are
+  // counted in one read; with several, stripe contents change between passes.
+  std::vector<std::array<uint32_t, 256>> count(size_t(kPasses * stripes));
+  auto hist = [&](int p, int64_t t) -> std::array<uint32_t, 256>& { return count[size_t(p * stripes + t)]; };
+  for (auto& c : count) c.fill(0);
+  if (stripes == 1) {
+    for (int64_t i = 0; i < n; ++i) {
+      const K k = a[i].key;
+      for (int p = 0; p < kPasses; ++p) ++hist(p, 0)[(k >> (8 * p)) & 0xff];
+    }
   }
   SortItem<K>* src = a;
   SortItem<K>* dst = tmp;
   for (int p = 0; p < kPasses; ++p) {
-    if (hist[p][(src[0].key >> (8 * p)) & 0xff] == uint32_t(n)) continue;
-    uint32_t offset[256];
-    uint32_t sum = 0;
-    for (int d = 0; d < 256; ++d) {
-      offset[d] = sum;
-      sum += hist[p][d];
+    const int shift = 8 * p;
+    if (stripes > 1) {
+      parallel_for(stripes, 1, [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t)
+          for (int64_t i = stripe_begin(t); i < stripe_begin(t + 1); ++i) ++hist(p, t)[(src[i].key >> shift) & 0xff];
+      });
     }
-    for (int64_t i = 0; i < n; ++i) dst[offset[(src[i].key >> (8 * p)) & 0xff]++] = src[i];
+    uint32_t first_digit = 0;
+    for (int64_t t = 0; t < stripes; ++t) first_digit += hist(p, t)[(src[0].key >> shift) & 0xff];
+    if (first_digit == uint32_t(n)) continue;  // one digit value only: nothing moves
+    uint32_t sum = 0;
+    for (int d = 0; d < 256; ++d)
+      for (int64_t t = 0; t < stripes; ++t) {
+        const uint32_t c = hist(p, t)[d];
+        hist(p, t)[d] = sum;
+        sum += c;
+      }
+    parallel_for(stripes, 1, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        std::array<uint32_t, 256>& offset = hist(p, t);
+        for (int64_t i = stripe_begin(t); i < stripe_begin(t + 1); ++i) dst[offset[(src[i].key >> shift) & 0xff]++] = src[i];
+      }
+    });
     std::swap(src, dst);
   }
   if (src != a) std::memcpy(static_cast<void*>(a), src, size_t(n) * sizeof(SortItem<K>));
