@@ -128,6 +128,7 @@ CASES = {
     "blocked": ((130, 300), (300, 70), [1], [0], [], []),
     "blocked_T": ((300, 131), (67, 300), [0], [1], [], []),
     "long_k": ((3, 20000), (20000, 2), [1], [0], [], []),
+    "gram": ((3, 40000), (4, 40000), [1], [1], [], []),
     "many_rows": ((3000, 40), (40,), [1], [0], [], []),
     "many_cols_T": ((40, 3000), (40,), [0], [0], [], []),
     "many_small": ((200, 4, 5), (200, 5, 3), [2], [1], [0], [0]),
@@ -144,7 +145,7 @@ def test_layouts_float(case, dtype):
 
 
 @pytest.mark.parametrize("case", ["vec_vec", "mat_vec", "vec_matT", "mat_matT", "matT_mat", "attention",
-                                  "multi_contract", "blocked_T", "many_small", "long_k", "big_vec", "scalars"])
+                                  "multi_contract", "blocked_T", "many_small", "gram", "big_vec", "scalars"])
 @pytest.mark.parametrize("dtype", [d for d in ALL_DTYPES if d not in ("float32", "float64")])
 def test_layouts_other_dtypes(case, dtype):
     ls, rs, lc, rc, lb, rb = CASES[case]

@@ -73,25 +73,54 @@ void run(bool serial, int64_t n, int64_t grain, const std::function<void(int64_t
 // ---------------------------------------------------------------------------------------------
 // Built-in kernels.
 
+// Packs all of B (up to a budget) before one parallel pass over tiles of C, so that a product
+// waits on the pool only twice; each task walks k for its tile of C, which stays in cache.
 template <typename T>
 void builtin_gemm(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c) {
   const Kernels<T>& kr = kernels<T>();
   const int64_t NR = kr.nr, KC = kr.kc, MC = kr.mc;
-  const int64_t NC = std::max<int64_t>(NR, (int64_t(1) << 20) / KC / NR * NR);  // packed B: ~1M elements
+  constexpr int64_t kPackBudget = int64_t(1) << 21;  // elements of B packed at once
+  const int64_t KS = std::min(k, 8 * KC);              // depth packed at once (a multiple of KC)
+  const int64_t NC = std::max(NR, kPackBudget / KS / NR * NR);
   const bool serial = m * n * k <= kSerialWork * 8;
   const int64_t mblocks = (m + MC - 1) / MC;
-  T* b_packed = scratch<T>(0, KC * std::min(NC, (n + NR - 1) / NR * NR));
+  if (!serial && m * n <= 64 * 64 && k >= 4 * KS) {
+    // A small C over a long k (a Gram matrix of a few long rows): fixed chunks of k, each a
+    // product of its own on one thread, then their sum in chunk order.
+    const int64_t chunk = KS, chunks = (k + chunk - 1) / chunk;
+    T* partial = scratch<T>(3, chunks * m * n);
+    parallel_for(chunks, 1, [&](int64_t c0, int64_t c1) {
+      for (int64_t ci = c0; ci < c1; ++ci) {
+        const int64_t k0 = ci * chunk;
+        builtin_gemm(m, n, std::min(chunk, k - k0), Mat<T>{a.data + k0 * a.cs, a.rs, a.cs},
+                     Mat<T>{b.data + k0 * b.rs, b.rs, b.cs}, partial + ci * m * n);
+      }
+    });
+    for (int64_t i = 0; i < m * n; ++i) {
+      T s = partial[i];
+      for (int64_t ci = 1; ci < chunks; ++ci) s += partial[ci * m * n + i];
+      c[i] = s;
+    }
+    return;
+  }
+  T* b_packed = scratch<T>(0, KS * std::min(NC, (n + NR - 1) / NR * NR));
   for (int64_t n0 = 0; n0 < n; n0 += NC) {
     const int64_t nc = std::min(NC, n - n0);
     const int64_t panels = (nc + NR - 1) / NR;
     // Split columns too when there are few row blocks, so that every thread gets work.
     const int64_t splits = serial ? 1 : std::min(panels, (4 * num_threads() + mblocks - 1) / mblocks);
     const int64_t panels_per_task = (panels + splits - 1) / splits;
-    for (int64_t k0 = 0; k0 < k; k0 += KC) {
-      const int64_t kc = std::min(KC, k - k0);
-      const T* b_src = b.data + k0 * b.rs + n0 * b.cs;
-      run(serial, panels, 8, [&](int64_t p0, int64_t p1) {
-        kr.pack_b(b_src + p0 * NR * b.cs, b.rs, b.cs, kc, std::min(nc, p1 * NR) - p0 * NR, b_packed + p0 * NR * kc);
+    for (int64_t ks = 0; ks < k; ks += KS) {
+      // Block kb (depth kc from k0) of the packed B starts at (k0 - ks) * panels * NR.
+      const int64_t depth = std::min(KS, k - ks), kblocks = (depth + KC - 1) / KC;
+      run(serial, kblocks * panels, 8, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1;) {
+          const int64_t kb = i / panels, p0 = i % panels, p1 = std::min(panels, p0 + (i1 - i));
+          const int64_t k0 = ks + kb * KC, kc = std::min(KC, k - k0);
+          kr.pack_b(b.data + k0 * b.rs + (n0 + p0 * NR) * b.cs, b.rs, b.cs, kc, std::min(nc, p1 * NR) - p0 * NR,
+                    b_packed + (k0 - ks) * panels * NR + p0 * NR * kc);
+          i += p1 - p0;
+        }
       });
       run(serial, mblocks * splits, 1, [&](int64_t t0, int64_t t1) {
         T* a_buf = scratch<T>(1, MC * KC);
@@ -100,8 +129,11 @@ void builtin_gemm(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c) {
           const int64_t q1 = std::min(panels, q0 + panels_per_task);
           if (q0 >= q1) continue;
           const int64_t j0 = q0 * NR, jn = std::min(nc, q1 * NR) - j0;
-          kr.gemm_block(a.data + m0 * a.rs + k0 * a.cs, a.rs, a.cs, std::min(MC, m - m0), kc, b_packed + j0 * kc, jn,
-                        c + m0 * n + n0 + j0, n, k0 > 0, a_buf);
+          for (int64_t k0 = ks; k0 < ks + depth; k0 += KC) {
+            const int64_t kc = std::min(KC, k - k0);
+            kr.gemm_block(a.data + m0 * a.rs + k0 * a.cs, a.rs, a.cs, std::min(MC, m - m0), kc,
+                          b_packed + (k0 - ks) * panels * NR + j0 * kc, jn, c + m0 * n + n0 + j0, n, k0 > 0, a_buf);
+          }
         }
       });
     }
