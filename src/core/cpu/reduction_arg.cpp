@@ -52,8 +52,7 @@ void arg_lines(const T* x, int64_t lines, int64_t n, void* out, bool i64) {
       for (int64_t s = 0; s < n && best == best; s += kLineBlock) {
         int64_t m = std::min(kLineBlock, n - s);
         const C* v = as_compute(line + s, tile, m);
-        C ext = Max ? red::fold_lanes(red::lowest<C>(), v, m, red::max_nan<C>)
-                    : red::fold_lanes(red::highest<C>(), v, m, red::min_nan<C>);
+        C ext = red::extreme<Max>(v, m);
         if (!better<Max>(ext, best)) continue;
         for (int64_t i = 0; i < m; ++i) {
           if (better<Max>(v[i], best)) {

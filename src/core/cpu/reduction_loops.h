@@ -5,7 +5,9 @@
 //   Reducer<Op, C>::Acc                      the accumulator type for tiles of C
 //   Reducer<Op, C>::identity()               the value of an empty reduction
 //   Reducer<Op, C>::fold(acc, x, n)          acc = op(acc, x[0], ..., x[n-1])
-//   Reducer<Op, C>::fold_rows(acc, x, n)     acc[j] = op(acc[j], x[j]) for j < n (a row into a vector)
+//   Reducer<Op, C>::fold_rows(acc, x, n, rows, stride)
+//                                            acc[j] = op(acc[j], x[r*stride + j]) for r < rows, j < n:
+//                                            rows folded into a vector (four at a time)
 //   Reducer<Op, C>::combine(a, b)            op(a, b) for two partial accumulators
 //   Reducer<Op, C>::finish(acc)              the result in the compute type C
 //
@@ -31,7 +33,8 @@ namespace red {
 // Independent partial results per tile: enough chains to fill the vector units, and a fixed
 // order so that results do not depend on the instruction set.
 constexpr int kLanes = 16;
-// Float sums total this many elements in float lanes before adding the block to a double.
+// Float sums total this many elements in float lanes before adding the block to a double; max/min
+// check blocks of this size for NaN.
 constexpr int64_t kSumBlock = 2048;
 
 // Integers wrap: add and multiply them as unsigned (no undefined overflow). bool stays bool.
@@ -54,9 +57,60 @@ inline L fold_lanes(L init, const C* x, int64_t n, F f) {
   return p[0];
 }
 
+// acc[j] = f(acc[j], merge of the rows' x[j]), for rows rows of n values `stride` apart. Four rows
+// are merged per pass (in the lane type L) so the accumulators are read and written a quarter as
+// often; the compiler vectorises the j loops.
+template <typename Acc, typename L, typename C, typename Merge, typename Into>
+inline void fold_rows_with(Acc* acc, const C* x, int64_t n, int64_t rows, int64_t stride, Merge merge, Into into) {
+  int64_t r = 0;
+  for (; r + 4 <= rows; r += 4) {
+    const C *a = x + r * stride, *b = a + stride, *c = b + stride, *d = c + stride;
+    for (int64_t j = 0; j < n; ++j) acc[j] = into(acc[j], merge(merge(L(a[j]), L(b[j])), merge(L(c[j]), L(d[j]))));
+  }
+  for (; r < rows; ++r) {
+    const C* a = x + r * stride;
+    for (int64_t j = 0; j < n; ++j) acc[j] = into(acc[j], L(a[j]));
+  }
+}
+
 // max/min that let a NaN through: once an accumulator is NaN no comparison replaces it.
-template <typename T> inline T max_nan(T a, T b) { return (b > a || b != b) ? b : a; }
-template <typename T> inline T min_nan(T a, T b) { return (b < a || b != b) ? b : a; }
+template <typename T> inline T max_nan(T a, T b) { return ((b > a) | (b != b)) ? b : a; }
+template <typename T> inline T min_nan(T a, T b) { return ((b < a) | (b != b)) ? b : a; }
+
+template <typename T> constexpr T lowest();
+template <typename T> constexpr T highest();
+
+// The max (Max) or min of n values, NaN if any is NaN. GCC does not vectorise selects over lane
+// arrays, so this uses 16-byte vector types (a GCC/Clang extension), four of them for independent
+// chains. A NaN-aware select costs more, so floats take a plain select plus a running sum that
+// turns NaN when some value is NaN; only then (or when infinities of both signs meet) is the block
+// redone exactly.
+template <typename C> struct Vec16 { typedef C type __attribute__((vector_size(16))); };
+
+template <bool Max, typename C> inline C extreme(const C* x, int64_t n) {
+  using V = typename Vec16<C>::type;
+  constexpr int64_t W = 16 / sizeof(C);
+  constexpr bool kFloat = std::is_floating_point<C>::value;
+  const C init = Max ? lowest<C>() : highest<C>();
+  auto pick = [](auto a, auto b) { return Max ? (b > a ? b : a) : (b < a ? b : a); };
+  V p[4], s[4];
+  for (int k = 0; k < 4; ++k) p[k] = V{} + init, s[k] = V{};
+  int64_t i = 0;
+  for (; i + 4 * W <= n; i += 4 * W) {
+    for (int k = 0; k < 4; ++k) {
+      V v;
+      std::memcpy(&v, x + i + k * W, sizeof(V));
+      p[k] = pick(p[k], v);
+      if (kFloat) s[k] += v;
+    }
+  }
+  C r = init, t = 0;
+  for (int k = 0; k < 4; ++k)
+    for (int64_t j = 0; j < W; ++j) r = pick(r, p[k][j]), t += kFloat ? s[k][j] : C(0);
+  for (; i < n; ++i) r = pick(r, x[i]), t += kFloat ? x[i] : C(0);
+  if (!kFloat || t == t) return r;
+  return fold_lanes(init, x, n, Max ? max_nan<C> : min_nan<C>);
+}
 
 template <typename T> constexpr T lowest() {
   return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
@@ -86,8 +140,9 @@ template <typename C> struct Reducer<RedOp::Sum, C> {
     for (int64_t i = 0; i < n; i += red::kSumBlock)
       acc += double(red::fold_lanes(L(0), x + i, std::min(red::kSumBlock, n - i), add));
   }
-  static void fold_rows(Acc* acc, const C* x, int64_t n) {
-    for (int64_t j = 0; j < n; ++j) acc[j] = Acc(acc[j] + Acc(L(x[j])));
+  static void fold_rows(Acc* acc, const C* x, int64_t n, int64_t rows, int64_t stride) {
+    red::fold_rows_with<Acc, L>(acc, x, n, rows, stride, [](L a, L b) { return L(a + b); },
+                                [](Acc a, L b) { return Acc(a + Acc(b)); });
   }
 };
 
@@ -99,8 +154,9 @@ template <typename C> struct Reducer<RedOp::Prod, C> {
   static void fold(Acc& acc, const C* x, int64_t n) {
     acc = Acc(acc * red::fold_lanes(Acc(1), x, n, [](Acc a, Acc b) { return Acc(a * b); }));
   }
-  static void fold_rows(Acc* acc, const C* x, int64_t n) {
-    for (int64_t j = 0; j < n; ++j) acc[j] = Acc(acc[j] * Acc(x[j]));
+  static void fold_rows(Acc* acc, const C* x, int64_t n, int64_t rows, int64_t stride) {
+    auto mul = [](Acc a, Acc b) { return Acc(a * b); };
+    red::fold_rows_with<Acc, Acc>(acc, x, n, rows, stride, mul, mul);
   }
 };
 
@@ -110,10 +166,11 @@ template <typename C> struct Reducer<RedOp::Max, C> {
   static Acc combine(Acc a, Acc b) { return red::max_nan(a, b); }
   static C finish(Acc a) { return a; }
   static void fold(Acc& acc, const C* x, int64_t n) {
-    acc = red::max_nan(acc, red::fold_lanes(identity(), x, n, red::max_nan<C>));
+    for (int64_t i = 0; i < n; i += red::kSumBlock)
+      acc = red::max_nan(acc, red::extreme<true>(x + i, std::min(red::kSumBlock, n - i)));
   }
-  static void fold_rows(Acc* acc, const C* x, int64_t n) {
-    for (int64_t j = 0; j < n; ++j) acc[j] = red::max_nan(acc[j], x[j]);
+  static void fold_rows(Acc* acc, const C* x, int64_t n, int64_t rows, int64_t stride) {
+    red::fold_rows_with<Acc, C>(acc, x, n, rows, stride, red::max_nan<C>, red::max_nan<C>);
   }
 };
 
@@ -123,10 +180,11 @@ template <typename C> struct Reducer<RedOp::Min, C> {
   static Acc combine(Acc a, Acc b) { return red::min_nan(a, b); }
   static C finish(Acc a) { return a; }
   static void fold(Acc& acc, const C* x, int64_t n) {
-    acc = red::min_nan(acc, red::fold_lanes(identity(), x, n, red::min_nan<C>));
+    for (int64_t i = 0; i < n; i += red::kSumBlock)
+      acc = red::min_nan(acc, red::extreme<false>(x + i, std::min(red::kSumBlock, n - i)));
   }
-  static void fold_rows(Acc* acc, const C* x, int64_t n) {
-    for (int64_t j = 0; j < n; ++j) acc[j] = red::min_nan(acc[j], x[j]);
+  static void fold_rows(Acc* acc, const C* x, int64_t n, int64_t rows, int64_t stride) {
+    red::fold_rows_with<Acc, C>(acc, x, n, rows, stride, red::min_nan<C>, red::min_nan<C>);
   }
 };
 
@@ -144,9 +202,8 @@ template <RedOp Op, typename C> struct BitwiseReducer {
   static void fold(Acc& acc, const C* x, int64_t n) {
     acc = apply(acc, red::fold_lanes(identity(), reinterpret_cast<const Acc*>(x), n, apply));
   }
-  static void fold_rows(Acc* acc, const C* x, int64_t n) {
-    const Acc* y = reinterpret_cast<const Acc*>(x);
-    for (int64_t j = 0; j < n; ++j) acc[j] = apply(acc[j], y[j]);
+  static void fold_rows(Acc* acc, const C* x, int64_t n, int64_t rows, int64_t stride) {
+    red::fold_rows_with<Acc, Acc>(acc, reinterpret_cast<const Acc*>(x), n, rows, stride, apply, apply);
   }
 };
 template <typename C> struct Reducer<RedOp::And, C> : BitwiseReducer<RedOp::And, C> {};
@@ -181,7 +238,9 @@ struct ReduceLoops {
   size_t acc_size;
   void (*init)(void* acc, int64_t n);                          // acc[j] = identity
   void (*fold)(void* acc, const void* x, int64_t n);           // one accumulator, contiguous x
-  void (*fold_rows)(void* acc, const void* x, int64_t n);      // acc[j] = op(acc[j], x[j])
+  void (*fold_rows)(void* acc, const void* x, int64_t n, int64_t rows, int64_t stride);  // rows into acc[n]
+  // acc[i] = op(acc[i], x[i*stride], ..., x[i*stride + len-1]) for i < count
+  void (*fold_segments)(void* acc, const void* x, int64_t count, int64_t len, int64_t stride);
   void (*combine)(void* acc, const void* other, int64_t n);    // acc[j] = op(acc[j], other[j])
   void (*finish)(void* out, const void* acc, int64_t n);       // out[j] = result, storage dtype
 };
