@@ -73,9 +73,16 @@ inline void fold_rows_with(Acc* acc, const C* x, int64_t n, int64_t rows, int64_
   }
 }
 
-// max/min that let a NaN through: once an accumulator is NaN no comparison replaces it.
-template <typename T> inline T max_nan(T a, T b) { return ((b > a) | (b != b)) ? b : a; }
-template <typename T> inline T min_nan(T a, T b) { return ((b < a) | (b != b)) ? b : a; }
+// max/min that let a NaN through: once an accumulator is NaN no comparison replaces it. (Two
+// selects: GCC vectorises this form, not one select on an or of comparisons.)
+template <typename T> inline T max_nan(T a, T b) {
+  T m = b > a ? b : a;
+  return b != b ? b : m;
+}
+template <typename T> inline T min_nan(T a, T b) {
+  T m = b < a ? b : a;
+  return b != b ? b : m;
+}
 
 template <typename T> constexpr T lowest();
 template <typename T> constexpr T highest();
@@ -110,6 +117,47 @@ template <bool Max, typename C> inline C extreme(const C* x, int64_t n) {
   for (; i < n; ++i) r = pick(r, x[i]), t += kFloat ? x[i] : C(0);
   if (!kFloat || t == t) return r;
   return fold_lanes(init, x, n, Max ? max_nan<C> : min_nan<C>);
+}
+
+// Rows into a vector of max (Max) or min accumulators for floats: the same plain select plus
+// NaN-probing sum as extreme(), vectorised over columns; when the probe turns NaN, the columns
+// that hold a NaN are set to NaN afterwards (the plain select keeps a NaN accumulator as it is).
+template <bool Max, typename C>
+inline void extreme_rows(C* acc, const C* x, int64_t n, int64_t rows, int64_t stride) {
+  using V = typename Vec16<C>::type;
+  constexpr int64_t W = 16 / sizeof(C);
+  auto pick = [](auto a, auto b) { return Max ? (b > a ? b : a) : (b < a ? b : a); };
+  auto load = [](const C* p) {
+    V v;
+    std::memcpy(&v, p, sizeof(V));
+    return v;
+  };
+  V probe = V{};
+  C tail_probe = 0;
+  for (int64_t r = 0; r < rows; r += 4) {
+    const C* a = x + r * stride;
+    int64_t k = std::min<int64_t>(4, rows - r);
+    const C *b = k > 1 ? a + stride : a, *c = k > 2 ? a + 2 * stride : a, *d = k > 3 ? a + 3 * stride : a;
+    int64_t j = 0;
+    for (; j + W <= n; j += W) {
+      V va = load(a + j), vb = load(b + j), vc = load(c + j), vd = load(d + j);
+      V m = pick(pick(va, vb), pick(vc, vd));
+      V old = load(acc + j);
+      V out = pick(old, m);
+      std::memcpy(acc + j, &out, sizeof(V));
+      probe += (va + vb) + (vc + vd);
+    }
+    for (; j < n; ++j) {
+      acc[j] = pick(acc[j], pick(pick(a[j], b[j]), pick(c[j], d[j])));
+      tail_probe += (a[j] + b[j]) + (c[j] + d[j]);
+    }
+  }
+  C t = tail_probe;
+  for (int64_t j = 0; j < W; ++j) t += probe[j];
+  if (t == t) return;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < n; ++j)
+      if (x[r * stride + j] != x[r * stride + j]) acc[j] = x[r * stride + j];
 }
 
 template <typename T> constexpr T lowest() {
@@ -170,7 +218,12 @@ template <typename C> struct Reducer<RedOp::Max, C> {
       acc = red::max_nan(acc, red::extreme<true>(x + i, std::min(red::kSumBlock, n - i)));
   }
   static void fold_rows(Acc* acc, const C* x, int64_t n, int64_t rows, int64_t stride) {
-    red::fold_rows_with<Acc, C>(acc, x, n, rows, stride, red::max_nan<C>, red::max_nan<C>);
+    if constexpr (std::is_floating_point<C>::value) {
+      red::extreme_rows<true>(acc, x, n, rows, stride);
+    } else {
+      auto f = [](C a, C b) { return red::max_nan(a, b); };
+      red::fold_rows_with<Acc, C>(acc, x, n, rows, stride, f, f);
+    }
   }
 };
 
@@ -184,7 +237,12 @@ template <typename C> struct Reducer<RedOp::Min, C> {
       acc = red::min_nan(acc, red::extreme<false>(x + i, std::min(red::kSumBlock, n - i)));
   }
   static void fold_rows(Acc* acc, const C* x, int64_t n, int64_t rows, int64_t stride) {
-    red::fold_rows_with<Acc, C>(acc, x, n, rows, stride, red::min_nan<C>, red::min_nan<C>);
+    if constexpr (std::is_floating_point<C>::value) {
+      red::extreme_rows<false>(acc, x, n, rows, stride);
+    } else {
+      auto f = [](C a, C b) { return red::min_nan(a, b); };
+      red::fold_rows_with<Acc, C>(acc, x, n, rows, stride, f, f);
+    }
   }
 };
 
