@@ -322,6 +322,14 @@ def test_arg_large_parallel():
     for op in ("argmax", "argmin"):
         check_arg(op, x, 1)
         check_arg(op, x, 0, "int64")
+        # Rows split into segments: ties across segments keep the first index; NaNs win.
+        t = sample("int8", (2000, 700), op)
+        check_arg(op, t, 0)
+        f = sample("float16", (2000, 700), op)
+        f[1500, :350] = np.nan
+        f[700, 100:200] = np.nan
+        check_arg(op, f, 0)
+        check_arg(op, f.astype(np.float64), 0)
     x = rng.normal(size=1 << 20).astype(np.float32)
     check_arg("argmax", x, 0)
 
