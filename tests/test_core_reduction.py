@@ -170,6 +170,14 @@ def test_reduce_scalar_and_no_axes_copy():
             assert np.array_equal(run(op, x, axes=[]), x, equal_nan=dtype in FLOAT_DTYPES)
 
 
+def test_high_rank_interleaved_axes():
+    x = sample("float32", (2, 3, 1, 4, 2, 3, 2))
+    for axes in ([0, 2, 4, 6], [1, 3, 5], [6, 0], [5, 4, 3], list(range(7))):
+        check_reduce("reduce_sum", x, axes)
+        check_reduce("reduce_min", x, axes)
+        check_reduce("reduce_or", sample("uint16", x.shape, "reduce_or"), axes)
+
+
 def test_size_one_axes():
     x = sample("float32", (1, 5, 1, 3))
     for axes in ([0], [2], [0, 2], [0, 1, 2], [3, 0]):

@@ -14,7 +14,8 @@
 // C is a compute type: bool, an integer type, float or double. Tiles of float16/bfloat16 are widened
 // to float first (widen_tile). Choices: float sums add blocks in float lanes and the block totals in
 // double (accurate for long sums); integer sums and products wrap (computed in unsigned); max/min
-// propagate NaN; bool max/min/sum-like logical ops work on the 0/1 bytes.
+// propagate NaN; and/or/xor are bitwise on integers and work on the 0/1 bytes of bool (the kernels
+// run bool max/min as or/and).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -100,6 +101,9 @@ template <bool Max, typename C> inline C extreme(const C* x, int64_t n) {
   constexpr bool kFloat = std::is_floating_point<C>::value;
   const C init = Max ? lowest<C>() : highest<C>();
   auto pick = [](auto a, auto b) { return Max ? (b > a ? b : a) : (b < a ? b : a); };
+  if constexpr (!kFloat && sizeof(C) == 8) {
+    return fold_lanes(init, x, n, pick);  // SSE2 has no 64-bit compare: scalar lanes are faster
+  }
   V p[4], s[4];
   for (int k = 0; k < 4; ++k) p[k] = V{} + init, s[k] = V{};
   int64_t i = 0;
@@ -181,12 +185,12 @@ template <typename C> struct Reducer<RedOp::Sum, C> {
   static C finish(Acc a) { return C(a); }
   static void fold(Acc& acc, const C* x, int64_t n) {
     auto add = [](L a, L b) { return L(a + b); };
-    if (!std::is_floating_point<C>::value) {
+    if constexpr (!std::is_floating_point<C>::value) {
       acc = Acc(acc + red::fold_lanes(L(0), x, n, add));
-      return;
+    } else {
+      for (int64_t i = 0; i < n; i += red::kSumBlock)
+        acc += double(red::fold_lanes(L(0), x + i, std::min(red::kSumBlock, n - i), add));
     }
-    for (int64_t i = 0; i < n; i += red::kSumBlock)
-      acc += double(red::fold_lanes(L(0), x + i, std::min(red::kSumBlock, n - i), add));
   }
   static void fold_rows(Acc* acc, const C* x, int64_t n, int64_t rows, int64_t stride) {
     red::fold_rows_with<Acc, L>(acc, x, n, rows, stride, [](L a, L b) { return L(a + b); },
