@@ -1,8 +1,9 @@
 """Tests of the C++ core's dot_general (shape rule and CPU kernels) against NumPy.
 
-The module runs with BLAS loaded; test_builtin_kernels runs it again in a subprocess with
-XJAX_DISABLE_BLAS=1, so every case also checks the built-in kernels (and with
-XJAX_CONTRACTION_ISA, their AVX2 and generic builds).
+The module runs with BLAS loaded; test_other_configurations runs it again in subprocesses: with
+XJAX_DISABLE_BLAS=1 (the built-in kernels, also in their AVX2 and generic builds through
+XJAX_CONTRACTION_ISA) and with XJAX_GEMM=blas (BLAS for every float matrix product, which on
+CPUs where the built-in AVX-512 kernel is preferred would otherwise go untested).
 """
 import os
 import string
@@ -127,6 +128,7 @@ CASES = {
     "blocked": ((130, 300), (300, 70), [1], [0], [], []),
     "blocked_T": ((300, 131), (67, 300), [0], [1], [], []),
     "long_k": ((3, 20000), (20000, 2), [1], [0], [], []),
+    "gram": ((3, 40000), (4, 40000), [1], [1], [], []),
     "many_rows": ((3000, 40), (40,), [1], [0], [], []),
     "many_cols_T": ((40, 3000), (40,), [0], [0], [], []),
     "many_small": ((200, 4, 5), (200, 5, 3), [2], [1], [0], [0]),
@@ -143,7 +145,7 @@ def test_layouts_float(case, dtype):
 
 
 @pytest.mark.parametrize("case", ["vec_vec", "mat_vec", "vec_matT", "mat_matT", "matT_mat", "attention",
-                                  "multi_contract", "blocked_T", "many_small", "long_k", "big_vec", "scalars"])
+                                  "multi_contract", "blocked_T", "many_small", "gram", "big_vec", "scalars"])
 @pytest.mark.parametrize("dtype", [d for d in ALL_DTYPES if d not in ("float32", "float64")])
 def test_layouts_other_dtypes(case, dtype):
     ls, rs, lc, rc, lb, rb = CASES[case]
@@ -354,17 +356,32 @@ def test_blas_state():
     assert not _core.load_blas("/nonexistent/libnothing.so") or _core.blas_loaded()
 
 
-@pytest.mark.skipif(BLAS_DISABLED, reason="already the built-in run")
-@pytest.mark.parametrize("isa,select", [
-    ("", ""),  # the whole module, best kernels for this CPU
-    ("avx2", "layouts_float or other_dtypes and (float16 or int8 or uint64) or random or wrap or nan"),
-    ("generic", "layouts_float or other_dtypes and (float16 or int8 or uint64) or random or wrap or nan"),
-])
-def test_builtin_kernels(isa, select):
-    """Runs this module without BLAS, so that the built-in kernels pass the same tests."""
-    env = dict(os.environ, XJAX_DISABLE_BLAS="1", XJAX_CONTRACTION_ISA=isa)
-    cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", __file__]
-    if select:
-        cmd += ["-k", select]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+SUBSET = "layouts_float or other_dtypes and (float16 or int8 or uint64) or random or wrap or nan or preferred"
+CONFIGURATIONS = {
+    "builtin": (dict(XJAX_DISABLE_BLAS="1"), ""),  # the whole module, built-in kernels for this CPU
+    "builtin-avx2": (dict(XJAX_DISABLE_BLAS="1", XJAX_CONTRACTION_ISA="avx2"), SUBSET),
+    "builtin-generic": (dict(XJAX_DISABLE_BLAS="1", XJAX_CONTRACTION_ISA="generic"), SUBSET),
+    "blas-gemm": (dict(XJAX_GEMM="blas"), SUBSET),  # every float matrix product on BLAS
+}
+_children = {}
+
+
+def _start_children():
+    """Starts every configuration's run at once (they overlap their start-up costs)."""
+    for name, (env, select) in CONFIGURATIONS.items():
+        cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", __file__]
+        if select:
+            cmd += ["-k", select]
+        env = dict(os.environ, XJAX_CONTRACTION_TEST_CHILD="1", **env)
+        _children[name] = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                           text=True)
+
+
+@pytest.mark.skipif("XJAX_CONTRACTION_TEST_CHILD" in os.environ, reason="already a configuration run")
+@pytest.mark.parametrize("name", list(CONFIGURATIONS))
+def test_other_configurations(name):
+    """Runs this module again in a process configured otherwise, so that each kernel passes."""
+    if not _children:
+        _start_children()
+    output, _ = _children[name].communicate(timeout=120)
+    assert _children[name].returncode == 0, output[-6000:]

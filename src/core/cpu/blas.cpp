@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <cctype>
 #include <cstdlib>
 #include <mutex>
 
@@ -36,18 +37,22 @@ bool load_blas(const std::string& path) {
   void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) return false;
   auto* api = new BlasApi{};
-  bool ok = resolve(lib, "scipy_cblas_sgemm", api->sgemm) && resolve(lib, "scipy_cblas_dgemm", api->dgemm) &&
-            resolve(lib, "scipy_cblas_sgemv", api->sgemv) && resolve(lib, "scipy_cblas_dgemv", api->dgemv) &&
-            resolve(lib, "scipy_cblas_sdot", api->sdot) && resolve(lib, "scipy_cblas_ddot", api->ddot);
   void (*set_threads)(int) = nullptr;
-  ok = ok && resolve(lib, "scipy_openblas_set_num_threads", set_threads);
+  bool ok = resolve(lib, "scipy_cblas_sgemm", api->sgemm) && resolve(lib, "scipy_cblas_dgemm", api->dgemm) &&
+            resolve(lib, "scipy_openblas_set_num_threads", set_threads);
   if (!ok) {
     delete api;
     dlclose(lib);
     return false;
   }
-  resolve(lib, "scipy_cblas_sgemm_batch_strided", api->sgemm_batch_strided);
-  resolve(lib, "scipy_cblas_dgemm_batch_strided", api->dgemm_batch_strided);
+  // OpenBLAS names the kernel set it picked for this CPU; only some of them use AVX-512.
+  const char* (*core_name)() = nullptr;
+  if (resolve(lib, "scipy_openblas_get_corename", core_name) && core_name()) {
+    std::string core = core_name();
+    for (auto& ch : core) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+    for (const char* wide : {"skylakex", "cooperlake", "sapphirerapids", "zen4", "zen5"})
+      if (core.find(wide) != std::string::npos) api->avx512_kernels = true;
+  }
   // One pool size for both: BLAS threads run only while our own pool waits for the gemm.
   api->num_threads = ThreadPool::global().size();
   set_threads(api->num_threads);

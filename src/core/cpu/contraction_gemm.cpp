@@ -1,5 +1,10 @@
-// Matrix products for dot_general: BLAS when it is loaded (float/double), the built-in kernels
-// otherwise, and the split of the work over the thread pool.
+// Matrix products for dot_general, and the split of the work over the thread pool.
+//
+// Which kernels: float/double matrix-matrix products go to BLAS when it is loaded, unless its
+// kernels for this CPU use narrower vectors than the built-in ones (OpenBLAS runs its AVX2
+// kernels on CPUs it does not recognise, AVX-512 ones included; there the built-in AVX-512
+// kernel was ~1.5x faster per core). Matrix-vector and vector-vector products are memory-bound
+// and always built-in, as are integers (and bool, counted as integers).
 //
 // Threads: a BLAS call runs on BLAS's own pool (sized like ours at load), so it is made only from
 // outside our parallel regions; inside them (one small product per batch element) the built-in
@@ -9,6 +14,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
+#include <cstring>
 #include <type_traits>
 
 #include "core/cpu/contraction_blas.h"
@@ -66,25 +73,54 @@ void run(bool serial, int64_t n, int64_t grain, const std::function<void(int64_t
 // ---------------------------------------------------------------------------------------------
 // Built-in kernels.
 
+// Packs all of B (up to a budget) before one parallel pass over tiles of C, so that a product
+// waits on the pool only twice; each task walks k for its tile of C, which stays in cache.
 template <typename T>
 void builtin_gemm(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c) {
   const Kernels<T>& kr = kernels<T>();
   const int64_t NR = kr.nr, KC = kr.kc, MC = kr.mc;
-  const int64_t NC = std::max<int64_t>(NR, (int64_t(1) << 20) / KC / NR * NR);  // packed B: ~1M elements
+  constexpr int64_t kPackBudget = int64_t(1) << 21;  // elements of B packed at once
+  const int64_t KS = std::min(k, 8 * KC);              // depth packed at once (a multiple of KC)
+  const int64_t NC = std::max(NR, kPackBudget / KS / NR * NR);
   const bool serial = m * n * k <= kSerialWork * 8;
   const int64_t mblocks = (m + MC - 1) / MC;
-  T* b_packed = scratch<T>(0, KC * std::min(NC, (n + NR - 1) / NR * NR));
+  if (!serial && m * n <= 64 * 64 && k >= 4 * KS) {
+    // A small C over a long k (a Gram matrix of a few long rows): fixed chunks of k, each a
+    // product of its own on one thread, then their sum in chunk order.
+    const int64_t chunk = KS, chunks = (k + chunk - 1) / chunk;
+    T* partial = scratch<T>(3, chunks * m * n);
+    parallel_for(chunks, 1, [&](int64_t c0, int64_t c1) {
+      for (int64_t ci = c0; ci < c1; ++ci) {
+        const int64_t k0 = ci * chunk;
+        builtin_gemm(m, n, std::min(chunk, k - k0), Mat<T>{a.data + k0 * a.cs, a.rs, a.cs},
+                     Mat<T>{b.data + k0 * b.rs, b.rs, b.cs}, partial + ci * m * n);
+      }
+    });
+    for (int64_t i = 0; i < m * n; ++i) {
+      T s = partial[i];
+      for (int64_t ci = 1; ci < chunks; ++ci) s += partial[ci * m * n + i];
+      c[i] = s;
+    }
+    return;
+  }
+  T* b_packed = scratch<T>(0, KS * std::min(NC, (n + NR - 1) / NR * NR));
   for (int64_t n0 = 0; n0 < n; n0 += NC) {
     const int64_t nc = std::min(NC, n - n0);
     const int64_t panels = (nc + NR - 1) / NR;
     // Split columns too when there are few row blocks, so that every thread gets work.
     const int64_t splits = serial ? 1 : std::min(panels, (4 * num_threads() + mblocks - 1) / mblocks);
     const int64_t panels_per_task = (panels + splits - 1) / splits;
-    for (int64_t k0 = 0; k0 < k; k0 += KC) {
-      const int64_t kc = std::min(KC, k - k0);
-      const T* b_src = b.data + k0 * b.rs + n0 * b.cs;
-      run(serial, panels, 8, [&](int64_t p0, int64_t p1) {
-        kr.pack_b(b_src + p0 * NR * b.cs, b.rs, b.cs, kc, std::min(nc, p1 * NR) - p0 * NR, b_packed + p0 * NR * kc);
+    for (int64_t ks = 0; ks < k; ks += KS) {
+      // Block kb (depth kc from k0) of the packed B starts at (k0 - ks) * panels * NR.
+      const int64_t depth = std::min(KS, k - ks), kblocks = (depth + KC - 1) / KC;
+      run(serial, kblocks * panels, 8, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1;) {
+          const int64_t kb = i / panels, p0 = i % panels, p1 = std::min(panels, p0 + (i1 - i));
+          const int64_t k0 = ks + kb * KC, kc = std::min(KC, k - k0);
+          kr.pack_b(b.data + k0 * b.rs + (n0 + p0 * NR) * b.cs, b.rs, b.cs, kc, std::min(nc, p1 * NR) - p0 * NR,
+                    b_packed + (k0 - ks) * panels * NR + p0 * NR * kc);
+          i += p1 - p0;
+        }
       });
       run(serial, mblocks * splits, 1, [&](int64_t t0, int64_t t1) {
         T* a_buf = scratch<T>(1, MC * KC);
@@ -93,8 +129,11 @@ void builtin_gemm(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c) {
           const int64_t q1 = std::min(panels, q0 + panels_per_task);
           if (q0 >= q1) continue;
           const int64_t j0 = q0 * NR, jn = std::min(nc, q1 * NR) - j0;
-          kr.gemm_block(a.data + m0 * a.rs + k0 * a.cs, a.rs, a.cs, std::min(MC, m - m0), kc, b_packed + j0 * kc, jn,
-                        c + m0 * n + n0 + j0, n, k0 > 0, a_buf);
+          for (int64_t k0 = ks; k0 < ks + depth; k0 += KC) {
+            const int64_t kc = std::min(KC, k - k0);
+            kr.gemm_block(a.data + m0 * a.rs + k0 * a.cs, a.rs, a.cs, std::min(MC, m - m0), kc,
+                          b_packed + (k0 - ks) * panels * NR + j0 * kc, jn, c + m0 * n + n0 + j0, n, k0 > 0, a_buf);
+          }
         }
       });
     }
@@ -147,89 +186,37 @@ void builtin_gemv(int64_t m, int64_t k, Mat<T> a, const T* x, int64_t incx, T* y
 
 bool fits(int64_t v) { return v >= 0 && v <= INT_MAX; }
 
+// The BLAS to use for matrix-matrix products of T, or nullptr for the built-in kernels.
 template <typename T>
-struct Blas;
-template <>
-struct Blas<float> {
-  static constexpr auto gemm = &BlasApi::sgemm;
-  static constexpr auto gemv = &BlasApi::sgemv;
-  static constexpr auto dot = &BlasApi::sdot;
-  static constexpr auto batch = &BlasApi::sgemm_batch_strided;
-};
-template <>
-struct Blas<double> {
-  static constexpr auto gemm = &BlasApi::dgemm;
-  static constexpr auto gemv = &BlasApi::dgemv;
-  static constexpr auto dot = &BlasApi::ddot;
-  static constexpr auto batch = &BlasApi::dgemm_batch_strided;
-};
-
-template <typename T>
-const BlasApi* blas_for() {
-  if constexpr (std::is_floating_point_v<T>) return blas_api();
+const BlasApi* gemm_blas() {
+  if constexpr (std::is_floating_point_v<T>) {
+    const BlasApi* api = blas_api();
+    if (!api) return nullptr;
+    // XJAX_GEMM=blas sends every product BLAS can take to it (tests, comparisons).
+    static const bool forced = [] {
+      const char* env = std::getenv("XJAX_GEMM");
+      return env && std::strcmp(env, "blas") == 0;
+    }();
+    if (forced || api->avx512_kernels || std::strcmp(kernels_isa(), "avx512") != 0) return api;
+  }
   return nullptr;
 }
 
-// Leading dimension and transpose flag of a matrix for row-major BLAS.
+// C = A B on row-major BLAS: the transpose flags and leading dimensions describe A and B in place.
 template <typename T>
-int ld(Mat<T> a) {
-  return int(a.cs == 1 ? a.rs : a.cs);
-}
-template <typename T>
-int trans(Mat<T> a) {
-  return a.cs == 1 ? BlasApi::kNoTrans : BlasApi::kTrans;
-}
-
-// One product on BLAS; false when a size does not fit BLAS's 32-bit integers.
-template <typename T>
-bool blas_matmul(const BlasApi& api, int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c) {
+bool blas_gemm(const BlasApi& api, int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c) {
   if constexpr (std::is_floating_point_v<T>) {
-    if (!fits(m) || !fits(n) || !fits(k) || !fits(a.rs) || !fits(a.cs) || !fits(b.rs) || !fits(b.cs)) return false;
-    const int R = BlasApi::kRowMajor;
-    if (m == 1 && n == 1) {
-      c[0] = (api.*Blas<T>::dot)(int(k), a.data, int(a.cs), b.data, int(b.rs));
-    } else if (n == 1 || m == 1) {
-      // y = A x (n == 1), or y = B^T x (m == 1); y starts zeroed: BLAS only scales it by beta.
-      Mat<T> mat = n == 1 ? a : Mat<T>{b.data, b.cs, b.rs};
-      const int64_t rows = n == 1 ? m : n;
-      const T* x = n == 1 ? b.data : a.data;
-      const int incx = int(n == 1 ? b.rs : a.cs);
-      std::fill(c, c + rows, T(0));
-      if (mat.cs == 1) {
-        (api.*Blas<T>::gemv)(R, BlasApi::kNoTrans, int(rows), int(k), T(1), mat.data, int(mat.rs), x, incx, T(0), c, 1);
-      } else {
-        (api.*Blas<T>::gemv)(R, BlasApi::kTrans, int(k), int(rows), T(1), mat.data, int(mat.cs), x, incx, T(0), c, 1);
-      }
+    const int64_t lda = a.cs == 1 ? a.rs : a.cs, ldb = b.cs == 1 ? b.rs : b.cs;
+    if (!fits(m) || !fits(n) || !fits(k) || !fits(lda) || !fits(ldb)) return false;
+    const int ta = a.cs == 1 ? BlasApi::kNoTrans : BlasApi::kTrans;
+    const int tb = b.cs == 1 ? BlasApi::kNoTrans : BlasApi::kTrans;
+    if constexpr (std::is_same_v<T, float>) {
+      api.sgemm(BlasApi::kRowMajor, ta, tb, int(m), int(n), int(k), 1.0f, a.data, int(lda), b.data, int(ldb), 0.0f, c,
+                int(n));
     } else {
-      (api.*Blas<T>::gemm)(R, trans(a), trans(b), int(m), int(n), int(k), T(1), a.data, ld(a), b.data, ld(b), T(0), c,
-                           int(n));
+      api.dgemm(BlasApi::kRowMajor, ta, tb, int(m), int(n), int(k), 1.0, a.data, int(lda), b.data, int(ldb), 0.0, c,
+                int(n));
     }
-    return true;
-  }
-  return false;
-}
-
-// The whole batch in one BLAS call that gives each thread whole products; false when the batch
-// strides are not uniform or do not fit 32 bits (OpenBLAS computes index * stride in int).
-template <typename T>
-bool blas_batch(const BlasApi& api, const BatchDims& batch, int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b,
-                T* c) {
-  if constexpr (std::is_floating_point_v<T>) {
-    auto call = api.*Blas<T>::batch;
-    if (!call) return false;
-    int64_t count = batch.count(), sa = 0, sb = 0;
-    int64_t expect_a = -1, expect_b = -1;
-    for (size_t i = batch.sizes.size(); i-- > 0;) {  // the batch dims must collapse to one stride
-      if (batch.sizes[i] == 1) continue;
-      if (expect_a >= 0 && (batch.a_strides[i] != expect_a || batch.b_strides[i] != expect_b)) return false;
-      if (expect_a < 0) sa = batch.a_strides[i], sb = batch.b_strides[i];
-      expect_a = batch.a_strides[i] * batch.sizes[i];
-      expect_b = batch.b_strides[i] * batch.sizes[i];
-    }
-    if (!fits(count) || !fits(m) || !fits(n) || !fits(k) || !fits(ld(a)) || !fits(ld(b))) return false;
-    if (!fits((count - 1) * sa) || !fits((count - 1) * sb) || !fits(count * m * n)) return false;
-    call(BlasApi::kRowMajor, trans(a), trans(b), int(m), int(n), int(k), T(1), a.data, ld(a), int(sa), b.data, ld(b),
-         int(sb), T(0), c, int(n), int(m * n), int(count));
     return true;
   }
   return false;
@@ -237,16 +224,16 @@ bool blas_batch(const BlasApi& api, const BatchDims& batch, int64_t m, int64_t n
 
 // ---------------------------------------------------------------------------------------------
 
+// One product. `top_level`: not inside one of our parallel regions, so BLAS may run.
 template <typename T>
-void matmul(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c, bool allow_blas) {
-  if (const BlasApi* api = allow_blas ? blas_for<T>() : nullptr)
-    if (blas_matmul(*api, m, n, k, a, b, c)) return;
+void matmul(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c, bool top_level) {
   if (n == 1) {
     builtin_gemv(m, k, a, b.data, b.rs, c);
   } else if (m == 1) {
-    builtin_gemv(n, k, Mat<T>{b.data, b.cs, b.rs}, a.data, a.cs, c);
+    builtin_gemv(n, k, Mat<T>{b.data, b.cs, b.rs}, a.data, a.cs, c);  // c^T = b^T a^T
   } else {
-    builtin_gemm(m, n, k, a, b, c);
+    const BlasApi* api = top_level ? gemm_blas<T>() : nullptr;
+    if (!api || !blas_gemm(*api, m, n, k, a, b, c)) builtin_gemm(m, n, k, a, b, c);
   }
 }
 
@@ -255,19 +242,18 @@ void matmul(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c, bool allo
 template <typename T>
 void batched_matmul(const BatchDims& batch, int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c) {
   const int64_t count = batch.count(), work = m * n * k;
-  auto one = [&](int64_t i, bool allow_blas) {
+  auto one = [&](int64_t i, bool top_level) {
     int64_t ao = 0, bo = 0;
     batch.offsets(i, &ao, &bo);
-    matmul(m, n, k, Mat<T>{a.data + ao, a.rs, a.cs}, Mat<T>{b.data + bo, b.rs, b.cs}, c + i * m * n, allow_blas);
+    matmul(m, n, k, Mat<T>{a.data + ao, a.rs, a.cs}, Mat<T>{b.data + bo, b.rs, b.cs}, c + i * m * n, top_level);
   };
-  const BlasApi* api = blas_for<T>();
-  // Few or big products: one after the other, each spread over all threads.
-  if (count == 1 || (work >= kBigProduct && (api || count < 2 * num_threads()))) {
+  // One product, or big ones on BLAS or too few to share out: one after the other, each on all
+  // threads. Otherwise whole products per thread, on the built-in kernels.
+  const bool blas = m > 1 && n > 1 && gemm_blas<T>();
+  if (count == 1 || (work >= kBigProduct && (blas || count < 2 * num_threads()))) {
     for (int64_t i = 0; i < count; ++i) one(i, true);
     return;
   }
-  if (api && blas_batch(*api, batch, m, n, k, a, b, c)) return;
-  // Many smaller products: whole products per thread, each on the built-in kernels.
   parallel_for(count, std::max<int64_t>(1, kSerialWork / std::max<int64_t>(work, 1)), [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) one(i, false);
   });

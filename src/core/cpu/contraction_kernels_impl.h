@@ -73,33 +73,45 @@ void pack_a(const T* a, int64_t rs, int64_t cs, int64_t mc, int64_t kc, T* dst) 
 }
 
 // One MR x NR tile of C from packed panels; mr x nr of it is stored (the rest is padding).
+// GCC vector types rather than plain loops here: the vectoriser's choice of loop varies with the
+// element type (for double it vectorised across rows and spilled), this form always keeps the
+// tile in registers as MR x 2 vectors and issues one broadcast and two FMAs per row and k.
 template <typename T>
 inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, T* __restrict c, int64_t ldc,
                          bool accumulate, int64_t mr, int64_t nr) {
-  constexpr int MR = Tile<T>::MR, NR = Tile<T>::NR;
-  T acc[MR][NR];
-  for (int i = 0; i < MR; ++i)
-    for (int j = 0; j < NR; ++j) acc[i][j] = T(0);
+  typedef T V __attribute__((vector_size(XJAX_ISA_VEC_BYTES)));
+  constexpr int MR = Tile<T>::MR, L = Tile<T>::kLanes;
+  V acc[MR][2];
+  for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = V{};
   for (int64_t k = 0; k < kc; ++k) {
-    const T* bk = b + k * NR;
+    V b0, b1;
+    __builtin_memcpy(&b0, b + k * 2 * L, sizeof(V));
+    __builtin_memcpy(&b1, b + k * 2 * L + L, sizeof(V));
     const T* ak = a + k * MR;
     for (int i = 0; i < MR; ++i) {
-      const T ai = ak[i];
-      for (int j = 0; j < NR; ++j) acc[i][j] += ai * bk[j];
+      const V ai = V{} + ak[i];
+      acc[i][0] += ai * b0;
+      acc[i][1] += ai * b1;
     }
   }
-  if (mr == MR && nr == NR) {
-    if (accumulate) {
-      for (int i = 0; i < MR; ++i)
-        for (int j = 0; j < NR; ++j) c[i * ldc + j] += acc[i][j];
-    } else {
-      for (int i = 0; i < MR; ++i)
-        for (int j = 0; j < NR; ++j) c[i * ldc + j] = acc[i][j];
+  if (mr == MR && nr == 2 * L) {
+    for (int i = 0; i < MR; ++i) {
+      for (int h = 0; h < 2; ++h) {
+        V v = acc[i][h];
+        if (accumulate) {
+          V old;
+          __builtin_memcpy(&old, c + i * ldc + h * L, sizeof(V));
+          v = old + v;
+        }
+        __builtin_memcpy(c + i * ldc + h * L, &v, sizeof(V));
+      }
     }
     return;
   }
+  T tile[MR][2 * L];
+  __builtin_memcpy(tile, acc, sizeof(tile));
   for (int64_t i = 0; i < mr; ++i)
-    for (int64_t j = 0; j < nr; ++j) c[i * ldc + j] = accumulate ? c[i * ldc + j] + acc[i][j] : acc[i][j];
+    for (int64_t j = 0; j < nr; ++j) c[i * ldc + j] = accumulate ? c[i * ldc + j] + tile[i][j] : tile[i][j];
 }
 
 template <typename T>

@@ -13,7 +13,7 @@ namespace {
 
 enum class CumOp { Sum, Prod, Max, Min, LogSumExp };
 
-constexpr int64_t kColBlock = 1024;  // carries kept at once when the axis is not innermost
+constexpr int64_t kColBlock = 4096;  // carries kept at once when the axis is not innermost
 constexpr int64_t kTaskElements = 1 << 15;
 
 // The carry's type: float for 16-bit floats, bytes for bool, unsigned for integer sums and
@@ -40,21 +40,32 @@ template <CumOp Op, typename A> inline A step(A acc, A v) {
   if constexpr (Op == CumOp::LogSumExp) return logaddexp(acc, v);
 }
 
-// The axis is innermost: each line is contiguous.
+// The axis is innermost: each line is contiguous. A line is one long dependency chain; for
+// logsumexp (exp and log1p per step) kLineGroup lines are scanned side by side so that the
+// processor overlaps their steps. Cheap steps are memory-bound: one line at a time keeps the
+// number of streams small.
 template <CumOp Op, typename T>
 void scan_lines(const T* x, T* y, int64_t lines, int64_t n, bool reverse) {
   using A = CumCompute<Op, T>;
-  parallel_for(lines, std::max<int64_t>(1, kTaskElements / n), [&](int64_t b, int64_t e) {
-    for (int64_t l = b; l < e; ++l) {
-      const T* xs = x + l * n;
-      T* ys = y + l * n;
+  constexpr int64_t kLineGroup = Op == CumOp::LogSumExp ? 8 : 1;
+  int64_t groups = (lines + kLineGroup - 1) / kLineGroup;
+  parallel_for(groups, std::max<int64_t>(1, kTaskElements / (n * kLineGroup)), [&](int64_t b, int64_t e) {
+    A acc[kLineGroup] = {};
+    for (int64_t grp = b; grp < e; ++grp) {
+      int64_t l0 = grp * kLineGroup, g = std::min(kLineGroup, lines - l0);
+      const T* xs = x + l0 * n;
+      T* ys = y + l0 * n;
       int64_t i = reverse ? n - 1 : 0, d = reverse ? -1 : 1;
-      A acc = A(xs[i]);
-      ys[i] = T(acc);
-      for (int64_t k = 1; k < n; ++k) {
+      for (int64_t k = 0; k < g; ++k) {
+        acc[k] = A(xs[k * n + i]);
+        ys[k * n + i] = T(acc[k]);
+      }
+      for (int64_t s = 1; s < n; ++s) {
         i += d;
-        acc = step<Op>(acc, A(xs[i]));
-        ys[i] = T(acc);
+        for (int64_t k = 0; k < g; ++k) {
+          acc[k] = step<Op>(acc[k], A(xs[k * n + i]));
+          ys[k * n + i] = T(acc[k]);
+        }
       }
     }
   });

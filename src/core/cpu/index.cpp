@@ -1,8 +1,16 @@
-// CPU kernels of the index ops.
-#include "core/ops/ops.h"
+// CPU kernels of the index ops: registration (the kernels live in index_gather.cpp and
+// index_scatter.cpp).
+#include "core/cpu/index_kernels.h"
 
 namespace xjax {
 
-void register_index_cpu(OpTable&) {}
+void register_index_cpu(OpTable& t) {
+  t.set_cpu(OpId::gather_, gather_cpu);
+  t.set_cpu(OpId::scatter_, scatter_cpu);
+  t.set_cpu(OpId::scatter_add_, scatter_add_cpu);
+  t.set_cpu(OpId::scatter_mul_, scatter_mul_cpu);
+  t.set_cpu(OpId::scatter_min_, scatter_min_cpu);
+  t.set_cpu(OpId::scatter_max_, scatter_max_cpu);
+}
 
 }  // namespace xjax

@@ -2,6 +2,7 @@
 // type-erased loops of reduction_loops.h. The operand's dims are merged into alternating kept and
 // reduced runs; then either the innermost run is reduced (fold contiguous runs into one
 // accumulator per output) or it is kept (fold whole rows into a vector of accumulators).
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
@@ -17,8 +18,12 @@ namespace {
 // for when there are few outputs (fixed, so results do not depend on the thread count).
 constexpr int64_t kTaskElements = 1 << 15;
 constexpr int64_t kTargetTasks = 64;
-// Bytes of accumulators a kept-innermost task keeps hot while it streams rows through them.
-constexpr int64_t kAccBlockBytes = 16384;
+// Bytes of accumulators a kept-innermost task keeps hot (in L1/L2) while rows stream through
+// them; and the most bytes of partial accumulators to allocate when rows are split between tasks.
+constexpr int64_t kAccBlockBytes = 1 << 16;
+constexpr int64_t kMaxPartialBytes = 1 << 20;
+// Bytes of accumulators for a chunk of outputs when the innermost run is reduced.
+constexpr int64_t kChunkAccBytes = 8192;
 
 struct Dim {
   int64_t size, stride;
@@ -71,23 +76,19 @@ struct AccBuffer {
   char* at(int64_t i) { return reinterpret_cast<char*>(words.get()) + size_t(i) * acc_size; }
 };
 
-// Innermost run reduced: each output folds runs of `inner` contiguous values. With few outputs,
-// each output's reduction is cut into `segs` pieces whose partial accumulators are combined.
-void reduce_inner(const ReduceLoops& L, const char* x, char* out, size_t isz, const std::vector<Dim>& kept,
-                  const std::vector<Dim>& rows, int64_t inner, int64_t n_out) {
+// Innermost run reduced, few outputs: each output's reduction is cut into `segs` pieces (runs
+// of `inner` contiguous values at a time) whose partial accumulators are combined in order.
+void reduce_inner_split(const ReduceLoops& L, const char* x, char* out, size_t isz, const std::vector<Dim>& kept,
+                        const std::vector<Dim>& rows, int64_t inner, int64_t n_out, int64_t segs) {
   int64_t per_out = product(rows) * inner;
-  int64_t segs = 1;
-  if (n_out < kTargetTasks) segs = std::max<int64_t>(1, std::min(kTargetTasks / n_out, per_out / kTaskElements));
   int64_t tasks = n_out * segs;
-  AccBuffer partial(segs > 1 ? tasks : 0, L.acc_size);
-  int64_t task_elems = per_out / segs;
-  parallel_for(tasks, std::max<int64_t>(1, kTaskElements / std::max<int64_t>(1, task_elems)), [&](int64_t b, int64_t e) {
+  AccBuffer partial(tasks, L.acc_size);
+  parallel_for(tasks, 1, [&](int64_t b, int64_t e) {
     Odometer row(rows);
-    uint64_t local;  // the accumulator when an output is one task
     for (int64_t t = b; t < e; ++t) {
       int64_t p = t / segs, s = t % segs;
       int64_t q = per_out * s / segs, end = per_out * (s + 1) / segs;
-      void* acc = segs > 1 ? static_cast<void*>(partial.at(t)) : &local;
+      void* acc = partial.at(t);
       L.init(acc, 1);
       int64_t base = offset_of(kept, p);
       row.seek(q / inner);
@@ -99,53 +100,99 @@ void reduce_inner(const ReduceLoops& L, const char* x, char* out, size_t isz, co
         pos = 0;
         row.next();
       }
-      if (segs == 1) L.finish(out + size_t(p) * isz, acc, 1);
     }
   });
-  if (segs == 1) return;
   for (int64_t p = 0; p < n_out; ++p) {
     for (int64_t s = 1; s < segs; ++s) L.combine(partial.at(p * segs), partial.at(p * segs + s), 1);
     L.finish(out + size_t(p) * isz, partial.at(p * segs), 1);
   }
 }
 
-// Innermost run kept (length `inner`): each output row accumulates whole input rows into a
-// vector of accumulators, a column block at a time so that the block stays in L1.
+// Innermost run reduced, many outputs: a task takes a chunk of neighbouring outputs along the
+// last kept dim, and for each run of reduced rows folds one segment of `inner` values per output
+// (fold_segments), so short segments cost no call per output.
+void reduce_inner_many(const ReduceLoops& L, const char* x, char* out, size_t isz, std::vector<Dim> kept,
+                       const std::vector<Dim>& rows, int64_t inner, int64_t n_out) {
+  Dim last{1, 0};
+  if (!kept.empty()) {
+    last = kept.back();
+    kept.pop_back();
+  }
+  int64_t n_runs = product(rows), per_out = n_runs * inner;
+  int64_t max_chunk = std::max<int64_t>(1, kChunkAccBytes / int64_t(L.acc_size));
+  int64_t chunk = std::min({last.size, max_chunk, std::max<int64_t>(1, kTaskElements / per_out)});
+  int64_t n_chunks = (last.size + chunk - 1) / chunk;
+  int64_t tasks = (n_out / last.size) * n_chunks;
+  parallel_for(tasks, std::max<int64_t>(1, kTaskElements / (chunk * per_out)), [&](int64_t b, int64_t e) {
+    Odometer row(rows);
+    std::unique_ptr<uint64_t[]> acc(new uint64_t[(size_t(chunk) * L.acc_size + 7) / 8]);
+    for (int64_t t = b; t < e; ++t) {
+      int64_t ko = t / n_chunks, c0 = (t % n_chunks) * chunk;
+      int64_t count = std::min(chunk, last.size - c0);
+      int64_t base = offset_of(kept, ko) + c0 * last.stride;
+      L.init(acc.get(), count);
+      row.seek(0);
+      for (int64_t r = 0; r < n_runs; ++r, row.next())
+        L.fold_segments(acc.get(), x + size_t(base + row.offset) * isz, count, inner, last.stride);
+      L.finish(out + size_t(ko * last.size + c0) * isz, acc.get(), count);
+    }
+  });
+}
+
+// Innermost run kept (length `inner`): each output row accumulates input rows into a vector of
+// accumulators. Runs of rows along the last reduced dim are `inner` apart and go to fold_rows in
+// one call; columns are cut into blocks only when a row is long, so that reads stay long streams.
+// With few output blocks, the rows are cut into `segs` pieces with partial accumulator vectors.
 void reduce_outer(const ReduceLoops& L, const char* x, char* out, size_t isz, const std::vector<Dim>& kept,
-                  const std::vector<Dim>& rows, int64_t inner, int64_t n_out) {
-  int64_t block = std::max<int64_t>(1, kAccBlockBytes / int64_t(L.acc_size));
-  int64_t n_blocks = (inner + block - 1) / block;
+                  std::vector<Dim> rows, int64_t inner, int64_t n_out) {
   int64_t n_rows = product(rows);
+  int64_t run_len = rows.back().size;  // rows.back().stride == inner
+  rows.pop_back();
+  int64_t block = std::max<int64_t>(1, kAccBlockBytes / int64_t(L.acc_size));
+  int64_t width0 = std::min(inner, block);
+  int64_t n_blocks = (inner + block - 1) / block;
   int64_t base_tasks = (n_out / inner) * n_blocks;
   int64_t segs = 1;
   if (base_tasks < kTargetTasks)
-    segs = std::max<int64_t>(1, std::min(kTargetTasks / base_tasks, n_rows * std::min(inner, block) / kTaskElements));
+    segs = std::max<int64_t>(1, std::min({kTargetTasks / base_tasks, n_rows * width0 / kTaskElements,
+                                          kMaxPartialBytes / int64_t(L.acc_size) / (base_tasks * width0)}));
   int64_t tasks = base_tasks * segs;
-  AccBuffer partial(segs > 1 ? base_tasks * segs * std::min(inner, block) : 0, L.acc_size);
-  int64_t task_elems = n_rows / segs * std::min(inner, block);
+  AccBuffer partial(segs > 1 ? tasks * width0 : 0, L.acc_size);
+  int64_t task_elems = n_rows / segs * width0;
   parallel_for(tasks, std::max<int64_t>(1, kTaskElements / std::max<int64_t>(1, task_elems)), [&](int64_t b, int64_t e) {
     Odometer row(rows);
-    alignas(64) char local[kAccBlockBytes];
+    std::unique_ptr<uint64_t[]> own;
+    char* local = nullptr;
+    if (segs == 1) {
+      own.reset(new uint64_t[(size_t(width0) * L.acc_size + 7) / 8]);
+      local = reinterpret_cast<char*>(own.get());
+    }
     for (int64_t t = b; t < e; ++t) {
       int64_t s = t % segs, bt = t / segs;
       int64_t ko = bt / n_blocks, col = (bt % n_blocks) * block;
       int64_t width = std::min(block, inner - col);
-      char* acc = segs > 1 ? partial.at(t * std::min(inner, block)) : local;
+      char* acc = segs > 1 ? partial.at(t * width0) : local;
       L.init(acc, width);
       int64_t base = offset_of(kept, ko) + col;
       int64_t r = n_rows * s / segs, end = n_rows * (s + 1) / segs;
-      row.seek(r);
-      for (; r < end; ++r, row.next()) L.fold_rows(acc, x + size_t(base + row.offset) * isz, width);
+      row.seek(r / run_len);
+      int64_t pos = r % run_len;
+      while (r < end) {
+        int64_t run = std::min(run_len - pos, end - r);
+        L.fold_rows(acc, x + size_t(base + row.offset + pos * inner) * isz, width, run, inner);
+        r += run;
+        pos = 0;
+        row.next();
+      }
       if (segs == 1) L.finish(out + size_t(ko * inner + col) * isz, acc, width);
     }
   });
   if (segs == 1) return;
-  int64_t stride = std::min(inner, block);
   for (int64_t bt = 0; bt < base_tasks; ++bt) {
     int64_t ko = bt / n_blocks, col = (bt % n_blocks) * block;
     int64_t width = std::min(block, inner - col);
-    char* acc = partial.at(bt * segs * stride);
-    for (int64_t s = 1; s < segs; ++s) L.combine(acc, partial.at((bt * segs + s) * stride), width);
+    char* acc = partial.at(bt * segs * width0);
+    for (int64_t s = 1; s < segs; ++s) L.combine(acc, partial.at((bt * segs + s) * width0), width);
     L.finish(out + size_t(ko * inner + col) * isz, acc, width);
   }
 }
@@ -192,10 +239,15 @@ void reduce_axes(RedOp op, const Tensor& in, const Tensor& out, const std::vecto
   int64_t inner = runs.back().first;
   if (runs.back().second) {
     rows.pop_back();
-    reduce_inner(L, x, o, isz, kept, rows, inner, n_out);
+    int64_t per_out = product(rows) * inner, segs = 1;
+    if (n_out < kTargetTasks) segs = std::min(kTargetTasks / n_out, per_out / kTaskElements);
+    if (segs > 1)
+      reduce_inner_split(L, x, o, isz, kept, rows, inner, n_out, segs);
+    else
+      reduce_inner_many(L, x, o, isz, std::move(kept), rows, inner, n_out);
   } else {
     kept.pop_back();
-    reduce_outer(L, x, o, isz, kept, rows, inner, n_out);
+    reduce_outer(L, x, o, isz, kept, std::move(rows), inner, n_out);
   }
 }
 

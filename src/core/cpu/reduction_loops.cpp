@@ -9,6 +9,8 @@ namespace {
 
 // 16-bit floats are widened to float in stack tiles of this many values.
 constexpr int64_t kWidenTile = 512;
+// Segments shorter than this are folded by a plain loop rather than the lane loops.
+constexpr int64_t kShortSegment = 32;
 
 template <RedOp Op, typename T, typename C>
 struct Erased {
@@ -31,18 +33,36 @@ struct Erased {
       R::fold(a, reinterpret_cast<const C*>(xs), n);
     }
   }
-  static void fold_rows(void* acc, const void* x, int64_t n) {
+  static void fold_rows(void* acc, const void* x, int64_t n, int64_t rows, int64_t stride) {
     Acc* a = static_cast<Acc*>(acc);
     const T* xs = static_cast<const T*>(x);
-    if constexpr (kWiden) {
+    if constexpr (kWiden) {  // up to four rows at a time, widened into a stack tile
+      constexpr int64_t w = kWidenTile / 4;
       float tile[kWidenTile];
-      for (int64_t i = 0; i < n; i += kWidenTile) {
-        int64_t m = std::min(kWidenTile, n - i);
-        widen_tile(xs + i, tile, m);
-        R::fold_rows(a + i, tile, m);
+      for (int64_t r = 0; r < rows; r += 4) {
+        int64_t k = std::min<int64_t>(4, rows - r);
+        for (int64_t i = 0; i < n; i += w) {
+          int64_t m = std::min(w, n - i);
+          for (int64_t q = 0; q < k; ++q) widen_tile(xs + (r + q) * stride + i, tile + q * w, m);
+          R::fold_rows(a + i, tile, m, k, w);
+        }
       }
     } else {
-      R::fold_rows(a, reinterpret_cast<const C*>(xs), n);
+      R::fold_rows(a, reinterpret_cast<const C*>(xs), n, rows, stride);
+    }
+  }
+  static void fold_segments(void* acc, const void* x, int64_t count, int64_t len, int64_t stride) {
+    Acc* a = static_cast<Acc*>(acc);
+    const T* xs = static_cast<const T*>(x);
+    if (len >= kShortSegment) {
+      for (int64_t i = 0; i < count; ++i) fold(a + i, xs + i * stride, len);
+      return;
+    }
+    for (int64_t i = 0; i < count; ++i) {  // short segments: a plain loop beats the lanes' setup
+      Acc v = a[i];
+      const T* seg = xs + i * stride;
+      for (int64_t k = 0; k < len; ++k) v = R::combine(v, Acc(C(seg[k])));
+      a[i] = v;
     }
   }
   static void combine(void* acc, const void* other, int64_t n) {
@@ -55,7 +75,7 @@ struct Erased {
     const Acc* a = static_cast<const Acc*>(acc);
     for (int64_t j = 0; j < n; ++j) o[j] = T(R::finish(a[j]));
   }
-  static ReduceLoops table() { return {sizeof(Acc), init, fold, fold_rows, combine, finish}; }
+  static ReduceLoops table() { return {sizeof(Acc), init, fold, fold_rows, fold_segments, combine, finish}; }
 };
 
 template <RedOp Op, typename T>

@@ -5,14 +5,17 @@
 //   Reducer<Op, C>::Acc                      the accumulator type for tiles of C
 //   Reducer<Op, C>::identity()               the value of an empty reduction
 //   Reducer<Op, C>::fold(acc, x, n)          acc = op(acc, x[0], ..., x[n-1])
-//   Reducer<Op, C>::fold_rows(acc, x, n)     acc[j] = op(acc[j], x[j]) for j < n (a row into a vector)
+//   Reducer<Op, C>::fold_rows(acc, x, n, rows, stride)
+//                                            acc[j] = op(acc[j], x[r*stride + j]) for r < rows, j < n:
+//                                            rows folded into a vector (four at a time)
 //   Reducer<Op, C>::combine(a, b)            op(a, b) for two partial accumulators
 //   Reducer<Op, C>::finish(acc)              the result in the compute type C
 //
 // C is a compute type: bool, an integer type, float or double. Tiles of float16/bfloat16 are widened
 // to float first (widen_tile). Choices: float sums add blocks in float lanes and the block totals in
 // double (accurate for long sums); integer sums and products wrap (computed in unsigned); max/min
-// propagate NaN; bool max/min/sum-like logical ops work on the 0/1 bytes.
+// propagate NaN; and/or/xor are bitwise on integers and work on the 0/1 bytes of bool (the kernels
+// run bool max/min as or/and).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -31,7 +34,8 @@ namespace red {
 // Independent partial results per tile: enough chains to fill the vector units, and a fixed
 // order so that results do not depend on the instruction set.
 constexpr int kLanes = 16;
-// Float sums total this many elements in float lanes before adding the block to a double.
+// Float sums total this many elements in float lanes before adding the block to a double; max/min
+// check blocks of this size for NaN.
 constexpr int64_t kSumBlock = 2048;
 
 // Integers wrap: add and multiply them as unsigned (no undefined overflow). bool stays bool.
@@ -54,9 +58,111 @@ inline L fold_lanes(L init, const C* x, int64_t n, F f) {
   return p[0];
 }
 
-// max/min that let a NaN through: once an accumulator is NaN no comparison replaces it.
-template <typename T> inline T max_nan(T a, T b) { return (b > a || b != b) ? b : a; }
-template <typename T> inline T min_nan(T a, T b) { return (b < a || b != b) ? b : a; }
+// acc[j] = f(acc[j], merge of the rows' x[j]), for rows rows of n values `stride` apart. Four rows
+// are merged per pass (in the lane type L) so the accumulators are read and written a quarter as
+// often; the compiler vectorises the j loops.
+template <typename Acc, typename L, typename C, typename Merge, typename Into>
+inline void fold_rows_with(Acc* acc, const C* x, int64_t n, int64_t rows, int64_t stride, Merge merge, Into into) {
+  int64_t r = 0;
+  for (; r + 4 <= rows; r += 4) {
+    const C *a = x + r * stride, *b = a + stride, *c = b + stride, *d = c + stride;
+    for (int64_t j = 0; j < n; ++j) acc[j] = into(acc[j], merge(merge(L(a[j]), L(b[j])), merge(L(c[j]), L(d[j]))));
+  }
+  for (; r < rows; ++r) {
+    const C* a = x + r * stride;
+    for (int64_t j = 0; j < n; ++j) acc[j] = into(acc[j], L(a[j]));
+  }
+}
+
+// max/min that let a NaN through: once an accumulator is NaN no comparison replaces it. (Two
+// selects: GCC vectorises this form, not one select on an or of comparisons.)
+template <typename T> inline T max_nan(T a, T b) {
+  T m = b > a ? b : a;
+  return b != b ? b : m;
+}
+template <typename T> inline T min_nan(T a, T b) {
+  T m = b < a ? b : a;
+  return b != b ? b : m;
+}
+
+template <typename T> constexpr T lowest();
+template <typename T> constexpr T highest();
+
+// The max (Max) or min of n values, NaN if any is NaN. GCC does not vectorise selects over lane
+// arrays, so this uses 16-byte vector types (a GCC/Clang extension), four of them for independent
+// chains. A NaN-aware select costs more, so floats take a plain select plus a running sum that
+// turns NaN when some value is NaN; only then (or when infinities of both signs meet) is the block
+// redone exactly.
+template <typename C> struct Vec16 { typedef C type __attribute__((vector_size(16))); };
+
+template <bool Max, typename C> inline C extreme(const C* x, int64_t n) {
+  using V = typename Vec16<C>::type;
+  constexpr int64_t W = 16 / sizeof(C);
+  constexpr bool kFloat = std::is_floating_point<C>::value;
+  const C init = Max ? lowest<C>() : highest<C>();
+  auto pick = [](auto a, auto b) { return Max ? (b > a ? b : a) : (b < a ? b : a); };
+  if constexpr (!kFloat && sizeof(C) == 8) {
+    return fold_lanes(init, x, n, pick);  // SSE2 has no 64-bit compare: scalar lanes are faster
+  }
+  V p[4], s[4];
+  for (int k = 0; k < 4; ++k) p[k] = V{} + init, s[k] = V{};
+  int64_t i = 0;
+  for (; i + 4 * W <= n; i += 4 * W) {
+    for (int k = 0; k < 4; ++k) {
+      V v;
+      std::memcpy(&v, x + i + k * W, sizeof(V));
+      p[k] = pick(p[k], v);
+      if (kFloat) s[k] += v;
+    }
+  }
+  C r = init, t = 0;
+  for (int k = 0; k < 4; ++k)
+    for (int64_t j = 0; j < W; ++j) r = pick(r, p[k][j]), t += kFloat ? s[k][j] : C(0);
+  for (; i < n; ++i) r = pick(r, x[i]), t += kFloat ? x[i] : C(0);
+  if (!kFloat || t == t) return r;
+  return fold_lanes(init, x, n, Max ? max_nan<C> : min_nan<C>);
+}
+
+// Rows into a vector of max (Max) or min accumulators for floats: the same plain select plus
+// NaN-probing sum as extreme(), vectorised over columns; when the probe turns NaN, the columns
+// that hold a NaN are set to NaN afterwards (the plain select keeps a NaN accumulator as it is).
+template <bool Max, typename C>
+inline void extreme_rows(C* acc, const C* x, int64_t n, int64_t rows, int64_t stride) {
+  using V = typename Vec16<C>::type;
+  constexpr int64_t W = 16 / sizeof(C);
+  auto pick = [](auto a, auto b) { return Max ? (b > a ? b : a) : (b < a ? b : a); };
+  auto load = [](const C* p) {
+    V v;
+    std::memcpy(&v, p, sizeof(V));
+    return v;
+  };
+  V probe = V{};
+  C tail_probe = 0;
+  for (int64_t r = 0; r < rows; r += 4) {
+    const C* a = x + r * stride;
+    int64_t k = std::min<int64_t>(4, rows - r);
+    const C *b = k > 1 ? a + stride : a, *c = k > 2 ? a + 2 * stride : a, *d = k > 3 ? a + 3 * stride : a;
+    int64_t j = 0;
+    for (; j + W <= n; j += W) {
+      V va = load(a + j), vb = load(b + j), vc = load(c + j), vd = load(d + j);
+      V m = pick(pick(va, vb), pick(vc, vd));
+      V old = load(acc + j);
+      V out = pick(old, m);
+      std::memcpy(acc + j, &out, sizeof(V));
+      probe += (va + vb) + (vc + vd);
+    }
+    for (; j < n; ++j) {
+      acc[j] = pick(acc[j], pick(pick(a[j], b[j]), pick(c[j], d[j])));
+      tail_probe += (a[j] + b[j]) + (c[j] + d[j]);
+    }
+  }
+  C t = tail_probe;
+  for (int64_t j = 0; j < W; ++j) t += probe[j];
+  if (t == t) return;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < n; ++j)
+      if (x[r * stride + j] != x[r * stride + j]) acc[j] = x[r * stride + j];
+}
 
 template <typename T> constexpr T lowest() {
   return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
@@ -79,15 +185,16 @@ template <typename C> struct Reducer<RedOp::Sum, C> {
   static C finish(Acc a) { return C(a); }
   static void fold(Acc& acc, const C* x, int64_t n) {
     auto add = [](L a, L b) { return L(a + b); };
-    if (!std::is_floating_point<C>::value) {
+    if constexpr (!std::is_floating_point<C>::value) {
       acc = Acc(acc + red::fold_lanes(L(0), x, n, add));
-      return;
+    } else {
+      for (int64_t i = 0; i < n; i += red::kSumBlock)
+        acc += double(red::fold_lanes(L(0), x + i, std::min(red::kSumBlock, n - i), add));
     }
-    for (int64_t i = 0; i < n; i += red::kSumBlock)
-      acc += double(red::fold_lanes(L(0), x + i, std::min(red::kSumBlock, n - i), add));
   }
-  static void fold_rows(Acc* acc, const C* x, int64_t n) {
-    for (int64_t j = 0; j < n; ++j) acc[j] = Acc(acc[j] + Acc(L(x[j])));
+  static void fold_rows(Acc* acc, const C* x, int64_t n, int64_t rows, int64_t stride) {
+    red::fold_rows_with<Acc, L>(acc, x, n, rows, stride, [](L a, L b) { return L(a + b); },
+                                [](Acc a, L b) { return Acc(a + Acc(b)); });
   }
 };
 
@@ -99,8 +206,9 @@ template <typename C> struct Reducer<RedOp::Prod, C> {
   static void fold(Acc& acc, const C* x, int64_t n) {
     acc = Acc(acc * red::fold_lanes(Acc(1), x, n, [](Acc a, Acc b) { return Acc(a * b); }));
   }
-  static void fold_rows(Acc* acc, const C* x, int64_t n) {
-    for (int64_t j = 0; j < n; ++j) acc[j] = Acc(acc[j] * Acc(x[j]));
+  static void fold_rows(Acc* acc, const C* x, int64_t n, int64_t rows, int64_t stride) {
+    auto mul = [](Acc a, Acc b) { return Acc(a * b); };
+    red::fold_rows_with<Acc, Acc>(acc, x, n, rows, stride, mul, mul);
   }
 };
 
@@ -110,10 +218,16 @@ template <typename C> struct Reducer<RedOp::Max, C> {
   static Acc combine(Acc a, Acc b) { return red::max_nan(a, b); }
   static C finish(Acc a) { return a; }
   static void fold(Acc& acc, const C* x, int64_t n) {
-    acc = red::max_nan(acc, red::fold_lanes(identity(), x, n, red::max_nan<C>));
+    for (int64_t i = 0; i < n; i += red::kSumBlock)
+      acc = red::max_nan(acc, red::extreme<true>(x + i, std::min(red::kSumBlock, n - i)));
   }
-  static void fold_rows(Acc* acc, const C* x, int64_t n) {
-    for (int64_t j = 0; j < n; ++j) acc[j] = red::max_nan(acc[j], x[j]);
+  static void fold_rows(Acc* acc, const C* x, int64_t n, int64_t rows, int64_t stride) {
+    if constexpr (std::is_floating_point<C>::value) {
+      red::extreme_rows<true>(acc, x, n, rows, stride);
+    } else {
+      auto f = [](C a, C b) { return red::max_nan(a, b); };
+      red::fold_rows_with<Acc, C>(acc, x, n, rows, stride, f, f);
+    }
   }
 };
 
@@ -123,10 +237,16 @@ template <typename C> struct Reducer<RedOp::Min, C> {
   static Acc combine(Acc a, Acc b) { return red::min_nan(a, b); }
   static C finish(Acc a) { return a; }
   static void fold(Acc& acc, const C* x, int64_t n) {
-    acc = red::min_nan(acc, red::fold_lanes(identity(), x, n, red::min_nan<C>));
+    for (int64_t i = 0; i < n; i += red::kSumBlock)
+      acc = red::min_nan(acc, red::extreme<false>(x + i, std::min(red::kSumBlock, n - i)));
   }
-  static void fold_rows(Acc* acc, const C* x, int64_t n) {
-    for (int64_t j = 0; j < n; ++j) acc[j] = red::min_nan(acc[j], x[j]);
+  static void fold_rows(Acc* acc, const C* x, int64_t n, int64_t rows, int64_t stride) {
+    if constexpr (std::is_floating_point<C>::value) {
+      red::extreme_rows<false>(acc, x, n, rows, stride);
+    } else {
+      auto f = [](C a, C b) { return red::min_nan(a, b); };
+      red::fold_rows_with<Acc, C>(acc, x, n, rows, stride, f, f);
+    }
   }
 };
 
@@ -144,9 +264,8 @@ template <RedOp Op, typename C> struct BitwiseReducer {
   static void fold(Acc& acc, const C* x, int64_t n) {
     acc = apply(acc, red::fold_lanes(identity(), reinterpret_cast<const Acc*>(x), n, apply));
   }
-  static void fold_rows(Acc* acc, const C* x, int64_t n) {
-    const Acc* y = reinterpret_cast<const Acc*>(x);
-    for (int64_t j = 0; j < n; ++j) acc[j] = apply(acc[j], y[j]);
+  static void fold_rows(Acc* acc, const C* x, int64_t n, int64_t rows, int64_t stride) {
+    red::fold_rows_with<Acc, Acc>(acc, reinterpret_cast<const Acc*>(x), n, rows, stride, apply, apply);
   }
 };
 template <typename C> struct Reducer<RedOp::And, C> : BitwiseReducer<RedOp::And, C> {};
@@ -181,7 +300,9 @@ struct ReduceLoops {
   size_t acc_size;
   void (*init)(void* acc, int64_t n);                          // acc[j] = identity
   void (*fold)(void* acc, const void* x, int64_t n);           // one accumulator, contiguous x
-  void (*fold_rows)(void* acc, const void* x, int64_t n);      // acc[j] = op(acc[j], x[j])
+  void (*fold_rows)(void* acc, const void* x, int64_t n, int64_t rows, int64_t stride);  // rows into acc[n]
+  // acc[i] = op(acc[i], x[i*stride], ..., x[i*stride + len-1]) for i < count
+  void (*fold_segments)(void* acc, const void* x, int64_t count, int64_t len, int64_t stride);
   void (*combine)(void* acc, const void* other, int64_t n);    // acc[j] = op(acc[j], other[j])
   void (*finish)(void* out, const void* acc, int64_t n);       // out[j] = result, storage dtype
 };

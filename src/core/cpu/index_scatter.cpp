@@ -1,0 +1,161 @@
+// The scatter kernels: result = operand with each update window combined in (set, add, mul,
+// min, max). Windows are applied in index order, so duplicates resolve the same way every run
+// (for set: the last write wins). In parallel, each thread owns a contiguous range of the result
+// and applies, in that same order, the parts of the windows that fall in its range.
+#include <algorithm>
+#include <memory>
+#include <type_traits>
+
+#include "core/cpu/index_kernels.h"
+#include "core/cpu/index_plan.h"
+#include "core/thread_pool.h"
+
+namespace xjax {
+
+namespace {
+
+// Combiners over the compute type C; integers wrap around, float min/max propagate NaN.
+struct SetOp {
+  template <typename C> static C f(C, C b) { return b; }
+};
+struct AddOp {
+  template <typename C> static C f(C a, C b) {
+    if constexpr (std::is_same_v<C, bool>) {
+      return a || b;
+    } else if constexpr (std::is_integral_v<C>) {
+      using U = std::make_unsigned_t<C>;
+      using W = std::conditional_t<(sizeof(C) < 4), uint32_t, U>;  // no promotion to signed int
+      return C(U(W(U(a)) + W(U(b))));
+    } else {
+      return a + b;
+    }
+  }
+};
+struct MulOp {
+  template <typename C> static C f(C a, C b) {
+    if constexpr (std::is_same_v<C, bool>) {
+      return a && b;
+    } else if constexpr (std::is_integral_v<C>) {
+      using U = std::make_unsigned_t<C>;
+      using W = std::conditional_t<(sizeof(C) < 4), uint32_t, U>;
+      return C(U(W(U(a)) * W(U(b))));
+    } else {
+      return a * b;
+    }
+  }
+};
+struct MinOp {
+  template <typename C> static C f(C a, C b) {
+    if constexpr (std::is_floating_point_v<C>) {
+      if (a != a) return a;
+      if (b != b) return b;
+    }
+    return b < a ? b : a;
+  }
+};
+struct MaxOp {
+  template <typename C> static C f(C a, C b) {
+    if constexpr (std::is_floating_point_v<C>) {
+      if (a != a) return a;
+      if (b != b) return b;
+    }
+    return b > a ? b : a;
+  }
+};
+
+// Applies the windows' elements that fall in [lo, hi) of the flat result.
+template <typename T, typename Op>
+void apply_windows(T* out, const T* upd, const int64_t* starts, int64_t batches, const BlockPlan& bp, int64_t lo,
+                   int64_t hi) {
+  using C = typename ComputeOf<T>::type;
+  const int64_t run = bp.run;
+  if (bp.size.empty() && run == 1) {
+    // One element per window: a tight loop keeps many independent cache misses in flight.
+    for (int64_t b = 0; b < batches; ++b) {
+      const int64_t s = starts[b];
+      if (s >= lo && s < hi) {
+        if constexpr (std::is_same_v<Op, SetOp>) out[s] = upd[b];
+        else out[s] = T(Op::f(C(out[s]), C(upd[b])));
+      }
+    }
+    return;
+  }
+  for (int64_t b = 0; b < batches; ++b) {
+    const int64_t s = starts[b];
+    if (s < 0 || s >= hi || s + bp.span <= lo) continue;
+    const T* u = upd + b * bp.count;
+    for_each_run(bp, s, [&](int64_t off) {
+      const int64_t first = std::max(off, lo) - off, last = std::min(off + run, hi) - off;
+      T* o = out + off;
+      for (int64_t i = first; i < last; ++i) {
+        if constexpr (std::is_same_v<Op, SetOp>) o[i] = u[i];
+        else o[i] = T(Op::f(C(o[i]), C(u[i])));
+      }
+      u += run;
+    });
+  }
+}
+
+template <typename Op>
+void scatter_impl(OpId op, const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
+  const Tensor& operand = in[0];
+  const Tensor& indices = in[1];
+  const Tensor& updates = in[2];
+  const Tensor& result = out[0];
+  const size_t es = itemsize(result.dtype);
+  if (result.size() == 0) return;
+  if (result.data != operand.data) parallel_memcpy(result.data, operand.data, size_t(result.size()) * es);
+  if (updates.size() == 0) return;
+
+  ScatterDims d = scatter_dims(op, attrs);
+  std::vector<int64_t> window = scatter_window_sizes(d, operand.shape, updates.shape);
+  StartPlan sp = make_start_plan(operand.shape, indices.shape, d.scatter_dims_to_operand_dims, window,
+                                 d.operand_batching_dims, d.scatter_indices_batching_dims, d.mode);
+  BlockPlan bp = make_block_plan(operand.shape, window);
+
+  // Updates in the layout [scatter dims..., window dims...], one window after another.
+  std::vector<int64_t> perm;
+  const auto& uwd = d.update_window_dims;
+  for (int64_t i = 0; i < int64_t(updates.shape.size()); ++i)
+    if (std::find(uwd.begin(), uwd.end(), i) == uwd.end()) perm.push_back(i);
+  perm.insert(perm.end(), uwd.begin(), uwd.end());
+  bool identity = true;
+  for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == int64_t(i);
+  std::vector<uint8_t> temp(identity ? 0 : size_t(updates.size()) * es);
+  if (!identity) permute_copy(updates.data, updates.shape, perm, temp.data(), es);
+  const void* upd = identity ? updates.data : temp.data();
+
+  std::unique_ptr<int64_t[]> starts(new int64_t[size_t(sp.batches)]);  // uninitialised: all written
+  parallel_for(sp.batches, 8192, [&](int64_t b0, int64_t b1) { compute_starts(sp, indices, b0, b1, starts.get() + b0); });
+
+  const int64_t n = result.size();
+  const int64_t parts = updates.size() >= (1 << 15) && n >= 1024 ? ThreadPool::global().size() : 1;
+  dispatch_dtype(result.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    parallel_for(parts, 1, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p)
+        apply_windows<T, Op>(static_cast<T*>(result.data), static_cast<const T*>(upd), starts.get(), sp.batches, bp,
+                             n * p / parts, n * (p + 1) / parts);
+    });
+  });
+}
+
+}  // namespace
+
+void scatter_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
+  scatter_impl<SetOp>(OpId::scatter_, in, out, attrs);
+}
+void scatter_add_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
+  scatter_impl<AddOp>(OpId::scatter_add_, in, out, attrs);
+}
+void scatter_mul_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
+  scatter_impl<MulOp>(OpId::scatter_mul_, in, out, attrs);
+}
+void scatter_min_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
+  scatter_impl<MinOp>(OpId::scatter_min_, in, out, attrs);
+}
+void scatter_max_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
+  scatter_impl<MaxOp>(OpId::scatter_max_, in, out, attrs);
+}
+
+}  // namespace xjax
