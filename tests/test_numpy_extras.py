@@ -30,6 +30,13 @@ JAX_REPRS = [
     (lambda: jnp.piecewise(jnp.arange(-2, 3), [jnp.arange(-2, 3) < 0], [lambda v: -v, lambda v: v * 10]),
      "Array([ 2,  1,  0, 10, 20], dtype=int32)"),
     (lambda: jnp.put(jnp.zeros(4), jnp.asarray([0, 2]), 7., inplace=False), "Array([7., 0., 7., 0.], dtype=float32)"),
+    (lambda: jnp.packbits(jnp.asarray([1, 0, 1, 1, 0, 0, 0, 1, 1])), "Array([177, 128], dtype=uint8)"),
+    (lambda: jnp.unpackbits(jnp.asarray([5, 255], dtype=jnp.uint8)),
+     "Array([0, 0, 0, 0, 0, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1], dtype=uint8)"),
+    (lambda: jnp.packbits(jnp.asarray([[1, 0, 1], [0, 1, 1]]), axis=1, bitorder="little"),
+     "Array([[5],\n       [6]], dtype=uint8)"),
+    (lambda: jnp.histogram_bin_edges(jnp.asarray([1., 2, 5]), bins=4), "Array([1., 2., 3., 4., 5.], dtype=float32)"),
+    (lambda: jnp.frombuffer(b"\x01\x02", dtype=jnp.uint8), "Array([1, 2], dtype=uint8)"),
     (lambda: jnp.linalg.matrix_power(jnp.asarray([[1., 1.], [0., 1.]]), 5),
      "Array([[1., 5.],\n       [0., 1.]], dtype=float32)"),
 ]

@@ -13,9 +13,11 @@ from xjax._src.numpy.dtype_api import (can_cast, finfo, iinfo, isdtype, issubdty
                                        result_type)
 from xjax._src.numpy.einsum import einsum, einsum_path  # noqa: F401
 from xjax._src.numpy.extras import (apply_over_axes, bartlett, bitwise_count, blackman, block,  # noqa: F401
-                                    fill_diagonal, gradient, hamming, hanning, index_exp, iscomplex, iscomplexobj,
-                                    isreal, isrealobj, mgrid, ogrid, piecewise, polyadd, polyder, polyint,
-                                    polymul, polysub, put, put_along_axis, s_, spacing, trim_zeros, unwrap)
+                                    fill_diagonal, from_dlpack, frombuffer, fromiter, gradient, hamming, hanning,
+                                    histogram_bin_edges, index_exp, iscomplex, iscomplexobj, isreal, isrealobj,
+                                    load, mgrid, ogrid, packbits, piecewise, polyadd, polyder, polyint, polymul,
+                                    polysub, put, put_along_axis, s_, save, savez, spacing, trim_zeros, unpackbits,
+                                    unwrap)
 from xjax._src.numpy.take import take, take_along_axis  # noqa: F401
 from xjax._src.numpy.manipulation import (array_split, astype, atleast_1d, atleast_2d, atleast_3d,  # noqa: F401
                                           broadcast_arrays, broadcast_shapes, broadcast_to, column_stack, concat,

@@ -352,3 +352,96 @@ def apply_over_axes(func, a, axes):
             y = manipulation.expand_dims(y, ax)
         x = y
     return x
+
+
+# ---- bits -----------------------------------------------------------------------------------
+
+def packbits(a, axis=None, bitorder="big"):
+    """Truth values packed 8 to a uint8 along axis (flattened if None), zero-padded at the end."""
+    if bitorder not in ("big", "little"):
+        raise ValueError("'order' must be either 'little' or 'big'")
+    x = _operand("packbits", a)
+    if x.aval.dtype.kind not in "iub":
+        raise TypeError("Expected an input array of integer or boolean data type")
+    if axis is None:
+        x = manipulation.ravel(x)
+        axis = 0
+    ax = util.canonicalize_axis(axis, x.aval.ndim)
+    bits = lax.convert_element_type(ufuncs.not_equal(x, 0), dtypes.uint8)
+    n = bits.aval.shape[ax]
+    m = -(-n // 8)
+    cfg = [(0, 0, 0)] * bits.aval.ndim
+    cfg[ax] = (0, 8 * m - n, 0)
+    bits = lax.pad(bits, util.scalar(0, dtypes.uint8, False), cfg)
+    s = bits.aval.shape
+    bits = lax.reshape(bits, s[:ax] + (m, 8) + s[ax + 1:])
+    shifts = lax.iota(dtypes.uint8, 8)
+    if bitorder == "big":
+        shifts = lax.rev(shifts, (0,))
+    shifts = lax.broadcast_in_dim(shifts, bits.aval.shape, (ax + 1,))
+    return lax.reduce_or(lax.shift_left(bits, shifts), (ax + 1,))
+
+
+def unpackbits(a, axis=None, count=None, bitorder="big"):
+    """The bits of a uint8 array as 0/1 uint8 values along axis (flattened if None)."""
+    if bitorder not in ("big", "little"):
+        raise ValueError("'order' must be either 'little' or 'big'")
+    x = _operand("unpackbits", a)
+    if x.aval.dtype != dtypes.uint8:
+        raise TypeError("Expected an input array of unsigned byte data type")
+    if axis is None:
+        x = manipulation.ravel(x)
+        axis = 0
+    ax = util.canonicalize_axis(axis, x.aval.ndim)
+    s = x.aval.shape
+    shape8 = s[:ax + 1] + (8,) + s[ax + 1:]
+    shifts = lax.iota(dtypes.uint8, 8)
+    if bitorder == "big":
+        shifts = lax.rev(shifts, (0,))
+    xb = lax.broadcast_in_dim(x, shape8, tuple(i for i in range(len(shape8)) if i != ax + 1))
+    bits = lax.bitwise_and(lax.shift_right_logical(xb, lax.broadcast_in_dim(shifts, shape8, (ax + 1,))),
+                           util.scalar(1, dtypes.uint8, False))
+    out = lax.reshape(bits, s[:ax] + (8 * s[ax],) + s[ax + 1:])
+    if count is not None:
+        out = lax.slice_in_dim(out, 0, min(int(count), out.aval.shape[ax]), 1, ax)
+    return out
+
+
+# ---- conversion at the edges (NumPy reads and writes the bytes) -----------------------------
+
+def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002 - NumPy's name
+    """The bin edges histogram would use."""
+    from xjax._src.numpy.selection import histogram
+
+    return histogram(a, bins, range, weights)[1]
+
+
+def frombuffer(buffer, dtype=float, count=-1, offset=0):
+    """An array from the bytes of a buffer."""
+    return creation.asarray(np.frombuffer(buffer, dtype=dtype, count=count, offset=offset))
+
+
+def fromiter(iterable, dtype, count=-1):
+    """An array from an iterable of scalars."""
+    return creation.asarray(np.fromiter(iterable, dtype=dtype, count=count))
+
+
+def from_dlpack(x, /, *, device=None, copy=None):
+    """An array from an object supporting the DLPack protocol (copied into the runtime)."""
+    return creation.asarray(np.from_dlpack(x))
+
+
+def save(file, arr, allow_pickle=True):
+    """np.save of the array's data."""
+    np.save(file, np.asarray(arr), allow_pickle=allow_pickle)
+
+
+def savez(file, *args, **kwds):
+    """np.savez of the arrays' data."""
+    np.savez(file, *[np.asarray(a) for a in args], **{k: np.asarray(v) for k, v in kwds.items()})
+
+
+def load(file, *args, **kwargs):
+    """np.load, with arrays placed in the runtime."""
+    out = np.load(file, *args, **kwargs)
+    return creation.asarray(out) if isinstance(out, np.ndarray) else out
