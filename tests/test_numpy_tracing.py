@@ -118,5 +118,7 @@ def test_concrete_values_required_raise_clearly():
         trace(lambda x: x[x > 0], V)
     with pytest.raises(TypeError, match="size argument of jnp.nonzero must be statically specified"):
         trace(lambda x: jnp.nonzero(x), V)
+    with pytest.raises(TypeError, match="__array__"):
+        trace(lambda x: np.asarray(x), V)
     with pytest.raises(TypeError, match="boolean conversion of traced array"):
         trace(lambda x: 1 if x.sum() > 0 else 0, V)

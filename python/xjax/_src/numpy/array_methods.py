@@ -136,6 +136,13 @@ def _nonzero(self, *, size=None, fill_value=None):
     return sorting.nonzero(self, size=size, fill_value=fill_value)
 
 
+def _tracer_array(self, *args, **kwargs):
+    raise TypeError(
+        f"The numpy.ndarray conversion method __array__() was called on traced array with shape "
+        f"{self.aval.str_short()}. A traced value cannot become a NumPy array; see "
+        "https://docs.jax.dev/en/latest/errors.html#jax.errors.TracerArrayConversionError")
+
+
 def _copy(self):
     return lax.copy_p.bind(self)
 
@@ -238,7 +245,8 @@ def attach(cls, *, tracer=False):
         # A tracer's value is unknown: Python conversions fail as in JAX (unless a trace defines them).
         for name, fn in (("__bool__", _tracer_bool), ("__int__", _tracer_concrete("int")),
                          ("__float__", _tracer_concrete("float")), ("__index__", _tracer_concrete("index")),
-                         ("__complex__", _tracer_concrete("complex")), ("copy", _copy)):
+                         ("__complex__", _tracer_concrete("complex")), ("__array__", _tracer_array),
+                         ("copy", _copy)):
             if not any(name in k.__dict__ for k in cls.__mro__[:-1]):
                 _set(cls, name, fn)
         cls.itemsize = property(lambda self: self.aval.dtype.itemsize)
