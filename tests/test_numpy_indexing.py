@@ -40,6 +40,8 @@ ADVANCED = [
     (np.array([1, -1]), slice(None, None, -1)), (slice(None), slice(None, None, 2), np.array([[1, 2]])),
     (np.array([0, 1]), np.array([2, 0]), np.array([3, 1])), (1, np.array([[0, 1], [2, 2]])),
     (np.array([], dtype=np.int32),), (slice(None), np.array([0, 2]), slice(1, None)),
+    (Ellipsis, np.array([True, False, True, False])), (0, np.array([True, False, True]), Ellipsis),
+    (None, Ellipsis, np.array([[True, False, True, False]] * 3)),
 ]
 
 

@@ -42,28 +42,28 @@ def _bool_mask_to_ints(mask, pos, shape, dim):
 
 
 def _normalize(idx, shape):
-    """The index as a list of entries covering every dimension (Ellipsis expanded)."""
+    """The index as a list of entries covering every dimension (Ellipsis and boolean masks expanded)."""
     if not isinstance(idx, tuple):
         idx = (idx,)
-    entries = []
-    dim = 0  # the operand dimension the next entry indexes
-    ellipsis_at = None
+    tokens = []  # entries, with ("mask", mask, position) standing for boolean masks until dims are known
+    dim = 0  # the number of operand dimensions indexed
+    has_ellipsis = False
     for pos, e in enumerate(idx):
         if e is None:
-            entries.append(None)
+            tokens.append(None)
         elif e is Ellipsis:
-            if ellipsis_at is not None:
+            if has_ellipsis:
                 raise IndexError("an index can only have a single ellipsis ('...')")
-            ellipsis_at = len(entries)
-            entries.append(Ellipsis)
+            has_ellipsis = True
+            tokens.append(Ellipsis)
         elif isinstance(e, slice):
-            entries.append(_static_slice(e))
+            tokens.append(_static_slice(e))
             dim += 1
         elif isinstance(e, (bool, np.bool_)):
             # NumPy: a scalar True adds an axis; False adds an empty one.
-            entries.append(None if e else ("false",))
+            tokens.append(None if e else ("false",))
         elif isinstance(e, (int, np.integer)):
-            entries.append(("int", int(e)))
+            tokens.append(("int", int(e)))
             dim += 1
         elif isinstance(e, (float, np.floating)):
             raise _type_error(np.dtype(type(e)) if isinstance(e, np.floating) else "float64")
@@ -75,13 +75,12 @@ def _normalize(idx, shape):
                 arr = arr.astype(np.int32)
             if arr.dtype == bool:
                 if arr.ndim == 0:
-                    entries.append(None if arr else ("false",))
-                    continue
-                ints = _bool_mask_to_ints(arr, pos, _known(shape, dim), dim)
-                entries.extend(ints)
-                dim += len(ints)
+                    tokens.append(None if arr else ("false",))
+                else:
+                    tokens.append(("mask", arr, pos))
+                    dim += arr.ndim
             elif arr.dtype.kind in "iu":
-                entries.append(("arr", arr) if arr.ndim else ("int", int(arr)))
+                tokens.append(("arr", arr) if arr.ndim else ("int", int(arr)))
                 dim += 1
             else:
                 raise _type_error(arr.dtype)
@@ -91,13 +90,12 @@ def _normalize(idx, shape):
                 if aval.ndim == 0:
                     if isinstance(e, Tracer):
                         raise IndexError("Array boolean indices must be concrete; got bool[]")
-                    entries.append(None if bool(e) else ("false",))
-                    continue
-                ints = _bool_mask_to_ints(e, pos, _known(shape, dim), dim)
-                entries.extend(ints)
-                dim += len(ints)
+                    tokens.append(None if bool(e) else ("false",))
+                else:
+                    tokens.append(("mask", e, pos))
+                    dim += aval.ndim
             elif aval.dtype.kind in "iu":
-                entries.append(("dyn", e) if aval.ndim == 0 else ("arr", e))
+                tokens.append(("dyn", e) if aval.ndim == 0 else ("arr", e))
                 dim += 1
             else:
                 raise _type_error(aval.dtype.name)
@@ -107,13 +105,21 @@ def _normalize(idx, shape):
     if dim > nd:
         raise IndexError(f"Too many indices: array is {nd}-dimensional, but {dim} were indexed")
     fill = [slice(None)] * (nd - dim)
-    if ellipsis_at is None:
-        return entries + fill
-    return entries[:ellipsis_at] + fill + entries[ellipsis_at + 1:]
-
-
-def _known(shape, dim):
-    return shape
+    entries = []
+    d = 0
+    for t in tokens:
+        if t is Ellipsis:
+            entries.extend(fill)
+            d += len(fill)
+        elif type(t) is tuple and t[0] == "mask":
+            ints = _bool_mask_to_ints(t[1], t[2], shape, d)
+            entries.extend(ints)
+            d += len(ints)
+        else:
+            entries.append(t)
+            if t is not None and not _is_false(t):
+                d += 1
+    return entries if has_ellipsis else entries + fill
 
 
 def _static_slice(s):

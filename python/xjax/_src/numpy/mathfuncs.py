@@ -85,8 +85,8 @@ def signbit(x, /):
 def heaviside(x1, x2, /):
     """0 where x1 < 0, x2 where x1 == 0, 1 where x1 > 0."""
     x1, x2 = promote_args_inexact("heaviside", x1, x2)
-    zero = _const(x1, 0)
-    return lax.select(lax.lt(x1, zero), zero, lax.select(lax.gt(x1, zero), _const(x1, 1), x2))
+    zero = _const(x1, 0, weak=False)  # JAX's constants here are strongly typed
+    return lax.select(lax.lt(x1, zero), zero, lax.select(lax.gt(x1, zero), _const(x1, 1, weak=False), x2))
 
 
 def sinc(x, /):
@@ -230,7 +230,7 @@ def lcm(x1, x2, /):
 def angle(z, deg=False):
     """The argument of z: 0 or pi for real arrays."""
     x = util.to_inexact(_operand("angle", z))
-    out = lax.atan2(_c(x, 0), x)
+    out = lax.atan2(_c(x, 0, weak=False), x)
     return rad2deg(out) if deg else out
 
 

@@ -70,8 +70,8 @@ def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
     inside = lax.bitwise_and(lax.ge(idx, util.full(idx.aval.shape, 0, _I32)),
                              lax.lt(idx, util.full(idx.aval.shape, nb, _I32)))
     idx = lax.select(inside, idx, util.full(idx.aval.shape, nb, _I32))
-    if weights is None:
-        w = util.full(x.aval.shape, 1.0 if density else 1, x.aval.dtype if density else _I32)
+    if weights is None:  # JAX counts in the input's float type
+        w = util.full(x.aval.shape, 1.0, x.aval.dtype)
     else:
         w = _flat(util.convert(weights, x.aval.dtype))
     from xjax._src.numpy.updates import _IndexUpdateRef
@@ -81,8 +81,6 @@ def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
         widths = lax.sub(lax.slice(edges, (1,), (nb + 1,)), lax.slice(edges, (0,), (nb,)))
         total = lax.reduce_sum(counts, (0,))
         counts = lax.div(counts, lax.mul(widths, lax.broadcast_in_dim(total, (nb,), ())))
-    elif weights is None:
-        counts = lax.convert_element_type(counts, _I32)
     return counts, edges
 
 

@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from xjax._src import dtypes, lax
+from xjax._src.array import Array
 from xjax._src.lax import elementwise as _ew
 from xjax._src.numpy import util
 from xjax._src.numpy.util import promote_args, promote_args_inexact
@@ -217,7 +218,10 @@ def _is_static_int(x):
 
 
 def power(x1, x2, /):
-    """x1 ** x2: integer powers of integers stay integers; a static int exponent uses repeated squaring."""
+    """x1 ** x2 with JAX's rules: a concrete integer scalar exponent uses repeated squaring (integer_pow);
+    integer powers of integers stay integers; a float base with integer exponents keeps the base's type."""
+    if isinstance(x2, Array) and x2.aval.ndim == 0 and x2.aval.dtype.kind in "iu":
+        x2 = int(x2)  # a concrete scalar exponent, as JAX treats it
     if _is_static_int(x2) and not isinstance(x2, bool):
         x = _operand("power", x1)
         y = int(x2)
@@ -227,6 +231,13 @@ def power(x1, x2, /):
         if x.aval.dtype == dtypes.bool_:
             x = util.convert(x, dtypes.default_int_dtype())
         return lax.integer_pow(x, y)
+    util.check_arraylike("power", x1, x2)
+    (d1, w1), (d2, w2) = util._pair(x1), util._pair(x2)
+    if d1 in _FLOATING and d2.kind in "iu":
+        # A float base with integer exponents: no promotion of the base (JAX's rule).
+        a, b = util.convert(x1, d1, w1), util.convert(x2, d1, w2)
+        a, b = util.broadcast_operands("power", [a, b], implicit=True)
+        return lax.pow(a, b)
     x1, x2 = promote_args("power", x1, x2, implicit=True)
     if x1.aval.dtype == dtypes.bool_:
         raise TypeError("power does not accept dtype bool.")
