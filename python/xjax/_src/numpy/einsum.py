@@ -102,13 +102,13 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None, 
     ops = util.promote_dtypes(*operands)
     terms, out_labels = _parse(subscripts, [o.aval.shape for o in ops])
     sizes = {}
-    for x, labels in zip(ops, terms):
+    for k, (x, labels) in enumerate(zip(ops, terms)):
         for c, d in zip(labels, x.aval.shape):
             if sizes.get(c, 1) == 1:
                 sizes[c] = d
             elif d not in (1, sizes[c]):
-                raise ValueError(f"Size of label '{c}' for operand does not match previous terms ({d} vs "
-                                 f"{sizes[c]}).")
+                raise ValueError(f"Size of label '{c}' for operand {k} ({d}) does not match previous terms "
+                                 f"({sizes[c]}).")
     work = _unify_sizes(list(zip(ops, terms)), sizes)
     work = [_take_diagonals(x, labels) for x, labels in work]
 

@@ -21,7 +21,7 @@ def _prep_indices(idx, n, mode):
     """Indices as int32 with the mode's treatment of negative and out-of-range values."""
     i = util.asarray(idx)
     if i.aval.dtype.kind not in "iu":
-        raise TypeError(f"take indices must be of integer type, got {i.aval.dtype.name}")
+        raise ValueError("indices must have an integer type")
     i = util.convert(i, _INDEX_DTYPE)
     if mode == "wrap":
         nn = util.full(i.aval.shape, max(n, 1), _INDEX_DTYPE)

@@ -513,7 +513,8 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     util.check_arraylike("where", condition, x, y)
     c = _to_bool(util.asarray(condition))
     xv, yv = util.promote_dtypes(x, y)
-    c, xv, yv = util.broadcast_operands("select_n", [c, xv, yv])
+    shape = util.broadcast_shapes(c.aval.shape, xv.aval.shape, yv.aval.shape)  # ValueError, as JAX's
+    c, xv, yv = (util.broadcast_to_shape(v, shape) for v in (c, xv, yv))
     return lax.select(c, xv, yv)
 
 

@@ -205,8 +205,9 @@ def broadcast_to_shape(x, shape):
     nd = len(shape)
     lead = nd - len(xs)
     if lead < 0 or any(d != 1 and d != shape[lead + i] for i, d in enumerate(xs)):
-        raise ValueError(f"Incompatible types for broadcasting: input type={x.aval.str_short()} and "
-                         f"requested type={x.aval.update(shape=shape).str_short()}")
+        dt = x.aval.dtype.name
+        raise ValueError(f"Incompatible types for broadcasting: input type={dt}[{','.join(map(str, xs))}] and "
+                         f"requested type={dt}[{','.join(map(str, shape))}]")
     return lax.broadcast_in_dim(x, shape, tuple(range(lead, nd)))
 
 
