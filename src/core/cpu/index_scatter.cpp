@@ -129,7 +129,9 @@ void scatter_impl(OpId op, const std::vector<Tensor>& in, const std::vector<Tens
   parallel_for(sp.batches, 8192, [&](int64_t b0, int64_t b1) { compute_starts(sp, indices, b0, b1, starts.get() + b0); });
 
   const int64_t n = result.size();
-  const int64_t parts = updates.size() >= (1 << 15) && n >= 1024 ? ThreadPool::global().size() : 1;
+  // Every part scans all windows and tests each against its range (a branch that mispredicts
+  // half the time with two parts), which only pays off for large windows.
+  const int64_t parts = bp.count >= 256 && updates.size() >= (1 << 16) ? ThreadPool::global().size() : 1;
   dispatch_dtype(result.dtype, [&](auto tag) {
     using T = decltype(tag);
     parallel_for(parts, 1, [&](int64_t p0, int64_t p1) {
