@@ -95,8 +95,9 @@ void gather_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, c
   const Tensor& result = out[0];
   if (result.size() == 0) return;
   GatherDims d = gather_dims(OpId::gather_, attrs);
+  const IndexMode mode = d.mode == IndexMode::Fill ? IndexMode::Fill : IndexMode::Clip;
   StartPlan sp = make_start_plan(operand.shape, indices.shape, d.start_index_map, d.slice_sizes,
-                                 d.operand_batching_dims, d.start_indices_batching_dims, d.mode);
+                                 d.operand_batching_dims, d.start_indices_batching_dims, mode);
   BlockPlan bp = make_block_plan(operand.shape, d.slice_sizes);
   const size_t es = itemsize(operand.dtype);
   const uint64_t fill = fill_bits(attrs, operand.dtype);
