@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <type_traits>
 
 #include "core/cpu/index_kernels.h"
@@ -118,8 +119,8 @@ void gather_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, c
   for (int64_t i = 0; i < out_rank; ++i)
     if (perm[i] >= batch_rank) gathered.push_back(result.shape[i]);
 
-  std::vector<uint8_t> temp(trailing ? 0 : size_t(result.size()) * es);
-  void* dst = trailing ? result.data : temp.data();
+  std::unique_ptr<uint8_t[]> temp(trailing ? nullptr : new uint8_t[size_t(result.size()) * es]);
+  void* dst = trailing ? result.data : temp.get();
   switch (es) {
     case 1: gather_slices(operand, indices, sp, bp, static_cast<uint8_t*>(dst), fill); break;
     case 2: gather_slices(operand, indices, sp, bp, static_cast<uint16_t*>(dst), fill); break;
@@ -128,7 +129,7 @@ void gather_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, c
   }
   if (!trailing) {
     // Output dim i is gathered dim perm[i].
-    permute_copy(temp.data(), gathered, perm, result.data, es);
+    permute_copy(temp.get(), gathered, perm, result.data, es);
   }
 }
 

@@ -121,9 +121,9 @@ void scatter_impl(OpId op, const std::vector<Tensor>& in, const std::vector<Tens
   perm.insert(perm.end(), uwd.begin(), uwd.end());
   bool identity = true;
   for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == int64_t(i);
-  std::vector<uint8_t> temp(identity ? 0 : size_t(updates.size()) * es);
-  if (!identity) permute_copy(updates.data, updates.shape, perm, temp.data(), es);
-  const void* upd = identity ? updates.data : temp.data();
+  std::unique_ptr<uint8_t[]> temp(identity ? nullptr : new uint8_t[size_t(updates.size()) * es]);
+  if (!identity) permute_copy(updates.data, updates.shape, perm, temp.get(), es);
+  const void* upd = identity ? updates.data : temp.get();
 
   const int64_t n = result.size();
   // Every part scans all windows and tests each against its range (a branch that mispredicts
