@@ -7,6 +7,7 @@
 #include "core/compiler/constant.h"
 #include "core/compiler/executable.h"
 #include "core/compiler/passes.h"
+#include "core/cpu/fused_loops.h"
 
 namespace xjax {
 
@@ -155,7 +156,12 @@ void Builder::fused_step(const FusionGroup& group, int gi) {
       st.args.push_back(operand_slot(v));
       dts.push_back(g.type(v).dtype);
     }
-    st.loop = elementwise_loop(n.op, dts, n.outputs[0].dtype, n.attrs);
+    unsigned scalars = 0;
+    for (size_t k = 0; k < st.args.size(); ++k)
+      for (const FusedLoad& L : p.loads)
+        if (L.slot == st.args[k] && L.kind == FusedLoad::Kind::Fill) scalars |= 1u << k;
+    st.loop = fused_loop(n.op, dts, n.outputs[0].dtype, scalars);
+    if (!st.loop) st.loop = elementwise_loop(n.op, dts, n.outputs[0].dtype, n.attrs);
     st.out = p.add_slot(n.outputs[0].dtype);
     st.name = op_name(n.op);
     slot_of[vid] = st.out;
