@@ -18,9 +18,23 @@ constexpr int64_t kInlineElements = 1 << 15;
 constexpr size_t kStackOperands = 32;
 }  // namespace
 
+// The buffers of one run, per storage (inline for small plans: no allocation per call).
 struct Executable::Frame {
-  std::vector<std::shared_ptr<Buffer>> buf;  // per storage
-  std::vector<void*> ptr;
+  static constexpr size_t kInline = 16;
+  std::shared_ptr<Buffer> buf_inline[kInline];
+  void* ptr_inline[kInline];
+  std::vector<std::shared_ptr<Buffer>> buf_heap;
+  std::vector<void*> ptr_heap;
+  std::shared_ptr<Buffer>* buf;
+  void** ptr;
+  explicit Frame(size_t n) {
+    if (n > kInline) {
+      buf_heap.resize(n);
+      ptr_heap.resize(n);
+    }
+    buf = n > kInline ? buf_heap.data() : buf_inline;
+    ptr = n > kInline ? ptr_heap.data() : ptr_inline;
+  }
   void bind(int st, std::shared_ptr<Buffer> b) {
     ptr[st] = b->data();
     buf[st] = std::move(b);
@@ -49,9 +63,7 @@ void Executable::validate(const std::vector<Array>& inputs) const {
 void Executable::run_plan(const std::shared_ptr<Buffer>* inputs, std::shared_ptr<Buffer>* outputs) const {
   const Plan& p = plan_;
   const size_t ns = p.storages.size();
-  Frame f;
-  f.buf.resize(ns);
-  f.ptr.assign(ns, nullptr);
+  Frame f(ns);
   std::vector<std::shared_ptr<Buffer>> pool(p.pool.size());
   for (size_t b = 0; b < pool.size(); ++b) pool[b] = Buffer::allocate(p.pool[b]);
   for (size_t i = 0; i < p.outputs.size(); ++i) {
@@ -101,17 +113,19 @@ void Executable::run_step(const Step& step, Frame& f) const {
       return;
     }
     case Step::Kind::Kernel: {
-      std::vector<Tensor> in, out;
-      in.reserve(step.inputs.size());
-      out.reserve(step.outputs.size());
-      for (int v : step.inputs) {
-        const TypeInfo& t = p.value_type[v];
-        in.push_back(Tensor{f.ptr[p.value_storage[v]], t.shape, t.dtype});
-      }
-      for (int v : step.outputs) {
-        const TypeInfo& t = p.value_type[v];
-        out.push_back(Tensor{f.ptr[p.value_storage[v]], t.shape, t.dtype});
-      }
+      // Kernels take vectors of Tensors: kept per thread so that their shapes reuse memory.
+      thread_local std::vector<Tensor> in, out;
+      auto fill = [&](std::vector<Tensor>& ts, const std::vector<int>& values) {
+        ts.resize(values.size());
+        for (size_t k = 0; k < values.size(); ++k) {
+          const TypeInfo& t = p.value_type[values[k]];
+          ts[k].data = f.ptr[p.value_storage[values[k]]];
+          ts[k].shape = t.shape;
+          ts[k].dtype = t.dtype;
+        }
+      };
+      fill(in, step.inputs);
+      fill(out, step.outputs);
       step.kernel(in, out, step.attrs);
       return;
     }

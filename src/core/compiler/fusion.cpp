@@ -130,6 +130,7 @@ struct Fuser {
   std::vector<Group> groups;
   std::vector<int> parent;
   std::vector<int> group_of;
+  int last_effect = -1;
 
   explicit Fuser(const Graph& graph) : g(graph), group_of(graph.nodes().size(), -1) {}
 
@@ -212,8 +213,12 @@ void Fuser::place(int i) {
   if (n.op == OpId::parameter_ || n.op == OpId::constant_ || kind == OpKind::Broadcast) return;
   bool reduction = kind == OpKind::Reduction;
   if ((kind == OpKind::Elementwise || reduction) && fusible(g, n)) return place_fused(i, reduction);
-  new_group(i, false);
+  int gi = new_group(i, false);
   add_edges(i);
+  if (has_effects(n)) {  // effects keep their program order: an edge from the previous one
+    if (last_effect >= 0) groups[last_effect].succ.push_back(gi);
+    last_effect = gi;
+  }
 }
 
 void Fuser::place_fused(int i, bool reduction) {
@@ -396,7 +401,10 @@ Fusion fuse(const Graph& g, bool enabled) {
     for (int s : succ[k])
       if (--indeg[s] == 0) ready.push({f.groups[ids[s]].nodes[0], s});
   }
-  if (out.groups.size() != ids.size()) throw std::logic_error("[fuse] the group graph has a cycle");
+  if (out.groups.size() != ids.size()) {  // never expected: then run unfused
+    if (enabled) return fuse(g, false);
+    throw std::logic_error("[fuse] the node graph has a cycle");
+  }
   return out;
 }
 
