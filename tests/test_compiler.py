@@ -406,6 +406,41 @@ def test_fused_matches_reference_on_random_graphs(case):
             np.testing.assert_array_equal(a, w)
 
 
+def _deep_graph(seed, n):
+    """Long random chains mixing fused ops, reductions broadcast back, matmuls and transposes."""
+    b = B()
+    x, w = b.param((64, 32)), b.param((32, 32))
+    vals = [x]
+    rng = np.random.default_rng(seed)
+    for _ in range(n):
+        k = rng.integers(0, 7)
+        a, c = (vals[rng.integers(max(0, len(vals) - 10), len(vals))] for _ in range(2))
+        vals.append([
+            lambda: b.tanh(a),
+            lambda: b.add(a, c),
+            lambda: b.mul(b.tanh(a), c),
+            lambda: b.bcast(b.reduce_max(a, axes=[1]), (64, 32), (0,)),
+            lambda: b.tanh(b.dot_general(a, w, lhs_contracting_dimensions=[1], rhs_contracting_dimensions=[0])),
+            lambda: b.transpose(b.reshape(a, new_sizes=[32, 64]), permutation=[1, 0]),
+            lambda: b.sub(a, b.bcast(b.const(1.0), (64, 32), ())),
+        ][k]())
+    return b.done(*[vals[i] for i in rng.integers(0, len(vals), 5)])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_deep_random_graphs_fused_equals_unfused(seed):
+    g = _deep_graph(seed, 150)
+    xs = [np.random.default_rng(1).uniform(-1, 1, (64, 32)).astype(np.float32),
+          np.random.default_rng(2).uniform(-.3, .3, (32, 32)).astype(np.float32)]
+    fused, exe = run(g, *xs)
+    unfused, _ = run(g, *xs, fuse=False, reuse_buffers=False)
+    want, _ = run(g, *xs, reference=True, passes=[])
+    assert exe.num_kernels < len([op for op in g.ops() if op not in ("parameter", "constant")])
+    for f, u, r in zip(fused, unfused, want):
+        np.testing.assert_array_equal(f, u)
+        np.testing.assert_allclose(f, r, rtol=1e-5, atol=1e-5)
+
+
 def test_reference_interpreter_matches_numpy():
     g = selu_graph(50)
     x = np.random.randn(50).astype(np.float32)

@@ -16,6 +16,9 @@ namespace {
 // a queue hand-off costs more than the work.
 constexpr int64_t kInlineElements = 1 << 15;
 constexpr size_t kStackOperands = 32;
+// Set while this thread runs a queued computation: a run() from there (a host callback calling
+// back into a compiled function) must run inline, or it would wait behind itself.
+thread_local bool tl_in_stream_task = false;
 }  // namespace
 
 // The buffers of one run, per storage (inline for small plans: no allocation per call).
@@ -236,7 +239,7 @@ std::vector<Array> Executable::run(const std::vector<Array>& inputs) {
   bool all_ready = true;
   for (const Array& a : inputs) all_ready = all_ready && (!a.ready || a.ready->is_set());
   Stream& stream = Stream::global();
-  bool run_inline = p.work <= kInlineElements && all_ready && stream.idle();
+  bool run_inline = tl_in_stream_task || (p.work <= kInlineElements && all_ready && stream.idle());
   std::shared_ptr<Event> event = run_inline ? nullptr : std::make_shared<Event>();
   for (size_t i = 0; i < nout; ++i) {
     int v = p.outputs[i];
@@ -266,6 +269,7 @@ std::vector<Array> Executable::run(const std::vector<Array>& inputs) {
   }
   auto self = shared_from_this();
   stream.enqueue([self, inputs, given, event]() mutable {
+    tl_in_stream_task = true;
     try {
       for (const Array& a : inputs) a.wait();
       std::vector<std::shared_ptr<Buffer>> in(inputs.size());
@@ -275,6 +279,7 @@ std::vector<Array> Executable::run(const std::vector<Array>& inputs) {
     } catch (...) {
       event->set(std::current_exception());
     }
+    tl_in_stream_task = false;
   });
   return outputs;
 }

@@ -122,7 +122,8 @@ struct Group {
   int64_t domain = 0;
   bool has_reduction = false;
   int64_t k0 = 0, r = 0, k1 = 0;
-  std::vector<int> succ;  // group ids (possibly merged since: look up with find)
+  std::vector<int> succ;   // group ids (possibly merged since: look up with find)
+  std::vector<int> whole;  // groups whose finished results it reads (not element for element)
 };
 
 struct Fuser {
@@ -178,6 +179,12 @@ struct Fuser {
     }
     return false;
   }
+  // Whether group a reads a finished result of group b.
+  bool needs_whole(int a, int b) {
+    for (int w : groups[a].whole)
+      if (find(w) == b) return true;
+    return false;
+  }
   int merge(const std::vector<int>& ids) {
     int into = ids[0];
     for (size_t i = 1; i < ids.size(); ++i) {
@@ -185,12 +192,14 @@ struct Fuser {
       Group& b = groups[ids[i]];
       a.nodes.insert(a.nodes.end(), b.nodes.begin(), b.nodes.end());
       a.succ.insert(a.succ.end(), b.succ.begin(), b.succ.end());
+      a.whole.insert(a.whole.end(), b.whole.begin(), b.whole.end());
       if (b.has_reduction) {
         a.has_reduction = true;
         a.k0 = b.k0, a.r = b.r, a.k1 = b.k1;
       }
       b.nodes.clear();
       b.succ.clear();
+      b.whole.clear();
       parent[ids[i]] = into;
     }
     return into;
@@ -253,14 +262,17 @@ void Fuser::place_fused(int i, bool reduction) {
       total += gr.nodes.size();
     }
   }
-  // Reductions of different splits cannot share a group.
+  // Groups merge only when neither needs the other's finished result, and reductions of
+  // different splits cannot share a group.
   std::vector<int> chosen;
   for (int c : ok) {
     bool clash = false;
-    for (int d : chosen)
+    for (int d : chosen) {
       if (groups[c].has_reduction && groups[d].has_reduction &&
           (groups[c].k0 != groups[d].k0 || groups[c].r != groups[d].r || groups[c].k1 != groups[d].k1))
         clash = true;
+      if (needs_whole(c, d) || needs_whole(d, c)) clash = true;
+    }
     if (!clash) chosen.push_back(c);
   }
   int target = -1;
@@ -280,6 +292,7 @@ void Fuser::place_fused(int i, bool reduction) {
     groups[target].nodes.push_back(i);
     group_of[i] = target;
   }
+  for (int b : banned) groups[target].whole.push_back(b);
   if (reduction) {
     Group& gr = groups[target];
     gr.has_reduction = true;

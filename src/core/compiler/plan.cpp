@@ -178,6 +178,9 @@ void Builder::fused_step(const FusionGroup& group, int gi) {
       p.reductions[r++].output = int(step.outputs.size());
       step.outputs.push_back(plan.value_base[u]);
     }
+  for (int vid : step.inputs)  // a group never waits for its own results (fusion guarantees it)
+    for (int out : step.outputs)
+      if (vid == out) throw std::logic_error("[fuse] a fused group reads its own result");
   p.num_inputs = int(step.inputs.size());
   p.num_outputs = int(step.outputs.size());
   p.finalize();
