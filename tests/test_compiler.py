@@ -232,6 +232,26 @@ def test_fused_reductions_over_leading_trailing_and_middle_axes(shape, axes, op)
     np.testing.assert_allclose(r, want, rtol=2e-5 if op != "reduce_prod" else 1e-3)
 
 
+@pytest.mark.parametrize("dtype,op", [("bool", "reduce_or"), ("bool", "reduce_and"), ("bool", "reduce_max"),
+                                      ("int32", "reduce_sum"), ("int8", "reduce_prod"), ("uint16", "reduce_xor"),
+                                      ("int64", "reduce_min"), ("float16", "reduce_sum"), ("bfloat16", "reduce_max"),
+                                      ("float64", "reduce_sum")])
+@pytest.mark.parametrize("axes", [[0], [1], [0, 1]])
+def test_fused_reductions_over_dtypes_match_reference(dtype, op, axes):
+    b = B()
+    x = b.param((37, 1500), "int32")
+    y = b.convert_element_type(b.mul(x, x), new_dtype=dtype) if dtype != "bool" else b.gt(x, b.const(-3, "int32"))
+    g = b.done(getattr(b, op)(y, axes=axes))
+    xv = np.random.default_rng(3).integers(-4, 5, size=(37, 1500)).astype(np.int32)
+    (r,), exe = run(g, xv)
+    (want,), _ = run(g, xv, reference=True, passes=[])
+    assert exe.num_kernels == 1
+    if dtype in ("float16", "bfloat16"):
+        np.testing.assert_allclose(r.astype(np.float64), want.astype(np.float64), rtol=2e-2)
+    else:
+        np.testing.assert_array_equal(r, want)
+
+
 def test_interleaved_reduction_axes_still_correct():
     b = B()
     x = b.param((4, 5, 6, 7))
