@@ -360,8 +360,10 @@ def test_no_in_place_when_the_operand_is_read_after_the_write():
 FLOAT_UNARY = ["neg", "sin", "tanh", "abs", "logistic", "exp", "square", "floor", "cos"]
 INT_UNARY = ["neg", "abs", "square", "sign"]
 BINARY = ["add", "sub", "mul", "max", "min"]
+INT_BINARY = ["bitwise_xor", "bitwise_and", "bitwise_or", "shift_left", "shift_right_logical",
+              "shift_right_arithmetic"]
 REDUCE = ["reduce_sum", "reduce_max", "reduce_min"]
-DTYPES = ["float32", "float64", "float16", "int32", "int8", "uint16"]
+DTYPES = ["float32", "float64", "float16", "int32", "int8", "uint16", "uint32", "int64"]
 
 
 @st.composite
@@ -397,7 +399,8 @@ def random_graphs(draw):
                 a = b.tanh(a) if floating else a
             vals.append(getattr(b, op)(a))
         elif kind == "binary":
-            vals.append(getattr(b, draw(st.sampled_from(BINARY)))(a, draw(st.sampled_from(vals))))
+            ops = BINARY if floating else BINARY + INT_BINARY
+            vals.append(getattr(b, draw(st.sampled_from(ops)))(a, draw(st.sampled_from(vals))))
         elif kind == "select":
             c = draw(st.sampled_from(vals))
             vals.append(b.select_n(b.lt(a, c), a, c))
@@ -411,7 +414,7 @@ def random_graphs(draw):
     return b.done(*outs), args, dtype
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(random_graphs())
 def test_fused_matches_reference_on_random_graphs(case):
     g, args, dtype = case

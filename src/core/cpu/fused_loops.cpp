@@ -16,7 +16,7 @@ namespace xjax {
 
 namespace {
 
-template <class T> using U = std::make_unsigned_t<T>;
+template <class T> using U = std::make_unsigned_t<T>;  // integers wrap: arithmetic in unsigned
 
 struct Add {
   template <class T> static T f(T a, T b) {
@@ -63,6 +63,29 @@ XJAX_CMP(Le, <=)
 XJAX_CMP(Gt, >)
 XJAX_CMP(Ge, >=)
 #undef XJAX_CMP
+struct And {
+  template <class T> static T f(T a, T b) { return T(a & b); }
+};
+struct Or {
+  template <class T> static T f(T a, T b) { return T(a | b); }
+};
+struct Xor {
+  template <class T> static T f(T a, T b) { return T(a ^ b); }
+};
+// Shifts by amounts outside [0, bits) shift every bit out, as in the general loops.
+template <class T> constexpr U<T> kBits = U<T>(sizeof(T) * 8);
+struct Shl {
+  template <class T> static T f(T a, T b) { return U<T>(b) >= kBits<T> ? T(0) : T(U<T>(a) << U<T>(b)); }
+};
+struct Shr {
+  template <class T> static T f(T a, T b) { return U<T>(b) >= kBits<T> ? T(0) : T(U<T>(a) >> U<T>(b)); }
+};
+struct Sar {
+  template <class T> static T f(T a, T b) {
+    U<T> amount = U<T>(b) >= kBits<T> ? U<T>(kBits<T> - 1) : U<T>(b);
+    return T(std::make_signed_t<T>(a) >> amount);
+  }
+};
 struct Neg {
   template <class T> static T f(T a) {
     if constexpr (std::is_integral_v<T>) return T(U<T>(0) - U<T>(a));
@@ -119,7 +142,9 @@ ElementwiseLoop typed(OpId op, unsigned scalars) {
     case OpId::add_: return pick<T, T, Add>(scalars);
     case OpId::sub_: return pick<T, T, Sub>(scalars);
     case OpId::mul_: return pick<T, T, Mul>(scalars);
-    case OpId::div_: return kFloat ? pick<T, T, Div>(scalars) : nullptr;
+    case OpId::div_:
+      if constexpr (kFloat) return pick<T, T, Div>(scalars);
+      return nullptr;
     case OpId::max_: return pick<T, T, Max>(scalars);
     case OpId::min_: return pick<T, T, Min>(scalars);
     case OpId::eq_: return pick<T, bool, Eq>(scalars);
@@ -130,8 +155,20 @@ ElementwiseLoop typed(OpId op, unsigned scalars) {
     case OpId::ge_: return pick<T, bool, Ge>(scalars);
     case OpId::neg_: return scalars ? nullptr : v<T, Neg>;
     case OpId::square_: return scalars ? nullptr : v<T, Square>;
-    default: return nullptr;
+    default: break;
   }
+  if constexpr (!kFloat) {
+    switch (op) {
+      case OpId::bitwise_and_: return pick<T, T, And>(scalars);
+      case OpId::bitwise_or_: return pick<T, T, Or>(scalars);
+      case OpId::bitwise_xor_: return pick<T, T, Xor>(scalars);
+      case OpId::shift_left_: return pick<T, T, Shl>(scalars);
+      case OpId::shift_right_logical_: return pick<T, T, Shr>(scalars);
+      case OpId::shift_right_arithmetic_: return pick<T, T, Sar>(scalars);
+      default: break;
+    }
+  }
+  return nullptr;
 }
 
 }  // namespace
@@ -149,6 +186,8 @@ ElementwiseLoop fused_loop(OpId op, const std::vector<DType>& in, DType out, uns
     case DType::Float64: return typed<double>(op, scalars);
     case DType::Int32: return typed<int32_t>(op, scalars);
     case DType::Int64: return typed<int64_t>(op, scalars);
+    case DType::UInt32: return typed<uint32_t>(op, scalars);
+    case DType::UInt64: return typed<uint64_t>(op, scalars);
     default: return nullptr;
   }
 }
