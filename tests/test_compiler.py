@@ -530,6 +530,42 @@ def test_while_loop_counts_and_accumulates():
         np.testing.assert_allclose(qx, rx, rtol=1e-6)
 
 
+def _scan_graph(n, width):
+    """while i < n: ys[i] = xs_row * i; x = x * 0.5 -- a scan's shape: updates in place."""
+    ti, ty, tx = ((), "int32"), ((n, width), "float32"), ((width,), "float32")
+    cond = _branch(lambda b, i, ys, x: [b.lt(i, b.const(n, "int32"))], ti, ty, tx)
+
+    def body(b, i, ys, x):
+        row = b.mul(b.reshape(x, new_sizes=[1, width]), b.bcast(b.convert_element_type(i, new_dtype="float32"),
+                                                                 (1, width), ()))
+        ys2 = b.dynamic_update_slice(ys, row, i, b.const(0, "int32"))
+        half = b.bcast(b.const(0.5), (width,), ())
+        return [b.add(i, b.const(1, "int32")), ys2, b.mul(x, half)]
+    b = B()
+    i0, y0, x0 = b.param((), "int32"), b.param((n, width)), b.param((width,))
+    outs = b.g.add_subgraph_op("while", [i0, y0, x0], {}, [cond, _branch(body, ti, ty, tx)])
+    return b.done(*outs, y0)
+
+
+def test_while_body_updates_carried_buffers_in_place():
+    n, width = 60, 8
+    g = _scan_graph(n, width)
+    exe = _core.compile(g)
+    body_plan = exe.plan_text()
+    y0 = np.full((n, width), -1, np.float32)
+    x0 = np.ones(width, np.float32)
+    (ri, ry, rx, ry0), _ = run(g, np.int32(0), y0, x0)
+    want = np.arange(n, dtype=np.float64)[:, None] * 0.5 ** np.arange(n)[:, None] * np.ones(width)
+    assert ri == n
+    np.testing.assert_allclose(ry, want, rtol=1e-6)
+    np.testing.assert_allclose(rx, 0.5 ** n * np.ones(width), rtol=1e-6)
+    np.testing.assert_array_equal(ry0, y0)  # the initial value is untouched
+    (qi, qy, qx, _), _ = run(g, np.int32(0), y0, x0, reference=True)
+    np.testing.assert_allclose(ry, qy, rtol=1e-6)
+    body = body_plan[body_plan.index("subplan 1:"):]
+    assert body.count("in-place") == 3, body_plan  # ys by dynamic_update_slice, i + 1, x * 0.5
+
+
 def test_while_checks_signatures():
     ti = ((), "int32")
     b = B()

@@ -75,15 +75,16 @@ void Executable::run_plan(const std::shared_ptr<Buffer>* inputs, std::shared_ptr
   }
   for (size_t st = 0; st < ns; ++st) {
     const Storage& s = p.storages[st];
-    switch (s.kind) {
-      case Storage::Kind::Param: f.bind(int(st), inputs[s.index]); break;
-      case Storage::Kind::Constant: f.bind(int(st), p.constants[s.index].buffer); break;
-      case Storage::Kind::Pool: f.bind(int(st), pool[s.index]); break;
-      case Storage::Kind::Output:
-        if (!f.buf[st]) f.bind(int(st), Buffer::allocate(s.nbytes));
-        break;
-      case Storage::Kind::Dynamic: break;
-    }
+    if (s.kind == Storage::Kind::Param) f.bind(int(st), inputs[s.index]);
+    else if (s.kind == Storage::Kind::Constant) f.bind(int(st), p.constants[s.index].buffer);
+    else if (s.kind == Storage::Kind::Pool && s.index >= 0) f.bind(int(st), pool[s.index]);
+  }
+  for (size_t st = 0; st < ns; ++st) {  // values written over donated parameters, then fresh outputs
+    const Storage& s = p.storages[st];
+    if (s.kind != Storage::Kind::Output && s.kind != Storage::Kind::Pool) continue;
+    int src = p.reused_in_place[st];
+    if (!f.buf[st] && src >= 0 && p.storages[src].kind == Storage::Kind::Param) f.bind(int(st), f.buf[src]);
+    if (!f.buf[st] && s.kind == Storage::Kind::Output) f.bind(int(st), Buffer::allocate(s.nbytes));
   }
   for (const Step& step : p.steps) run_step(step, f);
   for (size_t i = 0; i < p.outputs.size(); ++i) {
@@ -163,6 +164,13 @@ void Executable::run_control(const Step& step, Frame& f) const {
       std::shared_ptr<Buffer> pred;
       cond.run_plan(carried.data(), &pred);
       if (!*static_cast<const bool*>(pred->data())) break;
+      // The body may update these carried buffers in place: each must be the loop's alone.
+      for (int k : body.plan().donated) {
+        if (carried[k].use_count() == 1) continue;
+        auto copy = Buffer::allocate(carried[k]->nbytes());
+        if (copy->nbytes()) std::memcpy(copy->data(), carried[k]->data(), copy->nbytes());
+        carried[k] = std::move(copy);
+      }
       std::vector<std::shared_ptr<Buffer>> next(carried.size());
       body.run_plan(carried.data(), next.data());
       carried = std::move(next);

@@ -204,7 +204,11 @@ void Builder::single_step(int node) {
   step.attrs = n.attrs;
   if (kind == OpKind::Control) {
     step.kind = n.op == OpId::cond_ ? Step::Kind::Cond : Step::Kind::While;
-    for (const auto& sub : n.subgraphs) step.subs.push_back(compile(*sub, options));
+    for (size_t k = 0; k < n.subgraphs.size(); ++k) {
+      CompileOptions sub = options;
+      sub.donate_params = n.op == OpId::while_ && k == 1;  // the loop owns the body's carried buffers
+      step.subs.push_back(compile(*n.subgraphs[k], sub));
+    }
     step.work = int64_t(1) << 40;  // unknown: never inline
   } else if (kind == OpKind::Effect) {
     step.kind = Step::Kind::Callback;
@@ -243,7 +247,7 @@ Plan build_plan(const Graph& g, const CompileOptions& options) {
   }
   for (ValueRef v : g.outputs()) plan.outputs.push_back(plan.value(v));
   for (const Step& s : plan.steps) plan.work += s.work;
-  plan_buffers(plan, options.reuse_buffers);
+  plan_buffers(plan, g, options.reuse_buffers, options.donate_params);
   return plan;
 }
 

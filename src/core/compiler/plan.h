@@ -21,6 +21,9 @@ struct CompileOptions {
   bool fuse = true;                 // false: every node its own step
   bool reuse_buffers = true;        // false: every intermediate its own buffer
   bool reference = false;           // run the reference interpreter instead of a plan
+  // The caller hands over the parameters' buffers: steps may update them in place (while
+  // bodies, whose carried buffers the loop owns).
+  bool donate_params = false;
 };
 
 struct Storage {
@@ -57,6 +60,7 @@ struct Plan {
   std::vector<Array> constants;
   std::vector<size_t> pool;          // sizes of the pooled buffers
   std::vector<int> reused_in_place;  // per storage: the storage whose buffer it overwrites, or -1
+  std::vector<int> donated;          // parameters whose buffers the plan overwrites (donate_params)
   std::vector<Step> steps;
   std::vector<int> outputs;          // value ids of the graph outputs
   int64_t work = 0;
@@ -68,7 +72,8 @@ struct Plan {
 
 // Builds the plan of an optimised graph (subgraphs of control ops are compiled with `options`).
 Plan build_plan(const Graph& g, const CompileOptions& options);
-// Assigns the Pool storages to pooled buffers (plan_buffers.cpp).
-void plan_buffers(Plan& plan, bool reuse);
+// Assigns the Pool storages to pooled buffers, and values to the buffers they may overwrite in
+// place (plan_buffers.cpp).
+void plan_buffers(Plan& plan, const Graph& g, bool reuse, bool donate_params);
 
 }  // namespace xjax
