@@ -457,10 +457,12 @@ def test_deep_random_graphs_fused_equals_unfused(seed):
           np.random.default_rng(2).uniform(-.3, .3, (32, 32)).astype(np.float32)]
     fused, exe = run(g, *xs)
     unfused, _ = run(g, *xs, fuse=False, reuse_buffers=False)
+    unfused_reuse, _ = run(g, *xs, fuse=False)  # kernels written over dying operands
     want, _ = run(g, *xs, reference=True, passes=[])
     assert exe.num_kernels < len([op for op in g.ops() if op not in ("parameter", "constant")])
-    for f, u, r in zip(fused, unfused, want):
+    for f, u, ur, r in zip(fused, unfused, unfused_reuse, want):
         np.testing.assert_array_equal(f, u)
+        np.testing.assert_array_equal(ur, u)
         np.testing.assert_allclose(f, r, rtol=1e-5, atol=1e-5)
 
 
