@@ -11,7 +11,8 @@ namespace xjax {
 using namespace fused;
 
 namespace {
-constexpr int64_t kMaxPartialWords = 1 << 17;  // partial accumulators of split outer reductions
+constexpr int64_t kMaxPartialWords = 1 << 18;  // partial accumulators of split outer reductions
+constexpr int64_t kAccBlockBytes = 1 << 17;    // accumulators one outer-reduction task keeps hot
 
 char* out_at(void* const* outputs, const FusedReduce& red, int64_t i) {
   return static_cast<char*>(outputs[red.output]) + i * int64_t(itemsize(red.dtype));
@@ -76,8 +77,10 @@ void FusedProgram::run_outer(const void* const* inputs, void* const* outputs) co
   const size_t nr = reductions.size();
   std::vector<const ReduceLoops*> L(nr);
   for (size_t j = 0; j < nr; ++j) L[j] = &reduce_loops(reductions[j].op, reductions[j].dtype);
-  // Tiles are column blocks of one row, or several whole rows when rows are short.
-  const int64_t w = std::min(k1, tile);
+  // A task folds rows of a block of w columns (all of them when their accumulators fit in L2):
+  // tiles are several whole rows when rows are short, else pieces of one row, so the input is
+  // read in long runs.
+  const int64_t w = std::min(k1, std::max(tile, kAccBlockBytes / int64_t(8 * nr)));
   const int64_t m = w == k1 ? std::max<int64_t>(1, tile / k1) : 1;
   const int64_t nb = (k1 + w - 1) / w;
   const int64_t base = k0 * nb;
@@ -98,9 +101,19 @@ void FusedProgram::run_outer(const void* const* inputs, void* const* outputs) co
       for (size_t j = 0; j < nr; ++j) L[j]->init(acc + j * size_t(w), width);
       for (int64_t row = r0; row < r1; row += m) {
         int64_t mm = std::min(m, r1 - row);
-        t.compute((kk * r + row) * k1 + c, mm * width);
-        for (size_t j = 0; j < nr; ++j)
-          L[j]->fold_rows(acc + j * size_t(w), t.slot[reductions[j].slot], width, mm, width);
+        if (mm > 1 || width <= tile) {  // whole rows (or one short row) per tile
+          t.compute((kk * r + row) * k1 + c, mm * width);
+          for (size_t j = 0; j < nr; ++j)
+            L[j]->fold_rows(acc + j * size_t(w), t.slot[reductions[j].slot], width, mm, width);
+          continue;
+        }
+        for (int64_t c0 = 0; c0 < width; c0 += tile) {  // one row, tile by tile
+          int64_t len = std::min(tile, width - c0);
+          t.compute((kk * r + row) * k1 + c + c0, len);
+          for (size_t j = 0; j < nr; ++j)
+            L[j]->fold_rows(reinterpret_cast<char*>(acc + j * size_t(w)) + c0 * int64_t(L[j]->acc_size),
+                            t.slot[reductions[j].slot], len, 1, len);
+        }
       }
       if (segs == 1)
         for (size_t j = 0; j < nr; ++j) L[j]->finish(out_at(outputs, reductions[j], kk * k1 + c), acc + j * size_t(w), width);
