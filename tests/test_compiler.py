@@ -568,6 +568,25 @@ def test_while_body_updates_carried_buffers_in_place():
     assert body.count("in-place") == 3, body_plan  # ys by dynamic_update_slice, i + 1, x * 0.5
 
 
+def test_callback_arrays_survive_in_place_updates():
+    kept = []
+    cb = _core.register_callback(lambda args: kept.append(args[0]))  # keeps the Array, not a copy
+    ti, ty = ((), "int32"), ((3,), "float32")
+    cond = _branch(lambda b, i, y: [b.lt(i, b.const(3, "int32"))], ti, ty)
+
+    def body(b, i, y):
+        b.g.add("host_callback", [y], {"callback_id": cb})
+        one = b.reshape(b.convert_element_type(b.add(i, b.const(1, "int32")), new_dtype="float32"), new_sizes=[1])
+        return [b.add(i, b.const(1, "int32")), b.dynamic_update_slice(y, one, i)]
+    b = B()
+    i0, y0 = b.param((), "int32"), b.param((3,))
+    g = b.done(*b.g.add_subgraph_op("while", [i0, y0], {}, [cond, _branch(body, ti, ty)]))
+    (ri, ry), _ = run(g, np.int32(0), np.zeros(3, np.float32))
+    np.testing.assert_array_equal(ry, [1, 2, 3])
+    np.testing.assert_array_equal([to_numpy(a) for a in kept], [[0, 0, 0], [1, 0, 0], [1, 2, 0]])
+    _core.unregister_callback(cb)
+
+
 def test_while_checks_signatures():
     ti = ((), "int32")
     b = B()

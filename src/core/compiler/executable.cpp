@@ -212,7 +212,9 @@ void Executable::run_callback(const Step& step, Frame& f) const {
     a.shape = p.value_type[v].shape;
     a.dtype = p.value_type[v].dtype;
     a.buffer = f.buf[st];
-    if (p.storages[st].kind == Storage::Kind::Pool) {  // the buffer will be reused: hand out a copy
+    Storage::Kind kind = p.storages[st].kind;
+    // A buffer that a later step may reuse or update in place: hand out a copy.
+    if (kind == Storage::Kind::Pool || (kind == Storage::Kind::Param && options_.donate_params)) {
       a.buffer = Buffer::allocate(a.nbytes());
       if (a.nbytes()) std::memcpy(a.data(), f.ptr[st], a.nbytes());
     }
