@@ -13,6 +13,7 @@
 #include "core/cpu/contraction_gemm.h"
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -70,6 +71,19 @@ void run(bool serial, int64_t n, int64_t grain, const std::function<void(int64_t
   }
 }
 
+// Runs task(i) for every i in [0, n), handing tasks out one at a time: a thread that starts late
+// (the machine is busy) takes fewer, instead of the others waiting for its share.
+void run_tasks(bool serial, int64_t n, const std::function<void(int64_t)>& task) {
+  if (serial || n <= 1) {
+    for (int64_t i = 0; i < n; ++i) task(i);
+    return;
+  }
+  std::atomic<int64_t> next{0};
+  parallel_for(std::min<int64_t>(n, num_threads()), 1, [&](int64_t, int64_t) {
+    for (int64_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) task(i);
+  });
+}
+
 // ---------------------------------------------------------------------------------------------
 // Built-in kernels.
 
@@ -89,12 +103,10 @@ void builtin_gemm(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c) {
     // product of its own on one thread, then their sum in chunk order.
     const int64_t chunk = KS, chunks = (k + chunk - 1) / chunk;
     T* partial = scratch<T>(3, chunks * m * n);
-    parallel_for(chunks, 1, [&](int64_t c0, int64_t c1) {
-      for (int64_t ci = c0; ci < c1; ++ci) {
-        const int64_t k0 = ci * chunk;
-        builtin_gemm(m, n, std::min(chunk, k - k0), Mat<T>{a.data + k0 * a.cs, a.rs, a.cs},
-                     Mat<T>{b.data + k0 * b.rs, b.rs, b.cs}, partial + ci * m * n);
-      }
+    run_tasks(false, chunks, [&](int64_t ci) {
+      const int64_t k0 = ci * chunk;
+      builtin_gemm(m, n, std::min(chunk, k - k0), Mat<T>{a.data + k0 * a.cs, a.rs, a.cs},
+                   Mat<T>{b.data + k0 * b.rs, b.rs, b.cs}, partial + ci * m * n);
     });
     for (int64_t i = 0; i < m * n; ++i) {
       T s = partial[i];
@@ -108,7 +120,7 @@ void builtin_gemm(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c) {
     const int64_t nc = std::min(NC, n - n0);
     const int64_t panels = (nc + NR - 1) / NR;
     // Split columns too when there are few row blocks, so that every thread gets work.
-    const int64_t splits = serial ? 1 : std::min(panels, (4 * num_threads() + mblocks - 1) / mblocks);
+    const int64_t splits = serial ? 1 : std::min(panels, (8 * num_threads() + mblocks - 1) / mblocks);
     const int64_t panels_per_task = (panels + splits - 1) / splits;
     for (int64_t ks = 0; ks < k; ks += KS) {
       // Block kb (depth kc from k0) of the packed B starts at (k0 - ks) * panels * NR.
@@ -122,18 +134,16 @@ void builtin_gemm(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c) {
           i += p1 - p0;
         }
       });
-      run(serial, mblocks * splits, 1, [&](int64_t t0, int64_t t1) {
+      run_tasks(serial, mblocks * splits, [&](int64_t t) {
+        const int64_t m0 = (t / splits) * MC, q0 = (t % splits) * panels_per_task;
+        const int64_t q1 = std::min(panels, q0 + panels_per_task);
+        if (q0 >= q1) return;
+        const int64_t j0 = q0 * NR, jn = std::min(nc, q1 * NR) - j0;
         T* a_buf = scratch<T>(1, MC * KC);
-        for (int64_t t = t0; t < t1; ++t) {
-          const int64_t m0 = (t / splits) * MC, q0 = (t % splits) * panels_per_task;
-          const int64_t q1 = std::min(panels, q0 + panels_per_task);
-          if (q0 >= q1) continue;
-          const int64_t j0 = q0 * NR, jn = std::min(nc, q1 * NR) - j0;
-          for (int64_t k0 = ks; k0 < ks + depth; k0 += KC) {
-            const int64_t kc = std::min(KC, k - k0);
-            kr.gemm_block(a.data + m0 * a.rs + k0 * a.cs, a.rs, a.cs, std::min(MC, m - m0), kc,
-                          b_packed + (k0 - ks) * panels * NR + j0 * kc, jn, c + m0 * n + n0 + j0, n, k0 > 0, a_buf);
-          }
+        for (int64_t k0 = ks; k0 < ks + depth; k0 += KC) {
+          const int64_t kc = std::min(KC, k - k0);
+          kr.gemm_block(a.data + m0 * a.rs + k0 * a.cs, a.rs, a.cs, std::min(MC, m - m0), kc,
+                        b_packed + (k0 - ks) * panels * NR + j0 * kc, jn, c + m0 * n + n0 + j0, n, k0 > 0, a_buf);
         }
       });
     }
@@ -171,9 +181,7 @@ void builtin_gemv(int64_t m, int64_t k, Mat<T> a, const T* x, int64_t incx, T* y
   const int64_t chunk = std::max<int64_t>(4096, kSerialWork / m);
   const int64_t chunks = (k + chunk - 1) / chunk;
   T* partial = scratch<T>(3, chunks * m);
-  parallel_for(chunks, 1, [&](int64_t c0, int64_t c1) {
-    for (int64_t ci = c0; ci < c1; ++ci) part(0, m, ci * chunk, std::min(k, (ci + 1) * chunk), partial + ci * m);
-  });
+  run_tasks(false, chunks, [&](int64_t ci) { part(0, m, ci * chunk, std::min(k, (ci + 1) * chunk), partial + ci * m); });
   for (int64_t i = 0; i < m; ++i) {
     T s = partial[i];
     for (int64_t ci = 1; ci < chunks; ++ci) s += partial[ci * m + i];
@@ -254,8 +262,9 @@ void batched_matmul(const BatchDims& batch, int64_t m, int64_t n, int64_t k, Mat
     for (int64_t i = 0; i < count; ++i) one(i, true);
     return;
   }
-  parallel_for(count, std::max<int64_t>(1, kSerialWork / std::max<int64_t>(work, 1)), [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) one(i, false);
+  const int64_t group = std::max<int64_t>(1, kSerialWork / std::max<int64_t>(work, 1));  // products per task
+  run_tasks(false, (count + group - 1) / group, [&](int64_t g) {
+    for (int64_t i = g * group; i < std::min(count, (g + 1) * group); ++i) one(i, false);
   });
 }
 

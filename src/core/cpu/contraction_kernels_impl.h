@@ -18,7 +18,7 @@ struct Tile {
   static constexpr int NR = 2 * kLanes;  // two vectors of columns
   static constexpr int MR = XJAX_ISA_MR;
   static constexpr int64_t KC = 256;
-  static constexpr int64_t MC = MR * (sizeof(T) == 4 ? 16 : 12);
+  static constexpr int64_t MC = MR * 8;
 };
 
 inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -89,7 +89,7 @@ inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict 
     __builtin_memcpy(&b1, b + k * 2 * L + L, sizeof(V));
     const T* ak = a + k * MR;
     for (int i = 0; i < MR; ++i) {
-      const V ai = V{} + ak[i];
+      const V ai = ak[i] - V{};  // a broadcast (x - 0 is exactly x; x + 0 would not fold: -0 + 0 = +0)
       acc[i][0] += ai * b0;
       acc[i][1] += ai * b1;
     }
