@@ -89,24 +89,26 @@ void run_tasks(bool serial, int64_t n, const std::function<void(int64_t)>& task)
 
 // Packs all of B (up to a budget) before one parallel pass over tiles of C, so that a product
 // waits on the pool only twice; each task walks k for its tile of C, which stays in cache.
+// `parallel`: may use the pool (false inside one of our parallel regions, where every thread
+// already has its own product). The split never changes the result.
 template <typename T>
-void builtin_gemm(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c) {
+void builtin_gemm(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c, bool parallel) {
   const Kernels<T>& kr = kernels<T>();
   const int64_t NR = kr.nr, KC = kr.kc, MC = kr.mc;
   constexpr int64_t kPackBudget = int64_t(1) << 21;  // elements of B packed at once
   const int64_t KS = std::min(k, 8 * KC);              // depth packed at once (a multiple of KC)
   const int64_t NC = std::max(NR, kPackBudget / KS / NR * NR);
-  const bool serial = m * n * k <= kSerialWork * 8;
+  const bool serial = !parallel || m * n * k <= kSerialWork * 8;
   const int64_t mblocks = (m + MC - 1) / MC;
-  if (!serial && m * n <= 64 * 64 && k >= 4 * KS) {
+  if (m * n <= 64 * 64 && k >= 4 * KS) {
     // A small C over a long k (a Gram matrix of a few long rows): fixed chunks of k, each a
     // product of its own on one thread, then their sum in chunk order.
     const int64_t chunk = KS, chunks = (k + chunk - 1) / chunk;
     T* partial = scratch<T>(3, chunks * m * n);
-    run_tasks(false, chunks, [&](int64_t ci) {
+    run_tasks(serial, chunks, [&](int64_t ci) {
       const int64_t k0 = ci * chunk;
       builtin_gemm(m, n, std::min(chunk, k - k0), Mat<T>{a.data + k0 * a.cs, a.rs, a.cs},
-                   Mat<T>{b.data + k0 * b.rs, b.rs, b.cs}, partial + ci * m * n);
+                   Mat<T>{b.data + k0 * b.rs, b.rs, b.cs}, partial + ci * m * n, false);
     });
     for (int64_t i = 0; i < m * n; ++i) {
       T s = partial[i];
@@ -120,7 +122,7 @@ void builtin_gemm(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c) {
     const int64_t nc = std::min(NC, n - n0);
     const int64_t panels = (nc + NR - 1) / NR;
     // Split columns too when there are few row blocks, so that every thread gets work.
-    const int64_t splits = serial ? 1 : std::min(panels, (8 * num_threads() + mblocks - 1) / mblocks);
+    const int64_t splits = serial ? 1 : std::min(panels, (4 * num_threads() + mblocks - 1) / mblocks);
     const int64_t panels_per_task = (panels + splits - 1) / splits;
     for (int64_t ks = 0; ks < k; ks += KS) {
       // Block kb (depth kc from k0) of the packed B starts at (k0 - ks) * panels * NR.
@@ -139,7 +141,7 @@ void builtin_gemm(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c) {
         const int64_t q1 = std::min(panels, q0 + panels_per_task);
         if (q0 >= q1) return;
         const int64_t j0 = q0 * NR, jn = std::min(nc, q1 * NR) - j0;
-        T* a_buf = scratch<T>(1, MC * KC);
+        T* a_buf = scratch<T>(1, kr.a_buf);
         for (int64_t k0 = ks; k0 < ks + depth; k0 += KC) {
           const int64_t kc = std::min(KC, k - k0);
           kr.gemm_block(a.data + m0 * a.rs + k0 * a.cs, a.rs, a.cs, std::min(MC, m - m0), kc,
@@ -241,7 +243,7 @@ void matmul(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c, bool top_
     builtin_gemv(n, k, Mat<T>{b.data, b.cs, b.rs}, a.data, a.cs, c);  // c^T = b^T a^T
   } else {
     const BlasApi* api = top_level ? gemm_blas<T>() : nullptr;
-    if (!api || !blas_gemm(*api, m, n, k, a, b, c)) builtin_gemm(m, n, k, a, b, c);
+    if (!api || !blas_gemm(*api, m, n, k, a, b, c)) builtin_gemm(m, n, k, a, b, c, top_level);
   }
 }
 
