@@ -207,7 +207,8 @@ const BlasApi* gemm_blas() {
       const char* env = std::getenv("XJAX_GEMM");
       return env && std::strcmp(env, "blas") == 0;
     }();
-    if (forced || api->avx512_kernels || std::strcmp(kernels_isa(), "avx512") != 0) return api;
+    static const bool builtin_wider = std::strcmp(kernels_isa(), "avx512") == 0;
+    if (forced || api->avx512_kernels || !builtin_wider) return api;
   }
   return nullptr;
 }

@@ -145,22 +145,33 @@ void gemm_block(const T* a, int64_t rs, int64_t cs, int64_t mc, int64_t kc, cons
   }
 }
 
-// Sums of products of R rows of A with x. Each row keeps kLanes partial sums (one per lane) so
-// that float sums vectorise without reassociation; the lanes are added in a fixed order, and every
-// row is summed the same way whatever R, so results do not depend on how rows are split.
+// Sums of products of R rows of A with x. Each row keeps 2 vectors of partial sums (one per lane)
+// so that float sums vectorise without reassociation; the lanes are added in a fixed order, and
+// every row is summed the same way whatever R, so results do not depend on how rows are split.
 template <typename T, int R>
 inline void rows_dot(int64_t k, const T* a, int64_t lda, const T* x, T* y) {
-  constexpr int W = Tile<T>::kLanes;
-  T acc[R][W];
-  for (int r = 0; r < R; ++r)
-    for (int j = 0; j < W; ++j) acc[r][j] = T(0);
+  typedef T V __attribute__((vector_size(XJAX_ISA_VEC_BYTES)));
+  constexpr int L = Tile<T>::kLanes;
+  V acc[R][2];
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = V{};
   int64_t kk = 0;
-  for (; kk + W <= k; kk += W)
-    for (int r = 0; r < R; ++r)
-      for (int j = 0; j < W; ++j) acc[r][j] += a[r * lda + kk + j] * x[kk + j];
+  for (; kk + 2 * L <= k; kk += 2 * L) {
+    V x0, x1;
+    __builtin_memcpy(&x0, x + kk, sizeof(V));
+    __builtin_memcpy(&x1, x + kk + L, sizeof(V));
+    for (int r = 0; r < R; ++r) {
+      V a0, a1;
+      __builtin_memcpy(&a0, a + r * lda + kk, sizeof(V));
+      __builtin_memcpy(&a1, a + r * lda + kk + L, sizeof(V));
+      acc[r][0] += a0 * x0;
+      acc[r][1] += a1 * x1;
+    }
+  }
   for (int r = 0; r < R; ++r) {
+    T lanes[2 * L];
+    __builtin_memcpy(lanes, acc[r], sizeof(lanes));
     T s = T(0);
-    for (int j = 0; j < W; ++j) s += acc[r][j];
+    for (int j = 0; j < 2 * L; ++j) s += lanes[j];
     for (int64_t t = kk; t < k; ++t) s += a[r * lda + t] * x[t];
     y[r] = s;
   }
@@ -169,7 +180,8 @@ inline void rows_dot(int64_t k, const T* a, int64_t lda, const T* x, T* y) {
 template <typename T>
 void gemv_rows(int64_t m, int64_t k, const T* a, int64_t lda, const T* x, T* y) {
   int64_t i = 0;
-  for (; i + 4 <= m; i += 4) rows_dot<T, 4>(k, a + i * lda, lda, x, y + i);  // 4 rows share each load of x
+  constexpr int R = XJAX_ISA_VEC_BYTES == 64 ? 8 : 4;  // rows sharing each load of x (2R accumulators)
+  for (; i + R <= m; i += R) rows_dot<T, R>(k, a + i * lda, lda, x, y + i);
   for (; i < m; ++i) rows_dot<T, 1>(k, a + i * lda, lda, x, y + i);
 }
 
