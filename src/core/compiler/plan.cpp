@@ -246,7 +246,11 @@ Plan build_plan(const Graph& g, const CompileOptions& options) {
     else b.single_step(group.nodes[0]);
   }
   for (ValueRef v : g.outputs()) plan.outputs.push_back(plan.value(v));
-  for (const Step& s : plan.steps) plan.work += s.work;
+  for (const Step& s : plan.steps) {
+    plan.work += s.work;
+    plan.has_effects = plan.has_effects || s.kind == Step::Kind::Callback;
+    for (const auto& sub : s.subs) plan.has_effects = plan.has_effects || sub->plan().has_effects;
+  }
   plan_buffers(plan, g, options.reuse_buffers, options.donate_params);
   return plan;
 }

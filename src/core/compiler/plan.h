@@ -64,6 +64,7 @@ struct Plan {
   std::vector<Step> steps;
   std::vector<int> outputs;          // value ids of the graph outputs
   int64_t work = 0;
+  bool has_effects = false;  // host callbacks somewhere (in subplans too): runs inline when it can
 
   int value(ValueRef v) const { return value_base[v.node] + v.index; }
   int num_kernels() const;  // fused and single-op kernel steps
