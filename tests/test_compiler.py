@@ -198,6 +198,26 @@ def test_softmax_pieces_fuse_into_three_kernels():
     np.testing.assert_allclose(r, ref / ref.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int16"])
+def test_select_of_a_comparison_is_one_step(dtype):
+    b = B()
+    x, y = b.param((3000,), dtype), b.param((3000,), dtype)
+    w1 = b.select_n(b.gt(x, b.const(0, dtype)), b.neg(x), x)  # where(x > 0, x, -x)
+    cmp = b.le(x, y)
+    w2 = b.select_n(cmp, x, y)  # the comparison is also an output: stays a step of its own
+    g = b.done(w1, w2, cmp)
+    rng = np.random.default_rng(0)
+    xv, yv = (rng.integers(-5, 5, 3000).astype(dtype) for _ in range(2))
+    if dtype.startswith("float"):
+        xv[::7] = np.nan
+    (r1, r2, rc), exe = run(g, xv, yv)
+    merged = dtype in ("float32", "float64", "int32")
+    assert ("select_gt" in exe.plan_text()) == merged and "select_le" not in exe.plan_text()
+    np.testing.assert_array_equal(r1, np.where(xv > 0, xv, -xv))
+    np.testing.assert_array_equal(r2, np.where(xv <= yv, yv, xv))
+    np.testing.assert_array_equal(rc, xv <= yv)
+
+
 def test_broadcast_operands_fuse_as_loads():
     b = B()
     x, row, col = b.param((300, 70)), b.param((70,)), b.param((300, 1))

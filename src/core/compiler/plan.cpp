@@ -32,6 +32,39 @@ void merge_dims(Shape& shape, std::vector<int64_t>& strides) {
   strides = st;
 }
 
+// select_n(cmp(a, b), c0, c1) with the comparison's result used nowhere else becomes one step.
+void merge_select_compare(FusedProgram& p, const std::vector<std::pair<int, int>>& stored) {
+  std::vector<int> uses(p.slot_dtype.size(), 0);
+  for (const FusedStep& st : p.steps)
+    for (int a : st.args) ++uses[a];
+  for (const auto& sv : stored) ++uses[sv.first];
+  for (const FusedReduce& r : p.reductions) ++uses[r.slot];
+  std::vector<bool> dropped(p.steps.size(), false);
+  for (size_t s = 0; s < p.steps.size(); ++s) {
+    FusedStep& sel = p.steps[s];
+    if (sel.op != OpId::select_n_ || sel.args.size() != 3 || uses[sel.args[0]] != 1) continue;
+    for (size_t c = 0; c < s; ++c) {
+      const FusedStep& cmp = p.steps[c];
+      if (dropped[c] || cmp.out != sel.args[0] || cmp.args.size() != 2) continue;
+      DType dt = p.slot_dtype[cmp.args[0]];
+      if (p.slot_dtype[sel.args[1]] != dt || p.slot_dtype[sel.args[2]] != dt) break;
+      bool scalar_b = false;
+      for (const FusedLoad& L : p.loads) scalar_b = scalar_b || (L.slot == cmp.args[1] && L.kind == FusedLoad::Kind::Fill);
+      ElementwiseLoop loop = fused_select_loop(cmp.op, dt, scalar_b);
+      if (!loop) break;
+      sel.loop = loop;
+      sel.name = "select_" + cmp.name;
+      sel.args = {cmp.args[0], cmp.args[1], sel.args[1], sel.args[2]};
+      dropped[c] = true;
+      break;
+    }
+  }
+  std::vector<FusedStep> kept;
+  for (size_t s = 0; s < p.steps.size(); ++s)
+    if (!dropped[s]) kept.push_back(std::move(p.steps[s]));
+  p.steps = std::move(kept);
+}
+
 struct Builder {
   const Graph& g;
   const Fusion& fusion;
@@ -164,10 +197,12 @@ void Builder::fused_step(const FusionGroup& group, int gi) {
     if (!st.loop) st.loop = elementwise_loop(n.op, dts, n.outputs[0].dtype, n.attrs);
     st.out = p.add_slot(n.outputs[0].dtype);
     st.name = op_name(n.op);
+    st.op = n.op;
     slot_of[vid] = st.out;
     p.steps.push_back(st);
     if (fusion.materialized[u]) stored.push_back({st.out, vid});
   }
+  merge_select_compare(p, stored);
   for (auto [slot, vid] : stored) {
     p.stores.push_back({slot, int(step.outputs.size())});
     step.outputs.push_back(vid);

@@ -34,6 +34,7 @@ struct FusedStep {
   std::vector<int> args;
   int out = -1;
   std::string name;  // for descriptions
+  OpId op = OpId::kCount;
 };
 
 struct FusedStore {

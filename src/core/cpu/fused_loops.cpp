@@ -125,6 +125,31 @@ XJAX_FUSED_CLONES void v(const void* const* in, void* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) o[i] = Op::f(a[i]);
 }
 
+// o = cmp(a, b) ? c1 : c0: a comparison feeding select_n, without the bool tile between them.
+template <class T, class Cmp, bool kScalarB>
+XJAX_FUSED_CLONES void select_cmp(const void* const* in, void* out, int64_t n) {
+  const T* a = static_cast<const T*>(in[0]);
+  const T* b = static_cast<const T*>(in[1]);
+  const T* c0 = static_cast<const T*>(in[2]);
+  const T* c1 = static_cast<const T*>(in[3]);
+  const T s = b[0];
+  T* o = static_cast<T*>(out);
+  for (int64_t i = 0; i < n; ++i) o[i] = Cmp::f(a[i], kScalarB ? s : b[i]) ? c1[i] : c0[i];
+}
+
+template <class T>
+ElementwiseLoop select_for(OpId cmp, bool scalar_b) {
+  switch (cmp) {
+    case OpId::eq_: return scalar_b ? select_cmp<T, Eq, true> : select_cmp<T, Eq, false>;
+    case OpId::ne_: return scalar_b ? select_cmp<T, Ne, true> : select_cmp<T, Ne, false>;
+    case OpId::lt_: return scalar_b ? select_cmp<T, Lt, true> : select_cmp<T, Lt, false>;
+    case OpId::le_: return scalar_b ? select_cmp<T, Le, true> : select_cmp<T, Le, false>;
+    case OpId::gt_: return scalar_b ? select_cmp<T, Gt, true> : select_cmp<T, Gt, false>;
+    case OpId::ge_: return scalar_b ? select_cmp<T, Ge, true> : select_cmp<T, Ge, false>;
+    default: return nullptr;
+  }
+}
+
 template <class T, class R, class Op>
 ElementwiseLoop pick(unsigned scalars) {
   switch (scalars) {
@@ -188,6 +213,15 @@ ElementwiseLoop fused_loop(OpId op, const std::vector<DType>& in, DType out, uns
     case DType::Int64: return typed<int64_t>(op, scalars);
     case DType::UInt32: return typed<uint32_t>(op, scalars);
     case DType::UInt64: return typed<uint64_t>(op, scalars);
+    default: return nullptr;
+  }
+}
+
+ElementwiseLoop fused_select_loop(OpId cmp, DType dt, bool scalar_b) {
+  switch (dt) {
+    case DType::Float32: return select_for<float>(cmp, scalar_b);
+    case DType::Float64: return select_for<double>(cmp, scalar_b);
+    case DType::Int32: return select_for<int32_t>(cmp, scalar_b);
     default: return nullptr;
   }
 }

@@ -11,4 +11,8 @@ namespace xjax {
 // only (the rest of its tile need not hold it).
 ElementwiseLoop fused_loop(OpId op, const std::vector<DType>& in_dtypes, DType out_dtype, unsigned scalars);
 
+// select_n(cmp(a, b), c0, c1) as one loop over (a, b, c0, c1), all of dtype dt (b one value when
+// scalar_b), or nullptr when there is none for cmp and dt.
+ElementwiseLoop fused_select_loop(OpId cmp, DType dt, bool scalar_b);
+
 }  // namespace xjax
