@@ -10,6 +10,8 @@ from xjax._src.array import Array  # noqa: F401
 from xjax._src.config import config  # noqa: F401
 from xjax import lax, numpy  # noqa: F401
 from xjax import tree_util, tree  # noqa: F401
+from xjax._src.jit import ShapeDtypeStruct, eval_shape, jit, make_jaxpr  # noqa: F401
+from xjax import errors  # noqa: F401
 
 from xjax._src.blas import find_blas_library as _find_blas
 
