@@ -242,6 +242,27 @@ def default_pp_params(eqn, ctx):
     return sorted(eqn.params.items())
 
 
+def params_printer(drop=(), drop_if_none=(), drop_if_empty=(), extra=None, formats=None):
+    """A `pp_params` rule: hides params JAX does not print and adds or reformats others.
+
+    extra(eqn) -> dict of params to show that the primitive does not carry (JAX's own params);
+    formats maps a param name to a function giving the value to print.
+    """
+
+    def rule(eqn, ctx):
+        params = dict(eqn.params)
+        if extra is not None:
+            params.update(extra(eqn))
+        out = []
+        for k, v in sorted(params.items()):
+            if k in drop or (k in drop_if_none and v is None) or (k in drop_if_empty and not v):
+                continue
+            out.append((k, formats[k](v) if formats and k in formats else v))
+        return out
+
+    return rule
+
+
 def pp_eqn(eqn, ctx):
     rule = getattr(eqn.primitive, "pp_params", None) or default_pp_params
     pairs = rule(eqn, ctx)
@@ -260,7 +281,7 @@ def _pp_skeleton(jaxpr, ctx):
                          pp.text(",)" if len(jaxpr.outvars) == 1 else ")")])
     body = pp.concat([pp.text("{ lambda "), constvars, pp.text("; "), invars, pp.text(". let"),
                       pp.nest(2, pp.brk() + eqns), pp.brk(), pp.text("in "), outvars])
-    return pp.group(pp.nest(2, body)) + pp.text(" }")
+    return pp.group(pp.nest(2, body) + pp.text(" }"))
 
 
 def pp_jaxpr(jaxpr, ctx):
