@@ -132,6 +132,7 @@ CASES = {
     "many_rows": ((3000, 40), (40,), [1], [0], [], []),
     "many_cols_T": ((40, 3000), (40,), [0], [0], [], []),
     "many_small": ((200, 4, 5), (200, 5, 3), [2], [1], [0], [0]),
+    "big_batched": ((3, 130, 140), (3, 140, 120), [2], [1], [0], [0]),
     "big_vec": ((300001,), (300001,), [0], [0], [], []),
 }
 
@@ -327,7 +328,8 @@ F32_34 = ((3, 4), "float32")
           rhs_batch_dimensions=[]), r"\[dot_general\].*equal numbers of lhs_batch and rhs_batch"),
     (((2, 3), "float32"), ((4, 3), "float32"),
      dict(lhs_contracting_dimensions=[1], rhs_contracting_dimensions=[1], lhs_batch_dimensions=[0],
-          rhs_batch_dimensions=[0]), r"\[dot_general\].*batch dimensions to have the same shape, got \(2,\) and \(4,\)"),
+          rhs_batch_dimensions=[0]),
+     r"\[dot_general\].*batch dimensions to have the same shape, got \(2,\) and \(4,\)"),
     (((3,), "int32"), ((3,), "int32"), dict(lhs_contracting_dimensions=[0], rhs_contracting_dimensions=[0],
                                            preferred_element_type="int16"), r"\[dot_general\].*narrower"),
     (((3,), "int32"), ((3,), "int32"), dict(lhs_contracting_dimensions=[0], rhs_contracting_dimensions=[0],
@@ -352,7 +354,9 @@ def test_missing_attribute_raises_value_error():
 
 
 def test_blas_state():
-    assert _core.blas_loaded() == (not BLAS_DISABLED and find_blas_library() is not None)
+    path = find_blas_library()
+    assert path is None or (os.path.isfile(path) and "openblas" in os.path.basename(path))
+    assert _core.blas_loaded() == (not BLAS_DISABLED and path is not None)
     assert not _core.load_blas("/nonexistent/libnothing.so") or _core.blas_loaded()
 
 

@@ -3,6 +3,8 @@
 Arithmetic operators and methods are attached by xjax._src.numpy.array_methods, so the same
 definitions serve tracers inside transformations.
 """
+import abc
+
 import numpy as np
 
 from xjax._src import core, dtypes
@@ -24,8 +26,8 @@ class Device:
 CPU_DEVICE = Device()
 
 
-class Array:
-    """An immutable, asynchronously computed n-dimensional array."""
+class Array(metaclass=abc.ABCMeta):
+    """An immutable, asynchronously computed n-dimensional array (tracers count as Arrays too)."""
 
     __slots__ = ("_value", "aval", "_npy", "__weakref__")
     __array_priority__ = 100
@@ -152,5 +154,6 @@ class Array:
         return self.copy()
 
 
+Array.register(core.Tracer)  # isinstance(tracer, jnp.ndarray) holds, as in JAX
 core.ARRAY_TYPES = (Array,)
 cpu._array_type = Array

@@ -162,8 +162,8 @@ Operand<C> prepare(const Tensor& t, const std::vector<int64_t>& batch, const std
     const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 15) / n_inner);
     parallel_for(n_batch * n_outer, grain, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
-        int64_t off = 0;
-        for (size_t i = row_sizes.size(), q = size_t(r); i-- > 0;) off += int64_t(q % row_sizes[i]) * row_strides[i], q /= row_sizes[i];
+        int64_t off = 0, q = r;
+        for (size_t i = row_sizes.size(); i-- > 0; q /= row_sizes[i]) off += (q % row_sizes[i]) * row_strides[i];
         const S* s = src + off;
         C* d = dst + r * n_inner;
         if (inner_stride >= 0) {

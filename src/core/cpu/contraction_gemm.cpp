@@ -13,6 +13,7 @@
 #include "core/cpu/contraction_gemm.h"
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -70,31 +71,44 @@ void run(bool serial, int64_t n, int64_t grain, const std::function<void(int64_t
   }
 }
 
+// Runs task(i) for every i in [0, n), handing tasks out one at a time: a thread that starts late
+// (the machine is busy) takes fewer, instead of the others waiting for its share.
+void run_tasks(bool serial, int64_t n, const std::function<void(int64_t)>& task) {
+  if (serial || n <= 1) {
+    for (int64_t i = 0; i < n; ++i) task(i);
+    return;
+  }
+  std::atomic<int64_t> next{0};
+  parallel_for(std::min<int64_t>(n, num_threads()), 1, [&](int64_t, int64_t) {
+    for (int64_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) task(i);
+  });
+}
+
 // ---------------------------------------------------------------------------------------------
 // Built-in kernels.
 
 // Packs all of B (up to a budget) before one parallel pass over tiles of C, so that a product
 // waits on the pool only twice; each task walks k for its tile of C, which stays in cache.
+// `parallel`: may use the pool (false inside one of our parallel regions, where every thread
+// already has its own product). The split never changes the result.
 template <typename T>
-void builtin_gemm(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c) {
+void builtin_gemm(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c, bool parallel) {
   const Kernels<T>& kr = kernels<T>();
   const int64_t NR = kr.nr, KC = kr.kc, MC = kr.mc;
   constexpr int64_t kPackBudget = int64_t(1) << 21;  // elements of B packed at once
   const int64_t KS = std::min(k, 8 * KC);              // depth packed at once (a multiple of KC)
   const int64_t NC = std::max(NR, kPackBudget / KS / NR * NR);
-  const bool serial = m * n * k <= kSerialWork * 8;
+  const bool serial = !parallel || m * n * k <= kSerialWork * 8;
   const int64_t mblocks = (m + MC - 1) / MC;
-  if (!serial && m * n <= 64 * 64 && k >= 4 * KS) {
+  if (m * n <= 64 * 64 && k >= 4 * KS) {
     // A small C over a long k (a Gram matrix of a few long rows): fixed chunks of k, each a
     // product of its own on one thread, then their sum in chunk order.
     const int64_t chunk = KS, chunks = (k + chunk - 1) / chunk;
     T* partial = scratch<T>(3, chunks * m * n);
-    parallel_for(chunks, 1, [&](int64_t c0, int64_t c1) {
-      for (int64_t ci = c0; ci < c1; ++ci) {
-        const int64_t k0 = ci * chunk;
-        builtin_gemm(m, n, std::min(chunk, k - k0), Mat<T>{a.data + k0 * a.cs, a.rs, a.cs},
-                     Mat<T>{b.data + k0 * b.rs, b.rs, b.cs}, partial + ci * m * n);
-      }
+    run_tasks(serial, chunks, [&](int64_t ci) {
+      const int64_t k0 = ci * chunk;
+      builtin_gemm(m, n, std::min(chunk, k - k0), Mat<T>{a.data + k0 * a.cs, a.rs, a.cs},
+                   Mat<T>{b.data + k0 * b.rs, b.rs, b.cs}, partial + ci * m * n, false);
     });
     for (int64_t i = 0; i < m * n; ++i) {
       T s = partial[i];
@@ -122,18 +136,16 @@ void builtin_gemm(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c) {
           i += p1 - p0;
         }
       });
-      run(serial, mblocks * splits, 1, [&](int64_t t0, int64_t t1) {
-        T* a_buf = scratch<T>(1, MC * KC);
-        for (int64_t t = t0; t < t1; ++t) {
-          const int64_t m0 = (t / splits) * MC, q0 = (t % splits) * panels_per_task;
-          const int64_t q1 = std::min(panels, q0 + panels_per_task);
-          if (q0 >= q1) continue;
-          const int64_t j0 = q0 * NR, jn = std::min(nc, q1 * NR) - j0;
-          for (int64_t k0 = ks; k0 < ks + depth; k0 += KC) {
-            const int64_t kc = std::min(KC, k - k0);
-            kr.gemm_block(a.data + m0 * a.rs + k0 * a.cs, a.rs, a.cs, std::min(MC, m - m0), kc,
-                          b_packed + (k0 - ks) * panels * NR + j0 * kc, jn, c + m0 * n + n0 + j0, n, k0 > 0, a_buf);
-          }
+      run_tasks(serial, mblocks * splits, [&](int64_t t) {
+        const int64_t m0 = (t / splits) * MC, q0 = (t % splits) * panels_per_task;
+        const int64_t q1 = std::min(panels, q0 + panels_per_task);
+        if (q0 >= q1) return;
+        const int64_t j0 = q0 * NR, jn = std::min(nc, q1 * NR) - j0;
+        T* a_buf = scratch<T>(1, kr.a_buf);
+        for (int64_t k0 = ks; k0 < ks + depth; k0 += KC) {
+          const int64_t kc = std::min(KC, k - k0);
+          kr.gemm_block(a.data + m0 * a.rs + k0 * a.cs, a.rs, a.cs, std::min(MC, m - m0), kc,
+                        b_packed + (k0 - ks) * panels * NR + j0 * kc, jn, c + m0 * n + n0 + j0, n, k0 > 0, a_buf);
         }
       });
     }
@@ -171,9 +183,7 @@ void builtin_gemv(int64_t m, int64_t k, Mat<T> a, const T* x, int64_t incx, T* y
   const int64_t chunk = std::max<int64_t>(4096, kSerialWork / m);
   const int64_t chunks = (k + chunk - 1) / chunk;
   T* partial = scratch<T>(3, chunks * m);
-  parallel_for(chunks, 1, [&](int64_t c0, int64_t c1) {
-    for (int64_t ci = c0; ci < c1; ++ci) part(0, m, ci * chunk, std::min(k, (ci + 1) * chunk), partial + ci * m);
-  });
+  run_tasks(false, chunks, [&](int64_t ci) { part(0, m, ci * chunk, std::min(k, (ci + 1) * chunk), partial + ci * m); });
   for (int64_t i = 0; i < m; ++i) {
     T s = partial[i];
     for (int64_t ci = 1; ci < chunks; ++ci) s += partial[ci * m + i];
@@ -197,7 +207,8 @@ const BlasApi* gemm_blas() {
       const char* env = std::getenv("XJAX_GEMM");
       return env && std::strcmp(env, "blas") == 0;
     }();
-    if (forced || api->avx512_kernels || std::strcmp(kernels_isa(), "avx512") != 0) return api;
+    static const bool builtin_wider = std::strcmp(kernels_isa(), "avx512") == 0;
+    if (forced || api->avx512_kernels || !builtin_wider) return api;
   }
   return nullptr;
 }
@@ -233,7 +244,7 @@ void matmul(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c, bool top_
     builtin_gemv(n, k, Mat<T>{b.data, b.cs, b.rs}, a.data, a.cs, c);  // c^T = b^T a^T
   } else {
     const BlasApi* api = top_level ? gemm_blas<T>() : nullptr;
-    if (!api || !blas_gemm(*api, m, n, k, a, b, c)) builtin_gemm(m, n, k, a, b, c);
+    if (!api || !blas_gemm(*api, m, n, k, a, b, c)) builtin_gemm(m, n, k, a, b, c, top_level);
   }
 }
 
@@ -254,8 +265,9 @@ void batched_matmul(const BatchDims& batch, int64_t m, int64_t n, int64_t k, Mat
     for (int64_t i = 0; i < count; ++i) one(i, true);
     return;
   }
-  parallel_for(count, std::max<int64_t>(1, kSerialWork / std::max<int64_t>(work, 1)), [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) one(i, false);
+  const int64_t group = std::max<int64_t>(1, kSerialWork / std::max<int64_t>(work, 1));  // products per task
+  run_tasks(false, (count + group - 1) / group, [&](int64_t g) {
+    for (int64_t i = g * group; i < std::min(count, (g + 1) * group); ++i) one(i, false);
   });
 }
 

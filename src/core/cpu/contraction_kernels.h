@@ -15,11 +15,12 @@ struct Kernels {
   int mr, nr;  // register tile of the gemm micro-kernel (rows of A x columns of B)
   int64_t kc;  // depth of one packed block
   int64_t mc;  // rows of A packed at once (a multiple of mr)
+  int64_t a_buf;  // elements of the scratch that gemm_block packs A into
   // Packs B[0:kc, 0:nc] (element (k, j) at b[k*rs + j*cs]; rs or cs is 1) into panels of nr
   // columns, panel p at dst + p*nr*kc laid out [k][j], zero-padded to a whole panel.
   void (*pack_b)(const T* b, int64_t rs, int64_t cs, int64_t kc, int64_t nc, T* dst);
-  // C[0:mc, 0:nc] (= or +=) A[0:mc, 0:kc] * B, B packed by pack_b; mc <= this->mc. a_buf holds
-  // mc*kc elements. accumulate: add to C rather than overwrite it.
+  // C[0:mc, 0:nc] (= or +=) A[0:mc, 0:kc] * B, B packed by pack_b; mc <= this->mc, kc <= this->kc.
+  // a_buf holds this->a_buf elements. accumulate: add to C rather than overwrite it.
   void (*gemm_block)(const T* a, int64_t rs, int64_t cs, int64_t mc, int64_t kc, const T* b_packed, int64_t nc,
                      T* c, int64_t ldc, bool accumulate, T* a_buf);
   // y[i] = sum_k a[i*lda + k] x[k]  (rows of A contiguous), x contiguous, i < m.

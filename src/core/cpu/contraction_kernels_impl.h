@@ -5,8 +5,8 @@
 // instruction set can leak into code that runs on any CPU.
 //
 // The gemm is the usual packed scheme: B is packed into panels of NR columns ([k][j], read
-// contiguously), A into panels of MR rows ([k][i]), and a micro-kernel keeps an MR x NR tile of C
-// in registers while it walks k. Plain loops: GCC turns the tile into vector FMAs.
+// contiguously), A into panels of MR rows, and a micro-kernel keeps an MR x NR tile of C in
+// registers while it walks k, broadcasting one element of A against two vectors of B per row.
 
 namespace xjax::contraction::XJAX_ISA_NS {
 
@@ -17,8 +17,13 @@ struct Tile {
   static constexpr int kLanes = XJAX_ISA_VEC_BYTES / int(sizeof(T));
   static constexpr int NR = 2 * kLanes;  // two vectors of columns
   static constexpr int MR = XJAX_ISA_MR;
-  static constexpr int64_t KC = 256;
-  static constexpr int64_t MC = MR * (sizeof(T) == 4 ? 16 : 12);
+  // Depth of a packed block: the MR x KC panel of A stays in L1 (18 KiB of floats with AVX-512)
+  // while kc x NR panels of B stream by from L2. 384 measured best of 128..768 (1024^3 products).
+  static constexpr int64_t KC = 384;
+  // Row stride of a packed A panel: one cache line more than KC, so that its MR rows fall in
+  // different L1 sets (a power-of-two stride piles them into a few).
+  static constexpr int64_t KA = KC + 64 / int64_t(sizeof(T));
+  static constexpr int64_t MC = MR * 8;
 };
 
 inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -48,22 +53,27 @@ void pack_b(const T* b, int64_t rs, int64_t cs, int64_t kc, int64_t nc, T* dst) 
   }
 }
 
+// Packs A[0:mc, 0:kc] into panels of MR rows (panel p at dst + p*KA), zero-padded to whole
+// panels, keeping A's own orientation so that packing is a plain copy: rows contiguous give
+// rows KA apart, columns contiguous give [k][MR] (kRows false).
 template <typename T>
 void pack_a(const T* a, int64_t rs, int64_t cs, int64_t mc, int64_t kc, T* dst) {
   constexpr int MR = Tile<T>::MR;
+  constexpr int64_t KA = Tile<T>::KA;
   for (int64_t p = 0; p < mc; p += MR) {
     const int64_t mr = min64(MR, mc - p);
-    T* d = dst + p * kc;
-    if (cs == 1) {  // rows contiguous
+    T* d = dst + p * KA;
+    if (cs == 1) {
       for (int i = 0; i < MR; ++i) {
+        const T* row = a + (p + i) * rs;
+        T* out = d + i * KA;
         if (i < mr) {
-          const T* row = a + (p + i) * rs;
-          for (int64_t k = 0; k < kc; ++k) d[k * MR + i] = row[k];
+          for (int64_t k = 0; k < kc; ++k) out[k] = row[k];
         } else {
-          for (int64_t k = 0; k < kc; ++k) d[k * MR + i] = T(0);
+          for (int64_t k = 0; k < kc; ++k) out[k] = T(0);
         }
       }
-    } else {  // columns contiguous
+    } else {
       for (int64_t k = 0; k < kc; ++k) {
         const T* col = a + k * cs + p * rs;
         for (int i = 0; i < MR; ++i) d[k * MR + i] = i < mr ? col[i * rs] : T(0);
@@ -76,20 +86,21 @@ void pack_a(const T* a, int64_t rs, int64_t cs, int64_t mc, int64_t kc, T* dst) 
 // GCC vector types rather than plain loops here: the vectoriser's choice of loop varies with the
 // element type (for double it vectorised across rows and spilled), this form always keeps the
 // tile in registers as MR x 2 vectors and issues one broadcast and two FMAs per row and k.
-template <typename T>
+template <typename T, bool kRows>
 inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, T* __restrict c, int64_t ldc,
                          bool accumulate, int64_t mr, int64_t nr) {
   typedef T V __attribute__((vector_size(XJAX_ISA_VEC_BYTES)));
   constexpr int MR = Tile<T>::MR, L = Tile<T>::kLanes;
+  constexpr int64_t a_k = kRows ? 1 : MR, a_i = kRows ? Tile<T>::KA : 1;  // A's strides in its panel
   V acc[MR][2];
   for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = V{};
   for (int64_t k = 0; k < kc; ++k) {
     V b0, b1;
     __builtin_memcpy(&b0, b + k * 2 * L, sizeof(V));
     __builtin_memcpy(&b1, b + k * 2 * L + L, sizeof(V));
-    const T* ak = a + k * MR;
+    const T* ak = a + k * a_k;
     for (int i = 0; i < MR; ++i) {
-      const V ai = V{} + ak[i];
+      const V ai = ak[i * a_i] - V{};  // a broadcast (x - 0 is exactly x; x + 0 would not fold: -0 + 0 = +0)
       acc[i][0] += ai * b0;
       acc[i][1] += ai * b1;
     }
@@ -118,30 +129,49 @@ template <typename T>
 void gemm_block(const T* a, int64_t rs, int64_t cs, int64_t mc, int64_t kc, const T* b_packed, int64_t nc, T* c,
                 int64_t ldc, bool accumulate, T* a_buf) {
   constexpr int MR = Tile<T>::MR, NR = Tile<T>::NR;
+  constexpr int64_t KA = Tile<T>::KA;
   pack_a(a, rs, cs, mc, kc, a_buf);
-  // The B panel (kc x NR) stays in L1 while the A panels stream past it from L2.
-  for (int64_t q = 0; q < nc; q += NR)
-    for (int64_t p = 0; p < mc; p += MR)
-      micro_kernel<T>(kc, a_buf + p * kc, b_packed + q * kc, c + p * ldc + q, ldc, accumulate, min64(MR, mc - p),
-                      min64(NR, nc - q));
+  // The A panel (MR x kc) stays in L1 while the B panels stream past it from L2.
+  for (int64_t p = 0; p < mc; p += MR) {
+    for (int64_t q = 0; q < nc; q += NR) {
+      const T* ap = a_buf + p * KA;
+      T* cp = c + p * ldc + q;
+      if (cs == 1) {
+        micro_kernel<T, true>(kc, ap, b_packed + q * kc, cp, ldc, accumulate, min64(MR, mc - p), min64(NR, nc - q));
+      } else {
+        micro_kernel<T, false>(kc, ap, b_packed + q * kc, cp, ldc, accumulate, min64(MR, mc - p), min64(NR, nc - q));
+      }
+    }
+  }
 }
 
-// Sums of products of R rows of A with x. Each row keeps kLanes partial sums (one per lane) so
-// that float sums vectorise without reassociation; the lanes are added in a fixed order, and every
-// row is summed the same way whatever R, so results do not depend on how rows are split.
+// Sums of products of R rows of A with x. Each row keeps 2 vectors of partial sums (one per lane)
+// so that float sums vectorise without reassociation; the lanes are added in a fixed order, and
+// every row is summed the same way whatever R, so results do not depend on how rows are split.
 template <typename T, int R>
 inline void rows_dot(int64_t k, const T* a, int64_t lda, const T* x, T* y) {
-  constexpr int W = Tile<T>::kLanes;
-  T acc[R][W];
-  for (int r = 0; r < R; ++r)
-    for (int j = 0; j < W; ++j) acc[r][j] = T(0);
+  typedef T V __attribute__((vector_size(XJAX_ISA_VEC_BYTES)));
+  constexpr int L = Tile<T>::kLanes;
+  V acc[R][2];
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = V{};
   int64_t kk = 0;
-  for (; kk + W <= k; kk += W)
-    for (int r = 0; r < R; ++r)
-      for (int j = 0; j < W; ++j) acc[r][j] += a[r * lda + kk + j] * x[kk + j];
+  for (; kk + 2 * L <= k; kk += 2 * L) {
+    V x0, x1;
+    __builtin_memcpy(&x0, x + kk, sizeof(V));
+    __builtin_memcpy(&x1, x + kk + L, sizeof(V));
+    for (int r = 0; r < R; ++r) {
+      V a0, a1;
+      __builtin_memcpy(&a0, a + r * lda + kk, sizeof(V));
+      __builtin_memcpy(&a1, a + r * lda + kk + L, sizeof(V));
+      acc[r][0] += a0 * x0;
+      acc[r][1] += a1 * x1;
+    }
+  }
   for (int r = 0; r < R; ++r) {
+    T lanes[2 * L];
+    __builtin_memcpy(lanes, acc[r], sizeof(lanes));
     T s = T(0);
-    for (int j = 0; j < W; ++j) s += acc[r][j];
+    for (int j = 0; j < 2 * L; ++j) s += lanes[j];
     for (int64_t t = kk; t < k; ++t) s += a[r * lda + t] * x[t];
     y[r] = s;
   }
@@ -150,7 +180,8 @@ inline void rows_dot(int64_t k, const T* a, int64_t lda, const T* x, T* y) {
 template <typename T>
 void gemv_rows(int64_t m, int64_t k, const T* a, int64_t lda, const T* x, T* y) {
   int64_t i = 0;
-  for (; i + 4 <= m; i += 4) rows_dot<T, 4>(k, a + i * lda, lda, x, y + i);  // 4 rows share each load of x
+  constexpr int R = XJAX_ISA_VEC_BYTES == 64 ? 8 : 4;  // rows sharing each load of x (2R accumulators)
+  for (; i + R <= m; i += R) rows_dot<T, R>(k, a + i * lda, lda, x, y + i);
   for (; i < m; ++i) rows_dot<T, 1>(k, a + i * lda, lda, x, y + i);
 }
 
@@ -193,6 +224,7 @@ Kernels<T> make_kernels() {
   k.mr = Tile<T>::MR;
   k.nr = Tile<T>::NR;
   k.kc = Tile<T>::KC;
+  k.a_buf = Tile<T>::MC * Tile<T>::KA;
   k.mc = Tile<T>::MC;
   k.pack_b = &pack_b<T>;
   k.gemm_block = &gemm_block<T>;

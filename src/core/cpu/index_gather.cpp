@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <type_traits>
 
 #include "core/cpu/index_kernels.h"
@@ -95,8 +96,9 @@ void gather_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, c
   const Tensor& result = out[0];
   if (result.size() == 0) return;
   GatherDims d = gather_dims(OpId::gather_, attrs);
+  const IndexMode mode = d.mode == IndexMode::Fill ? IndexMode::Fill : IndexMode::Clip;
   StartPlan sp = make_start_plan(operand.shape, indices.shape, d.start_index_map, d.slice_sizes,
-                                 d.operand_batching_dims, d.start_indices_batching_dims, d.mode);
+                                 d.operand_batching_dims, d.start_indices_batching_dims, mode);
   BlockPlan bp = make_block_plan(operand.shape, d.slice_sizes);
   const size_t es = itemsize(operand.dtype);
   const uint64_t fill = fill_bits(attrs, operand.dtype);
@@ -117,8 +119,8 @@ void gather_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, c
   for (int64_t i = 0; i < out_rank; ++i)
     if (perm[i] >= batch_rank) gathered.push_back(result.shape[i]);
 
-  std::vector<uint8_t> temp(trailing ? 0 : size_t(result.size()) * es);
-  void* dst = trailing ? result.data : temp.data();
+  std::unique_ptr<uint8_t[]> temp(trailing ? nullptr : new uint8_t[size_t(result.size()) * es]);
+  void* dst = trailing ? result.data : temp.get();
   switch (es) {
     case 1: gather_slices(operand, indices, sp, bp, static_cast<uint8_t*>(dst), fill); break;
     case 2: gather_slices(operand, indices, sp, bp, static_cast<uint16_t*>(dst), fill); break;
@@ -127,7 +129,7 @@ void gather_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, c
   }
   if (!trailing) {
     // Output dim i is gathered dim perm[i].
-    permute_copy(temp.data(), gathered, perm, result.data, es);
+    permute_copy(temp.get(), gathered, perm, result.data, es);
   }
 }
 

@@ -56,7 +56,9 @@ void starts_typed(const StartPlan& p, const I* idx, int64_t b0, int64_t b1, int6
     } else {
       for (int64_t j = 0; j < n; ++j) {
         const int64_t s = index_value(v[j]);
-        out[j] = uint64_t(s) <= uint64_t(hi) ? s * stride : -1;
+        const bool in = uint64_t(s) <= uint64_t(hi);  // also rejects s < 0
+        const int64_t safe = in ? s : 0;               // never multiply an unchecked value
+        out[j] = in ? safe * stride : -1;
       }
     }
   } else {
@@ -65,8 +67,12 @@ void starts_typed(const StartPlan& p, const I* idx, int64_t b0, int64_t b1, int6
       bool ok = true;
       for (int64_t k = 0; k < K; ++k) {
         int64_t s = index_value(v[k]);
-        if (p.clip) s = std::min(std::max(s, int64_t(0)), p.hi[k]);
-        else ok = ok && uint64_t(s) <= uint64_t(p.hi[k]);
+        if (p.clip) {
+          s = std::min(std::max(s, int64_t(0)), p.hi[k]);
+        } else if (uint64_t(s) > uint64_t(p.hi[k])) {
+          ok = false;
+          s = 0;
+        }
         off += s * p.stride[k];
       }
       out[j] = ok ? off : -1;

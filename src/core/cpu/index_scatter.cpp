@@ -121,21 +121,33 @@ void scatter_impl(OpId op, const std::vector<Tensor>& in, const std::vector<Tens
   perm.insert(perm.end(), uwd.begin(), uwd.end());
   bool identity = true;
   for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == int64_t(i);
-  std::vector<uint8_t> temp(identity ? 0 : size_t(updates.size()) * es);
-  if (!identity) permute_copy(updates.data, updates.shape, perm, temp.data(), es);
-  const void* upd = identity ? updates.data : temp.data();
-
-  std::unique_ptr<int64_t[]> starts(new int64_t[size_t(sp.batches)]);  // uninitialised: all written
-  parallel_for(sp.batches, 8192, [&](int64_t b0, int64_t b1) { compute_starts(sp, indices, b0, b1, starts.get() + b0); });
+  std::unique_ptr<uint8_t[]> temp(identity ? nullptr : new uint8_t[size_t(updates.size()) * es]);
+  if (!identity) permute_copy(updates.data, updates.shape, perm, temp.get(), es);
+  const void* upd = identity ? updates.data : temp.get();
 
   const int64_t n = result.size();
-  const int64_t parts = updates.size() >= (1 << 15) && n >= 1024 ? ThreadPool::global().size() : 1;
+  // Every part scans all windows and tests each against its range (a branch that mispredicts
+  // half the time with two parts), which only pays off for large windows.
+  const int64_t parts = bp.count >= 256 && updates.size() >= (1 << 16) ? ThreadPool::global().size() : 1;
   dispatch_dtype(result.dtype, [&](auto tag) {
     using T = decltype(tag);
+    T* dst = static_cast<T*>(result.data);
+    const T* src = static_cast<const T*>(upd);
+    if (parts == 1) {  // serial: decode starts a block at a time, kept in L1
+      constexpr int64_t kBlock = 512;
+      int64_t starts[kBlock];
+      for (int64_t b0 = 0; b0 < sp.batches; b0 += kBlock) {
+        const int64_t nb = std::min(kBlock, sp.batches - b0);
+        compute_starts(sp, indices, b0, b0 + nb, starts);
+        apply_windows<T, Op>(dst, src + b0 * bp.count, starts, nb, bp, 0, n);
+      }
+      return;
+    }
+    std::unique_ptr<int64_t[]> starts(new int64_t[size_t(sp.batches)]);  // uninitialised: all written
+    parallel_for(sp.batches, 8192, [&](int64_t b0, int64_t b1) { compute_starts(sp, indices, b0, b1, starts.get() + b0); });
     parallel_for(parts, 1, [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p)
-        apply_windows<T, Op>(static_cast<T*>(result.data), static_cast<const T*>(upd), starts.get(), sp.batches, bp,
-                             n * p / parts, n * (p + 1) / parts);
+        apply_windows<T, Op>(dst, src, starts.get(), sp.batches, bp, n * p / parts, n * (p + 1) / parts);
     });
   });
 }

@@ -15,13 +15,13 @@ namespace xjax {
 
 namespace {
 
-// Element loops of one row run in parallel only when rows do not (parallel_for is inline
-// when nested).
+// Element loops of one row run in parallel only when rows do not.
 constexpr int64_t kGrain = 1 << 16;
 
-// A row of `n` elements, `stride` apart, starting at `base`.
+// A row of `n` elements, `stride` apart, starting at `base`; `parallel`: split its loops.
 struct Row {
   int64_t base, stride, n;
+  bool parallel;
 };
 
 // Scratch space of one thread, reused across its rows.
@@ -43,15 +43,15 @@ void sort_pass(const T* x, const Row& row, bool first, SortScratch& s) {
   auto* tmp = reinterpret_cast<SortItem<K>*>(s.tmp.get());
   const T* src = x + row.base;
   uint32_t* perm = s.perm.get();
-  parallel_for(row.n, kGrain, [&](int64_t i0, int64_t i1) {
+  for_range(row.parallel, row.n, kGrain, [&](int64_t i0, int64_t i1) {
     if (first) {
       for (int64_t i = i0; i < i1; ++i) items[i] = {sort_key(src[i * row.stride], true), uint32_t(i)};
     } else {
       for (int64_t i = i0; i < i1; ++i) items[i] = {sort_key(src[int64_t(perm[i]) * row.stride], true), perm[i]};
     }
   });
-  stable_sort_items(items, tmp, row.n);
-  parallel_for(row.n, kGrain, [&](int64_t i0, int64_t i1) {
+  stable_sort_items(items, tmp, row.n, row.parallel);
+  for_range(row.parallel, row.n, kGrain, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) perm[i] = items[i].pos;
   });
 }
@@ -61,7 +61,7 @@ template <typename U>
 void permute_row(const void* in, void* out, const Row& row, const uint32_t* perm) {
   const U* src = static_cast<const U*>(in) + row.base;
   U* dst = static_cast<U*>(out) + row.base;
-  parallel_for(row.n, kGrain, [&](int64_t i0, int64_t i1) {
+  for_range(row.parallel, row.n, kGrain, [&](int64_t i0, int64_t i1) {
     if (row.stride == 1) {
       for (int64_t i = i0; i < i1; ++i) dst[i] = src[perm[i]];
     } else {
@@ -99,7 +99,7 @@ void sort_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, con
   auto sort_rows = [&](int64_t r0, int64_t r1) {
     SortScratch s(n, item_words);
     for (int64_t r = r0; r < r1; ++r) {
-      const Row row{(r / inner) * n * inner + r % inner, inner, n};
+      const Row row{(r / inner) * n * inner + r % inner, inner, n, !row_parallel};
       for (int64_t k = num_keys - 1; k >= 0; --k) {
         dispatch_dtype(in[k].dtype, [&](auto tag) {
           using T = decltype(tag);

@@ -54,6 +54,14 @@ inline typename KeyOf<T>::type sort_key(T v, bool equal_zeros) {
   }
 }
 
+// Runs f(begin, end) over [0, n): across threads when `parallel`, else inline without building
+// a std::function (sorting many short rows goes through here for every row).
+template <typename F>
+void for_range(bool parallel, int64_t n, int64_t grain, F&& f) {
+  if (parallel && n >= 2 * grain) parallel_for(n, grain, f);
+  else f(int64_t(0), n);
+}
+
 template <typename K>
 struct SortItem {
   K key;
@@ -62,17 +70,26 @@ struct SortItem {
 
 // Sorts a[0, n) by key, stably; tmp has room for n items. LSD radix on bytes; a pass whose
 // digit is the same for every item is skipped (e.g. the high bytes of small integers).
-// Large inputs are split into stripes that are counted and scattered in parallel; ordering the
-// destinations by (digit, stripe) keeps the sort stable. Inside another parallel region (rows
-// sorted in parallel) parallel_for runs inline.
+// With `parallel`, large inputs are split into stripes that are counted and scattered on
+// several threads; ordering the destinations by (digit, stripe) keeps the sort stable.
 template <typename K>
-void stable_sort_items(SortItem<K>* a, SortItem<K>* tmp, int64_t n) {
+void stable_sort_items(SortItem<K>* a, SortItem<K>* tmp, int64_t n, bool parallel) {
+  if (n <= 16) {  // insertion sort: stable, and no allocation for tiny rows
+    for (int64_t i = 1; i < n; ++i) {
+      const SortItem<K> v = a[i];
+      int64_t j = i - 1;
+      for (; j >= 0 && a[j].key > v.key; --j) a[j + 1] = a[j];
+      a[j + 1] = v;
+    }
+    return;
+  }
   if (n < 256) {
     std::stable_sort(a, a + n, [](const SortItem<K>& x, const SortItem<K>& y) { return x.key < y.key; });
     return;
   }
   constexpr int kPasses = int(sizeof(K));
-  const int64_t stripes = std::max<int64_t>(1, std::min<int64_t>(ThreadPool::global().size(), n >> 17));
+  const int64_t stripes =
+      parallel ? std::max<int64_t>(1, std::min<int64_t>(ThreadPool::global().size(), n >> 17)) : 1;
   auto stripe_begin = [&](int64_t t) { return n * t / stripes; };
   // count[p][t]: the digit histogram of pass p in stripe t. With one stripe, all passes are
   // counted in one read; with several, stripe contents change between passes.
@@ -90,7 +107,7 @@ void stable_sort_items(SortItem<K>* a, SortItem<K>* tmp, int64_t n) {
   for (int p = 0; p < kPasses; ++p) {
     const int shift = 8 * p;
     if (stripes > 1) {
-      parallel_for(stripes, 1, [&](int64_t t0, int64_t t1) {
+      for_range(true, stripes, 1, [&](int64_t t0, int64_t t1) {
         for (int64_t t = t0; t < t1; ++t)
           for (int64_t i = stripe_begin(t); i < stripe_begin(t + 1); ++i) ++hist(p, t)[(src[i].key >> shift) & 0xff];
       });
@@ -105,7 +122,7 @@ void stable_sort_items(SortItem<K>* a, SortItem<K>* tmp, int64_t n) {
         hist(p, t)[d] = sum;
         sum += c;
       }
-    parallel_for(stripes, 1, [&](int64_t t0, int64_t t1) {
+    for_range(stripes > 1, stripes, 1, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
         std::array<uint32_t, 256>& offset = hist(p, t);
         for (int64_t i = stripe_begin(t); i < stripe_begin(t + 1); ++i) dst[offset[(src[i].key >> shift) & 0xff]++] = src[i];

@@ -8,7 +8,8 @@
 namespace xjax {
 
 // How out-of-range start indices behave: clamped, or filled (gather) / dropped (scatter).
-// PromiseInBounds is handled like Fill, so a broken promise never touches memory out of bounds.
+// PromiseInBounds gets XLA's native behaviour, which never touches memory out of bounds:
+// gather clamps (as Clip), scatter drops (as Fill).
 enum class IndexMode { Clip, Fill, PromiseInBounds };
 
 struct GatherDims {

@@ -52,7 +52,7 @@ _executables = {}
 def apply_primitive(prim, *args, **params):
     """Runs one primitive eagerly on xjax.Arrays."""
     avals = tuple([a.aval for a in args])
-    key = (prim, tuple(params.items()) if params else (), avals)
+    key = (prim, _params_key(params) if params else (), avals)
     entry = _executables.get(key)
     if entry is None:
         entry = _executables[key] = lower_single_primitive(prim, avals, params)
@@ -61,6 +61,14 @@ def apply_primitive(prim, *args, **params):
     if prim.multiple_results:
         return [_array_type(v, aval) for v, aval in zip(outs, avals_out)]
     return _array_type(outs[0], avals_out[0])
+
+
+def _params_key(params):
+    items = tuple(params.items())
+    # NaN != NaN would make a key that never hits: spell NaN floats out.
+    if any(isinstance(v, float) and v != v for _, v in items):
+        items = tuple((k, "nan" if isinstance(v, float) and v != v else v) for k, v in items)
+    return items
 
 
 def cache_size():

@@ -77,9 +77,8 @@ def _nary_eval(name, kind, out_dtype=None):
             raise TypeError(f"lax.{name} requires arguments to have the same dtypes, got "
                             f"{', '.join(d.name for d in dts)}.")
         _check_dtype(name, kind, avals[0])
-        if out_dtype is not None:
-            return core.ShapedArray(shape, out_dtype, False)
-        return core.ShapedArray(shape, dts[0], all(a.weak_type for a in avals))
+        # Comparisons keep the weak type too, as in JAX (`jnp.arange(3) < 1.5` is weak bool).
+        return core.ShapedArray(shape, out_dtype or dts[0], all(a.weak_type for a in avals))
 
     return abstract_eval
 

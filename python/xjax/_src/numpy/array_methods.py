@@ -1,0 +1,257 @@
+"""Operators, methods and properties of xjax.Array, attached to both Array and core.Tracer so that
+transformed code sees the same interface as eager code."""
+import numpy as np
+
+from xjax._src import core, dtypes, lax
+from xjax._src.array import Array
+from xjax._src.lax import elementwise as _ew
+from xjax._src.numpy import (creation, indexing, manipulation, products, rearrange, reductions, selection,
+                             sorting, ufuncs, updates, util)
+from xjax._src.numpy import take as take_mod
+
+_P = _ew.PRIMITIVES
+_FLOATING = frozenset(dtypes.FLOATING)
+_PY_SCALARS = (int, float, bool)
+
+
+def _accepts(other):
+    """Operators take arrays, tracers, NumPy values and Python scalars; others get NotImplemented."""
+    return isinstance(other, util._ARRAYLIKE) or hasattr(other, "__jax_array__")
+
+
+def _binop(fn, prim=None, float_only=False):
+    """(op, reflected op) for a binary ufunc; with `prim`, matching operands go straight to it."""
+    if prim is None:
+        def op(self, other):
+            if getattr(other, "aval", None) is None and not _accepts(other):
+                return NotImplemented
+            return fn(self, other)
+
+        def rop(self, other):
+            if getattr(other, "aval", None) is None and not _accepts(other):
+                return NotImplemented
+            return fn(other, self)
+
+        return op, rop
+    bind = prim.bind
+
+    def op(self, other):
+        oa = getattr(other, "aval", None)
+        if oa is not None:
+            sa = self.aval
+            if sa.dtype == oa.dtype and sa.shape == oa.shape and (not float_only or sa.dtype in _FLOATING):
+                return bind(self, other)
+        elif type(other) not in _PY_SCALARS and not _accepts(other):
+            return NotImplemented
+        return fn(self, other)
+
+    def rop(self, other):
+        oa = getattr(other, "aval", None)
+        if oa is not None:
+            sa = self.aval
+            if sa.dtype == oa.dtype and sa.shape == oa.shape and (not float_only or sa.dtype in _FLOATING):
+                return bind(other, self)
+        elif type(other) not in _PY_SCALARS and not _accepts(other):
+            return NotImplemented
+        return fn(other, self)
+
+    return op, rop
+
+
+_BINARY = {
+    "add": (ufuncs.add, _P["add"], False),
+    "sub": (ufuncs.subtract, _P["sub"], False),
+    "mul": (ufuncs.multiply, _P["mul"], False),
+    "truediv": (ufuncs.true_divide, _P["div"], True),
+    "floordiv": (ufuncs.floor_divide, None, False),
+    "mod": (ufuncs.remainder, None, False),
+    "divmod": (ufuncs.divmod, None, False),
+    "pow": (ufuncs.power, None, False),
+    "matmul": (products.matmul, None, False),
+    "and": (ufuncs.bitwise_and, _P["and"], False),
+    "or": (ufuncs.bitwise_or, _P["or"], False),
+    "xor": (ufuncs.bitwise_xor, _P["xor"], False),
+    "lshift": (ufuncs.left_shift, None, False),
+    "rshift": (ufuncs.right_shift, None, False),
+}
+_COMPARE = {
+    "eq": (ufuncs.equal, _P["eq"]),
+    "ne": (ufuncs.not_equal, _P["ne"]),
+    "lt": (ufuncs.less, _P["lt"]),
+    "le": (ufuncs.less_equal, _P["le"]),
+    "gt": (ufuncs.greater, _P["gt"]),
+    "ge": (ufuncs.greater_equal, _P["ge"]),
+}
+
+
+def _round(self, ndigits=None):
+    if ndigits is None:
+        return lax.convert_element_type(ufuncs.round(self), dtypes.default_int_dtype())
+    return ufuncs.round(self, ndigits)
+
+
+def _getitem(self, idx):
+    return indexing.getitem(self, idx)
+
+
+def _iter(self):
+    if not self.aval.shape:
+        raise TypeError("iteration over a 0-d array")
+    return (indexing.getitem(self, i) for i in range(self.aval.shape[0]))
+
+
+def _reshape(self, *args, order="C", **kwargs):
+    if "shape" in kwargs:
+        shape = kwargs.pop("shape")
+    elif "newshape" in kwargs:
+        shape = kwargs.pop("newshape")
+    elif len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+        shape = args[0]
+    else:
+        shape = args
+    if kwargs:
+        raise TypeError(f"reshape() got unexpected keyword arguments {sorted(kwargs)}")
+    return manipulation.reshape(self, shape, order=order)
+
+
+def _transpose(self, *args):
+    if not args:
+        axes = None
+    elif len(args) == 1 and (args[0] is None or isinstance(args[0], (tuple, list))):
+        axes = args[0]
+    else:
+        axes = args
+    return manipulation.transpose(self, axes)
+
+
+def _astype(self, dtype, copy=False, device=None):
+    return manipulation.astype(self, dtype)
+
+
+def _clip(self, min=None, max=None, *, a_min=None, a_max=None):  # noqa: A002
+    return ufuncs.clip(self, min, max, a_min=a_min, a_max=a_max)
+
+
+def _nonzero(self, *, size=None, fill_value=None):
+    return sorting.nonzero(self, size=size, fill_value=fill_value)
+
+
+def _tracer_array(self, *args, **kwargs):
+    raise TypeError(
+        f"The numpy.ndarray conversion method __array__() was called on traced array with shape "
+        f"{self.aval.str_short()}. A traced value cannot become a NumPy array; see "
+        "https://docs.jax.dev/en/latest/errors.html#jax.errors.TracerArrayConversionError")
+
+
+def _copy(self):
+    return lax.copy_p.bind(self)
+
+
+def _tracer_bool(self):
+    raise util.ConcretizationTypeError(
+        f"Attempted boolean conversion of traced array with shape {self.aval.str_short()}.\n"
+        "The error occurred while tracing a function; a traced value cannot be used where Python needs a "
+        "concrete True/False (if, while, and/or). See "
+        "https://docs.jax.dev/en/latest/errors.html#jax.errors.TracerBoolConversionError")
+
+
+def _tracer_concrete(kind):
+    def fn(self, *args):
+        raise util.ConcretizationTypeError(
+            f"Abstract tracer value encountered where concrete value is expected: {self}\n"
+            f"The problem arose with the `{kind}` function.")
+
+    return fn
+
+
+_METHODS = {
+    "all": reductions.all,
+    "any": reductions.any,
+    "argmax": reductions.argmax,
+    "argmin": reductions.argmin,
+    "argpartition": sorting.argpartition,
+    "argsort": sorting.argsort,
+    "astype": _astype,
+    "choose": selection.choose,
+    "clip": _clip,
+    "compress": lambda self, condition, axis=None, **kw: selection.compress(condition, self, axis, **kw),
+    "conj": ufuncs.conjugate,
+    "conjugate": ufuncs.conjugate,
+    "cumprod": reductions.cumprod,
+    "cumsum": reductions.cumsum,
+    "diagonal": creation.diagonal,
+    "dot": products.dot,
+    "flatten": manipulation.ravel,
+    "max": reductions.max,
+    "mean": reductions.mean,
+    "min": reductions.min,
+    "nonzero": _nonzero,
+    "prod": reductions.prod,
+    "ptp": reductions.ptp,
+    "ravel": manipulation.ravel,
+    "repeat": rearrange.repeat,
+    "reshape": _reshape,
+    "round": ufuncs.round,
+    "searchsorted": sorting.searchsorted,
+    "sort": sorting.sort,
+    "squeeze": manipulation.squeeze,
+    "std": reductions.std,
+    "sum": reductions.sum,
+    "swapaxes": manipulation.swapaxes,
+    "take": take_mod.take,
+    "trace": products.trace,
+    "transpose": _transpose,
+    "var": reductions.var,
+    "__getitem__": _getitem,
+    "__iter__": _iter,
+    "__round__": _round,
+    "__neg__": ufuncs.negative,
+    "__pos__": ufuncs.positive,
+    "__abs__": ufuncs.absolute,
+    "__invert__": ufuncs.bitwise_not,
+}
+
+_PROPERTIES = {
+    "T": lambda self: manipulation.transpose(self),
+    "mT": lambda self: manipulation.matrix_transpose(self),
+    "real": lambda self: ufuncs.real(self),
+    "imag": lambda self: ufuncs.imag(self),
+    "at": lambda self: updates._IndexUpdateHelper(self),
+}
+
+
+def _set(cls, name, value):
+    setattr(cls, name, value)
+
+
+def attach(cls, *, tracer=False):
+    """Installs the operators, methods and properties on `cls`."""
+    for name, (fn, prim, float_only) in _BINARY.items():
+        op, rop = _binop(fn, prim, float_only)
+        op.__name__, rop.__name__ = f"__{name}__", f"__r{name}__"
+        op.__doc__ = rop.__doc__ = fn.__doc__
+        _set(cls, f"__{name}__", op)
+        _set(cls, f"__r{name}__", rop)
+    for name, (fn, prim) in _COMPARE.items():
+        op, _ = _binop(fn, prim)
+        op.__name__ = f"__{name}__"
+        op.__doc__ = fn.__doc__
+        _set(cls, f"__{name}__", op)
+    for name, fn in _METHODS.items():
+        _set(cls, name, fn)
+    for name, fn in _PROPERTIES.items():
+        _set(cls, name, property(fn))
+    if tracer:
+        # A tracer's value is unknown: Python conversions fail as in JAX (unless a trace defines them).
+        for name, fn in (("__bool__", _tracer_bool), ("__int__", _tracer_concrete("int")),
+                         ("__float__", _tracer_concrete("float")), ("__index__", _tracer_concrete("index")),
+                         ("__complex__", _tracer_concrete("complex")), ("__array__", _tracer_array),
+                         ("copy", _copy)):
+            if not any(name in k.__dict__ for k in cls.__mro__[:-1]):
+                _set(cls, name, fn)
+        cls.itemsize = property(lambda self: self.aval.dtype.itemsize)
+        cls.nbytes = property(lambda self: self.aval.size * self.aval.dtype.itemsize)
+
+
+attach(Array)
+attach(core.Tracer, tracer=True)

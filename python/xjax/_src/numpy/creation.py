@@ -1,0 +1,507 @@
+"""Array creation: array/asarray, zeros/ones/full/empty(_like), arange, linspace, eye, tri, diag, meshgrid."""
+import math
+import operator
+import warnings
+
+import numpy as np
+
+from xjax._src import core, dtypes, lax
+from xjax._src.array import Array
+from xjax._src.backends import cpu
+from xjax._src.numpy import util
+from xjax._src.numpy.util import Tracer
+
+_X64_NAMES = ("int64", "uint64", "float64")
+
+
+def dtype_arg(dtype, fun_name):
+    """A user's dtype= argument as a canonical dtype (None stays None); warns when x64 narrows it."""
+    if dtype is None:
+        return None
+    dt = dtypes.check_user_dtype(dtype)
+    if not dtypes.x64_enabled():
+        want = np.dtype(dtype) if dtype not in (int, float, bool) else dt
+        if want.name in _X64_NAMES and dt != want:
+            warnings.warn(
+                f"Explicitly requested dtype {want.name} requested in {fun_name} is not available, and will be "
+                f"truncated to dtype {dt.name}. To enable more dtypes, set the jax_enable_x64 configuration "
+                "option or the JAX_ENABLE_X64 shell environment variable. See "
+                "https://github.com/jax-ml/jax#current-gotchas for more.", UserWarning, stacklevel=3)
+    return dt
+
+
+# ---- array / asarray ------------------------------------------------------------------------
+
+def _leaves(obj, out):
+    if isinstance(obj, (list, tuple)):
+        for e in obj:
+            _leaves(e, out)
+    else:
+        out.append(obj)
+    return out
+
+
+def _stack_nested(obj, dtype):
+    """Builds a nested list holding tracers with lax ops (concrete data goes through NumPy)."""
+    if isinstance(obj, (list, tuple)):
+        parts = [_stack_nested(e, dtype) for e in obj]
+        if not parts:
+            return util.full((0,), 0, dtype)
+        shapes = {p.aval.shape for p in parts}
+        if len(shapes) != 1:
+            raise ValueError("setting an array element with a sequence. The requested array has an "
+                             f"inhomogeneous shape after 1 dimensions. The detected shape was ({len(parts)},) + "
+                             "inhomogeneous part.")
+        shape = parts[0].aval.shape
+        parts = [lax.broadcast_in_dim(p, (1,) + shape, tuple(range(1, len(shape) + 1))) for p in parts]
+        return lax.concatenate(parts, 0)
+    x = util.convert(obj, dtype, False)
+    return lax.elementwise._convert(x, dtype, weak_type=False) if x.aval.weak_type else x
+
+
+def array(object, dtype=None, copy=True, order="K", ndmin=0):  # noqa: A002 - NumPy's name
+    """An xjax Array from an array, a scalar, a NumPy array or a (nested) list of those."""
+    if order not in (None, "K", "C", "A"):
+        raise NotImplementedError(f"Only implemented for order='K', got order={order!r}")
+    dt = dtype_arg(dtype, "array")
+    x = object
+    if isinstance(x, util._ARRAY_TYPES):
+        out = x if dt is None or x.aval.dtype == dt else lax.convert_element_type(x, dt)
+        if copy and out is x and isinstance(x, Array):
+            out = lax.copy_p.bind(x)
+    elif type(x) in util._PY_SCALARS:
+        d, weak = dtypes.dtype_and_weak(x)
+        out = util.scalar(x, d if dt is None else dt, weak and dt is None)
+    elif isinstance(x, (list, tuple)):
+        leaves = _leaves(x, [])
+        for leaf in leaves:
+            if not util.is_arraylike(leaf) and not hasattr(leaf, "__jax_array__"):
+                util.asarray(leaf)  # raises the JAX error for the leaf's type
+        if dt is None:
+            dt = dtypes.result_type(*leaves) if leaves else dtypes.default_float_dtype()
+        if any(isinstance(leaf, Tracer) for leaf in leaves):
+            out = _stack_nested(x, dt)
+        else:
+            conv = [np.asarray(leaf) if isinstance(leaf, Array) else leaf for leaf in leaves]
+            if any(isinstance(c, np.ndarray) for c in conv):
+                data = np.array(_rebuild(x, iter(conv)), dtype=dt)
+            else:
+                data = np.array(x, dtype=dt)
+            out = cpu.device_put(data, dt)
+    elif hasattr(x, "__jax_array__"):
+        return array(x.__jax_array__(), dtype, copy, order, ndmin)
+    else:
+        if not isinstance(x, (np.ndarray, np.generic)):
+            try:
+                x = np.asarray(x)
+            except Exception:
+                raise TypeError(f"Unexpected input type for array: {type(object)}") from None
+            if x.dtype.kind == "O":
+                raise TypeError(f"Unexpected input type for array: {type(object)}")
+        out = util.asarray(x, dt)
+    if ndmin > out.aval.ndim:
+        nd = out.aval.ndim
+        shape = (1,) * (ndmin - nd) + out.aval.shape
+        out = lax.broadcast_in_dim(out, shape, tuple(range(ndmin - nd, ndmin)))
+    return out
+
+
+def _rebuild(obj, it):
+    if isinstance(obj, (list, tuple)):
+        return [_rebuild(e, it) for e in obj]
+    return next(it)
+
+
+def asarray(a, dtype=None, order=None, *, copy=None):
+    """a as an xjax Array without copying when it already is one (converted to dtype if given)."""
+    if dtype is None and isinstance(a, util._ARRAY_TYPES):
+        return a
+    return array(a, dtype=dtype, copy=bool(copy), order=order)
+
+
+def copy(a, order=None):
+    """A copy of a."""
+    return array(a, copy=True)
+
+
+# ---- filled arrays --------------------------------------------------------------------------
+
+def _filled(shape, value, dtype, fun_name):
+    shape = util.canonicalize_shape(shape)
+    util.check_nonnegative_shape(shape, "broadcast_in_dim")
+    dt = dtype_arg(dtype, fun_name) or dtypes.default_float_dtype()
+    return util.full(shape, value, dt)
+
+
+def zeros(shape, dtype=None, *, device=None):
+    """An array of zeros (default dtype float32)."""
+    return _filled(shape, 0, dtype, "zeros")
+
+
+def ones(shape, dtype=None, *, device=None):
+    """An array of ones (default dtype float32)."""
+    return _filled(shape, 1, dtype, "ones")
+
+
+def empty(shape, dtype=None, *, device=None):
+    """Like zeros: xjax arrays are always initialised."""
+    return _filled(shape, 0, dtype, "empty")
+
+
+def full(shape, fill_value, dtype=None, *, device=None):
+    """An array of `shape` filled with fill_value (broadcast), with fill_value's dtype by default."""
+    shape = util.canonicalize_shape(shape)
+    util.check_nonnegative_shape(shape, "broadcast_in_dim")
+    dt = dtype_arg(dtype, "full")
+    v = util.asarray(fill_value) if dt is None else util.convert(fill_value, dt)
+    if dt is not None and util.is_array(fill_value) is False and type(fill_value) in util._PY_SCALARS:
+        v = util.scalar(fill_value, dt, False)
+    return util.broadcast_to_shape(v, shape)
+
+
+def _like(a, dtype, shape, value, fun_name):
+    aval = util.aval_of(a)
+    dt = dtype_arg(dtype, fun_name)
+    weak = aval.weak_type if dt is None else False
+    dt = aval.dtype if dt is None else dt
+    shape = aval.shape if shape is None else util.canonicalize_shape(shape)
+    if util.is_arraylike(value) and not isinstance(value, (bool, int, float)):
+        v = util.convert(value, dt)
+        return util.broadcast_to_shape(v, shape)
+    return util.full(shape, value, dt, weak)
+
+
+def zeros_like(a, dtype=None, shape=None, *, device=None):
+    """Zeros with a's shape and dtype (weak type kept)."""
+    util.check_arraylike("zeros_like", a)
+    return _like(a, dtype, shape, 0, "zeros_like")
+
+
+def ones_like(a, dtype=None, shape=None, *, device=None):
+    """Ones with a's shape and dtype (weak type kept)."""
+    util.check_arraylike("ones_like", a)
+    return _like(a, dtype, shape, 1, "ones_like")
+
+
+def empty_like(prototype, dtype=None, shape=None, *, device=None):
+    """Like zeros_like."""
+    util.check_arraylike("empty_like", prototype)
+    return _like(prototype, dtype, shape, 0, "empty_like")
+
+
+def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
+    """fill_value with a's shape and dtype (fill_value converted, e.g. 2.7 -> 2 for ints)."""
+    util.check_arraylike("full_like", a)
+    aval = util.aval_of(a)
+    dt = dtype_arg(dtype, "full_like")
+    dt = aval.dtype if dt is None else dt
+    shape = aval.shape if shape is None else util.canonicalize_shape(shape)
+    if type(fill_value) in util._PY_SCALARS:
+        weak = aval.weak_type if dtype is None else False
+        return util.full(shape, fill_value, dt, weak)
+    return util.broadcast_to_shape(util.convert(fill_value, dt), shape)
+
+
+# ---- ranges ---------------------------------------------------------------------------------
+
+def _concrete_scalar(x, fun_name, what):
+    if isinstance(x, Tracer):
+        raise util.ConcretizationTypeError(
+            f"Abstract tracer value encountered where concrete value is expected: {x}\n"
+            f"It arose in the jnp.{fun_name} argument '{what}'.")
+    if isinstance(x, Array):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.item()
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
+
+
+def arange(start, stop=None, step=None, dtype=None, *, device=None):
+    """Evenly spaced values in [start, stop) (JAX's dtypes: arange(10) is int32, arange(0., 1., .1) float32)."""
+    dt = dtype_arg(dtype, "arange")
+    args = [a for a in (start, stop, step) if a is not None]
+    for a in args:
+        util.check_arraylike("arange", a)
+    if dt is None:
+        dt = dtypes.result_type(*args)
+        if dtypes.dtype_and_weak(args[0])[0] == dtypes.bool_ and dt == dtypes.bool_:
+            dt = dtypes.default_int_dtype()
+    s0 = _concrete_scalar(start, "arange", "start")
+    if stop is None and step is None:
+        lo, hi, st = 0, s0, 1
+    else:
+        lo = s0
+        hi = _concrete_scalar(stop, "arange", "stop") if stop is not None else None
+        st = 1 if step is None else _concrete_scalar(step, "arange", "step")
+        if hi is None:
+            lo, hi = 0, lo
+    n = max(0, math.ceil((hi - lo) / st))
+    if dt == dtypes.bool_:
+        raise TypeError("arange does not accept dtype bool")
+    if dt.kind in "iu":
+        if isinstance(lo, int) and isinstance(st, int):
+            it = lax.iota(dt, n)
+            if st != 1:
+                it = lax.mul(it, util.full((n,), st, dt))
+            if lo != 0:
+                it = lax.add(it, util.full((n,), lo, dt))
+            return it
+        ft = dtypes.default_float_dtype()
+        vals = _affine(lax.iota(ft, n), lo, st, ft)
+        return lax.convert_element_type(lax.floor(vals), dt)
+    return _affine(lax.iota(dt, n), lo, st, dt)
+
+
+def _affine(it, lo, st, dt):
+    n = it.aval.shape[0]
+    if st != 1:
+        it = lax.mul(it, util.full((n,), st, dt))
+    if lo != 0:
+        it = lax.add(it, util.full((n,), lo, dt))
+    return it
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
+    """num evenly spaced values from start to stop (endpoint included unless endpoint=False)."""
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    util.check_arraylike("linspace", start, stop)
+    dt = dtype_arg(dtype, "linspace")
+    if dt is None:
+        dt = dtypes.result_type(start, stop, dtypes.default_float_dtype())
+    cdt = dt if dt in dtypes.FLOATING else dtypes.default_float_dtype()
+    lo, hi = util.convert(start, cdt), util.convert(stop, cdt)
+    bshape = util.broadcast_shapes(lo.aval.shape, hi.aval.shape)
+    lo, hi = util.broadcast_to_shape(lo, bshape), util.broadcast_to_shape(hi, bshape)
+    nb = len(bshape)
+    axis = util.canonicalize_axis(axis, nb + 1)
+    out_shape = bshape[:axis] + (num,) + bshape[axis:]
+    bdims = tuple(i for i in range(nb + 1) if i != axis)
+    div = (num - 1) if endpoint else num
+    delta = None
+    if num > 1 or (num == 1 and not endpoint):
+        delta = lax.div(lax.sub(hi, lo), util.full(bshape, div, cdt))
+    if num == 0:
+        out = util.full(out_shape, 0, cdt)
+    elif num == 1:
+        out = lax.broadcast_in_dim(lo, out_shape, bdims)
+    else:
+        rows = div
+        shape_r = bshape[:axis] + (rows,) + bshape[axis:]
+        t = lax.div(lax.broadcasted_iota(cdt, shape_r, axis), util.full(shape_r, div, cdt))
+        lo_b = lax.broadcast_in_dim(lo, shape_r, bdims)
+        hi_b = lax.broadcast_in_dim(hi, shape_r, bdims)
+        one = util.full(shape_r, 1, cdt)
+        out = lax.add(lax.mul(lo_b, lax.sub(one, t)), lax.mul(hi_b, t))
+        if endpoint:
+            out = lax.concatenate([out, lax.broadcast_in_dim(hi, bshape[:axis] + (1,) + bshape[axis:], bdims)],
+                                  axis)
+    if dt.kind in "iu" and cdt != dt:
+        out = lax.floor(out)
+    out = lax.convert_element_type(out, dt)
+    if retstep:
+        if delta is None:
+            delta = util.full(bshape, float("nan"), cdt)
+        return out, delta
+    return out
+
+
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """base ** linspace(start, stop, num)."""
+    from xjax._src.numpy import ufuncs
+
+    dt = dtype_arg(dtype, "logspace")
+    cdt = dtypes.result_type(start, stop, dtypes.default_float_dtype())
+    lin = linspace(start, stop, num, endpoint=endpoint, dtype=cdt, axis=axis)
+    out = ufuncs.power(util.convert(base, cdt), lin)
+    return out if dt is None else lax.convert_element_type(out, dt)
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """Numbers spaced evenly on a log scale from start to stop (same signs), endpoints exact."""
+    from xjax._src.numpy import manipulation, ufuncs
+
+    dt = dtype_arg(dtype, "geomspace")
+    cdt = dtypes.result_type(start, stop, dtypes.default_float_dtype())
+    lo, hi = util.convert(start, cdt), util.convert(stop, cdt)
+    lin = linspace(ufuncs.log10(ufuncs.abs(lo)), ufuncs.log10(ufuncs.abs(hi)), num, endpoint=endpoint,
+                   dtype=cdt, axis=axis)
+    ax = util.canonicalize_axis(axis, lin.aval.ndim)
+    sign = manipulation.expand_dims(ufuncs.sign(lo), ax)
+    out = ufuncs.multiply(ufuncs.power(util.convert(10.0, cdt), lin), sign)
+    if num > 1:
+        # Exact endpoints, as NumPy gives.
+        first = manipulation.expand_dims(util.broadcast_to_shape(lo, sign.aval.shape[:ax] + sign.aval.shape[ax + 1:]),
+                                         ax)
+        parts = [first, lax.slice_in_dim(out, 1, num - 1 if endpoint else num, 1, ax)]
+        if endpoint:
+            parts.append(manipulation.expand_dims(
+                util.broadcast_to_shape(hi, sign.aval.shape[:ax] + sign.aval.shape[ax + 1:]), ax))
+        out = lax.concatenate([lax.convert_element_type(p, cdt) for p in parts], ax)
+    return out if dt is None else lax.convert_element_type(out, dt)
+
+
+# ---- matrices -------------------------------------------------------------------------------
+
+def _tri_mask(n, m, k):
+    """bool[n, m]: True where j <= i + k."""
+    rows = lax.broadcasted_iota(dtypes.int32, (n, m), 0)
+    cols = lax.broadcasted_iota(dtypes.int32, (n, m), 1)
+    if k:
+        rows = lax.add(rows, util.full((n, m), k, dtypes.int32))
+    return lax.ge(rows, cols)
+
+
+def eye(N, M=None, k=0, dtype=None, *, device=None):  # noqa: N803 - NumPy's names
+    """Ones on the k-th diagonal, zeros elsewhere."""
+    dt = dtype_arg(dtype, "eye") or dtypes.default_float_dtype()
+    n = operator.index(N)
+    m = n if M is None else operator.index(M)
+    k = operator.index(k)
+    if n < 0 or m < 0:
+        raise ValueError(f"negative dimensions are not allowed, got {n} and {m}")
+    rows = lax.broadcasted_iota(dtypes.int32, (n, m), 0)
+    cols = lax.broadcasted_iota(dtypes.int32, (n, m), 1)
+    if k:
+        rows = lax.add(rows, util.full((n, m), k, dtypes.int32))
+    return lax.convert_element_type(lax.eq(rows, cols), dt)
+
+
+def identity(n, dtype=None):
+    """The n x n identity matrix."""
+    return eye(n, dtype=dtype)
+
+
+def tri(N, M=None, k=0, dtype=None):  # noqa: N803
+    """Ones at and below the k-th diagonal."""
+    dt = dtype_arg(dtype, "tri") or dtypes.default_float_dtype()
+    n = operator.index(N)
+    m = n if M is None else operator.index(M)
+    return lax.convert_element_type(_tri_mask(n, m, operator.index(k)), dt)
+
+
+def _tri_select(m, k, lower, fun_name):
+    util.check_arraylike(fun_name, m)
+    x = util.asarray(m)
+    shape = x.aval.shape
+    if len(shape) < 2:
+        raise ValueError(f"{fun_name} requires an array of at least two dimensions")
+    n, mm = shape[-2:]
+    mask = _tri_mask(n, mm, k if lower else k - 1)
+    if not lower:
+        mask = lax.bitwise_not(mask)
+    mask = lax.broadcast_in_dim(mask, shape, (len(shape) - 2, len(shape) - 1))
+    return lax.select(mask, x, util.full(shape, 0, x.aval.dtype, x.aval.weak_type))
+
+
+def tril(m, k=0):
+    """m with the elements above the k-th diagonal zeroed."""
+    return _tri_select(m, operator.index(k), True, "tril")
+
+
+def triu(m, k=0):
+    """m with the elements below the k-th diagonal zeroed."""
+    return _tri_select(m, operator.index(k), False, "triu")
+
+
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    """The offset-th diagonal of the (axis1, axis2) planes, as the last axis of the result."""
+    from xjax._src.numpy import manipulation as shp
+
+    util.check_arraylike("diagonal", a)
+    x = util.asarray(a)
+    nd = x.aval.ndim
+    if nd < 2:
+        raise ValueError("diagonal requires an array of at least two dimensions.")
+    a1, a2 = util.canonicalize_axis(axis1, nd), util.canonicalize_axis(axis2, nd)
+    if a1 == a2:
+        raise ValueError("axis1 and axis2 must not be equal")
+    x = shp.moveaxis(x, (a1, a2), (-2, -1))
+    lead = x.aval.shape[:-2]
+    n, m = x.aval.shape[-2:]
+    offset = operator.index(offset)
+    length = max(0, min(n, m - offset) if offset >= 0 else min(n + offset, m))
+    if length == 0:
+        return util.full(lead + (0,), 0, x.aval.dtype, x.aval.weak_type)
+    flat = lax.reshape(x, lead + (n * m,))
+    start = offset if offset >= 0 else -offset * m
+    nl = len(lead)
+    out = lax.slice(flat, (0,) * nl + (start,), lead + (start + (length - 1) * (m + 1) + 1,),
+                    (1,) * nl + (m + 1,))
+    return out
+
+
+def diag(v, k=0):
+    """The k-th diagonal of a 2-D array, or a 2-D array with 1-D v on its k-th diagonal."""
+    util.check_arraylike("diag", v)
+    x = util.asarray(v)
+    k = operator.index(k)
+    nd = x.aval.ndim
+    if nd == 2:
+        return diagonal(x, k)
+    if nd != 1:
+        raise ValueError("diag input must be 1d or 2d")
+    n = x.aval.shape[0] + abs(k)
+    pad_cfg = [(0, abs(k), 0)]  # v[i] sits in row i (k >= 0) or column i (k < 0)
+    zero = util.scalar(0, x.aval.dtype, False)
+    vp = lax.pad(x, zero, pad_cfg) if k else x
+    vb = lax.broadcast_in_dim(vp, (n, n), (0,) if k >= 0 else (1,))
+    rows = lax.broadcasted_iota(dtypes.int32, (n, n), 0)
+    cols = lax.broadcasted_iota(dtypes.int32, (n, n), 1)
+    if k:
+        rows = lax.add(rows, util.full((n, n), k, dtypes.int32))
+    return lax.select(lax.eq(rows, cols), vb, util.full((n, n), 0, x.aval.dtype, x.aval.weak_type))
+
+
+def diagflat(v, k=0):
+    """diag of the flattened input."""
+    x = util.asarray(v)
+    return diag(lax.reshape(x, (x.aval.size,)), k)
+
+
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    """Coordinate matrices from coordinate vectors ('xy' or 'ij' indexing)."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"Valid values for indexing are 'xy' and 'ij', got {indexing}")
+    args = [util.asarray(x) for x in xi]
+    for a in args:
+        if a.aval.ndim != 1:
+            raise ValueError(f"Arguments to jax.numpy.meshgrid must be 1D, got shape {a.aval.shape}")
+    sizes = [a.aval.shape[0] for a in args]
+    nd = len(args)
+    if indexing == "xy" and nd >= 2:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    out = []
+    for i, a in enumerate(args):
+        dim = i
+        if indexing == "xy" and nd >= 2 and i < 2:
+            dim = 1 - i
+        shape = tuple(sizes) if not sparse else tuple(s if j == dim else 1 for j, s in enumerate(sizes))
+        out.append(lax.broadcast_in_dim(a, shape, (dim,)))
+    return out
+
+
+def indices(dimensions, dtype=None, sparse=False):
+    """An array (or, sparse, a tuple of arrays) of the index grids of shape `dimensions`."""
+    dims = util.canonicalize_shape(dimensions)
+    dt = dtype_arg(dtype, "indices") or dtypes.default_int_dtype()
+    nd = len(dims)
+    if sparse:
+        return tuple(lax.broadcasted_iota(dt, tuple(d if j == i else 1 for j, d in enumerate(dims)), i)
+                     for i in range(nd))
+    grids = [lax.broadcasted_iota(dt, (1,) + dims, i + 1) for i in range(nd)]
+    if not grids:
+        return util.full((0,), 0, dt)
+    return lax.concatenate(grids, 0)
+
+
+def fromfunction(function, shape, *, dtype=float, **kwargs):
+    """function applied to the index grids of `shape`."""
+    grids = indices(shape, dtype=dtype, sparse=False)
+    return function(*[grids[i] for i in range(len(shape))], **kwargs)
+
+
+del core

@@ -1,0 +1,82 @@
+"""jnp's dtype functions: result_type, promote_types, can_cast, issubdtype, isdtype, finfo, iinfo."""
+import ml_dtypes
+import numpy as np
+
+from xjax._src import dtypes
+from xjax._src.numpy import scalar_types
+
+
+def _np_dtype_like(x):
+    """jnp scalar types (jnp.float32) become their NumPy dtype; anything else passes through."""
+    if isinstance(x, scalar_types._ScalarMeta):
+        return x.dtype
+    return x
+
+
+def result_type(*args, return_weak_type_flag=False):
+    """The dtype JAX's promotion gives for the arrays, dtypes and Python scalars."""
+    return dtypes.result_type(*(_np_dtype_like(a) for a in args), return_weak_type_flag=return_weak_type_flag)
+
+
+def promote_types(a, b):
+    """The promoted dtype of two dtypes (JAX's lattice)."""
+    da = a if a in (int, float, bool) else np.dtype(_np_dtype_like(a))
+    db = b if b in (int, float, bool) else np.dtype(_np_dtype_like(b))
+    return dtypes.result_type(da, db)
+
+
+def can_cast(from_, to, casting="safe"):
+    """NumPy's can_cast, on canonical dtypes."""
+    f = from_.aval.dtype if hasattr(from_, "aval") else np.dtype(_np_dtype_like(from_))
+    return bool(np.can_cast(f, np.dtype(_np_dtype_like(to)), casting=casting))
+
+
+def issubdtype(arg1, arg2):
+    """np.issubdtype that knows bfloat16 and jnp's scalar types."""
+    a = _np_dtype_like(arg1)
+    b = _np_dtype_like(arg2)
+    if isinstance(b, np.dtype):
+        b = b.type
+    if isinstance(a, np.dtype) and a == dtypes.bfloat16 or a is ml_dtypes.bfloat16:
+        return b in (np.floating, np.inexact, np.number, np.generic, ml_dtypes.bfloat16)
+    if b is ml_dtypes.bfloat16:
+        return np.dtype(a) == dtypes.bfloat16
+    return bool(np.issubdtype(a, b))
+
+
+_KINDS = {
+    "bool": lambda d: d == dtypes.bool_,
+    "signed integer": lambda d: d.kind == "i",
+    "unsigned integer": lambda d: d.kind == "u",
+    "integral": lambda d: d.kind in "iu",
+    "real floating": lambda d: d in dtypes.FLOATING,
+    "complex floating": lambda d: d.kind == "c",
+    "numeric": lambda d: d.kind in "iufc" or d == dtypes.bfloat16,
+}
+
+
+def isdtype(dtype, kind):
+    """The Array API's dtype-kind test: kind is a dtype, a kind name, or a tuple of those."""
+    d = np.dtype(_np_dtype_like(dtype))
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    for k in kinds:
+        if isinstance(k, str):
+            if k not in _KINDS:
+                raise ValueError(f"Unrecognized kind: {k!r}")
+            if _KINDS[k](d):
+                return True
+        elif np.dtype(_np_dtype_like(k)) == d:
+            return True
+    return False
+
+
+def finfo(dtype):
+    """Machine limits of a floating dtype (bfloat16 included)."""
+    return dtypes.finfo(np.dtype(_np_dtype_like(dtype)) if not hasattr(dtype, "aval") else dtype.aval.dtype)
+
+
+def iinfo(int_type):
+    """Machine limits of an integer dtype."""
+    return dtypes.iinfo(np.dtype(_np_dtype_like(int_type)) if not hasattr(int_type, "aval") else
+                        int_type.aval.dtype)
+

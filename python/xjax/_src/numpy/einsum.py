@@ -1,0 +1,147 @@
+"""einsum on dot_general: diagonals and lone indices first, then pairwise contractions, then a transpose."""
+import string
+
+from xjax._src import lax
+from xjax._src.numpy import util
+
+_SPARE = string.ascii_uppercase + string.ascii_lowercase
+
+
+def _parse(subscripts, shapes):
+    """(list of input label strings, output label string), with '...' expanded to spare letters."""
+    spec = subscripts.replace(" ", "")
+    if "->" in spec:
+        lhs, out = spec.split("->")
+        explicit = True
+    else:
+        lhs, out, explicit = spec, None, False
+    ins = lhs.split(",")
+    if len(ins) != len(shapes):
+        raise ValueError(f"einsum: {len(ins)} operand subscripts for {len(shapes)} operands in {subscripts!r}")
+    used = set(spec) - set(".,->")
+    spare = [c for c in _SPARE if c not in used]
+    ell_nd = 0
+    for term, shp in zip(ins, shapes):
+        if "..." in term:
+            ell_nd = max(ell_nd, len(shp) - (len(term) - 3))
+    ell = "".join(spare[:ell_nd])
+    expanded = []
+    for term, shp in zip(ins, shapes):
+        if "..." in term:
+            k = len(shp) - (len(term) - 3)
+            if k < 0:
+                raise ValueError(f"einsum: operand has {len(shp)} dimensions, too few for subscripts {term!r}")
+            term = term.replace("...", ell[ell_nd - k:] if k else "")
+        if len(term) != len(shp):
+            raise ValueError(f"einsum(): operand with shape {shp} does not match subscripts {term!r}: "
+                             f"expected {len(shp)} labels, got {len(term)}")
+        for c in term:
+            if not c.isalpha():
+                raise ValueError(f"einsum: invalid subscript {c!r} in {subscripts!r}")
+        expanded.append(term)
+    if explicit:
+        if "..." in out:
+            out = out.replace("...", ell)
+        elif ell and not any(c in out for c in ell):
+            pass
+    else:
+        counts = {}
+        for term in expanded:
+            for c in term:
+                counts[c] = counts.get(c, 0) + 1
+        out = ell + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in ell))
+    all_in = set("".join(expanded))
+    for c in out:
+        if c not in all_in:
+            raise ValueError(f"einsum: output subscript {c!r} does not appear in the inputs of {subscripts!r}")
+    if len(set(out)) != len(out):
+        raise ValueError(f"einsum: output subscript string {out!r} includes a repeated label")
+    return expanded, out
+
+
+def _take_diagonals(x, labels):
+    """Collapses repeated labels of one operand by taking diagonals (the label moves last)."""
+    from xjax._src.numpy.creation import diagonal
+
+    while True:
+        dup = next((c for c in labels if labels.count(c) > 1), None)
+        if dup is None:
+            return x, labels
+        i = labels.index(dup)
+        j = labels.index(dup, i + 1)
+        x = diagonal(x, 0, i, j)
+        labels = "".join(c for k, c in enumerate(labels) if k not in (i, j)) + dup
+
+
+def _sum_labels(x, labels, keep):
+    axes = tuple(i for i, c in enumerate(labels) if c not in keep)
+    if not axes:
+        return x, labels
+    return lax.reduce_sum(x, axes), "".join(c for c in labels if c in keep)
+
+
+def _unify_sizes(ops, sizes):
+    """Broadcasts size-1 dimensions to the size their label has elsewhere."""
+    out = []
+    for x, labels in ops:
+        want = tuple(sizes[c] for c in labels)
+        if x.aval.shape != want:
+            x = util.broadcast_to_shape(x, want)
+        out.append((x, labels))
+    return out
+
+
+def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None, preferred_element_type=None,
+           _dot_general=None):
+    """Einstein summation over the operands as described by `subscripts` (NumPy's notation)."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.einsum is not supported.")
+    if not isinstance(subscripts, str):
+        raise NotImplementedError("einsum with interleaved operands and subscripts is not supported")
+    util.check_arraylike("einsum", *operands)
+    ops = util.promote_dtypes(*operands)
+    terms, out_labels = _parse(subscripts, [o.aval.shape for o in ops])
+    sizes = {}
+    for k, (x, labels) in enumerate(zip(ops, terms)):
+        for c, d in zip(labels, x.aval.shape):
+            if sizes.get(c, 1) == 1:
+                sizes[c] = d
+            elif d not in (1, sizes[c]):
+                raise ValueError(f"Size of label '{c}' for operand {k} ({d}) does not match previous terms "
+                                 f"({sizes[c]}).")
+    work = _unify_sizes(list(zip(ops, terms)), sizes)
+    work = [_take_diagonals(x, labels) for x, labels in work]
+
+    def needed_elsewhere(k):
+        keep = set(out_labels)
+        for j, (_, lab) in enumerate(work):
+            if j != k:
+                keep |= set(lab)
+        return keep
+
+    work = [_sum_labels(x, lab, needed_elsewhere(k)) for k, (x, lab) in enumerate(work)]
+    while len(work) > 1:
+        (a, la), (b, lb) = work[0], work[1]
+        rest = set(out_labels)
+        for _, lab in work[2:]:
+            rest |= set(lab)
+        shared = [c for c in la if c in lb]
+        batch = [c for c in shared if c in rest]
+        contract = [c for c in shared if c not in rest]
+        dn = ((tuple(la.index(c) for c in contract), tuple(lb.index(c) for c in contract)),
+              (tuple(la.index(c) for c in batch), tuple(lb.index(c) for c in batch)))
+        res = lax.dot_general(a, b, dn, preferred_element_type=preferred_element_type)
+        labels = "".join(batch) + "".join(c for c in la if c not in shared) + "".join(c for c in lb if c not in shared)
+        work = [(res, labels)] + work[2:]
+    x, labels = work[0]
+    x, labels = _sum_labels(x, labels, set(out_labels))
+    if labels != out_labels:
+        x = lax.transpose(x, tuple(labels.index(c) for c in out_labels))
+    return x
+
+
+def einsum_path(subscripts, *operands, optimize="greedy"):
+    """The contraction order einsum uses (left to right) in NumPy's path format."""
+    n = len(operands)
+    path = ["einsum_path"] + [(0, 1)] * max(n - 1, 0)
+    return path, f"  Complete contraction:  {subscripts}\n  (contracted left to right)"

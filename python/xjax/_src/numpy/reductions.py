@@ -1,0 +1,431 @@
+"""Reductions: sum, prod, max/min, all/any, mean/var/std, arg-reductions, cumulative ops, nan-variants."""
+import builtins
+import math
+
+import numpy as np
+
+from xjax._src import dtypes, lax
+from xjax._src.numpy import util
+from xjax._src.numpy.creation import dtype_arg
+
+_FLOATING = frozenset(dtypes.FLOATING)
+
+
+def _operand(name, a):
+    if getattr(a, "aval", None) is not None:
+        return a
+    util.check_arraylike(name, a)
+    return util.asarray(a)
+
+
+def _strong(x, dtype):
+    """x as `dtype`, never weakly typed (reductions return strong types, as in JAX)."""
+    aval = x.aval
+    if aval.dtype == dtype and not aval.weak_type:
+        return x
+    return lax.elementwise._convert(x, dtype, weak_type=False)
+
+
+def _keepdims(out, shape, axes):
+    return lax.reshape(out, tuple(1 if i in axes else d for i, d in enumerate(shape)))
+
+
+def _promoted_int(dt):
+    """The accumulation dtype of sum/prod: narrow ints and bools widen to the default int."""
+    if dt == dtypes.bool_:
+        return dtypes.default_int_dtype()
+    if dt.kind == "i" and dt.itemsize < dtypes.default_int_dtype().itemsize:
+        return dtypes.default_int_dtype()
+    if dt.kind == "u" and dt.itemsize < dtypes.default_uint_dtype().itemsize:
+        return dtypes.default_uint_dtype()
+    return dt
+
+
+def _identity(kind, dt):
+    if kind == "sum":
+        return 0
+    if kind == "prod":
+        return 1
+    if dt == dtypes.bool_:
+        return kind == "min"
+    if dt in _FLOATING:
+        return -math.inf if kind == "max" else math.inf
+    info = np.iinfo(dt)
+    return int(info.min) if kind == "max" else int(info.max)
+
+
+_PRIMS = {"sum": "reduce_sum", "prod": "reduce_prod", "max": "reduce_max", "min": "reduce_min"}
+
+
+def _reduce(kind, name, a, axis, dtype, keepdims, initial, where, promote_integers=True, has_identity=True):
+    x = _operand(name, a)
+    shape = x.aval.shape
+    axes = util.canonicalize_axes(axis, len(shape))
+    dt = dtype_arg(dtype, name)
+    if dt is None:
+        dt = x.aval.dtype
+        if kind in ("sum", "prod") and promote_integers:
+            dt = _promoted_int(dt)
+    x = _strong(x, dt)
+    if where is not None:
+        if initial is None and not has_identity:
+            raise ValueError(f"reduction operation {name} does not have an identity, so to use a where mask one "
+                             "has to specify 'initial'")
+        w = util.broadcast_to_shape(_bool(util.asarray(where)), shape)
+        x = lax.select(w, x, util.full(shape, _identity(kind, dt), dt))
+    if not has_identity and initial is None and builtins.any(shape[i] == 0 for i in axes):
+        raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
+    if dt == dtypes.bool_ and kind in ("max", "min"):
+        out = (lax.reduce_or if kind == "max" else lax.reduce_and)(x, axes)
+    elif dt == dtypes.bool_ and kind == "sum":
+        out = lax.reduce_or(x, axes)
+    elif dt == dtypes.bool_ and kind == "prod":
+        out = lax.reduce_and(x, axes)
+    else:
+        out = getattr(lax, _PRIMS[kind])(x, axes)
+    if initial is not None:
+        init = util.convert(initial, dt)
+        init = util.broadcast_to_shape(init, out.aval.shape) if init.aval.shape != out.aval.shape else init
+        combine = {"sum": lax.add, "prod": lax.mul, "max": lax.max, "min": lax.min}[kind]
+        out = combine(out, init)
+    if keepdims:
+        out = _keepdims(out, shape, axes)
+    return out
+
+
+def _bool(x):
+    if x.aval.dtype == dtypes.bool_:
+        return x
+    return lax.ne(x, util.full(x.aval.shape, 0, x.aval.dtype))
+
+
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,  # noqa: A001
+        promote_integers=True):
+    """Sum over the given axes (bools and narrow ints accumulate in the default int type)."""
+    _no_out(out, "sum")
+    return _reduce("sum", "sum", a, axis, dtype, keepdims, initial, where, promote_integers)
+
+
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, promote_integers=True):
+    """Product over the given axes."""
+    _no_out(out, "prod")
+    return _reduce("prod", "prod", a, axis, dtype, keepdims, initial, where, promote_integers)
+
+
+def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
+    """Maximum over the given axes (NaN propagates)."""
+    _no_out(out, "max")
+    return _reduce("max", "max", a, axis, None, keepdims, initial, where, has_identity=False)
+
+
+def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
+    """Minimum over the given axes (NaN propagates)."""
+    _no_out(out, "min")
+    return _reduce("min", "min", a, axis, None, keepdims, initial, where, has_identity=False)
+
+
+amax = max
+amin = min
+
+
+def _no_out(out, name):
+    if out is not None:
+        raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
+
+
+def _logical_reduce(name, a, axis, keepdims, where, prim, identity):
+    x = _bool(_operand(name, a))
+    shape = x.aval.shape
+    axes = util.canonicalize_axes(axis, len(shape))
+    if where is not None:
+        w = util.broadcast_to_shape(_bool(util.asarray(where)), shape)
+        x = lax.select(w, x, util.full(shape, identity, dtypes.bool_))
+    out = prim(x, axes)
+    return _keepdims(out, shape, axes) if keepdims else out
+
+
+def all(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
+    """True where every element along the axes is nonzero."""
+    _no_out(out, "all")
+    return _logical_reduce("all", a, axis, keepdims, where, lax.reduce_and, True)
+
+
+def any(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
+    """True where some element along the axes is nonzero."""
+    _no_out(out, "any")
+    return _logical_reduce("any", a, axis, keepdims, where, lax.reduce_or, False)
+
+
+def _count(shape, axes, where):
+    """The number of elements reduced (an int), or an array counting `where`."""
+    if where is None:
+        return util.prod(shape[i] for i in axes)
+    return None
+
+
+def _inexact_dtype(dt, dtype, name):
+    """(result dtype, computation dtype) of mean/var: floats, with 16-bit floats computed in float32."""
+    out = dtype_arg(dtype, name)
+    if out is None:
+        out = dt if dt in _FLOATING else dtypes.default_float_dtype()
+    comp = out if out in _FLOATING else dtypes.default_float_dtype()
+    if comp in (dtypes.float16, dtypes.bfloat16):
+        comp = dtypes.float32
+    return out, comp
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+    """Arithmetic mean over the given axes (floating result; the mean of nothing is NaN)."""
+    _no_out(out, "mean")
+    x = _operand("mean", a)
+    shape = x.aval.shape
+    axes = util.canonicalize_axes(axis, len(shape))
+    out_dt, comp = _inexact_dtype(x.aval.dtype, dtype, "mean")
+    xc = _strong(x, comp)
+    total = _reduce("sum", "mean", xc, axes, None, keepdims, None, where, promote_integers=False)
+    if where is None:
+        n = util.scalar(float(util.prod(shape[i] for i in axes)), comp, False)
+    else:
+        w = util.broadcast_to_shape(_bool(util.asarray(where)), shape)
+        n = _reduce("sum", "mean", lax.convert_element_type(w, comp), axes, None, keepdims, None, None,
+                    promote_integers=False)
+    res = lax.div(total, n)
+    return _strong(res, out_dt)
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None):
+    """Variance over the given axes, dividing by n - ddof."""
+    _no_out(out, "var")
+    if correction is not None:
+        ddof = correction
+    x = _operand("var", a)
+    shape = x.aval.shape
+    axes = util.canonicalize_axes(axis, len(shape))
+    out_dt, comp = _inexact_dtype(x.aval.dtype, dtype, "var")
+    xc = _strong(x, comp)
+    mu = mean(xc, axes, keepdims=True, where=where)
+    centered = lax.sub(xc, util.broadcast_to_shape(mu, shape))
+    sq = lax.mul(centered, centered)
+    total = _reduce("sum", "var", sq, axes, None, keepdims, None, where, promote_integers=False)
+    if where is None:
+        n = float(util.prod(shape[i] for i in axes))
+        denom = util.full(total.aval.shape, n - ddof, comp)
+    else:
+        w = util.broadcast_to_shape(_bool(util.asarray(where)), shape)
+        cnt = _reduce("sum", "var", lax.convert_element_type(w, comp), axes, None, keepdims, None, None,
+                      promote_integers=False)
+        denom = lax.sub(cnt, util.full(cnt.aval.shape, float(ddof), comp))
+    # NumPy and JAX give NaN (or inf) where n - ddof <= 0: dividing by a non-positive count does so.
+    zero = util.full(denom.aval.shape, 0.0, comp)
+    denom = lax.select(lax.le(denom, zero), util.full(denom.aval.shape, math.nan, comp), denom)
+    return _strong(lax.div(total, denom), out_dt)
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None):
+    """Standard deviation over the given axes (sqrt of var)."""
+    v = var(a, axis, dtype, out, ddof, keepdims, where=where, correction=correction)
+    return lax.sqrt(v)
+
+
+def _arg_reduce(name, prim, a, axis, keepdims):
+    x = _operand(name, a)
+    shape = x.aval.shape
+    if axis is None:
+        if x.aval.size == 0:
+            raise ValueError(f"attempt to get {name} of an empty sequence")
+        flat = lax.reshape(x, (x.aval.size,))
+        out = prim(flat, 0, dtypes.default_int_dtype())
+        if keepdims:
+            out = lax.reshape(out, (1,) * len(shape))
+        return out
+    ax = util.canonicalize_axis(axis, len(shape))
+    if shape[ax] == 0:
+        raise ValueError(f"attempt to get {name} of an empty sequence")
+    out = prim(x, ax, dtypes.default_int_dtype())
+    return _keepdims(out, shape, (ax,)) if keepdims else out
+
+
+def argmax(a, axis=None, out=None, keepdims=None):
+    """Index of the first maximum (the first NaN, if any) along axis (flattened if None)."""
+    _no_out(out, "argmax")
+    return _arg_reduce("argmax", lax.argmax, a, axis, bool(keepdims))
+
+
+def argmin(a, axis=None, out=None, keepdims=None):
+    """Index of the first minimum (the first NaN, if any) along axis (flattened if None)."""
+    _no_out(out, "argmin")
+    return _arg_reduce("argmin", lax.argmin, a, axis, bool(keepdims))
+
+
+# ---- cumulative -----------------------------------------------------------------------------
+
+def _cumulative(name, prim, a, axis, dtype, reverse=False):
+    x = _operand(name, a)
+    if axis is None:
+        x = lax.reshape(x, (x.aval.size,))
+        axis = 0
+    ax = util.canonicalize_axis(axis, x.aval.ndim)
+    dt = dtype_arg(dtype, name)
+    if dt is None:
+        dt = x.aval.dtype
+        if dt == dtypes.bool_ and name not in ("cummax", "cummin"):
+            dt = dtypes.default_int_dtype()
+    x = _strong(x, dt)
+    return prim(x, ax, reverse)
+
+
+def cumsum(a, axis=None, dtype=None, out=None):
+    """Cumulative sum along axis (flattened if None)."""
+    _no_out(out, "cumsum")
+    return _cumulative("cumsum", lax.cumsum, a, axis, dtype)
+
+
+def cumprod(a, axis=None, dtype=None, out=None):
+    """Cumulative product along axis (flattened if None)."""
+    _no_out(out, "cumprod")
+    return _cumulative("cumprod", lax.cumprod, a, axis, dtype)
+
+
+def _cumulative_with_initial(name, prim, x, axis, dtype, include_initial, identity):
+    x = _operand(name, x)
+    if axis is None:
+        if x.aval.ndim > 1:
+            raise ValueError(f"The input array has rank {x.aval.ndim}, however axis was not set to an explicit "
+                             "value. The axis argument is only optional for one-dimensional arrays.")
+        axis = 0
+    if x.aval.ndim == 0:
+        raise ValueError(f"The input must be non-scalar to take a cumulative {name.split('_')[1]}, however a "
+                         "scalar value or scalar array was given.")
+    out = _cumulative(name, prim, x, axis, dtype)
+    if include_initial:
+        ax = util.canonicalize_axis(axis, out.aval.ndim)
+        cfg = [(0, 0, 0)] * out.aval.ndim
+        cfg[ax] = (1, 0, 0)
+        out = lax.pad(out, util.scalar(identity, out.aval.dtype, False), cfg)
+    return out
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Cumulative sum (Array API): axis required for ndim > 1; include_initial prepends 0."""
+    return _cumulative_with_initial("cumulative_sum", lax.cumsum, x, axis, dtype, include_initial, 0)
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Cumulative product (Array API): axis required for ndim > 1; include_initial prepends 1."""
+    return _cumulative_with_initial("cumulative_prod", lax.cumprod, x, axis, dtype, include_initial, 1)
+
+
+def _nan_replace(x, value):
+    if x.aval.dtype not in _FLOATING:
+        return x
+    return lax.select(lax.ne(x, x), util.full(x.aval.shape, value, x.aval.dtype), x)
+
+
+def nancumsum(a, axis=None, dtype=None, out=None):
+    """cumsum treating NaNs as zero."""
+    _no_out(out, "nancumsum")
+    return cumsum(_nan_replace(_operand("nancumsum", a), 0), axis, dtype)
+
+
+def nancumprod(a, axis=None, dtype=None, out=None):
+    """cumprod treating NaNs as one."""
+    _no_out(out, "nancumprod")
+    return cumprod(_nan_replace(_operand("nancumprod", a), 1), axis, dtype)
+
+
+# ---- nan-ignoring reductions ----------------------------------------------------------------
+
+def _isnan(x):
+    if x.aval.dtype not in _FLOATING:
+        return util.full(x.aval.shape, False, dtypes.bool_)
+    return lax.ne(x, x)
+
+
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    """sum treating NaNs as zero."""
+    _no_out(out, "nansum")
+    return sum(_nan_replace(_operand("nansum", a), 0), axis, dtype, None, keepdims, initial, where)
+
+
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    """prod treating NaNs as one."""
+    _no_out(out, "nanprod")
+    return prod(_nan_replace(_operand("nanprod", a), 1), axis, dtype, None, keepdims, initial, where)
+
+
+def _nan_extreme(kind, a, axis, keepdims, initial, where):
+    x = _operand("nan" + kind, a)
+    if x.aval.dtype not in _FLOATING:
+        return (max if kind == "max" else min)(x, axis, None, keepdims, initial, where)
+    fill = -math.inf if kind == "max" else math.inf
+    res = (max if kind == "max" else min)(_nan_replace(x, fill), axis, None, keepdims, initial, where)
+    allnan = all(_isnan(x), axis, keepdims=keepdims)
+    return lax.select(allnan, util.full(res.aval.shape, math.nan, res.aval.dtype), res)
+
+
+def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    """max ignoring NaNs (NaN where a slice is all NaN)."""
+    _no_out(out, "nanmax")
+    return _nan_extreme("max", a, axis, keepdims, initial, where)
+
+
+def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    """min ignoring NaNs (NaN where a slice is all NaN)."""
+    _no_out(out, "nanmin")
+    return _nan_extreme("min", a, axis, keepdims, initial, where)
+
+
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
+    """mean of the non-NaN elements."""
+    _no_out(out, "nanmean")
+    x = _operand("nanmean", a)
+    if x.aval.dtype not in _FLOATING:
+        return mean(x, axis, dtype, None, keepdims, where=where)
+    valid = lax.bitwise_not(_isnan(x))
+    if where is not None:
+        valid = lax.bitwise_and(valid, util.broadcast_to_shape(_bool(util.asarray(where)), x.aval.shape))
+    return mean(x, axis, dtype, None, keepdims, where=valid)
+
+
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
+    """var of the non-NaN elements."""
+    _no_out(out, "nanvar")
+    x = _operand("nanvar", a)
+    if x.aval.dtype not in _FLOATING:
+        return var(x, axis, dtype, None, ddof, keepdims, where=where)
+    valid = lax.bitwise_not(_isnan(x))
+    if where is not None:
+        valid = lax.bitwise_and(valid, util.broadcast_to_shape(_bool(util.asarray(where)), x.aval.shape))
+    return var(x, axis, dtype, None, ddof, keepdims, where=valid)
+
+
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
+    """std of the non-NaN elements."""
+    return lax.sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where))
+
+
+def nanargmax(a, axis=None, out=None, keepdims=None):
+    """argmax ignoring NaNs."""
+    x = _operand("nanargmax", a)
+    return argmax(_nan_replace(x, -math.inf), axis, out, keepdims)
+
+
+def nanargmin(a, axis=None, out=None, keepdims=None):
+    """argmin ignoring NaNs."""
+    x = _operand("nanargmin", a)
+    return argmin(_nan_replace(x, math.inf), axis, out, keepdims)
+
+
+# ---- counting and ranges --------------------------------------------------------------------
+
+def count_nonzero(a, axis=None, keepdims=False):
+    """The number of nonzero elements along the axes (default int dtype)."""
+    x = _bool(_operand("count_nonzero", a))
+    return sum(x, axis, dtype=dtypes.default_int_dtype(), keepdims=keepdims)
+
+
+def ptp(a, axis=None, out=None, keepdims=False):
+    """max - min along the axes."""
+    _no_out(out, "ptp")
+    x = _operand("ptp", a)
+    return lax.sub(max(x, axis, keepdims=keepdims), min(x, axis, keepdims=keepdims))

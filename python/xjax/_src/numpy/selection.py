@@ -1,0 +1,328 @@
+"""Counting, selection and index helpers: bincount/histogram, select/choose/compress/extract,
+tril_indices and friends, ix_, (un)ravel_multi_index, and set operations (isin, union1d, ...)."""
+import operator
+
+import numpy as np
+
+from xjax._src import dtypes, lax
+from xjax._src.numpy import util
+from xjax._src.numpy.sorting import _I32, _concrete_int, _flat, _operand, nonzero, searchsorted, sort, unique
+
+
+# ---- counting -------------------------------------------------------------------------------
+
+def bincount(x, weights=None, minlength=0, *, length=None):
+    """Counts (or summed weights) of each nonnegative integer value; negatives go to bin 0."""
+    v = _operand("bincount", x)
+    if v.aval.dtype == dtypes.bool_:
+        v = lax.convert_element_type(v, _I32)
+    if v.aval.dtype.kind not in "iu":
+        raise TypeError(f"x argument to bincount must have an integer type; got {v.aval.dtype.name}")
+    if v.aval.ndim != 1:
+        raise ValueError("only 1-dimensional input supported.")
+    minlength = operator.index(minlength)
+    if length is None:
+        top = lax.reduce_max(v, (0,)) if v.aval.size else util.scalar(-1, v.aval.dtype, False)
+        length = builtin_max(_concrete_int(top, "The error occurred because of argument 'x' of jnp.bincount. "
+                                                "To avoid this error, pass a static `length` argument.") + 1,
+                             minlength)
+    length = operator.index(length)
+    if weights is None:
+        w = util.full(v.aval.shape, 1, _I32)
+    else:
+        w = util.asarray(weights)
+        if w.aval.shape != v.aval.shape:
+            raise ValueError("weights should have the same shape as x")
+    idx = util.convert(v, _I32)
+    idx = lax.max(idx, util.full(idx.aval.shape, 0, _I32))
+    from xjax._src.numpy.updates import _IndexUpdateRef
+
+    zeros = util.full((length,), 0, w.aval.dtype)
+    return _IndexUpdateRef(zeros, idx).add(w, mode="drop")
+
+
+builtin_max = max
+
+
+def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002 - NumPy's names
+    """(counts, bin edges) of a; bins an int or the edges."""
+    from xjax._src.numpy import creation, reductions
+
+    x = _flat(util.to_inexact(_operand("histogram", a)))
+    if isinstance(bins, (int, np.integer)):
+        if range is None:
+            lo, hi = reductions.min(x), reductions.max(x)
+        else:
+            lo, hi = range
+        lo = util.convert(lo, x.aval.dtype)
+        hi = util.convert(hi, x.aval.dtype)
+        same = lax.eq(lo, hi)
+        half = util.scalar(0.5, x.aval.dtype, False)
+        lo = lax.select(same, lax.sub(lo, half), lo)
+        hi = lax.select(same, lax.add(hi, half), hi)
+        edges = creation.linspace(lo, hi, int(bins) + 1, dtype=x.aval.dtype)
+    else:
+        edges = util.convert(bins, x.aval.dtype)
+    nb = edges.aval.shape[0] - 1
+    idx = lax.sub(searchsorted(edges, x, side="right"), util.full(x.aval.shape, 1, _I32))
+    last = lax.eq(x, lax.broadcast_in_dim(lax.reshape(lax.slice(edges, (nb,), (nb + 1,)), ()), x.aval.shape, ()))
+    idx = lax.select(last, util.full(x.aval.shape, nb - 1, _I32), idx)
+    inside = lax.bitwise_and(lax.ge(idx, util.full(idx.aval.shape, 0, _I32)),
+                             lax.lt(idx, util.full(idx.aval.shape, nb, _I32)))
+    idx = lax.select(inside, idx, util.full(idx.aval.shape, nb, _I32))
+    if weights is None:  # JAX counts in the input's float type
+        w = util.full(x.aval.shape, 1.0, x.aval.dtype)
+    else:
+        w = _flat(util.convert(weights, x.aval.dtype))
+    from xjax._src.numpy.updates import _IndexUpdateRef
+
+    counts = _IndexUpdateRef(util.full((nb,), 0, w.aval.dtype), idx).add(w, mode="drop")
+    if density:
+        widths = lax.sub(lax.slice(edges, (1,), (nb + 1,)), lax.slice(edges, (0,), (nb,)))
+        total = lax.reduce_sum(counts, (0,))
+        counts = lax.div(counts, lax.mul(widths, lax.broadcast_in_dim(total, (nb,), ())))
+    return counts, edges
+
+
+# ---- selection ------------------------------------------------------------------------------
+
+def select(condlist, choicelist, default=0):
+    """choicelist[i] where condlist[i] is the first true condition, else default."""
+    if len(condlist) != len(choicelist):
+        raise ValueError(f"condlist must have length equal to choicelist ({len(condlist)} vs {len(choicelist)})")
+    if not condlist:
+        raise ValueError("condlist must be non-empty")
+    util.check_arraylike("select", *condlist, *choicelist, default)
+    conds = []
+    for c in condlist:
+        c = util.asarray(c)
+        if c.aval.dtype != dtypes.bool_:
+            raise ValueError(f"condlist entries should be boolean ndarray, got {c.aval.dtype}")
+        conds.append(c)
+    vals = util.promote_dtypes(default, *choicelist)
+    ops = util.broadcast_operands("select", conds + vals)
+    conds, vals = ops[:len(conds)], ops[len(conds):]
+    out = vals[0]
+    for c, v in zip(reversed(conds), reversed(vals[1:])):
+        out = lax.select(c, v, out)
+    return out
+
+
+def choose(a, choices, out=None, mode="raise"):
+    """choices[a] elementwise (mode 'raise' checks bounds when a is concrete, 'wrap', 'clip')."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.choose is not supported.")
+    idx = util.convert(_operand("choose", a), _I32)
+    k = len(choices)
+    vals = util.promote_dtypes(*choices)
+    ops = util.broadcast_operands("choose", [idx] + vals)
+    idx, vals = ops[0], ops[1:]
+    shp = idx.aval.shape
+    if mode == "wrap":
+        kk = util.full(shp, k, _I32)
+        r = lax.rem(idx, kk)
+        idx = lax.select(lax.lt(r, util.full(shp, 0, _I32)), lax.add(r, kk), r)
+    elif mode == "clip":
+        idx = lax.clamp(util.scalar(0, _I32, False), idx, util.scalar(k - 1, _I32, False))
+    elif mode == "raise":
+        if util.is_concrete(idx):
+            lo = lax.reduce_min(idx, tuple(range(len(shp)))) if idx.aval.size else None
+            hi = lax.reduce_max(idx, tuple(range(len(shp)))) if idx.aval.size else None
+            if lo is not None and (int(lo) < 0 or int(hi) >= k):
+                raise ValueError("invalid entry in choice array")
+    else:
+        raise ValueError(f"mode={mode!r} not understood. Must be 'raise', 'wrap', or 'clip'")
+    out = vals[0]
+    for i in range(1, k):
+        out = lax.select(lax.eq(idx, util.full(shp, i, _I32)), vals[i], out)
+    return out
+
+
+def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
+    """The slices of a along axis where condition (concrete, 1-D) is true."""
+    from xjax._src.numpy.take import take
+
+    c = _operand("compress", condition)
+    x = _operand("compress", a)
+    if axis is None:
+        x = _flat(x)
+        axis = 0
+    ax = util.canonicalize_axis(axis, x.aval.ndim)
+    c = _flat(c)
+    n = x.aval.shape[ax]
+    if c.aval.shape[0] > n:
+        c = lax.slice(c, (0,), (n,))
+    (idx,) = nonzero(c, size=size, fill_value=None)
+    return take(x, idx, axis=ax, mode="clip")
+
+
+def extract(condition, arr, *, size=None, fill_value=0):
+    """The elements of arr where condition is true (both flattened)."""
+    return compress(_flat(_operand("extract", condition)), _flat(_operand("extract", arr)), size=size)
+
+
+# ---- index helpers --------------------------------------------------------------------------
+# These depend only on static sizes, so the indices are metadata built with NumPy (as JAX does).
+
+def _static_pair(arrs):
+    return tuple(util.asarray(np.asarray(r, dtype=np.int32)) for r in arrs)
+
+
+def tril_indices(n, k=0, m=None):
+    """Row and column indices of the lower triangle of an (n, m) array."""
+    return _static_pair(np.tril_indices(operator.index(n), operator.index(k), None if m is None else operator.index(m)))
+
+
+def triu_indices(n, k=0, m=None):
+    """Row and column indices of the upper triangle of an (n, m) array."""
+    return _static_pair(np.triu_indices(operator.index(n), operator.index(k), None if m is None else operator.index(m)))
+
+
+def tril_indices_from(arr, k=0):
+    """tril_indices for the shape of the 2-D arr."""
+    s = util.aval_of(arr).shape
+    if len(s) != 2:
+        raise ValueError("Only 2-D inputs are accepted")
+    return tril_indices(s[0], k, s[1])
+
+
+def triu_indices_from(arr, k=0):
+    """triu_indices for the shape of the 2-D arr."""
+    s = util.aval_of(arr).shape
+    if len(s) != 2:
+        raise ValueError("Only 2-D inputs are accepted")
+    return triu_indices(s[0], k, s[1])
+
+
+def diag_indices(n, ndim=2):
+    """Indices of the main diagonal of an n x ... x n array."""
+    n, ndim = operator.index(n), operator.index(ndim)
+    if n < 0:
+        raise ValueError(f"n argument to diag_indices must be nonnegative, got {n}")
+    if ndim < 0:
+        raise ValueError(f"ndim argument to diag_indices must be nonnegative, got {ndim}")
+    return (lax.iota(_I32, n),) * ndim
+
+
+def diag_indices_from(arr):
+    """diag_indices for the (square) shape of arr."""
+    s = util.aval_of(arr).shape
+    if len(s) < 2 or len(set(s)) != 1:
+        raise ValueError("All dimensions of input must be of equal length")
+    return diag_indices(s[0], len(s))
+
+
+def ix_(*args):
+    """Open-mesh index arrays: the i-th argument shaped to vary along axis i."""
+    n = len(args)
+    out = []
+    for i, a in enumerate(args):
+        x = _operand("ix_", a)
+        if x.aval.ndim != 1:
+            raise ValueError(f"Cross index must be 1 dimensional, got {x.aval.ndim}")
+        if x.aval.dtype == dtypes.bool_:
+            (x,) = nonzero(x)
+        shape = [1] * n
+        shape[i] = x.aval.shape[0]
+        out.append(lax.reshape(x, tuple(shape)))
+    return tuple(out)
+
+
+def unravel_index(indices, shape):
+    """Flat indices to a tuple of coordinate arrays for `shape` (out-of-range indices clamp)."""
+    idx = util.convert(_operand("unravel_index", indices), _I32)
+    shape = util.canonicalize_shape(shape)
+    total = util.prod(shape)
+    s = idx.aval.shape
+    idx = lax.select(lax.lt(idx, util.full(s, 0, _I32)), lax.add(idx, util.full(s, total, _I32)), idx)
+    idx = lax.clamp(util.scalar(0, _I32, False), idx, util.scalar(builtin_max(total - 1, 0), _I32, False))
+    out = []
+    stride = total
+    for d in shape:
+        stride //= d if d else 1
+        q = lax.div(idx, util.full(s, builtin_max(stride, 1), _I32))
+        out.append(lax.rem(q, util.full(s, builtin_max(d, 1), _I32)))
+    return tuple(out)
+
+
+def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
+    """Coordinate arrays to flat indices (mode 'clip' or 'wrap'; 'raise' checks concrete inputs)."""
+    dims = util.canonicalize_shape(dims)
+    coords = [util.convert(_operand("ravel_multi_index", c), _I32) for c in multi_index]
+    if len(coords) != len(dims):
+        raise ValueError(f"parameter multi_index must be a sequence of length {len(dims)}")
+    coords = util.broadcast_operands("ravel_multi_index", coords)
+    out = None
+    stride = 1
+    order_dims = list(range(len(dims)))[::-1] if order == "C" else list(range(len(dims)))
+    for i in order_dims:
+        c, d = coords[i], dims[i]
+        s = c.aval.shape
+        if mode == "clip":
+            c = lax.clamp(util.scalar(0, _I32, False), c, util.scalar(d - 1, _I32, False))
+        elif mode == "wrap":
+            r = lax.rem(c, util.full(s, d, _I32))
+            c = lax.select(lax.lt(r, util.full(s, 0, _I32)), lax.add(r, util.full(s, d, _I32)), r)
+        elif util.is_concrete(c) and c.aval.size:
+            if int(lax.reduce_min(c, tuple(range(len(s))))) < 0 or int(lax.reduce_max(c, tuple(range(len(s))))) >= d:
+                raise ValueError("invalid entry in coordinates array")
+        term = lax.mul(c, util.full(s, stride, _I32)) if stride != 1 else c
+        out = term if out is None else lax.add(out, term)
+        stride *= d
+    return out
+
+
+# ---- set operations (concrete inputs) -------------------------------------------------------
+
+def isin(element, test_elements, assume_unique=False, invert=False, *, method="auto"):
+    """True where element is in test_elements."""
+    e, t = util.promote_dtypes(_operand("isin", element), _operand("isin", test_elements))
+    t = _flat(t)
+    m = t.aval.shape[0]
+    es = e.aval.shape
+    if m == 0:
+        res = util.full(es, False, dtypes.bool_)
+    else:
+        shape = es + (m,)
+        eq = lax.eq(lax.broadcast_in_dim(e, shape, tuple(range(len(es)))),
+                    lax.broadcast_in_dim(t, shape, (len(es),)))
+        res = lax.reduce_or(eq, (len(es),))
+    return lax.bitwise_not(res) if invert else res
+
+
+def in1d(ar1, ar2, assume_unique=False, invert=False):
+    """isin of the flattened ar1."""
+    return isin(_flat(_operand("in1d", ar1)), ar2, invert=invert)
+
+
+def union1d(ar1, ar2, *, size=None, fill_value=None):
+    """The sorted unique values in either array."""
+    from xjax._src.numpy.manipulation import concatenate
+
+    return unique(concatenate([_flat(_operand("union1d", ar1)), _flat(_operand("union1d", ar2))]), size=size,
+                  fill_value=fill_value)
+
+
+def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, size=None, fill_value=None):
+    """The sorted unique values in both arrays."""
+    if return_indices:
+        raise NotImplementedError("intersect1d(return_indices=True) is not supported")
+    u = unique(_operand("intersect1d", ar1))
+    keep = isin(u, ar2)
+    return compress(keep, u, size=size)
+
+
+def setdiff1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
+    """The sorted unique values of ar1 that are not in ar2."""
+    u = unique(_operand("setdiff1d", ar1))
+    keep = isin(u, ar2, invert=True)
+    return compress(keep, u, size=size)
+
+
+def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
+    """The sorted unique values in exactly one of the arrays."""
+    from xjax._src.numpy.manipulation import concatenate
+
+    a, b = unique(_operand("setxor1d", ar1)), unique(_operand("setxor1d", ar2))
+    both = concatenate([compress(isin(a, b, invert=True), a), compress(isin(b, a, invert=True), b)])
+    return sort(both)

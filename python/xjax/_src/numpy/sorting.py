@@ -1,0 +1,363 @@
+"""Sorting and searching: sort/argsort/lexsort/partition, searchsorted/digitize, nonzero/argwhere, unique."""
+import operator
+
+import numpy as np
+
+from xjax._src import dtypes, lax
+from xjax._src.numpy import util
+from xjax._src.numpy.util import Tracer
+
+_I32 = dtypes.int32
+
+
+def _operand(name, a):
+    if getattr(a, "aval", None) is not None:
+        return a
+    util.check_arraylike(name, a)
+    return util.asarray(a)
+
+
+def _flat(x):
+    return lax.reshape(x, (x.aval.size,))
+
+
+def _iota_like(x, axis):
+    return lax.broadcasted_iota(_I32, x.aval.shape, axis)
+
+
+# ---- sorting --------------------------------------------------------------------------------
+
+def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
+    """a sorted along axis (flattened if None); NaNs last; descending keeps equal elements in order."""
+    if order is not None:
+        raise ValueError("'order' argument to sort is not supported.")
+    x = _operand("sort", a)
+    if axis is None:
+        x = _flat(x)
+        axis = 0
+    ax = util.canonicalize_axis(axis, x.aval.ndim)
+    if descending:
+        return lax.rev(lax.sort(lax.rev(x, (ax,)), dimension=ax, is_stable=True), (ax,))
+    return lax.sort(x, dimension=ax, is_stable=True)
+
+
+def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
+    """Indices that sort a along axis (stable; flattened if axis is None)."""
+    if order is not None:
+        raise ValueError("'order' argument to argsort is not supported.")
+    x = _operand("argsort", a)
+    if axis is None:
+        x = _flat(x)
+        axis = 0
+    ax = util.canonicalize_axis(axis, x.aval.ndim)
+    if x.aval.ndim == 0:
+        return util.full((), 0, _I32)
+    if descending:
+        xr = lax.rev(x, (ax,))
+        _, perm = lax.sort((xr, _iota_like(xr, ax)), dimension=ax, is_stable=True, num_keys=1)
+        n = x.aval.shape[ax]
+        return lax.sub(util.full(perm.aval.shape, n - 1, _I32), lax.rev(perm, (ax,)))
+    _, perm = lax.sort((x, _iota_like(x, ax)), dimension=ax, is_stable=True, num_keys=1)
+    return perm
+
+
+def lexsort(keys, axis=-1):
+    """Indices that sort by the last key, then the one before, and so on."""
+    ks = [_operand("lexsort", k) for k in keys]
+    if not ks:
+        raise TypeError("need sequence of keys with len > 0 in lexsort")
+    shape = ks[0].aval.shape
+    if any(k.aval.shape != shape for k in ks):
+        raise ValueError("all keys need to be the same shape")
+    if not shape:
+        return util.full((), 0, _I32)
+    ax = util.canonicalize_axis(axis, len(shape))
+    ops = list(reversed(ks)) + [lax.broadcasted_iota(_I32, shape, ax)]
+    return lax.sort(tuple(ops), dimension=ax, is_stable=True, num_keys=len(ks))[-1]
+
+
+def partition(a, kth, axis=-1):
+    """a with the kth smallest element at position kth, smaller ones (sorted) before, larger ones after."""
+    x = _operand("partition", a)
+    ax = util.canonicalize_axis(axis, x.aval.ndim)
+    n = x.aval.shape[ax]
+    kth = operator.index(kth)
+    kth = kth + n if kth < 0 else kth
+    if not 0 <= kth < n:
+        raise ValueError(f"kth(={kth}) out of bounds {n}")
+    s = lax.sort(x, dimension=ax, is_stable=True)
+    low = lax.slice_in_dim(s, 0, kth + 1, 1, ax)
+    high = lax.rev(lax.slice_in_dim(s, kth + 1, n, 1, ax), (ax,))
+    return lax.concatenate([low, high], ax)
+
+
+def argpartition(a, kth, axis=-1):
+    """Indices that partition a (see partition)."""
+    x = _operand("argpartition", a)
+    ax = util.canonicalize_axis(axis, x.aval.ndim)
+    n = x.aval.shape[ax]
+    kth = operator.index(kth)
+    kth = kth + n if kth < 0 else kth
+    if not 0 <= kth < n:
+        raise ValueError(f"kth(={kth}) out of bounds {n}")
+    perm = argsort(x, ax)
+    low = lax.slice_in_dim(perm, 0, kth + 1, 1, ax)
+    high = lax.rev(lax.slice_in_dim(perm, kth + 1, n, 1, ax), (ax,))
+    return lax.concatenate([low, high], ax)
+
+
+def sort_complex(a):
+    """sort along the last axis (real inputs)."""
+    return sort(a)
+
+
+# ---- searching ------------------------------------------------------------------------------
+
+def _nan_aware_less(a, v, or_equal):
+    """a < v (or a <= v) in NumPy's sort order, where NaN is larger than everything."""
+    lt = lax.le(a, v) if or_equal else lax.lt(a, v)
+    if a.aval.dtype not in dtypes.FLOATING:
+        return lt
+    vnan = lax.ne(v, v)
+    anan = lax.ne(a, a)
+    if or_equal:
+        return lax.bitwise_or(lt, vnan)
+    return lax.bitwise_or(lt, lax.bitwise_and(vnan, lax.bitwise_not(anan)))
+
+
+def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
+    """Indices where v would be inserted into the sorted 1-D a to keep it sorted."""
+    if side not in ("left", "right"):
+        raise ValueError(f"{side!r} is an invalid value for keyword 'side'. Expected one of ['left', 'right'].")
+    util.check_arraylike("searchsorted", a, v)
+    av, vv = util.promote_dtypes(a, v)
+    if av.aval.ndim != 1:
+        raise ValueError("a should be 1-dimensional")
+    if sorter is not None:
+        from xjax._src.numpy.take import take
+
+        av = take(av, sorter, mode="clip")
+    n = av.aval.shape[0]
+    vshape = vv.aval.shape
+    if n == 0:
+        return util.full(vshape, 0, _I32)
+    shape = vshape + (n,)
+    ab = lax.broadcast_in_dim(av, shape, (len(vshape),))
+    vb = lax.broadcast_in_dim(vv, shape, tuple(range(len(vshape))))
+    less = _nan_aware_less(ab, vb, side == "right")
+    return lax.reduce_sum(lax.convert_element_type(less, _I32), (len(vshape),))
+
+
+def digitize(x, bins, right=False, *, method=None):
+    """The index of the bin of each x (bins increasing or decreasing)."""
+    util.check_arraylike("digitize", x, bins)
+    b = util.asarray(bins)
+    if b.aval.ndim != 1:
+        raise ValueError(f"digitize: bins must be a 1-dimensional array; got bins={bins}")
+    n = b.aval.shape[0]
+    if n == 0:
+        return util.full(util.aval_of(x).shape, 0, _I32)
+    side = "left" if right else "right"
+    inc = searchsorted(b, x, side=side)
+    dec = lax.sub(util.full(inc.aval.shape, n, _I32), searchsorted(lax.rev(b, (0,)), x,
+                                                                      side="left" if right else "right"))
+    increasing = lax.ge(lax.slice(b, (n - 1,), (n,)), lax.slice(b, (0,), (1,)))
+    increasing = lax.broadcast_in_dim(lax.reshape(increasing, ()), inc.aval.shape, ())
+    return lax.select(increasing, inc, dec)
+
+
+# ---- nonzero --------------------------------------------------------------------------------
+
+def _concrete_int(x, message):
+    if isinstance(x, Tracer):
+        raise util.ConcretizationTypeError(
+            f"Abstract tracer value encountered where concrete value is expected: {x}\n{message}")
+    return int(np.asarray(x))
+
+
+def _true_positions(mask_flat, size, fill_value):
+    """Flat positions of the True entries (in order), padded/truncated to `size` with fill_value."""
+    n = mask_flat.aval.shape[0]
+    count_arr = lax.reduce_sum(lax.convert_element_type(mask_flat, _I32), (0,))
+    if size is None:
+        size = _concrete_int(count_arr, "The size argument of jnp.nonzero must be statically specified to use "
+                                        "jnp.nonzero within JAX transformations.")
+    if n == 0:
+        return util.full((size,), 0 if fill_value is None else fill_value, _I32), count_arr
+    key = lax.convert_element_type(lax.bitwise_not(mask_flat), _I32)
+    _, pos = lax.sort((key, lax.iota(_I32, n)), dimension=0, is_stable=True, num_keys=1)
+    if size <= n:
+        pos = lax.slice(pos, (0,), (size,))
+    else:
+        pos = lax.pad(pos, util.scalar(0, _I32, False), [(0, size - n, 0)])
+    return pos, count_arr
+
+
+def nonzero(a, *, size=None, fill_value=None):
+    """Indices of the nonzero elements, one array per dimension (size: pad/truncate to a static length)."""
+    x = _operand("nonzero", a)
+    if x.aval.ndim == 0:
+        raise ValueError("Calling nonzero on 0d arrays is not allowed. Use jnp.atleast_1d(scalar).nonzero() "
+                         "instead.")
+    mask = x if x.aval.dtype == dtypes.bool_ else lax.ne(x, util.full(x.aval.shape, 0, x.aval.dtype))
+    pos, count = _true_positions(_flat(mask), size, None)
+    k = pos.aval.shape[0]
+    shape = x.aval.shape
+    out = []
+    stride = util.prod(shape)
+    for d in shape:
+        stride //= max(d, 1) if d else 1
+        if d == 0:
+            out.append(util.full((k,), 0, _I32))
+            continue
+        i = lax.div(pos, util.full((k,), max(stride, 1), _I32)) if stride > 1 else pos
+        i = lax.rem(i, util.full((k,), d, _I32))
+        out.append(i)
+    if size is not None and k:
+        valid = lax.lt(lax.iota(_I32, k), lax.broadcast_in_dim(count, (k,), ()))
+        fills = fill_value if isinstance(fill_value, (tuple, list)) else [fill_value] * len(out)
+        if len(fills) != len(out):
+            raise ValueError(f"fill_value must be a scalar or a tuple of length {len(out)}; got {fill_value}")
+        out = [lax.select(valid, o, util.broadcast_to_shape(util.convert(0 if f is None else f, _I32), (k,)))
+               for o, f in zip(out, fills)]
+    return tuple(out)
+
+
+def flatnonzero(a, *, size=None, fill_value=None):
+    """Indices of the nonzero elements of the flattened array."""
+    x = _operand("flatnonzero", a)
+    return nonzero(_flat(x), size=size, fill_value=fill_value)[0]
+
+
+def argwhere(a, *, size=None, fill_value=None):
+    """(number of nonzero elements, ndim) array of their indices."""
+    x = _operand("argwhere", a)
+    if x.aval.ndim == 0:
+        k = nonzero(lax.reshape(x, (1,)), size=size)[0].aval.shape[0]
+        return util.full((k, 0), 0, _I32)
+    res = nonzero(x, size=size, fill_value=fill_value)
+    k = res[0].aval.shape[0]
+    return lax.concatenate([lax.reshape(r, (k, 1)) for r in res], 1)
+
+
+def count_true(x):
+    return lax.reduce_sum(lax.convert_element_type(x, _I32), tuple(range(x.aval.ndim)))
+
+
+# ---- unique ---------------------------------------------------------------------------------
+
+def _unique_sorted_mask(s, equal_nan):
+    """True where a sorted array starts a new value."""
+    n = s.aval.shape[0]
+    head = util.full((1,), True, dtypes.bool_)
+    if n <= 1:
+        return lax.broadcast_in_dim(util.scalar(True, dtypes.bool_, False), (n,), ())
+    hi, lo = lax.slice(s, (1,), (n,)), lax.slice(s, (0,), (n - 1,))
+    diff = lax.ne(hi, lo)
+    if equal_nan and s.aval.dtype in dtypes.FLOATING:
+        both = lax.bitwise_and(lax.ne(hi, hi), lax.ne(lo, lo))
+        diff = lax.bitwise_and(diff, lax.bitwise_not(both))
+    return lax.concatenate([head, diff], 0)
+
+
+def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *, equal_nan=True,
+           size=None, fill_value=None, sorted=True):  # noqa: A002 - NumPy's name
+    """The sorted unique values (rows, with axis), optionally with first indices, inverse and counts."""
+    x = _operand("unique", ar)
+    in_shape = x.aval.shape
+    if axis is not None:
+        return _unique_axis(x, axis, return_index, return_inverse, return_counts, size, fill_value)
+    x = _flat(x)
+    n = x.aval.shape[0]
+    s, perm = lax.sort((x, lax.iota(_I32, n)), dimension=0, is_stable=True, num_keys=1)
+    mask = _unique_sorted_mask(s, equal_nan)
+    starts, count = _true_positions(mask, size, None)
+    k = starts.aval.shape[0]
+    from xjax._src.numpy.take import take
+
+    vals = take(s, starts, mode="clip") if n else util.full((k,), 0, x.aval.dtype)
+    if size is not None and k:
+        valid = lax.lt(lax.iota(_I32, k), lax.broadcast_in_dim(count, (k,), ()))
+        fv = lax.reduce_min(x, (0,)) if fill_value is None and n else util.convert(
+            0 if fill_value is None else fill_value, x.aval.dtype)
+        vals = lax.select(valid, vals, util.broadcast_to_shape(fv, (k,)))
+    out = [vals]
+    if return_index:
+        out.append(take(perm, starts, mode="clip") if n else util.full((k,), 0, _I32))
+    if return_inverse:
+        group = lax.sub(lax.cumsum(lax.convert_element_type(mask, _I32), 0), util.full((n,), 1, _I32))
+        _, inv = lax.sort((perm, group), dimension=0, is_stable=True, num_keys=1) if n else (None, group)
+        out.append(lax.reshape(inv, in_shape) if len(in_shape) != 1 else inv)
+    if return_counts:
+        total = util.full((1,), n, _I32)
+        if size is None:
+            ends = lax.concatenate([lax.slice(starts, (1,), (k,)), total], 0) if k else starts
+            out.append(lax.sub(ends, starts))
+        else:
+            nxt = lax.concatenate([lax.slice(starts, (1,), (k,)), total], 0) if k else starts
+            valid = lax.lt(lax.iota(_I32, k), lax.broadcast_in_dim(count, (k,), ()))
+            last = lax.eq(lax.iota(_I32, k), lax.broadcast_in_dim(lax.sub(count, util.scalar(1, _I32, False)),
+                                                                    (k,), ()))
+            nxt = lax.select(last, util.full((k,), n, _I32), nxt)
+            out.append(lax.select(valid, lax.sub(nxt, starts), util.full((k,), 0, _I32)))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _unique_axis(x, axis, return_index, return_inverse, return_counts, size, fill_value):
+    from xjax._src.numpy import manipulation
+    from xjax._src.numpy.take import take
+
+    ax = util.canonicalize_axis(axis, x.aval.ndim)
+    xm = manipulation.moveaxis(x, ax, 0)
+    rest = xm.aval.shape[1:]
+    n = xm.aval.shape[0]
+    m = util.prod(rest)
+    rows = lax.reshape(xm, (n, m))
+    cols = [lax.reshape(lax.slice(rows, (0, j), (n, j + 1)), (n,)) for j in range(m)]
+    res = lax.sort(tuple(cols) + (lax.iota(_I32, n),), dimension=0, is_stable=True, num_keys=max(m, 1)) \
+        if m else (lax.iota(_I32, n),)
+    perm = res[-1]
+    scols = res[:-1]
+    if n == 0:
+        mask = util.full((0,), True, dtypes.bool_)
+    else:
+        diffs = [lax.ne(lax.slice(c, (1,), (n,)), lax.slice(c, (0,), (n - 1,))) for c in scols]
+        any_diff = diffs[0] if diffs else util.full((n - 1,), False, dtypes.bool_)
+        for d in diffs[1:]:
+            any_diff = lax.bitwise_or(any_diff, d)
+        mask = lax.concatenate([util.full((1,), True, dtypes.bool_), any_diff], 0)
+    starts, count = _true_positions(mask, size, None)
+    k = starts.aval.shape[0]
+    first = take(perm, starts, mode="clip") if n else starts
+    vals = take(xm, first, axis=0, mode="clip") if n else util.full((k,) + rest, 0, x.aval.dtype)
+    out = [manipulation.moveaxis(vals, 0, ax)]
+    if return_index:
+        out.append(first)
+    if return_inverse:
+        group = lax.sub(lax.cumsum(lax.convert_element_type(mask, _I32), 0), util.full((n,), 1, _I32))
+        _, inv = lax.sort((perm, group), dimension=0, is_stable=True, num_keys=1)
+        out.append(inv)
+    if return_counts:
+        ends = lax.concatenate([lax.slice(starts, (1,), (k,)), util.full((1,), n, _I32)], 0) if k else starts
+        out.append(lax.sub(ends, starts))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def unique_values(x, /):
+    """The sorted unique values."""
+    return unique(x)
+
+
+def unique_counts(x, /):
+    """(values, counts) of the unique values."""
+    return unique(x, return_counts=True)
+
+
+def unique_inverse(x, /):
+    """(values, inverse indices) of the unique values."""
+    return unique(x, return_inverse=True)
+
+
+def unique_all(x, /):
+    """(values, indices, inverse_indices, counts) of the unique values."""
+    return unique(x, return_index=True, return_inverse=True, return_counts=True)
