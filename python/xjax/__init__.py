@@ -12,6 +12,7 @@ from xjax import lax, numpy  # noqa: F401
 from xjax import tree_util, tree  # noqa: F401
 from xjax._src.jit import ShapeDtypeStruct, eval_shape, jit, make_jaxpr  # noqa: F401
 from xjax import errors  # noqa: F401
+from xjax import debug  # noqa: F401
 
 from xjax._src.blas import find_blas_library as _find_blas
 

@@ -12,6 +12,7 @@ become its leading arguments.
 import functools
 import inspect
 import logging
+import operator
 import time
 import weakref
 
@@ -155,30 +156,35 @@ class _Entry:
         self.fast = None
 
 
+_get_aval = operator.attrgetter("aval")
+_get_value = operator.attrgetter("_value")
+
+
 def _make_fast(call, out_tree):
     """The call of a cached entry from flat xjax Array leaves, with as little Python as possible."""
     if not isinstance(call, GraphCall):
         return lambda leaves: out_tree.unflatten(call(leaves))
     run, extern, out_avals, out_pos = call.run, call.extern, call.out_avals, call.out_pos
-    wrap = Array
-    if out_pos is None and not extern:
-        if out_tree.num_leaves == 1 and out_tree.num_nodes == 1:
-            (aval,) = out_avals
+    wrap, get = Array, _get_value
+    single = out_tree.num_leaves == 1 and out_tree.num_nodes == 1
+    if out_pos is None and single:
+        (aval,) = out_avals
 
-            def fast(leaves):
-                return wrap(run([x._value for x in leaves])[0], aval)
+        def fast(leaves):
+            return wrap(run([*map(get, leaves), *extern])[0], aval)
 
-            return fast
+        return fast
+    if out_pos is None:
         unflatten = out_tree.unflatten
 
         def fast(leaves):
-            return unflatten([wrap(v, a) for v, a in zip(run([x._value for x in leaves]), out_avals)])
+            return unflatten([wrap(v, a) for v, a in zip(run([*map(get, leaves), *extern]), out_avals)])
 
         return fast
     run_values, unflatten = call.run_values, out_tree.unflatten
 
     def fast(leaves):
-        return unflatten([wrap(v, a) for v, a in zip(run_values([x._value for x in leaves]), out_avals)])
+        return unflatten([wrap(v, a) for v, a in zip(run_values(list(map(get, leaves))), out_avals)])
 
     return fast
 
@@ -308,11 +314,11 @@ class JitWrapped:
 
     # -- calls --
     def __call__(self, *args, **kwargs):
-        if self._simple and not kwargs and type(_state.trace) is _EvalTrace:
+        if self._simple and not kwargs:
             leaves, treedef = _flatten(args)
             try:
-                entry = self._cache.get((treedef, *[x.aval for x in leaves]))
-                if entry is not None and entry.fast is not None:
+                entry = self._cache.get((treedef, *map(_get_aval, leaves)))
+                if entry is not None and entry.fast is not None and type(_state.trace) is _EvalTrace:
                     return entry.fast(leaves)
             except AttributeError:  # a leaf that is not an Array: the general path sorts it out
                 pass
