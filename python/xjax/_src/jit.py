@@ -210,7 +210,7 @@ def _cache_for(fun, options):
 
 
 def _clear_all_caches(name=None, value=None):
-    if name in (None, "jax_enable_x64"):
+    if name in (None, "jax_enable_x64", "jax_disable_jit"):
         for per_fun in list(_caches.values()) + list(_strong_caches.values()):
             for cache in per_fun.values():
                 cache.clear()
@@ -273,6 +273,7 @@ class JitWrapped:
         if not callable(fun):
             raise TypeError(f"Expected a callable value, got {fun}")
         self._fun = fun
+        self.__doc__ = getattr(fun, "__doc__", None)
         argnums, argnames = _normalize_argnums(static_argnums), _normalize_argnames(static_argnames)
         if argnums or argnames:
             argnums, argnames = _infer_static(fun, argnums, argnames)
@@ -365,6 +366,8 @@ class JitWrapped:
         return key, treedef, statics, avals, ops, tracing, names_fn, bool(dyn_kwargs)
 
     def _call(self, args, kwargs):
+        if config._values["jax_disable_jit"]:
+            return self._fun(*args, **kwargs)
         key, treedef, statics, avals, ops, tracing, names_fn, has_kwargs = self._signature(args, kwargs)
         entry = self._cache.get(key)
         if entry is None:
@@ -572,7 +575,7 @@ class Compiled:
 
     def __call__(self, *args, **kwargs):
         key, _, _, avals, ops, tracing, _, _ = self._wrapped._signature(args, kwargs)
-        if avals != list(self.in_avals):
+        if [(a.shape, a.dtype) for a in avals] != [(a.shape, a.dtype) for a in self.in_avals]:
             raise TypeError(f"Argument types differ from the types for which this computation was compiled: "
                             f"got {[a.str_short() for a in avals]}, compiled for "
                             f"{[a.str_short() for a in self.in_avals]}")
