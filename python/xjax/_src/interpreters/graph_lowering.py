@@ -19,6 +19,20 @@ from xjax._src.backends.lowering import LoweringContext
 from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, jaxprs_in_params
 
 
+def _core_has(op, attrs):
+    try:
+        _core.infer(op, [], attrs)
+        return True
+    except Exception:  # noqa: BLE001 - an op the core does not know yet
+        return False
+
+
+# What the core supports (the compiler work lands progressively): constants in the graph, control
+# flow ops over subgraphs.
+HAS_CONSTANT = _core_has("constant", {"dtype": "float32", "value": 0.0})
+HAS_SUBGRAPHS = HAS_CONSTANT and hasattr(_core.Graph, "add_subgraph_op")
+
+
 def _literal_key(lit):
     return ("lit", lit.aval.dtype.name, lit.val.tobytes())
 
@@ -32,27 +46,39 @@ def literal_array(lit):
     return cpu.scalar(lit.val.item(), lit.aval.dtype, lit.aval.weak_type)
 
 
-def collect_externals(jaxpr, acc):
-    """Adds to acc (key -> xjax Array) every literal and nested constant the jaxpr tree needs."""
+def _constant_attrs(value, dtype, shape=()):
+    """Attributes of a splat `constant` op."""
+    v = value.item() if hasattr(value, "item") else value
+    if isinstance(v, bool):
+        v = int(v)
+    elif isinstance(v, int) and v >= 2 ** 63:
+        v -= 2 ** 64  # uint64 bit pattern
+    return {"dtype": dtype.name, "shape": list(shape), "value": v}
+
+
+def collect_externals(jaxpr, acc, literals=True):
+    """Adds to acc (key -> xjax Array) the literals (if `literals`) and nested constants the jaxpr tree needs."""
     for eqn in jaxpr.eqns:
-        for a in eqn.invars:
-            if type(a) is Literal:
-                key = _literal_key(a)
-                if key not in acc:
-                    acc[key] = literal_array(a)
+        if literals:
+            for a in eqn.invars:
+                if type(a) is Literal:
+                    key = _literal_key(a)
+                    if key not in acc:
+                        acc[key] = literal_array(a)
         for v in eqn.params.values():
             for x in (v if type(v) is tuple else (v,)):
                 if isinstance(x, ClosedJaxpr):
                     for c in x.consts:
                         acc.setdefault(_const_key(c), c)
-                    collect_externals(x.jaxpr, acc)
+                    collect_externals(x.jaxpr, acc, literals)
                 elif isinstance(x, Jaxpr):
-                    collect_externals(x, acc)
-    for a in jaxpr.outvars:
-        if type(a) is Literal:
-            key = _literal_key(a)
-            if key not in acc:
-                acc[key] = literal_array(a)
+                    collect_externals(x, acc, literals)
+    if literals:
+        for a in jaxpr.outvars:
+            if type(a) is Literal:
+                key = _literal_key(a)
+                if key not in acc:
+                    acc[key] = literal_array(a)
     return acc
 
 
@@ -70,19 +96,50 @@ def jaxpr_is_lowerable(jaxpr):
 
 
 class GraphLowerer:
-    """Lowers jaxprs into one graph; externals (literals, nested consts) map to given graph values."""
+    """Lowers jaxprs into one graph.
+
+    Literals become `constant` ops when the core has them; otherwise they, like the constants of
+    nested jaxprs, are graph inputs given in `externals` (key -> graph value).
+    """
 
     def __init__(self, graph, externals):
         self.graph = graph
-        self.externals = externals  # key -> graph value
+        self.externals = externals
+        self._made = {}  # constants added to this graph, by key
 
     def read(self, env, a):
         if type(a) is Literal:
-            return self.externals[_literal_key(a)]
+            return self.literal(a)
         return env[a]
 
+    def literal(self, lit):
+        key = _literal_key(lit)
+        ref = self.externals.get(key) or self._made.get(key)
+        if ref is None:
+            (ref,) = self.graph.add("constant", [], _constant_attrs(lit.val, lit.aval.dtype))
+            self._made[key] = ref
+        return ref
+
+    def constant(self, value, dtype, shape=()):
+        """A splat constant of the given type (control-flow lowerings use it)."""
+        key = ("splat", dtype.name, tuple(shape), repr(value))
+        ref = self._made.get(key)
+        if ref is None:
+            (ref,) = self.graph.add("constant", [], _constant_attrs(value, dtype, shape))
+            self._made[key] = ref
+        return ref
+
     def const_ref(self, value):
-        return self.externals[_const_key(value)]
+        key = _const_key(value)
+        ref = self.externals.get(key) or self._made.get(key)
+        if ref is None:  # inside a subgraph: the array's bytes go into the graph
+            import numpy as np
+
+            data = np.ascontiguousarray(np.asarray(value)).tobytes()
+            (ref,) = self.graph.add("constant", [], {"dtype": value.aval.dtype.name, "shape": list(value.aval.shape),
+                                                     "data": data})
+            self._made[key] = ref
+        return ref
 
     def lower_jaxpr(self, jaxpr, const_refs, in_refs):
         """Adds the jaxpr's equations; returns the graph values of its outputs."""
@@ -102,22 +159,16 @@ class GraphLowerer:
                 env[v] = r
         return [self.read(env, a) for a in jaxpr.outvars]
 
-    def subgraph(self, jaxpr, in_avals=None):
-        """A new graph for a nested jaxpr (no consts): (graph, external keys it takes after its inputs).
+    def op(self, name, *inputs, **attrs):
+        """Adds a C++ op (attributes converted as lowering rules' are)."""
+        return LoweringContext(self.graph).op(name, *inputs, **attrs)
 
-        Its parameters are the jaxpr's inputs followed by the externals of its tree, in the order of
-        the returned keys; the caller passes its own values for those.
-        """
-        keys = list(collect_externals(jaxpr, {}))
+    def subgraph(self, in_avals, build):
+        """A new graph taking values of in_avals; build(lowerer, parameter values) gives its outputs."""
         graph = type(self.graph)()
-        ins = [graph.parameter(a.shape, a.dtype.name) for a in (in_avals or jaxpr.in_avals)]
-        ext = {}
-        for k in keys:
-            t = self.graph.type(self.externals[k])
-            ext[k] = graph.parameter(t[0], t[1])
-        sub = GraphLowerer(graph, ext)
-        graph.set_outputs(sub.lower_jaxpr(jaxpr, [], ins))
-        return graph, keys
+        params = [graph.parameter(a.shape, a.dtype.name) for a in in_avals]
+        graph.set_outputs(list(build(GraphLowerer(graph, {}), params)))
+        return graph
 
 
 def _type_check(exe, avals_out, unique):
@@ -137,7 +188,7 @@ class GraphCall:
         acc = {}
         for c in closed.consts:
             acc.setdefault(_const_key(c), c)
-        collect_externals(jaxpr, acc)
+        collect_externals(jaxpr, acc, literals=not HAS_CONSTANT)
         self.out_avals = out_avals = jaxpr.out_avals
         graph = _core.Graph()
         in_refs = [graph.parameter(v.aval.shape, v.aval.dtype.name) for v in jaxpr.invars]

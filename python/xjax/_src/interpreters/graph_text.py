@@ -61,7 +61,7 @@ def graph_text(closed, module_name):
     acc = {}
     for c in closed.consts:
         acc.setdefault(gl._const_key(c), c)
-    gl.collect_externals(jaxpr, acc)
+    gl.collect_externals(jaxpr, acc, literals=not gl.HAS_CONSTANT)
     g = _RecordingGraph()
     ins = [g.parameter(v.aval.shape, v.aval.dtype.name) for v in jaxpr.invars]
     ext = {k: g.parameter(v.aval.shape, v.aval.dtype.name) for k, v in acc.items()}
