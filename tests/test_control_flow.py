@@ -133,6 +133,15 @@ def test_map_and_select(mode):
     np.testing.assert_array_equal(np.asarray(b(jnp.arange(5.0))), np.arange(5.0) * 3)
 
 
+def test_jit_with_control_flow_is_one_graph_when_the_core_has_control_ops():
+    from xjax._src.interpreters import graph_lowering
+
+    f = jax.jit(lambda x: lax.fori_loop(0, 3, lambda i, c: lax.cond(i > 1, lambda c: c * 2, lambda c: c + 1, c), x))
+    assert float(f(1.0)) == 6.0
+    (entry,) = f._cache.values()
+    assert type(entry.call).__name__ == ("GraphCall" if graph_lowering.HAS_SUBGRAPHS else "PlanCall")
+
+
 def test_nested_control_flow_under_jit():
     @jax.jit
     def f(x):

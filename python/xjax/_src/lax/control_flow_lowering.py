@@ -45,6 +45,8 @@ def _scan_lowering(lowerer, eqn, ins):
     i32 = dtypes.int32
     counter = core.ShapedArray((), i32)
     ys0 = [lowerer.constant(0, a.dtype, (length, *a.shape)) for a in y_avals]
+    if length == 0:
+        return list(ins[nc:nc + ncarry]) + ys0
     carried = [lowerer.constant(0, i32), *ins, *ys0]
     carried_avals = [counter, *avals, *[a.update(shape=(length, *a.shape)) for a in y_avals]]
 
