@@ -315,8 +315,8 @@ class JitWrapped:
 
     # -- calls --
     def __call__(self, *args, **kwargs):
-        if self._simple and not kwargs:
-            leaves, treedef = _flatten(args)
+        if self._simple:
+            leaves, treedef = _flatten((args, kwargs)) if kwargs else _flatten(args)
             try:
                 entry = self._cache.get((treedef, *map(_get_aval, leaves)))
                 if entry is not None and entry.fast is not None and type(_state.trace) is _EvalTrace:
