@@ -389,3 +389,30 @@ def test_other_configurations(name):
         _start_children()
     output, _ = _children[name].communicate(timeout=120)
     assert _children[name].returncode == 0, output[-6000:]
+
+
+_HASH_SCRIPT = """
+import hashlib, sys
+import numpy as np
+sys.path[:0] = {paths!r}
+import test_core_contraction as t
+rng = np.random.default_rng(5)
+h = hashlib.sha1()
+for case in ["blocked", "gram", "many_rows", "many_cols_T", "big_vec", "many_small", "big_batched"]:
+    ls, rs, lc, rc, lb, rb = t.CASES[case]
+    for dt in ["float32", "float64"]:
+        h.update(t.dot_general(t.random(ls, dt, rng), t.random(rs, dt, rng), lc, rc, lb, rb).tobytes())
+print(h.hexdigest())
+"""
+
+
+@pytest.mark.skipif("XJAX_CONTRACTION_TEST_CHILD" in os.environ, reason="already a configuration run")
+def test_builtin_results_do_not_depend_on_thread_count():
+    script = _HASH_SCRIPT.format(paths=sys.path[:])
+    procs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, env=dict(os.environ, XJAX_DISABLE_BLAS="1", XJAX_NUM_THREADS=str(n),
+                                                  XJAX_CONTRACTION_TEST_CHILD="1"))
+             for n in (1, 3)]
+    outputs = [p.communicate(timeout=120)[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs), outputs
+    assert outputs[0] == outputs[1]

@@ -2,8 +2,9 @@
 //
 // Which kernels: float/double matrix-matrix products go to BLAS when it is loaded, unless its
 // kernels for this CPU use narrower vectors than the built-in ones (OpenBLAS runs its AVX2
-// kernels on CPUs it does not recognise, AVX-512 ones included; there the built-in AVX-512
-// kernel was ~1.5x faster per core). Matrix-vector and vector-vector products are memory-bound
+// kernels on CPUs it does not recognise, AVX-512 ones included: on the AMD EPYC dev machine,
+// 1024^3 float32 took 19.7 ms on one core in OpenBLAS, 10.5 ms in the built-in AVX-512 kernel,
+// 19.9 ms in the built-in AVX2 one). Matrix-vector and vector-vector products are memory-bound
 // and always built-in, as are integers (and bool, counted as integers).
 //
 // Threads: a BLAS call runs on BLAS's own pool (sized like ours at load), so it is made only from
@@ -183,7 +184,8 @@ void builtin_gemv(int64_t m, int64_t k, Mat<T> a, const T* x, int64_t incx, T* y
   const int64_t chunk = std::max<int64_t>(4096, kSerialWork / m);
   const int64_t chunks = (k + chunk - 1) / chunk;
   T* partial = scratch<T>(3, chunks * m);
-  run_tasks(false, chunks, [&](int64_t ci) { part(0, m, ci * chunk, std::min(k, (ci + 1) * chunk), partial + ci * m); });
+  run_tasks(false, chunks,
+            [&](int64_t ci) { part(0, m, ci * chunk, std::min(k, (ci + 1) * chunk), partial + ci * m); });
   for (int64_t i = 0; i < m; ++i) {
     T s = partial[i];
     for (int64_t ci = 1; ci < chunks; ++ci) s += partial[ci * m + i];

@@ -28,6 +28,7 @@ struct Tile {
 
 inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
+// Packs B into panels of NR columns, [k][j] within a panel (see Kernels::pack_b).
 template <typename T>
 void pack_b(const T* b, int64_t rs, int64_t cs, int64_t kc, int64_t nc, T* dst) {
   constexpr int NR = Tile<T>::NR;
@@ -40,7 +41,7 @@ void pack_b(const T* b, int64_t rs, int64_t cs, int64_t kc, int64_t nc, T* dst) 
     } else if (cs == 1) {
       for (int64_t k = 0; k < kc; ++k)
         for (int j = 0; j < NR; ++j) d[k * NR + j] = j < nr ? b[k * rs + q + j] : T(0);
-    } else {  // columns contiguous
+    } else {  // columns contiguous (B used transposed): a strided gather, paid once per B block
       for (int j = 0; j < NR; ++j) {
         if (j < nr) {
           const T* col = b + (q + j) * cs;
