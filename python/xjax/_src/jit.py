@@ -496,7 +496,11 @@ def _diff_keys(key, old_keys, names_fn):
     if has_static:
         same_static = [k for k in same_tree if k[1] == rest[0]]
         if not same_static:
-            return f"different static arguments: now {rest[0]} and before {same_tree[-1][1]}"
+            now, before = dict(rest[0]), dict(same_tree[-1][1])
+            diffs = [f"  * at static argument {k if isinstance(k, str) else k}, now {now.get(k)!r} and before "
+                     f"{before.get(k)!r}" for k in list(now) + [k for k in before if k not in now]
+                     if now.get(k) != before.get(k)]
+            return "different static arguments:\n" + "\n".join(diffs)
         rest, prev = rest[1:], same_static[-1][2:]
     else:
         prev = same_tree[-1][1:]
