@@ -7,7 +7,8 @@ y[t] with dynamic_update_slice into buffers that start as zeros.
 """
 from xjax._src.interpreters import graph_lowering as gl
 from xjax._src.interpreters.graph_lowering import jaxpr_is_lowerable
-from xjax._src.lax.control_flow import cond_p, scan_p, while_p
+from xjax._src.lax.conditionals import cond_p
+from xjax._src.lax.loops import scan_p, while_p
 from xjax._src import core, dtypes
 
 
