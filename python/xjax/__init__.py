@@ -10,7 +10,9 @@ from xjax._src.array import Array  # noqa: F401
 from xjax._src.config import config  # noqa: F401
 from xjax import lax, numpy  # noqa: F401
 from xjax import tree_util, tree  # noqa: F401
-from xjax._src.jit import ShapeDtypeStruct, eval_shape, jit, make_jaxpr  # noqa: F401
+from xjax._src.jit import jit  # noqa: F401
+from xjax._src.make_jaxpr import eval_shape, make_jaxpr  # noqa: F401
+from xjax._src.stages import ShapeDtypeStruct  # noqa: F401
 from xjax import errors  # noqa: F401
 from xjax import debug  # noqa: F401
 

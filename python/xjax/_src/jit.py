@@ -25,6 +25,7 @@ from xjax._src.config import config
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.graph_lowering import (GraphCall, compile_closed_jaxpr, jaxpr_is_lowerable)
 from xjax._src.jaxpr import eval_jaxpr
+from xjax._src.stages import ShapeDtypeStruct, Traced
 
 logger = logging.getLogger("xjax._src.jit")
 
@@ -74,31 +75,6 @@ jit_p.pp_params = _jit_pp_params
 
 
 # ---- abstract values of arguments -----------------------------------------------------------
-
-class ShapeDtypeStruct:
-    """A shape and dtype standing for an array argument (for lower, eval_shape, make_jaxpr)."""
-
-    __slots__ = ("shape", "dtype", "weak_type", "sharding")
-
-    def __init__(self, shape, dtype, *, weak_type=False, sharding=None):
-        self.shape = tuple(int(d) for d in shape)
-        self.dtype = dtypes.canonicalize_dtype(dtype)
-        self.weak_type = bool(weak_type)
-        self.sharding = sharding
-
-    ndim = property(lambda self: len(self.shape))
-    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
-
-    def __repr__(self):
-        weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
-
-    def __eq__(self, other):
-        return (isinstance(other, ShapeDtypeStruct) and (self.shape, self.dtype, self.weak_type)
-                == (other.shape, other.dtype, other.weak_type))
-
-    def __hash__(self):
-        return hash((self.shape, self.dtype, self.weak_type))
 
 
 def _bad_arg_error(fun, x, name):
@@ -517,75 +493,6 @@ def _diff_keys(key, old_keys, names_fn):
     return "different input types:\n" + "\n".join(diffs)
 
 
-class Traced:
-    """A traced jitted function for given argument types."""
-
-    def __init__(self, wrapped, entry, avals):
-        self._wrapped = wrapped
-        self._entry = entry
-        self.in_avals = avals
-
-    jaxpr = property(lambda self: self._entry.jaxpr)
-
-    @property
-    def out_info(self):
-        return self._entry.out_tree.unflatten(
-            [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in self._entry.jaxpr.out_avals])
-
-    def lower(self):
-        return Lowered(self._wrapped, self._entry, self.in_avals)
-
-
-class Lowered:
-    """A jitted function lowered for given argument types; `.compile()` gives the executable."""
-
-    def __init__(self, wrapped, entry, avals):
-        self._wrapped = wrapped
-        self._entry = entry
-        self.in_avals = avals
-
-    jaxpr = property(lambda self: self._entry.jaxpr)
-    out_info = property(lambda self: Traced(self._wrapped, self._entry, self.in_avals).out_info)
-
-    def as_text(self, dialect=None, *, debug_info=False):
-        """The lowered program: the C++ graph, one op per line."""
-        from xjax._src.interpreters.graph_text import graph_text
-
-        return graph_text(self._entry.jaxpr, f"jit_{pe.fun_name(self._wrapped._fun)}")
-
-    def compile(self, compiler_options=None):
-        if self._entry.call is None:
-            self._wrapped._compile(self._entry, self.in_avals)
-        return Compiled(self._wrapped, self._entry, self.in_avals, self.as_text)
-
-    def cost_analysis(self):
-        return None
-
-
-class Compiled:
-    """A compiled jitted function: call it with arguments of the types it was lowered for."""
-
-    def __init__(self, wrapped, entry, avals, text_fn):
-        self._wrapped = wrapped
-        self._entry = entry
-        self.in_avals = avals
-        self._text_fn = text_fn
-
-    def as_text(self):
-        return self._text_fn()
-
-    def cost_analysis(self):
-        return None
-
-    def __call__(self, *args, **kwargs):
-        key, _, _, avals, ops, tracing, _, _ = self._wrapped._signature(args, kwargs)
-        if [(a.shape, a.dtype) for a in avals] != [(a.shape, a.dtype) for a in self.in_avals]:
-            raise TypeError(f"Argument types differ from the types for which this computation was compiled: "
-                            f"got {[a.str_short() for a in avals]}, compiled for "
-                            f"{[a.str_short() for a in self.in_avals]}")
-        return self._entry.out_tree.unflatten(self._entry.call(ops))
-
-
 def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=None, donate_argnames=None,
         inline=False, keep_unused=False, device=None, backend=None, in_shardings=None, out_shardings=None,
         abstracted_axes=None, compiler_options=None):
@@ -600,51 +507,3 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
     if fun is None:
         return lambda f: JitWrapped(f, **kw)
     return JitWrapped(fun, **kw)
-
-
-# ---- make_jaxpr and eval_shape --------------------------------------------------------------
-
-def _trace_for(fun, static_argnums, args, kwargs, traced_for="jit"):
-    static = frozenset(_normalize_argnums(static_argnums))
-    n = len(args)
-    static = {i % n for i in static if -n <= i < n} if n else set()
-    dyn_args = tuple(a for i, a in enumerate(args) if i not in static)
-    leaves, treedef = _flatten((dyn_args, kwargs))
-
-    def names_fn():
-        return pe.arg_names_of(fun, args, kwargs, static)
-
-    avals, _, _ = _abstractify(leaves, fun, names_fn, abstract_ok=True)
-    out_trees = []
-
-    def flat_fun(*tracers):
-        dyn, kw = treedef.unflatten(tracers)
-        it = iter(dyn)
-        full = [args[i] if i in static else next(it) for i in range(n)]
-        leaves_out, tree = _flatten(fun(*full, **kw))
-        out_trees.append(tree)
-        return leaves_out
-
-    closed = pe.trace_to_jaxpr(flat_fun, avals, pe.DebugInfo(traced_for, fun, names_fn=names_fn),
-                               what=f"function {pe.func_src_info(fun)} traced for {traced_for}")
-    return closed, out_trees[0]
-
-
-def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstracted_axes=None):
-    """A function returning the ClosedJaxpr of `fun` for given example arguments (arrays or ShapeDtypeStructs)."""
-
-    @functools.wraps(fun)
-    def make(*args, **kwargs):
-        closed, out_tree = _trace_for(fun, static_argnums, args, kwargs)
-        if return_shape:
-            shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in closed.out_avals]
-            return closed, out_tree.unflatten(shapes)
-        return closed
-
-    return make
-
-
-def eval_shape(fun, *args, **kwargs):
-    """The shapes and dtypes of fun's results (ShapeDtypeStructs), computed without running it."""
-    closed, out_tree = _trace_for(fun, (), args, kwargs)
-    return out_tree.unflatten([ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in closed.out_avals])
