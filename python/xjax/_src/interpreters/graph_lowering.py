@@ -16,7 +16,7 @@ from xjax import _core
 from xjax._src import core
 from xjax._src.backends import cpu
 from xjax._src.backends.lowering import LoweringContext
-from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, jaxprs_in_params
+from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal
 
 
 def _core_has(op, attrs):
