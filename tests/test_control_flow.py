@@ -209,3 +209,5 @@ def test_debug_print_eager_and_jit(capsys):
     assert capsys.readouterr().out == "i=0 c=1\ni=1 c=1\ni=2 c=2\n"
     jax.debug.print("{} {}", jnp.arange(3.0), "hello")
     assert capsys.readouterr().out == "[0. 1. 2.] hello\n"
+    assert jax.jit(lambda x: jax.debug.print("only effects {}", x))(1.0) is None
+    assert capsys.readouterr().out == "only effects 1.0\n"

@@ -6,8 +6,6 @@ traced; `debug_callback` calls a Python function with the operands as arrays. Ea
 at once; under jit they lower to the core's `host_callback` op (when the core has it), which
 calls back into Python with the computed values, in program order.
 """
-import functools
-
 import numpy as np
 
 from xjax import _core
@@ -63,16 +61,22 @@ def _no_outputs(*avals, **params):
 
 
 def _host_callback_lowering(run_callback):
-    """A lowering to the core's host_callback op: the values come back as xjax Arrays."""
+    """A lowering to the core's host_callback op: the values come back as xjax Arrays.
 
-    def lower(ctx, *ins, **params):
-        avals = ctx.avals_in
+    The callback is registered with the core for as long as the compiled graph lives (the lowerer
+    records its id).
+    """
+
+    def lower(lowerer, eqn, ins):
+        avals = [a.aval for a in eqn.invars]
+        params = eqn.params
 
         def fn(values):
             run_callback([cpu._array_type(v, a) for v, a in zip(values, avals)], params)
 
         cid = _core.register_callback(fn)
-        ctx.graph.add("host_callback", list(ins), {"callback_id": cid})
+        lowerer.callbacks.append(cid)
+        lowerer.graph.add("host_callback", list(ins), {"callback_id": cid})
         return []
 
     return lower
@@ -81,12 +85,12 @@ def _host_callback_lowering(run_callback):
 debug_print_p.abstract_eval = _no_outputs
 debug_print_p.impl = _debug_print_impl
 debug_print_p.can_lower = lambda params: _HAS_HOST_CALLBACK
-debug_print_p.lowering = _host_callback_lowering(
+debug_print_p.jaxpr_lowering = _host_callback_lowering(
     lambda arrays, p: _format_print(arrays, p["fmt"], p["in_tree"], p["static_args"], p["np_printoptions"]))
 debug_callback_p.abstract_eval = _no_outputs
 debug_callback_p.impl = _debug_callback_impl
 debug_callback_p.can_lower = lambda params: _HAS_HOST_CALLBACK
-debug_callback_p.lowering = _host_callback_lowering(lambda arrays, p: p["callback"](*arrays))
+debug_callback_p.jaxpr_lowering = _host_callback_lowering(lambda arrays, p: p["callback"](*arrays))
 
 
 def _is_array_leaf(x):
@@ -131,5 +135,3 @@ def debug_callback(callback, *args, ordered=False, partitioned=False, **kwargs):
 def breakpoint(*args, **kwargs):  # noqa: A001 - JAX's name
     raise NotImplementedError("jax.debug.breakpoint is not supported by xjax")
 
-
-del functools

@@ -13,7 +13,7 @@ through their primitive's eager `impl` in between.
 import weakref
 
 from xjax import _core
-from xjax._src import core
+from xjax._src import core, dtypes
 from xjax._src.backends import cpu
 from xjax._src.backends.lowering import LoweringContext
 from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal
@@ -102,9 +102,10 @@ class GraphLowerer:
     nested jaxprs, are graph inputs given in `externals` (key -> graph value).
     """
 
-    def __init__(self, graph, externals):
+    def __init__(self, graph, externals, callbacks=None):
         self.graph = graph
         self.externals = externals
+        self.callbacks = [] if callbacks is None else callbacks  # host callbacks registered, shared with subgraphs
         self._made = {}  # constants added to this graph, by key
 
     def read(self, env, a):
@@ -167,8 +168,20 @@ class GraphLowerer:
         """A new graph taking values of in_avals; build(lowerer, parameter values) gives its outputs."""
         graph = type(self.graph)()
         params = [graph.parameter(a.shape, a.dtype.name) for a in in_avals]
-        graph.set_outputs(list(build(GraphLowerer(graph, {}), params)))
+        graph.set_outputs(list(build(GraphLowerer(graph, {}, self.callbacks), params)))
         return graph
+
+
+def unregister_callbacks(ids):
+    unregister = getattr(_core, "unregister_callback", None)
+    if unregister is not None:
+        for cid in ids:
+            unregister(cid)
+
+
+def _with_outputs(graph, outs):
+    graph.set_outputs(outs)
+    return graph
 
 
 def _type_check(exe, avals_out, unique):
@@ -181,7 +194,7 @@ def _type_check(exe, avals_out, unique):
 class GraphCall:
     """A ClosedJaxpr compiled to one Executable: call(list of xjax Arrays) -> list of xjax Arrays."""
 
-    __slots__ = ("run", "extern", "out_avals", "out_pos", "graph_text")
+    __slots__ = ("run", "extern", "out_avals", "out_pos", "__weakref__")
 
     def __init__(self, closed):
         jaxpr = closed.jaxpr
@@ -198,8 +211,15 @@ class GraphCall:
         outs = lowerer.lower_jaxpr(jaxpr, [lowerer.const_ref(c) for c in closed.consts], in_refs)
         unique = list(dict.fromkeys(outs))
         self.out_pos = None if len(unique) == len(outs) else [unique.index(r) for r in outs]
+        if lowerer.callbacks:
+            weakref.finalize(self, unregister_callbacks, list(lowerer.callbacks))
         if not outs:
-            self.run = lambda values: []
+            if not lowerer.callbacks:
+                self.run = lambda values: []
+                return
+            # Only effects: the graph still runs, with a throwaway result.
+            run = _core.compile(_with_outputs(graph, [lowerer.constant(0, dtypes.int32)])).run
+            self.run = lambda values: (run(values), [])[1]
             return
         graph.set_outputs(unique)
         exe = _core.compile(graph)

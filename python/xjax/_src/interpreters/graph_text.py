@@ -68,5 +68,6 @@ def graph_text(closed, module_name):
     lowerer = gl.GraphLowerer(g, ext)
     outs = lowerer.lower_jaxpr(jaxpr, [lowerer.const_ref(c) for c in closed.consts], ins)
     g.set_outputs(outs)
+    gl.unregister_callbacks(lowerer.callbacks)
     body = "".join("  " + line + "\n" for line in g.text("main").splitlines())
     return f"module @{module_name} {{\n{body}}}\n"
