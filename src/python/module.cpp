@@ -6,7 +6,9 @@
 #include <cstring>
 
 #include "core/array.h"
+#include "core/compiler/callbacks.h"
 #include "core/compiler/executable.h"
+#include "core/compiler/passes.h"
 #include "core/cpu/blas.h"
 #include "core/stream.h"
 #include "core/thread_pool.h"
@@ -48,12 +50,13 @@ AttrValue attr_from_py(const std::string& name, const py::handle& v) {
   if (py::isinstance<py::int_>(v)) return v.cast<int64_t>();
   if (py::isinstance<py::float_>(v)) return v.cast<double>();
   if (py::isinstance<py::str>(v)) return v.cast<std::string>();
+  if (py::isinstance<py::bytes>(v)) return std::string(v.cast<py::bytes>());  // e.g. a constant's data
   if (py::isinstance<py::tuple>(v) || py::isinstance<py::list>(v)) {
     std::vector<int64_t> out;
     for (auto e : v) out.push_back(e.cast<int64_t>());
     return out;
   }
-  throw TypeError("attribute '" + name + "' must be an int, float, str or a sequence of ints");
+  throw TypeError("attribute '" + name + "' must be an int, float, str, bytes or a sequence of ints");
 }
 
 Attrs attrs_from_py(const py::dict& d) {
@@ -68,6 +71,31 @@ Attrs attrs_from_py(const py::dict& d) {
 ValueRef ref_from_py(const py::handle& h) {
   auto t = h.cast<py::tuple>();
   return {t[0].cast<int>(), t[1].cast<int>()};
+}
+
+py::list refs_to_py(const std::vector<ValueRef>& refs) {
+  py::list out;
+  for (ValueRef v : refs) out.append(py::make_tuple(v.node, v.index));
+  return out;
+}
+
+// A Python callable as a host callback: called under the GIL with the operands as _core.Arrays;
+// a Python exception becomes a RuntimeError of the computation.
+int64_t register_py_callback(const py::function& fn) {
+  std::shared_ptr<py::object> holder(new py::object(fn), [](py::object* o) {
+    py::gil_scoped_acquire gil;
+    delete o;
+  });
+  return register_callback([holder](const std::vector<Array>& args) {
+    py::gil_scoped_acquire gil;
+    try {
+      py::list l;
+      for (const Array& a : args) l.append(py::cast(a));
+      (*holder)(l);
+    } catch (py::error_already_set& e) {
+      throw std::runtime_error(std::string("[host_callback] ") + e.what());
+    }
+  });
 }
 
 Array array_from_buffer(py::buffer b, const py::handle& shape, const std::string& dtype) {
@@ -140,7 +168,14 @@ PYBIND11_MODULE(_core, m) {
       .def("bytes_view", &bytes_view, "A read-only uint8 NumPy view of the data (waits first).");
 
   py::class_<Executable, std::shared_ptr<Executable>>(m, "Executable")
-      .def("run", &Executable::run, py::arg("inputs"), "Queues the computation; returns the results at once.")
+      .def("run", &Executable::run, py::arg("inputs"), py::call_guard<py::gil_scoped_release>(),
+           "Queues the computation (or runs it at once when tiny, without the GIL); returns the results.")
+      .def_property_readonly("num_kernels", &Executable::num_kernels,
+                             "Kernel steps of the plan (fused kernels and single-op kernels).")
+      .def_property_readonly("num_buffers", [](const Executable& e) { return e.plan().pool.size(); },
+                             "Pooled intermediate buffers the plan allocates per run.")
+      .def("plan_text", &Executable::plan_text, "The plan: one line per step, then where each value lives.")
+      .def_property_readonly("graph", [](const Executable& e) { return e.graph(); }, "The optimised graph.")
       .def_property_readonly("input_types", [](const Executable& e) {
         py::list l;
         for (auto& t : e.input_types()) l.append(type_to_py(t));
@@ -170,9 +205,49 @@ PYBIND11_MODULE(_core, m) {
         for (auto h : outputs) out.push_back(ref_from_py(h));
         g.set_outputs(out);
       })
-      .def("type", [](const Graph& g, const py::handle& ref) { return type_to_py(g.type(ref_from_py(ref))); });
+      .def("type", [](const Graph& g, const py::handle& ref) { return type_to_py(g.type(ref_from_py(ref))); })
+      .def(
+          "add_subgraph_op",
+          [](Graph& g, const std::string& op, const py::list& inputs, const py::dict& attrs,
+             const std::vector<Graph>& subgraphs) {
+            std::vector<ValueRef> in;
+            for (auto h : inputs) in.push_back(ref_from_py(h));
+            std::vector<std::shared_ptr<const Graph>> subs;
+            for (const Graph& sg : subgraphs) subs.push_back(std::make_shared<const Graph>(sg));
+            return refs_to_py(g.add_subgraph_op(op_from_name(op), in, attrs_from_py(attrs), std::move(subs)));
+          },
+          py::arg("op"), py::arg("inputs"), py::arg("attrs"), py::arg("subgraphs"),
+          "Adds a control op (cond, while) over subgraphs; returns its results.")
+      .def("optimized", [](const Graph& g, const std::vector<std::string>& passes) { return run_passes(g, passes); },
+           py::arg("passes"), "A new graph after the named passes (verify, simplify, fold, cse, dce).")
+      .def("verify", [](const Graph& g) { verify(g); })
+      .def_property_readonly("num_nodes", [](const Graph& g) { return g.nodes().size(); })
+      .def("ops", [](const Graph& g) {
+        py::list l;
+        for (const Node& n : g.nodes()) l.append(op_name(n.op));
+        return l;
+      }, "The op name of every node, in order.")
+      .def_property_readonly("outputs", [](const Graph& g) { return refs_to_py(g.outputs()); })
+      .def("text", &Graph::text)
+      .def("__repr__", &Graph::text);
 
-  m.def("compile", [](const Graph& g) { return compile(g); }, "Compiles a graph into an Executable.");
+  m.def(
+      "compile",
+      [](const Graph& g, const py::object& passes, bool fuse, bool reuse_buffers, bool reference) {
+        CompileOptions o = default_compile_options();
+        if (!passes.is_none()) o.passes = passes.cast<std::vector<std::string>>();
+        o.fuse = fuse;
+        o.reuse_buffers = reuse_buffers;
+        o.reference = reference;
+        return compile(g, o);
+      },
+      py::arg("graph"), py::arg("passes") = py::none(), py::arg("fuse") = true, py::arg("reuse_buffers") = true,
+      py::arg("reference") = false,
+      "Compiles a graph into an Executable: graph passes (default: all), fusion, buffer planning. "
+      "reference=True runs the reference interpreter instead (op by op, in double).");
+  m.def("register_callback", &register_py_callback, py::arg("fn"),
+        "Registers fn(list of Arrays) as a host callback; returns its callback_id.");
+  m.def("unregister_callback", &unregister_callback, py::arg("callback_id"));
   m.def(
       "compile_op",
       [](const std::string& op, const py::list& inputs, const py::dict& attrs) {

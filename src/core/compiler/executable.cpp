@@ -1,32 +1,52 @@
+// The executor: walks the plan's steps over the buffers of one run. Never touches Python: host
+// callbacks go through the registry (callbacks.h), whose Python wrappers take the GIL themselves.
 #include "core/compiler/executable.h"
 
+#include <cstring>
+
+#include "core/compiler/callbacks.h"
+#include "core/compiler/passes.h"
+#include "core/reference/interpreter.h"
 #include "core/stream.h"
 
 namespace xjax {
 
 namespace {
-// Below this many elements an op runs on the caller's thread when the stream is idle:
+// Below this many elements a graph runs on the caller's thread when the stream is idle:
 // a queue hand-off costs more than the work.
 constexpr int64_t kInlineElements = 1 << 15;
-
-Tensor view(const Array& a) { return Tensor{a.data(), a.shape, a.dtype}; }
+constexpr size_t kStackOperands = 32;
+// Set while this thread runs a queued computation: a run() from there (a host callback calling
+// back into a compiled function) must run inline, or it would wait behind itself.
+thread_local bool tl_in_stream_task = false;
 }  // namespace
 
-Executable::Executable(Graph graph) : graph_(std::move(graph)) {
-  for (const Node& n : graph_.nodes())
-    for (const TypeInfo& t : n.outputs) work_elements_ += numel(t.shape);
-}
+// The buffers of one run, per storage (inline for small plans: no allocation per call).
+struct Executable::Frame {
+  static constexpr size_t kInline = 16;
+  std::shared_ptr<Buffer> buf_inline[kInline];
+  void* ptr_inline[kInline];
+  std::vector<std::shared_ptr<Buffer>> buf_heap;
+  std::vector<void*> ptr_heap;
+  std::shared_ptr<Buffer>* buf;
+  void** ptr;
+  explicit Frame(size_t n) {
+    if (n > kInline) {
+      buf_heap.resize(n);
+      ptr_heap.resize(n);
+    }
+    buf = n > kInline ? buf_heap.data() : buf_inline;
+    ptr = n > kInline ? ptr_heap.data() : ptr_inline;
+  }
+  void bind(int st, std::shared_ptr<Buffer> b) {
+    ptr[st] = b->data();
+    buf[st] = std::move(b);
+  }
+};
 
-std::vector<TypeInfo> Executable::input_types() const {
-  std::vector<TypeInfo> out;
-  for (int p : graph_.parameters()) out.push_back(graph_.nodes()[p].outputs[0]);
-  return out;
-}
-
-std::vector<TypeInfo> Executable::output_types() const {
-  std::vector<TypeInfo> out;
-  for (ValueRef v : graph_.outputs()) out.push_back(graph_.type(v));
-  return out;
+Executable::Executable(Graph graph, const CompileOptions& options)
+    : graph_(run_passes(graph, options.passes)), options_(options) {
+  if (!options_.reference) plan_ = build_plan(graph_, options_);
 }
 
 void Executable::validate(const std::vector<Array>& inputs) const {
@@ -43,74 +63,250 @@ void Executable::validate(const std::vector<Array>& inputs) const {
   }
 }
 
-void Executable::execute(const std::vector<Array>& inputs, const std::vector<Array>& outputs) const {
-  const auto& nodes = graph_.nodes();
-  std::vector<std::vector<Array>> values(nodes.size());
-  const auto& outs = graph_.outputs();
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    const Node& n = nodes[i];
-    if (n.op == OpId::parameter_) {
-      values[i] = {inputs[n.attrs.get_int("index")]};
-      continue;
-    }
-    std::vector<Array>& results = values[i];
-    for (size_t r = 0; r < n.outputs.size(); ++r) {
-      // Graph outputs are written straight into the arrays handed back to the caller.
-      const Array* given = nullptr;
-      for (size_t o = 0; o < outs.size(); ++o)
-        if (outs[o].node == int(i) && outs[o].index == int(r)) given = &outputs[o];
-      results.push_back(given ? *given : Array::empty(n.outputs[r].shape, n.outputs[r].dtype));
-    }
-    std::vector<Tensor> in, out;
-    for (ValueRef v : n.inputs) in.push_back(view(values[v.node][v.index]));
-    for (const Array& a : results) out.push_back(view(a));
-    const OpInfo& info = op_info(n.op);
-    if (!info.cpu) throw std::runtime_error(std::string("[") + info.name + "] has no CPU kernel yet");
-    info.cpu(in, out, n.attrs);
+void Executable::run_plan(const std::shared_ptr<Buffer>* inputs, std::shared_ptr<Buffer>* outputs) const {
+  const Plan& p = plan_;
+  const size_t ns = p.storages.size();
+  Frame f(ns);
+  std::vector<std::shared_ptr<Buffer>> pool(p.pool.size());
+  for (size_t b = 0; b < pool.size(); ++b) pool[b] = Buffer::allocate(p.pool[b]);
+  for (size_t i = 0; i < p.outputs.size(); ++i) {
+    int st = p.value_storage[p.outputs[i]];
+    if (outputs[i] && p.storages[st].kind == Storage::Kind::Output && !f.buf[st]) f.bind(st, outputs[i]);
   }
+  for (size_t st = 0; st < ns; ++st) {
+    const Storage& s = p.storages[st];
+    if (s.kind == Storage::Kind::Param) f.bind(int(st), inputs[s.index]);
+    else if (s.kind == Storage::Kind::Constant) f.bind(int(st), p.constants[s.index].buffer);
+    else if (s.kind == Storage::Kind::Pool && s.index >= 0) f.bind(int(st), pool[s.index]);
+  }
+  for (size_t st = 0; st < ns; ++st) {  // values written over donated parameters, then fresh outputs
+    const Storage& s = p.storages[st];
+    if (s.kind != Storage::Kind::Output && s.kind != Storage::Kind::Pool) continue;
+    int src = p.reused_in_place[st];
+    if (!f.buf[st] && src >= 0 && p.storages[src].kind == Storage::Kind::Param) f.bind(int(st), f.buf[src]);
+    if (!f.buf[st] && s.kind == Storage::Kind::Output) f.bind(int(st), Buffer::allocate(s.nbytes));
+  }
+  for (const Step& step : p.steps) run_step(step, f);
+  for (size_t i = 0; i < p.outputs.size(); ++i) {
+    int st = p.value_storage[p.outputs[i]];
+    if (!outputs[i]) {
+      outputs[i] = f.buf[st];
+    } else if (outputs[i].get() != f.buf[st].get()) {
+      const TypeInfo& t = p.value_type[p.outputs[i]];
+      size_t n = size_t(numel(t.shape)) * itemsize(t.dtype);
+      if (n) std::memcpy(outputs[i]->data(), f.ptr[st], n);
+    }
+  }
+}
+
+void Executable::run_step(const Step& step, Frame& f) const {
+  const Plan& p = plan_;
+  switch (step.kind) {
+    case Step::Kind::Fused: {
+      const void* in_stack[kStackOperands];
+      void* out_stack[kStackOperands];
+      std::vector<const void*> in_heap;
+      std::vector<void*> out_heap;
+      const void** in = in_stack;
+      void** out = out_stack;
+      if (step.inputs.size() > kStackOperands) in_heap.resize(step.inputs.size()), in = in_heap.data();
+      if (step.outputs.size() > kStackOperands) out_heap.resize(step.outputs.size()), out = out_heap.data();
+      for (size_t k = 0; k < step.inputs.size(); ++k) in[k] = f.ptr[p.value_storage[step.inputs[k]]];
+      for (size_t k = 0; k < step.outputs.size(); ++k) out[k] = f.ptr[p.value_storage[step.outputs[k]]];
+      step.program->run(in, out);
+      return;
+    }
+    case Step::Kind::Kernel: {
+      // Kernels take vectors of Tensors: kept per thread so that their shapes reuse memory.
+      thread_local std::vector<Tensor> in, out;
+      auto fill = [&](std::vector<Tensor>& ts, const std::vector<int>& values) {
+        ts.resize(values.size());
+        for (size_t k = 0; k < values.size(); ++k) {
+          const TypeInfo& t = p.value_type[values[k]];
+          ts[k].data = f.ptr[p.value_storage[values[k]]];
+          ts[k].shape = t.shape;
+          ts[k].dtype = t.dtype;
+        }
+      };
+      fill(in, step.inputs);
+      fill(out, step.outputs);
+      step.kernel(in, out, step.attrs);
+      return;
+    }
+    case Step::Kind::Cond:
+    case Step::Kind::While: return run_control(step, f);
+    case Step::Kind::Callback: return run_callback(step, f);
+  }
+}
+
+void Executable::run_control(const Step& step, Frame& f) const {
+  const Plan& p = plan_;
+  auto storage = [&](int v) { return p.value_storage[v]; };
+  size_t first = step.kind == Step::Kind::Cond ? 1 : 0;
+  std::vector<std::shared_ptr<Buffer>> carried;
+  for (size_t k = first; k < step.inputs.size(); ++k) carried.push_back(f.buf[storage(step.inputs[k])]);
+  std::vector<std::shared_ptr<Buffer>> results(step.outputs.size());
+  for (size_t k = 0; k < step.outputs.size(); ++k) {  // results that are graph outputs: filled in place
+    int st = storage(step.outputs[k]);
+    if (p.storages[st].kind == Storage::Kind::Output) results[k] = f.buf[st];
+  }
+  if (step.kind == Step::Kind::Cond) {
+    const void* idx = f.ptr[storage(step.inputs[0])];
+    int64_t i = p.value_type[step.inputs[0]].dtype == DType::Bool ? int64_t(*static_cast<const bool*>(idx))
+                                                                    : int64_t(*static_cast<const int32_t*>(idx));
+    int64_t n = int64_t(step.subs.size());
+    i = i < 0 ? 0 : (i >= n ? n - 1 : i);
+    step.subs[i]->run_plan(carried.data(), results.data());
+  } else {
+    const Executable& cond = *step.subs[0];
+    const Executable& body = *step.subs[1];
+    for (;;) {
+      std::shared_ptr<Buffer> pred;
+      cond.run_plan(carried.data(), &pred);
+      if (!*static_cast<const bool*>(pred->data())) break;
+      // The body may update these carried buffers in place: each must be the loop's alone.
+      for (int k : body.plan().donated) {
+        if (carried[k].use_count() == 1) continue;
+        auto copy = Buffer::allocate(carried[k]->nbytes());
+        if (copy->nbytes()) std::memcpy(copy->data(), carried[k]->data(), copy->nbytes());
+        carried[k] = std::move(copy);
+      }
+      std::vector<std::shared_ptr<Buffer>> next(carried.size());
+      body.run_plan(carried.data(), next.data());
+      carried = std::move(next);
+    }
+    for (size_t k = 0; k < results.size(); ++k) {
+      if (!results[k]) {
+        results[k] = carried[k];
+      } else if (results[k] != carried[k]) {
+        const TypeInfo& t = p.value_type[step.outputs[k]];
+        size_t n = size_t(numel(t.shape)) * itemsize(t.dtype);
+        if (n) std::memcpy(results[k]->data(), carried[k]->data(), n);
+      }
+    }
+  }
+  // A result may be an operand's buffer passed through; pooled buffers get reused: copy those.
+  for (size_t k = 0; k < results.size(); ++k) {
+    int st = storage(step.outputs[k]);
+    if (p.storages[st].kind == Storage::Kind::Output) continue;
+    std::shared_ptr<Buffer> b = results[k];
+    for (size_t j = first; j < step.inputs.size(); ++j) {
+      int ist = storage(step.inputs[j]);
+      if (p.storages[ist].kind == Storage::Kind::Pool && f.buf[ist] == b) {
+        auto copy = Buffer::allocate(b->nbytes());
+        if (b->nbytes()) std::memcpy(copy->data(), b->data(), b->nbytes());
+        b = copy;
+        break;
+      }
+    }
+    f.bind(st, b);
+  }
+}
+
+void Executable::run_callback(const Step& step, Frame& f) const {
+  const Plan& p = plan_;
+  std::vector<Array> args;
+  for (int v : step.inputs) {
+    int st = p.value_storage[v];
+    Array a;
+    a.shape = p.value_type[v].shape;
+    a.dtype = p.value_type[v].dtype;
+    a.buffer = f.buf[st];
+    Storage::Kind kind = p.storages[st].kind;
+    // A buffer that a later step may reuse or update in place: hand out a copy.
+    if (kind == Storage::Kind::Pool || (kind == Storage::Kind::Param && options_.donate_params)) {
+      a.buffer = Buffer::allocate(a.nbytes());
+      if (a.nbytes()) std::memcpy(a.data(), f.ptr[st], a.nbytes());
+    }
+    args.push_back(std::move(a));
+  }
+  call_callback(step.attrs.get_int("callback_id"), args);
+}
+
+void Executable::execute(const std::vector<Array>& inputs, const std::vector<Array>& outputs) const {
+  if (options_.reference) {
+    std::vector<Array> res = reference_run(graph_, inputs);
+    for (size_t i = 0; i < outputs.size(); ++i)
+      if (res[i].nbytes()) std::memcpy(outputs[i].data(), res[i].data(), res[i].nbytes());
+    return;
+  }
+  std::vector<std::shared_ptr<Buffer>> in, out;
+  for (const Array& a : inputs) in.push_back(a.buffer);
+  for (const Array& a : outputs) out.push_back(a.buffer);
+  run_plan(in.data(), out.data());
 }
 
 std::vector<Array> Executable::run(const std::vector<Array>& inputs) {
   validate(inputs);
-  const auto& outs = graph_.outputs();
-  std::vector<Array> outputs(outs.size());
+  if (options_.reference) {  // the reference interpreter runs synchronously
+    for (const Array& a : inputs) a.wait();
+    return reference_run(graph_, inputs);
+  }
+  const Plan& p = plan_;
+  const size_t nout = p.outputs.size();
+  std::vector<Array> outputs(nout);
+  std::vector<std::shared_ptr<Buffer>> given(nout);
   bool all_ready = true;
   for (const Array& a : inputs) all_ready = all_ready && (!a.ready || a.ready->is_set());
   Stream& stream = Stream::global();
-  bool run_inline = work_elements_ <= kInlineElements && all_ready && stream.idle();
-
+  bool run_inline = tl_in_stream_task || (p.work <= kInlineElements && all_ready && stream.idle());
   std::shared_ptr<Event> event = run_inline ? nullptr : std::make_shared<Event>();
-  for (size_t o = 0; o < outs.size(); ++o) {
-    const Node& n = graph_.nodes()[outs[o].node];
-    if (n.op == OpId::parameter_) {
-      outputs[o] = inputs[n.attrs.get_int("index")];  // a graph that returns its input
+  for (size_t i = 0; i < nout; ++i) {
+    int v = p.outputs[i];
+    const Storage& s = p.storages[p.value_storage[v]];
+    Array& o = outputs[i];
+    o.shape = p.value_type[v].shape;
+    o.dtype = p.value_type[v].dtype;
+    if (s.kind == Storage::Kind::Param) {
+      o.buffer = inputs[s.index].buffer;
+      o.ready = inputs[s.index].ready;
+    } else if (s.kind == Storage::Kind::Constant) {
+      o.buffer = p.constants[s.index].buffer;
     } else {
-      outputs[o] = Array::empty(n.outputs[outs[o].index].shape, n.outputs[outs[o].index].dtype);
-      outputs[o].ready = event;
+      for (size_t j = 0; j < i && !o.buffer; ++j)  // outputs sharing a storage share the buffer
+        if (p.value_storage[p.outputs[j]] == p.value_storage[v]) o.buffer = outputs[j].buffer;
+      if (!o.buffer) o.buffer = Buffer::allocate(s.nbytes);
+      o.ready = event;
+      given[i] = o.buffer;
     }
   }
   if (run_inline) {
     for (const Array& a : inputs) a.wait();  // rethrows an input's error
-    execute(inputs, outputs);
+    std::vector<std::shared_ptr<Buffer>> in(inputs.size());
+    for (size_t k = 0; k < inputs.size(); ++k) in[k] = inputs[k].buffer;
+    run_plan(in.data(), given.data());
     return outputs;
   }
   auto self = shared_from_this();
-  stream.enqueue([self, inputs, outputs, event] {
+  stream.enqueue([self, inputs, given, event]() mutable {
+    tl_in_stream_task = true;
     try {
       for (const Array& a : inputs) a.wait();
-      self->execute(inputs, outputs);
+      std::vector<std::shared_ptr<Buffer>> in(inputs.size());
+      for (size_t k = 0; k < inputs.size(); ++k) in[k] = inputs[k].buffer;
+      self->run_plan(in.data(), given.data());
       event->set();
     } catch (...) {
       event->set(std::current_exception());
     }
+    tl_in_stream_task = false;
   });
   return outputs;
 }
 
+CompileOptions default_compile_options() {
+  CompileOptions o;
+  o.passes = default_passes();
+  return o;
+}
+
 std::shared_ptr<Executable> compile(Graph graph) {
-  if (graph.outputs().empty() && !graph.nodes().empty())
-    throw ValueError("[compile] graph has no outputs");
-  return std::make_shared<Executable>(std::move(graph));
+  static const CompileOptions defaults = default_compile_options();
+  return std::make_shared<Executable>(std::move(graph), defaults);
+}
+
+std::shared_ptr<Executable> compile(const Graph& graph, const CompileOptions& options) {
+  return std::make_shared<Executable>(graph, options);
 }
 
 std::shared_ptr<Executable> compile_op(OpId op, const std::vector<TypeInfo>& inputs, const Attrs& attrs) {

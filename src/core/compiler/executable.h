@@ -1,34 +1,54 @@
 // A compiled graph and the way it runs: asynchronously on the stream, or inline when tiny.
+// compile() runs the graph passes, fuses, and plans steps and buffers once; run() only allocates
+// the buffers of the plan and walks its steps.
 #pragma once
 #include <memory>
 #include <vector>
 
 #include "core/array.h"
+#include "core/compiler/plan.h"
 #include "core/graph.h"
 
 namespace xjax {
 
 class Executable : public std::enable_shared_from_this<Executable> {
  public:
-  explicit Executable(Graph graph);
+  Executable(Graph graph, const CompileOptions& options);
+  // The optimised graph the plan was built from.
   const Graph& graph() const { return graph_; }
-  std::vector<TypeInfo> input_types() const;
-  std::vector<TypeInfo> output_types() const;
+  std::vector<TypeInfo> input_types() const { return graph_.parameter_types(); }
+  std::vector<TypeInfo> output_types() const { return graph_.output_types(); }
+  const Plan& plan() const { return plan_; }
+  int num_kernels() const { return plan_.num_kernels(); }
+  std::string plan_text() const { return plan_.text(graph_); }
+  bool is_reference() const { return options_.reference; }
 
   // Checks the arguments against the parameter types, then queues the computation and returns
   // the results at once (their events fire when done). Errors of the computation surface on wait.
   std::vector<Array> run(const std::vector<Array>& inputs);
-  // Runs to completion on the calling thread (used by run, by tests and by C++ embedders).
+  // Runs to completion on the calling thread, filling the given output arrays.
   void execute(const std::vector<Array>& inputs, const std::vector<Array>& outputs) const;
+  // Runs the plan on ready input buffers. outputs[i] set: filled; null: set to the buffer holding
+  // output i (possibly an input's or a constant's: never write to it).
+  void run_plan(const std::shared_ptr<Buffer>* inputs, std::shared_ptr<Buffer>* outputs) const;
 
  private:
   void validate(const std::vector<Array>& inputs) const;
+  struct Frame;
+  void run_step(const Step& step, Frame& f) const;
+  void run_control(const Step& step, Frame& f) const;
+  void run_callback(const Step& step, Frame& f) const;
+
   Graph graph_;
-  int64_t work_elements_ = 0;  // total elements touched: decides inline vs queued execution
+  CompileOptions options_;
+  Plan plan_;
 };
 
-// Compiles a graph (verification now; optimisation passes and fusion are added as passes).
+// The default options: every graph pass, fusion, buffer reuse.
+CompileOptions default_compile_options();
+// Compiles a graph (with the default options unless given).
 std::shared_ptr<Executable> compile(Graph graph);
+std::shared_ptr<Executable> compile(const Graph& graph, const CompileOptions& options);
 
 // Convenience for eager dispatch: a graph of one op over parameters of the given types.
 std::shared_ptr<Executable> compile_op(OpId op, const std::vector<TypeInfo>& inputs, const Attrs& attrs);

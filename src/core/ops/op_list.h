@@ -1,5 +1,7 @@
 // The op catalogue: every op the core knows, with its kind and arity (-1: variadic).
-// The kind alone decides how the compiler may treat an op (fusion, layout, ...).
+// The kind alone decides how the compiler may treat an op (fusion, layout, ...): Elementwise ops
+// and Broadcast ops (pure index maps that keep element order: reshape, broadcast_in_dim) fuse into
+// one kernel, which may end in Reductions; Effect ops are never removed or reordered.
 #pragma once
 
 #define XJAX_OP_LIST(X)                                                                          \
@@ -28,7 +30,7 @@
   X(select_n, Elementwise, -1) X(clamp, Elementwise, 3)                                          \
   /* sources: graph inputs and generated values */                                              \
   X(parameter, Source, 0)                                                                        \
-  X(iota, Source, 0)                                                                             \
+  X(iota, Source, 0) X(constant, Source, 0)                                                      \
   /* reductions over axes, and scans along one axis */                                           \
   X(reduce_sum, Reduction, 1) X(reduce_prod, Reduction, 1) X(reduce_max, Reduction, 1)           \
   X(reduce_min, Reduction, 1) X(reduce_and, Reduction, 1) X(reduce_or, Reduction, 1)             \
@@ -36,11 +38,13 @@
   X(cumsum, Cumulative, 1) X(cumprod, Cumulative, 1) X(cummax, Cumulative, 1)                    \
   X(cummin, Cumulative, 1) X(cumlogsumexp, Cumulative, 1)                                        \
   /* data movement */                                                                            \
-  X(transpose, Layout, 1) X(reshape, Layout, 1) X(broadcast_in_dim, Layout, 1)                   \
+  X(reshape, Broadcast, 1) X(broadcast_in_dim, Broadcast, 1) X(transpose, Layout, 1)             \
   X(slice, Layout, 1) X(dynamic_slice, Layout, -1) X(dynamic_update_slice, Layout, -1)           \
   X(concatenate, Layout, -1) X(pad, Layout, 2) X(rev, Layout, 1)                                 \
   /* indexing */                                                                                 \
   X(gather, Index, 2) X(scatter, Index, 3) X(scatter_add, Index, 3) X(scatter_mul, Index, 3)     \
   X(scatter_min, Index, 3) X(scatter_max, Index, 3)                                              \
   /* contraction and sorting */                                                                  \
-  X(dot_general, Contraction, 2) X(sort, Sort, -1) X(top_k, Sort, 1)
+  X(dot_general, Contraction, 2) X(sort, Sort, -1) X(top_k, Sort, 1)                             \
+  /* control flow over subgraphs, and effects (never removed, run in program order) */           \
+  X(cond, Control, -1) X(while, Control, -1) X(host_callback, Effect, -1)

@@ -18,7 +18,12 @@ enum class OpId : int {
 };
 constexpr int kNumOps = int(OpId::kCount);
 
-enum class OpKind { Elementwise, Source, Reduction, Cumulative, Layout, Index, Contraction, Sort };
+enum class OpKind {
+  Elementwise, Source, Reduction, Cumulative, Layout, Index, Contraction, Sort,
+  Broadcast,  // re-indexes its operand, element order kept (fusible as a load)
+  Control,    // runs subgraphs (cond, while)
+  Effect,     // side effects (host callbacks): kept by DCE, run in program order
+};
 
 struct TypeInfo {
   Shape shape;

@@ -1,0 +1,48 @@
+// The fusion pass: partitions a graph's nodes into groups, each run as one step. The op kind
+// alone decides what may fuse (ops.h): Elementwise ops over one index space form a group,
+// Broadcast ops (reshape, broadcast_in_dim) are folded into their consumers' loads as index
+// maps, and a group may end in Reductions over a common (kept, reduced, kept) split of its space.
+// Every other node is a group of its own.
+#pragma once
+#include <vector>
+
+#include "core/cpu/reduction_loops.h"
+#include "core/graph.h"
+
+namespace xjax {
+
+// How a consumer sees a value through a chain of Broadcast ops: element i of the value is
+// element offset(i) of `root`. flat: offset(i) = i (reshapes only). Otherwise the value is
+// indexed over `space` and each of its dims d reads root dim dims[d] (-1: broadcast, offset 0).
+struct Resolved {
+  ValueRef root;
+  bool flat = true;
+  Shape space;
+  std::vector<int> dims;
+  // Strides into the root's contiguous layout, one per dim of `space` (not flat only).
+  std::vector<int64_t> strides(const Shape& root_shape) const;
+};
+Resolved resolve(const Graph& g, ValueRef v);
+
+// A reduction's index space as (k0, r, k1) with r reduced; false when its axes interleave more.
+bool reduction_split(const Shape& shape, const std::vector<int64_t>& axes, int64_t& k0, int64_t& r, int64_t& k1);
+// The reduction loops' op for a reduce_* node; false for other ops (argmax, ...).
+bool reduction_op(OpId op, RedOp& out);
+// Whether the fused engine can run node n (it has a loop for its op and dtypes).
+bool fusible(const Graph& g, const Node& n);
+
+struct FusionGroup {
+  std::vector<int> nodes;  // in topological order
+  bool fused = false;      // a fused kernel; else one node run by its own rule
+};
+
+struct Fusion {
+  std::vector<FusionGroup> groups;  // in execution order
+  std::vector<int> group_of;        // per node; -1: a source or a Broadcast folded into its consumers
+  std::vector<bool> materialized;   // per node: its results are held in buffers
+};
+
+// Groups g's nodes; with enabled = false every node that computes is its own group.
+Fusion fuse(const Graph& g, bool enabled = true);
+
+}  // namespace xjax

@@ -1,0 +1,61 @@
+// Graph-to-graph compiler passes, each a small named function that can be run and tested alone.
+// Every pass keeps the parameters (in order) and the outputs' types; subgraphs of control ops are
+// optimised when they are compiled (with the parent), not by these functions.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/graph.h"
+
+namespace xjax {
+
+// Checks that g is well formed: operands precede their users, every node's types are what its
+// rule infers, parameters are numbered in order, outputs exist; recursively for subgraphs.
+// Throws ValueError("[verify] ...").
+void verify(const Graph& g);
+// Removes nodes whose values reach no output (effects, and control ops holding effects, stay).
+Graph eliminate_dead_code(const Graph& g);
+// Merges identical nodes (same op, operands and attributes): hash-consing.
+Graph eliminate_common_subexpressions(const Graph& g);
+// Evaluates elementwise, broadcast, reshape and reduction nodes whose operands are all constants;
+// splat operands give splat results of any size, other results up to kFoldLimit elements.
+Graph fold_constants(const Graph& g);
+// Algebraic identities: x*1, x+0, x-0, x/1, neg(neg x), integer_pow(x, 1), convert to the same
+// dtype, reshape/transpose/broadcast to the same shape, reshape of reshape, transpose of
+// transpose, broadcast of broadcast, size-preserving broadcast -> reshape, select_n with equal
+// cases or a constant selector, reductions over no axes.
+Graph simplify(const Graph& g);
+
+constexpr int64_t kFoldLimit = 1 << 14;
+
+// The graph passes by name ("verify", "simplify", "fold", "cse", "dce"), in the order given.
+Graph run_passes(const Graph& g, const std::vector<std::string>& passes);
+// What compile() runs by default.
+const std::vector<std::string>& default_passes();
+
+// True when a node has effects: an Effect op, or a control op whose subgraphs hold one.
+bool has_effects(const Node& n);
+
+// Copies nodes of a source graph into a new one, remapping operands (the passes' common tool).
+class Rewriter {
+ public:
+  explicit Rewriter(const Graph& src) : src_(src), map_(src.nodes().size()) {}
+  // The new value standing for an old one.
+  ValueRef get(ValueRef old) const { return map_[old.node][old.index]; }
+  // The old node's operands, remapped.
+  std::vector<ValueRef> inputs(int old_node) const;
+  // Copies old node i (operands remapped) and maps its results to the copy.
+  void copy(int i);
+  // Maps old node i's results to existing new values.
+  void replace(int i, std::vector<ValueRef> values) { map_[i] = std::move(values); }
+  Graph& dst() { return dst_; }
+  // Sets the outputs (remapped) and returns the new graph.
+  Graph finish();
+
+ private:
+  const Graph& src_;
+  Graph dst_;
+  std::vector<std::vector<ValueRef>> map_;
+};
+
+}  // namespace xjax

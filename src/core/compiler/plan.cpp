@@ -1,0 +1,254 @@
+// Building the plan: storages for the values that need them, one step per fusion group (fused
+// groups compiled into FusedPrograms), then the buffer plan.
+#include "core/compiler/plan.h"
+
+#include <map>
+
+#include "core/compiler/constant.h"
+#include "core/compiler/executable.h"
+#include "core/compiler/passes.h"
+#include "core/cpu/fused_loops.h"
+
+namespace xjax {
+
+namespace {
+
+// Merges adjacent dims of a strided load that walk memory as one (and drops size-1 dims).
+void merge_dims(Shape& shape, std::vector<int64_t>& strides) {
+  Shape s;
+  std::vector<int64_t> st;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    if (!s.empty() && st.back() == strides[d] * shape[d]) {
+      s.back() *= shape[d];
+      st.back() = strides[d];
+      continue;
+    }
+    s.push_back(shape[d]);
+    st.push_back(strides[d]);
+  }
+  if (s.empty()) s = {1}, st = {0};
+  shape = s;
+  strides = st;
+}
+
+struct Builder {
+  const Graph& g;
+  const Fusion& fusion;
+  const CompileOptions& options;
+  Plan& plan;
+
+  int new_storage(Storage::Kind kind, size_t nbytes, int index = -1) {
+    plan.storages.push_back(Storage{kind, index, nbytes});
+    return int(plan.storages.size()) - 1;
+  }
+  size_t bytes(const TypeInfo& t) { return size_t(numel(t.shape)) * itemsize(t.dtype); }
+
+  void assign_storages();
+  void fused_step(const FusionGroup& group, int gi);
+  void single_step(int node);
+};
+
+void Builder::assign_storages() {
+  const auto& nodes = g.nodes();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Node& n = nodes[i];
+    int base = plan.value_base[i];
+    if (!fusion.materialized[i] && n.op != OpId::parameter_) continue;
+    OpKind kind = op_info(n.op).kind;
+    if (n.op == OpId::parameter_) {
+      plan.value_storage[base] = new_storage(Storage::Kind::Param, bytes(n.outputs[0]), int(n.attrs.get_int("index")));
+    } else if (n.op == OpId::constant_) {
+      plan.constants.push_back(constant_array(n));
+      plan.value_storage[base] =
+          new_storage(Storage::Kind::Constant, bytes(n.outputs[0]), int(plan.constants.size()) - 1);
+    } else if (kind == OpKind::Broadcast && numel(n.outputs[0].shape) == numel(g.type(n.inputs[0]).shape)) {
+      plan.value_storage[base] = plan.value_storage[plan.value(n.inputs[0])];  // a view
+    } else {
+      Storage::Kind k = kind == OpKind::Control ? Storage::Kind::Dynamic : Storage::Kind::Pool;
+      for (size_t r = 0; r < n.outputs.size(); ++r) plan.value_storage[base + r] = new_storage(k, bytes(n.outputs[r]));
+    }
+  }
+  for (ValueRef v : g.outputs()) {
+    Storage& s = plan.storages[plan.value_storage[plan.value(v)]];
+    if (s.kind == Storage::Kind::Pool || s.kind == Storage::Kind::Dynamic) s.kind = Storage::Kind::Output;
+  }
+}
+
+void Builder::fused_step(const FusionGroup& group, int gi) {
+  auto prog = std::make_shared<FusedProgram>();
+  FusedProgram& p = *prog;
+  Step step;
+  step.kind = Step::Kind::Fused;
+  step.nodes = group.nodes;
+  const Node& first = g.nodes()[group.nodes[0]];
+  bool has_red = false;
+  for (int u : group.nodes) has_red = has_red || op_info(g.nodes()[u].op).kind == OpKind::Reduction;
+  for (int u : group.nodes)
+    if (op_info(g.nodes()[u].op).kind == OpKind::Reduction) {
+      const Node& n = g.nodes()[u];
+      p.n = numel(g.type(n.inputs[0]).shape);
+      reduction_split(g.type(n.inputs[0]).shape, n.attrs.get_ints("axes"), p.k0, p.r, p.k1);
+      break;
+    }
+  if (!has_red) p.n = numel(first.outputs[0].shape);
+
+  std::map<int, int> slot_of;      // in-group value -> slot
+  std::map<int, int> input_of;     // value -> program input
+  std::map<std::string, int> loads;  // dedup of identical loads
+  auto input_index = [&](int vid) {
+    auto it = input_of.find(vid);
+    if (it != input_of.end()) return it->second;
+    step.inputs.push_back(vid);
+    return input_of[vid] = int(step.inputs.size()) - 1;
+  };
+  auto operand_slot = [&](ValueRef v) {
+    Resolved res = resolve(g, v);
+    int rid = plan.value(res.root);
+    if (fusion.group_of[res.root.node] == gi && res.flat) return slot_of.at(rid);
+    const TypeInfo& vt = g.type(v);
+    const Node& rn = g.nodes()[res.root.node];
+    const Shape& rshape = g.type(res.root).shape;
+    FusedLoad L;
+    if (is_splat_constant(rn)) {
+      L.kind = FusedLoad::Kind::Fill;
+      L.value = splat_bytes(rn);
+    } else {
+      L.input = input_index(rid);
+      if ((numel(vt.shape) == 1 && p.n != 1) || numel(rshape) == 1) {
+        L.kind = FusedLoad::Kind::Fill;
+      } else if (res.flat) {
+        L.kind = FusedLoad::Kind::Contiguous;
+      } else {
+        L.shape = res.space;
+        L.strides = res.strides(rshape);
+        merge_dims(L.shape, L.strides);
+        bool zero = true;
+        for (int64_t s : L.strides) zero = zero && s == 0;
+        L.kind = zero ? FusedLoad::Kind::Fill : FusedLoad::Kind::Strided;
+      }
+    }
+    std::string key = std::to_string(int(L.kind)) + "/" + std::to_string(L.input) + "/" + L.value + "/" +
+                      std::to_string(int(vt.dtype)) + shape_str(L.shape) + shape_str(L.strides);
+    auto it = loads.find(key);
+    if (it != loads.end()) return it->second;
+    L.slot = p.add_slot(vt.dtype);
+    p.loads.push_back(L);
+    return loads[key] = L.slot;
+  };
+
+  std::vector<std::pair<int, int>> stored;  // (slot, value)
+  for (int u : group.nodes) {
+    const Node& n = g.nodes()[u];
+    int vid = plan.value_base[u];
+    if (op_info(n.op).kind == OpKind::Reduction) {
+      FusedReduce red;
+      reduction_op(n.op, red.op);
+      red.dtype = g.type(n.inputs[0]).dtype;
+      red.slot = operand_slot(n.inputs[0]);
+      red.output = -1;
+      p.reductions.push_back(red);
+      continue;
+    }
+    FusedStep st;
+    std::vector<DType> dts;
+    for (ValueRef v : n.inputs) {
+      st.args.push_back(operand_slot(v));
+      dts.push_back(g.type(v).dtype);
+    }
+    unsigned scalars = 0;
+    for (size_t k = 0; k < st.args.size(); ++k)
+      for (const FusedLoad& L : p.loads)
+        if (L.slot == st.args[k] && L.kind == FusedLoad::Kind::Fill) scalars |= 1u << k;
+    st.loop = fused_loop(n.op, dts, n.outputs[0].dtype, scalars);
+    if (!st.loop) st.loop = elementwise_loop(n.op, dts, n.outputs[0].dtype, n.attrs);
+    st.out = p.add_slot(n.outputs[0].dtype);
+    st.name = op_name(n.op);
+    slot_of[vid] = st.out;
+    p.steps.push_back(st);
+    if (fusion.materialized[u]) stored.push_back({st.out, vid});
+  }
+  for (auto [slot, vid] : stored) {
+    p.stores.push_back({slot, int(step.outputs.size())});
+    step.outputs.push_back(vid);
+  }
+  size_t r = 0;
+  for (int u : group.nodes)
+    if (op_info(g.nodes()[u].op).kind == OpKind::Reduction) {
+      p.reductions[r++].output = int(step.outputs.size());
+      step.outputs.push_back(plan.value_base[u]);
+    }
+  for (int vid : step.inputs)  // a group never waits for its own results (fusion guarantees it)
+    for (int out : step.outputs)
+      if (vid == out) throw std::logic_error("[fuse] a fused group reads its own result");
+  p.num_inputs = int(step.inputs.size());
+  p.num_outputs = int(step.outputs.size());
+  p.finalize();
+  step.work = p.n;
+  step.program = prog;
+  plan.steps.push_back(std::move(step));
+}
+
+void Builder::single_step(int node) {
+  const Node& n = g.nodes()[node];
+  OpKind kind = op_info(n.op).kind;
+  if (kind == OpKind::Broadcast && numel(n.outputs[0].shape) == numel(g.type(n.inputs[0]).shape)) return;  // a view
+  Step step;
+  step.nodes = {node};
+  for (ValueRef v : n.inputs) step.inputs.push_back(plan.value(v));
+  for (size_t r = 0; r < n.outputs.size(); ++r) {
+    step.outputs.push_back(plan.value_base[node] + int(r));
+    step.work += numel(n.outputs[r].shape);
+  }
+  for (ValueRef v : n.inputs) step.work += numel(g.type(v).shape);
+  step.attrs = n.attrs;
+  if (kind == OpKind::Control) {
+    step.kind = n.op == OpId::cond_ ? Step::Kind::Cond : Step::Kind::While;
+    for (size_t k = 0; k < n.subgraphs.size(); ++k) {
+      CompileOptions sub = options;
+      sub.donate_params = n.op == OpId::while_ && k == 1;  // the loop owns the body's carried buffers
+      step.subs.push_back(compile(*n.subgraphs[k], sub));
+    }
+    step.work = int64_t(1) << 40;  // unknown: never inline
+  } else if (kind == OpKind::Effect) {
+    step.kind = Step::Kind::Callback;
+  } else {
+    step.kind = Step::Kind::Kernel;
+    step.kernel = op_info(n.op).cpu;
+    if (!step.kernel) throw std::runtime_error(std::string("[") + op_name(n.op) + "] has no CPU kernel yet");
+  }
+  plan.steps.push_back(std::move(step));
+}
+
+}  // namespace
+
+int Plan::num_kernels() const {
+  int k = 0;
+  for (const Step& s : steps) k += s.kind == Step::Kind::Fused || s.kind == Step::Kind::Kernel;
+  return k;
+}
+
+Plan build_plan(const Graph& g, const CompileOptions& options) {
+  Plan plan;
+  Fusion fusion = fuse(g, options.fuse);
+  const auto& nodes = g.nodes();
+  plan.value_base.resize(nodes.size() + 1);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    plan.value_base[i + 1] = plan.value_base[i] + int(nodes[i].outputs.size());
+    for (const TypeInfo& t : nodes[i].outputs) plan.value_type.push_back(t);
+  }
+  plan.value_storage.assign(plan.value_type.size(), -1);
+  Builder b{g, fusion, options, plan};
+  b.assign_storages();
+  for (size_t gi = 0; gi < fusion.groups.size(); ++gi) {
+    const FusionGroup& group = fusion.groups[gi];
+    if (group.fused) b.fused_step(group, int(gi));
+    else b.single_step(group.nodes[0]);
+  }
+  for (ValueRef v : g.outputs()) plan.outputs.push_back(plan.value(v));
+  for (const Step& s : plan.steps) plan.work += s.work;
+  plan_buffers(plan, g, options.reuse_buffers, options.donate_params);
+  return plan;
+}
+
+}  // namespace xjax

@@ -1,0 +1,79 @@
+// The execution plan of a compiled graph: steps (fused kernels, single-op kernels, control flow,
+// callbacks) in order, and where every value lives. Values that a fused kernel keeps in its tiles
+// have no storage; a reshape shares its operand's storage. Intermediate storages are packed into
+// a few pooled buffers: a buffer is reused once the last reader of its previous value has run, or
+// overwritten in place by a fused kernel that reads its value element for element.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/array.h"
+#include "core/compiler/fusion.h"
+#include "core/cpu/fused.h"
+
+namespace xjax {
+
+class Executable;
+
+struct CompileOptions {
+  std::vector<std::string> passes;  // graph passes by name (passes.h)
+  bool fuse = true;                 // false: every node its own step
+  bool reuse_buffers = true;        // false: every intermediate its own buffer
+  bool reference = false;           // run the reference interpreter instead of a plan
+  // The caller hands over the parameters' buffers: steps may update them in place (while
+  // bodies, whose carried buffers the loop owns).
+  bool donate_params = false;
+};
+
+struct Storage {
+  enum class Kind : uint8_t {
+    Param,     // a graph input (index: parameter number)
+    Constant,  // a constant materialised at compile time (index: into Plan::constants)
+    Output,    // holds a graph output: allocated per run, handed to the caller
+    Pool,      // an intermediate (index: its pooled buffer)
+    Dynamic,   // a control op's result, bound to the buffer its subgraph returns
+  };
+  Kind kind;
+  int index = -1;
+  size_t nbytes = 0;
+};
+
+struct Step {
+  enum class Kind : uint8_t { Fused, Kernel, Cond, While, Callback };
+  Kind kind;
+  std::vector<int> nodes;    // the graph nodes it computes
+  std::vector<int> inputs;   // values read (a fused step: its program's inputs, in order)
+  std::vector<int> outputs;  // values written (a fused step: its program's outputs, in order)
+  std::shared_ptr<FusedProgram> program;
+  CpuKernel kernel = nullptr;
+  Attrs attrs;
+  std::vector<std::shared_ptr<Executable>> subs;  // cond branches; while (cond, body)
+  int64_t work = 0;                               // elements touched, for the inline decision
+};
+
+struct Plan {
+  std::vector<TypeInfo> value_type;  // per value: (node, result) numbered by value_base
+  std::vector<int> value_storage;    // per value: its storage, -1 when it lives only in tiles
+  std::vector<int> value_base;       // per node: the id of its first result
+  std::vector<Storage> storages;
+  std::vector<Array> constants;
+  std::vector<size_t> pool;          // sizes of the pooled buffers
+  std::vector<int> reused_in_place;  // per storage: the storage whose buffer it overwrites, or -1
+  std::vector<int> donated;          // parameters whose buffers the plan overwrites (donate_params)
+  std::vector<Step> steps;
+  std::vector<int> outputs;          // value ids of the graph outputs
+  int64_t work = 0;
+
+  int value(ValueRef v) const { return value_base[v.node] + v.index; }
+  int num_kernels() const;  // fused and single-op kernel steps
+  std::string text(const Graph& g) const;
+};
+
+// Builds the plan of an optimised graph (subgraphs of control ops are compiled with `options`).
+Plan build_plan(const Graph& g, const CompileOptions& options);
+// Assigns the Pool storages to pooled buffers, and values to the buffers they may overwrite in
+// place (plan_buffers.cpp).
+void plan_buffers(Plan& plan, const Graph& g, bool reuse, bool donate_params);
+
+}  // namespace xjax

@@ -1,0 +1,160 @@
+// The buffer plan: liveness of every pooled storage over the steps, then a linear scan that
+// hands each new value a free buffer (best fit) or, for a fused kernel, the buffer of an operand
+// read for the last time element for element (in place). Also the plan's text.
+#include <algorithm>
+
+#include "core/compiler/executable.h"
+#include "core/compiler/plan.h"
+
+namespace xjax {
+
+namespace {
+
+// Whether a single-op kernel may write its output over operand i: elementwise kernels read each
+// element before writing it; the scatter family and dynamic_update_slice skip copying operand 0
+// into the output when both are one buffer, and so update it in place.
+bool kernel_writes_over(OpId op, size_t i) {
+  if (op_info(op).kind == OpKind::Elementwise) return true;
+  switch (op) {
+    case OpId::dynamic_update_slice_: case OpId::scatter_: case OpId::scatter_add_: case OpId::scatter_mul_:
+    case OpId::scatter_min_: case OpId::scatter_max_:
+      return i == 0;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+void plan_buffers(Plan& plan, const Graph& g, bool reuse, bool donate_params) {
+  const size_t num = plan.storages.size();
+  const int end = int(plan.steps.size());
+  std::vector<int> def(num, -1), last(num, -1);
+  for (int s = 0; s < end; ++s) {
+    for (int v : plan.steps[s].outputs) {
+      int st = plan.value_storage[v];
+      if (st >= 0 && def[st] < 0) def[st] = s;
+    }
+    for (int v : plan.steps[s].inputs) {
+      int st = plan.value_storage[v];
+      if (st >= 0) last[st] = std::max(last[st], s);
+    }
+  }
+  for (int v : plan.outputs) last[plan.value_storage[v]] = end;  // read by the caller
+  std::vector<std::vector<int>> dying(plan.steps.size());
+  for (size_t st = 0; st < num; ++st)
+    if (plan.storages[st].kind == Storage::Kind::Pool && def[st] >= 0) dying[std::max(last[st], def[st])].push_back(int(st));
+  plan.reused_in_place.assign(num, -1);
+  std::vector<bool> busy;
+  auto is_pool = [&](int st) { return st >= 0 && plan.storages[st].kind == Storage::Kind::Pool; };
+  // Storages a step may overwrite: pooled ones, and parameters when the caller donates them.
+  auto overwritable = [&](int st) {
+    return is_pool(st) || (donate_params && st >= 0 && plan.storages[st].kind == Storage::Kind::Param);
+  };
+  for (int s = 0; s < end; ++s) {
+    const Step& step = plan.steps[s];
+    std::vector<int> claimed;
+    // Whether output k may take over the buffer of input i (which dies here).
+    auto in_place_ok = [&](size_t k, size_t i, int ist) {
+      if (!reuse || !overwritable(ist) || last[ist] != s || std::count(claimed.begin(), claimed.end(), ist)) return false;
+      if (plan.storages[ist].nbytes != plan.storages[plan.value_storage[step.outputs[k]]].nbytes) return false;
+      if (step.kind == Step::Kind::Fused) {
+        for (size_t j = 0; j < step.inputs.size(); ++j)  // every operand held in that storage
+          if (plan.value_storage[step.inputs[j]] == ist && !step.program->may_overwrite(int(k), int(j))) return false;
+        return true;
+      }
+      if (step.kind != Step::Kind::Kernel || k != 0 || !kernel_writes_over(g.nodes()[step.nodes[0]].op, i)) return false;
+      bool elementwise = op_info(g.nodes()[step.nodes[0]].op).kind == OpKind::Elementwise;
+      for (size_t j = 0; j < step.inputs.size(); ++j)  // other operands in that storage: read as elements only
+        if (j != i && plan.value_storage[step.inputs[j]] == ist && !elementwise) return false;
+      return true;
+    };
+    for (size_t k = 0; k < step.outputs.size(); ++k) {
+      int st = plan.value_storage[step.outputs[k]];
+      if (st < 0 || def[st] != s || plan.storages[st].index >= 0 || plan.reused_in_place[st] >= 0) continue;
+      Storage::Kind kind = plan.storages[st].kind;
+      if (kind != Storage::Kind::Pool && !(donate_params && kind == Storage::Kind::Output)) continue;
+      int phys = -1;
+      for (size_t i = 0; i < step.inputs.size() && plan.reused_in_place[st] < 0; ++i) {
+        int ist = plan.value_storage[step.inputs[i]];
+        if (!in_place_ok(k, i, ist)) continue;
+        claimed.push_back(ist);
+        plan.reused_in_place[st] = ist;
+        if (is_pool(ist)) phys = plan.storages[ist].index;
+      }
+      if (kind != Storage::Kind::Pool) continue;  // an output bound to a donated parameter's buffer
+      if (plan.reused_in_place[st] >= 0 && phys < 0) {
+        plan.storages[st].index = -2;  // a pooled value living in a donated parameter's buffer
+        continue;
+      }
+      if (phys < 0 && reuse) {  // the smallest free buffer that is big enough
+        size_t need = plan.storages[st].nbytes;
+        for (size_t b = 0; b < busy.size(); ++b)
+          if (!busy[b] && plan.pool[b] >= need && (phys < 0 || plan.pool[b] < plan.pool[phys])) phys = int(b);
+      }
+      if (phys < 0) {
+        plan.pool.push_back(plan.storages[st].nbytes);
+        busy.push_back(false);
+        phys = int(plan.pool.size()) - 1;
+      }
+      busy[phys] = true;
+      plan.storages[st].index = phys;
+    }
+    for (int st : dying[s])
+      if (plan.storages[st].index >= 0 && !std::count(claimed.begin(), claimed.end(), st))
+        busy[plan.storages[st].index] = false;
+  }
+  for (size_t st = 0; st < num; ++st) {
+    int src = plan.reused_in_place[st];
+    if (src >= 0 && plan.storages[src].kind == Storage::Kind::Param) plan.donated.push_back(plan.storages[src].index);
+  }
+}
+
+namespace {
+std::string value_name(const Plan& p, int v) {
+  int node = int(std::upper_bound(p.value_base.begin(), p.value_base.end(), v) - p.value_base.begin()) - 1;
+  int idx = v - p.value_base[node];
+  return "%" + std::to_string(node) + (idx ? "." + std::to_string(idx) : "");
+}
+}  // namespace
+
+std::string Plan::text(const Graph& g) const {
+  static const char* kinds[] = {"fused", "kernel", "cond", "while", "callback"};
+  std::string t;
+  for (size_t s = 0; s < steps.size(); ++s) {
+    const Step& st = steps[s];
+    t += "step " + std::to_string(s) + ": " + kinds[int(st.kind)] + " [";
+    for (size_t k = 0; k < st.nodes.size(); ++k)
+      t += std::string(k ? " " : "") + op_name(g.nodes()[st.nodes[k]].op) + "%" + std::to_string(st.nodes[k]);
+    t += "] in(";
+    for (size_t k = 0; k < st.inputs.size(); ++k) t += (k ? " " : "") + value_name(*this, st.inputs[k]);
+    t += ") out(";
+    for (size_t k = 0; k < st.outputs.size(); ++k) t += (k ? " " : "") + value_name(*this, st.outputs[k]);
+    t += ")";
+    if (st.program) t += " {" + st.program->describe() + "}";
+    t += "\n";
+    for (size_t k = 0; k < st.subs.size(); ++k) {  // the subgraphs' plans, indented
+      std::string sub = st.subs[k]->plan_text();
+      t += "  subplan " + std::to_string(k) + ":\n";
+      for (size_t a = 0, b; a < sub.size(); a = b + 1) {
+        b = sub.find('\n', a);
+        if (b == std::string::npos) b = sub.size();
+        t += "    " + sub.substr(a, b - a) + "\n";
+      }
+    }
+  }
+  static const char* skinds[] = {"param", "constant", "output", "buf", "dynamic"};
+  for (size_t v = 0; v < value_storage.size(); ++v) {
+    int st = value_storage[v];
+    if (st < 0) continue;
+    const Storage& s = storages[st];
+    t += "value " + value_name(*this, int(v)) + ": " + skinds[int(s.kind)];
+    if (s.kind == Storage::Kind::Pool && s.index >= 0) t += std::to_string(s.index);
+    if (reused_in_place[st] >= 0) t += " in-place";
+    t += "\n";
+  }
+  t += "buffers: " + std::to_string(pool.size()) + "\n";
+  return t;
+}
+
+}  // namespace xjax

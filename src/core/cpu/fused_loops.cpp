@@ -1,0 +1,195 @@
+// Tile loops the fused engine prefers over the general elementwise loops: the common arithmetic
+// and comparisons on 32/64-bit types, compiled per instruction set, with forms that read a
+// scalar operand once instead of a filled tile (x * 2.0 streams one tile, not two). They compute
+// exactly what the general loops compute (same formulas, integers wrap).
+#include "core/cpu/fused_loops.h"
+
+#include <type_traits>
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define XJAX_FUSED_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define XJAX_FUSED_CLONES
+#endif
+
+namespace xjax {
+
+namespace {
+
+template <class T> using U = std::make_unsigned_t<T>;  // integers wrap: arithmetic in unsigned
+
+struct Add {
+  template <class T> static T f(T a, T b) {
+    if constexpr (std::is_integral_v<T>) return T(U<T>(a) + U<T>(b));
+    else return a + b;
+  }
+};
+struct Sub {
+  template <class T> static T f(T a, T b) {
+    if constexpr (std::is_integral_v<T>) return T(U<T>(a) - U<T>(b));
+    else return a - b;
+  }
+};
+struct Mul {
+  template <class T> static T f(T a, T b) {
+    if constexpr (std::is_integral_v<T>) return T(U<T>(a) * U<T>(b));
+    else return a * b;
+  }
+};
+struct Div {
+  template <class T> static T f(T a, T b) { return a / b; }  // floats only
+};
+struct Max {  // NaN from either side wins, as in the general loop
+  template <class T> static T f(T a, T b) {
+    if constexpr (std::is_integral_v<T>) return a > b ? a : b;
+    else return a != a ? a : (b > a || b != b ? b : a);
+  }
+};
+struct Min {
+  template <class T> static T f(T a, T b) {
+    if constexpr (std::is_integral_v<T>) return a < b ? a : b;
+    else return a != a ? a : (b < a || b != b ? b : a);
+  }
+};
+#define XJAX_CMP(Name, op) \
+  struct Name {            \
+    template <class T>     \
+    static bool f(T a, T b) { return a op b; } \
+  };
+XJAX_CMP(Eq, ==)
+XJAX_CMP(Ne, !=)
+XJAX_CMP(Lt, <)
+XJAX_CMP(Le, <=)
+XJAX_CMP(Gt, >)
+XJAX_CMP(Ge, >=)
+#undef XJAX_CMP
+struct And {
+  template <class T> static T f(T a, T b) { return T(a & b); }
+};
+struct Or {
+  template <class T> static T f(T a, T b) { return T(a | b); }
+};
+struct Xor {
+  template <class T> static T f(T a, T b) { return T(a ^ b); }
+};
+// Shifts by amounts outside [0, bits) shift every bit out, as in the general loops.
+template <class T> constexpr U<T> kBits = U<T>(sizeof(T) * 8);
+struct Shl {
+  template <class T> static T f(T a, T b) { return U<T>(b) >= kBits<T> ? T(0) : T(U<T>(a) << U<T>(b)); }
+};
+struct Shr {
+  template <class T> static T f(T a, T b) { return U<T>(b) >= kBits<T> ? T(0) : T(U<T>(a) >> U<T>(b)); }
+};
+struct Sar {
+  template <class T> static T f(T a, T b) {
+    U<T> amount = U<T>(b) >= kBits<T> ? U<T>(kBits<T> - 1) : U<T>(b);
+    return T(std::make_signed_t<T>(a) >> amount);
+  }
+};
+struct Neg {
+  template <class T> static T f(T a) {
+    if constexpr (std::is_integral_v<T>) return T(U<T>(0) - U<T>(a));
+    else return -a;
+  }
+};
+struct Square {
+  template <class T> static T f(T a) { return Mul::f(a, a); }
+};
+
+// vv: both operands tiles; sv / vs: the first / second operand is one value (element 0).
+template <class T, class R, class Op>
+XJAX_FUSED_CLONES void vv(const void* const* in, void* out, int64_t n) {
+  const T* a = static_cast<const T*>(in[0]);
+  const T* b = static_cast<const T*>(in[1]);
+  R* o = static_cast<R*>(out);
+  for (int64_t i = 0; i < n; ++i) o[i] = Op::f(a[i], b[i]);
+}
+template <class T, class R, class Op>
+XJAX_FUSED_CLONES void sv(const void* const* in, void* out, int64_t n) {
+  const T s = *static_cast<const T*>(in[0]);
+  const T* b = static_cast<const T*>(in[1]);
+  R* o = static_cast<R*>(out);
+  for (int64_t i = 0; i < n; ++i) o[i] = Op::f(s, b[i]);
+}
+template <class T, class R, class Op>
+XJAX_FUSED_CLONES void vs(const void* const* in, void* out, int64_t n) {
+  const T* a = static_cast<const T*>(in[0]);
+  const T s = *static_cast<const T*>(in[1]);
+  R* o = static_cast<R*>(out);
+  for (int64_t i = 0; i < n; ++i) o[i] = Op::f(a[i], s);
+}
+template <class T, class Op>
+XJAX_FUSED_CLONES void v(const void* const* in, void* out, int64_t n) {
+  const T* a = static_cast<const T*>(in[0]);
+  T* o = static_cast<T*>(out);
+  for (int64_t i = 0; i < n; ++i) o[i] = Op::f(a[i]);
+}
+
+template <class T, class R, class Op>
+ElementwiseLoop pick(unsigned scalars) {
+  switch (scalars) {
+    case 0: return vv<T, R, Op>;
+    case 1: return sv<T, R, Op>;
+    case 2: return vs<T, R, Op>;
+    default: return nullptr;  // both scalar: the tile loop of the general kernel
+  }
+}
+
+template <class T>
+ElementwiseLoop typed(OpId op, unsigned scalars) {
+  constexpr bool kFloat = std::is_floating_point_v<T>;
+  switch (op) {
+    case OpId::add_: return pick<T, T, Add>(scalars);
+    case OpId::sub_: return pick<T, T, Sub>(scalars);
+    case OpId::mul_: return pick<T, T, Mul>(scalars);
+    case OpId::div_:
+      if constexpr (kFloat) return pick<T, T, Div>(scalars);
+      return nullptr;
+    case OpId::max_: return pick<T, T, Max>(scalars);
+    case OpId::min_: return pick<T, T, Min>(scalars);
+    case OpId::eq_: return pick<T, bool, Eq>(scalars);
+    case OpId::ne_: return pick<T, bool, Ne>(scalars);
+    case OpId::lt_: return pick<T, bool, Lt>(scalars);
+    case OpId::le_: return pick<T, bool, Le>(scalars);
+    case OpId::gt_: return pick<T, bool, Gt>(scalars);
+    case OpId::ge_: return pick<T, bool, Ge>(scalars);
+    case OpId::neg_: return scalars ? nullptr : v<T, Neg>;
+    case OpId::square_: return scalars ? nullptr : v<T, Square>;
+    default: break;
+  }
+  if constexpr (!kFloat) {
+    switch (op) {
+      case OpId::bitwise_and_: return pick<T, T, And>(scalars);
+      case OpId::bitwise_or_: return pick<T, T, Or>(scalars);
+      case OpId::bitwise_xor_: return pick<T, T, Xor>(scalars);
+      case OpId::shift_left_: return pick<T, T, Shl>(scalars);
+      case OpId::shift_right_logical_: return pick<T, T, Shr>(scalars);
+      case OpId::shift_right_arithmetic_: return pick<T, T, Sar>(scalars);
+      default: break;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+ElementwiseLoop fused_loop(OpId op, const std::vector<DType>& in, DType out, unsigned scalars) {
+  if (in.empty() || in.size() > 2) return nullptr;
+  for (DType d : in)
+    if (d != in[0]) return nullptr;
+  bool to_bool = op == OpId::eq_ || op == OpId::ne_ || op == OpId::lt_ || op == OpId::le_ || op == OpId::gt_ ||
+                 op == OpId::ge_;
+  if (out != (to_bool ? DType::Bool : in[0])) return nullptr;
+  if (int(in.size()) != op_info(op).arity) return nullptr;
+  switch (in[0]) {
+    case DType::Float32: return typed<float>(op, scalars);
+    case DType::Float64: return typed<double>(op, scalars);
+    case DType::Int32: return typed<int32_t>(op, scalars);
+    case DType::Int64: return typed<int64_t>(op, scalars);
+    case DType::UInt32: return typed<uint32_t>(op, scalars);
+    case DType::UInt64: return typed<uint64_t>(op, scalars);
+    default: return nullptr;
+  }
+}
+
+}  // namespace xjax

@@ -1,0 +1,146 @@
+// Internal to the fused engine: tile evaluation (loads, steps, stores) shared by its drivers.
+#pragma once
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "core/cpu/fused.h"
+
+namespace xjax {
+
+namespace fused {
+
+// Elements one task should cover so that scheduling costs stay small; tasks to aim for when a
+// reduction has few outputs (a constant, so results do not depend on the thread count).
+constexpr int64_t kTaskElements = 1 << 15;
+constexpr int64_t kTargetTasks = 64;
+constexpr int64_t kMaxElem = 8;
+constexpr int kMaxArgs = 16;
+
+// Per-thread tile buffers, grown on demand and kept for the next program. Page aligned, like the
+// tiles of large arrays: a store to one buffer then never falsely aliases (modulo 4 KB) the loads
+// just ahead in another, which costs a stall per vector.
+inline char* thread_scratch(size_t bytes) {
+  constexpr size_t kAlign = 4096;
+  thread_local std::unique_ptr<char[]> mem;
+  thread_local size_t size = 0;
+  if (size < bytes + kAlign) {
+    size = std::max(bytes + kAlign, size * 2);
+    mem.reset(new char[size]);
+  }
+  uintptr_t p = reinterpret_cast<uintptr_t>(mem.get());
+  return reinterpret_cast<char*>((p + kAlign - 1) & ~uintptr_t(kAlign - 1));
+}
+
+template <typename E>
+void fill_run(char* dst, const char* src, int64_t n) {
+  E v;
+  std::memcpy(&v, src, sizeof(E));
+  E* d = reinterpret_cast<E*>(dst);
+  for (int64_t i = 0; i < n; ++i) d[i] = v;
+}
+
+inline void fill(char* dst, const char* elem, size_t es, int64_t n) {
+  switch (es) {
+    case 1: return fill_run<uint8_t>(dst, elem, n);
+    case 2: return fill_run<uint16_t>(dst, elem, n);
+    case 4: return fill_run<uint32_t>(dst, elem, n);
+    default: return fill_run<uint64_t>(dst, elem, n);
+  }
+}
+
+template <typename E>
+void strided_run(char* dst, const char* src, int64_t stride, int64_t n) {
+  E* d = reinterpret_cast<E*>(dst);
+  const E* s = reinterpret_cast<const E*>(src);
+  for (int64_t i = 0; i < n; ++i) d[i] = s[i * stride];
+}
+
+// dst[0:len] = the load's values at flat indices [start, start + len): runs along the last dim
+// are filled (stride 0), copied (stride 1) or gathered.
+inline void gather(const FusedLoad& L, const char* base, char* dst, size_t es, int64_t start, int64_t len) {
+  const size_t rank = L.shape.size();
+  int64_t idx[16];
+  int64_t off = 0, rest = start;
+  for (size_t d = rank; d-- > 0;) {
+    idx[d] = rest % L.shape[d];
+    rest /= L.shape[d];
+    off += idx[d] * L.strides[d];
+  }
+  const int64_t inner = L.shape[rank - 1], st = L.strides[rank - 1];
+  while (len > 0) {
+    int64_t run = std::min(inner - idx[rank - 1], len);
+    const char* src = base + off * int64_t(es);
+    if (st == 0) fill(dst, src, es, run);
+    else if (st == 1) std::memcpy(dst, src, size_t(run) * es);
+    else if (es == 1) strided_run<uint8_t>(dst, src, st, run);
+    else if (es == 2) strided_run<uint16_t>(dst, src, st, run);
+    else if (es == 4) strided_run<uint32_t>(dst, src, st, run);
+    else strided_run<uint64_t>(dst, src, st, run);
+    dst += size_t(run) * es;
+    len -= run;
+    off += run * st;
+    idx[rank - 1] += run;
+    for (size_t d = rank - 1; d > 0 && idx[d] == L.shape[d]; --d) {  // carry
+      off -= idx[d] * L.strides[d];
+      idx[d] = 0;
+      ++idx[d - 1];
+      off += L.strides[d - 1];
+    }
+  }
+}
+
+}  // namespace fused
+
+// The state of one thread working through tiles: slot pointers and tile buffers.
+struct FusedProgram::Tile {
+  const FusedProgram& p;
+  const void* const* in;
+  void* const* out;
+  void* ptr[64];
+  std::vector<void*> big;  // when a program has more than 64 slots
+  void** slot;
+
+  Tile(const FusedProgram& prog, const void* const* inputs, void* const* outputs)
+      : p(prog), in(inputs), out(outputs) {
+    size_t n = p.slot_dtype.size();
+    if (n > 64) big.resize(n);
+    slot = n > 64 ? big.data() : ptr;
+    size_t buf_bytes = size_t(p.tile) * fused::kMaxElem;
+    char* scratch = fused::thread_scratch(buf_bytes * size_t(p.num_buffers));
+    for (size_t s = 0; s < n; ++s)
+      slot[s] = p.slot_buffer[s] >= 0 ? scratch + size_t(p.slot_buffer[s]) * buf_bytes : nullptr;
+    for (const FusedLoad& L : p.loads) {
+      if (L.kind != FusedLoad::Kind::Fill) continue;
+      const char* elem = L.input >= 0 ? static_cast<const char*>(in[L.input]) : L.value.data();
+      fused::fill(static_cast<char*>(slot[L.slot]), elem, itemsize(p.slot_dtype[L.slot]), p.tile);
+    }
+  }
+
+  // Evaluates the program over flat indices [start, start + len), len <= tile.
+  void compute(int64_t start, int64_t len) {
+    for (const FusedLoad& L : p.loads) {
+      size_t es = itemsize(p.slot_dtype[L.slot]);
+      const char* base = static_cast<const char*>(in[L.input]);
+      if (L.kind == FusedLoad::Kind::Contiguous)
+        slot[L.slot] = const_cast<char*>(base) + start * int64_t(es);
+      else if (L.kind == FusedLoad::Kind::Strided)
+        fused::gather(L, base, static_cast<char*>(slot[L.slot]), es, start, len);
+    }
+    for (size_t s = 0; s < p.direct_output.size(); ++s)
+      if (p.direct_output[s] >= 0)
+        slot[s] = static_cast<char*>(out[p.direct_output[s]]) + start * int64_t(itemsize(p.slot_dtype[s]));
+    const void* args[fused::kMaxArgs];
+    for (const FusedStep& st : p.steps) {
+      for (size_t k = 0; k < st.args.size(); ++k) args[k] = slot[st.args[k]];
+      st.loop(args, slot[st.out], len);
+    }
+    for (int c : p.copy_stores) {
+      const FusedStore& s = p.stores[c];
+      size_t es = itemsize(p.slot_dtype[s.slot]);
+      std::memcpy(static_cast<char*>(out[s.output]) + start * int64_t(es), slot[s.slot], size_t(len) * es);
+    }
+  }
+};
+
+}  // namespace xjax

@@ -1,0 +1,130 @@
+// The graph compiler from C++: passes by node counts, fused kernels against the reference
+// interpreter on random graphs, a while loop. Exits non-zero on the first failure.
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+
+#include "core/compiler/executable.h"
+#include "core/compiler/passes.h"
+#include "core/reference/interpreter.h"
+
+using namespace xjax;
+
+namespace {
+
+int failures = 0;
+#define CHECK(cond)                                                        \
+  do {                                                                     \
+    if (!(cond)) {                                                         \
+      std::printf("%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+      ++failures;                                                          \
+    }                                                                      \
+  } while (0)
+
+ValueRef op(Graph& g, OpId id, std::vector<ValueRef> in, const Attrs& attrs = Attrs()) { return g.add(id, in, attrs)[0]; }
+
+ValueRef scalar(Graph& g, double v, DType dt = DType::Float32) {
+  Attrs a;
+  a.set("dtype", std::string(dtype_name(dt)));
+  a.set("value", v);
+  return g.add(OpId::constant_, {}, a)[0];
+}
+
+ValueRef bcast(Graph& g, ValueRef x, const Shape& shape, std::vector<int64_t> dims) {
+  Attrs a;
+  a.set("shape", shape);
+  a.set("broadcast_dimensions", dims);
+  return op(g, OpId::broadcast_in_dim_, {x}, a);
+}
+
+int count(const Graph& g, OpId id) {
+  int c = 0;
+  for (const Node& n : g.nodes()) c += n.op == id;
+  return c;
+}
+
+Array random_array(const Shape& shape, std::mt19937& rng) {
+  Array a = Array::empty(shape, DType::Float32);
+  std::uniform_real_distribution<float> d(-2, 2);
+  for (int64_t i = 0; i < a.size(); ++i) static_cast<float*>(a.data())[i] = d(rng);
+  return a;
+}
+
+void test_passes() {
+  Graph g;
+  ValueRef x = g.parameter({{4}, DType::Float32});
+  op(g, OpId::sin_, {x});  // dead
+  ValueRef e1 = op(g, OpId::exp_, {x}), e2 = op(g, OpId::exp_, {x});
+  ValueRef six = op(g, OpId::mul_, {scalar(g, 2), scalar(g, 3)});
+  g.set_outputs({op(g, OpId::mul_, {op(g, OpId::add_, {e1, e2}), bcast(g, six, {4}, {})})});
+  Graph opt = run_passes(g, default_passes());
+  verify(opt);
+  CHECK(count(opt, OpId::sin_) == 0);
+  CHECK(count(opt, OpId::exp_) == 1);
+  CHECK(count(opt, OpId::constant_) == 1);
+  auto exe = compile(g);
+  CHECK(exe->num_kernels() == 1);
+}
+
+// A random chain of elementwise ops over (rows, cols) with broadcast operands and a reduction.
+void test_random_graphs() {
+  std::mt19937 rng(7);
+  const OpId unary[] = {OpId::neg_, OpId::sin_, OpId::tanh_, OpId::abs_, OpId::exp_};
+  const OpId binary[] = {OpId::add_, OpId::sub_, OpId::mul_, OpId::max_, OpId::min_};
+  for (int trial = 0; trial < 40; ++trial) {
+    int64_t rows = 1 + rng() % 40, cols = 1 + rng() % 3000;
+    Shape shape{rows, cols};
+    Graph g;
+    std::vector<ValueRef> vals{g.parameter({shape, DType::Float32})};
+    vals.push_back(bcast(g, g.parameter({{cols}, DType::Float32}), shape, {1}));
+    vals.push_back(bcast(g, scalar(g, 0.5), shape, {}));
+    for (int k = 0; k < 6; ++k) {
+      ValueRef a = vals[rng() % vals.size()], b = vals[rng() % vals.size()];
+      if (rng() % 2) vals.push_back(op(g, unary[rng() % 5], {op(g, OpId::tanh_, {a})}));
+      else vals.push_back(op(g, binary[rng() % 5], {a, b}));
+    }
+    Attrs axes;
+    axes.set("axes", std::vector<int64_t>{int64_t(rng() % 2)});
+    g.set_outputs({vals.back(), op(g, OpId::reduce_sum_, {vals.back()}, axes)});
+    std::vector<Array> in{random_array(shape, rng), random_array({cols}, rng)};
+    auto exe = compile(g);
+    std::vector<Array> got;
+    for (const TypeInfo& t : exe->output_types()) got.push_back(Array::empty(t.shape, t.dtype));
+    exe->execute(in, got);
+    std::vector<Array> want = reference_run(g, in);
+    for (size_t o = 0; o < got.size(); ++o) {
+      const float* p = static_cast<const float*>(got[o].data());
+      const float* q = static_cast<const float*>(want[o].data());
+      bool ok = true;
+      for (int64_t i = 0; i < got[o].size(); ++i) ok = ok && std::fabs(p[i] - q[i]) <= 1e-4f * (1 + std::fabs(q[i]));
+      CHECK(ok);
+    }
+  }
+}
+
+void test_while() {
+  Graph cond, body, g;
+  ValueRef ci = cond.parameter({{}, DType::Int32});
+  cond.set_outputs({op(cond, OpId::lt_, {ci, scalar(cond, 5, DType::Int32)})});
+  ValueRef bi = body.parameter({{}, DType::Int32});
+  body.set_outputs({op(body, OpId::add_, {bi, scalar(body, 2, DType::Int32)})});
+  ValueRef i0 = g.parameter({{}, DType::Int32});
+  g.set_outputs(g.add_subgraph_op(OpId::while_, {i0}, {}, {std::make_shared<Graph>(cond), std::make_shared<Graph>(body)}));
+  auto exe = compile(g);
+  Array start = Array::empty({}, DType::Int32);
+  *static_cast<int32_t*>(start.data()) = 0;
+  std::vector<Array> out = exe->run({start});
+  out[0].wait();
+  CHECK(*static_cast<int32_t*>(out[0].data()) == 6);
+}
+
+}  // namespace
+
+int main() {
+  test_passes();
+  test_random_graphs();
+  test_while();
+  std::printf("%s (%d failures)\n", failures ? "FAILED" : "ok", failures);
+  return failures ? 1 : 0;
+}
