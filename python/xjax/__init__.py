@@ -10,6 +10,11 @@ from xjax._src.array import Array  # noqa: F401
 from xjax._src.config import config  # noqa: F401
 from xjax import lax, numpy  # noqa: F401
 from xjax import tree_util, tree  # noqa: F401
+from xjax._src.jit import jit  # noqa: F401
+from xjax._src.make_jaxpr import eval_shape, make_jaxpr  # noqa: F401
+from xjax._src.stages import ShapeDtypeStruct  # noqa: F401
+from xjax import errors  # noqa: F401
+from xjax import debug  # noqa: F401
 
 from xjax._src.blas import find_blas_library as _find_blas
 

@@ -106,9 +106,7 @@ class EvalTrace(Trace):
     def process_primitive(self, primitive, args, params):
         for a in args:
             if isinstance(a, Tracer):
-                raise UnexpectedTracerError(
-                    f"Encountered an unexpected tracer: {a}. A function transformed by JAX had a side effect "
-                    "that let one of its traced values escape its transformation.")
+                raise a._escaped_error()
         impl = primitive.impl
         if impl is None:
             primitive.rule("impl")
@@ -139,6 +137,12 @@ class Tracer:
         if not self.shape:
             raise TypeError("len() of unsized object")
         return self.shape[0]
+
+    def _escaped_error(self):
+        """The error for this tracer used outside its transformation (tracer classes word it)."""
+        return UnexpectedTracerError(
+            f"Encountered an unexpected tracer: {self}. A function transformed by JAX had a side effect "
+            "that let one of its traced values escape its transformation.")
 
 
 class _TraceState(threading.local):

@@ -8,3 +8,6 @@ from xjax._src.lax.reduction import *  # noqa: F401,F403
 from xjax._src.lax.sorting import *  # noqa: F401,F403
 
 copy_p = _ELEMENTWISE["copy"]
+from xjax._src.lax.control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa: F401,E402
+from xjax._src.lax.control_flow import cond_p, scan_p, while_p  # noqa: F401,E402
+from xjax._src.lax import control_flow_lowering as _control_flow_lowering  # noqa: F401,E402

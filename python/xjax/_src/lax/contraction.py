@@ -38,3 +38,16 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None):
         raise TypeError(f"dot requires rank-1 or rank-2 arguments, got shapes {core.get_aval(x).shape} "
                         f"and {core.get_aval(y).shape}")
     return dot_general(x, y, (((nx - 1,), (0,)), ((), ())), precision, preferred_element_type)
+
+
+# ---- jaxpr printing: the params JAX shows ---------------------------------------------------
+from xjax._src.jaxpr import params_printer as _params_printer  # noqa: E402
+
+
+def _dn_lists(dn):
+    (lc, rc), (lb, rb) = dn
+    return (list(lc), list(rc)), (list(lb), list(rb))
+
+
+dot_general_p.pp_params = _params_printer(drop=("out_sharding",), drop_if_none=("precision", "preferred_element_type"),
+                                          formats={"dimension_numbers": _dn_lists})

@@ -261,3 +261,9 @@ def broadcasted_iota(dtype, shape, dimension):
     """An array of `shape` whose value is the index along `dimension`."""
     shape = tuple(int(d) for d in shape)
     return iota_p.bind(dtype=dtypes.canonicalize_dtype(dtype), shape=shape, dimension=int(dimension), sharding=None)
+
+
+# ---- jaxpr printing: the params JAX shows ---------------------------------------------------
+from xjax._src.jaxpr import params_printer as _params_printer  # noqa: E402
+
+convert_element_type_p.pp_params = _params_printer(drop=("sharding",))

@@ -112,3 +112,25 @@ scatter_add = _scatter_fn(scatter_add_p)
 scatter_mul = _scatter_fn(scatter_mul_p)
 scatter_min = _scatter_fn(scatter_min_p)
 scatter_max = _scatter_fn(scatter_max_p)
+
+
+# ---- jaxpr printing: JAX's names and params -------------------------------------------------
+from xjax._src.jaxpr import Jaxpr as _Jaxpr, JaxprEqn as _JaxprEqn, Var as _Var, params_printer as _params_printer  # noqa: E402,E501
+
+
+def _update_jaxpr(combine):
+    """The scalar combiner jaxpr JAX shows as a scatter's update_jaxpr."""
+
+    def extra(eqn):
+        from xjax._src.lax.elementwise import PRIMITIVES
+
+        aval = eqn.invars[0].aval.update(shape=(), weak_type=False)
+        a, b, c = _Var(aval), _Var(aval), _Var(aval)
+        return {"update_jaxpr": _Jaxpr([], [a, b], [c], [_JaxprEqn([a, b], [c], PRIMITIVES[combine], {})])}
+
+    return extra
+
+
+for _p, _combine in ((scatter_add_p, "add"), (scatter_mul_p, "mul"), (scatter_min_p, "min"), (scatter_max_p, "max")):
+    _p.name = _p.name.replace("_", "-")  # JAX's names: scatter-add, ...
+    _p.pp_params = _params_printer(extra=_update_jaxpr(_combine))

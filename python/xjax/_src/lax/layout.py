@@ -236,3 +236,9 @@ def collapse(operand, start_dimension, stop_dimension=None):
 
 
 del builtins
+
+
+# ---- jaxpr printing: the params JAX shows ---------------------------------------------------
+from xjax._src.jaxpr import params_printer as _params_printer  # noqa: E402
+
+broadcast_in_dim_p.pp_params = _params_printer(drop=("shape", "sharding"), drop_if_empty=("broadcast_dimensions",))

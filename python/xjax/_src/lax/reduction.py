@@ -79,3 +79,10 @@ cumprod = _cumulative(cumprod_p)
 cummax = _cumulative(cummax_p)
 cummin = _cumulative(cummin_p)
 cumlogsumexp = _cumulative(cumlogsumexp_p)
+
+
+# ---- jaxpr printing: the params JAX shows ---------------------------------------------------
+from xjax._src.jaxpr import params_printer as _params_printer  # noqa: E402
+
+for _p in (reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p, reduce_xor_p):
+    _p.pp_params = _params_printer(drop=("out_sharding",))

@@ -41,3 +41,9 @@ def top_k(operand, k):
     if int(k) < 0:
         raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
     return tuple(top_k_p.bind(x, k=int(k)))
+
+
+# ---- jaxpr printing: the params JAX shows ---------------------------------------------------
+from xjax._src.jaxpr import params_printer as _params_printer  # noqa: E402
+
+top_k_p.pp_params = _params_printer(extra=lambda eqn: {"axis": eqn.invars[0].aval.ndim - 1})

@@ -1,0 +1,1 @@
+"""Interpreters of jaxprs and tracers: tracing to jaxprs (partial_eval), lowering to C++ graphs."""

@@ -1,0 +1,335 @@
+"""Lowering a ClosedJaxpr to one C++ graph, and running compiled jaxprs.
+
+Every equation goes through its primitive's `lowering` rule into a single `_core.Graph`;
+primitives holding jaxprs (jit, control flow) have a `jaxpr_lowering` rule that lowers those
+jaxprs inline or as subgraphs. Literals and constants enter the graph as extra parameters
+after the jaxpr's own inputs (their values are passed on every run), so a compiled jaxpr is
+one Executable and a call is one `run`.
+
+When an equation cannot be lowered (a primitive whose C++ op is not available yet), the jaxpr
+is split into segments: runs of lowerable equations compile to graphs, and the others run
+through their primitive's eager `impl` in between.
+"""
+import weakref
+
+from xjax import _core
+from xjax._src import core, dtypes
+from xjax._src.backends import cpu
+from xjax._src.backends.lowering import LoweringContext
+from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal
+
+
+def _core_has(op, attrs):
+    try:
+        _core.infer(op, [], attrs)
+        return True
+    except Exception:  # noqa: BLE001 - an op the core does not know yet
+        return False
+
+
+# What the core supports (the compiler work lands progressively): constants in the graph, control
+# flow ops over subgraphs.
+HAS_CONSTANT = _core_has("constant", {"dtype": "float32", "value": 0.0})
+HAS_SUBGRAPHS = HAS_CONSTANT and hasattr(_core.Graph, "add_subgraph_op")
+
+
+def _literal_key(lit):
+    return ("lit", lit.aval.dtype.name, lit.val.tobytes())
+
+
+def _const_key(value):
+    return ("const", id(value))
+
+
+def literal_array(lit):
+    """The literal's value as a 0-d xjax Array (of its weak type)."""
+    return cpu.scalar(lit.val.item(), lit.aval.dtype, lit.aval.weak_type)
+
+
+def _constant_attrs(value, dtype, shape=()):
+    """Attributes of a splat `constant` op."""
+    v = value.item() if hasattr(value, "item") else value
+    if isinstance(v, bool):
+        v = int(v)
+    elif isinstance(v, int) and v >= 2 ** 63:
+        v -= 2 ** 64  # uint64 bit pattern
+    return {"dtype": dtype.name, "shape": list(shape), "value": v}
+
+
+def collect_externals(jaxpr, acc, literals=True):
+    """Adds to acc (key -> xjax Array) the literals (if `literals`) and nested constants the jaxpr tree needs."""
+    for eqn in jaxpr.eqns:
+        if literals:
+            for a in eqn.invars:
+                if type(a) is Literal:
+                    key = _literal_key(a)
+                    if key not in acc:
+                        acc[key] = literal_array(a)
+        for v in eqn.params.values():
+            for x in (v if type(v) is tuple else (v,)):
+                if isinstance(x, ClosedJaxpr):
+                    for c in x.consts:
+                        acc.setdefault(_const_key(c), c)
+                    collect_externals(x.jaxpr, acc, literals)
+                elif isinstance(x, Jaxpr):
+                    collect_externals(x, acc, literals)
+    if literals:
+        for a in jaxpr.outvars:
+            if type(a) is Literal:
+                key = _literal_key(a)
+                if key not in acc:
+                    acc[key] = literal_array(a)
+    return acc
+
+
+def is_lowerable(eqn):
+    """Whether the equation can go into a graph (its primitive has a rule the core supports)."""
+    prim = eqn.primitive
+    check = getattr(prim, "can_lower", None)
+    if check is not None:
+        return check(eqn.params)
+    return prim.lowering is not None
+
+
+def jaxpr_is_lowerable(jaxpr):
+    return all(is_lowerable(e) for e in jaxpr.eqns)
+
+
+class GraphLowerer:
+    """Lowers jaxprs into one graph.
+
+    Literals become `constant` ops when the core has them; otherwise they, like the constants of
+    nested jaxprs, are graph inputs given in `externals` (key -> graph value).
+    """
+
+    def __init__(self, graph, externals, callbacks=None):
+        self.graph = graph
+        self.externals = externals
+        self.callbacks = [] if callbacks is None else callbacks  # host callbacks registered, shared with subgraphs
+        self._made = {}  # constants added to this graph, by key
+
+    def read(self, env, a):
+        if type(a) is Literal:
+            return self.literal(a)
+        return env[a]
+
+    def literal(self, lit):
+        key = _literal_key(lit)
+        ref = self.externals.get(key) or self._made.get(key)
+        if ref is None:
+            (ref,) = self.graph.add("constant", [], _constant_attrs(lit.val, lit.aval.dtype))
+            self._made[key] = ref
+        return ref
+
+    def constant(self, value, dtype, shape=()):
+        """A splat constant of the given type (control-flow lowerings use it)."""
+        key = ("splat", dtype.name, tuple(shape), repr(value))
+        ref = self._made.get(key)
+        if ref is None:
+            (ref,) = self.graph.add("constant", [], _constant_attrs(value, dtype, shape))
+            self._made[key] = ref
+        return ref
+
+    def const_ref(self, value):
+        key = _const_key(value)
+        ref = self.externals.get(key) or self._made.get(key)
+        if ref is None:  # inside a subgraph: the array's bytes go into the graph
+            import numpy as np
+
+            data = np.ascontiguousarray(np.asarray(value)).tobytes()
+            (ref,) = self.graph.add("constant", [], {"dtype": value.aval.dtype.name, "shape": list(value.aval.shape),
+                                                     "data": data})
+            self._made[key] = ref
+        return ref
+
+    def lower_jaxpr(self, jaxpr, const_refs, in_refs):
+        """Adds the jaxpr's equations; returns the graph values of its outputs."""
+        env = dict(zip(jaxpr.constvars, const_refs))
+        env.update(zip(jaxpr.invars, in_refs))
+        graph = self.graph
+        for eqn in jaxpr.eqns:
+            ins = [self.read(env, a) for a in eqn.invars]
+            prim = eqn.primitive
+            rule = getattr(prim, "jaxpr_lowering", None)
+            if rule is not None:
+                outs = rule(self, eqn, ins)
+            else:
+                ctx = LoweringContext(graph, [a.aval for a in eqn.invars], [v.aval for v in eqn.outvars])
+                outs = prim.rule("lowering")(ctx, *ins, **eqn.params)
+            for v, r in zip(eqn.outvars, outs):
+                env[v] = r
+        return [self.read(env, a) for a in jaxpr.outvars]
+
+    def op(self, name, *inputs, **attrs):
+        """Adds a C++ op (attributes converted as lowering rules' are)."""
+        return LoweringContext(self.graph).op(name, *inputs, **attrs)
+
+    def subgraph(self, in_avals, build):
+        """A new graph taking values of in_avals; build(lowerer, parameter values) gives its outputs."""
+        graph = type(self.graph)()
+        params = [graph.parameter(a.shape, a.dtype.name) for a in in_avals]
+        graph.set_outputs(list(build(GraphLowerer(graph, {}, self.callbacks), params)))
+        return graph
+
+
+def unregister_callbacks(ids):
+    unregister = getattr(_core, "unregister_callback", None)
+    if unregister is not None:
+        for cid in ids:
+            unregister(cid)
+
+
+def _with_outputs(graph, outs):
+    graph.set_outputs(outs)
+    return graph
+
+
+def _type_check(exe, avals_out, unique):
+    got = [(tuple(s), d) for s, d in exe.output_types]
+    want = [(avals_out[i].shape, avals_out[i].dtype.name) for i in unique]
+    if got != want:
+        raise AssertionError(f"internal error: lowered graph produced {got}, the jaxpr says {want}")
+
+
+class GraphCall:
+    """A ClosedJaxpr compiled to one Executable: call(list of xjax Arrays) -> list of xjax Arrays."""
+
+    __slots__ = ("run", "extern", "out_avals", "out_pos", "__weakref__")
+
+    def __init__(self, closed):
+        jaxpr = closed.jaxpr
+        acc = {}
+        for c in closed.consts:
+            acc.setdefault(_const_key(c), c)
+        collect_externals(jaxpr, acc, literals=not HAS_CONSTANT)
+        self.out_avals = out_avals = jaxpr.out_avals
+        graph = _core.Graph()
+        in_refs = [graph.parameter(v.aval.shape, v.aval.dtype.name) for v in jaxpr.invars]
+        ext = {k: graph.parameter(v.aval.shape, v.aval.dtype.name) for k, v in acc.items()}
+        self.extern = [v._value for v in acc.values()]
+        lowerer = GraphLowerer(graph, ext)
+        outs = lowerer.lower_jaxpr(jaxpr, [lowerer.const_ref(c) for c in closed.consts], in_refs)
+        unique = list(dict.fromkeys(outs))
+        self.out_pos = None if len(unique) == len(outs) else [unique.index(r) for r in outs]
+        if lowerer.callbacks:
+            weakref.finalize(self, unregister_callbacks, list(lowerer.callbacks))
+        if not outs:
+            if not lowerer.callbacks:
+                self.run = lambda values: []
+                return
+            # Only effects: the graph still runs, with a throwaway result.
+            run = _core.compile(_with_outputs(graph, [lowerer.constant(0, dtypes.int32)])).run
+            self.run = lambda values: (run(values), [])[1]
+            return
+        graph.set_outputs(unique)
+        exe = _core.compile(graph)
+        first = [outs.index(r) for r in unique]
+        _type_check(exe, out_avals, first)
+        self.run = exe.run
+
+    def run_values(self, values):
+        """Runs on `_core.Array`s; returns the `_core.Array`s of the outputs."""
+        vals = self.run(values + self.extern if self.extern else values)
+        if self.out_pos is not None:
+            vals = [vals[i] for i in self.out_pos]
+        return vals
+
+    def __call__(self, args):
+        vals = self.run_values([a._value for a in args])
+        wrap = cpu._array_type
+        return [wrap(v, a) for v, a in zip(vals, self.out_avals)]
+
+
+class PlanCall:
+    """A ClosedJaxpr run as compiled segments with eager equations between them."""
+
+    def __init__(self, closed):
+        jaxpr = closed.jaxpr
+        self.jaxpr = jaxpr
+        self.consts = closed.consts
+        groups, seg = [], []
+        for eqn in jaxpr.eqns:
+            if is_lowerable(eqn):
+                seg.append(eqn)
+            else:
+                if seg:
+                    groups.append(seg)
+                    seg = []
+                groups.append(eqn)
+        if seg:
+            groups.append(seg)
+        # What each step must hand on: variables read by later steps or returned.
+        live_after = []
+        live = {a for a in jaxpr.outvars if type(a) is not Literal}
+        for g in reversed(groups):
+            live_after.append(set(live))
+            for eqn in (g if isinstance(g, list) else [g]):
+                live.update(a for a in eqn.invars if type(a) is not Literal)
+        live_after.reverse()
+        self.steps = []
+        for g, after in zip(groups, live_after):
+            if not isinstance(g, list):
+                self.steps.append(g)
+                continue
+            defined, inputs = set(), []
+            for eqn in g:
+                for a in eqn.invars:
+                    if type(a) is not Literal and a not in defined and a not in inputs:
+                        inputs.append(a)
+                defined.update(eqn.outvars)
+            outputs = [v for eqn in g for v in eqn.outvars if v in after]
+            sub = ClosedJaxpr(Jaxpr([], inputs, outputs, g), [])
+            self.steps.append((inputs, outputs, GraphCall(sub)))
+        self._literals = {}
+
+    def _read(self, env, a):
+        if type(a) is Literal:
+            arr = self._literals.get(id(a))
+            if arr is None:
+                arr = self._literals[id(a)] = (literal_array(a), a)
+            return arr[0]
+        return env[a]
+
+    def __call__(self, args):
+        jaxpr = self.jaxpr
+        env = dict(zip(jaxpr.constvars, self.consts))
+        env.update(zip(jaxpr.invars, args))
+        for step in self.steps:
+            if type(step) is tuple:
+                inputs, outputs, call = step
+                env.update(zip(outputs, call([env[v] for v in inputs])))
+                continue
+            ins = [self._read(env, a) for a in step.invars]
+            out = step.primitive.impl(*ins, **step.params)
+            if step.primitive.multiple_results:
+                env.update(zip(step.outvars, out))
+            else:
+                env[step.outvars[0]] = out
+        return [self._read(env, a) for a in jaxpr.outvars]
+
+
+_compiled = weakref.WeakKeyDictionary()
+
+
+def compile_closed_jaxpr(closed):
+    """The cached compiled form of a ClosedJaxpr: one graph when possible, else a plan."""
+    call = _compiled.get(closed)
+    if call is None:
+        call = GraphCall(closed) if jaxpr_is_lowerable(closed.jaxpr) else PlanCall(closed)
+        _compiled[closed] = call
+    return call
+
+
+def run_closed_jaxpr(closed, args):
+    """Runs a ClosedJaxpr eagerly on xjax Arrays (compiling it on first use)."""
+    return compile_closed_jaxpr(closed)(list(args))
+
+
+def as_array(x):
+    """An xjax Array for an eager operand (Python scalars and NumPy values are placed)."""
+    if type(x) in core.ARRAY_TYPES:
+        return x
+    from xjax._src.lax.base import asarray
+
+    return asarray(x)
+

@@ -1,0 +1,330 @@
+"""Tracing Python functions to jaxprs: DynamicJaxprTrace records each primitive as an equation.
+
+A trace hands out tracers (abstract values standing for arrays) for the function's arguments;
+every primitive bound on them appends an equation. Values that are not tracers of this trace
+become inputs of the equations as they are:
+  - Python scalars and 0-d arrays become literals (`2.0:f32[]`),
+  - other concrete arrays become constvars (their values travel with the ClosedJaxpr),
+  - tracers of an enclosing, still running trace (closures inside cond, jit, ...) become
+    constvars too; the caller turns those into explicit operands,
+  - tracers of a trace that has ended raise UnexpectedTracerError (a leaked tracer).
+Python needs concrete values for `if`, `int()`, `np.asarray()`: the tracer's conversions raise
+JAX's errors, naming the function being traced and the arguments the value depends on.
+"""
+import inspect
+
+import numpy as np
+
+from xjax._src import core, dtypes, errors
+from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
+
+_PY_SCALARS = (bool, int, float)
+
+
+class DebugInfo:
+    """What error messages say about a traced function: its name and place, and its arguments' names."""
+
+    __slots__ = ("traced_for", "fun", "_arg_names", "_names_fn")
+
+    def __init__(self, traced_for, fun, arg_names=None, names_fn=None):
+        self.traced_for = traced_for
+        self.fun = fun
+        self._arg_names = arg_names
+        self._names_fn = names_fn  # computes arg_names lazily (binding a signature is slow)
+
+    @property
+    def func_src_info(self):
+        return func_src_info(self.fun)
+
+    @property
+    def arg_names(self):
+        if self._arg_names is None and self._names_fn is not None:
+            try:
+                self._arg_names = self._names_fn()
+            except Exception:  # noqa: BLE001 - names are only for messages
+                self._arg_names = None
+            self._names_fn = None
+        return self._arg_names
+
+
+def unwrap_fun(fun):
+    while True:
+        inner = getattr(fun, "func", None) if hasattr(fun, "args") and hasattr(fun, "keywords") else None
+        if inner is None:
+            return fun
+        fun = inner
+
+
+def fun_name(fun):
+    """The name JAX gives a function: partials give their function's, callables their type's."""
+    f = unwrap_fun(fun)
+    name = getattr(f, "__name__", None)
+    return name if isinstance(name, str) else type(f).__name__
+
+
+def func_src_info(fun):
+    """`f at /path/file.py:12`."""
+    f = unwrap_fun(fun)
+    name = fun_name(f)
+    code = getattr(inspect.unwrap(f) if callable(f) else f, "__code__", None)
+    if code is None:
+        return name
+    return f"{name} at {code.co_filename}:{code.co_firstlineno}"
+
+
+def arg_names_of(fun, args, kwargs, static_argnums=(), static_argnames=()):
+    """The names of the array leaves of (args, kwargs) in flattening order: x, d['a'][1], args[0]."""
+    from xjax._src import tree_util
+
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    var_pos = next((p.name for p in params if p.kind == p.VAR_POSITIONAL), None)
+    var_kw = next((p.name for p in params if p.kind == p.VAR_KEYWORD), None)
+    named = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    names = []
+
+    def add(prefix, value):
+        for path, _ in tree_util.tree_flatten_with_path(value)[0]:
+            names.append(prefix + tree_util.keystr(path))
+
+    for i, a in enumerate(args):
+        if i in static_argnums:
+            continue
+        if i < len(positional):
+            add(positional[i], a)
+        elif var_pos is not None:
+            add(f"{var_pos}[{i - len(positional)}]", a)
+        else:
+            add(f"args[{i}]", a)
+    for k in sorted(kwargs):
+        if k in static_argnames:
+            continue
+        add(k if k in named or var_kw is None else f"{var_kw}['{k}']", kwargs[k])
+    return names
+
+
+class DynamicJaxprTracer(core.Tracer):
+    """A traced array: an abstract value and the jaxpr variable that holds it."""
+
+    __slots__ = ("aval", "var")
+
+    def __init__(self, trace, aval, var):
+        self._trace = trace
+        self.aval = aval
+        self.var = var
+
+    def __repr__(self):
+        weak = "~" if self.aval.weak_type else ""
+        return f"JitTracer({weak}{errors.long_str(self.aval)})"
+
+    __str__ = __repr__
+
+    # Python needs the value: a tracer has none, so each conversion raises JAX's error.
+    def __bool__(self):
+        if self.aval.size > 1:
+            raise ValueError("The truth value of an array with more than one element is ambiguous. "
+                             "Use a.any() or a.all()")
+        raise errors.TracerBoolConversionError(self)
+
+    def __int__(self):
+        raise errors.concretization_error(self, "int", True)
+
+    def __float__(self):
+        raise errors.concretization_error(self, "float", True)
+
+    def __complex__(self):
+        raise errors.concretization_error(self, "complex", True)
+
+    def __index__(self):
+        raise errors.TracerIntegerConversionError(self)
+
+    def __array__(self, *args, **kwargs):
+        raise errors.TracerArrayConversionError(self)
+
+    def item(self, *args):
+        raise errors.ConcretizationTypeError(self, "This occurred in the item() method of jax.Array")
+
+    def tolist(self):
+        raise errors.ConcretizationTypeError(self, f"The tolist() method was called on {errors._error_repr(self)}.")
+
+    def __hash__(self):
+        raise TypeError(f"unhashable type: '{type(self).__name__}'")
+
+    def _escaped_error(self):
+        return errors.escaped_tracer_error(self)
+
+    def _origin_msg(self):
+        trace = self._trace
+        dbg = trace.debug_info
+        if dbg is None:
+            return ""
+        origin = f"The error occurred while tracing the function {dbg.func_src_info} for {dbg.traced_for}. "
+        invar_pos, sources = trace.progenitors(self.var)
+        if invar_pos:
+            arg_names = dbg.arg_names
+            names = [arg_names[i] if arg_names is not None and i < len(arg_names) else "unknown" for i in invar_pos]
+            if len(names) == 1:
+                which = f"the argument {names[0]}"
+            elif len(names) == 2:
+                which = f"the arguments {names[0]} and {names[1]}"
+            else:
+                which = f"the arguments {', '.join(names[:-1])}, and {names[-1]}"
+            origin += ("This concrete value was not available in Python because it depends on the "
+                       f"value{'s' if len(names) > 1 else ''} of {which}.")
+        elif sources:
+            from xjax._src.jaxpr import _PpContext, pp_eqn
+
+            ops = [f"  operation {pp_eqn(e, _PpContext()).format()}" for e in sources[:5]]
+            origin += "This value became a tracer due to JAX operations on these lines:\n\n" + "\n\n".join(ops)
+            if len(sources) > 5:
+                origin += "\n\n(Additional originating lines are not shown.)"
+        return "\n" + origin
+
+
+def _literal(value, dtype, weak):
+    return Literal(np.asarray(value, dtype), core.ShapedArray((), dtype, weak))
+
+
+class DynamicJaxprTrace(core.Trace):
+    """Records the primitives bound on its tracers as the equations of a jaxpr."""
+
+    def __init__(self, debug_info=None):
+        self.debug_info = debug_info
+        self.eqns = []
+        self.invars = []
+        self.consts = {}  # id(value) -> (value, constvar), in order of first use
+        self.alive = True
+
+    def new_arg(self, aval):
+        v = Var(aval)
+        self.invars.append(v)
+        return DynamicJaxprTracer(self, aval, v)
+
+    def to_atom(self, x):
+        """The jaxpr atom (Var or Literal) standing for x in this trace."""
+        if type(x) is DynamicJaxprTracer and x._trace is self:
+            return x.var
+        if isinstance(x, core.Tracer):
+            return self._capture(x)
+        if type(x) in core.ARRAY_TYPES:
+            aval = x.aval
+            if not aval.shape:
+                return Literal(np.asarray(x), aval)
+            return self._capture(x)
+        if type(x) in _PY_SCALARS:
+            dtype, weak = dtypes.dtype_and_weak(x)
+            return _literal(x, dtype, weak)
+        if isinstance(x, (np.ndarray, np.generic)):
+            dtype = dtypes.canonicalize_dtype(x.dtype)
+            if not np.shape(x):
+                return _literal(x, dtype, False)
+            from xjax._src.backends import cpu
+
+            return self._capture(cpu.device_put(x, dtype))
+        raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")
+
+    def _capture(self, x):
+        """A constvar for a concrete array or a tracer of an enclosing trace."""
+        if isinstance(x, core.Tracer) and not getattr(x._trace, "alive", True):
+            raise x._escaped_error()
+        entry = self.consts.get(id(x))
+        if entry is None:
+            entry = self.consts[id(x)] = (x, Var(x.aval))
+        return entry[1]
+
+    def process_primitive(self, primitive, args, params):
+        atoms = [self.to_atom(a) for a in args]
+        rule = primitive.abstract_eval
+        if rule is None:
+            primitive.rule("abstract_eval")
+        out = rule(*[a.aval for a in atoms], **params)
+        _strengthen_literals(atoms)
+        if primitive.multiple_results:
+            outvars = [Var(a) for a in out]
+            self.eqns.append(JaxprEqn(atoms, outvars, primitive, params))
+            return [DynamicJaxprTracer(self, v.aval, v) for v in outvars]
+        v = Var(out)
+        self.eqns.append(JaxprEqn(atoms, [v], primitive, params))
+        return DynamicJaxprTracer(self, out, v)
+
+    def progenitors(self, var):
+        """(positions of the invars var depends on, source equations it depends on)."""
+        needed = {var}
+        sources = []
+        for eqn in reversed(self.eqns):
+            if any(v in needed for v in eqn.outvars):
+                ins = [a for a in eqn.invars if type(a) is Var]
+                needed.update(ins)
+                if not ins:
+                    sources.append(eqn)
+        return [i for i, v in enumerate(self.invars) if v in needed], sources[::-1]
+
+    def to_closed_jaxpr(self, outs, what=None):
+        """The ClosedJaxpr of everything recorded, with outputs `outs` (tracers or values)."""
+        outvars = []
+        for x in outs:
+            try:
+                outvars.append(self.to_atom(x))
+            except TypeError:
+                if what is None:
+                    raise
+                raise TypeError(f"{what} returned a value of type {type(x)}, which is not a valid JAX type") from None
+        consts = list(self.consts.values())
+        jaxpr = Jaxpr([v for _, v in consts], self.invars, outvars, self.eqns)
+        return ClosedJaxpr(jaxpr, [c for c, _ in consts])
+
+
+def _strengthen_literals(atoms):
+    """A weak literal next to a strong operand of its dtype prints as strong, as jnp's promotion in JAX makes it."""
+    lits = [i for i, a in enumerate(atoms) if type(a) is Literal and a.aval.weak_type]
+    if not lits:
+        return
+    strong = {a.aval.dtype for a in atoms if not a.aval.weak_type}
+    for i in lits:
+        a = atoms[i]
+        if a.aval.dtype in strong:
+            atoms[i] = Literal(a.val, a.aval.update(weak_type=False))
+
+
+def trace_to_jaxpr(fun, in_avals, debug_info=None, what=None):
+    """Traces fun(*tracers) to a ClosedJaxpr; fun takes and returns flat lists of arrays.
+
+    `what` names the function in the TypeError raised when it returns something that is not an array.
+    """
+    trace = DynamicJaxprTrace(debug_info)
+    args = [trace.new_arg(a) for a in in_avals]
+    try:
+        with core.set_current_trace(trace):
+            outs = fun(*args)
+        return trace.to_closed_jaxpr(outs, what)
+    finally:
+        trace.alive = False
+
+
+def split_tracer_consts(closed):
+    """(jaxpr taking its tracer consts as leading invars, those tracers): for jit's nested calls."""
+    jaxpr = closed.jaxpr
+    if not any(isinstance(c, core.Tracer) for c in closed.consts):
+        return closed, []
+    keep_vars, keep_vals, lift_vars, lift_vals = [], [], [], []
+    for v, c in zip(jaxpr.constvars, closed.consts):
+        if isinstance(c, core.Tracer):
+            lift_vars.append(v)
+            lift_vals.append(c)
+        else:
+            keep_vars.append(v)
+            keep_vals.append(c)
+    new = Jaxpr(keep_vars, lift_vars + jaxpr.invars, jaxpr.outvars, jaxpr.eqns)
+    return ClosedJaxpr(new, keep_vals), lift_vals
+
+
+def convert_constvars(closed):
+    """(jaxpr taking all its consts as leading invars, the consts): for control flow operands."""
+    jaxpr = closed.jaxpr
+    if not jaxpr.constvars:
+        return closed, []
+    new = Jaxpr([], jaxpr.constvars + jaxpr.invars, jaxpr.outvars, jaxpr.eqns)
+    return ClosedJaxpr(new, []), list(closed.consts)

@@ -1,0 +1,348 @@
+"""Jaxprs: the typed IR that tracing builds, jit lowers and make_jaxpr prints, in JAX's text format.
+
+A Jaxpr is a list of equations (primitive, params, input atoms, output variables) over typed
+variables; a ClosedJaxpr pairs it with the concrete values of its constvars. The printer follows
+JAX's layout rules: names a, b, ..., z, ba, ... given in printing order and shared across nested
+jaxprs; unused top-level results printed as `_`; jaxprs used more than once (or long nested ones)
+printed once up front as `let name = { ... } in`; params printed sorted unless a primitive's
+`pp_params` rule says otherwise.
+"""
+import collections
+import re
+
+import numpy as np
+
+from xjax._src import dtypes
+from xjax._src import pretty_printer as pp
+
+
+class Var:
+    """A variable of a jaxpr: only its abstract value; names are given when printing."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Var(id={id(self)}):{self.aval.str_short()}"
+
+
+class DropVar(Var):
+    """An equation result that is never read (printed `_`)."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "_"
+
+
+class Literal:
+    """A constant scalar written inline in the jaxpr (`2.0:f32[]`).
+
+    `val` is a 0-d NumPy array of the aval's dtype; weakly typed literals print the shortest
+    decimal that gives the same value, as the Python scalar they came from would print.
+    """
+
+    __slots__ = ("val", "aval")
+
+    def __init__(self, val, aval):
+        self.val = val
+        self.aval = aval
+
+    def value_str(self):
+        v = self.val.item() if isinstance(self.val, np.ndarray) else self.val
+        if isinstance(v, float) and self.aval.weak_type and self.aval.dtype == dtypes.float32:
+            return str(float(str(np.float32(v))))
+        return str(v)
+
+    def __repr__(self):
+        return f"Literal({self.value_str()})"
+
+
+class JaxprEqn:
+    """outvars = primitive[params] invars."""
+
+    __slots__ = ("invars", "outvars", "primitive", "params")
+
+    def __init__(self, invars, outvars, primitive, params):
+        self.invars = invars
+        self.outvars = outvars
+        self.primitive = primitive
+        self.params = params
+
+    def __repr__(self):
+        return str(pp_eqn(self, _PpContext(), )).strip()
+
+
+class Jaxpr:
+    """{ lambda constvars ; invars . let eqns in outvars }"""
+
+    __slots__ = ("constvars", "invars", "outvars", "eqns", "__weakref__")
+
+    def __init__(self, constvars, invars, outvars, eqns):
+        self.constvars = list(constvars)
+        self.invars = list(invars)
+        self.outvars = list(outvars)
+        self.eqns = list(eqns)
+
+    @property
+    def in_avals(self):
+        return [v.aval for v in self.invars]
+
+    @property
+    def out_avals(self):
+        return [v.aval for v in self.outvars]
+
+    def pretty_print(self, width=80):
+        return pp_toplevel(self).format(width)
+
+    def __str__(self):
+        return self.pretty_print()
+
+    __repr__ = __str__
+
+
+class ClosedJaxpr:
+    """A Jaxpr with the values of its constvars."""
+
+    __slots__ = ("jaxpr", "consts", "__weakref__")
+
+    def __init__(self, jaxpr, consts):
+        self.jaxpr = jaxpr
+        self.consts = list(consts)
+
+    in_avals = property(lambda self: self.jaxpr.in_avals)
+    out_avals = property(lambda self: self.jaxpr.out_avals)
+    eqns = property(lambda self: self.jaxpr.eqns)
+
+    def pretty_print(self, width=80):
+        return self.jaxpr.pretty_print(width)
+
+    def __str__(self):
+        return str(self.jaxpr)
+
+    __repr__ = __str__
+
+
+def jaxprs_in_params(params):
+    """The Jaxprs held by an equation's params (ClosedJaxprs give their Jaxpr)."""
+    for v in params.values():
+        for x in (v if type(v) is tuple else (v,)):
+            if isinstance(x, Jaxpr):
+                yield x
+            elif isinstance(x, ClosedJaxpr):
+                yield x.jaxpr
+
+
+def eval_jaxpr(jaxpr, consts, *args):
+    """Evaluates a Jaxpr by binding its primitives in the current trace; returns the outputs."""
+    env = {}
+    for v, x in zip(jaxpr.constvars, consts):
+        env[v] = x
+    for v, x in zip(jaxpr.invars, args):
+        env[v] = x
+
+    def read(a):
+        return env[a] if type(a) is not Literal else a.val
+
+    for eqn in jaxpr.eqns:
+        ins = [read(a) for a in eqn.invars]
+        out = eqn.primitive.bind(*ins, **eqn.params)
+        if eqn.primitive.multiple_results:
+            for v, x in zip(eqn.outvars, out):
+                env[v] = x
+        else:
+            env[eqn.outvars[0]] = out
+    return [read(a) for a in jaxpr.outvars]
+
+
+# ---- printing -------------------------------------------------------------------------------
+
+def _alphabetic(n):
+    s = ""
+    while not s or n:
+        n, i = divmod(n, 26)
+        s = chr(97 + i) + s
+    return s
+
+
+class _PpContext:
+    """Variable names shared by a jaxpr and all the jaxprs nested in it."""
+
+    def __init__(self, names=None):
+        self.names = dict(names or {})
+        self.shared = {}  # Jaxpr -> name, for jaxprs printed once up front
+        self.shared_names = set()
+        self._next = 0
+
+    def name(self, v):
+        n = self.names.get(v)
+        if n is None:
+            while True:
+                n = _alphabetic(self._next)
+                self._next += 1
+                if n not in self.shared_names:
+                    break
+            self.names[v] = n
+        return n
+
+    def suggest_same_names(self, for_vars, like_vars):
+        """Names for_vars (a nested jaxpr's binders) after the outer atoms they stand for."""
+        if len(for_vars) != len(like_vars):
+            return
+        used = set()
+        for f, like in zip(for_vars, like_vars):
+            if isinstance(like, Var) and like not in used and isinstance(f, Var) and f not in self.names:
+                used.add(like)
+                self.names[f] = self.name(like)
+
+
+def pp_atom(a, ctx):
+    if type(a) is Literal:
+        return f"{a.value_str()}:{a.aval.str_short()}"
+    if type(a) is DropVar:
+        return "_"
+    return ctx.name(a)
+
+
+def pp_vars(vs, ctx, separator="", print_shapes=False):
+    if print_shapes:
+        items = [pp.text(pp_atom(v, ctx) + ":" + v.aval.str_short()) for v in vs]
+    else:
+        items = [pp.text(pp_atom(v, ctx)) for v in vs]
+    return pp.nest(2, pp.group(pp.join(pp.text(separator) + pp.group(pp.brk()), items)))
+
+
+_ADDRESS = re.compile(r" at 0x([0-9a-fA-F]+)")
+
+
+def pp_param_value(v, ctx):
+    if type(v) is tuple and v and all(isinstance(j, (Jaxpr, ClosedJaxpr)) for j in v):
+        return pp_jaxprs(v, ctx)
+    if isinstance(v, Jaxpr):
+        return pp_jaxpr(v, ctx)
+    if isinstance(v, ClosedJaxpr):
+        return pp_jaxpr(v.jaxpr, ctx)
+    if isinstance(v, np.dtype):
+        return pp.text(v.name)
+    return pp.text(_ADDRESS.sub(lambda m: " at 0x" + "X" * len(m.group(1)), str(v)))
+
+
+def pp_kv_pairs(pairs, ctx):
+    if not pairs:
+        return pp.NIL
+    items = [pp.text(f"{k}=") + pp_param_value(v, ctx) for k, v in pairs]
+    return pp.group(pp.concat([pp.nest(2, pp.concat([pp.text("["), pp.brk(""), pp.join(pp.brk(), items)])),
+                               pp.brk(""), pp.text("]")]))
+
+
+def default_pp_params(eqn, ctx):
+    """All params, sorted by name."""
+    return sorted(eqn.params.items())
+
+
+def params_printer(drop=(), drop_if_none=(), drop_if_empty=(), extra=None, formats=None):
+    """A `pp_params` rule: hides params JAX does not print and adds or reformats others.
+
+    extra(eqn) -> dict of params to show that the primitive does not carry (JAX's own params);
+    formats maps a param name to a function giving the value to print.
+    """
+
+    def rule(eqn, ctx):
+        params = dict(eqn.params)
+        if extra is not None:
+            params.update(extra(eqn))
+        out = []
+        for k, v in sorted(params.items()):
+            if k in drop or (k in drop_if_none and v is None) or (k in drop_if_empty and not v):
+                continue
+            out.append((k, formats[k](v) if formats and k in formats else v))
+        return out
+
+    return rule
+
+
+def pp_eqn(eqn, ctx):
+    rule = getattr(eqn.primitive, "pp_params", None) or default_pp_params
+    pairs = rule(eqn, ctx)
+    lhs = pp_vars(eqn.outvars, ctx, print_shapes=True)
+    rhs = [pp.text(eqn.primitive.name), pp_kv_pairs(pairs, ctx), pp.text(" ") + pp_vars(eqn.invars, ctx)]
+    if eqn.outvars:
+        return pp.concat([lhs, pp.text(" = "), *rhs])
+    return pp.concat(rhs)
+
+
+def _pp_skeleton(jaxpr, ctx):
+    constvars = pp_vars(jaxpr.constvars, ctx, print_shapes=True)
+    invars = pp_vars(jaxpr.invars, ctx, print_shapes=True)
+    eqns = pp.join(pp.brk("; "), [pp_eqn(e, ctx) for e in jaxpr.eqns])
+    outvars = pp.concat([pp.text("("), pp_vars(jaxpr.outvars, ctx, separator=","),
+                         pp.text(",)" if len(jaxpr.outvars) == 1 else ")")])
+    body = pp.concat([pp.text("{ lambda "), constvars, pp.text("; "), invars, pp.text(". let"),
+                      pp.nest(2, pp.brk() + eqns), pp.brk(), pp.text("in "), outvars])
+    return pp.group(pp.nest(2, body) + pp.text(" }"))
+
+
+def pp_jaxpr(jaxpr, ctx):
+    name = ctx.shared.get(jaxpr)
+    if name is not None:
+        return pp.text(name)
+    return _pp_skeleton(jaxpr, ctx)
+
+
+def pp_jaxprs(jaxprs, ctx):
+    docs = [pp_jaxpr(j.jaxpr if isinstance(j, ClosedJaxpr) else j, ctx) for j in jaxprs]
+    return pp.group(pp.concat([pp.nest(2, pp.concat([pp.text("("), pp.brk(""), pp.join(pp.brk(), docs)])),
+                               pp.brk(""), pp.text(")")]))
+
+
+def _unused_results(jaxpr):
+    """Top-level equation results nobody reads: they print as `_`."""
+    names = {}
+    used = {a for a in jaxpr.outvars if type(a) is not Literal}
+    for eqn in reversed(jaxpr.eqns):
+        for v in eqn.outvars:
+            if v not in used:
+                names[v] = "_"
+        used.update(a for a in eqn.invars if type(a) is not Literal)
+    return names
+
+
+def pp_toplevel(top):
+    """The document of a whole jaxpr, with its shared sub-jaxprs printed first."""
+    ctx = _PpContext(_unused_results(top))
+    names = {}
+    counts = collections.Counter()
+    todo = collections.deque([top])
+    while todo:
+        j = todo.popleft()
+        counts[j] += 1
+        if j is not top and len(j.eqns) > 10:
+            counts[j] += 1  # long nested jaxprs are printed apart, to keep the main one readable
+        for eqn in j.eqns:
+            name = eqn.params.get("name")
+            subs = list(jaxprs_in_params(eqn.params))
+            todo.extend(subs)
+            if isinstance(name, str):
+                for s in subs:
+                    names.setdefault(s, name.strip("<>"))
+    name_counts = collections.Counter()
+    docs = []
+    shared = []
+    for j, c in counts.items():
+        if c == 1:
+            continue
+        name = names.get(j, "jaxpr")
+        n = name_counts[name]
+        name_counts[name] += 1
+        if n > 0:
+            name += str(n)
+            name_counts[name] += 1
+        ctx.shared_names.add(name)
+        ctx.shared[j] = name
+        shared.append((name, j))
+    for name, j in shared:
+        docs.append(pp.concat([pp.text(f"let {name} = "), _pp_skeleton(j, ctx), pp.text(" in"), pp.brk()]))
+    docs.append(pp_jaxpr(top, ctx))
+    return pp.concat(docs)

@@ -1,0 +1,148 @@
+"""cond and switch: the `cond` primitive, whose branches are jaxprs taking the same operands."""
+import builtins
+
+import numpy as np
+
+from xjax._src import core, dtypes, errors, tree_util
+from xjax._src.config import config
+from xjax._src.interpreters import partial_eval as pe
+from xjax._src.interpreters.graph_lowering import run_closed_jaxpr
+from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Var
+from xjax._src.lax import elementwise as ew
+from xjax._src.lax.base import asarray
+from xjax._src.lax.control_flow_common import (concrete_scalar, is_tracing, lowerable, mismatch_extra, operand,
+                                                run_as_jit, scalar_i32, trace_fun, tree_mismatch, typematch)
+
+_flatten = tree_util.tree_flatten
+
+cond_p = core.Primitive("cond", multiple_results=True)
+
+
+def _cond_abstract_eval(index, *ops, branches):
+    outs = [list(b.out_avals) for b in branches]
+    return [a.update(weak_type=all(o[i].weak_type for o in outs)) for i, a in enumerate(outs[0])]
+
+
+def _cond_impl(index, *ops, branches):
+    if lowerable(cond_p, {"branches": branches}):
+        return run_as_jit(cond_p, [index, *ops], {"branches": branches})
+    i = builtins.min(builtins.max(int(index), 0), len(branches) - 1)
+    return run_closed_jaxpr(branches[i], [asarray(o) for o in ops])
+
+
+cond_p.abstract_eval = _cond_abstract_eval
+cond_p.impl = _cond_impl
+
+
+def _common_consts(traced):
+    """All branches' consts once each (by identity, in order), and each branch taking all of them."""
+    consts, seen = [], {}
+    for _, cs in traced:
+        for c in cs:
+            if id(c) not in seen:
+                seen[id(c)] = len(consts)
+                consts.append(c)
+    jaxprs = []
+    for closed, cs in traced:
+        j = closed.jaxpr
+        own = {seen[id(c)]: v for c, v in zip(cs, j.invars[:len(cs)])}
+        cvars = [own.get(k) or Var(core.get_aval(c)) for k, c in enumerate(consts)]
+        jaxprs.append(ClosedJaxpr(Jaxpr([], cvars + j.invars[len(cs):], j.outvars, j.eqns), []))
+    return consts, jaxprs
+
+
+def _check_branches(what, names, funs, trees, avals_list):
+    if builtins.any(t != trees[0] for t in trees[1:]):
+        k = next(i for i, t in enumerate(trees) if t != trees[0])
+        a, b, why = tree_mismatch(trees[0], trees[k])
+        lines = "\n".join(f"{n} is {pe.func_src_info(f)}" for n, f in zip(names, funs))
+        raise TypeError(f"{what} branch outputs must have the same pytree structure, but they differ:\n\n{lines}\n\n"
+                        f"{names[0]} output is {a} but {names[k]} output is {b}, so {why}.\n\n"
+                        f"Revise {' and/or '.join(names) if len(names) == 2 else 'the branches'} so that they have "
+                        "the same pytree structure.")
+    for k, avals in enumerate(avals_list[1:], 1):
+        for a, b in zip(avals_list[0], avals):
+            if not typematch(a, b):
+                lines = "\n".join(f"{n} is {pe.func_src_info(f)}" for n, f in zip(names, funs))
+                raise TypeError(
+                    f"{what} branches must have equal output types but they differ.\n\n{lines}\n\nThe output of "
+                    f"{names[0]} has type {errors.long_str(a)} but the corresponding output of {names[k]} has type "
+                    f"{errors.long_str(b)}"
+                    f"{mismatch_extra(a, b)}.\n\nRevise {' and/or '.join(names) if len(names) == 2 else 'the branches'}"
+                    " so that all output types match.")
+
+
+
+
+
+
+def _branches_call(index, branches, names, operands, what, traced_for):
+    ops = [operand(o) for o in _flatten(operands)[0]]
+    in_avals = [core.get_aval(o) for o in ops]
+    traced, trees = [], []
+    for fun in branches:
+        closed, consts, tree = trace_fun(fun, operands, in_avals, traced_for)
+        traced.append((closed, consts))
+        trees.append(tree)
+    _check_branches(what, names, branches, trees, [c.out_avals for c, _ in traced])
+    return traced, ops, trees[0]
+
+
+def cond(pred, true_fun, false_fun, *operands, operand=None, linear=None):
+    """true_fun(*operands) if pred else false_fun(*operands), with both traced and compiled."""
+    if operand is not None:
+        operands = (*operands, operand)
+    if not (callable(true_fun) and callable(false_fun)):
+        raise TypeError("lax.cond: true_fun and false_fun arguments should be callable.")
+    shape = np.shape(pred) if not hasattr(pred, "aval") else pred.aval.shape
+    if shape:
+        raise TypeError(f"Pred must be a scalar, got {pred} of shape {shape}.")
+    dtype = core.get_aval(pred).dtype if hasattr(pred, "aval") else np.result_type(pred)
+    if dtype != dtypes.bool_ and not (dtypes.is_int(dtype) or dtypes.is_float(dtype)):
+        raise TypeError(f"Pred type must be either boolean or number, got {dtype}.")
+    concrete = concrete_scalar(pred)
+    if config.jax_disable_jit and concrete is not None and not is_tracing():
+        return true_fun(*operands) if concrete else false_fun(*operands)
+    if concrete is not None:
+        index = scalar_i32(bool(concrete))
+    elif dtype == dtypes.bool_:
+        index = ew.convert_element_type(pred, dtypes.int32)
+    else:
+        index = ew.convert_element_type(ew.ne(pred, 0), dtypes.int32)
+    traced, ops, out_tree = _branches_call(index, (true_fun, false_fun), ("true_fun", "false_fun"), operands,
+                                           "cond", "cond")
+    consts, (true_j, false_j) = _common_consts(traced)
+    outs = cond_p.bind(index, *consts, *ops, branches=(false_j, true_j))
+    return out_tree.unflatten(outs)
+
+
+def switch(index, branches, *operands, operand=None):
+    """branches[clamp(index)](*operands), with every branch traced and compiled."""
+    if operand is not None:
+        operands = (*operands, operand)
+    branches = tuple(branches)
+    if not branches:
+        raise ValueError("Empty branch sequence")
+    if not builtins.all(callable(b) for b in branches):
+        raise TypeError("lax.switch: branches argument should be a sequence of callables.")
+    shape = np.shape(index) if not hasattr(index, "aval") else index.aval.shape
+    if shape:
+        raise TypeError(f"Branch index must be scalar, got {index} of shape {shape}.")
+    dtype = core.get_aval(index).dtype if hasattr(index, "aval") else np.result_type(index)
+    if not dtypes.is_int(dtype):
+        raise TypeError(f"Index type must be an integer, got {dtype}.")
+    if len(branches) == 1:
+        return branches[0](*operands)
+    concrete = concrete_scalar(index)
+    if concrete is not None and type(index) not in core.ARRAY_TYPES:
+        index = scalar_i32(concrete)
+    else:
+        index = ew.convert_element_type(index, dtypes.int32)
+    index = ew.clamp(scalar_i32(0), index, scalar_i32(len(branches) - 1))
+    if config.jax_disable_jit and concrete is not None and not is_tracing():
+        return branches[int(index)](*operands)
+    names = [f"branch {i}" for i in range(len(branches))]
+    traced, ops, out_tree = _branches_call(index, branches, names, operands, "switch", "switch")
+    consts, jaxprs = _common_consts(traced)
+    outs = cond_p.bind(index, *consts, *ops, branches=tuple(jaxprs))
+    return out_tree.unflatten(outs)

@@ -1,0 +1,334 @@
+"""Loops: the `while` primitive (while_loop, fori_loop with traced bounds) and `scan` (scan, map,
+fori_loop with static bounds)."""
+import builtins
+
+import numpy as np
+
+from xjax._src import core, dtypes, errors, tree_util
+from xjax._src.backends import cpu
+from xjax._src.config import config
+from xjax._src.interpreters import partial_eval as pe
+from xjax._src.interpreters.graph_lowering import compile_closed_jaxpr
+from xjax._src.lax import elementwise as ew
+from xjax._src.lax import layout
+from xjax._src.lax.base import asarray
+from xjax._src.lax.control_flow_common import (aval_str, check_carry, concrete_scalar, dce_inputs, forwarding,
+                                                is_tracing, lowerable, move_inputs_to_front, operand, promote_weak,
+                                                prune_outputs, run_as_jit, shaped_repr, trace_fun)
+
+_flatten = tree_util.tree_flatten
+
+while_p = core.Primitive("while", multiple_results=True)
+scan_p = core.Primitive("scan", multiple_results=True)
+
+
+# ---- while_loop and fori_loop ---------------------------------------------------------------
+
+def _while_abstract_eval(*avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    return list(body_jaxpr.out_avals)
+
+
+def _while_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    params = dict(cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr, cond_nconsts=cond_nconsts, body_nconsts=body_nconsts)
+    if lowerable(while_p, params):
+        return run_as_jit(while_p, args, params)
+    args = [asarray(a) for a in args]
+    nc = cond_nconsts + body_nconsts
+    cc, bc, carry = args[:cond_nconsts], args[cond_nconsts:nc], args[nc:]
+    cond_call, body_call = compile_closed_jaxpr(cond_jaxpr), compile_closed_jaxpr(body_jaxpr)
+    while bool(cond_call(cc + carry)[0]):
+        carry = body_call(bc + carry)
+    return carry
+
+
+while_p.abstract_eval = _while_abstract_eval
+while_p.impl = _while_impl
+
+
+def while_loop(cond_fun, body_fun, init_val, _body_debug=None):
+    """Repeats body_fun while cond_fun holds: the loop is one primitive, its functions traced once."""
+    if not (callable(body_fun) and callable(cond_fun)):
+        raise TypeError("lax.while_loop: body_fun and cond_fun arguments should be callable.")
+    if config.jax_disable_jit and not is_tracing():
+        try:
+            val = init_val
+            while cond_fun(val):
+                val = body_fun(val)
+            return val
+        except errors.ConcretizationTypeError:
+            pass
+    init, in_tree = _flatten(init_val)
+    init = [operand(x) for x in init]
+    in_avals = [core.get_aval(x) for x in init]
+
+    def trace_both(avals):
+        c_closed, c_consts, c_tree = trace_fun(cond_fun, (in_tree.unflatten(init),), avals, "while_cond")
+        if c_tree.num_leaves != 1 or c_tree.num_nodes != 1:
+            raise TypeError(f"cond_fun must return a boolean scalar, but got pytree {c_tree}.")
+        pred = c_closed.out_avals[0]
+        if pred.shape != () or pred.dtype != dtypes.bool_:
+            raise TypeError("cond_fun must return a boolean scalar, but got output type(s) "
+                            f"[{shaped_repr(pred)}].")
+        b_closed, b_consts, b_tree = trace_fun(body_fun, (in_tree.unflatten(init),), avals, "while_body",
+                                            debug=_body_debug)
+        return c_closed, c_consts, b_closed, b_consts, b_tree
+
+    c_closed, c_consts, b_closed, b_consts, b_tree = trace_both(in_avals)
+    body_out = b_closed.out_avals
+    if b_tree == in_tree:
+        init, changed = promote_weak(init, in_avals, body_out)
+        if changed:
+            in_avals = [core.get_aval(x) for x in init]
+            c_closed, c_consts, b_closed, b_consts, b_tree = trace_both(in_avals)
+            body_out = b_closed.out_avals
+    check_carry("while_loop body", body_fun, in_tree, in_avals, b_tree, body_out)
+    # Carries the body passes through unchanged and the condition ignores become body consts.
+    nb = len(b_consts)
+    fwd = forwarding(b_closed.jaxpr)[:len(init)]
+    nofwd = [nb + i != f for i, f in enumerate(fwd)]
+    move = [False] * len(init)
+    if not builtins.all(nofwd):
+        dced, kept = dce_inputs(c_closed.jaxpr, [True] * len(c_consts) + nofwd)
+        move = [not k for k in kept[len(c_consts):]]
+        if builtins.any(move):
+            c_closed = dced
+            b_closed = prune_outputs(b_closed, [not m for m in move])
+            b_closed = move_inputs_to_front(b_closed, [False] * nb + move)
+            b_consts = [x for x, m in zip(init, move) if m] + b_consts
+            moved = [x for x, m in zip(init, move) if m]
+            init = [x for x, m in zip(init, move) if not m]
+    outs = while_p.bind(*c_consts, *b_consts, *init, cond_nconsts=len(c_consts), cond_jaxpr=c_closed,
+                        body_nconsts=len(b_consts), body_jaxpr=b_closed)
+    if builtins.any(move):
+        it, mv = iter(outs), iter(moved)
+        outs = [next(mv) if m else next(it) for m in move]
+    return in_tree.unflatten(outs)
+
+
+
+
+def _fori_dtype(lower, upper):
+    ld, lw = dtypes.dtype_and_weak(lower) if not hasattr(lower, "aval") else (lower.aval.dtype, lower.aval.weak_type)
+    ud, uw = dtypes.dtype_and_weak(upper) if not hasattr(upper, "aval") else (upper.aval.dtype, upper.aval.weak_type)
+    if ld == ud:
+        return ld
+    if np.issubdtype(ld, np.signedinteger) and np.issubdtype(ud, np.signedinteger):
+        if lw and not uw:
+            return ud
+        if uw and not lw:
+            return ld
+    raise TypeError(f"lower and upper arguments to fori_loop must have equal types, got {ld.name} and {ud.name}")
+
+
+def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
+    """for i in range(lower, upper): val = body_fun(i, val); a scan when the bounds are concrete."""
+    if not callable(body_fun):
+        raise TypeError("lax.fori_loop: body_fun argument should be callable.")
+    dtype = _fori_dtype(lower, upper)
+    lo, hi = concrete_scalar(lower), concrete_scalar(upper)
+    if lo is not None and hi is not None:
+        lo, hi = int(lo), int(hi)
+        length = builtins.max(hi - lo, 0)
+
+        def scanned_fun(loop_carry, _):
+            i, x = loop_carry
+            return (ew.add(i, 1), body_fun(i, x)), None
+
+        debug = (body_fun, "fori_loop", lambda: pe.arg_names_of(body_fun, (0, init_val), {}))
+        (_, result), _ = scan(scanned_fun, (lo, init_val), None, length=length,
+                              unroll=False if unroll is None else unroll, _debug=debug)
+        return result
+    if unroll is not None and unroll is not False and unroll != 1:
+        raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are statically known.")
+    lower = ew.convert_element_type(lower, dtype) if core.get_aval(lower).dtype != dtype else lower
+    upper = ew.convert_element_type(upper, dtype) if core.get_aval(upper).dtype != dtype else upper
+
+    def cond_fun(carry):
+        i, hi_, _ = carry
+        return ew.lt(i, hi_)
+
+    def body(carry):
+        i, hi_, x = carry
+        return ew.add(i, 1), hi_, body_fun(i, x)
+
+    def names_fn():
+        names = pe.arg_names_of(body_fun, (0, init_val), {})
+        return names[:1] + [""] + names[1:]
+
+    _, _, result = while_loop(cond_fun, body, (lower, upper, init_val), _body_debug=(body_fun, "fori_loop", names_fn))
+    return result
+
+
+# ---- scan and map ---------------------------------------------------------------------------
+
+def _scan_abstract_eval(*avals, reverse, length, jaxpr, num_consts, num_carry, unroll):
+    outs = jaxpr.out_avals
+    return list(outs[:num_carry]) + [a.update(shape=(length, *a.shape)) for a in outs[num_carry:]]
+
+
+def _stack(ys, aval, length):
+    if length == 0 or not ys:
+        zero = cpu.scalar(0, aval.dtype, False)
+        return layout.broadcast_in_dim(zero, (length, *aval.shape), ())
+    return layout.concatenate([layout.broadcast_in_dim(y, (1, *aval.shape), tuple(range(1, aval.ndim + 1)))
+                               for y in ys], 0)
+
+
+def _scan_impl(*args, reverse, length, jaxpr, num_consts, num_carry, unroll):
+    params = dict(reverse=reverse, length=length, jaxpr=jaxpr, num_consts=num_consts, num_carry=num_carry,
+                  unroll=unroll)
+    if lowerable(scan_p, params):
+        return run_as_jit(scan_p, args, params)
+    args = [asarray(a) for a in args]
+    consts, carry, xs = args[:num_consts], args[num_consts:num_consts + num_carry], args[num_consts + num_carry:]
+    body = compile_closed_jaxpr(jaxpr)
+    steps = []
+    for t in (reversed(range(length)) if reverse else range(length)):
+        x_t = [layout.index_in_dim(x, t, 0, keepdims=False) for x in xs]
+        out = body([*consts, *carry, *x_t])
+        carry = out[:num_carry]
+        steps.append(out[num_carry:])
+    if reverse:
+        steps.reverse()
+    y_avals = jaxpr.out_avals[num_carry:]
+    return list(carry) + [_stack([s[k] for s in steps], a, length) for k, a in enumerate(y_avals)]
+
+
+scan_p.abstract_eval = _scan_abstract_eval
+scan_p.impl = _scan_impl
+
+
+def _scan_length(xs_flat, length):
+    bad = [x for x in xs_flat if not core.get_aval(x).shape]
+    if bad:
+        raise ValueError(f"scan got value with no leading axis to scan over: {', '.join(str(x) for x in bad)}.")
+    lengths = [core.get_aval(x).shape[0] for x in xs_flat]
+    if length is not None:
+        try:
+            length = int(length)
+        except TypeError:
+            raise errors.ConcretizationTypeError(length, "The `length` argument to `scan` expects a concrete `int` "
+                                                 "value.") from None
+        if not builtins.all(n == length for n in lengths):
+            raise ValueError(f"scan got `length` argument of {length} which disagrees with leading axis sizes "
+                             f"{lengths}.")
+        return length
+    if not lengths:
+        raise ValueError("scan got no values to scan over and `length` not provided.")
+    if len(set(lengths)) > 1:
+        raise ValueError(f"scan got values with different leading axis sizes: {', '.join(builtins.map(str, lengths))}.")
+    return lengths[0]
+
+
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False, _debug=None):
+    """Loops f over the leading axis of xs carrying a state: returns (final carry, stacked ys)."""
+    if not callable(f):
+        raise TypeError("lax.scan: f argument should be a callable.")
+    xs_flat, xs_tree = _flatten(xs)
+    xs_flat = [operand(x) for x in xs_flat]
+    length = _scan_length(xs_flat, length)
+    init_flat, init_tree = _flatten(init)
+    init_flat = [operand(x) for x in init_flat]
+    x_avals = [core.get_aval(x).update(shape=core.get_aval(x).shape[1:]) for x in xs_flat]
+    if config.jax_disable_jit and not is_tracing():
+        if length == 0:
+            raise ValueError("zero-length scan is not supported in disable_jit() mode because the output type is "
+                             "unknown.")
+        carry, ys = init, []
+        for i in (reversed(range(length)) if reverse else range(length)):
+            carry, y = f(carry, xs_tree.unflatten([layout.index_in_dim(x, i, keepdims=False) for x in xs_flat]))
+            ys.append(y)
+        if reverse:
+            ys.reverse()
+        from xjax._src.tree_util import tree_map
+
+        return carry, tree_map(lambda *v: layout.concatenate([layout.expand_dims(e, (0,)) for e in v], 0), *ys)
+
+    split = {}
+
+    def split_out(out):
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            leaves, tree = _flatten(out)
+            shown = tree.unflatten([aval_str(core.get_aval(x)) if hasattr(x, "aval") else x for x in leaves])
+            raise TypeError(f"scan body output must be a pair, got {_fmt(shown)}.")
+        c_leaves, c_tree = _flatten(out[0])
+        y_leaves, y_tree = _flatten(out[1])
+        split["trees"] = (c_tree, y_tree)
+        return c_leaves + y_leaves, (c_tree, y_tree)
+
+    def trace(avals):
+        example = (init_tree.unflatten(init_flat), xs_tree.unflatten(xs_flat))
+        closed, consts, _ = trace_fun(f, example, avals + x_avals, "scan", split_out, _debug)
+        return closed, consts, split["trees"]
+
+    in_avals = [core.get_aval(x) for x in init_flat]
+    closed, consts, (c_tree, y_tree) = trace(in_avals)
+    carry_out = closed.out_avals[:len(init_flat)]
+    if c_tree == init_tree:
+        init_flat, changed = promote_weak(init_flat, in_avals, carry_out)
+        if changed:
+            in_avals = [core.get_aval(x) for x in init_flat]
+            closed, consts, (c_tree, y_tree) = trace(in_avals)
+            carry_out = closed.out_avals[:len(init_flat)]
+    check_carry("scan body", f, init_tree, in_avals, c_tree, carry_out)
+    if isinstance(unroll, bool):
+        unroll = builtins.max(length, 1) if unroll else 1
+    unroll = int(unroll)
+    if unroll < 0:
+        raise ValueError("`unroll` must be a `bool` or a non-negative `int`.")
+    num_carry, num_xs = len(init_flat), len(xs_flat)
+    num_ys = len(closed.out_avals) - num_carry
+    args = [*init_flat, *xs_flat]
+    fwd = forwarding(closed.jaxpr)
+    carry_fwd, ext_fwd = fwd[:num_carry], fwd[num_carry:]
+    move = [len(consts) + i == fw for i, fw in enumerate(carry_fwd)]
+    new_consts = []
+    if builtins.any(move):
+        closed = prune_outputs(closed, [not m for m in move] + [True] * num_ys)
+        closed = move_inputs_to_front(closed, [False] * len(consts) + move + [False] * num_xs)
+        new_consts = [a for a, m in zip(args, move + [False] * num_xs) if m]
+        args = [a for a, m in zip(args, move + [False] * num_xs) if not m]
+        consts = new_consts + consts
+        num_carry -= len(new_consts)
+    ext_to_ext = [i - len(consts) if i is not None and i >= num_carry + len(consts) else None for i in ext_fwd]
+    closed = prune_outputs(closed, [True] * num_carry + [i is None for i in ext_to_ext])
+    outs = scan_p.bind(*consts, *args, reverse=bool(reverse), length=length, jaxpr=closed, num_consts=len(consts),
+                       num_carry=num_carry, unroll=unroll)
+    carry_vals, ys = outs[:num_carry], iter(outs[num_carry:])
+    ys = [next(ys) if i is None else args[i] for i in ext_to_ext]
+    if builtins.any(move):
+        it, nc = iter(carry_vals), iter(new_consts)
+        carry_vals = [next(nc) if m else next(it) for m in move]
+    return c_tree.unflatten(carry_vals), y_tree.unflatten(ys)
+
+
+def _fmt(tree):
+    return str(tree).replace("'", "")
+
+
+def map(f, xs, *, batch_size=None):  # noqa: A001 - lax's name
+    """[f(x) for x in xs] along the leading axis, as a scan (batch_size: that many at a time, vmapped)."""
+    if batch_size is not None:
+        from xjax._src import tree_util as tu
+
+        leaves = tu.tree_leaves(xs)
+        n = core.get_aval(leaves[0]).shape[0]
+        batch_size = int(batch_size)
+        nb, rem = divmod(n, batch_size)
+        import xjax
+
+        vf = xjax.vmap(f) if hasattr(xjax, "vmap") else (
+            lambda xb: tu.tree_map(lambda *v: layout.concatenate([layout.expand_dims(e, (0,)) for e in v], 0),
+                                   *[f(tu.tree_map(lambda a: layout.index_in_dim(a, i, keepdims=False), xb))
+                                     for i in range(batch_size)]))
+        main = tu.tree_map(lambda a: layout.reshape(layout.slice_in_dim(a, 0, nb * batch_size),
+                                                    (nb, batch_size, *core.get_aval(a).shape[1:])), xs)
+        _, ys = scan(lambda _, x: ((), vf(x)), (), main)
+        ys = tu.tree_map(lambda y: layout.reshape(y, (nb * batch_size, *core.get_aval(y).shape[2:])), ys)
+        if rem:
+            tail = tu.tree_map(lambda a: layout.slice_in_dim(a, nb * batch_size, n), xs)
+            _, ys_tail = scan(lambda _, x: ((), f(x)), (), tail)
+            ys = tu.tree_map(lambda a, b: layout.concatenate([a, b], 0), ys, ys_tail)
+        return ys
+    _, ys = scan(lambda _, x: ((), f(x)), (), xs)
+    return ys
