@@ -71,18 +71,15 @@ std::vector<TypeInfo> infer_control(const std::vector<TypeInfo>&, const Attrs&) 
   fail_value(Op, "takes subgraphs: add it with add_subgraph_op");
 }
 
-// Registered at load time: the op table is constant-initialised, so this is safe in any order.
-struct Registrar {
-  Registrar() {
-    OpTable t;
-    t.set_infer(OpId::constant_, infer_constant);
-    t.set_infer(OpId::host_callback_, infer_host_callback);
-    t.set_infer(OpId::cond_, infer_control<OpId::cond_>);
-    t.set_infer(OpId::while_, infer_control<OpId::while_>);
-  }
-} registrar;
 
 }  // namespace
+
+void register_compiler_infer(OpTable& t) {
+  t.set_infer(OpId::constant_, infer_constant);
+  t.set_infer(OpId::host_callback_, infer_host_callback);
+  t.set_infer(OpId::cond_, infer_control<OpId::cond_>);
+  t.set_infer(OpId::while_, infer_control<OpId::while_>);
+}
 
 bool is_splat_constant(const Node& n) {
   return n.op == OpId::constant_ && (n.attrs.has("value") || numel(n.outputs[0].shape) == 1);

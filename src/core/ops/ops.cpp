@@ -22,6 +22,7 @@ void ensure_registered() {
     register_index_infer(t);
     register_contraction_infer(t);
     register_sort_infer(t);
+    register_compiler_infer(t);
     register_elementwise_cpu(t);
     register_reduction_cpu(t);
     register_layout_cpu(t);

@@ -71,6 +71,7 @@ void register_layout_infer(OpTable&);
 void register_index_infer(OpTable&);
 void register_contraction_infer(OpTable&);
 void register_sort_infer(OpTable&);
+void register_compiler_infer(OpTable&);  // constant, control flow, callbacks (src/core/compiler)
 void register_elementwise_cpu(OpTable&);
 void register_reduction_cpu(OpTable&);
 void register_layout_cpu(OpTable&);
