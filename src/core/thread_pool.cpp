@@ -1,7 +1,10 @@
 #include "core/thread_pool.h"
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
@@ -21,6 +24,19 @@ int default_num_threads() {
   }
   return std::max(1u, std::thread::hardware_concurrency());
 }
+
+// Waking a sleeping thread costs tens of microseconds, as much as a mid-size kernel; so threads
+// spin this long for the next job (or for the workers to finish) before they sleep.
+constexpr auto kSpin = std::chrono::microseconds(50);
+
+template <typename Done>
+void spin_until(Done done) {
+  auto until = std::chrono::steady_clock::now() + kSpin;
+  for (int i = 0; !done(); ++i) {
+    _mm_pause();
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() > until) return;
+  }
+}
 }  // namespace
 
 struct ThreadPool::Impl {
@@ -30,6 +46,7 @@ struct ThreadPool::Impl {
   std::condition_variable work_cv, done_cv;
   bool stop = false;
   uint64_t generation = 0;
+  std::atomic<uint64_t> published{0};  // == generation, readable without the lock for spinning
   // The current job.
   const std::function<void(int64_t, int64_t)>* fn = nullptr;
   int64_t n = 0, chunk = 1, num_chunks = 0;
@@ -58,6 +75,7 @@ struct ThreadPool::Impl {
   void worker_loop() {
     uint64_t seen = 0;
     for (;;) {
+      spin_until([&] { return published.load(std::memory_order_acquire) != seen; });
       {
         std::unique_lock<std::mutex> lock(mu);
         work_cv.wait(lock, [&] { return stop || generation != seen; });
@@ -117,9 +135,11 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
     impl_->chunks_done = 0;
     impl_->error = nullptr;
     ++impl_->generation;
+    impl_->published.store(impl_->generation, std::memory_order_release);
   }
   impl_->work_cv.notify_all();
   impl_->run_chunks();
+  spin_until([&] { return impl_->chunks_done.load() == impl_->num_chunks; });
   {
     std::unique_lock<std::mutex> lock(impl_->mu);
     impl_->done_cv.wait(lock, [&] {
