@@ -123,8 +123,22 @@ def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - 
     return slice_p.bind(x, start_indices=start, limit_indices=limit, strides=strides)
 
 
-def _index_scalars(indices):
-    out = [asarray(i) for i in indices]
+def _index_scalars(indices, shape):
+    """Start indices as 0-d arrays of one dtype; negative ones count from the end, as in JAX
+    (the core then clamps them into range)."""
+    from xjax._src.lax import elementwise as ew
+
+    out = []
+    for i, dim in zip(indices, shape):
+        if isinstance(i, (int, np.integer)) and not isinstance(i, bool):
+            out.append(asarray(int(i) + dim if i < 0 else int(i), dtypes.int32, False))
+            continue
+        i = asarray(i)
+        if not dtypes.is_int(core.get_aval(i).dtype):
+            raise TypeError(f"index arguments to dynamic_slice must be integers, got {core.get_aval(i).dtype.name}")
+        if not dtypes.issubdtype(core.get_aval(i).dtype, np.unsignedinteger):
+            i = ew.select(ew.lt(i, 0), ew.add(i, dim), i)
+        out.append(i)
     if out and len({core.get_aval(i).dtype for i in out}) > 1:
         out = [convert_int32(i) for i in out]
     return out
@@ -139,14 +153,14 @@ def convert_int32(i):
 def dynamic_slice(operand, start_indices, slice_sizes):
     """A slice of static size at traced start indices (clamped into range)."""
     x = asarray(operand)
-    idx = _index_scalars(start_indices)
+    idx = _index_scalars(start_indices, core.get_aval(x).shape)
     return dynamic_slice_p.bind(x, *idx, slice_sizes=tuple(int(s) for s in slice_sizes))
 
 
 def dynamic_update_slice(operand, update, start_indices):
     """operand with `update` written at the (clamped) start indices."""
     x, u = scalars_like((operand, update))
-    return dynamic_update_slice_p.bind(x, u, *_index_scalars(start_indices))
+    return dynamic_update_slice_p.bind(x, u, *_index_scalars(start_indices, core.get_aval(x).shape))
 
 
 def concatenate(operands, dimension):
