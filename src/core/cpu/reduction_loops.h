@@ -307,6 +307,9 @@ struct ReduceLoops {
   void (*finish)(void* out, const void* acc, int64_t n);       // out[j] = result, storage dtype
 };
 // The loops for op on dtype dt; the shape rule has already checked that the pair is allowed.
+// Tiles are in the storage type (16-bit floats are widened inside). A fused kernel whose tiles are
+// already in the compute type takes the table of that type (Float32 for float16/bfloat16 results)
+// and converts the finished values when it stores them.
 const ReduceLoops& reduce_loops(RedOp op, DType dt);
 
 }  // namespace xjax
