@@ -27,15 +27,19 @@ def _iota_like(x, axis):
 
 # ---- sorting --------------------------------------------------------------------------------
 
+def _sort_operand(name, a, axis, order):
+    """(operand, canonical axis) for sort/argsort: axis None sorts the flattened array."""
+    if order is not None:
+        raise ValueError(f"'order' argument to {name} is not supported.")
+    x = _operand(name, a)
+    if axis is None:
+        return _flat(x), 0
+    return x, util.canonicalize_axis(axis, x.aval.ndim)
+
+
 def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
     """a sorted along axis (flattened if None); NaNs last; descending keeps equal elements in order."""
-    if order is not None:
-        raise ValueError("'order' argument to sort is not supported.")
-    x = _operand("sort", a)
-    if axis is None:
-        x = _flat(x)
-        axis = 0
-    ax = util.canonicalize_axis(axis, x.aval.ndim)
+    x, ax = _sort_operand("sort", a, axis, order)
     if descending:
         return lax.rev(lax.sort(lax.rev(x, (ax,)), dimension=ax, is_stable=True), (ax,))
     return lax.sort(x, dimension=ax, is_stable=True)
@@ -43,13 +47,7 @@ def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
 
 def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
     """Indices that sort a along axis (stable; flattened if axis is None)."""
-    if order is not None:
-        raise ValueError("'order' argument to argsort is not supported.")
-    x = _operand("argsort", a)
-    if axis is None:
-        x = _flat(x)
-        axis = 0
-    ax = util.canonicalize_axis(axis, x.aval.ndim)
+    x, ax = _sort_operand("argsort", a, axis, order)
     if x.aval.ndim == 0:
         return util.full((), 0, _I32)
     if descending:
