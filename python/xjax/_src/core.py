@@ -64,40 +64,82 @@ class ShapedArray:
 class Primitive:
     """An operation with one definition site holding all its rules.
 
-    abstract_eval(*avals, **params) -> aval (or list of avals when multiple_results)
-    lowering(ctx, *values, **params) -> list of graph values (see backends.lowering)
-    jvp / transpose / batch rules are added by the transformations' issues.
+    The rules are declared fields, set through `def_rules` next to the primitive's definition:
+      abstract_eval(*avals, **params) -> aval (or list of avals when multiple_results)
+      impl(*arrays, **params): eager evaluation
+      lowering(ctx, *values, **params) -> graph values; or jaxpr_lowering(lowerer, eqn, ins) for
+        primitives holding jaxprs, with can_lower(params) saying whether the core can run them
+      pp_params(eqn, ctx): how make_jaxpr prints the params
+      jvp(primals, tangents, **params) -> (primal out, tangent out); tangents may be ad.Zero
+      transpose(cts_out, *args, **params) -> cotangents of the args that are ad.UndefinedPrimal
+      partial_eval(trace, args, **params): how a partial-evaluation trace splits the primitive
+        into known and unknown parts (primitives holding jaxprs)
+      batch: the vmap rule
+      has_effect: kept by dead-code elimination even when its results are unused
     """
 
-    def __init__(self, name, multiple_results=False):
+    RULES = ("abstract_eval", "impl", "lowering", "jaxpr_lowering", "can_lower", "pp_params", "jvp",
+             "transpose", "partial_eval", "batch", "has_effect")
+    __slots__ = ("name", "multiple_results", *RULES, "__weakref__")
+
+    def __init__(self, name, multiple_results=False, **rules):
         self.name = name
         self.multiple_results = multiple_results
-        self.abstract_eval = None
-        self.lowering = None
-        self.impl = None
-        self.jvp = None
-        self.transpose = None
-        self.batch = None
+        for r in self.RULES:
+            setattr(self, r, None)
+        self.has_effect = False
+        self.def_rules(**rules)
+
+    def def_rules(self, **rules):
+        """Sets rules by name; an unknown name is an error (rules are declared, not ad hoc)."""
+        for kind, rule in rules.items():
+            if kind not in self.RULES:
+                raise TypeError(f"Primitive '{self.name}': unknown rule kind {kind!r}; known: {', '.join(self.RULES)}")
+            setattr(self, kind, rule)
+        return self
 
     def bind(self, *args, **params):
         return _state.trace.process_primitive(self, args, params)
 
-    def rule(self, kind):
+    def rule(self, kind, transformation=None):
         """The rule of the given kind, or a NotImplementedError naming primitive and transformation."""
         r = getattr(self, kind)
         if r is None:
-            raise NotImplementedError(f"Primitive '{self.name}' has no {kind} rule yet")
+            what = f" (needed by {transformation})" if transformation else ""
+            raise NotImplementedError(f"Primitive '{self.name}' has no {kind} rule yet{what}")
         return r
 
     def __repr__(self):
         return self.name
 
 
+class TraceTag:
+    """The identity of one transformation: tracers of a trace with another tag are constants to it."""
+
+    __slots__ = ()
+
+
 class Trace:
-    """Interprets primitives applied to its tracers."""
+    """Interprets primitives applied to its tracers.
+
+    Traces are "stackless": each knows its parent (the trace that was current when it began) and
+    runs its rules with the parent current, so the primitives a rule binds reach the parent. A value
+    that is not one of this trace's tracers (a constant, a tracer of an enclosing trace) is lifted by
+    the trace's own rules; a tracer whose trace has ended is a leak and raises UnexpectedTracerError.
+    """
+
+    def __init__(self, parent=None, tag=None):
+        self.parent = parent
+        self.tag = TraceTag() if tag is None else tag
+        self.alive = True
 
     def process_primitive(self, primitive, args, params):
         raise NotImplementedError
+
+    def bind_in_parent(self, primitive, args, params):
+        """Binds the primitive with this trace's parent current."""
+        with set_current_trace(self.parent):
+            return primitive.bind(*args, **params)
 
 
 class EvalTrace(Trace):
@@ -117,8 +159,16 @@ class UnexpectedTracerError(Exception):
     pass
 
 
+class ConcretizationError(TypeError):
+    """Base of the errors raised when Python needs the value of a tracer that has none."""
+
+
 class Tracer:
-    """A value standing for an array inside a transformation; subclasses carry their trace's data."""
+    """A value standing for an array inside a transformation; subclasses carry their trace's data.
+
+    Python conversions (`bool`, `int`, `float`, `np.asarray`, ...) use the tracer's concrete value
+    when it has one (a JVP tracer of a concrete primal does), and raise its trace's error otherwise.
+    """
 
     __slots__ = ("_trace",)
     __array_priority__ = 1000
@@ -133,6 +183,51 @@ class Tracer:
     size = property(lambda self: self.aval.size)
     weak_type = property(lambda self: self.aval.weak_type)
 
+    def to_concrete_value(self):
+        """The value this tracer stands for when it is known now, else None."""
+        return None
+
+    def _no_concrete_value(self, conversion, *args):
+        """Raises the error of `conversion` (a method name such as '__bool__') without a value."""
+        raise ConcretizationError(f"Abstract tracer value encountered where concrete value is expected: {self}\n"
+                                  f"The problem arose with the `{conversion.strip('_')}` conversion.")
+
+    def _convert(self, conversion, *args):
+        value = self.to_concrete_value()
+        if value is None:
+            return self._no_concrete_value(conversion, *args)
+        return getattr(value, conversion)(*args)
+
+    def __bool__(self):
+        return self._convert("__bool__")
+
+    def __int__(self):
+        return self._convert("__int__")
+
+    def __float__(self):
+        return self._convert("__float__")
+
+    def __complex__(self):
+        return self._convert("__complex__")
+
+    def __index__(self):
+        return self._convert("__index__")
+
+    def __array__(self, *args, **kwargs):
+        value = self.to_concrete_value()
+        if value is None:
+            return self._no_concrete_value("__array__")
+        return value.__array__(*args, **kwargs)
+
+    def item(self, *args):
+        return self._convert("item", *args)
+
+    def tolist(self):
+        return self._convert("tolist")
+
+    def __hash__(self):
+        raise TypeError(f"unhashable type: '{type(self).__name__}'")
+
     def __len__(self):
         if not self.shape:
             raise TypeError("len() of unsized object")
@@ -145,11 +240,23 @@ class Tracer:
             "that let one of its traced values escape its transformation.")
 
 
+def to_concrete_value(x):
+    """x's value when it is known now (arrays, Python and NumPy values, concrete tracers), else None."""
+    if isinstance(x, Tracer):
+        return x.to_concrete_value()
+    return x
+
+
+def is_concrete(x):
+    return to_concrete_value(x) is not None
+
+
 class _TraceState(threading.local):
     def __init__(self):
-        self.trace = EvalTrace()
+        self.trace = EVAL_TRACE
 
 
+EVAL_TRACE = EvalTrace()
 _state = _TraceState()
 
 
@@ -165,6 +272,16 @@ def set_current_trace(trace):
         yield
     finally:
         _state.trace = prev
+
+
+@contextlib.contextmanager
+def new_trace(trace):
+    """Runs the block with `trace` current; the trace is dead afterwards (its tracers leak if kept)."""
+    try:
+        with set_current_trace(trace):
+            yield trace
+    finally:
+        trace.alive = False
 
 
 def get_aval(x):

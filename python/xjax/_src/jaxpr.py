@@ -135,6 +135,13 @@ def jaxprs_in_params(params):
                 yield x.jaxpr
 
 
+def literal_value(lit):
+    """A literal as a 0-d array that any trace accepts (a jaxpr trace makes it a literal again)."""
+    from xjax._src.backends import cpu
+
+    return cpu.scalar(lit.val.item(), lit.aval.dtype, lit.aval.weak_type)
+
+
 def eval_jaxpr(jaxpr, consts, *args):
     """Evaluates a Jaxpr by binding its primitives in the current trace; returns the outputs."""
     env = {}
@@ -144,7 +151,7 @@ def eval_jaxpr(jaxpr, consts, *args):
         env[v] = x
 
     def read(a):
-        return env[a] if type(a) is not Literal else a.val
+        return env[a] if type(a) is not Literal else literal_value(a)
 
     for eqn in jaxpr.eqns:
         ins = [read(a) for a in eqn.invars]

@@ -122,36 +122,22 @@ class DynamicJaxprTracer(core.Tracer):
 
     __str__ = __repr__
 
-    # Python needs the value: a tracer has none, so each conversion raises JAX's error.
-    def __bool__(self):
-        if self.aval.size > 1:
-            raise ValueError("The truth value of an array with more than one element is ambiguous. "
-                             "Use a.any() or a.all()")
-        raise errors.TracerBoolConversionError(self)
-
-    def __int__(self):
-        raise errors.concretization_error(self, "int", True)
-
-    def __float__(self):
-        raise errors.concretization_error(self, "float", True)
-
-    def __complex__(self):
-        raise errors.concretization_error(self, "complex", True)
-
-    def __index__(self):
-        raise errors.TracerIntegerConversionError(self)
-
-    def __array__(self, *args, **kwargs):
-        raise errors.TracerArrayConversionError(self)
-
-    def item(self, *args):
-        raise errors.ConcretizationTypeError(self, "This occurred in the item() method of jax.Array")
-
-    def tolist(self):
+    # Python needs the value: a jit tracer has none, so each conversion raises JAX's error.
+    def _no_concrete_value(self, conversion, *args):
+        if conversion == "__bool__":
+            if self.aval.size > 1:
+                raise ValueError("The truth value of an array with more than one element is ambiguous. "
+                                 "Use a.any() or a.all()")
+            raise errors.TracerBoolConversionError(self)
+        if conversion in ("__int__", "__float__", "__complex__"):
+            raise errors.concretization_error(self, conversion.strip("_"), True)
+        if conversion == "__index__":
+            raise errors.TracerIntegerConversionError(self)
+        if conversion == "__array__":
+            raise errors.TracerArrayConversionError(self)
+        if conversion == "item":
+            raise errors.ConcretizationTypeError(self, "This occurred in the item() method of jax.Array")
         raise errors.ConcretizationTypeError(self, f"The tolist() method was called on {errors._error_repr(self)}.")
-
-    def __hash__(self):
-        raise TypeError(f"unhashable type: '{type(self).__name__}'")
 
     def _escaped_error(self):
         return errors.escaped_tracer_error(self)
@@ -191,12 +177,12 @@ def _literal(value, dtype, weak):
 class DynamicJaxprTrace(core.Trace):
     """Records the primitives bound on its tracers as the equations of a jaxpr."""
 
-    def __init__(self, debug_info=None):
+    def __init__(self, debug_info=None, parent=None):
+        super().__init__(parent)
         self.debug_info = debug_info
         self.eqns = []
         self.invars = []
         self.consts = {}  # id(value) -> (value, constvar), in order of first use
-        self.alive = True
 
     def new_arg(self, aval):
         v = Var(aval)
@@ -228,7 +214,7 @@ class DynamicJaxprTrace(core.Trace):
 
     def _capture(self, x):
         """A constvar for a concrete array or a tracer of an enclosing trace."""
-        if isinstance(x, core.Tracer) and not getattr(x._trace, "alive", True):
+        if isinstance(x, core.Tracer) and not x._trace.alive:
             raise x._escaped_error()
         entry = self.consts.get(id(x))
         if entry is None:
@@ -277,6 +263,28 @@ class DynamicJaxprTrace(core.Trace):
         return ClosedJaxpr(jaxpr, [c for c, _ in consts])
 
 
+class LinearizeTrace(DynamicJaxprTrace):
+    """Partial evaluation: records only the equations that depend on its own tracers (the unknown
+    values, e.g. tangents) and binds every other one in the parent trace, where it runs now.
+
+    The known values an unknown equation reads become constvars of the recorded jaxpr: the
+    residuals. A primitive holding jaxprs splits itself by its `partial_eval` rule, so that its known
+    part runs now and only its unknown part is recorded.
+    """
+
+    def process_primitive(self, primitive, args, params):
+        unknown = [type(a) is DynamicJaxprTracer and a._trace is self for a in args]
+        if not any(unknown):
+            return self.bind_in_parent(primitive, args, params)
+        rule = primitive.partial_eval
+        if rule is not None and not all(unknown):
+            return rule(self, args, unknown, **params)
+        return super().process_primitive(primitive, args, params)
+
+    def is_unknown(self, x):
+        return type(x) is DynamicJaxprTracer and x._trace is self
+
+
 def _strengthen_literals(atoms):
     """A weak literal next to a strong operand of its dtype prints as strong, as jnp's promotion in JAX makes it."""
     lits = [i for i, a in enumerate(atoms) if type(a) is Literal and a.aval.weak_type]
@@ -294,14 +302,11 @@ def trace_to_jaxpr(fun, in_avals, debug_info=None, what=None):
 
     `what` names the function in the TypeError raised when it returns something that is not an array.
     """
-    trace = DynamicJaxprTrace(debug_info)
+    trace = DynamicJaxprTrace(debug_info, core.current_trace())
     args = [trace.new_arg(a) for a in in_avals]
-    try:
-        with core.set_current_trace(trace):
-            outs = fun(*args)
+    with core.new_trace(trace):
+        outs = fun(*args)
         return trace.to_closed_jaxpr(outs, what)
-    finally:
-        trace.alive = False
 
 
 def split_tracer_consts(closed):

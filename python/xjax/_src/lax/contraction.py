@@ -40,6 +40,64 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None):
     return dot_general(x, y, (((nx - 1,), (0,)), ((), ())), precision, preferred_element_type)
 
 
+# ---- differentiation rules: dot_general is bilinear -----------------------------------------
+from xjax._src.interpreters import ad  # noqa: E402
+
+
+def _ranges_like(*xs):
+    start = 0
+    for x in xs:
+        yield tuple(range(start, start + len(x)))
+        start += len(x)
+
+
+def _transpose_lhs(ct, x_aval, y, dimension_numbers, swap_ans=False):
+    """The cotangent of lhs x in ct = dot_general(x, y): ct contracted with y, axes put back in x's order."""
+    import numpy as np
+
+    from xjax._src.lax.elementwise import convert_element_type
+    from xjax._src.lax.layout import transpose
+
+    (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+    y_ndim = core.get_aval(y).ndim
+    x_kept = [d for d in range(x_aval.ndim) if d not in x_contract and d not in x_batch]
+    y_kept = tuple(d for d in range(y_ndim) if d not in y_contract and d not in y_batch)
+    if swap_ans:
+        ans_batch, ans_y, _ = _ranges_like(x_batch, y_kept, x_kept)
+    else:
+        ans_batch, _, ans_y = _ranges_like(x_batch, x_kept, y_kept)
+    dims = ((ans_y, y_kept), (ans_batch, tuple(y_batch)))
+    x_contract_by_y = [x_contract[i] for i in np.argsort(y_contract)]
+    out_axes = tuple(int(i) for i in np.argsort(list(x_batch) + x_kept + x_contract_by_y))
+    out = transpose(dot_general(ct, y, dims), out_axes)
+    return convert_element_type(out, x_aval.dtype) if core.get_aval(out).dtype != x_aval.dtype else out
+
+
+def _dot_general_transpose(ct, x, y, *, dimension_numbers, precision=None, preferred_element_type=None,
+                           out_sharding=None):
+    if type(ct) is ad.Zero:
+        return [None, None]
+    (lc, rc), (lb, rb) = dimension_numbers
+    if ad.is_undefined(x):
+        return [_transpose_lhs(ct, x.aval, y, dimension_numbers), None]
+    return [None, _transpose_lhs(ct, y.aval, x, ((rc, lc), (rb, lb)), swap_ans=True)]
+
+
+def _dot_general_jvp(primals, tangents, **params):
+    x, y = primals
+    gx, gy = tangents
+    ans = dot_general_p.bind(x, y, **params)
+    t = None
+    if type(gx) is not ad.Zero:
+        t = dot_general_p.bind(gx, y, **params)
+    if type(gy) is not ad.Zero:
+        t = ad.add_tangents(t, dot_general_p.bind(x, gy, **params))
+    return ans, t
+
+
+dot_general_p.def_rules(jvp=_dot_general_jvp, transpose=_dot_general_transpose)
+
+
 # ---- jaxpr printing: the params JAX shows ---------------------------------------------------
 from xjax._src.jaxpr import params_printer as _params_printer  # noqa: E402
 

@@ -267,3 +267,224 @@ def broadcasted_iota(dtype, shape, dimension):
 from xjax._src.jaxpr import params_printer as _params_printer  # noqa: E402
 
 convert_element_type_p.pp_params = _params_printer(drop=("sharding",))
+
+
+# ---- differentiation rules ------------------------------------------------------------------
+# JVP rules per operand (ad.defjvp: rule(tangent, *primals); defjvp2 also gets the output) and the
+# transposes of the linear ops. A cotangent of a broadcasting operand is summed back to its shape.
+from xjax._src.interpreters import ad  # noqa: E402
+
+P = PRIMITIVES
+
+
+def _bool_select(pred, on_true, on_false):
+    return select_n(pred, on_false, on_true)
+
+
+def _zeros_of(x):
+    return ad.zeros_like_aval(core.get_aval(x))
+
+
+def _full_like(x, value):
+    return ad.full_like_aval(core.get_aval(x), value)
+
+
+def _one(x):
+    return asarray(1, core.get_aval(x).dtype, True)
+
+
+for _name in ("sign", "floor", "ceil", "round", "is_finite", "not", "population_count", "clz", "nextafter",
+              "and", "or", "xor", "shift_left", "shift_right_logical", "shift_right_arithmetic", *COMPARE):
+    ad.defjvp_zero(P[_name])
+ad.defjvp_zero(iota_p)
+
+ad.defjvp2(P["exp"], lambda g, ans, x: mul(g, ans))
+ad.defjvp2(P["exp2"], lambda g, ans, x: mul(g, mul(ans, float(np.log(2)))))
+ad.defjvp(P["log"], lambda g, x: div(g, x))
+ad.defjvp(P["log1p"], lambda g, x: div(g, add(x, 1.0)))
+ad.defjvp2(P["expm1"], lambda g, ans, x: mul(g, add(ans, 1.0)))
+ad.defjvp2(P["tanh"], lambda g, ans, x: mul(g, sub(1.0, square(ans))))
+ad.defjvp2(P["logistic"], lambda g, ans, x: mul(g, mul(ans, sub(1.0, ans))))
+ad.defjvp(P["sin"], lambda g, x: mul(g, cos(x)))
+ad.defjvp(P["cos"], lambda g, x: neg(mul(g, sin(x))))
+ad.defjvp2(P["tan"], lambda g, ans, x: mul(g, add(1.0, square(ans))))
+ad.defjvp(P["asin"], lambda g, x: mul(g, rsqrt(sub(1.0, square(x)))))
+ad.defjvp(P["acos"], lambda g, x: neg(mul(g, rsqrt(sub(1.0, square(x))))))
+ad.defjvp(P["atan"], lambda g, x: div(g, add(1.0, square(x))))
+ad.defjvp(P["sinh"], lambda g, x: mul(g, cosh(x)))
+ad.defjvp(P["cosh"], lambda g, x: mul(g, sinh(x)))
+ad.defjvp(P["asinh"], lambda g, x: mul(g, rsqrt(add(square(x), 1.0))))
+ad.defjvp(P["acosh"], lambda g, x: mul(g, rsqrt(mul(sub(x, 1.0), add(x, 1.0)))))
+ad.defjvp(P["atanh"], lambda g, x: div(g, mul(add(1.0, x), sub(1.0, x))))
+ad.defjvp2(P["sqrt"], lambda g, ans, x: div(mul(g, 0.5), ans))
+ad.defjvp2(P["rsqrt"], lambda g, ans, x: mul(g, mul(-0.5, div(ans, x))))
+ad.defjvp2(P["cbrt"], lambda g, ans, x: mul(g, div(1.0 / 3.0, square(ans))))
+ad.defjvp(P["abs"], lambda g, x: _bool_select(ge(x, 0.0), g, neg(g)))
+ad.defjvp(P["erf"], lambda g, x: mul(g, mul(float(2 / np.sqrt(np.pi)), exp(neg(square(x))))))
+ad.defjvp(P["erfc"], lambda g, x: mul(g, mul(float(-2 / np.sqrt(np.pi)), exp(neg(square(x))))))
+ad.defjvp2(P["erf_inv"], lambda g, ans, x: mul(g, mul(float(np.sqrt(np.pi) / 2), exp(square(ans)))))
+ad.defjvp(P["lgamma"], lambda g, x: mul(g, digamma(x)))
+ad.defjvp(P["square"], lambda g, x: mul(g, mul(x, 2.0)))
+
+
+def _digamma_jvp(primals, tangents):
+    raise NotImplementedError("Differentiation rule for 'digamma' not implemented: it needs polygamma, "
+                              "which xjax does not have yet")
+
+
+P["digamma"].def_rules(jvp=_digamma_jvp)
+
+
+def _integer_pow_jvp(g, x, *, y):
+    if y == 0:
+        return _zeros_of(g)
+    return mul(g, mul(float(y), x if y == 2 else integer_pow(x, y - 1)))
+
+
+ad.defjvp(P["integer_pow"], _integer_pow_jvp)
+
+
+def _pow_jvp_base(g, x, y):
+    return mul(g, mul(y, pow(x, sub(y, 1.0))))
+
+
+def _pow_jvp_exponent(g, ans, x, y):
+    safe_x = _bool_select(eq(x, 0.0), _full_like(x, 1.0), x)
+    return mul(g, mul(log(safe_x), ans))
+
+
+def _pow_jvp(primals, tangents):
+    x, y = primals
+    gx, gy = tangents
+    ans = P["pow"].bind(x, y)
+    aval = core.get_aval(ans)
+    t = None
+    if type(gx) is not ad.Zero:
+        t = ad.add_tangents(t, ad.broadcast_to_aval(_pow_jvp_base(gx, x, y), aval))
+    if type(gy) is not ad.Zero:
+        t = ad.add_tangents(t, ad.broadcast_to_aval(_pow_jvp_exponent(gy, ans, x, y), aval))
+    return ans, t
+
+
+P["pow"].def_rules(jvp=_pow_jvp)
+
+
+def _minmax_jvp(pick_x):
+    """max/min: the tangent of the chosen operand; ties split the tangent evenly (as JAX)."""
+
+    def rule(g, x, y):
+        ans = P["max" if pick_x == "max" else "min"].bind(x, y)
+        this = select_n(eq(x, ans), _zeros_of(ans), _full_like(ans, 1.0))
+        other = select_n(eq(y, ans), _full_like(ans, 1.0), _full_like(ans, 2.0))
+        return mul(g, div(this, other))
+
+    return rule
+
+
+def _swap(rule):
+    return lambda g, x, y: rule(g, y, x)
+
+
+ad.defjvp(P["max"], _minmax_jvp("max"), _swap(_minmax_jvp("max")))
+ad.defjvp(P["min"], _minmax_jvp("min"), _swap(_minmax_jvp("min")))
+ad.defjvp(P["atan2"], lambda g, x, y: mul(g, div(y, add(square(x), square(y)))),
+          lambda g, x, y: mul(g, div(neg(x), add(square(x), square(y)))))
+ad.defjvp(P["rem"], lambda g, x, y: g,
+          lambda g, x, y: mul(neg(g), mul(sign(div(x, y)), floor(abs(div(x, y))))))
+
+
+def _linear_operands(args):
+    return [ad.is_undefined(a) for a in args]
+
+
+def _add_transpose(ct, x, y):
+    return [ad.unbroadcast(ct, x.aval) if ad.is_undefined(x) else None,
+            ad.unbroadcast(ct, y.aval) if ad.is_undefined(y) else None]
+
+
+def _sub_transpose(ct, x, y):
+    return [ad.unbroadcast(ct, x.aval) if ad.is_undefined(x) else None,
+            ad.unbroadcast(neg(ct), y.aval) if ad.is_undefined(y) and type(ct) is not ad.Zero else None]
+
+
+def _mul_transpose(ct, x, y):
+    if ad.is_undefined(x) and ad.is_undefined(y):
+        raise ValueError("mul is linear in one operand only: both were linear in a transposed jaxpr")
+    if ad.is_undefined(x):
+        return [ad.unbroadcast(mul(ct, y), x.aval), None]
+    return [None, ad.unbroadcast(mul(x, ct), y.aval)]
+
+
+def _div_transpose(ct, x, y):
+    if ad.is_undefined(y):
+        raise ValueError("div is linear in its numerator only")
+    return [ad.unbroadcast(div(ct, y), x.aval), None]
+
+
+ad.deflinear(P["neg"], lambda ct, x: [neg(ct)])
+ad.deflinear(P["copy"], lambda ct, x: [ct])
+ad.deflinear(P["add"], _add_transpose)
+ad.deflinear(P["sub"], _sub_transpose)
+ad.defjvp(P["mul"], lambda g, x, y: mul(g, y), lambda g, x, y: mul(x, g))
+ad.defjvp(P["div"], lambda g, x, y: div(g, y), lambda g, x, y: mul(neg(g), div(x, square(y))))
+P["mul"].def_rules(transpose=_mul_transpose)
+P["div"].def_rules(transpose=_div_transpose)
+
+
+# add_any: the sum of two tangents or cotangents (what accumulation emits); prints as JAX's add_any.
+add_any_p = define_primitive("add_any", _nary_eval("add_any", _ANY))
+add_any_p.def_rules(lowering=broadcasting_lowering("add"))
+ad.deflinear(add_any_p, lambda ct, x, y: [ct, ct])
+
+
+def _select_n_jvp(primals, tangents):
+    which, *cases = primals
+    ans = select_n_p.bind(which, *cases)
+    if all(type(t) is ad.Zero for t in tangents[1:]):
+        return ans, ad.zero_tangent(ans)
+    return ans, select_n_p.bind(which, *[ad.instantiate(t) for t in tangents[1:]])
+
+
+def _select_n_transpose(ct, which, *cases):
+    if ad.is_undefined(which):
+        raise ValueError("select_n is not linear in its predicate")
+    if type(ct) is ad.Zero:
+        return [None] + [None] * len(cases)
+    zeros = _zeros_of(ct)
+    return [None] + [select_n(which, *[ct if j == i else zeros for j in range(len(cases))])
+                     if ad.is_undefined(c) else None for i, c in enumerate(cases)]
+
+
+select_n_p.def_rules(jvp=_select_n_jvp, transpose=_select_n_transpose)
+
+
+def _clamp_jvp(primals, tangents):
+    lo, x, hi = primals
+    ans = clamp_p.bind(lo, x, hi)
+    aval = core.get_aval(ans)
+    zeros = ad.zeros_like_aval(aval)
+    t = None
+    for g, pick in zip(tangents, (lambda: lt(x, lo), lambda: bitwise_and(ge(x, lo), le(x, hi)), lambda: gt(x, hi))):
+        if type(g) is not ad.Zero:
+            t = ad.add_tangents(t, _bool_select(pick(), ad.broadcast_to_aval(g, aval), zeros))
+    return ans, t
+
+
+clamp_p.def_rules(jvp=_clamp_jvp)
+
+
+def _convert_jvp(primals, tangents, *, new_dtype, weak_type=False, sharding=None):
+    (x,), (g,) = primals, tangents
+    ans = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type, sharding=sharding)
+    if not ad.is_differentiable(new_dtype) or type(g) is ad.Zero:
+        return ans, ad.zero_tangent(ans)
+    return ans, convert_element_type_p.bind(g, new_dtype=new_dtype, weak_type=weak_type, sharding=sharding)
+
+
+def _convert_transpose(ct, x, *, new_dtype, weak_type=False, sharding=None):
+    if type(ct) is ad.Zero:
+        return [None]
+    return [convert_element_type_p.bind(ct, new_dtype=x.aval.dtype, weak_type=x.aval.weak_type, sharding=None)]
+
+
+convert_element_type_p.def_rules(jvp=_convert_jvp, transpose=_convert_transpose)

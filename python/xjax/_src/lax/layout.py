@@ -256,3 +256,110 @@ del builtins
 from xjax._src.jaxpr import params_printer as _params_printer  # noqa: E402
 
 broadcast_in_dim_p.pp_params = _params_printer(drop=("shape", "sharding"), drop_if_empty=("broadcast_dimensions",))
+
+
+# ---- differentiation rules: every layout op is linear in its array operands ------------------
+from xjax._src.interpreters import ad  # noqa: E402
+
+
+def _reshape_transpose(ct, x, **params):
+    return [reshape(ct, x.aval.shape)]
+
+
+def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions, sharding=None):
+    from xjax._src.lax.reduction import reduce_sum
+
+    in_shape = x.aval.shape
+    expanded = tuple(d for i, d in enumerate(broadcast_dimensions) if in_shape[i] == 1 and shape[d] != 1)
+    new = tuple(d for d in range(len(shape)) if d not in broadcast_dimensions)
+    summed = reduce_sum(ct, tuple(sorted(new + expanded)))
+    return [reshape(summed, in_shape)]
+
+
+def _transpose_transpose(ct, x, *, permutation):
+    return [transpose(ct, tuple(np.argsort(permutation)))]
+
+
+def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):
+    shape = x.aval.shape
+    strides = strides or (1,) * len(shape)
+    out_shape = core.get_aval(ct).shape
+    config = [(s, d - (s + (n - 1) * st + 1) if n else d - s, st - 1 if n else 0)
+              for s, d, n, st in zip(start_indices, shape, out_shape, strides)]
+    return [pad(ct, 0, [(lo, hi, i) if n else (0, d, 0) for (lo, hi, i), n, d in zip(config, out_shape, shape)])
+            if all(out_shape) else ad.zeros_like_aval(x.aval)]
+
+
+def _dynamic_slice_transpose(ct, x, *idx, slice_sizes):
+    zeros = ad.zeros_like_aval(x.aval)
+    return [dynamic_update_slice_p.bind(zeros, ct, *idx)] + [None] * len(idx)
+
+
+def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
+    x, *idx = primals
+    ans = dynamic_slice_p.bind(x, *idx, slice_sizes=slice_sizes)
+    return ans, dynamic_slice_p.bind(tangents[0], *idx, slice_sizes=slice_sizes)
+
+
+def _dynamic_update_slice_jvp(primals, tangents):
+    x, u, *idx = primals
+    ans = dynamic_update_slice_p.bind(x, u, *idx)
+    if type(tangents[0]) is ad.Zero and type(tangents[1]) is ad.Zero:
+        return ans, ad.zero_tangent(ans)
+    tx, tu = ad.instantiate(tangents[0]), ad.instantiate(tangents[1])
+    return ans, dynamic_update_slice_p.bind(tx, tu, *idx)
+
+
+def _dynamic_update_slice_transpose(ct, x, u, *idx):
+    ct_x = ct_u = None
+    if ad.is_undefined(x):
+        ct_x = dynamic_update_slice_p.bind(ct, ad.zeros_like_aval(u.aval if ad.is_undefined(u) else core.get_aval(u)),
+                                           *idx)
+    if ad.is_undefined(u):
+        ct_u = dynamic_slice_p.bind(ct, *idx, slice_sizes=u.aval.shape)
+    return [ct_x, ct_u] + [None] * len(idx)
+
+
+def _concatenate_transpose(ct, *xs, dimension):
+    outs, offset = [], 0
+    for x in xs:
+        aval = x.aval if ad.is_undefined(x) else core.get_aval(x)
+        n = aval.shape[dimension]
+        if ad.is_undefined(x):
+            outs.append(slice_in_dim(ct, offset, offset + n, axis=dimension))
+        else:
+            outs.append(None)
+        offset += n
+    return outs
+
+
+def _pad_transpose(ct, x, v, *, padding_config):
+    from xjax._src.lax.elementwise import sub
+    from xjax._src.lax.reduction import reduce_sum
+
+    ct_x = ct_v = None
+    lo, hi, interior = zip(*padding_config) if padding_config else ((), (), ())
+    if ad.is_undefined(x):
+        unpadded = pad(ct, 0, [(-a, -b, 0) for a, b in zip(lo, hi)])
+        ct_x = slice(unpadded, (0,) * len(lo), core.get_aval(unpadded).shape, tuple(i + 1 for i in interior))
+    if ad.is_undefined(v):
+        total = reduce_sum(ct, tuple(range(len(lo))))
+        ct_v = total if ct_x is None else sub(total, reduce_sum(ct_x, tuple(range(len(lo)))))
+    return [ct_x, ct_v]
+
+
+def _pad_jvp(primals, tangents, *, padding_config):
+    ans = pad_p.bind(*primals, padding_config=padding_config)
+    return ans, pad_p.bind(*[ad.instantiate(t) for t in tangents], padding_config=padding_config)
+
+
+ad.deflinear(reshape_p, _reshape_transpose)
+ad.deflinear(squeeze_p, _reshape_transpose)
+ad.deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
+ad.deflinear(transpose_p, _transpose_transpose)
+ad.deflinear(slice_p, _slice_transpose)
+ad.deflinear(concatenate_p, _concatenate_transpose)
+ad.deflinear(rev_p, lambda ct, x, *, dimensions: [rev(ct, dimensions)])
+pad_p.def_rules(jvp=_pad_jvp, transpose=_pad_transpose)
+dynamic_slice_p.def_rules(jvp=_dynamic_slice_jvp, transpose=_dynamic_slice_transpose)
+dynamic_update_slice_p.def_rules(jvp=_dynamic_update_slice_jvp, transpose=_dynamic_update_slice_transpose)

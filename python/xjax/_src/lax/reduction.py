@@ -86,3 +86,47 @@ from xjax._src.jaxpr import params_printer as _params_printer  # noqa: E402
 
 for _p in (reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p, reduce_xor_p):
     _p.pp_params = _params_printer(drop=("out_sharding",))
+
+
+# ---- differentiation rules ------------------------------------------------------------------
+from xjax._src.interpreters import ad  # noqa: E402
+
+
+def _keep_dims_shape(shape, axes):
+    return tuple(1 if i in axes else d for i, d in enumerate(shape))
+
+
+def _broadcast_back(y, shape, axes):
+    """A reduction's result broadcast back over the reduced axes of an operand of `shape`."""
+    from xjax._src.lax.layout import broadcast_in_dim
+
+    kept = tuple(i for i in range(len(shape)) if i not in axes)
+    return broadcast_in_dim(y, shape, kept)
+
+
+def _reduce_sum_transpose(ct, x, *, axes, out_sharding=None):
+    return [_broadcast_back(ct, x.aval.shape, axes)]
+
+
+def _reduce_chooser_jvp(prim):
+    """max/min: the tangent at the chosen location; ties share it equally (as JAX)."""
+
+    def jvp(primals, tangents, *, axes, out_sharding=None):
+        from xjax._src.lax import elementwise as ew
+
+        (x,), (g,) = primals, tangents
+        ans = prim.bind(x, axes=axes, out_sharding=out_sharding)
+        shape = core.get_aval(x).shape
+        location = ew.convert_element_type(ew.eq(x, _broadcast_back(ans, shape, axes)), core.get_aval(g).dtype)
+        counts = reduce_sum_p.bind(location, axes=axes, out_sharding=None)
+        return ans, ew.div(reduce_sum_p.bind(ew.mul(g, location), axes=axes, out_sharding=None), counts)
+
+    return jvp
+
+
+ad.deflinear(reduce_sum_p, _reduce_sum_transpose)
+reduce_max_p.def_rules(jvp=_reduce_chooser_jvp(reduce_max_p))
+reduce_min_p.def_rules(jvp=_reduce_chooser_jvp(reduce_min_p))
+for _p in (reduce_and_p, reduce_or_p, reduce_xor_p, argmax_p, argmin_p):
+    ad.defjvp_zero(_p)
+ad.deflinear(cumsum_p, lambda ct, x, *, axis, reverse: [cumsum_p.bind(ct, axis=axis, reverse=not reverse)])

@@ -136,32 +136,8 @@ def _nonzero(self, *, size=None, fill_value=None):
     return sorting.nonzero(self, size=size, fill_value=fill_value)
 
 
-def _tracer_array(self, *args, **kwargs):
-    raise TypeError(
-        f"The numpy.ndarray conversion method __array__() was called on traced array with shape "
-        f"{self.aval.str_short()}. A traced value cannot become a NumPy array; see "
-        "https://docs.jax.dev/en/latest/errors.html#jax.errors.TracerArrayConversionError")
-
-
 def _copy(self):
     return lax.copy_p.bind(self)
-
-
-def _tracer_bool(self):
-    raise util.ConcretizationTypeError(
-        f"Attempted boolean conversion of traced array with shape {self.aval.str_short()}.\n"
-        "The error occurred while tracing a function; a traced value cannot be used where Python needs a "
-        "concrete True/False (if, while, and/or). See "
-        "https://docs.jax.dev/en/latest/errors.html#jax.errors.TracerBoolConversionError")
-
-
-def _tracer_concrete(kind):
-    def fn(self, *args):
-        raise util.ConcretizationTypeError(
-            f"Abstract tracer value encountered where concrete value is expected: {self}\n"
-            f"The problem arose with the `{kind}` function.")
-
-    return fn
 
 
 _METHODS = {
@@ -241,14 +217,8 @@ def attach(cls, *, tracer=False):
         _set(cls, name, fn)
     for name, fn in _PROPERTIES.items():
         _set(cls, name, property(fn))
-    if tracer:
-        # A tracer's value is unknown: Python conversions fail as in JAX (unless a trace defines them).
-        for name, fn in (("__bool__", _tracer_bool), ("__int__", _tracer_concrete("int")),
-                         ("__float__", _tracer_concrete("float")), ("__index__", _tracer_concrete("index")),
-                         ("__complex__", _tracer_concrete("complex")), ("__array__", _tracer_array),
-                         ("copy", _copy)):
-            if not any(name in k.__dict__ for k in cls.__mro__[:-1]):
-                _set(cls, name, fn)
+    if tracer:  # (Python conversions of tracers are core.Tracer's own)
+        _set(cls, "copy", _copy)
         cls.itemsize = property(lambda self: self.aval.dtype.itemsize)
         cls.nbytes = property(lambda self: self.aval.size * self.aval.dtype.itemsize)
 

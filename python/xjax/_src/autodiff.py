@@ -1,0 +1,437 @@
+"""The differentiation API: jvp, linearize, vjp, grad, value_and_grad, jacfwd, jacrev, hessian.
+
+Each works on pytrees of arrays and is a thin layer over interpreters.ad: forward mode pushes
+tangents through a JVPTrace; reverse mode linearises (primal work runs now, tangent work is
+recorded into a linear jaxpr) and transposes the linear jaxpr.
+"""
+import functools
+
+import numpy as np
+
+from xjax._src import core, dtypes, tree_util
+from xjax._src.interpreters import ad
+from xjax._src.interpreters import partial_eval as pe
+
+float0 = ad.float0
+
+
+def _as_operand(x):
+    """A pytree leaf as an operand: arrays and tracers stay, Python and NumPy values are placed."""
+    if isinstance(x, core.Tracer) or type(x) in core.ARRAY_TYPES:
+        return x
+    from xjax._src.lax.base import asarray
+
+    if isinstance(x, (list, tuple)):
+        raise TypeError(f"Argument {x!r} of type {type(x)} is not a valid JAX type")
+    return asarray(x)
+
+
+# ---- the flat cores ----------------------------------------------------------------------------
+
+def jvp_flat(fun, primals, tangents):
+    """(output primals, output tangents, possibly symbolic zeros) of fun(*primals), flat lists."""
+    trace = ad.JVPTrace(core.current_trace())
+    ins = [ad.JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
+    with core.new_trace(trace):
+        outs = fun(*ins)
+        pairs = [trace.lift(o) for o in outs]
+    return [p for p, _ in pairs], [t for _, t in pairs]
+
+
+class LinearFunction:
+    """The linear map of a linearisation: a linear jaxpr (residuals as consts) and its zero pattern."""
+
+    def __init__(self, closed, in_zero, out_zero, in_avals, out_avals):
+        self.closed = closed
+        self.in_zero = in_zero  # inputs with a symbolic zero tangent (no invar)
+        self.out_zero = out_zero  # outputs whose tangent is a symbolic zero (no outvar)
+        self.in_avals = in_avals  # tangent avals
+        self.out_avals = out_avals
+
+    def jvp(self, tangents):
+        from xjax._src.jaxpr import eval_jaxpr
+
+        ins = [t for t, z in zip(tangents, self.in_zero) if not z]
+        outs = iter(eval_jaxpr(self.closed.jaxpr, self.closed.consts, *ins))
+        return [ad.Zero(a) if z else next(outs) for a, z in zip(self.out_avals, self.out_zero)]
+
+    def transpose(self, cts):
+        cts = [c for c, z in zip(cts, self.out_zero) if not z]
+        got = iter(ad.backward_pass(self.closed.jaxpr, self.closed.consts, cts))
+        return [ad.Zero(a) if z else next(got) for a, z in zip(self.in_avals, self.in_zero)]
+
+
+def linearize_flat(fun, primals):
+    """(output primals, LinearFunction) of fun at primals: primal work runs now, in the current trace."""
+    lin = pe.LinearizeTrace(None, core.current_trace())
+    trace = ad.JVPTrace(lin)
+    in_avals = [ad.tangent_aval(core.get_aval(p)) for p in primals]
+    in_zero = [a.dtype == float0 for a in in_avals]
+    tangents = [ad.Zero(a) if z else lin.new_arg(a) for a, z in zip(in_avals, in_zero)]
+    with core.new_trace(lin):
+        ins = [ad.JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
+        with core.new_trace(trace):
+            outs = fun(*ins)
+            pairs = [trace.lift(o) for o in outs]
+        out_primals = [p for p, _ in pairs]
+        out_zero = [type(t) is ad.Zero for _, t in pairs]
+        closed = lin.to_closed_jaxpr([t for _, t in pairs if type(t) is not ad.Zero])
+    out_avals = [ad.tangent_aval(core.get_aval(p)) for p in out_primals]
+    return out_primals, LinearFunction(closed, in_zero, out_zero, in_avals, out_avals)
+
+
+# ---- argument handling -------------------------------------------------------------------------
+
+def _argnums_tuple(argnums):
+    if isinstance(argnums, int):
+        return (argnums,), True
+    return tuple(argnums), False
+
+
+def _check_argnums(argnums, nargs):
+    for i in argnums:
+        if not -nargs <= i < nargs:
+            raise TypeError(f"differentiating with respect to argnums={argnums if len(argnums) > 1 else argnums[0]} "
+                            f"requires at least {max(argnums) + 1} positional arguments to be passed by the caller, "
+                            f"but got only {nargs} positional arguments.")
+    return tuple(i % nargs for i in argnums)
+
+
+def _check_input_dtype(name, x, allow_int, holomorphic):
+    dtype = core.get_aval(x).dtype
+    if holomorphic:
+        raise NotImplementedError(f"{name} with holomorphic=True needs complex dtypes, which xjax does not have yet")
+    if not allow_int and not dtypes.is_float(dtype):
+        raise TypeError(f"{name} requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
+                        f"np.inexact), but got {dtype.name}. If you want to use Boolean- or integer-valued inputs, "
+                        "use vjp or set allow_int to True.")
+
+
+def _check_scalar_output(name, out):
+    if not (isinstance(out, core.Tracer) or type(out) in core.ARRAY_TYPES
+            or isinstance(out, (bool, int, float, np.ndarray, np.generic))):
+        raise TypeError(f"Gradient only defined for scalar-output functions. Output was {out!r}.")
+    aval = core.get_aval(out)
+    if aval.shape:
+        raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: {aval.shape}.")
+    if not dtypes.is_float(aval.dtype):
+        raise TypeError(f"{name} requires real-valued outputs (output dtype that is a sub-dtype of np.floating), "
+                        f"but got {aval.dtype.name}. For differentiation of functions with integer outputs, use "
+                        "jax.vjp directly.")
+
+
+def _split_aux(out):
+    """(output, aux) of a has_aux function; aux leaves are not differentiated (their primals are kept)."""
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        raise TypeError("expected function with aux output to return a two-element tuple, but got type "
+                        f"{type(out)} with value {out!r}")
+    trace = core.current_trace()
+    return out[0], tree_util.tree_map(lambda x: trace.lift(x)[0], out[1])
+
+
+def _float0_or_zeros(ct):
+    return ad.instantiate(ct)
+
+
+# ---- public API --------------------------------------------------------------------------------
+
+def jvp(fun, primals, tangents, has_aux=False):
+    """(fun(*primals), the directional derivative of fun at primals along tangents)."""
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("primal and tangent arguments to jax.jvp must be tuples or lists; found "
+                        f"{type(primals).__name__} and {type(tangents).__name__}.")
+    p_leaves, p_tree = tree_util.tree_flatten(tuple(primals))
+    t_leaves, t_tree = tree_util.tree_flatten(tuple(tangents))
+    if p_tree != t_tree:
+        raise TypeError("primal and tangent arguments to jax.jvp must have the same tree structure; primals have "
+                        f"tree structure {p_tree} whereas tangents have tree structure {t_tree}.")
+    p_leaves = [_as_operand(p) for p in p_leaves]
+    t_ops = []
+    for p, t in zip(p_leaves, t_leaves):
+        pa = core.get_aval(p)
+        want = ad.tangent_aval(pa)
+        t_dtype = np.asarray(t).dtype if not hasattr(t, "dtype") else np.dtype(t.dtype)
+        if want.dtype == float0:
+            if t_dtype != float0:
+                raise _jvp_dtype_error(pa.dtype, want.dtype, t_dtype)
+            t_ops.append(ad.Zero(want))
+            continue
+        t = _as_operand(t)
+        ta = core.get_aval(t)
+        if ta.dtype != want.dtype:
+            raise _jvp_dtype_error(pa.dtype, want.dtype, ta.dtype)
+        if ta.shape != pa.shape:
+            raise ValueError("jvp called with different primal and tangent shapes;Got primal shape "
+                             f"{pa.shape} and tangent shape as {ta.shape}")
+        t_ops.append(t)
+    out_trees = []
+
+    def flat_fun(*args):
+        out = fun(*p_tree.unflatten(args))
+        if has_aux:
+            out, aux = _split_aux(out)
+            out_trees.append(aux)
+        leaves, tree = tree_util.tree_flatten(out)
+        out_trees.insert(0, tree)
+        return [_as_operand(x) for x in leaves]
+
+    outs, out_tangents = jvp_flat(flat_fun, p_leaves, t_ops)
+    tree = out_trees[0]
+    result = tree.unflatten(outs), tree.unflatten([_float0_or_zeros(t) for t in out_tangents])
+    if has_aux:
+        return (*result, out_trees[1])
+    return result
+
+
+def _jvp_dtype_error(primal, want, got):
+    return TypeError("primal and tangent arguments to jax.jvp do not match; dtypes must be equal, or in case of "
+                     f"int/bool primal dtype the tangent dtype must be float0.Got primal dtype {primal.name} and so "
+                     f"expected tangent dtype {want if want == float0 else want.name}, but got tangent dtype "
+                     f"{got if got == float0 else got.name} instead.")
+
+
+def _flat_fun_of(fun, in_tree, out_trees, has_aux):
+    def flat_fun(*args):
+        out = fun(*in_tree.unflatten(args))
+        if has_aux:
+            out, aux = _split_aux(out)
+            out_trees.append(("aux", aux))
+        leaves, tree = tree_util.tree_flatten(out)
+        out_trees.insert(0, tree)
+        return [_as_operand(x) for x in leaves]
+
+    return flat_fun
+
+
+def linearize(fun, *primals, has_aux=False):
+    """(fun(*primals), f_jvp) where f_jvp(*tangents) is the linear map at primals (evaluated lazily)."""
+    leaves, in_tree = tree_util.tree_flatten(primals)
+    leaves = [_as_operand(x) for x in leaves]
+    out_trees = []
+    outs, lin = linearize_flat(_flat_fun_of(fun, in_tree, out_trees, has_aux), leaves)
+    out_tree = out_trees[0]
+
+    def f_jvp(*tangents):
+        t_leaves, t_tree = tree_util.tree_flatten(tangents)
+        if t_tree != in_tree:
+            raise TypeError(f"linearized function called on tangent values inconsistent with the original primal "
+                            f"values: tree structure {t_tree} where {in_tree} was expected")
+        ts = [_as_operand(t) if not z else None for t, z in zip(t_leaves, lin.in_zero)]
+        return out_tree.unflatten([_float0_or_zeros(t) for t in lin.jvp(ts)])
+
+    result = (out_tree.unflatten(outs), f_jvp)
+    return (*result, out_trees[1][1]) if has_aux else result
+
+
+def vjp(fun, *primals, has_aux=False):
+    """(fun(*primals), vjp_fn) where vjp_fn(cotangent) pulls an output cotangent back to the inputs."""
+    leaves, in_tree = tree_util.tree_flatten(primals)
+    leaves = [_as_operand(x) for x in leaves]
+    out_trees = []
+    outs, lin = linearize_flat(_flat_fun_of(fun, in_tree, out_trees, has_aux), leaves)
+    out_tree = out_trees[0]
+    in_avals = [core.get_aval(x) for x in leaves]
+
+    def vjp_fn(ct):
+        ct_leaves, ct_tree = tree_util.tree_flatten(ct)
+        if ct_tree != out_tree:
+            raise ValueError(f"unexpected tree structure of argument to vjp function: got {ct_tree}, but expected "
+                             f"to match {out_tree}")
+        cts = []
+        for c, a in zip(ct_leaves, lin.out_avals):
+            if a.dtype == float0:
+                cts.append(ad.Zero(a))
+                continue
+            c = _as_operand(c)
+            ca = core.get_aval(c)
+            if ca.shape != a.shape or ca.dtype != a.dtype:
+                raise ValueError(f"unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got "
+                                 f"{ca.str_short()}, but expected {a.str_short()} because the corresponding output "
+                                 f"of the differentiated function had JAX type {a.str_short()}")
+            cts.append(c)
+        got = lin.transpose(cts)
+        got = [_cotangent_of(g, a) for g, a in zip(got, in_avals)]
+        return tuple(in_tree.unflatten(got))
+
+    result = (out_tree.unflatten(outs), vjp_fn)
+    return (*result, out_trees[1][1]) if has_aux else result
+
+
+def _cotangent_of(ct, primal_aval):
+    """A cotangent for an input: zeros materialised, float0 for integer inputs, dtype of the primal."""
+    if type(ct) is ad.Zero:
+        return ad.instantiate(ad.Zero(ad.tangent_aval(primal_aval)))
+    return ct
+
+
+def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
+    """A function returning (fun(*args), the gradient of fun with respect to the args in argnums)."""
+    nums, single = _argnums_tuple(argnums)
+    name = "value_and_grad" if fun is not None else "grad"
+
+    @functools.wraps(fun)
+    def value_and_grad_f(*args, **kwargs):
+        idx = _check_argnums(nums, len(args))
+        dyn = [args[i] for i in idx]
+        for x in tree_util.tree_leaves(dyn):
+            _check_input_dtype(value_and_grad_f._name, x, allow_int, holomorphic)
+
+        def f_of_dyn(*d):
+            full = list(args)
+            for i, v in zip(idx, d):
+                full[i] = v
+            return fun(*full, **kwargs)
+
+        if has_aux:
+            out, vjp_fn, aux = vjp(f_of_dyn, *dyn, has_aux=True)
+        else:
+            out, vjp_fn = vjp(f_of_dyn, *dyn)
+        _check_scalar_output(value_and_grad_f._name, out)
+        from xjax._src.lax.base import asarray
+
+        g = vjp_fn(asarray(1.0, core.get_aval(out).dtype))
+        g = g[0] if single else tuple(g)
+        return ((out, aux), g) if has_aux else (out, g)
+
+    value_and_grad_f._name = name
+    return value_and_grad_f
+
+
+def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
+    """A function returning the gradient of scalar-valued fun with respect to the args in argnums."""
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
+    vg._name = "grad"
+
+    @functools.wraps(fun)
+    def grad_f(*args, **kwargs):
+        out, g = vg(*args, **kwargs)
+        return (g, out[1]) if has_aux else g
+
+    return grad_f
+
+
+def _std_basis(leaves):
+    """For flat inputs, the rows of an identity over all their elements, one list of leaves per row."""
+    sizes = [int(np.prod(core.get_aval(x).shape, dtype=np.int64)) for x in leaves]
+    total = sum(sizes)
+    from xjax._src.numpy import creation
+
+    rows = []
+    for k in range(total):
+        row, offset = [], 0
+        for x, n in zip(leaves, sizes):
+            a = core.get_aval(x)
+            hot = (k - offset) if offset <= k < offset + n else -1
+            onehot = creation.zeros(n, a.dtype) if hot < 0 else creation.zeros(n, a.dtype).at[hot].set(1)
+            row.append(onehot.reshape(a.shape))
+            offset += n
+        rows.append(row)
+    return rows
+
+
+def _stack_rows(rows, out_shape_leading, trailing_avals):
+    """Jacobian leaves: each row list stacked along new axes of shape out_shape_leading."""
+    from xjax._src.numpy import manipulation
+
+    stacked = [manipulation.stack([r[i] for r in rows]) for i in range(len(trailing_avals))]
+    return stacked
+
+
+def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
+    """The Jacobian of fun by forward mode: one jvp per input element (a loop until vmap exists)."""
+    nums, single = _argnums_tuple(argnums)
+
+    def jac_f(*args, **kwargs):
+        idx = _check_argnums(nums, len(args))
+        dyn = tuple(args[i] for i in idx)
+        for x in tree_util.tree_leaves(dyn):
+            _check_input_dtype("jacfwd", x, False, holomorphic)
+
+        def f_of_dyn(*d):
+            full = list(args)
+            for i, v in zip(idx, d):
+                full[i] = v
+            return fun(*full, **kwargs)
+
+        leaves, in_tree = tree_util.tree_flatten(dyn)
+        leaves = [_as_operand(x) for x in leaves]
+        basis = _std_basis(leaves)
+        cols, aux, out = [], None, None
+        for row in basis:
+            res = jvp(f_of_dyn, in_tree.unflatten(leaves), in_tree.unflatten(row), has_aux=has_aux)
+            out, t = res[0], res[1]
+            aux = res[2] if has_aux else None
+            cols.append(tree_util.tree_leaves(t))
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        in_avals = [core.get_aval(x) for x in leaves]
+        jac = _assemble(cols, out_leaves, in_avals, in_tree, out_tree, forward=True, single=single)
+        return (jac, aux) if has_aux else jac
+
+    return jac_f
+
+
+def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
+    """The Jacobian of fun by reverse mode: one vjp per output element (a loop until vmap exists)."""
+    nums, single = _argnums_tuple(argnums)
+
+    def jac_f(*args, **kwargs):
+        idx = _check_argnums(nums, len(args))
+        dyn = tuple(args[i] for i in idx)
+        for x in tree_util.tree_leaves(dyn):
+            _check_input_dtype("jacrev", x, allow_int, holomorphic)
+
+        def f_of_dyn(*d):
+            full = list(args)
+            for i, v in zip(idx, d):
+                full[i] = v
+            return fun(*full, **kwargs)
+
+        res = vjp(f_of_dyn, *dyn, has_aux=has_aux)
+        out, vjp_fn = res[0], res[1]
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        out_leaves = [_as_operand(x) for x in out_leaves]
+        rows = [tree_util.tree_leaves(vjp_fn(out_tree.unflatten(r))) for r in _std_basis(out_leaves)]
+        in_leaves, in_tree = tree_util.tree_flatten(dyn)
+        in_avals = [core.get_aval(_as_operand(x)) for x in in_leaves]
+        jac = _assemble(rows, out_leaves, in_avals, tree_util.tree_structure(dyn), out_tree, forward=False,
+                        single=single)
+        return (jac, res[2]) if has_aux else jac
+
+    return jac_f
+
+
+def _assemble(vectors, out_leaves, in_avals, in_tree, out_tree, forward, single):
+    """The Jacobian pytree (output structure outside, input structure inside) from per-element vectors.
+
+    forward: vectors[k] lists the output tangents for input element k; else vectors[k] lists the input
+    cotangents for output element k.
+    """
+    from xjax._src.numpy import manipulation
+
+    out_avals = [core.get_aval(x) for x in out_leaves]
+    in_sizes = [int(np.prod(a.shape, dtype=np.int64)) for a in in_avals]
+    out_sizes = [int(np.prod(a.shape, dtype=np.int64)) for a in out_avals]
+    in_off = np.cumsum([0] + in_sizes)
+    out_off = np.cumsum([0] + out_sizes)
+    blocks = []
+    for o, oa in enumerate(out_avals):
+        row = []
+        for i, ia in enumerate(in_avals):
+            if forward:
+                parts = [vectors[k][o].reshape(-1) for k in range(in_off[i], in_off[i + 1])]
+                m = manipulation.stack(parts, axis=1) if parts else None
+            else:
+                parts = [vectors[k][i].reshape(-1) for k in range(out_off[o], out_off[o + 1])]
+                m = manipulation.stack(parts, axis=0) if parts else None
+            shape = oa.shape + ia.shape
+            row.append(m.reshape(shape) if m is not None else
+                       ad.instantiate(ad.Zero(core.ShapedArray(shape, oa.dtype))))
+        inner = in_tree.unflatten(row)
+        blocks.append(inner[0] if single else inner)
+    return out_tree.unflatten(blocks)
+
+
+def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
+    """The Hessian of scalar fun: jacfwd of jacrev."""
+    return jacfwd(jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic), argnums, has_aux=has_aux,
+                  holomorphic=holomorphic)

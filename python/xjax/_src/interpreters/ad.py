@@ -1,0 +1,278 @@
+"""Automatic differentiation: forward mode (JVPTrace), linearisation and transposition.
+
+Forward mode carries (primal, tangent) pairs through a JVPTrace whose rules run with the parent
+trace current. Reverse mode is JVP + partial evaluation + transposition, as in JAX:
+  - `linearize` runs the JVP with its tangents living in a LinearizeTrace (partial_eval.py): the
+    primal computation runs in the parent trace (eagerly, or into an enclosing jaxpr) and only the
+    tangent equations are recorded, into a linear jaxpr whose constvars are the residuals;
+  - `backward_pass` transposes that linear jaxpr equation by equation, in reverse.
+Tangents and cotangents may be symbolic zeros (`Zero`), so no zeros are materialised for inputs
+that do not influence an output. Integer and bool values have float0 tangents, always zero.
+"""
+import numpy as np
+
+from xjax._src import core, dtypes
+from xjax._src.jaxpr import Literal, literal_value
+
+float0 = np.dtype([("float0", np.void, 0)])
+
+
+class Zero:
+    """A symbolic zero tangent or cotangent of abstract value `aval`."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Zero({self.aval.str_short() if self.aval.dtype != float0 else 'float0'})"
+
+
+class UndefinedPrimal:
+    """In a transpose rule, the linear input whose cotangent is asked for."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"UndefinedPrimal({self.aval})"
+
+
+def is_undefined(x):
+    return type(x) is UndefinedPrimal
+
+
+def is_differentiable(dtype):
+    return dtypes.is_float(dtype)
+
+
+def tangent_aval(aval):
+    """The aval of a tangent of a value of `aval`: itself for floats, float0 for integers and bools."""
+    if is_differentiable(aval.dtype):
+        return aval
+    return core.ShapedArray(aval.shape, float0, False)
+
+
+def zero_tangent(x):
+    return Zero(tangent_aval(core.get_aval(x)))
+
+
+def full_like_aval(aval, value):
+    """An array of `aval` filled with Python scalar `value`, bound in the current trace."""
+    from xjax._src.lax import layout
+    from xjax._src.lax.base import asarray
+
+    v = asarray(value, aval.dtype, aval.weak_type)
+    return layout.broadcast_in_dim(v, aval.shape, ()) if aval.shape else v
+
+
+def zeros_like_aval(aval):
+    return full_like_aval(aval, 0)
+
+
+def instantiate(t):
+    """A tangent as an array (symbolic zeros become zeros); float0 zeros become NumPy float0 arrays."""
+    if type(t) is not Zero:
+        return t
+    if t.aval.dtype == float0:
+        return np.zeros(t.aval.shape, float0)
+    return zeros_like_aval(t.aval)
+
+
+def add_tangents(a, b):
+    """a + b for tangents or cotangents, either of which may be None or a symbolic zero."""
+    if a is None or type(a) is Zero:
+        return b
+    if b is None or type(b) is Zero:
+        return a
+    from xjax._src.lax.elementwise import add_any_p
+
+    return add_any_p.bind(a, b)
+
+
+# ---- forward mode -------------------------------------------------------------------------------
+
+class JVPTracer(core.Tracer):
+    """A primal value and its tangent, inside one jvp."""
+
+    __slots__ = ("primal", "tangent")
+
+    def __init__(self, trace, primal, tangent):
+        self._trace = trace
+        self.primal = primal
+        self.tangent = tangent
+
+    @property
+    def aval(self):
+        return core.get_aval(self.primal)
+
+    def to_concrete_value(self):
+        return core.to_concrete_value(self.primal)
+
+    def _no_concrete_value(self, conversion, *args):
+        return getattr(self.primal, conversion)(*args)  # the primal's trace words the error
+
+    def __repr__(self):
+        return f"JVPTracer(primal={self.primal!r}, tangent={self.tangent!r})"
+
+
+class JVPTrace(core.Trace):
+    """Interprets primitives on (primal, tangent) pairs by their jvp rules."""
+
+    def lift(self, x):
+        """(primal, tangent) of x: values that are not this trace's tracers have zero tangents."""
+        if type(x) is JVPTracer and x._trace.tag is self.tag:
+            return x.primal, x.tangent
+        return x, zero_tangent(x)
+
+    def process_primitive(self, primitive, args, params):
+        primals, tangents = [], []
+        for a in args:
+            p, t = self.lift(a)
+            primals.append(p)
+            tangents.append(t)
+        if all(type(t) is Zero for t in tangents):
+            return self.bind_in_parent(primitive, primals, params)
+        rule = primitive.jvp
+        if rule is None:
+            raise NotImplementedError(f"Differentiation rule for '{primitive.name}' not implemented")
+        with core.set_current_trace(self.parent):
+            primal_out, tangent_out = rule(primals, tangents, **params)
+        if primitive.multiple_results:
+            return [self.pack(p, t) for p, t in zip(primal_out, tangent_out)]
+        return self.pack(primal_out, tangent_out)
+
+    def pack(self, primal, tangent):
+        if tangent is None:
+            tangent = zero_tangent(primal)
+        return JVPTracer(self, primal, tangent)
+
+
+# ---- rule helpers: each primitive's definition site calls one of these ---------------------------
+
+def _rule_tangents(primitive, rules, ans, primals, tangents, params, with_ans):
+    out = None
+    for rule, t in zip(rules, tangents):
+        if rule is None or type(t) is Zero:
+            continue
+        c = rule(t, ans, *primals, **params) if with_ans else rule(t, *primals, **params)
+        out = add_tangents(out, broadcast_to_aval(c, core.get_aval(ans)))
+    return out
+
+
+def defjvp(primitive, *rules):
+    """JVP by per-operand rules rule_i(tangent_i, *primals, **params) (None: not differentiable)."""
+
+    def jvp(primals, tangents, **params):
+        ans = primitive.bind(*primals, **params)
+        return ans, _rule_tangents(primitive, rules, ans, primals, tangents, params, False)
+
+    primitive.def_rules(jvp=jvp)
+
+
+def defjvp2(primitive, *rules):
+    """As defjvp, with the primal output too: rule_i(tangent_i, ans, *primals, **params)."""
+
+    def jvp(primals, tangents, **params):
+        ans = primitive.bind(*primals, **params)
+        return ans, _rule_tangents(primitive, rules, ans, primals, tangents, params, True)
+
+    primitive.def_rules(jvp=jvp)
+
+
+def defjvp_zero(primitive):
+    """Outputs with zero tangents (comparisons, integer results, index computations)."""
+
+    def jvp(primals, tangents, **params):
+        ans = primitive.bind(*primals, **params)
+        if primitive.multiple_results:
+            return ans, [zero_tangent(a) for a in ans]
+        return ans, zero_tangent(ans)
+
+    primitive.def_rules(jvp=jvp)
+
+
+def deflinear(primitive, transpose):
+    """A primitive linear in all its operands: its JVP applies it to the tangents."""
+
+    def jvp(primals, tangents, **params):
+        ans = primitive.bind(*primals, **params)
+        t = primitive.bind(*[instantiate(t) for t in tangents], **params)
+        return ans, t
+
+    primitive.def_rules(jvp=jvp, transpose=transpose)
+
+
+def broadcast_to_aval(t, aval):
+    """A tangent contribution broadcast to the output (lax's implicit rank-0 and size-1 broadcasting)."""
+    if type(t) is Zero:
+        return t
+    shape = core.get_aval(t).shape
+    if shape == aval.shape:
+        return t
+    from xjax._src.lax import layout
+
+    if not shape:
+        return layout.broadcast_in_dim(t, aval.shape, ())
+    dims = tuple(i for i, (a, b) in enumerate(zip(shape, aval.shape)) if a == 1 and b != 1)
+    return layout.broadcast_in_dim(layout.squeeze(t, dims), aval.shape,
+                                   tuple(i for i in range(len(shape)) if i not in dims))
+
+
+def unbroadcast(ct, aval):
+    """A cotangent summed back to an operand's shape (the transpose of implicit broadcasting)."""
+    if type(ct) is Zero:
+        return Zero(aval)
+    shape = core.get_aval(ct).shape
+    if shape == aval.shape:
+        return ct
+    from xjax._src.lax import layout, reduction
+
+    if not aval.shape:
+        return reduction.reduce_sum(ct, tuple(range(len(shape))))
+    dims = tuple(i for i, (a, b) in enumerate(zip(aval.shape, shape)) if a == 1 and b != 1)
+    return layout.reshape(reduction.reduce_sum(ct, dims), aval.shape)
+
+
+# ---- reverse mode --------------------------------------------------------------------------------
+
+def backward_pass(jaxpr, consts, cts_out):
+    """Cotangents of a linear jaxpr's invars given its outputs' cotangents (Zero where none).
+
+    Every equation of a linear jaxpr (what LinearizeTrace records) is linear in at least one input;
+    constvars (residuals) and literals are the non-linear inputs.
+    """
+    env = {v: c for v, c in zip(jaxpr.constvars, consts)}
+    cts = {}
+
+    def add_ct(v, ct):
+        if ct is None or type(ct) is Zero or _is_literal(v) or v in env:
+            return
+        prev = cts.get(v)
+        cts[v] = ct if prev is None else add_tangents(prev, ct)
+
+    for v, ct in zip(jaxpr.outvars, cts_out):
+        add_ct(v, ct)
+    for eqn in reversed(jaxpr.eqns):
+        outs = [cts.pop(v, None) for v in eqn.outvars]
+        if all(c is None for c in outs):
+            continue
+        outs = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outvars, outs)]
+        args = [literal_value(a) if _is_literal(a) else env[a] if a in env else UndefinedPrimal(a.aval)
+                for a in eqn.invars]
+        rule = eqn.primitive.transpose
+        if rule is None:
+            raise NotImplementedError(f"Transpose rule (for reverse-mode differentiation) for "
+                                      f"'{eqn.primitive.name}' not implemented")
+        cts_in = rule(outs if eqn.primitive.multiple_results else outs[0], *args, **eqn.params)
+        for a, ct in zip(eqn.invars, cts_in):
+            if not _is_literal(a) and a not in env:
+                add_ct(a, ct)
+    return [cts.get(v, Zero(v.aval)) for v in jaxpr.invars]
+
+
+def _is_literal(a):
+    return type(a) is Literal
