@@ -22,6 +22,7 @@ from xjax._src import core, dtypes, tree_util
 from xjax._src.array import Array
 from xjax._src.backends import cpu
 from xjax._src.config import config
+from xjax._src.interpreters import ad
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.graph_lowering import (GraphCall, compile_closed_jaxpr, jaxpr_is_lowerable)
 from xjax._src.jaxpr import eval_jaxpr
@@ -67,11 +68,51 @@ def _jit_pp_params(eqn, ctx):
     return pairs
 
 
-jit_p.abstract_eval = _jit_abstract_eval
-jit_p.impl = _jit_impl
-jit_p.jaxpr_lowering = _jit_lowering
-jit_p.can_lower = lambda params: jaxpr_is_lowerable(params["jaxpr"].jaxpr)
-jit_p.pp_params = _jit_pp_params
+def _jit_jvp(primals, tangents, *, jaxpr, name, **params):
+    """A nested jit stays one equation: jit of the JVP of its jaxpr."""
+    nonzeros = [type(t) is not ad.Zero for t in tangents]
+    jvp_closed, out_nonzeros = ad.jvp_jaxpr(jaxpr, nonzeros)
+    ts = [t for t in tangents if type(t) is not ad.Zero]
+    n_in = len(primals) + len(ts)
+    outs = jit_p.bind(*primals, *ts, jaxpr=jvp_closed, name=f"jvp({name})", **_fresh(params, n_in))
+    n = len(jaxpr.out_avals)
+    rest = iter(outs[n:])
+    return outs[:n], [next(rest) if nz else ad.Zero(ad.tangent_aval(a)) for a, nz in zip(jaxpr.out_avals, out_nonzeros)]
+
+
+def _jit_partial_eval(trace, args, unknown, *, jaxpr, name, **params):
+    """Known part runs now (one jit equation in the parent); the unknown part is recorded (another)."""
+    known, unknown_closed, out_unknowns, num_res = pe.partial_eval_jaxpr(jaxpr, unknown)
+    known_args = [a for a, u in zip(args, unknown) if not u]
+    known_outs = trace.bind_in_parent(jit_p, known_args,
+                                      dict(jaxpr=known, name=name, **_fresh(params, len(known_args))))
+    split = len(known_outs) - num_res
+    residuals = known_outs[split:]
+    unknown_args = [*residuals, *(a for a, u in zip(args, unknown) if u)]
+    unknown_outs = pe.DynamicJaxprTrace.process_primitive(
+        trace, jit_p, unknown_args, dict(jaxpr=unknown_closed, name=name, **_fresh(params, len(unknown_args))))
+    k, u = iter(known_outs[:split]), iter(unknown_outs)
+    return [next(u) if unk else next(k) for unk in out_unknowns]
+
+
+def _jit_transpose(cts, *args, jaxpr, name, **params):
+    linear = [ad.is_undefined(a) for a in args]
+    ct_nonzeros = [type(c) is not ad.Zero for c in cts]
+    t_closed = ad.transpose_jaxpr(jaxpr, linear, ct_nonzeros)
+    ins = [a for a, lin in zip(args, linear) if not lin] + [c for c in cts if type(c) is not ad.Zero]
+    outs = iter(jit_p.bind(*ins, jaxpr=t_closed, name=f"transpose({name})", **_fresh(params, len(ins))))
+    return [next(outs) if lin else None for lin in linear]
+
+
+def _fresh(params, n):
+    """The options of a derived jit equation: nothing donated."""
+    return dict(donated_invars=(False,) * n, inline=params.get("inline", False),
+                keep_unused=params.get("keep_unused", False))
+
+
+jit_p.def_rules(abstract_eval=_jit_abstract_eval, impl=_jit_impl, jaxpr_lowering=_jit_lowering,
+                can_lower=lambda params: jaxpr_is_lowerable(params["jaxpr"].jaxpr), pp_params=_jit_pp_params,
+                jvp=_jit_jvp, partial_eval=_jit_partial_eval, transpose=_jit_transpose)
 
 
 # ---- abstract values of arguments -----------------------------------------------------------

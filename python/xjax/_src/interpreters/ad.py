@@ -9,10 +9,12 @@ trace current. Reverse mode is JVP + partial evaluation + transposition, as in J
 Tangents and cotangents may be symbolic zeros (`Zero`), so no zeros are materialised for inputs
 that do not influence an output. Integer and bool values have float0 tangents, always zero.
 """
+import weakref
+
 import numpy as np
 
 from xjax._src import core, dtypes
-from xjax._src.jaxpr import Literal, literal_value
+from xjax._src.jaxpr import Literal, eval_jaxpr, literal_value
 
 float0 = np.dtype([("float0", np.void, 0)])
 
@@ -276,3 +278,66 @@ def backward_pass(jaxpr, consts, cts_out):
 
 def _is_literal(a):
     return type(a) is Literal
+
+
+# ---- transformed jaxprs (for primitives that hold jaxprs), memoised per jaxpr and pattern ----------
+
+def _memo(table, closed, key, make):
+    per = table.get(closed)
+    if per is None:
+        per = table[closed] = {}
+    got = per.get(key)
+    if got is None:
+        got = per[key] = make()
+    return got
+
+
+_jvp_jaxprs = weakref.WeakKeyDictionary()
+_transposed_jaxprs = weakref.WeakKeyDictionary()
+
+
+def jvp_jaxpr(closed, nonzeros):
+    """(ClosedJaxpr of (primals, nonzero tangents) -> (primal outs, nonzero tangent outs), out nonzeros)."""
+    from xjax._src.interpreters import partial_eval as pe
+
+    def make():
+        n = len(closed.jaxpr.invars)
+        out_nonzeros = []
+
+        def fun(*args):
+            primals, rest = args[:n], iter(args[n:])
+            tangents = [next(rest) if nz else Zero(tangent_aval(core.get_aval(p))) for p, nz in zip(primals, nonzeros)]
+            trace = JVPTrace(core.current_trace())
+            ins = [JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
+            with core.new_trace(trace):
+                outs = [trace.lift(o) for o in eval_jaxpr(closed.jaxpr, closed.consts, *ins)]
+            out_nonzeros.extend(type(t) is not Zero for _, t in outs)
+            return [p for p, _ in outs] + [t for _, t in outs if type(t) is not Zero]
+
+        t_avals = [tangent_aval(a) for a, nz in zip(closed.in_avals, nonzeros) if nz]
+        jvp_closed = pe.trace_to_jaxpr(fun, list(closed.in_avals) + t_avals)
+        return jvp_closed, tuple(out_nonzeros)
+
+    return _memo(_jvp_jaxprs, closed, tuple(nonzeros), make)
+
+
+def transpose_jaxpr(closed, linear, ct_nonzeros):
+    """ClosedJaxpr of (non-linear args, nonzero output cotangents) -> cotangents of the linear args."""
+    from xjax._src.interpreters import partial_eval as pe
+    from xjax._src.jaxpr import Jaxpr
+
+    def make():
+        j = closed.jaxpr
+        nonlin_vars = [v for v, lin in zip(j.invars, linear) if not lin]
+        view = Jaxpr(j.constvars + nonlin_vars, [v for v, lin in zip(j.invars, linear) if lin], j.outvars, j.eqns)
+        n = len(nonlin_vars)
+
+        def fun(*args):
+            res, rest = list(args[:n]), iter(args[n:])
+            cts = [next(rest) if nz else Zero(a) for a, nz in zip(closed.out_avals, ct_nonzeros)]
+            return [instantiate(c) for c in backward_pass(view, list(closed.consts) + res, cts)]
+
+        avals = [v.aval for v in nonlin_vars] + [a for a, nz in zip(closed.out_avals, ct_nonzeros) if nz]
+        return pe.trace_to_jaxpr(fun, avals)
+
+    return _memo(_transposed_jaxprs, closed, (tuple(linear), tuple(ct_nonzeros)), make)

@@ -12,6 +12,7 @@ Python needs concrete values for `if`, `int()`, `np.asarray()`: the tracer's con
 JAX's errors, naming the function being traced and the arguments the value depends on.
 """
 import inspect
+import weakref
 
 import numpy as np
 
@@ -333,3 +334,33 @@ def convert_constvars(closed):
         return closed, []
     new = Jaxpr([], jaxpr.constvars + jaxpr.invars, jaxpr.outvars, jaxpr.eqns)
     return ClosedJaxpr(new, []), list(closed.consts)
+
+
+_partial_evals = weakref.WeakKeyDictionary()
+
+
+def partial_eval_jaxpr(closed, unknowns):
+    """Splits a ClosedJaxpr by which inputs are unknown, for primitives that hold jaxprs.
+
+    Returns (known: known ins -> known outs + residuals, unknown: residuals + unknown ins -> unknown
+    outs, which outputs are unknown, number of residuals). The split re-evaluates the jaxpr under a
+    LinearizeTrace over a recording trace, so nested primitives split by their own rules. Memoised.
+    """
+    from xjax._src.jaxpr import eval_jaxpr
+
+    per = _partial_evals.get(closed)
+    if per is None:
+        per = _partial_evals[closed] = {}
+    key = tuple(unknowns)
+    if key in per:
+        return per[key]
+    known_trace = DynamicJaxprTrace(None, core.current_trace())
+    lin = LinearizeTrace(None, known_trace)
+    ins = [lin.new_arg(a) if u else known_trace.new_arg(a) for a, u in zip(closed.in_avals, unknowns)]
+    with core.new_trace(known_trace), core.new_trace(lin):
+        outs = eval_jaxpr(closed.jaxpr, closed.consts, *ins)
+        out_unknowns = [lin.is_unknown(o) for o in outs]
+        unknown, residuals = split_tracer_consts(lin.to_closed_jaxpr([o for o, u in zip(outs, out_unknowns) if u]))
+        known = known_trace.to_closed_jaxpr([o for o, u in zip(outs, out_unknowns) if not u] + residuals)
+    per[key] = result = (known, unknown, out_unknowns, len(residuals))
+    return result
