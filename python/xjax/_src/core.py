@@ -189,8 +189,18 @@ class Tracer:
 
     def _no_concrete_value(self, conversion, *args):
         """Raises the error of `conversion` (a method name such as '__bool__') without a value."""
+        shape = self.aval.str_short()
+        if conversion == "__bool__":
+            raise ConcretizationError(
+                f"Attempted boolean conversion of traced array with shape {shape}.\nThe error occurred while "
+                "tracing a function; a traced value cannot be used where Python needs a concrete True/False "
+                "(if, while, and/or).")
+        if conversion == "__array__":
+            raise ConcretizationError(
+                f"The numpy.ndarray conversion method __array__() was called on traced array with shape {shape}. "
+                "A traced value cannot become a NumPy array.")
         raise ConcretizationError(f"Abstract tracer value encountered where concrete value is expected: {self}\n"
-                                  f"The problem arose with the `{conversion.strip('_')}` conversion.")
+                                  f"The problem arose with the `{conversion.strip('_')}` function.")
 
     def _convert(self, conversion, *args):
         value = self.to_concrete_value()

@@ -332,3 +332,105 @@ def map(f, xs, *, batch_size=None):  # noqa: A001 - lax's name
         return ys
     _, ys = scan(lambda _, x: ((), f(x)), (), xs)
     return ys
+
+
+# ---- differentiation rules ------------------------------------------------------------------
+from xjax._src.interpreters import ad  # noqa: E402
+from xjax._src.jaxpr import ClosedJaxpr as _ClosedJaxpr, Jaxpr as _Jaxpr, Var as _Var  # noqa: E402
+
+
+def _reordered(closed, in_order, out_order):
+    """The same jaxpr with its inputs and outputs listed in another order (no retracing)."""
+    j = closed.jaxpr
+    return _ClosedJaxpr(_Jaxpr(j.constvars, [j.invars[i] for i in in_order], [j.outvars[i] for i in out_order],
+                               j.eqns), closed.consts)
+
+
+def _carry_fixpoint(body, const_nz, carry_nz, x_nz, num_ys):
+    """Which carries have nonzero tangents: those given, plus those the body makes nonzero, to a fixpoint."""
+    carry_nz = list(carry_nz)
+    while True:
+        _, out_nz = ad.jvp_jaxpr(body, [*const_nz, *carry_nz, *x_nz], instantiate=[*carry_nz, *[False] * num_ys])
+        new = [a or b for a, b in zip(carry_nz, out_nz[:len(carry_nz)])]
+        if new == carry_nz:
+            return carry_nz
+        carry_nz = new
+
+
+def _group_jvp_jaxpr(body, groups_nz, instantiate, in_groups, out_groups):
+    """jvp_jaxpr of a body whose inputs come in groups (consts, carry, xs): each group's tangents right
+    after its primals, as the loop primitives take them."""
+    nonzeros = [nz for g in groups_nz for nz in g]
+    jvp_closed, out_nz = ad.jvp_jaxpr(body, nonzeros, instantiate=instantiate)
+    n_in = len(nonzeros)
+    t_pos = iter(range(n_in, n_in + sum(nonzeros)))
+    in_order, start = [], 0
+    t_of = {}
+    for i, nz in enumerate(nonzeros):
+        if nz:
+            t_of[i] = next(t_pos)
+    for size in in_groups:
+        idx = list(range(start, start + size))
+        in_order += idx + [t_of[i] for i in idx if i in t_of]
+        start += size
+    n_out = len(out_nz)
+    t_out = iter(range(n_out, n_out + sum(out_nz)))
+    ot = {i: next(t_out) for i, nz in enumerate(out_nz) if nz}
+    out_order, start = [], 0
+    for size in out_groups:
+        idx = list(range(start, start + size))
+        out_order += idx + [ot[i] for i in idx if i in ot]
+        start += size
+    return _reordered(jvp_closed, in_order, out_order), out_nz
+
+
+def _nonzero(ts):
+    return [t for t in ts if type(t) is not ad.Zero]
+
+
+def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    nc = cond_nconsts + body_nconsts
+    cc, bc, carry = primals[:cond_nconsts], primals[cond_nconsts:nc], primals[nc:]
+    bc_t, carry_t = tangents[cond_nconsts:nc], tangents[nc:]
+    bc_nz = [type(t) is not ad.Zero for t in bc_t]
+    carry_nz = _carry_fixpoint(body_jaxpr, bc_nz, [type(t) is not ad.Zero for t in carry_t], [], 0)
+    body, _ = _group_jvp_jaxpr(body_jaxpr, [bc_nz, carry_nz], carry_nz, [len(bc), len(carry)], [len(carry)])
+    carry_t = [ad.instantiate_zero(t) if nz else t for t, nz in zip(carry_t, carry_nz)]
+    # The condition reads the primal carries only: it gets unused inputs for the tangents.
+    j = cond_jaxpr.jaxpr
+    t_vars = [_Var(ad.tangent_aval(v.aval)) for v, nz in zip(j.invars[cond_nconsts:], carry_nz) if nz]
+    cond = _ClosedJaxpr(_Jaxpr(j.constvars, j.invars + t_vars, j.outvars, j.eqns), cond_jaxpr.consts)
+    carry_order = []
+    prim_iter, tan_iter = iter(carry), iter(_nonzero(carry_t))
+    for nz in carry_nz:
+        carry_order.append(next(prim_iter))
+        if nz:
+            carry_order.append(next(tan_iter))
+    # The body's carries interleave primal and tangent per carry group; the condition expects all
+    # primal carries first: reorder its inputs to match.
+    n = len(carry)
+    inter = []
+    k = 0
+    for i, nz in enumerate(carry_nz):
+        inter.append(("p", i))
+        if nz:
+            inter.append(("t", k))
+            k += 1
+    cond_in = list(range(cond_nconsts)) + [cond_nconsts + (i if kind == "p" else n + i) for kind, i in inter]
+    cond = _reordered(cond, cond_in, range(len(j.outvars)))
+    outs = while_p.bind(*cc, *bc, *_nonzero(bc_t), *carry_order, cond_nconsts=cond_nconsts, cond_jaxpr=cond,
+                        body_nconsts=body_nconsts + sum(bc_nz), body_jaxpr=body)
+    it = iter(outs)
+    p_out, t_out = [], []
+    for nz, a in zip(carry_nz, body_jaxpr.out_avals):
+        p_out.append(next(it))
+        t_out.append(next(it) if nz else ad.Zero(ad.tangent_aval(a)))
+    return p_out, t_out
+
+
+def _while_partial_eval(trace, args, unknown, **params):
+    raise ValueError("Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with dynamic "
+                     "start/stop values. Try using lax.scan, or using fori_loop with static start/stop.")
+
+
+while_p.def_rules(jvp=_while_jvp, partial_eval=_while_partial_eval)

@@ -205,10 +205,11 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
 # ---- ranges ---------------------------------------------------------------------------------
 
 def _concrete_scalar(x, fun_name, what):
-    if isinstance(x, Tracer):
+    if not core.is_concrete(x):
         raise util.ConcretizationTypeError(
             f"Abstract tracer value encountered where concrete value is expected: {x}\n"
             f"It arose in the jnp.{fun_name} argument '{what}'.")
+    x = core.to_concrete_value(x)
     if isinstance(x, Array):
         return x.item()
     if isinstance(x, np.ndarray):
