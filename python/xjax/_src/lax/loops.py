@@ -434,3 +434,41 @@ def _while_partial_eval(trace, args, unknown, **params):
 
 
 while_p.def_rules(jvp=_while_jvp, partial_eval=_while_partial_eval)
+
+
+def _scan_jvp(primals, tangents, *, reverse, length, jaxpr, num_consts, num_carry, unroll):
+    nx = len(primals) - num_consts - num_carry
+    nz = [type(t) is not ad.Zero for t in tangents]
+    const_nz, carry_nz, x_nz = nz[:num_consts], nz[num_consts:num_consts + num_carry], nz[num_consts + num_carry:]
+    num_ys = len(jaxpr.out_avals) - num_carry
+    carry_nz = _carry_fixpoint(jaxpr, const_nz, carry_nz, x_nz, num_ys)
+    body, out_nz = _group_jvp_jaxpr(jaxpr, [const_nz, carry_nz, x_nz], [*carry_nz, *[False] * num_ys],
+                                    [num_consts, num_carry, nx], [num_carry, num_ys])
+    tangents = list(tangents)
+    for i, c in enumerate(carry_nz):
+        if c:
+            tangents[num_consts + i] = ad.instantiate_zero(tangents[num_consts + i])
+
+    def group(lo, hi, mask):
+        out = []
+        for p, t, m in zip(primals[lo:hi], tangents[lo:hi], mask):
+            out += [p, t] if m else [p]
+        return out
+
+    # Consts, then carries, then xs, each primal followed by its tangent (the body's input order).
+    args = (group(0, num_consts, const_nz) + group(num_consts, num_consts + num_carry, carry_nz)
+            + group(num_consts + num_carry, len(primals), x_nz))
+    y_nz = out_nz[num_carry:]
+    outs = scan_p.bind(*args, reverse=reverse, length=length, jaxpr=body, num_consts=num_consts + sum(const_nz),
+                       num_carry=num_carry + sum(carry_nz), unroll=unroll)
+    it = iter(outs)
+    p_out, t_out = [], []
+    for m, a in zip([*carry_nz, *y_nz], _scan_abstract_eval(*[core.get_aval(p) for p in primals], reverse=reverse,
+                                                            length=length, jaxpr=jaxpr, num_consts=num_consts,
+                                                            num_carry=num_carry, unroll=unroll)):
+        p_out.append(next(it))
+        t_out.append(next(it) if m else ad.Zero(ad.tangent_aval(a)))
+    return p_out, t_out
+
+
+scan_p.def_rules(jvp=_scan_jvp)
