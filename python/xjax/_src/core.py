@@ -244,10 +244,10 @@ class Tracer:
         return self.shape[0]
 
     def _escaped_error(self):
-        """The error for this tracer used outside its transformation (tracer classes word it)."""
-        return UnexpectedTracerError(
-            f"Encountered an unexpected tracer: {self}. A function transformed by JAX had a side effect "
-            "that let one of its traced values escape its transformation.")
+        """The UnexpectedTracerError for this tracer used after its transformation ended."""
+        from xjax._src import errors
+
+        return errors.escaped_tracer_error(self)
 
 
 def to_concrete_value(x):

@@ -336,7 +336,7 @@ def map(f, xs, *, batch_size=None):  # noqa: A001 - lax's name
 
 # ---- differentiation rules ------------------------------------------------------------------
 from xjax._src.interpreters import ad  # noqa: E402
-from xjax._src.jaxpr import ClosedJaxpr as _ClosedJaxpr, Jaxpr as _Jaxpr, Var as _Var  # noqa: E402
+from xjax._src.jaxpr import ClosedJaxpr as _ClosedJaxpr, Jaxpr as _Jaxpr, Var as _Var, eval_jaxpr  # noqa: E402
 
 
 def _reordered(closed, in_order, out_order):
@@ -472,3 +472,90 @@ def _scan_jvp(primals, tangents, *, reverse, length, jaxpr, num_consts, num_carr
 
 
 scan_p.def_rules(jvp=_scan_jvp)
+
+
+def _scan_partial_eval(trace, args, unknown, *, reverse, length, jaxpr, num_consts, num_carry, unroll):
+    """Known scan: known carries and ys, plus the residuals each iteration's unknown part reads (as
+    stacked ys; those that are known consts pass through as consts). Unknown scan, recorded: the rest."""
+    num_ys = len(jaxpr.out_avals) - num_carry
+    const_uk, carry_uk, x_uk = (list(unknown[:num_consts]), list(unknown[num_consts:num_consts + num_carry]),
+                                list(unknown[num_consts + num_carry:]))
+    while True:
+        split = pe.partial_eval_jaxpr(jaxpr, const_uk + carry_uk + x_uk, instantiate=carry_uk + [False] * num_ys)
+        new = [a or b for a, b in zip(carry_uk, split[2][:num_carry])]
+        if new == carry_uk:
+            break
+        carry_uk = new
+    known, unk, out_uk, nres = split
+    kj = known.jaxpr
+    nk_consts = num_consts - sum(const_uk)
+    n_known_outs = len(kj.outvars) - nres
+    # Residuals that are known consts of the body are loop invariant: pass them as consts.
+    const_pos = {v: i for i, v in enumerate(kj.invars[:nk_consts])}
+    res_vars = kj.outvars[n_known_outs:]
+    hoisted = [const_pos.get(v) if not isinstance(v, pe.Literal) else None for v in res_vars]
+    stacked = [i for i, h in enumerate(hoisted) if h is None]
+    known_body = _ClosedJaxpr(_Jaxpr(kj.constvars, kj.invars, kj.outvars[:n_known_outs] + [res_vars[i] for i in stacked],
+                                     kj.eqns), known.consts)
+    known_args = [a for a, u in zip(args, const_uk + carry_uk + x_uk) if not u]
+    known_outs = trace.bind_in_parent(scan_p, known_args, dict(
+        reverse=reverse, length=length, jaxpr=known_body, num_consts=nk_consts, num_carry=num_carry - sum(carry_uk),
+        unroll=unroll))
+    res_stacked = known_outs[n_known_outs:]
+    known_consts = [a for a, u in zip(args[:num_consts], const_uk) if not u]
+    res_hoisted = [known_consts[h] for h in hoisted if h is not None]
+    # The unknown body takes (residuals, unknown consts, carries, xs): reorder to scan's layout.
+    uj = unk.jaxpr
+    r_vars, rest = uj.invars[:nres], uj.invars[nres:]
+    n_uc, n_ucarry = sum(const_uk), sum(carry_uk)
+    invars = ([r_vars[i] for i, h in enumerate(hoisted) if h is not None] + rest[:n_uc + n_ucarry]
+              + [r_vars[i] for i in stacked] + rest[n_uc + n_ucarry:])
+    unknown_body = _ClosedJaxpr(_Jaxpr(uj.constvars, invars, uj.outvars, uj.eqns), unk.consts)
+    u_args = [*res_hoisted, *(a for a, u in zip(args[:num_consts], const_uk) if u),
+              *(a for a, u in zip(args[num_consts:num_consts + num_carry], carry_uk) if u),
+              *res_stacked, *(a for a, u in zip(args[num_consts + num_carry:], x_uk) if u)]
+    unknown_outs = pe.DynamicJaxprTrace.process_primitive(trace, scan_p, u_args, dict(
+        reverse=reverse, length=length, jaxpr=unknown_body, num_consts=len(res_hoisted) + n_uc, num_carry=n_ucarry,
+        unroll=unroll))
+    k, u = iter(known_outs[:n_known_outs]), iter(unknown_outs)
+    return [next(u) if uk else next(k) for uk in out_uk]
+
+
+def _scan_transpose(cts, *args, reverse, length, jaxpr, num_consts, num_carry, unroll):
+    """A reverse scan: carries the cotangents of the carries and accumulates those of the linear consts."""
+    # Every carry is transposed as linear: a known initial carry (instantiated zeros) gets no cotangent.
+    carry_given = [ad.is_undefined(a) for a in args[num_consts:num_consts + num_carry]]
+    aval = core.get_aval
+    args = [*args[:num_consts], *(a if ad.is_undefined(a) else ad.UndefinedPrimal(aval(a))
+                                  for a in args[num_consts:num_consts + num_carry]), *args[num_consts + num_carry:]]
+    linear = [ad.is_undefined(a) for a in args]
+    consts_lin, xs_lin = linear[:num_consts], linear[num_consts + num_carry:]
+    lin_const_avals = [a.aval for a, lin in zip(args[:num_consts], consts_lin) if lin]
+    ct_carry = [ad.instantiate_zero(c) for c in cts[:num_carry]]
+    ct_ys = [ad.instantiate_zero(c) for c in cts[num_carry:]]
+    transposed = ad.transpose_jaxpr(jaxpr, linear, [True] * len(cts))
+    nl_consts = [a for a, lin in zip(args[:num_consts], consts_lin) if not lin]
+    nl_xs = [a for a, lin in zip(args[num_consts + num_carry:], xs_lin) if not lin]
+    n_lc, n_nlc = len(lin_const_avals), len(nl_consts)
+
+    def body(*vals):
+        nlc, acc = vals[:n_nlc], vals[n_nlc:n_nlc + n_lc]
+        ctc = vals[n_nlc + n_lc:n_nlc + n_lc + num_carry]
+        rest = vals[n_nlc + n_lc + num_carry:]
+        nlx, cty = rest[:len(nl_xs)], rest[len(nl_xs):]
+        got = eval_jaxpr(transposed.jaxpr, transposed.consts, *nlc, *nlx, *ctc, *cty)
+        ct_lc, ct_c, ct_x = got[:n_lc], got[n_lc:n_lc + num_carry], got[n_lc + num_carry:]
+        return [ew.add_any_p.bind(a, b) for a, b in zip(acc, ct_lc)] + list(ct_c) + list(ct_x)
+
+    x_avals = [aval(a).update(shape=aval(a).shape[1:]) for a in nl_xs + ct_ys]
+    body_avals = [aval(a) for a in nl_consts] + lin_const_avals + [aval(a) for a in ct_carry] + x_avals
+    body_closed = pe.trace_to_jaxpr(body, body_avals)
+    acc0 = [ad.zeros_like_aval(a) for a in lin_const_avals]
+    outs = scan_p.bind(*nl_consts, *acc0, *ct_carry, *nl_xs, *ct_ys, reverse=not reverse, length=length,
+                       jaxpr=body_closed, num_consts=n_nlc, num_carry=n_lc + num_carry, unroll=unroll)
+    ct_lc, ct_c, ct_x = iter(outs[:n_lc]), outs[n_lc:n_lc + num_carry], iter(outs[n_lc + num_carry:])
+    return ([next(ct_lc) if lin else None for lin in consts_lin] + [c if g else None for c, g in zip(ct_c, carry_given)]
+            + [next(ct_x) if lin else None for lin in xs_lin])
+
+
+scan_p.def_rules(partial_eval=_scan_partial_eval, transpose=_scan_transpose)
