@@ -289,7 +289,8 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
         _check_scalar_output(value_and_grad_f._name, out)
         from xjax._src.lax.base import asarray
 
-        g = vjp_fn(asarray(1.0, core.get_aval(out).dtype))
+        out_aval = core.get_aval(out)
+        g = vjp_fn(asarray(1.0, out_aval.dtype, out_aval.weak_type))  # the seed has the output's weak type, as in JAX
         g = g[0] if single else tuple(g)
         return ((out, aux), g) if has_aux else (out, g)
 

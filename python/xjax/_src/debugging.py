@@ -135,3 +135,19 @@ def debug_callback(callback, *args, ordered=False, partitioned=False, **kwargs):
 def breakpoint(*args, **kwargs):  # noqa: A001 - JAX's name
     raise NotImplementedError("jax.debug.breakpoint is not supported by xjax")
 
+
+
+# ---- differentiation rules ------------------------------------------------------------------
+# Under jvp the callback sees the primal values only (as in JAX): the tangents are dropped and
+# there are no outputs to give tangents to. Reverse mode runs that primal callback while
+# linearising, once; the linear jaxpr holds no debug equation, so transposition never meets one.
+
+def _debug_jvp(prim):
+    def jvp(primals, tangents, **params):
+        return prim.bind(*primals, **params), []
+
+    return jvp
+
+
+debug_print_p.def_rules(jvp=_debug_jvp(debug_print_p))
+debug_callback_p.def_rules(jvp=_debug_jvp(debug_callback_p))

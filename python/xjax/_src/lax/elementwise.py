@@ -459,12 +459,15 @@ select_n_p.def_rules(jvp=_select_n_jvp, transpose=_select_n_transpose)
 
 
 def _clamp_jvp(primals, tangents):
+    """Each tangent counts where its value is the result strictly (JAX's rule): at x == lo or x == hi
+    no operand gets it, and with lo > hi only hi below x does."""
     lo, x, hi = primals
     ans = clamp_p.bind(lo, x, hi)
     aval = core.get_aval(ans)
     zeros = ad.zeros_like_aval(aval)
     t = None
-    for g, pick in zip(tangents, (lambda: lt(x, lo), lambda: bitwise_and(ge(x, lo), le(x, hi)), lambda: gt(x, hi))):
+    for g, pick in zip(tangents, (lambda: bitwise_and(gt(lo, x), lt(lo, hi)), lambda: bitwise_and(gt(x, lo), lt(x, hi)),
+                                  lambda: lt(hi, x))):
         if type(g) is not ad.Zero:
             t = ad.add_tangents(t, _bool_select(pick(), ad.broadcast_to_aval(g, aval), zeros))
     return ans, t

@@ -134,3 +134,223 @@ def _update_jaxpr(combine):
 for _p, _combine in ((scatter_add_p, "add"), (scatter_mul_p, "mul"), (scatter_min_p, "min"), (scatter_max_p, "max")):
     _p.name = _p.name.replace("_", "-")  # JAX's names: scatter-add, ...
     _p.pp_params = _params_printer(extra=_update_jaxpr(_combine))
+
+
+# ---- differentiation rules ------------------------------------------------------------------
+# gather and scatter-add are linear in their array operands and transpose into each other (same
+# mode, so clamped or dropped windows line up); scatter, scatter-mul and scatter-min/max have
+# JVPs in terms of those two. Indices are never differentiated.
+from xjax._src.interpreters import ad  # noqa: E402
+
+
+def _inverse_gather(dn, updates_shape, operand_ndim):
+    """The gather reading back, for each update element, the operand element a scatter writes.
+
+    Returns (gather dimension numbers, slice sizes) for the scatter dimension numbers `dn`.
+    """
+    gdn = GatherDimensionNumbers(offset_dims=dn.update_window_dims, collapsed_slice_dims=dn.inserted_window_dims,
+                                 start_index_map=dn.scatter_dims_to_operand_dims,
+                                 operand_batching_dims=dn.operand_batching_dims,
+                                 start_indices_batching_dims=dn.scatter_indices_batching_dims)
+    window = iter(dn.update_window_dims)
+    sizes = tuple(1 if d in dn.inserted_window_dims or d in dn.operand_batching_dims else updates_shape[next(window)]
+                  for d in range(operand_ndim))
+    return gdn, sizes
+
+
+def _gather_back(x, indices, params, updates_shape):
+    """`x` (of the operand's shape) read at every update element's destination (0 where dropped)."""
+    gdn, sizes = _inverse_gather(params["dimension_numbers"], updates_shape, core.get_aval(x).ndim)
+    return gather_p.bind(x, indices, dimension_numbers=gdn, slice_sizes=sizes,
+                         indices_are_sorted=params["indices_are_sorted"], unique_indices=params["unique_indices"],
+                         mode=params["mode"], fill_value=0)
+
+
+def _gather_jvp(g, x, indices, *, fill_value=None, **params):
+    return gather_p.bind(g, indices, fill_value=0, **params)
+
+
+def _gather_transpose(ct, x, indices, *, dimension_numbers, slice_sizes, indices_are_sorted, unique_indices, mode,
+                      fill_value=None):
+    if not ad.is_undefined(x) or ad.is_undefined(indices):
+        raise ValueError("gather is linear in its operand only")
+    if type(ct) is ad.Zero:
+        return [None, None]
+    dn = dimension_numbers
+    sdn = ScatterDimensionNumbers(update_window_dims=dn.offset_dims, inserted_window_dims=dn.collapsed_slice_dims,
+                                  scatter_dims_to_operand_dims=dn.start_index_map,
+                                  operand_batching_dims=dn.operand_batching_dims,
+                                  scatter_indices_batching_dims=dn.start_indices_batching_dims)
+    zeros = ad.zeros_like_aval(x.aval.update(weak_type=core.get_aval(ct).weak_type))
+    return [scatter_add_p.bind(zeros, indices, ct, dimension_numbers=sdn, indices_are_sorted=indices_are_sorted,
+                               unique_indices=unique_indices, mode=mode, update_jaxpr=None, update_consts=()),
+            None]
+
+
+ad.defjvp(gather_p, _gather_jvp, None)
+gather_p.def_rules(transpose=_gather_transpose)
+
+
+def _both_tangents(primals, tangents):
+    """The operand and updates tangents as arrays, or None when both are symbolic zeros."""
+    (x, _, u), (tx, _, tu) = primals, tangents
+    if type(tx) is ad.Zero and type(tu) is ad.Zero:
+        return None
+    return ad.instantiate(tx), ad.instantiate(tu)
+
+
+def _scatter_add_jvp(primals, tangents, **params):
+    x, indices, u = primals
+    ans = scatter_add_p.bind(x, indices, u, **params)
+    ts = _both_tangents(primals, tangents)
+    if ts is None:
+        return ans, ad.zero_tangent(ans)
+    return ans, scatter_add_p.bind(ts[0], indices, ts[1], **params)
+
+
+def _scatter_add_transpose(ct, x, indices, u, **params):
+    if ad.is_undefined(indices):
+        raise ValueError("scatter-add is not linear in its indices")
+    if type(ct) is ad.Zero:
+        return [None, None, None]
+    ct_x = ct if ad.is_undefined(x) else None
+    ct_u = _gather_back(ct, indices, params, u.aval.shape) if ad.is_undefined(u) else None
+    return [ct_x, None, ct_u]
+
+
+scatter_add_p.def_rules(jvp=_scatter_add_jvp, transpose=_scatter_add_transpose)
+
+
+def _update_ids(u_aval, dn):
+    """1, 2, ...: one id per update window (element 0 is kept for 'the operand'), in the updates' shape."""
+    from xjax._src.lax.elementwise import add, broadcasted_iota, mul
+    from xjax._src.lax.layout import broadcast_in_dim
+
+    shape = u_aval.shape
+    scatter_dims = [d for d in range(len(shape)) if d not in dn.update_window_dims]
+    ids_shape = tuple(shape[d] for d in scatter_dims)
+    ids = None
+    stride = 1
+    for k in reversed(range(len(ids_shape))):  # row-major numbering over the scatter dims
+        term = mul(broadcasted_iota(dtypes.int32, ids_shape, k), stride)
+        ids = term if ids is None else add(ids, term)
+        stride *= ids_shape[k]
+    ids = add(ids, 1) if ids is not None else asarray(1, dtypes.int32, False)
+    return broadcast_in_dim(ids, shape, scatter_dims)
+
+
+def _scatter_winners(x_aval, indices, u_aval, params):
+    """(operand elements no update overwrote, update elements that won their destination): bools.
+
+    Which of several updates to one element wins is up to the backend; scattering ids and reading
+    them back (as JAX does) asks it, so primal and tangent agree whatever it chose.
+    """
+    from xjax._src.lax.elementwise import eq
+
+    dn = params["dimension_numbers"]
+    ids = _update_ids(u_aval, dn)
+    written = scatter_p.bind(ad.zeros_like_aval(x_aval.update(dtype=dtypes.int32, weak_type=False)), indices, ids,
+                             **params)
+    return eq(written, 0), eq(ids, _gather_back(written, indices, params, u_aval.shape))
+
+
+def _masked(pred, v):
+    from xjax._src.lax.elementwise import select
+
+    return select(pred, v, ad.zeros_like_aval(core.get_aval(v)))
+
+
+def _scatter_jvp(primals, tangents, **params):
+    x, indices, u = primals
+    ts = _both_tangents(primals, tangents)
+    if ts is None:
+        ans = scatter_p.bind(x, indices, u, **params)
+        return ans, ad.zero_tangent(ans)
+    tx, tu = ts
+    if params["unique_indices"]:  # no collisions: scatter is linear in (operand, updates)
+        return scatter_p.bind(x, indices, u, **params), scatter_p.bind(tx, indices, tu, **params)
+    keep, won = _scatter_winners(core.get_aval(x), indices, core.get_aval(u), params)
+    ans = scatter_add_p.bind(_masked(keep, x), indices, _masked(won, u), **params)
+    return ans, scatter_add_p.bind(_masked(keep, tx), indices, _masked(won, tu), **params)
+
+
+def _scatter_transpose(ct, x, indices, u, **params):
+    if not params["unique_indices"]:
+        raise NotImplementedError("scatter transpose is only implemented where unique_indices=True")
+    if ad.is_undefined(indices):
+        raise ValueError("scatter is not linear in its indices")
+    if type(ct) is ad.Zero:
+        return [None, None, None]
+    u_aval = u.aval if ad.is_undefined(u) else core.get_aval(u)
+    ct_x = ct_u = None
+    if ad.is_undefined(x):  # what the updates overwrote gets no cotangent
+        ct_x = scatter_p.bind(ct, indices, ad.zeros_like_aval(u_aval.update(weak_type=False)), **params)
+    if ad.is_undefined(u):
+        ct_u = _gather_back(ct, indices, params, u_aval.shape)
+    return [ct_x, None, ct_u]
+
+
+scatter_p.def_rules(jvp=_scatter_jvp, transpose=_scatter_transpose)
+
+
+def _scatter_mul_jvp(primals, tangents, **params):
+    from xjax._src.lax.elementwise import mul
+
+    x, indices, u = primals
+    tx, _, tu = tangents
+    ans = scatter_mul_p.bind(x, indices, u, **params)
+    t = None
+    if type(tx) is not ad.Zero:
+        t = scatter_mul_p.bind(tx, indices, u, **params)
+    if type(tu) is not ad.Zero:
+        if not params["unique_indices"]:
+            raise NotImplementedError("scatter_mul gradients are only implemented if `unique_indices=True`")
+        zeros = ad.zeros_like_aval(core.get_aval(x).update(weak_type=False))
+        t = ad.add_tangents(t, mul(x, scatter_add_p.bind(zeros, indices, tu, **params)))
+    return ans, t
+
+
+def _scatter_mul_transpose(ct, x, indices, u, **params):
+    from xjax._src.lax.elementwise import mul
+
+    if ad.is_undefined(indices) or (ad.is_undefined(x) and ad.is_undefined(u)):
+        raise ValueError("scatter-mul is linear in one of operand and updates only")
+    if type(ct) is ad.Zero:
+        return [None, None, None]
+    if ad.is_undefined(x):
+        return [scatter_mul_p.bind(ct, indices, u, **params), None, None]
+    if not params["unique_indices"]:
+        raise NotImplementedError("scatter_mul gradients are only implemented if `unique_indices=True`")
+    return [None, None, _gather_back(mul(ct, x), indices, params, u.aval.shape)]
+
+
+scatter_mul_p.def_rules(jvp=_scatter_mul_jvp, transpose=_scatter_mul_transpose)
+
+
+def _scatter_extremal_jvp(prim):
+    """scatter-min/max: each result element takes the tangent of the value that won it; when the
+    operand and several updates tie, their tangents are averaged (as JAX)."""
+
+    def jvp(primals, tangents, **params):
+        from xjax._src.lax.elementwise import add, convert_element_type, div, eq, mul
+
+        x, indices, u = primals
+        ans = prim.bind(x, indices, u, **params)
+        ts = _both_tangents(primals, tangents)
+        if ts is None:
+            return ans, ad.zero_tangent(ans)
+        tx, tu = ts
+        dtype = core.get_aval(ans).dtype
+        u_shape = core.get_aval(u).shape
+        x_won = convert_element_type(eq(x, ans), dtype)
+        u_won = convert_element_type(eq(u, _gather_back(ans, indices, params, u_shape)), dtype)
+        zeros = ad.zeros_like_aval(core.get_aval(ans).update(weak_type=False))
+        count = add(x_won, scatter_add_p.bind(zeros, indices, u_won, **params))
+        t = scatter_add_p.bind(mul(tx, x_won), indices, mul(tu, u_won), **params)
+        return ans, div(t, count)
+
+    return jvp
+
+
+scatter_min_p.def_rules(jvp=_scatter_extremal_jvp(scatter_min_p))
+scatter_max_p.def_rules(jvp=_scatter_extremal_jvp(scatter_max_p))

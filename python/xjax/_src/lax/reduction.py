@@ -130,3 +130,122 @@ reduce_min_p.def_rules(jvp=_reduce_chooser_jvp(reduce_min_p))
 for _p in (reduce_and_p, reduce_or_p, reduce_xor_p, argmax_p, argmin_p):
     ad.defjvp_zero(_p)
 ad.deflinear(cumsum_p, lambda ct, x, *, axis, reverse: [cumsum_p.bind(ct, axis=axis, reverse=not reverse)])
+
+
+# reduce_prod and the cumulative ops other than cumsum differentiate a log-depth combination of
+# (value, tangent) pairs: a halving tree for the product, the parallel prefix scan for the scans
+# (the same combination order as JAX's associative_scan, so ties in cummax/cummin split tangents
+# as JAX's do). Each step only uses primitives with their own rules, so higher orders work and
+# zeros in a product need no division.
+from xjax._src.lax import elementwise as ew  # noqa: E402
+from xjax._src.lax.layout import concatenate, pad, rev, reshape, slice_in_dim, squeeze, transpose  # noqa: E402
+
+
+def _mul_pairs(a, b):
+    (x, tx), (y, ty) = a, b
+    return ew.mul(x, y), ew.add(ew.mul(tx, y), ew.mul(x, ty))
+
+
+def _chooser_pairs(name):
+    """max/min of pairs: the tangent of the chosen value; a tie takes half of each (JAX's max rule)."""
+
+    def combine(a, b):
+        (x, tx), (y, ty) = a, b
+        c = ew.PRIMITIVES[name].bind(x, y)
+        aval = core.get_aval(c)
+        x_in, y_in = ew.eq(x, c), ew.eq(y, c)
+        half, one, zero = ad.full_like_aval(aval, 0.5), ad.full_like_aval(aval, 1.0), ad.zeros_like_aval(aval)
+        wx = ew.select(x_in, ew.select(y_in, half, one), zero)
+        wy = ew.select(y_in, ew.select(x_in, half, one), zero)
+        return c, ew.add(ew.mul(tx, wx), ew.mul(ty, wy))
+
+    return combine
+
+
+def _logaddexp_pairs(a, b):
+    """log(exp(x) + exp(y)) of pairs; its tangent weighs each side by exp(side - result), so -inf
+    sides (empty prefixes) get weight 0 and two equal infinite sides share evenly."""
+    (x, tx), (y, ty) = a, b
+    aval = core.get_aval(x)
+    m = ew.max(x, y)
+    m = ew.select(ew.is_finite(m), m, ad.zeros_like_aval(aval))  # -inf - -inf would be NaN
+    c = ew.add(m, ew.log(ew.add(ew.exp(ew.sub(x, m)), ew.exp(ew.sub(y, m)))))
+
+    def weight(v):
+        d = ew.sub(v, c)
+        return ew.exp(ew.select(ew.ne(d, d), ad.zeros_like_aval(aval), d))  # inf - inf: an equal side
+
+    wx, wy = weight(x), weight(y)
+    return c, ew.div(ew.add(ew.mul(tx, wx), ew.mul(ty, wy)), ew.add(wx, wy))
+
+
+def _interleave(even, odd, axis):
+    """[even0, odd0, even1, odd1, ...] along axis (len(even) is len(odd) or one more)."""
+    nd = core.get_aval(even).ndim
+    longer = core.get_aval(even).shape[axis] > core.get_aval(odd).shape[axis]
+    cfg_even = [(0, 0, 0)] * nd
+    cfg_odd = [(0, 0, 0)] * nd
+    cfg_even[axis] = (0, 0 if longer else 1, 1)
+    cfg_odd[axis] = (1, 1 if longer else 0, 1)
+    return ew.add(pad(even, 0, cfg_even), pad(odd, 0, cfg_odd))
+
+
+def _prefix_scan(combine, pairs, axis):
+    """The inclusive scan of (value, tangent) pairs along axis, combined pairwise in log depth."""
+    n = core.get_aval(pairs[0]).shape[axis]
+    if n < 2:
+        return pairs
+
+    def cut(arrays, start, stop=None, stride=1):
+        return tuple(slice_in_dim(a, start, n if stop is None else stop, stride, axis) for a in arrays)
+
+    # Scan the sums of neighbours (0,1), (2,3), ...: the results at odd positions.
+    odd = _prefix_scan(combine, combine(cut(pairs, 0, n - 1, 2), cut(pairs, 1, None, 2)), axis)
+    # Each even position after the first is the odd result before it combined with its own element.
+    before = odd if n % 2 else tuple(slice_in_dim(a, 0, core.get_aval(a).shape[axis] - 1, 1, axis) for a in odd)
+    even = combine(before, cut(pairs, 2, None, 2))
+    even = tuple(concatenate([first, e], axis) for first, e in zip(cut(pairs, 0, 1), even))
+    return tuple(_interleave(e, o, axis) for e, o in zip(even, odd))
+
+
+def _cumulative_jvp(prim, combine):
+    def jvp(primals, tangents, *, axis, reverse):
+        (x,), (t,) = primals, tangents
+        ans = prim.bind(x, axis=axis, reverse=reverse)
+        pairs = (rev(x, (axis,)), rev(t, (axis,))) if reverse else (x, t)
+        _, t_out = _prefix_scan(combine, pairs, axis)
+        return ans, rev(t_out, (axis,)) if reverse else t_out
+
+    return jvp
+
+
+def _reduce_prod_jvp(primals, tangents, *, axes, out_sharding=None):
+    """The product's tangent by a halving tree of (value, tangent) products over the reduced axes."""
+    (x,), (t,) = primals, tangents
+    ans = reduce_prod_p.bind(x, axes=axes, out_sharding=out_sharding)
+    shape = core.get_aval(x).shape
+    kept = tuple(d for d in range(len(shape)) if d not in axes)
+    n = 1
+    for d in axes:
+        n *= shape[d]
+    if n == 0:
+        return ans, ad.zeros_like_aval(core.get_aval(ans))
+    flat_shape = (n,) + tuple(shape[d] for d in kept)
+    pairs = tuple(reshape(transpose(a, tuple(axes) + kept), flat_shape) for a in (x, t))
+    while n > 1:
+        half = (n + 1) // 2
+        lo = tuple(slice_in_dim(a, 0, half, 1, 0) for a in pairs)
+        hi = tuple(slice_in_dim(a, half, n, 1, 0) for a in pairs)
+        if n % 2:  # pad the short half with the pair (1, 0)
+            cfg = [(0, 1, 0)] + [(0, 0, 0)] * len(kept)
+            hi = (pad(hi[0], 1, cfg), pad(hi[1], 0, cfg))
+        pairs = _mul_pairs(lo, hi)
+        n = half
+    return ans, squeeze(pairs[1], (0,))
+
+
+reduce_prod_p.def_rules(jvp=_reduce_prod_jvp)
+cumprod_p.def_rules(jvp=_cumulative_jvp(cumprod_p, _mul_pairs))
+cumlogsumexp_p.def_rules(jvp=_cumulative_jvp(cumlogsumexp_p, _logaddexp_pairs))
+cummax_p.def_rules(jvp=_cumulative_jvp(cummax_p, _chooser_pairs("max")))
+cummin_p.def_rules(jvp=_cumulative_jvp(cummin_p, _chooser_pairs("min")))

@@ -47,3 +47,45 @@ def top_k(operand, k):
 from xjax._src.jaxpr import params_printer as _params_printer  # noqa: E402
 
 top_k_p.pp_params = _params_printer(extra=lambda eqn: {"axis": eqn.invars[0].aval.ndim - 1})
+
+
+# ---- differentiation rules ------------------------------------------------------------------
+# sort and top_k move values: an output's tangent is the input tangent read at the position its
+# value came from (the sort permutation, found by sorting an iota alongside; top_k's indices).
+from xjax._src.interpreters import ad  # noqa: E402
+
+
+def _take_along(t, idx, axis):
+    """t[..., idx, ...] along `axis`, idx having t's shape except (maybe) along axis: a gather whose
+    other dims are batch dims, so it transposes to a scatter-add (for reverse mode)."""
+    from xjax._src.lax.indexing import GatherDimensionNumbers, GatherScatterMode, gather_p
+    from xjax._src.lax.layout import expand_dims
+
+    nd = core.get_aval(t).ndim
+    batch = tuple(d for d in range(nd) if d != axis)
+    dn = GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(axis,), start_index_map=(axis,),
+                                operand_batching_dims=batch, start_indices_batching_dims=batch)
+    return gather_p.bind(t, expand_dims(idx, (nd,)), dimension_numbers=dn, slice_sizes=(1,) * nd,
+                         indices_are_sorted=False, unique_indices=True, mode=GatherScatterMode.PROMISE_IN_BOUNDS,
+                         fill_value=None)
+
+
+def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
+    from xjax._src import dtypes
+    from xjax._src.lax.elementwise import broadcasted_iota
+
+    shape = core.get_aval(primals[0]).shape
+    iota = broadcasted_iota(dtypes.int32, shape, dimension)
+    *outs, perm = sort_p.bind(*primals, iota, dimension=dimension, is_stable=is_stable, num_keys=num_keys)
+    return outs, [ad.zero_tangent(o) if type(t) is ad.Zero else _take_along(t, perm, dimension)
+                  for o, t in zip(outs, tangents)]
+
+
+def _top_k_jvp(primals, tangents, *, k):
+    (x,), (t,) = primals, tangents
+    values, indices = top_k_p.bind(x, k=k)
+    return [values, indices], [_take_along(t, indices, core.get_aval(x).ndim - 1), ad.zero_tangent(indices)]
+
+
+sort_p.def_rules(jvp=_sort_jvp)
+top_k_p.def_rules(jvp=_top_k_jvp)
