@@ -147,3 +147,16 @@ def test_errors_worded_as_jax():
 def test_integer_inputs_with_allow_int_get_float0():
     g = jax.grad(lambda x, y: x * y, argnums=(0, 1), allow_int=True)(1.0, 2)
     assert float(g[0]) == 2.0 and g[1].dtype == np.dtype([("float0", np.void, 0)])
+
+
+def test_scan_with_several_differentiated_consts(x64):
+    # Two weights: the loop body's primal/tangent input order must stay paired per value.
+    def loss(wh, wx, xs):
+        def cell(h, x):
+            h = jnp.tanh(h @ wh + x @ wx)
+            return h, jnp.sum(h * h)
+        h, ys = jax.lax.scan(cell, jnp.zeros((2, 3)), xs)
+        return jnp.sum(ys) + jnp.sum(h)
+    rng = np.random.default_rng(3)
+    check_grads(loss, (rng.standard_normal((3, 3)) * 0.3, rng.standard_normal((4, 3)) * 0.3,
+                       rng.standard_normal((5, 2, 4))), 1)

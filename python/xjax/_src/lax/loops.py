@@ -358,29 +358,25 @@ def _carry_fixpoint(body, const_nz, carry_nz, x_nz, num_ys):
 
 
 def _group_jvp_jaxpr(body, groups_nz, instantiate, in_groups, out_groups):
-    """jvp_jaxpr of a body whose inputs come in groups (consts, carry, xs): each group's tangents right
-    after its primals, as the loop primitives take them."""
+    """jvp_jaxpr of a loop body with each input and output followed by its tangent (where nonzero), so
+    that the loop primitive's consts/carry/xs groups keep their primals and tangents together."""
     nonzeros = [nz for g in groups_nz for nz in g]
     jvp_closed, out_nz = ad.jvp_jaxpr(body, nonzeros, instantiate=instantiate)
     n_in = len(nonzeros)
     t_pos = iter(range(n_in, n_in + sum(nonzeros)))
-    in_order, start = [], 0
+    in_order = []
     t_of = {}
     for i, nz in enumerate(nonzeros):
         if nz:
             t_of[i] = next(t_pos)
-    for size in in_groups:
-        idx = list(range(start, start + size))
-        in_order += idx + [t_of[i] for i in idx if i in t_of]
-        start += size
+    for i in range(n_in):  # each value followed by its tangent
+        in_order += [i, t_of[i]] if i in t_of else [i]
     n_out = len(out_nz)
     t_out = iter(range(n_out, n_out + sum(out_nz)))
     ot = {i: next(t_out) for i, nz in enumerate(out_nz) if nz}
-    out_order, start = [], 0
-    for size in out_groups:
-        idx = list(range(start, start + size))
-        out_order += idx + [ot[i] for i in idx if i in ot]
-        start += size
+    out_order = []
+    for i in range(n_out):
+        out_order += [i, ot[i]] if i in ot else [i]
     return _reordered(jvp_closed, in_order, out_order), out_nz
 
 
