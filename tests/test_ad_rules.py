@@ -414,6 +414,9 @@ def test_numpy_updates():
     check(lambda x, v: x.at[idx].set(v), x, v)
     check(lambda x, v: x.at[idx].add(v), x, v)
     check(lambda x, v: x.at[1:3, 2].set(v[0, :2]), x, v)
+    grid = jnp.asarray([[0, 1], [1, 3]])  # a 2-d batch of indices, with a duplicate
+    check(lambda x, v: x.at[grid].set(v), x, _x((2, 2, 5), 2))
+    check(lambda x, v: x.at[grid, grid].max(v), x, arr(distinct(np.random.default_rng(4), (2, 2)) + 0.25))
 
 
 # JAX 0.10.2 (x64): gradients of (f(o, u) * [1, 2, 3, 4, 5]).sum() at duplicate or out-of-bounds

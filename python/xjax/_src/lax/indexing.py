@@ -222,20 +222,17 @@ scatter_add_p.def_rules(jvp=_scatter_add_jvp, transpose=_scatter_add_transpose)
 
 
 def _update_ids(u_aval, dn):
-    """1, 2, ...: one id per update window (element 0 is kept for 'the operand'), in the updates' shape."""
-    from xjax._src.lax.elementwise import add, broadcasted_iota, mul
-    from xjax._src.lax.layout import broadcast_in_dim
+    """1, 2, ...: one id per update window (0 stands for 'the operand'), broadcast to the updates' shape."""
+    from xjax._src.lax.elementwise import add, iota
+    from xjax._src.lax.layout import broadcast_in_dim, reshape
 
     shape = u_aval.shape
     scatter_dims = [d for d in range(len(shape)) if d not in dn.update_window_dims]
     ids_shape = tuple(shape[d] for d in scatter_dims)
-    ids = None
-    stride = 1
-    for k in reversed(range(len(ids_shape))):  # row-major numbering over the scatter dims
-        term = mul(broadcasted_iota(dtypes.int32, ids_shape, k), stride)
-        ids = term if ids is None else add(ids, term)
-        stride *= ids_shape[k]
-    ids = add(ids, 1) if ids is not None else asarray(1, dtypes.int32, False)
+    n = 1
+    for d in ids_shape:
+        n *= d
+    ids = reshape(add(iota(dtypes.int32, n), 1), ids_shape)
     return broadcast_in_dim(ids, shape, scatter_dims)
 
 
