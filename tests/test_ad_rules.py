@@ -536,3 +536,6 @@ def test_debug_print_under_jvp_and_grad(capsys):
     assert capsys.readouterr().out == "x=[0. 1.]\ncb [0.0, 2.0]\n"
     xjax.grad(lambda x: xjax.grad(f)(x).sum())(x)
     assert capsys.readouterr().out == "x=[0. 1.]\ncb [0.0, 2.0]\n"
+    _, f_jvp = xjax.linearize(f, x)  # the primal runs (and prints) once; the linear map does not print
+    np.testing.assert_allclose(float(f_jvp(arr([1.0, 1.0]))), float(t))
+    assert capsys.readouterr().out == "x=[0. 1.]\ncb [0.0, 2.0]\n"
