@@ -540,3 +540,18 @@ def test_debug_print_under_jvp_and_grad(capsys):
     _, f_jvp = xjax.linearize(f, x)  # the primal runs (and prints) once; the linear map does not print
     np.testing.assert_allclose(float(f_jvp(arr([1.0, 1.0]))), float(t))
     assert capsys.readouterr().out == "x=[0. 1.]\ncb [0.0, 2.0]\n"
+
+
+def test_float32_gradients_stay_float32():
+    """Without x64 the rules build no 64-bit values (indices, ids and weights are 32-bit)."""
+    xjax.config.update("jax_enable_x64", False)
+    x = jnp.asarray(np.array([[3.0, 1.0, 2.0], [0.5, 4.0, 1.5]], np.float32))
+    idx = jnp.asarray([1, 1, 0])
+    fns = [lambda x: x.at[idx].set(x[0]).sum(), lambda x: x.at[idx].max(x[1]).sum(),
+           lambda x: (lax.sort(x, 1) * x).sum(), lambda x: lax.top_k(x, 2)[0].sum(),
+           lambda x: lax.cumprod(x, 1).sum(), lambda x: lax.cumlogsumexp(x, 0, True).sum(),
+           lambda x: lax.reduce_prod(x, (0, 1))]
+    for f in fns:
+        g = xjax.grad(f)(x)
+        assert g.dtype == np.float32 and not g.weak_type
+        check_grads(f, (x,), 1)
