@@ -16,19 +16,19 @@ from xjax._src import core, debugging, jit  # noqa: F401 - debug and jit primiti
 from xjax._src.interpreters import ad
 
 # Linear in at least one operand: reverse mode transposes these (mul and div in one operand, the
-# scatters with their indices fixed, dot_general in each operand, jit by transposing its jaxpr).
+# scatters with their indices fixed, dot_general in each operand, jit, cond and scan by transposing
+# their jaxprs). while is not: its reverse mode raises JAX's error.
 LINEAR = {
     "neg", "copy", "add", "sub", "add_any", "mul", "div", "convert_element_type", "select_n", "reduce_sum",
     "cumsum", "reshape", "squeeze", "broadcast_in_dim", "transpose", "slice", "dynamic_slice",
     "dynamic_update_slice", "concatenate", "pad", "rev", "gather", "scatter", "scatter-add", "scatter-mul",
-    "dot_general", "jit",
+    "dot_general", "jit", "cond", "scan",
 }
 # Differentiating these raises NotImplementedError naming the primitive, as in JAX (nextafter) or
 # until a missing primitive exists (digamma's derivative is polygamma).
 RAISES = {"digamma", "nextafter"}
-# Control flow: its rules are being written elsewhere. The lead empties this set when they land
-# (cond and scan are linear in JAX: they go to LINEAR; while is not).
-PENDING = {"cond", "while", "scan"}
+# Primitives whose rules are being written elsewhere may wait here (none now: control flow landed).
+PENDING = set()
 
 
 def _all_primitives():

@@ -12,7 +12,6 @@ SEEDS = sorted(p.stem for p in SEED_DIR.glob("seed_*.py")) if SEED_DIR.is_dir() 
 # Seeds that need features of later issues (grad: #5+, vmap, PRNG, optim, jit: #4). Strict, so a
 # seed that starts passing fails here until its marker is removed.
 NEEDS_LATER_ISSUES = {
-    "seed_000_accelerated_numpy": "needs grad",
     "seed_002_jit": "needs vmap, grad and PRNG",
     "seed_003_vmap": "needs vmap",
     "seed_004_training_loop": "needs grad, PRNG and optim",

@@ -189,8 +189,18 @@ class Tracer:
 
     def _no_concrete_value(self, conversion, *args):
         """Raises the error of `conversion` (a method name such as '__bool__') without a value."""
+        shape = self.aval.str_short()
+        if conversion == "__bool__":
+            raise ConcretizationError(
+                f"Attempted boolean conversion of traced array with shape {shape}.\nThe error occurred while "
+                "tracing a function; a traced value cannot be used where Python needs a concrete True/False "
+                "(if, while, and/or).")
+        if conversion == "__array__":
+            raise ConcretizationError(
+                f"The numpy.ndarray conversion method __array__() was called on traced array with shape {shape}. "
+                "A traced value cannot become a NumPy array.")
         raise ConcretizationError(f"Abstract tracer value encountered where concrete value is expected: {self}\n"
-                                  f"The problem arose with the `{conversion.strip('_')}` conversion.")
+                                  f"The problem arose with the `{conversion.strip('_')}` function.")
 
     def _convert(self, conversion, *args):
         value = self.to_concrete_value()
@@ -234,10 +244,10 @@ class Tracer:
         return self.shape[0]
 
     def _escaped_error(self):
-        """The error for this tracer used outside its transformation (tracer classes word it)."""
-        return UnexpectedTracerError(
-            f"Encountered an unexpected tracer: {self}. A function transformed by JAX had a side effect "
-            "that let one of its traced values escape its transformation.")
+        """The UnexpectedTracerError for this tracer used after its transformation ended."""
+        from xjax._src import errors
+
+        return errors.escaped_tracer_error(self)
 
 
 def to_concrete_value(x):

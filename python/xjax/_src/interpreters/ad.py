@@ -84,6 +84,11 @@ def instantiate(t):
     return zeros_like_aval(t.aval)
 
 
+def instantiate_zero(t):
+    """A symbolic zero as zeros (float0 ones stay symbolic: they have no array form in the core)."""
+    return zeros_like_aval(t.aval) if type(t) is Zero and t.aval.dtype != float0 else t
+
+
 def add_tangents(a, b):
     """a + b for tangents or cotangents, either of which may be None or a symbolic zero."""
     if a is None or type(a) is Zero:
@@ -296,8 +301,12 @@ _jvp_jaxprs = weakref.WeakKeyDictionary()
 _transposed_jaxprs = weakref.WeakKeyDictionary()
 
 
-def jvp_jaxpr(closed, nonzeros):
-    """(ClosedJaxpr of (primals, nonzero tangents) -> (primal outs, nonzero tangent outs), out nonzeros)."""
+def jvp_jaxpr(closed, nonzeros, instantiate=None):
+    """(ClosedJaxpr of (primals, nonzero tangents) -> (primal outs, nonzero tangent outs), out nonzeros).
+
+    instantiate[i] makes output i's tangent an array even where it is a symbolic zero.
+    """
+    instantiate = tuple(instantiate or (False,) * len(closed.out_avals))
     from xjax._src.interpreters import partial_eval as pe
 
     def make():
@@ -311,6 +320,7 @@ def jvp_jaxpr(closed, nonzeros):
             ins = [JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
             with core.new_trace(trace):
                 outs = [trace.lift(o) for o in eval_jaxpr(closed.jaxpr, closed.consts, *ins)]
+            outs = [(p, instantiate_zero(t) if inst else t) for (p, t), inst in zip(outs, instantiate)]
             out_nonzeros.extend(type(t) is not Zero for _, t in outs)
             return [p for p, _ in outs] + [t for _, t in outs if type(t) is not Zero]
 
@@ -318,7 +328,7 @@ def jvp_jaxpr(closed, nonzeros):
         jvp_closed = pe.trace_to_jaxpr(fun, list(closed.in_avals) + t_avals)
         return jvp_closed, tuple(out_nonzeros)
 
-    return _memo(_jvp_jaxprs, closed, tuple(nonzeros), make)
+    return _memo(_jvp_jaxprs, closed, (tuple(nonzeros), instantiate), make)
 
 
 def transpose_jaxpr(closed, linear, ct_nonzeros):

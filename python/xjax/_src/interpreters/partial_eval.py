@@ -339,7 +339,7 @@ def convert_constvars(closed):
 _partial_evals = weakref.WeakKeyDictionary()
 
 
-def partial_eval_jaxpr(closed, unknowns):
+def partial_eval_jaxpr(closed, unknowns, instantiate=None):
     """Splits a ClosedJaxpr by which inputs are unknown, for primitives that hold jaxprs.
 
     Returns (known: known ins -> known outs + residuals, unknown: residuals + unknown ins -> unknown
@@ -351,7 +351,8 @@ def partial_eval_jaxpr(closed, unknowns):
     per = _partial_evals.get(closed)
     if per is None:
         per = _partial_evals[closed] = {}
-    key = tuple(unknowns)
+    instantiate = tuple(instantiate or (False,) * len(closed.out_avals))
+    key = (tuple(unknowns), instantiate)
     if key in per:
         return per[key]
     known_trace = DynamicJaxprTrace(None, core.current_trace())
@@ -359,7 +360,7 @@ def partial_eval_jaxpr(closed, unknowns):
     ins = [lin.new_arg(a) if u else known_trace.new_arg(a) for a, u in zip(closed.in_avals, unknowns)]
     with core.new_trace(known_trace), core.new_trace(lin):
         outs = eval_jaxpr(closed.jaxpr, closed.consts, *ins)
-        out_unknowns = [lin.is_unknown(o) for o in outs]
+        out_unknowns = [lin.is_unknown(o) or inst for o, inst in zip(outs, instantiate)]
         unknown, residuals = split_tracer_consts(lin.to_closed_jaxpr([o for o, u in zip(outs, out_unknowns) if u]))
         known = known_trace.to_closed_jaxpr([o for o, u in zip(outs, out_unknowns) if not u] + residuals)
     per[key] = result = (known, unknown, out_unknowns, len(residuals))

@@ -146,3 +146,77 @@ def switch(index, branches, *operands, operand=None):
     consts, jaxprs = _common_consts(traced)
     outs = cond_p.bind(index, *consts, *ops, branches=tuple(jaxprs))
     return out_tree.unflatten(outs)
+
+
+# ---- differentiation rules ------------------------------------------------------------------
+from xjax._src.interpreters import ad  # noqa: E402
+from xjax._src.jaxpr import eval_jaxpr  # noqa: E402
+
+
+def _cond_jvp(primals, tangents, *, branches):
+    index, *ops = primals
+    nonzeros = [type(t) is not ad.Zero for t in tangents[1:]]
+    out_nz = [builtins.any(nz) for nz in zip(*(ad.jvp_jaxpr(b, nonzeros)[1] for b in branches))]
+    jvps = [ad.jvp_jaxpr(b, nonzeros, instantiate=out_nz)[0] for b in branches]
+    outs = cond_p.bind(index, *ops, *[t for t in tangents[1:] if type(t) is not ad.Zero], branches=tuple(jvps))
+    n = len(branches[0].out_avals)
+    rest = iter(outs[n:])
+    return outs[:n], [next(rest) if nz else ad.Zero(ad.tangent_aval(a))
+                      for a, nz in zip(branches[0].out_avals, out_nz)]
+
+
+def _cond_partial_eval(trace, args, unknown, *, branches):
+    """The known cond computes known outputs and every branch's residuals (zeros for the branches not
+    taken); the unknown cond, recorded, picks its branch's residuals."""
+    if unknown[0]:
+        raise ValueError("cond: the branch index cannot depend on the differentiated values")
+    splits = [pe.partial_eval_jaxpr(b, unknown[1:]) for b in branches]
+    out_unknown = [builtins.any(u) for u in zip(*(s[2] for s in splits))]
+    if builtins.any(s[2] != out_unknown for s in splits):
+        splits = [pe.partial_eval_jaxpr(b, unknown[1:], instantiate=out_unknown) for b in branches]
+    res_avals = [a for s in splits for a in s[1].in_avals[:s[3]]]
+    offsets = np.cumsum([0] + [s[3] for s in splits])
+    known_branches, unknown_branches = [], []
+    for k, (known, unk, _, nres) in enumerate(splits):
+        known_branches.append(_with_all_residuals(known, nres, res_avals, offsets[k]))
+        unknown_branches.append(_taking_all_residuals(unk, nres, res_avals, offsets[k]))
+    known_args = [a for a, u in zip(args, unknown) if not u]
+    known_outs = trace.bind_in_parent(cond_p, known_args, dict(branches=tuple(known_branches)))
+    split = len(known_outs) - len(res_avals)
+    unknown_args = [args[0], *known_outs[split:], *(a for a, u in zip(args[1:], unknown[1:]) if u)]
+    unknown_outs = pe.DynamicJaxprTrace.process_primitive(trace, cond_p, unknown_args,
+                                                          dict(branches=tuple(unknown_branches)))
+    k, u = iter(known_outs[:split]), iter(unknown_outs)
+    return [next(u) if unk else next(k) for unk in out_unknown]
+
+
+def _with_all_residuals(known, nres, res_avals, offset):
+    """A known branch returning the residual slots of all branches (its own filled, zeros elsewhere)."""
+    def fun(*args):
+        outs = eval_jaxpr(known.jaxpr, known.consts, *args)
+        n = len(outs) - nres
+        mine = outs[n:]
+        return outs[:n] + [mine[i - offset] if offset <= i < offset + nres else ad.zeros_like_aval(a)
+                           for i, a in enumerate(res_avals)]
+
+    return pe.trace_to_jaxpr(fun, list(known.in_avals))
+
+
+def _taking_all_residuals(unknown, nres, res_avals, offset):
+    def fun(*args):
+        res, rest = args[:len(res_avals)], args[len(res_avals):]
+        return eval_jaxpr(unknown.jaxpr, unknown.consts, *res[offset:offset + nres], *rest)
+
+    return pe.trace_to_jaxpr(fun, res_avals + list(unknown.in_avals[nres:]))
+
+
+def _cond_transpose(cts, index, *ops, branches):
+    linear = [ad.is_undefined(o) for o in ops]
+    ct_nonzeros = [type(c) is not ad.Zero for c in cts]
+    transposed = tuple(ad.transpose_jaxpr(b, linear, ct_nonzeros) for b in branches)
+    ins = [o for o, lin in zip(ops, linear) if not lin] + [c for c in cts if type(c) is not ad.Zero]
+    outs = iter(cond_p.bind(index, *ins, branches=transposed))
+    return [None] + [next(outs) if lin else None for lin in linear]
+
+
+cond_p.def_rules(jvp=_cond_jvp, partial_eval=_cond_partial_eval, transpose=_cond_transpose)

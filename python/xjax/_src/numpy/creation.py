@@ -9,6 +9,7 @@ from xjax._src import core, dtypes, lax
 from xjax._src.array import Array
 from xjax._src.backends import cpu
 from xjax._src.numpy import util
+from xjax._src.core import to_concrete_value as _to_concrete_value
 from xjax._src.numpy.util import Tracer
 
 _X64_NAMES = ("int64", "uint64", "float64")
@@ -205,10 +206,12 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
 # ---- ranges ---------------------------------------------------------------------------------
 
 def _concrete_scalar(x, fun_name, what):
-    if isinstance(x, Tracer):
+    value = _to_concrete_value(x)
+    if value is None:
         raise util.ConcretizationTypeError(
             f"Abstract tracer value encountered where concrete value is expected: {x}\n"
             f"It arose in the jnp.{fun_name} argument '{what}'.")
+    x = value
     if isinstance(x, Array):
         return x.item()
     if isinstance(x, np.ndarray):

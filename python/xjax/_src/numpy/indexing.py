@@ -8,10 +8,9 @@ mode='fill'); updates out of bounds are dropped; negative indices wrap once.
 """
 import numpy as np
 
-from xjax._src import dtypes, lax
+from xjax._src import core, dtypes, lax
 from xjax._src.lax.indexing import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers
 from xjax._src.numpy import util
-from xjax._src.numpy.util import Tracer
 
 _INDEX_DTYPE = dtypes.int32
 
@@ -33,7 +32,7 @@ def _bool_mask_to_ints(mask, pos, shape, dim):
                          f"expected {want}")
     if isinstance(mask, np.ndarray):
         return [("arr", i.astype(np.int32)) for i in np.nonzero(mask)]
-    if isinstance(mask, Tracer):
+    if not core.is_concrete(mask):
         raise IndexError(f"Array boolean indices must be concrete; got {mask.aval.str_short()}\n"
                          "See https://docs.jax.dev/en/latest/errors.html#jax.errors.NonConcreteBooleanIndexError")
     from xjax._src.numpy.sorting import nonzero
@@ -88,7 +87,7 @@ def _normalize(idx, shape):
             aval = e.aval
             if aval.dtype == dtypes.bool_:
                 if aval.ndim == 0:
-                    if isinstance(e, Tracer):
+                    if not core.is_concrete(e):
                         raise IndexError("Array boolean indices must be concrete; got bool[]")
                     tokens.append(None if bool(e) else ("false",))
                 else:
@@ -127,7 +126,7 @@ def _static_slice(s):
     for v in (s.start, s.stop, s.step):
         if v is None or isinstance(v, (int, np.integer)):
             vals.append(None if v is None else int(v))
-        elif isinstance(v, Tracer):
+        elif not core.is_concrete(v):
             raise IndexError("Array slice indices must have static start/stop/step to be used with NumPy indexing "
                              "syntax. Found slice({}, {}, {}). To index a statically sized array at a dynamic "
                              "position, try lax.dynamic_slice/dynamic_update_slice (JAX does not support dynamically "

@@ -3,9 +3,8 @@ import operator
 
 import numpy as np
 
-from xjax._src import dtypes, lax
+from xjax._src import core, dtypes, lax
 from xjax._src.numpy import util
-from xjax._src.numpy.util import Tracer
 
 _I32 = dtypes.int32
 
@@ -167,10 +166,11 @@ def digitize(x, bins, right=False, *, method=None):
 # ---- nonzero --------------------------------------------------------------------------------
 
 def _concrete_int(x, message):
-    if isinstance(x, Tracer):
+    value = core.to_concrete_value(x)
+    if value is None:
         raise util.ConcretizationTypeError(
             f"Abstract tracer value encountered where concrete value is expected: {x}\n{message}")
-    return int(np.asarray(x))
+    return int(np.asarray(value))
 
 
 def _true_positions(mask_flat, size, fill_value):

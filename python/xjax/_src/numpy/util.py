@@ -302,15 +302,16 @@ def prod(xs):
 
 
 def is_concrete(x):
-    """True when x's value is known now (not a tracer)."""
-    return not isinstance(x, Tracer)
+    """True when x's value is known now (arrays, and tracers of concrete values such as eager grad's)."""
+    return core.is_concrete(x)
 
 
 def concrete_value(x, what):
-    """x as a NumPy value (reading a computed Array); a clear error for tracers."""
-    if isinstance(x, Tracer):
+    """x as a NumPy value (reading a computed Array); a clear error for values only known abstractly."""
+    value = core.to_concrete_value(x)
+    if value is None:
         raise core_concretization_error(what, x)
-    return np.asarray(x)
+    return np.asarray(value)
 
 
 class ConcretizationTypeError(TypeError):
