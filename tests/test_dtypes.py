@@ -185,6 +185,7 @@ def test_x64_flag_canonicalises():
         assert dtypes.canonicalize_dtype(np.int64) == np.dtype("int64")
         assert dtypes.result_type(1.0) == np.dtype("float64")
         assert dtypes.result_type(_Val("uint32", False), _Val("int32", False)) == np.dtype("int64")
+        assert dtypes.result_type(np.dtype("float64"), np.dtype("int64")) == np.dtype("float64")  # not float(0)
     finally:
         config.update("jax_enable_x64", False)
 

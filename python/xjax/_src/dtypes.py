@@ -172,7 +172,7 @@ def result_type(*args, return_weak_type_flag=False):
         if a is None:
             pairs.append((default_float_dtype(), False))
         elif isinstance(a, (np.dtype, type, str)) and not isinstance(a, (bool, int, float)):
-            if a in (int, float, bool):
+            if a is int or a is float or a is bool:  # not `in`: np.dtype("float64") == float
                 pairs.append(dtype_and_weak(a(0)))
             else:
                 pairs.append((canonicalize_dtype(a), False))

@@ -67,6 +67,8 @@ def _transpose_lhs(ct, x_aval, y, dimension_numbers, swap_ans=False):
     else:
         ans_batch, _, ans_y = _ranges_like(x_batch, x_kept, y_kept)
     dims = ((ans_y, y_kept), (ans_batch, tuple(y_batch)))
+    if core.get_aval(y).dtype != core.get_aval(ct).dtype:  # preferred_element_type: contract in ct's type
+        y = convert_element_type(y, core.get_aval(ct).dtype)
     x_contract_by_y = [x_contract[i] for i in np.argsort(y_contract)]
     out_axes = tuple(int(i) for i in np.argsort(list(x_batch) + x_kept + x_contract_by_y))
     out = transpose(dot_general(ct, y, dims), out_axes)

@@ -293,7 +293,8 @@ def _one(x):
     return asarray(1, core.get_aval(x).dtype, True)
 
 
-for _name in ("sign", "floor", "ceil", "round", "is_finite", "not", "population_count", "clz", "nextafter",
+# nextafter has no rule, as in JAX (its derivative is not zero: a zero rule would be silently wrong).
+for _name in ("sign", "floor", "ceil", "round", "is_finite", "not", "population_count", "clz",
               "and", "or", "xor", "shift_left", "shift_right_logical", "shift_right_arithmetic", *COMPARE):
     ad.defjvp_zero(P[_name])
 ad.defjvp_zero(iota_p)

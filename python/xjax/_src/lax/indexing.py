@@ -141,6 +141,8 @@ for _p, _combine in ((scatter_add_p, "add"), (scatter_mul_p, "mul"), (scatter_mi
 # mode, so clamped or dropped windows line up); scatter, scatter-mul and scatter-min/max have
 # JVPs in terms of those two. Indices are never differentiated.
 from xjax._src.interpreters import ad  # noqa: E402
+from xjax._src.lax import elementwise as ew  # noqa: E402
+from xjax._src.lax.layout import broadcast_in_dim, reshape  # noqa: E402
 
 
 def _inverse_gather(dn, updates_shape, operand_ndim):
@@ -222,20 +224,15 @@ scatter_add_p.def_rules(jvp=_scatter_add_jvp, transpose=_scatter_add_transpose)
 
 
 def _update_ids(u_aval, dn):
-    """1, 2, ...: one id per update window (element 0 is kept for 'the operand'), in the updates' shape."""
-    from xjax._src.lax.elementwise import add, broadcasted_iota, mul
-    from xjax._src.lax.layout import broadcast_in_dim
+    """1, 2, ...: one id per update window (0 stands for 'the operand'), broadcast to the updates' shape."""
 
     shape = u_aval.shape
     scatter_dims = [d for d in range(len(shape)) if d not in dn.update_window_dims]
     ids_shape = tuple(shape[d] for d in scatter_dims)
-    ids = None
-    stride = 1
-    for k in reversed(range(len(ids_shape))):  # row-major numbering over the scatter dims
-        term = mul(broadcasted_iota(dtypes.int32, ids_shape, k), stride)
-        ids = term if ids is None else add(ids, term)
-        stride *= ids_shape[k]
-    ids = add(ids, 1) if ids is not None else asarray(1, dtypes.int32, False)
+    n = 1
+    for d in ids_shape:
+        n *= d
+    ids = reshape(ew.add(ew.iota(dtypes.int32, n), 1), ids_shape)
     return broadcast_in_dim(ids, shape, scatter_dims)
 
 
@@ -245,19 +242,15 @@ def _scatter_winners(x_aval, indices, u_aval, params):
     Which of several updates to one element wins is up to the backend; scattering ids and reading
     them back (as JAX does) asks it, so primal and tangent agree whatever it chose.
     """
-    from xjax._src.lax.elementwise import eq
-
     dn = params["dimension_numbers"]
     ids = _update_ids(u_aval, dn)
     written = scatter_p.bind(ad.zeros_like_aval(x_aval.update(dtype=dtypes.int32, weak_type=False)), indices, ids,
                              **params)
-    return eq(written, 0), eq(ids, _gather_back(written, indices, params, u_aval.shape))
+    return ew.eq(written, 0), ew.eq(ids, _gather_back(written, indices, params, u_aval.shape))
 
 
 def _masked(pred, v):
-    from xjax._src.lax.elementwise import select
-
-    return select(pred, v, ad.zeros_like_aval(core.get_aval(v)))
+    return ew.select(pred, v, ad.zeros_like_aval(core.get_aval(v)))
 
 
 def _scatter_jvp(primals, tangents, **params):
@@ -294,8 +287,6 @@ scatter_p.def_rules(jvp=_scatter_jvp, transpose=_scatter_transpose)
 
 
 def _scatter_mul_jvp(primals, tangents, **params):
-    from xjax._src.lax.elementwise import mul
-
     x, indices, u = primals
     tx, _, tu = tangents
     ans = scatter_mul_p.bind(x, indices, u, **params)
@@ -306,13 +297,11 @@ def _scatter_mul_jvp(primals, tangents, **params):
         if not params["unique_indices"]:
             raise NotImplementedError("scatter_mul gradients are only implemented if `unique_indices=True`")
         zeros = ad.zeros_like_aval(core.get_aval(x).update(weak_type=False))
-        t = ad.add_tangents(t, mul(x, scatter_add_p.bind(zeros, indices, tu, **params)))
+        t = ad.add_tangents(t, ew.mul(x, scatter_add_p.bind(zeros, indices, tu, **params)))
     return ans, t
 
 
 def _scatter_mul_transpose(ct, x, indices, u, **params):
-    from xjax._src.lax.elementwise import mul
-
     if ad.is_undefined(indices) or (ad.is_undefined(x) and ad.is_undefined(u)):
         raise ValueError("scatter-mul is linear in one of operand and updates only")
     if type(ct) is ad.Zero:
@@ -321,7 +310,7 @@ def _scatter_mul_transpose(ct, x, indices, u, **params):
         return [scatter_mul_p.bind(ct, indices, u, **params), None, None]
     if not params["unique_indices"]:
         raise NotImplementedError("scatter_mul gradients are only implemented if `unique_indices=True`")
-    return [None, None, _gather_back(mul(ct, x), indices, params, u.aval.shape)]
+    return [None, None, _gather_back(ew.mul(ct, x), indices, params, u.aval.shape)]
 
 
 scatter_mul_p.def_rules(jvp=_scatter_mul_jvp, transpose=_scatter_mul_transpose)
@@ -332,8 +321,6 @@ def _scatter_extremal_jvp(prim):
     operand and several updates tie, their tangents are averaged (as JAX)."""
 
     def jvp(primals, tangents, **params):
-        from xjax._src.lax.elementwise import add, convert_element_type, div, eq, mul
-
         x, indices, u = primals
         ans = prim.bind(x, indices, u, **params)
         ts = _both_tangents(primals, tangents)
@@ -342,12 +329,12 @@ def _scatter_extremal_jvp(prim):
         tx, tu = ts
         dtype = core.get_aval(ans).dtype
         u_shape = core.get_aval(u).shape
-        x_won = convert_element_type(eq(x, ans), dtype)
-        u_won = convert_element_type(eq(u, _gather_back(ans, indices, params, u_shape)), dtype)
+        x_won = ew.convert_element_type(ew.eq(x, ans), dtype)
+        u_won = ew.convert_element_type(ew.eq(u, _gather_back(ans, indices, params, u_shape)), dtype)
         zeros = ad.zeros_like_aval(core.get_aval(ans).update(weak_type=False))
-        count = add(x_won, scatter_add_p.bind(zeros, indices, u_won, **params))
-        t = scatter_add_p.bind(mul(tx, x_won), indices, mul(tu, u_won), **params)
-        return ans, div(t, count)
+        count = ew.add(x_won, scatter_add_p.bind(zeros, indices, u_won, **params))
+        t = scatter_add_p.bind(ew.mul(tx, x_won), indices, ew.mul(tu, u_won), **params)
+        return ans, ew.div(t, count)
 
     return jvp
 

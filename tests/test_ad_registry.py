@@ -1,0 +1,111 @@
+"""Every primitive has its differentiation rules: a JVP, and a transpose when it is linear.
+
+The primitives are found by walking the xjax modules (not listed by hand), so a new primitive
+without rules fails here. A primitive may instead be known to raise the documented
+NotImplementedError naming it and the transformation (as JAX does for the same ones).
+"""
+import sys
+
+import numpy as np
+import pytest
+
+import xjax
+import xjax.lax  # noqa: F401 - registers the lax primitives
+import xjax.numpy as jnp
+from xjax._src import core, debugging, jit  # noqa: F401 - debug and jit primitives
+from xjax._src.interpreters import ad
+
+# Linear in at least one operand: reverse mode transposes these (mul and div in one operand, the
+# scatters with their indices fixed, dot_general in each operand, jit, cond and scan by transposing
+# their jaxprs). while is not: its reverse mode raises JAX's error.
+LINEAR = {
+    "neg", "copy", "add", "sub", "add_any", "mul", "div", "convert_element_type", "select_n", "reduce_sum",
+    "cumsum", "reshape", "squeeze", "broadcast_in_dim", "transpose", "slice", "dynamic_slice",
+    "dynamic_update_slice", "concatenate", "pad", "rev", "gather", "scatter", "scatter-add", "scatter-mul",
+    "dot_general", "jit", "cond", "scan",
+}
+# Differentiating these raises NotImplementedError naming the primitive, as in JAX (nextafter) or
+# until a missing primitive exists (digamma's derivative is polygamma).
+RAISES = {"digamma", "nextafter"}
+# Primitives whose rules are being written elsewhere may wait here (none now: control flow landed).
+PENDING = set()
+
+
+def _all_primitives():
+    found = {}
+
+    def add(v):
+        if isinstance(v, core.Primitive):
+            found.setdefault(v.name, set()).add(v)
+
+    for name, mod in list(sys.modules.items()):
+        if not name.startswith("xjax") or mod is None:
+            continue
+        for v in list(vars(mod).values()):
+            add(v)
+            if isinstance(v, dict):
+                for w in list(v.values()):
+                    add(w)
+    return found
+
+
+PRIMS = _all_primitives()
+
+
+def test_the_walk_finds_every_family():
+    for name in ("sin", "add", "select_n", "reduce_max", "cumlogsumexp", "dot_general", "pad", "gather",
+                 "scatter-max", "sort", "top_k", "jit", "debug_print", "debug_callback", "cond", "iota"):
+        assert name in PRIMS, name
+    assert len(PRIMS) > 100
+    assert all(len(ps) == 1 for ps in PRIMS.values()), "two primitives share a name"
+
+
+@pytest.mark.parametrize("name", sorted(PRIMS))
+def test_rules_present(name):
+    (prim,) = PRIMS[name]
+    if name in PENDING:
+        assert prim.jvp is None, f"'{name}' now has a jvp rule: move it from PENDING (to LINEAR too if it transposes)"
+        return
+    if name in RAISES:
+        return
+    assert prim.jvp is not None, f"'{name}' has no jvp rule"
+    if name in LINEAR:
+        assert prim.transpose is not None, f"linear '{name}' has no transpose rule"
+    else:
+        assert prim.transpose is None, f"'{name}' has a transpose rule but is not listed as linear"
+
+
+def test_lists_name_real_primitives():
+    for name in LINEAR | RAISES | PENDING:
+        assert name in PRIMS, name
+
+
+@pytest.mark.parametrize("name, fn", [("digamma", lambda x: xjax.lax.digamma(x)),
+                                      ("nextafter", lambda x: xjax.lax.nextafter(x, jnp.float32(2.0)))])
+def test_raises_name_primitive_and_transformation(name, fn):
+    x = jnp.float32(1.5)
+    with pytest.raises(NotImplementedError, match=f"Differentiation rule for '{name}'"):
+        xjax.grad(fn)(x)
+    with pytest.raises(NotImplementedError, match=f"Differentiation rule for '{name}'"):
+        xjax.jvp(fn, (x,), (x,))
+
+
+def test_missing_rules_name_primitive_and_transformation():
+    prim = core.Primitive("no_rules_here")
+    prim.def_rules(abstract_eval=lambda x: x, impl=lambda x: x)
+    with pytest.raises(NotImplementedError, match="Differentiation rule for 'no_rules_here' not implemented"):
+        xjax.jvp(lambda x: prim.bind(x), (jnp.float32(1.0),), (jnp.float32(1.0),))
+    # A JVP whose tangent uses a primitive without a transpose rule fails in reverse mode only.
+    prim.def_rules(jvp=lambda primals, tangents: (prim.bind(*primals), prim.bind(*tangents)))
+    _, t = xjax.jvp(lambda x: prim.bind(x), (jnp.float32(1.0),), (jnp.float32(2.0),))
+    assert float(t) == 2.0
+    with pytest.raises(NotImplementedError, match="Transpose rule .* for 'no_rules_here' not implemented"):
+        xjax.grad(lambda x: prim.bind(x))(jnp.float32(1.0))
+
+
+def test_zero_jvp_primitives_give_float0_or_zero_tangents():
+    x = jnp.array([1.5, -2.5, 3.0])
+    _, t = xjax.jvp(lambda x: xjax.lax.argmax(x, 0, np.int32), (x,), (x,))
+    assert t.dtype == ad.float0
+    _, t = xjax.jvp(lambda x: xjax.lax.floor(x), (x,), (x,))
+    np.testing.assert_array_equal(np.asarray(t), 0.0)
