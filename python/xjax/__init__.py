@@ -17,6 +17,8 @@ from xjax._src.make_jaxpr import eval_shape, make_jaxpr  # noqa: F401
 from xjax._src.custom_derivatives import (closure_convert, custom_gradient, custom_jvp,  # noqa: F401
                                           custom_vjp)
 from xjax import custom_derivatives  # noqa: F401
+from xjax._src.checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401
+from xjax import ad_checkpoint  # noqa: F401
 from xjax._src.stages import ShapeDtypeStruct  # noqa: F401
 from xjax import errors  # noqa: F401
 from xjax import debug  # noqa: F401

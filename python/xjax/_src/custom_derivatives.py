@@ -14,7 +14,7 @@ from xjax._src.custom_calls import FlatFun, custom_jvp_call_p, custom_vjp_call_p
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.jaxpr import eval_jaxpr
-from xjax._src.lax.stop_gradient import stop_gradient_p
+from xjax._src.lax.stop_gradient import bind_stop_gradient
 
 _flatten = tree_util.tree_flatten
 
@@ -231,7 +231,7 @@ class custom_jvp:  # noqa: N801 - JAX's name
 
 
 def _stop_tracer_gradient(x):
-    return stop_gradient_p.bind(x) if isinstance(x, core.Tracer) else x
+    return bind_stop_gradient(x) if isinstance(x, core.Tracer) else x
 
 
 def _sum_tangents(_, x, *xs):

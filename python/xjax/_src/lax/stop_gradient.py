@@ -17,6 +17,14 @@ def stop_gradient(x):
         leaf = asarray(leaf)
         if not dtypes.is_float(core.get_aval(leaf).dtype):
             return leaf  # integers and bools have no derivative to stop
-        return stop_gradient_p.bind(leaf)
+        return bind_stop_gradient(leaf)
 
     return tree_util.tree_map(stop, x)
+
+
+def bind_stop_gradient(x):
+    """stop_gradient of one array or tracer. A JVP tracer gives its primal (its derivatives are what is
+    stopped), as JAX does, so the value stays usable by rules that run in enclosing traces."""
+    while isinstance(x, ad.JVPTracer):
+        x = x.primal
+    return stop_gradient_p.bind(x) if isinstance(x, core.Tracer) else x
