@@ -85,10 +85,14 @@ def _is_jax_value(x):
             or type(x) in core.ARRAY_TYPES)
 
 
-def _check_leaves(leaves):
-    for x in leaves:
+def _check_leaves(leaves, primitive=None):
+    """Leaves must be arrays or scalars; JAX words the error for custom_jvp's arguments differently."""
+    for i, x in enumerate(leaves):
         if not _is_jax_value(x):
-            raise TypeError(f"Value {x!r} with type {type(x)} is not a valid JAX type")
+            if primitive is not None:
+                raise TypeError(f"Error interpreting argument to {primitive} as a JAX value. The problematic value is "
+                                f"of type {type(x)} and was passed to {primitive} at position {i}.")
+            raise TypeError(f"Argument {x!r} of type {type(x)} is not a valid JAX type")
 
 
 def _aval_str(aval):
@@ -221,7 +225,7 @@ class custom_jvp:  # noqa: N801 - JAX's name
             fun = lambda *dyn: self.fun(*merge(dyn))  # noqa: E731
             rule = lambda primals, tangents: self.jvp(*static, primals, tangents)  # noqa: E731
         leaves, in_tree = _flatten(tuple(args))
-        _check_leaves(leaves)
+        _check_leaves(leaves, "custom_jvp_call")
         out_type = _OutType()
         rule_name = pe.fun_name(self.jvp)
         flat_jvp = _flat_jvp(rule, in_tree, out_type, self.symbolic_zeros, name, rule_name)
@@ -288,8 +292,10 @@ def _rule_tangents_out(p_avals, t_out):
                         f"dtypes, but got:\n{lines}")
     out = []
     for t, w in zip(t_out, want):
-        if type(t) in (SymbolicZero, ad.Zero) or w.dtype == ad.float0:
+        if w.dtype == ad.float0:
             out.append(ad.Zero(w))
+        elif type(t) in (SymbolicZero, ad.Zero):
+            out.append(ad.Zero(t.aval))
         else:
             out.append(t if isinstance(t, core.Tracer) or type(t) in core.ARRAY_TYPES else _as_array(t, w.dtype))
     return out
@@ -539,6 +545,8 @@ def closure_convert(fun, *example_args):
             raise TypeError("The inputs to the closure produced by closure_convert must have the same Pytree "
                             "structure as the example arguments passed when closure_convert was called. Expected "
                             f"{in_tree}, but got {tree}")
+        leaves = [x if isinstance(x, core.Tracer) or type(x) in core.ARRAY_TYPES else _as_array(x, None)
+                  for x in leaves]
         return out_tree.unflatten(eval_jaxpr(jaxpr, all_consts, *leaves))
 
     return converted_fun, hoisted
