@@ -60,12 +60,14 @@ def _remat_jvp(primals, tangents, *, jaxpr, prevent_cse, differentiated, policy)
 
 def _remat_partial_eval(trace, args, unknown, *, jaxpr, prevent_cse, differentiated, policy):
     """Known outputs and the saved residuals computed now; the rest recorded as one remat equation."""
-    known, staged, out_unknowns, num_res = remat_partial_eval_jaxpr(jaxpr, unknown, policy)
+    known, staged, out_unknowns, res_sources = remat_partial_eval_jaxpr(jaxpr, unknown, policy)
     known_outs = _eval_in_parent(trace, known, [a for a, u in zip(args, unknown) if not u])
-    split = len(known_outs) - num_res
+    split = len(known_outs) - len(res_sources)
     staged_args = [*known_outs[split:], *(a for a, u in zip(args, unknown) if u)]
-    params = dict(jaxpr=staged, prevent_cse=_cse_flags(prevent_cse, unknown, extra_front=num_res),
-                  differentiated=True, policy=policy)
+    cse = prevent_cse
+    if not isinstance(cse, bool):  # a saved input keeps its flag, as JAX keeps it
+        cse = tuple(True if i is None else cse[i] for i in res_sources) + _cse_flags(cse, unknown)
+    params = dict(jaxpr=staged, prevent_cse=cse, differentiated=True, policy=policy)
     unknown_outs = pe.DynamicJaxprTrace.process_primitive(trace, remat_p, staged_args, params)
     k, u = iter(known_outs[:split]), iter(unknown_outs)
     return [next(u) if unk else next(k) for unk in out_unknowns]
@@ -184,12 +186,16 @@ _remat_splits = weakref.WeakKeyDictionary()
 
 def remat_partial_eval_jaxpr(closed, unknowns, policy):
     """(known: known ins -> known outs + residuals, staged: residuals + unknown ins -> unknown outs,
-    which outputs are unknown, number of residuals), split by `policy` (None: save nothing). Memoised."""
+    which outputs are unknown, for each residual the position of the input it is or None), split by
+    `policy` (None: save nothing). Memoised."""
     per = _remat_splits.get(closed)
     if per is None:
         per = _remat_splits[closed] = {}
     key = (tuple(unknowns), policy)
-    got = per.get(key)
+    try:
+        got = per.get(key)
+    except TypeError:  # an unhashable policy: split every time
+        key, got = None, None
     if got is not None:
         return got
     known_trace = pe.DynamicJaxprTrace(None, core.current_trace())
@@ -202,7 +208,12 @@ def remat_partial_eval_jaxpr(closed, unknowns, policy):
         staged, residuals = pe.split_tracer_consts(rt.to_closed_jaxpr([o for o, u in zip(outs, out_unknowns) if u]))
         staged, residuals = _residuals_in_order(staged, residuals, known_trace)
         known = known_trace.to_closed_jaxpr([o for o, u in zip(outs, out_unknowns) if not u] + residuals)
-    per[key] = got = (dce_jaxpr(known), staged, out_unknowns, len(residuals))
+    positions = [i for i, u in enumerate(unknowns) if not u]
+    inputs = {v: positions[i] for i, v in enumerate(known_trace.invars)}
+    sources = tuple(inputs.get(getattr(r, "var", None)) for r in residuals)
+    got = (dce_jaxpr(known), staged, out_unknowns, sources)
+    if key is not None:
+        per[key] = got
     return got
 
 
