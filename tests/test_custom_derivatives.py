@@ -4,7 +4,6 @@ with values and printed jaxprs recorded from JAX 0.10.2."""
 import functools
 
 import numpy as np
-import pytest
 
 import xjax as jax
 import xjax.numpy as jnp
@@ -552,5 +551,6 @@ def test_closure_convert_with_a_custom_vjp_solver():
 def test_stop_gradient():
     f = lambda x: x * jax.lax.stop_gradient(x)  # noqa: E731
     close(jax.grad(f)(3.), 3.)
-    assert str(jax.make_jaxpr(f)(3.)) == "{ lambda ; a:f32[]. let b:f32[] = stop_gradient a; c:f32[] = mul a b in (c,) }"
+    want = "{ lambda ; a:f32[]. let b:f32[] = stop_gradient a; c:f32[] = mul a b in (c,) }"
+    assert str(jax.make_jaxpr(f)(3.)) == want
     assert repr(jax.lax.stop_gradient(2)) == "Array(2, dtype=int32, weak_type=True)"

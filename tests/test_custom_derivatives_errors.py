@@ -102,9 +102,11 @@ def test_fwd_output_unlike_the_function_once_both_ran():
 
 
 def test_undefined_rules():
-    with pytest.raises(AttributeError, match=re.escape("No VJP defined for custom_vjp function <lambda> using defvjp.")):
+    no_vjp = "No VJP defined for custom_vjp function <lambda> using defvjp."
+    with pytest.raises(AttributeError, match=re.escape(no_vjp)):
         jax.custom_vjp(lambda x: x)(1.)
-    with pytest.raises(AttributeError, match=re.escape("No JVP defined for custom_jvp function <lambda> using defjvp.")):
+    no_jvp = "No JVP defined for custom_jvp function <lambda> using defjvp."
+    with pytest.raises(AttributeError, match=re.escape(no_jvp)):
         jax.custom_jvp(lambda x: x)(1.)
 
 
