@@ -347,6 +347,15 @@ def test_custom_vjp_printed_jaxprs_match_jax():
     j:f32[] = mul i b
     _:f32[] = mul h 1.0:f32[]
   in (j,) }"""
+    # linearize records the tangent map as custom_lin (its transpose calls bwd; evaluating it is an error)
+    lin = str(jax.make_jaxpr(lambda x: jax.linearize(lambda x: sin_times_v(x, 3.), x)[1](1.))(2.))
+    assert """\
+    h:f32[] = custom_lin[
+      bwd=sin_times_bwd
+      in_zeros=[False, True]
+      num_res=3
+      symbolic_zeros=False
+    ] f g 3.0:f32[] 1.0:f32[]""" in lin
 
 
 def test_safe_norm_gradient_at_zero():

@@ -192,8 +192,7 @@ def _custom_lin_transpose(cts, *args, num_res, res_tree, bwd, out_avals, in_nonz
 
 def _custom_lin_pp(eqn, ctx):
     p = eqn.params
-    return [("bwd", p["bwd"].name), ("num_res", p["num_res"]),
-            ("out_avals", tuple(a.str_short() if a.dtype != ad.float0 else "float0" for a in p["out_avals"])),
+    return [("bwd", p["bwd"].name), ("in_zeros", [not nz for nz in p["in_nonzeros"]]), ("num_res", p["num_res"]),
             ("symbolic_zeros", p["symbolic_zeros"])]
 
 
