@@ -155,6 +155,21 @@ def test_nested_checkpoints_and_jit():
         close(g, [0., 0.90929735, -0.7568025, -0.2794155])
 
 
+def test_checkpointed_scan_step_and_checkpoint_inside_cond():
+    def step(c, _):
+        return jnp.tanh(W @ c), jnp.sum(c)  # closes over the concrete W: an operand of the remat equation
+
+    def loss(c0):
+        c, ys = jax.lax.scan(jax.checkpoint(step), c0, None, length=5)
+        return jnp.sum(c) + jnp.sum(ys)
+
+    want = [2.4229984, 0.50316775, 1.754026, 1.0967833]
+    close(jax.grad(loss)(X), want, rtol=2e-6)
+    close(jax.jit(jax.grad(loss))(X), want, rtol=2e-6)
+    branchy = jax.checkpoint(lambda y: jnp.sin(jnp.sin(y)))
+    close(jax.grad(lambda x: jax.lax.cond(x > 0, branchy, jnp.sin, x))(1.5), 0.03836846)
+
+
 def test_higher_order_and_forward_mode():
     f = jax.checkpoint(lambda y: jnp.sin(jnp.sin(y)))
     close(jax.grad(jax.grad(f))(1.3), -0.60857123)

@@ -295,6 +295,23 @@ def test_rule_applied_to_tangents_is_transposed():
     close(jax.jit(jax.grad(f))(1.), 1.0806046)
 
 
+def test_custom_rules_inside_scan_and_cond():
+    x = jnp.arange(4.0)
+    scanned = lambda c: jnp.sum(jax.lax.scan(lambda c, _: (log1pexp(c), None), c, None, length=3)[0])  # noqa: E731
+    close(jax.grad(scanned)(x), [0.24999999, 0.4753669, 0.7112346, 0.8700486], rtol=2e-6)
+    close(jax.grad(lambda v: jax.lax.cond(v > 0, log1pexp, jnp.sin, v))(1.5), 0.8175745)
+
+    @jax.custom_vjp
+    def f(v):
+        return jnp.sin(v)
+
+    f.defvjp(lambda v: (jnp.sin(v), jnp.cos(v)), lambda c, g: (c * g * 2.,))
+    scanned = lambda c: jnp.sum(jax.lax.scan(lambda c, _: (f(c), None), c, None, length=3)[0])  # noqa: E731
+    close(jax.grad(scanned)(x), [8., 2.116066, -1.4407902, -7.7637753])
+    close(jax.jit(jax.grad(scanned))(x), [8., 2.116066, -1.4407902, -7.7637753])
+    close(jax.grad(lambda v: jax.lax.cond(v > 0, f, jnp.sin, v))(1.5), 0.1414744)
+
+
 # ---- custom_vjp ---------------------------------------------------------------------------------
 
 @jax.custom_vjp

@@ -170,14 +170,14 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(), concret
         dyn_args = tuple(a for i, a in enumerate(args) if i not in statics)
         leaves, in_tree = tree_util.tree_flatten((dyn_args, kwargs))
         leaves = [_operand(x) for x in leaves]
-        closed, out_tree, lifted = _traced(fun, cache, args, kwargs, statics, leaves, in_tree)
+        closed, out_tree, consts = _traced(fun, cache, args, kwargs, statics, leaves, in_tree)
         if isinstance(prevent_cse, tuple):
             cse_args = (dyn_args, kwargs) if kwargs else dyn_args
             flags = tree_util.tree_leaves(tree_util.tree_broadcast(prevent_cse, cse_args))
-            cse = (False,) * len(lifted) + tuple(bool(f) for f in flags)
+            cse = (False,) * len(consts) + tuple(bool(f) for f in flags)
         else:
             cse = prevent_cse
-        outs = remat_p.bind(*lifted, *leaves, jaxpr=closed, prevent_cse=cse, differentiated=False, policy=policy)
+        outs = remat_p.bind(*consts, *leaves, jaxpr=closed, prevent_cse=cse, differentiated=False, policy=policy)
         return out_tree.unflatten(outs)
 
     return fun_remat
@@ -210,8 +210,9 @@ def _static_positions(static_argnums, nargs):
 
 
 def _traced(fun, cache, args, kwargs, statics, leaves, in_tree):
-    """(ClosedJaxpr, output tree, lifted tracers) of fun on these arguments; cached per signature when
-    the function closes over no tracers (JAX caches the traced jaxpr too)."""
+    """(jaxpr taking the values fun closes over as leading arguments, output tree, those values) of fun on
+    these arguments. As in JAX, they are operands of the remat equation, so partial evaluation never
+    moves constants into an enclosing jaxpr. Cached per signature when none is a tracer (JAX caches too)."""
     avals = [core.get_aval(x) for x in leaves]
     key = (in_tree, tuple((i, args[i]) for i in sorted(statics)), *avals)
     try:
@@ -240,9 +241,9 @@ def _traced(fun, cache, args, kwargs, statics, leaves, in_tree):
         if "for checkpoint" in str(e) and e.args:
             e.args = (e.args[0] + _STATIC_HINT, *e.args[1:])
         raise
-    closed, lifted = pe.split_tracer_consts(closed)
-    entry = (closed, out_trees[0], lifted)
-    if key is not None and not lifted:
+    closed, consts = pe.convert_constvars(closed)
+    entry = (closed, out_trees[0], consts)
+    if key is not None and not any(isinstance(c, core.Tracer) for c in consts):
         cache[key] = entry
     return entry
 
