@@ -171,6 +171,20 @@ def test_closure_over_a_jit_tracer_becomes_an_operand():
     assert "num_consts=1" in text and "] a 2.0:f32[]" in text
 
 
+def test_closed_over_arrays_are_operands_and_lower_into_jit():
+    c = jnp.arange(3.)
+
+    @jax.custom_jvp
+    def f(x):
+        return jnp.sin(x) * c
+
+    f.defjvp(lambda p, t: (f(p[0]), jnp.cos(p[0]) * c * t[0]))
+    text = str(jax.make_jaxpr(f)(1.))
+    assert text.startswith("{ lambda a:f32[3]; b:f32[]. let") and "num_consts=1" in text and "] a b" in text
+    close(jax.jit(f)(1.), [0., 0.84147096, 1.6829419])
+    close(jax.grad(jax.jit(lambda x: jnp.sum(f(x))))(1.), 1.6209068)
+
+
 def test_nondiff_argnums_with_a_function_argument():
     @functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
     def app(f, x):

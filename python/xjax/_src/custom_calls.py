@@ -5,8 +5,8 @@ A call primitive is bound in one of two forms:
     evaluation, jvp/grad of concrete values -- the function runs, or only its rule runs, without
     being traced, so Python control flow on values works in them as in JAX;
   - staged: where a jaxpr is being built (jit, make_jaxpr, ...) the function is traced to
-    `call_jaxpr`, and tracers it closes over become leading operands (`num_consts`). Evaluating the
-    equation runs the jaxpr; lowering inlines it, as jit's does.
+    `call_jaxpr`, and the values it closes over become leading operands (`num_consts`). Evaluating
+    the equation runs the jaxpr; lowering inlines it, as jit's does.
 Under a JVPTrace the custom rule runs instead of the function. custom_vjp's rule runs `fwd` on the
 primals and binds custom_lin on the residuals and tangents: reverse mode records custom_lin into the
 linear jaxpr and its transpose calls `bwd`; evaluating it (forward mode) is JAX's TypeError.
@@ -31,6 +31,9 @@ class CustomCallPrimitive(core.Primitive):
     def bind(self, *args, **params):
         if "fun" not in params:
             return core.Primitive.bind(self, *args, **params)
+        # What JAX's per-trace process_custom_*_call methods decide: evaluation runs the function, JVP
+        # runs the rule, partial evaluation of known values defers to its parent; every other trace
+        # (one building a jaxpr) gets the staged form.
         trace = core.current_trace()
         if type(trace) is core.EvalTrace:
             for a in args:
@@ -50,7 +53,7 @@ def stage(args, params):
     fun = params["fun"]
     closed = pe.trace_to_jaxpr(fun, [core.get_aval(a) for a in args], pe.DebugInfo(fun.traced_for, fun.fn),
                                what=f"function {pe.func_src_info(fun.fn)} traced for {fun.traced_for}")
-    closed, consts = pe.split_tracer_consts(closed)
+    closed, consts = pe.convert_constvars(closed)  # as JAX: every value it closes over is an operand
     staged = {k: v for k, v in params.items() if k != "fun"}
     return [*consts, *args], dict(staged, call_jaxpr=closed, num_consts=len(consts))
 
