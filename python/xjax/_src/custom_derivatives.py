@@ -137,7 +137,7 @@ def _resolve_kwargs(fun, args, kwargs, kind, name):
 
 def _split_nondiff(args, nondiff):
     """(the nondiff args in order, the others, a function merging given others back into place)."""
-    static = [args[i] for i in nondiff]
+    static = [args[i] for i in sorted(nondiff)]
     dyn = [a for i, a in enumerate(args) if i not in nondiff]
 
     def merge(dyn_vals):
