@@ -519,6 +519,25 @@ def test_forward_over_reverse_when_fwd_avoids_the_function():
     close(jax.grad(jax.grad(f))(1.), -0.84147096)
 
 
+def test_custom_vjp_of_a_constant_tangent_in_reverse_mode():
+    # A rule returning a zeros array (not a symbolic zero) feeds custom_vjp a tangent that reverse mode
+    # already knows: it does not depend on the input, so it contributes nothing (JAX: the same values).
+    @jax.custom_jvp
+    def floor(x):
+        return jnp.floor(x)
+
+    floor.defjvp(lambda p, t: (floor(p[0]), jnp.zeros_like(p[0])))
+
+    @jax.custom_vjp
+    def f(x):
+        return jnp.sin(x)
+
+    f.defvjp(lambda x: (jnp.sin(x), jnp.cos(x)), lambda c, g: (c * g,))
+    g = lambda x: f(floor(x)) + x  # noqa: E731
+    for got in (jax.grad(g)(1.5), jax.jit(jax.grad(g))(1.5), jax.grad(jax.jit(g))(1.5)):
+        close(got, 1.)
+
+
 # ---- custom_gradient and closure_convert --------------------------------------------------------
 
 def test_custom_gradient():
