@@ -14,6 +14,11 @@ from xjax._src.jit import jit  # noqa: F401
 from xjax._src.autodiff import (grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad,  # noqa: F401
                                 vjp)
 from xjax._src.make_jaxpr import eval_shape, make_jaxpr  # noqa: F401
+from xjax._src.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
+from xjax._src.custom_gradient import closure_convert, custom_gradient  # noqa: F401
+from xjax import custom_derivatives  # noqa: F401
+from xjax._src.checkpoint import checkpoint, checkpoint_policies, remat  # noqa: F401
+from xjax import ad_checkpoint  # noqa: F401
 from xjax._src.stages import ShapeDtypeStruct  # noqa: F401
 from xjax import errors  # noqa: F401
 from xjax import debug  # noqa: F401

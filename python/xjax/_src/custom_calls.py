@@ -1,0 +1,218 @@
+"""The primitives behind custom_jvp and custom_vjp: custom_jvp_call, custom_vjp_call and custom_lin.
+
+A call primitive is bound in one of two forms:
+  - lazy (params hold the Python function `fun` on flat leaves): where values are concrete -- eager
+    evaluation, jvp/grad of concrete values -- the function runs, or only its rule runs, without
+    being traced, so Python control flow on values works in them as in JAX;
+  - staged: where a jaxpr is being built (jit, make_jaxpr, ...) the function is traced to
+    `call_jaxpr`, and the values it closes over become leading operands (`num_consts`). Evaluating
+    the equation runs the jaxpr; lowering inlines it, as jit's does.
+Under a JVPTrace the custom rule runs instead of the function. custom_vjp's rule runs `fwd` on the
+primals and binds custom_lin on the residuals and tangents: reverse mode records custom_lin into the
+linear jaxpr and its transpose calls `bwd`; evaluating it (forward mode) is JAX's TypeError.
+"""
+from xjax._src import core
+from xjax._src.interpreters import ad
+from xjax._src.interpreters import partial_eval as pe
+from xjax._src.interpreters.graph_lowering import jaxpr_is_lowerable
+from xjax._src.jaxpr import eval_jaxpr
+
+_JVP_OF_VJP = "can't apply forward-mode autodiff (jvp) to a custom_vjp function."
+
+
+class CustomCallPrimitive(core.Primitive):
+    """A primitive bound lazily with a Python function, staged to a jaxpr only where one is built."""
+
+    __slots__ = ()
+
+    def __init__(self, name):
+        super().__init__(name, multiple_results=True)
+
+    def bind(self, *args, **params):
+        if "fun" not in params:
+            return core.Primitive.bind(self, *args, **params)
+        # What JAX's per-trace process_custom_*_call methods decide: evaluation runs the function, JVP
+        # runs the rule, partial evaluation of known values defers to its parent; every other trace
+        # (one building a jaxpr) gets the staged form.
+        trace = core.current_trace()
+        if type(trace) is core.EvalTrace:
+            for a in args:
+                if isinstance(a, core.Tracer):
+                    raise a._escaped_error()
+            return params["fun"](*args)
+        if isinstance(trace, ad.JVPTrace):
+            return trace.process_primitive(self, args, params)
+        if isinstance(trace, pe.LinearizeTrace) and not any(trace.is_unknown(a) for a in args):
+            return trace.bind_in_parent(self, args, params)
+        ops, staged = stage(args, params)
+        return trace.process_primitive(self, ops, staged)
+
+
+def stage(args, params):
+    """(operands, params) of the staged form: the function traced on the args' abstract values."""
+    fun = params["fun"]
+    closed = pe.trace_to_jaxpr(fun, [core.get_aval(a) for a in args], pe.DebugInfo(fun.traced_for, fun.fn),
+                               what=f"function {pe.func_src_info(fun.fn)} traced for {fun.traced_for}")
+    closed, consts = pe.convert_constvars(closed)  # as JAX: every value it closes over is an operand
+    staged = {k: v for k, v in params.items() if k != "fun"}
+    return [*consts, *args], dict(staged, call_jaxpr=closed, num_consts=len(consts))
+
+
+class FlatFun:
+    """A function on flat leaves standing for a user function; prints as the user function's name."""
+
+    __slots__ = ("call", "fn", "traced_for")
+
+    def __init__(self, call, fn, traced_for=None):
+        self.call = call
+        self.fn = fn  # the user function (names and source positions in messages)
+        self.traced_for = traced_for
+
+    @property
+    def name(self):
+        return pe.fun_name(self.fn)
+
+    def __call__(self, *args):
+        return self.call(*args)
+
+    def __repr__(self):
+        return self.name
+
+
+def closure_error(kind):
+    """JAX's error for differentiating a custom rule with respect to a value its function closes over."""
+    rule = "JVP rule" if kind == "custom_jvp" else "VJP rule"
+    return TypeError(
+        f"Detected differentiation of a {kind} function with respect to a closed-over value. That isn't "
+        f"supported because the custom {rule} only specifies how to differentiate the {kind} function with "
+        f"respect to explicit input parameters. Try passing the closed-over value into the {kind} function as "
+        f"an argument, and adapting the {kind} rule.")
+
+
+# ---- shared by both call primitives (staged form) ---------------------------------------------
+
+def _call_abstract_eval(*avals, call_jaxpr, **_):
+    return call_jaxpr.out_avals
+
+
+def _call_impl(*args, call_jaxpr, **_):
+    return eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args)
+
+
+def _call_lowering(lowerer, eqn, ins):
+    closed = eqn.params["call_jaxpr"]
+    return lowerer.lower_jaxpr(closed.jaxpr, [lowerer.const_ref(c) for c in closed.consts], ins)
+
+
+def _call_can_lower(params):
+    return jaxpr_is_lowerable(params["call_jaxpr"].jaxpr)
+
+
+def _call_transpose(cts, *args, call_jaxpr, **_):
+    """Where a call is applied to tangents (a rule calling a custom function linearly): transpose its jaxpr."""
+    from xjax._src.remat import transpose_with_recompute
+
+    linear = [ad.is_undefined(a) for a in args]
+    t_closed = transpose_with_recompute(call_jaxpr, linear, [type(c) is not ad.Zero for c in cts])
+    ins = [a for a, lin in zip(args, linear) if not lin] + [c for c in cts if type(c) is not ad.Zero]
+    outs = iter(eval_jaxpr(t_closed.jaxpr, t_closed.consts, *ins))
+    return [next(outs) if lin else None for lin in linear]
+
+
+def _pp(rule_params):
+    def pp_params(eqn, ctx):
+        p = eqn.params
+        pairs = [("name", p["name"])]
+        for k in sorted([*rule_params, "call_jaxpr", "num_consts", "symbolic_zeros"]):
+            if k == "num_consts" and not p[k]:
+                continue
+            v = p[k]
+            pairs.append((k, v.name if isinstance(v, FlatFun) else v))
+        return pairs
+
+    return pp_params
+
+
+# ---- custom_jvp_call ----------------------------------------------------------------------------
+
+def _custom_jvp_call_jvp(primals, tangents, *, jvp, num_consts=0, **_):
+    if any(type(t) is not ad.Zero for t in tangents[:num_consts]):
+        raise closure_error("custom_jvp")
+    return jvp(primals[num_consts:], tangents[num_consts:])
+
+
+custom_jvp_call_p = CustomCallPrimitive("custom_jvp_call")
+custom_jvp_call_p.def_rules(abstract_eval=_call_abstract_eval, impl=_call_impl, jaxpr_lowering=_call_lowering,
+                            can_lower=_call_can_lower, pp_params=_pp(("jvp",)), jvp=_custom_jvp_call_jvp,
+                            transpose=_call_transpose)
+
+
+# ---- custom_vjp_call ----------------------------------------------------------------------------
+
+def _custom_vjp_call_jvp(primals, tangents, *, fwd, bwd, symbolic_zeros, num_consts=0, **_):
+    if any(type(t) is not ad.Zero for t in tangents[:num_consts]):
+        raise closure_error("custom_vjp")
+    primals, tangents = primals[num_consts:], tangents[num_consts:]
+    nonzeros = tuple(type(t) is not ad.Zero for t in tangents)
+    outs, res, res_tree = fwd(primals, nonzeros)
+    out_avals = tuple(ad.tangent_aval(core.get_aval(o)) for o in outs)
+    lin_outs = []
+    if any(a.dtype != ad.float0 for a in out_avals):
+        lin_outs = custom_lin_p.bind(*res, *(t for t in tangents if type(t) is not ad.Zero), num_res=len(res),
+                                     res_tree=res_tree, bwd=bwd, out_avals=out_avals, in_nonzeros=nonzeros,
+                                     symbolic_zeros=symbolic_zeros)
+    lin = iter(lin_outs)
+    return outs, [ad.Zero(a) if a.dtype == ad.float0 else next(lin) for a in out_avals]
+
+
+custom_vjp_call_p = CustomCallPrimitive("custom_vjp_call")
+custom_vjp_call_p.def_rules(abstract_eval=_call_abstract_eval, impl=_call_impl, jaxpr_lowering=_call_lowering,
+                            can_lower=_call_can_lower, pp_params=_pp(("fwd", "bwd")), jvp=_custom_vjp_call_jvp)
+
+
+# ---- custom_lin: the tangent map of a custom_vjp, defined only through its transpose (bwd) --------
+
+def _custom_lin_abstract_eval(*avals, out_avals, **_):
+    return [a for a in out_avals if a.dtype != ad.float0]
+
+
+def _custom_lin_impl(*args, **params):
+    raise TypeError(_JVP_OF_VJP)
+
+
+def _custom_lin_transpose(cts, *args, num_res, res_tree, bwd, out_avals, in_nonzeros, symbolic_zeros):
+    from xjax._src.custom_derivatives import SymbolicZero
+
+    given = iter(cts)
+    full = [ad.Zero(a) if a.dtype == ad.float0 else next(given) for a in out_avals]
+    if symbolic_zeros:
+        full = [SymbolicZero(c.aval) if type(c) is ad.Zero else c for c in full]
+    else:
+        full = [ad.instantiate(c) for c in full]
+    cts_in = bwd(res_tree, list(args[:num_res]), full)
+    return [None] * num_res + [c for c, nz in zip(cts_in, in_nonzeros) if nz]
+
+
+def _custom_lin_pp(eqn, ctx):
+    p = eqn.params
+    return [("bwd", p["bwd"].name), ("in_zeros", [not nz for nz in p["in_nonzeros"]]), ("num_res", p["num_res"]),
+            ("symbolic_zeros", p["symbolic_zeros"])]
+
+
+class CustomLinPrimitive(core.Primitive):
+    """custom_lin: where partial evaluation knows all its tangents already, they do not depend on the
+    linearisation's inputs, so the linear map sends them to zero (evaluating it would be forward mode)."""
+
+    __slots__ = ()
+
+    def bind(self, *args, **params):
+        trace = core.current_trace()
+        if isinstance(trace, pe.LinearizeTrace) and not any(trace.is_unknown(a) for a in args):
+            with core.set_current_trace(trace.parent):
+                return [ad.zeros_like_aval(a) for a in _custom_lin_abstract_eval(**params)]
+        return core.Primitive.bind(self, *args, **params)
+
+
+custom_lin_p = CustomLinPrimitive("custom_lin", multiple_results=True)
+custom_lin_p.def_rules(abstract_eval=_custom_lin_abstract_eval, impl=_custom_lin_impl, pp_params=_custom_lin_pp,
+                       transpose=_custom_lin_transpose)
