@@ -11,6 +11,7 @@ from xjax._src.config import config  # noqa: F401
 from xjax import lax, numpy  # noqa: F401
 from xjax import tree_util, tree  # noqa: F401
 from xjax._src.jit import jit  # noqa: F401
+from xjax._src.caches import clear_caches  # noqa: F401
 from xjax._src.make_jaxpr import eval_shape, make_jaxpr  # noqa: F401
 from xjax._src.stages import ShapeDtypeStruct  # noqa: F401
 from xjax import errors  # noqa: F401
