@@ -9,6 +9,10 @@ one Executable and a call is one `run`.
 When an equation cannot be lowered (a primitive whose C++ op is not available yet), the jaxpr
 is split into segments: runs of lowerable equations compile to graphs, and the others run
 through their primitive's eager `impl` in between.
+
+Compiled programs are cached by the jaxpr's structure (`jaxpr.jaxpr_key`) in a bounded LRU
+cache, so that the new jaxprs of repeated eager control flow (and of any transformation that
+traces on every call) compile once. Top-level consts are graph inputs, not part of the key.
 """
 import weakref
 

@@ -46,7 +46,6 @@ class _TracedWhat:
         return f"function {pe.func_src_info(self.dbg.fun)} traced for {self.dbg.traced_for}"
 
 
-
 def trace_fun(fun, args, in_avals, traced_for, split_out=None, debug=None, in_tree=None, cache_on=None):
     """(jaxpr with its consts as leading invars, consts, output tree) of fun(*args) on abstract args.
 
@@ -129,7 +128,7 @@ _TRACES_PER_FUNCTION = 16
 def _cached_trace(fun, key):
     try:
         per_fun = _traces.get(fun)
-    except TypeError:  # unhashable callable
+    except Exception:  # noqa: BLE001 - a callable that cannot be a key (unhashable, odd __eq__): not cached
         return None
     return None if per_fun is None else per_fun.get(key)
 
@@ -141,7 +140,7 @@ def _remember_trace(fun, key, out):
         per_fun = _traces.get(fun)
         if per_fun is None:
             per_fun = _traces[fun] = {}
-    except TypeError:  # a callable that cannot be hashed or weakly referenced: not cached
+    except Exception:  # noqa: BLE001 - a callable that cannot be a weak key: not cached
         return
     if len(per_fun) >= _TRACES_PER_FUNCTION:
         del per_fun[next(iter(per_fun))]
