@@ -107,11 +107,12 @@ class Jaxpr:
 class ClosedJaxpr:
     """A Jaxpr with the values of its constvars."""
 
-    __slots__ = ("jaxpr", "consts", "__weakref__")
+    __slots__ = ("jaxpr", "consts", "compiled", "__weakref__")
 
     def __init__(self, jaxpr, consts):
         self.jaxpr = jaxpr
         self.consts = list(consts)
+        self.compiled = None  # (cache generation, call): graph_lowering's compiled form of this jaxpr
 
     in_avals = property(lambda self: self.jaxpr.in_avals)
     out_avals = property(lambda self: self.jaxpr.out_avals)

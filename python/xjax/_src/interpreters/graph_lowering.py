@@ -378,11 +378,11 @@ class PlanCall:
 # A jaxpr made by a trace is a new object on every trace (eager control flow traces its functions
 # on every call; grad and vmap make new jaxprs each call), so compiled programs are cached by the
 # jaxpr's structure (`jaxpr_key`), bounded. A ClosedJaxpr that is compiled again (a jit entry,
-# a loop body) finds its bound call by identity first.
+# a loop body, a cached trace) keeps its bound call itself (`ClosedJaxpr.compiled`), stamped with
+# the cache's generation so that clearing the cache reaches those too.
 
-_by_identity = weakref.WeakKeyDictionary()  # ClosedJaxpr -> GraphCall / PlanCall
 _programs = LRUCache(512)  # structural key -> GraphProgram / PlanProgram
-_stats = {"compiles": 0}
+_stats = {"compiles": 0, "generation": 0}
 
 
 def _program(key, closed):
@@ -396,10 +396,12 @@ def _program(key, closed):
 
 def compile_closed_jaxpr(closed):
     """The cached compiled form of a ClosedJaxpr: one graph when possible, else a plan."""
-    call = _by_identity.get(closed)
-    if call is None:
-        call = _program(jaxpr_key(closed.jaxpr), closed).bind(closed.consts)
-        _by_identity[closed] = call
+    mine = closed.compiled
+    generation = _stats["generation"]
+    if mine is not None and mine[0] == generation:
+        return mine[1]
+    call = _program(jaxpr_key(closed.jaxpr), closed).bind(closed.consts)
+    closed.compiled = (generation, call)
     return call
 
 
@@ -434,8 +436,9 @@ def cache_info():
 
 
 def clear_cache():
+    """Drops every compiled program (calls already bound elsewhere, as jit's, keep theirs)."""
     _programs.clear()
-    _by_identity.clear()
+    _stats["generation"] += 1
 
 
 def as_array(x):

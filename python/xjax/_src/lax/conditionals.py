@@ -4,13 +4,12 @@ import builtins
 import numpy as np
 
 from xjax._src import core, dtypes, errors, tree_util
-from xjax._src.config import config
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.graph_lowering import run_closed_jaxpr
 from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Var
 from xjax._src.lax import elementwise as ew
 from xjax._src.lax.base import asarray
-from xjax._src.lax.control_flow_common import (concrete_scalar, is_tracing, mismatch_extra, operand,
+from xjax._src.lax.control_flow_common import (concrete_scalar, is_tracing, jit_disabled, mismatch_extra, operand,
                                                 run_as_jit, scalar_i32, trace_fun, tree_mismatch, typematch)
 
 _flatten = tree_util.tree_flatten
@@ -83,10 +82,6 @@ def _check_branches(what, names, funs, trees, avals_list):
                     " so that all output types match.")
 
 
-
-
-
-
 def _branches_call(index, branches, names, operands, what, traced_for):
     leaves, in_tree = _flatten(operands)
     ops = [operand(o) for o in leaves]
@@ -113,7 +108,7 @@ def cond(pred, true_fun, false_fun, *operands, operand=None, linear=None):
     if dtype != dtypes.bool_ and not (dtypes.is_int(dtype) or dtypes.is_float(dtype)):
         raise TypeError(f"Pred type must be either boolean or number, got {dtype}.")
     concrete = concrete_scalar(pred)
-    if config.jax_disable_jit and concrete is not None and not is_tracing():
+    if jit_disabled() and concrete is not None and not is_tracing():
         return true_fun(*operands) if concrete else false_fun(*operands)
     if concrete is not None:
         index = scalar_i32(bool(concrete))
@@ -124,6 +119,8 @@ def cond(pred, true_fun, false_fun, *operands, operand=None, linear=None):
     traced, ops, out_tree = _branches_call(index, (true_fun, false_fun), ("true_fun", "false_fun"), operands,
                                            "cond", "cond")
     consts, (true_j, false_j) = _common_consts(traced)
+    if concrete is not None and not is_tracing():  # what cond's impl would do, without the detour
+        return out_tree.unflatten(run_closed_jaxpr(true_j if concrete else false_j, [*consts, *ops]))
     outs = cond_p.bind(index, *consts, *ops, branches=(false_j, true_j))
     return out_tree.unflatten(outs)
 
@@ -146,16 +143,20 @@ def switch(index, branches, *operands, operand=None):
     if len(branches) == 1:
         return branches[0](*operands)
     concrete = concrete_scalar(index)
-    if concrete is not None and type(index) not in core.ARRAY_TYPES:
-        i = (int(concrete) + 2 ** 31) % 2 ** 32 - 2 ** 31  # wrapped to int32, as the conversion does
-        index = scalar_i32(builtins.min(builtins.max(i, 0), len(branches) - 1))
+    eager = concrete is not None and not is_tracing()
+    if eager:  # the branch is known here (int32 wrap-around and clamping as the ops would do them)
+        i = builtins.min(builtins.max((int(concrete) + 2 ** 31) % 2 ** 32 - 2 ** 31, 0), len(branches) - 1)
+        if jit_disabled():
+            return branches[i](*operands)
+    elif concrete is not None and type(index) not in core.ARRAY_TYPES:
+        index = ew.clamp(scalar_i32(0), scalar_i32(concrete), scalar_i32(len(branches) - 1))
     else:
         index = ew.convert_element_type(index, dtypes.int32)
         index = ew.clamp(scalar_i32(0), index, scalar_i32(len(branches) - 1))
-    if config.jax_disable_jit and concrete is not None and not is_tracing():
-        return branches[int(index)](*operands)
-    names = [f"branch {i}" for i in range(len(branches))]
+    names = [f"branch {k}" for k in range(len(branches))]
     traced, ops, out_tree = _branches_call(index, branches, names, operands, "switch", "switch")
     consts, jaxprs = _common_consts(traced)
+    if eager:  # what cond's impl would do, without the detour
+        return out_tree.unflatten(run_closed_jaxpr(jaxprs[i], [*consts, *ops]))
     outs = cond_p.bind(index, *consts, *ops, branches=tuple(jaxprs))
     return out_tree.unflatten(outs)

@@ -121,35 +121,47 @@ class Traced:
 # run at its first trace only. A new lambda on each call is a new function: traced each time,
 # its graph found by the jaxpr's structure. Traces closing over tracers are not kept.
 
-_traces = weakref.WeakKeyDictionary()  # function -> {key: (closed, consts, out tree)}, oldest first
+_traces = {}  # id(function) -> (weak reference to it, {key: Traced}, oldest first)
 _TRACES_PER_FUNCTION = 16
 
 
 def _cached_trace(fun, key):
-    try:
-        per_fun = _traces.get(fun)
-    except Exception:  # noqa: BLE001 - a callable that cannot be a key (unhashable, odd __eq__): not cached
+    entry = _traces.get(id(fun))
+    if entry is None or entry[0]() is not fun:
         return None
-    return None if per_fun is None else per_fun.get(key)
+    return entry[1].get(key)
 
 
 def _remember_trace(fun, key, out):
     if any(isinstance(c, core.Tracer) for c in out.consts):
         return
-    try:
-        per_fun = _traces.get(fun)
-        if per_fun is None:
-            per_fun = _traces[fun] = {}
-    except Exception:  # noqa: BLE001 - a callable that cannot be a weak key: not cached
-        return
+    fid = id(fun)
+    entry = _traces.get(fid)
+    if entry is None or entry[0]() is not fun:
+        try:
+            ref = weakref.ref(fun, lambda r, fid=fid: _forget(fid, r))
+        except TypeError:  # a callable that cannot be weakly referenced: not cached
+            return
+        entry = _traces[fid] = (ref, {})
+    per_fun = entry[1]
     if len(per_fun) >= _TRACES_PER_FUNCTION:
         del per_fun[next(iter(per_fun))]
     per_fun[key] = out
 
 
+def _forget(fid, ref):
+    entry = _traces.get(fid)
+    if entry is not None and entry[0] is ref:
+        del _traces[fid]
+
+
 def clear_trace_cache(name=None, value=None):
     """Forgets every cached trace (a config change can change what tracing gives)."""
     _traces.clear()
+
+
+def jit_disabled():
+    return config._values["jax_disable_jit"]  # (config.jax_disable_jit is a slow __getattr__)
 
 
 config.on_change(clear_trace_cache)

@@ -6,14 +6,13 @@ import numpy as np
 
 from xjax._src import core, dtypes, errors, tree_util
 from xjax._src.backends import cpu
-from xjax._src.config import config
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.graph_lowering import compile_closed_jaxpr
 from xjax._src.lax import elementwise as ew
 from xjax._src.lax import layout
 from xjax._src.lax.base import asarray
 from xjax._src.lax.control_flow_common import (aval_str, check_carry, concrete_scalar, dce_inputs, forwarding,
-                                                is_tracing, move_inputs_to_front, operand, promote_weak,
+                                                is_tracing, jit_disabled, move_inputs_to_front, operand, promote_weak,
                                                 prune_outputs, run_as_jit, shaped_repr, trace_fun)
 
 _flatten = tree_util.tree_flatten
@@ -50,7 +49,7 @@ def while_loop(cond_fun, body_fun, init_val, _body_debug=None, _body_cache_on=No
     """Repeats body_fun while cond_fun holds: the loop is one primitive, its functions traced once."""
     if not (callable(body_fun) and callable(cond_fun)):
         raise TypeError("lax.while_loop: body_fun and cond_fun arguments should be callable.")
-    if config.jax_disable_jit and not is_tracing():
+    if jit_disabled() and not is_tracing():
         try:
             val = init_val
             while cond_fun(val):
@@ -246,7 +245,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
     init_flat, init_tree = _flatten(init)
     init_flat = [operand(x) for x in init_flat]
     x_avals = [core.get_aval(x).update(shape=core.get_aval(x).shape[1:]) for x in xs_flat]
-    if config.jax_disable_jit and not is_tracing():
+    if jit_disabled() and not is_tracing():
         if length == 0:
             raise ValueError("zero-length scan is not supported in disable_jit() mode because the output type is "
                              "unknown.")
