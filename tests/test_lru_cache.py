@@ -34,3 +34,13 @@ def test_put_again_refreshes():
     c.put("a", 10)
     c.put("c", 3)
     assert c.get("a") == 10 and "b" not in c
+
+
+def test_full_cache_drops_least_recently_used_eighth():
+    c = LRUCache(16)
+    for k in range(16):
+        c.put(k, k)
+    for k in range(8):
+        c.get(k)  # 0..7 now newer than 8..15
+    c.put("new", 1)
+    assert sorted(k for k in range(16) if k not in c) == [8, 9] and len(c) == 15 and c.evictions == 2
