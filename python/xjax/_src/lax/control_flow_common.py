@@ -9,7 +9,7 @@ from xjax._src.backends import cpu
 from xjax._src.config import config
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.graph_lowering import equation_call
-from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
+from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal
 from xjax._src.lax import elementwise as ew
 from xjax._src.lax.base import asarray
 

@@ -10,7 +10,6 @@ from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.graph_lowering import compile_closed_jaxpr
 from xjax._src.lax import elementwise as ew
 from xjax._src.lax import layout
-from xjax._src.lax.base import asarray
 from xjax._src.lax.control_flow_common import (aval_str, check_carry, concrete_scalar, dce_inputs, forwarding,
                                                 is_tracing, jit_disabled, move_inputs_to_front, operand, promote_weak,
                                                 prune_outputs, run_as_jit, shaped_repr, trace_fun)
