@@ -225,7 +225,10 @@ def _value_key(v):
     if t is list:
         return (list, tuple([_value_key(e) for e in v]))
     if t is dict:
-        return (dict, tuple(sorted((k, _value_key(e)) for k, e in v.items())))
+        try:
+            return (dict, tuple(sorted((k, _value_key(e)) for k, e in v.items())))
+        except TypeError:  # keys that do not sort
+            return _Ident(v)
     try:
         hash(v)
     except TypeError:
@@ -252,6 +255,14 @@ def jaxpr_key(jaxpr):
     return key
 
 
+def _literal_key(lit):
+    """(aval, bytes of the value): bits, so that 0.0 and -0.0 differ and NaN equals itself."""
+    val = lit.val
+    if type(val) is not np.ndarray:
+        val = np.asarray(val, lit.aval.dtype)
+    return (lit.aval, val.tobytes())
+
+
 def _jaxpr_key(jaxpr):
     num = {}
     for v in jaxpr.constvars:
@@ -263,7 +274,7 @@ def _jaxpr_key(jaxpr):
         ins = []
         for a in eqn.invars:
             if type(a) is Literal:
-                ins.append((a.aval, a.val.tobytes()))
+                ins.append(_literal_key(a))
             else:
                 ins.append(num[a])
         params = eqn.params
@@ -273,7 +284,7 @@ def _jaxpr_key(jaxpr):
             num[v] = len(num)
             outs.append(v.aval)
         eqns.append((eqn.primitive, pkey, tuple(ins), tuple(outs)))
-    outvars = tuple([(a.aval, a.val.tobytes()) if type(a) is Literal else num[a] for a in jaxpr.outvars])
+    outvars = tuple([_literal_key(a) if type(a) is Literal else num[a] for a in jaxpr.outvars])
     return (tuple([v.aval for v in jaxpr.constvars]), tuple([v.aval for v in jaxpr.invars]), tuple(eqns), outvars)
 
 
