@@ -57,6 +57,14 @@ def test_switch_clamps_index(mode):
         assert int(g(i, 2)) == want
 
 
+def test_switch_eager_index_wraps_and_traced_index_prints_as_jax():
+    branches = [lambda v: v, lambda v: v * 10.0, lambda v: v * 100.0]
+    for i, want in [(2 ** 40, 1.0), (2 ** 40 + 1, 10.0), (jnp.uint8(200), 100.0), (jnp.asarray(-1), 1.0)]:
+        assert float(lax.switch(i, branches, 1.0)) == want  # recorded from JAX (int32 wrap, then clamp)
+    text = str(jax.make_jaxpr(lambda x: lax.switch(1, [jnp.sin, jnp.cos], x))(1.0))
+    assert text.splitlines()[1] == "    b:i32[] = clamp 0:i32[] 1:i32[] 1:i32[]"  # as JAX prints it
+
+
 @pytest.mark.parametrize("mode", [0, 1])
 def test_while_loop(mode):
     def collatz_steps(n):

@@ -78,13 +78,14 @@ class JaxprEqn:
 class Jaxpr:
     """{ lambda constvars ; invars . let eqns in outvars }"""
 
-    __slots__ = ("constvars", "invars", "outvars", "eqns", "__weakref__")
+    __slots__ = ("constvars", "invars", "outvars", "eqns", "_key", "__weakref__")
 
     def __init__(self, constvars, invars, outvars, eqns):
         self.constvars = list(constvars)
         self.invars = list(invars)
         self.outvars = list(outvars)
         self.eqns = list(eqns)
+        self._key = None  # jaxpr_key, computed once: a Jaxpr is not changed after it is built
 
     @property
     def in_avals(self):
@@ -106,11 +107,12 @@ class Jaxpr:
 class ClosedJaxpr:
     """A Jaxpr with the values of its constvars."""
 
-    __slots__ = ("jaxpr", "consts", "__weakref__")
+    __slots__ = ("jaxpr", "consts", "compiled", "__weakref__")
 
     def __init__(self, jaxpr, consts):
         self.jaxpr = jaxpr
         self.consts = list(consts)
+        self.compiled = None  # (cache generation, call): graph_lowering's compiled form of this jaxpr
 
     in_avals = property(lambda self: self.jaxpr.in_avals)
     out_avals = property(lambda self: self.jaxpr.out_avals)
@@ -162,6 +164,135 @@ def eval_jaxpr(jaxpr, consts, *args):
         else:
             env[eqn.outvars[0]] = out
     return [read(a) for a in jaxpr.outvars]
+
+
+# ---- structural keys ------------------------------------------------------------------------
+
+class _Ident:
+    """Wraps a value compared by identity (held, so its id cannot be reused while a key lives)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+    def __eq__(self, other):
+        return type(other) is _Ident and other.obj is self.obj
+
+
+class StructKey:
+    """A jaxpr's structural key: a tuple with its hash computed once (keys nest and are looked up
+    often; equal keys of one jaxpr are the same object, so comparing them is one identity check)."""
+
+    __slots__ = ("key", "hash")
+
+    def __init__(self, key):
+        self.key = key
+        self.hash = hash(key)
+
+    def __hash__(self):
+        return self.hash
+
+    def __eq__(self, other):
+        return self is other or (type(other) is StructKey and self.hash == other.hash and self.key == other.key)
+
+    def __repr__(self):
+        return f"StructKey({self.hash:#x})"
+
+
+def _value_key(v):
+    """A hashable stand-in for a param value, equal only for values that behave the same.
+
+    Types are part of it (1, 1.0 and True are equal in Python, not in a graph), floats go by their
+    bits (NaN, -0.0), jaxprs by their structure, arrays by their bytes, the rest by equality when
+    hashable and by identity otherwise.
+    """
+    t = type(v)
+    if t is int or t is str or v is None:
+        return v
+    if t is tuple:
+        return tuple([_value_key(e) for e in v])
+    if t is bool:
+        return (bool, v)
+    if t is float:
+        return (float, v.hex())
+    if t is Jaxpr:
+        return jaxpr_key(v)
+    if t is ClosedJaxpr:
+        return (ClosedJaxpr, jaxpr_key(v.jaxpr), tuple([_Ident(c) for c in v.consts]))
+    if isinstance(v, np.ndarray):
+        return (np.ndarray, v.dtype.str, v.shape, v.tobytes())
+    if isinstance(v, np.generic):
+        return (t, v.tobytes())
+    if isinstance(v, tuple):  # named tuples
+        return (t, tuple([_value_key(e) for e in v]))
+    if t is list:
+        return (list, tuple([_value_key(e) for e in v]))
+    if t is dict:
+        try:
+            return (dict, tuple(sorted((k, _value_key(e)) for k, e in v.items())))
+        except TypeError:  # keys that do not sort
+            return _Ident(v)
+    try:
+        hash(v)
+    except TypeError:
+        return _Ident(v)
+    return (t, v)
+
+
+def params_key(params):
+    """A hashable canonical form of an equation's params (see `_value_key`)."""
+    return tuple([(k, _value_key(params[k])) for k in params]) if params else ()
+
+
+def jaxpr_key(jaxpr):
+    """A hashable canonical form of a Jaxpr: equal for jaxprs that compute the same thing.
+
+    Variables are numbered by first appearance, so two traces of the same function give the same
+    key. It holds every variable's aval, each equation's primitive, params (nested jaxprs by
+    their own keys, their consts by identity) and inputs, and the literals' dtypes, weak types
+    and bytes. Top-level constvars count by aval only: their values are the caller's to pass.
+    """
+    key = jaxpr._key
+    if key is None:
+        key = jaxpr._key = StructKey(_jaxpr_key(jaxpr))
+    return key
+
+
+def _literal_key(lit):
+    """(aval, bytes of the value): bits, so that 0.0 and -0.0 differ and NaN equals itself."""
+    val = lit.val
+    if type(val) is not np.ndarray:
+        val = np.asarray(val, lit.aval.dtype)
+    return (lit.aval, val.tobytes())
+
+
+def _jaxpr_key(jaxpr):
+    num = {}
+    for v in jaxpr.constvars:
+        num[v] = len(num)
+    for v in jaxpr.invars:
+        num[v] = len(num)
+    eqns = []
+    for eqn in jaxpr.eqns:
+        ins = []
+        for a in eqn.invars:
+            if type(a) is Literal:
+                ins.append(_literal_key(a))
+            else:
+                ins.append(num[a])
+        params = eqn.params
+        pkey = tuple([(k, _value_key(params[k])) for k in params]) if params else ()  # params_key, inlined
+        outs = []
+        for v in eqn.outvars:
+            num[v] = len(num)
+            outs.append(v.aval)
+        eqns.append((eqn.primitive, pkey, tuple(ins), tuple(outs)))
+    outvars = tuple([_literal_key(a) if type(a) is Literal else num[a] for a in jaxpr.outvars])
+    return (tuple([v.aval for v in jaxpr.constvars]), tuple([v.aval for v in jaxpr.invars]), tuple(eqns), outvars)
 
 
 # ---- printing -------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import numpy as np
 from xjax import _core
 from xjax._src import core, dtypes
 from xjax._src.backends.lowering import lower_single_primitive
+from xjax._src.lru_cache import LRUCache
 
 _NP_DTYPE = {d.name: d for d in dtypes.SUPPORTED}
 _NP_DTYPE["bfloat16"] = np.dtype(ml_dtypes.bfloat16)
@@ -41,22 +42,33 @@ def device_put(x, dtype=None, weak_type=False):
     return _wrap(value, core.ShapedArray(shape, dt, weak_type))
 
 
+_DTYPE_NAMES = {d: d.name for d in _NP_DTYPE.values()}  # (np.dtype.name is slow)
+
+
 def scalar(value, dtype, weak_type):
     """A 0-d array from a Python scalar, without a NumPy round trip."""
-    return _wrap(_core.Array.from_scalar(value, dtype.name), core.ShapedArray((), dtype, weak_type))
+    name = _DTYPE_NAMES.get(dtype) or dtype.name
+    return _array_type(_core.Array.from_scalar(value, name), core.ShapedArray((), dtype, weak_type))
 
 
-_executables = {}
+# (primitive, params, input avals) -> (Executable, output avals); bounded: a program sweeping
+# over many shapes must not keep every one-op executable alive.
+_executables = LRUCache(4096)
+_entries, _clock = _executables.data, _executables.clock  # the hot path reads these itself (hits not counted)
 
 
 def apply_primitive(prim, *args, **params):
     """Runs one primitive eagerly on xjax.Arrays."""
     avals = tuple([a.aval for a in args])
     key = (prim, _params_key(params) if params else (), avals)
-    entry = _executables.get(key)
+    entry = _entries.get(key)
     if entry is None:
-        entry = _executables[key] = lower_single_primitive(prim, avals, params)
-    exe, avals_out = entry
+        exe, avals_out = lower_single_primitive(prim, avals, params)
+        _executables.misses += 1
+        _executables.put(key, (exe, avals_out))
+    else:
+        entry[1] = _clock()
+        exe, avals_out = entry[0]
     outs = exe.run([a._value for a in args])
     if prim.multiple_results:
         return [_array_type(v, aval) for v, aval in zip(outs, avals_out)]
@@ -65,11 +77,19 @@ def apply_primitive(prim, *args, **params):
 
 def _params_key(params):
     items = tuple(params.items())
-    # NaN != NaN would make a key that never hits: spell NaN floats out.
-    if any(isinstance(v, float) and v != v for _, v in items):
-        items = tuple((k, "nan" if isinstance(v, float) and v != v else v) for k, v in items)
+    # NaN != NaN would make a key that never hits, and 0.0 == -0.0 one that hits wrongly: spell floats out.
+    if any(isinstance(v, float) for _, v in items):
+        items = tuple((k, ("float", float(v).hex()) if isinstance(v, float) else v) for k, v in items)
     return items
 
 
 def cache_size():
+    """How many one-primitive executables are cached."""
     return len(_executables)
+
+
+def cache_info():
+    """The eager executable cache: {size, maxsize, misses, evictions} (hits are not counted)."""
+    info = _executables.info()
+    del info["hits"]
+    return info

@@ -9,6 +9,10 @@ one Executable and a call is one `run`.
 When an equation cannot be lowered (a primitive whose C++ op is not available yet), the jaxpr
 is split into segments: runs of lowerable equations compile to graphs, and the others run
 through their primitive's eager `impl` in between.
+
+Compiled programs are cached by the jaxpr's structure (`jaxpr.jaxpr_key`) in a bounded LRU
+cache, so that the new jaxprs of repeated eager control flow (and of any transformation that
+traces on every call) compile once. Top-level consts are graph inputs, not part of the key.
 """
 import weakref
 
@@ -16,7 +20,8 @@ from xjax import _core
 from xjax._src import core, dtypes
 from xjax._src.backends import cpu
 from xjax._src.backends.lowering import LoweringContext
-from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal
+from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, jaxpr_key, params_key
+from xjax._src.lru_cache import LRUCache
 
 
 def _core_has(op, attrs):
@@ -191,41 +196,81 @@ def _type_check(exe, avals_out, unique):
         raise AssertionError(f"internal error: lowered graph produced {got}, the jaxpr says {want}")
 
 
-class GraphCall:
-    """A ClosedJaxpr compiled to one Executable: call(list of xjax Arrays) -> list of xjax Arrays."""
+def graph_inputs(graph, closed):
+    """The parameters of the graph of a ClosedJaxpr, in order: its invars, its constvars, then the
+    externals (consts of nested jaxprs, and literals while the core lacks constants).
 
-    __slots__ = ("run", "extern", "out_avals", "out_pos", "__weakref__")
+    Returns (invar refs, constvar refs, {external key: ref}, external values).
+    """
+    jaxpr = closed.jaxpr
+    acc = collect_externals(jaxpr, {}, literals=not HAS_CONSTANT)
+    in_refs = [graph.parameter(v.aval.shape, v.aval.dtype.name) for v in jaxpr.invars]
+    const_refs = [graph.parameter(v.aval.shape, v.aval.dtype.name) for v in jaxpr.constvars]
+    ext = {k: graph.parameter(v.aval.shape, v.aval.dtype.name) for k, v in acc.items()}
+    return in_refs, const_refs, ext, list(acc.values())
+
+
+class GraphProgram:
+    """The compiled graph of a ClosedJaxpr, shared by every jaxpr of the same structure.
+
+    The constvars' values are graph inputs, so one program serves jaxprs that differ only in
+    their consts; `bind(consts)` gives the callable for one set of them.
+    """
+
+    __slots__ = ("run", "nested_extern", "out_avals", "out_pos", "callbacks", "call")
 
     def __init__(self, closed):
         jaxpr = closed.jaxpr
-        acc = {}
-        for c in closed.consts:
-            acc.setdefault(_const_key(c), c)
-        collect_externals(jaxpr, acc, literals=not HAS_CONSTANT)
         self.out_avals = out_avals = jaxpr.out_avals
         graph = _core.Graph()
-        in_refs = [graph.parameter(v.aval.shape, v.aval.dtype.name) for v in jaxpr.invars]
-        ext = {k: graph.parameter(v.aval.shape, v.aval.dtype.name) for k, v in acc.items()}
-        self.extern = [v._value for v in acc.values()]
+        in_refs, const_refs, ext, extern = graph_inputs(graph, closed)
+        self.nested_extern = [v._value for v in extern]
         lowerer = GraphLowerer(graph, ext)
-        outs = lowerer.lower_jaxpr(jaxpr, [lowerer.const_ref(c) for c in closed.consts], in_refs)
+        outs = lowerer.lower_jaxpr(jaxpr, const_refs, in_refs)
         unique = list(dict.fromkeys(outs))
         self.out_pos = None if len(unique) == len(outs) else [unique.index(r) for r in outs]
-        if lowerer.callbacks:
-            weakref.finalize(self, unregister_callbacks, list(lowerer.callbacks))
-        if not outs:
-            if not lowerer.callbacks:
-                self.run = lambda values: []
-                return
+        self.callbacks = _Callbacks(lowerer.callbacks) if lowerer.callbacks else None
+        if not outs and not lowerer.callbacks:
+            self.run = lambda values: []
+        elif not outs:
             # Only effects: the graph still runs, with a throwaway result.
             run = _core.compile(_with_outputs(graph, [lowerer.constant(0, dtypes.int32)])).run
             self.run = lambda values: (run(values), [])[1]
-            return
-        graph.set_outputs(unique)
-        exe = _core.compile(graph)
-        first = [outs.index(r) for r in unique]
-        _type_check(exe, out_avals, first)
-        self.run = exe.run
+        else:
+            graph.set_outputs(unique)
+            exe = _core.compile(graph)
+            _type_check(exe, out_avals, [outs.index(r) for r in unique])
+            self.run = exe.run
+        self.call = GraphCall(self, self.nested_extern)  # the call when there are no consts
+
+    def bind(self, consts):
+        """The call of this program with these values of the constvars."""
+        if not consts:
+            return self.call
+        return GraphCall(self, [c._value for c in consts] + self.nested_extern)
+
+
+class _Callbacks:
+    """The host callbacks a graph registered, unregistered when no program or call holds them."""
+
+    __slots__ = ("ids", "__weakref__")
+
+    def __init__(self, ids):
+        self.ids = list(ids)
+        weakref.finalize(self, unregister_callbacks, self.ids)
+
+
+class GraphCall:
+    """A ClosedJaxpr compiled to one Executable: call(list of xjax Arrays) -> list of xjax Arrays."""
+
+    __slots__ = ("run", "extern", "out_avals", "out_pos", "callbacks")
+
+    def __init__(self, program, extern):
+        self.callbacks = program.callbacks  # keeps them registered while this call lives
+        self.run = program.run
+        self.extern = extern
+        self.out_avals = program.out_avals
+        self.out_pos = program.out_pos
 
     def run_values(self, values):
         """Runs on `_core.Array`s; returns the `_core.Array`s of the outputs."""
@@ -240,24 +285,29 @@ class GraphCall:
         return [wrap(v, a) for v, a in zip(vals, self.out_avals)]
 
 
-class PlanCall:
+def _split_segments(jaxpr):
+    """The equations in order, runs of lowerable ones grouped in lists."""
+    groups, seg = [], []
+    for eqn in jaxpr.eqns:
+        if is_lowerable(eqn):
+            seg.append(eqn)
+        else:
+            if seg:
+                groups.append(seg)
+                seg = []
+            groups.append(eqn)
+    if seg:
+        groups.append(seg)
+    return groups
+
+
+class PlanProgram:
     """A ClosedJaxpr run as compiled segments with eager equations between them."""
 
     def __init__(self, closed):
         jaxpr = closed.jaxpr
         self.jaxpr = jaxpr
-        self.consts = closed.consts
-        groups, seg = [], []
-        for eqn in jaxpr.eqns:
-            if is_lowerable(eqn):
-                seg.append(eqn)
-            else:
-                if seg:
-                    groups.append(seg)
-                    seg = []
-                groups.append(eqn)
-        if seg:
-            groups.append(seg)
+        groups = _split_segments(jaxpr)
         # What each step must hand on: variables read by later steps or returned.
         live_after = []
         live = {a for a in jaxpr.outvars if type(a) is not Literal}
@@ -279,50 +329,116 @@ class PlanCall:
                 defined.update(eqn.outvars)
             outputs = [v for eqn in g for v in eqn.outvars if v in after]
             sub = ClosedJaxpr(Jaxpr([], inputs, outputs, g), [])
-            self.steps.append((inputs, outputs, GraphCall(sub)))
-        self._literals = {}
+            self.steps.append((inputs, outputs, GraphProgram(sub).call))
+        self.literals = {}
+        self.call = PlanCall(self, [])
 
-    def _read(self, env, a):
+    def bind(self, consts):
+        """The call of this program with these values of the constvars."""
+        return PlanCall(self, consts) if consts else self.call
+
+    def read(self, env, a):
         if type(a) is Literal:
-            arr = self._literals.get(id(a))
+            arr = self.literals.get(id(a))
             if arr is None:
-                arr = self._literals[id(a)] = (literal_array(a), a)
+                arr = self.literals[id(a)] = (literal_array(a), a)
             return arr[0]
         return env[a]
 
+
+class PlanCall:
+    """A PlanProgram with the values of its consts: call(list of xjax Arrays) -> list of xjax Arrays."""
+
+    __slots__ = ("program", "consts")
+
+    def __init__(self, program, consts):
+        self.program = program
+        self.consts = consts
+
     def __call__(self, args):
-        jaxpr = self.jaxpr
+        program = self.program
+        jaxpr = program.jaxpr
         env = dict(zip(jaxpr.constvars, self.consts))
         env.update(zip(jaxpr.invars, args))
-        for step in self.steps:
+        for step in program.steps:
             if type(step) is tuple:
                 inputs, outputs, call = step
                 env.update(zip(outputs, call([env[v] for v in inputs])))
                 continue
-            ins = [self._read(env, a) for a in step.invars]
+            ins = [program.read(env, a) for a in step.invars]
             out = step.primitive.impl(*ins, **step.params)
             if step.primitive.multiple_results:
                 env.update(zip(step.outvars, out))
             else:
                 env[step.outvars[0]] = out
-        return [self._read(env, a) for a in jaxpr.outvars]
+        return [program.read(env, a) for a in jaxpr.outvars]
 
 
-_compiled = weakref.WeakKeyDictionary()
+# ---- the caches -----------------------------------------------------------------------------
+# A jaxpr made by a trace is a new object on every trace (eager control flow traces its functions
+# on every call; grad and vmap make new jaxprs each call), so compiled programs are cached by the
+# jaxpr's structure (`jaxpr_key`), bounded. A ClosedJaxpr that is compiled again (a jit entry,
+# a loop body, a cached trace) keeps its bound call itself (`ClosedJaxpr.compiled`), stamped with
+# the cache's generation so that clearing the cache reaches those too.
+
+_programs = LRUCache(512)  # structural key -> GraphProgram / PlanProgram
+_stats = {"compiles": 0, "generation": 0}
+
+
+def _program(key, closed):
+    program = _programs.get(key)
+    if program is None:
+        _stats["compiles"] += 1
+        program = GraphProgram(closed) if jaxpr_is_lowerable(closed.jaxpr) else PlanProgram(closed)
+        _programs.put(key, program)
+    return program
 
 
 def compile_closed_jaxpr(closed):
     """The cached compiled form of a ClosedJaxpr: one graph when possible, else a plan."""
-    call = _compiled.get(closed)
-    if call is None:
-        call = GraphCall(closed) if jaxpr_is_lowerable(closed.jaxpr) else PlanCall(closed)
-        _compiled[closed] = call
+    mine = closed.compiled
+    generation = _stats["generation"]
+    if mine is not None and mine[0] == generation:
+        return mine[1]
+    call = _program(jaxpr_key(closed.jaxpr), closed).bind(closed.consts)
+    closed.compiled = (generation, call)
     return call
 
 
 def run_closed_jaxpr(closed, args):
     """Runs a ClosedJaxpr eagerly on xjax Arrays (compiling it on first use)."""
     return compile_closed_jaxpr(closed)(list(args))
+
+
+def equation_call(prim, avals, params):
+    """The compiled graph of the one equation prim[params](avals), as a call on xjax Arrays; None
+    when it cannot be lowered (the caller runs it its own way).
+
+    For primitives holding jaxprs (eager control flow): their params are new objects on every
+    call, so the structural key of the equation finds the compiled graph.
+    """
+    key = ("eqn", prim, params_key(params), avals)
+    program = _programs.get(key)
+    if program is None:
+        check = getattr(prim, "can_lower", None)
+        if check is None or not check(params):
+            return None
+        invars = [Var(a) for a in avals]
+        outvars = [Var(a) for a in prim.abstract_eval(*avals, **params)]
+        closed = ClosedJaxpr(Jaxpr([], invars, outvars, [JaxprEqn(invars, outvars, prim, params)]), [])
+        program = _program(key, closed)
+    return program.call
+
+
+def cache_info():
+    """The compiled-jaxpr cache: {size, maxsize, hits, misses, evictions, compiles}."""
+    return {**_programs.info(), "compiles": _stats["compiles"]}
+
+
+def clear_cache():
+    """Drops every compiled program (calls already bound elsewhere, as jit's, keep theirs)."""
+    _programs.clear()
+    _stats["generation"] += 1
 
 
 def as_array(x):

@@ -56,17 +56,12 @@ class _RecordingGraph:
 
 
 def graph_text(closed, module_name):
-    """The graph of a ClosedJaxpr as text: parameters (inputs, then literals and constants), ops, results."""
+    """The graph of a ClosedJaxpr as text: parameters (inputs, constants, then externals), ops, results."""
     jaxpr = closed.jaxpr
-    acc = {}
-    for c in closed.consts:
-        acc.setdefault(gl._const_key(c), c)
-    gl.collect_externals(jaxpr, acc, literals=not gl.HAS_CONSTANT)
     g = _RecordingGraph()
-    ins = [g.parameter(v.aval.shape, v.aval.dtype.name) for v in jaxpr.invars]
-    ext = {k: g.parameter(v.aval.shape, v.aval.dtype.name) for k, v in acc.items()}
+    ins, const_refs, ext, _ = gl.graph_inputs(g, closed)
     lowerer = gl.GraphLowerer(g, ext)
-    outs = lowerer.lower_jaxpr(jaxpr, [lowerer.const_ref(c) for c in closed.consts], ins)
+    outs = lowerer.lower_jaxpr(jaxpr, const_refs, ins)
     g.set_outputs(outs)
     gl.unregister_callbacks(lowerer.callbacks)
     body = "".join("  " + line + "\n" for line in g.text("main").splitlines())

@@ -4,13 +4,12 @@ import builtins
 import numpy as np
 
 from xjax._src import core, dtypes, errors, tree_util
-from xjax._src.config import config
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.graph_lowering import run_closed_jaxpr
 from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Var
 from xjax._src.lax import elementwise as ew
 from xjax._src.lax.base import asarray
-from xjax._src.lax.control_flow_common import (concrete_scalar, is_tracing, lowerable, mismatch_extra, operand,
+from xjax._src.lax.control_flow_common import (concrete_scalar, is_tracing, jit_disabled, mismatch_extra, operand,
                                                 run_as_jit, scalar_i32, trace_fun, tree_mismatch, typematch)
 
 _flatten = tree_util.tree_flatten
@@ -24,10 +23,19 @@ def _cond_abstract_eval(index, *ops, branches):
 
 
 def _cond_impl(index, *ops, branches):
-    if lowerable(cond_p, {"branches": branches}):
-        return run_as_jit(cond_p, [index, *ops], {"branches": branches})
-    i = builtins.min(builtins.max(int(index), 0), len(branches) - 1)
-    return run_closed_jaxpr(branches[i], [asarray(o) for o in ops])
+    index = asarray(index)
+    ops = [asarray(o) for o in ops]
+    if index.is_ready():
+        # The branch is known now: run its graph alone (a small graph runs at once, in this thread,
+        # while a graph holding a cond op always goes through the executor's queue).
+        i = builtins.min(builtins.max(int(index), 0), len(branches) - 1)
+        return run_closed_jaxpr(branches[i], ops)
+
+    def fallback(args):
+        i = builtins.min(builtins.max(int(args[0]), 0), len(branches) - 1)
+        return run_closed_jaxpr(branches[i], args[1:])
+
+    return run_as_jit(cond_p, [index, *ops], {"branches": branches}, fallback)
 
 
 cond_p.abstract_eval = _cond_abstract_eval
@@ -36,6 +44,8 @@ cond_p.impl = _cond_impl
 
 def _common_consts(traced):
     """All branches' consts once each (by identity, in order), and each branch taking all of them."""
+    if not any(cs for _, cs in traced):  # nothing to pad: the traced (maybe cached) jaxprs as they are
+        return [], [closed for closed, _ in traced]
     consts, seen = [], {}
     for _, cs in traced:
         for c in cs:
@@ -72,16 +82,13 @@ def _check_branches(what, names, funs, trees, avals_list):
                     " so that all output types match.")
 
 
-
-
-
-
 def _branches_call(index, branches, names, operands, what, traced_for):
-    ops = [operand(o) for o in _flatten(operands)[0]]
+    leaves, in_tree = _flatten(operands)
+    ops = [operand(o) for o in leaves]
     in_avals = [core.get_aval(o) for o in ops]
     traced, trees = [], []
     for fun in branches:
-        closed, consts, tree = trace_fun(fun, operands, in_avals, traced_for)
+        closed, consts, tree = trace_fun(fun, operands, in_avals, traced_for, in_tree=in_tree)
         traced.append((closed, consts))
         trees.append(tree)
     _check_branches(what, names, branches, trees, [c.out_avals for c, _ in traced])
@@ -101,7 +108,7 @@ def cond(pred, true_fun, false_fun, *operands, operand=None, linear=None):
     if dtype != dtypes.bool_ and not (dtypes.is_int(dtype) or dtypes.is_float(dtype)):
         raise TypeError(f"Pred type must be either boolean or number, got {dtype}.")
     concrete = concrete_scalar(pred)
-    if config.jax_disable_jit and concrete is not None and not is_tracing():
+    if jit_disabled() and concrete is not None and not is_tracing():
         return true_fun(*operands) if concrete else false_fun(*operands)
     if concrete is not None:
         index = scalar_i32(bool(concrete))
@@ -112,6 +119,8 @@ def cond(pred, true_fun, false_fun, *operands, operand=None, linear=None):
     traced, ops, out_tree = _branches_call(index, (true_fun, false_fun), ("true_fun", "false_fun"), operands,
                                            "cond", "cond")
     consts, (true_j, false_j) = _common_consts(traced)
+    if concrete is not None and not is_tracing():  # what cond's impl would do, without the detour
+        return out_tree.unflatten(run_closed_jaxpr(true_j if concrete else false_j, [*consts, *ops]))
     outs = cond_p.bind(index, *consts, *ops, branches=(false_j, true_j))
     return out_tree.unflatten(outs)
 
@@ -134,16 +143,21 @@ def switch(index, branches, *operands, operand=None):
     if len(branches) == 1:
         return branches[0](*operands)
     concrete = concrete_scalar(index)
-    if concrete is not None and type(index) not in core.ARRAY_TYPES:
-        index = scalar_i32(concrete)
+    eager = concrete is not None and not is_tracing()
+    if eager:  # the branch is known here (int32 wrap-around and clamping as the ops would do them)
+        i = builtins.min(builtins.max((int(concrete) + 2 ** 31) % 2 ** 32 - 2 ** 31, 0), len(branches) - 1)
+        if jit_disabled():
+            return branches[i](*operands)
+    elif concrete is not None and type(index) not in core.ARRAY_TYPES:
+        index = ew.clamp(scalar_i32(0), scalar_i32(concrete), scalar_i32(len(branches) - 1))
     else:
         index = ew.convert_element_type(index, dtypes.int32)
-    index = ew.clamp(scalar_i32(0), index, scalar_i32(len(branches) - 1))
-    if config.jax_disable_jit and concrete is not None and not is_tracing():
-        return branches[int(index)](*operands)
-    names = [f"branch {i}" for i in range(len(branches))]
+        index = ew.clamp(scalar_i32(0), index, scalar_i32(len(branches) - 1))
+    names = [f"branch {k}" for k in range(len(branches))]
     traced, ops, out_tree = _branches_call(index, branches, names, operands, "switch", "switch")
     consts, jaxprs = _common_consts(traced)
+    if eager:  # what cond's impl would do, without the detour
+        return out_tree.unflatten(run_closed_jaxpr(jaxprs[i], [*consts, *ops]))
     outs = cond_p.bind(index, *consts, *ops, branches=tuple(jaxprs))
     return out_tree.unflatten(outs)
 

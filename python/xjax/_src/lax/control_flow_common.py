@@ -1,13 +1,15 @@
 """What the control-flow primitives share: tracing user functions to jaxprs with their consts as
 operands, forwarding and pruning, carry type checks worded as JAX's, and eager runs as jit."""
+import weakref
+
 import numpy as np
 
 from xjax._src import core, dtypes, errors, tree_util
 from xjax._src.backends import cpu
 from xjax._src.config import config
 from xjax._src.interpreters import partial_eval as pe
-from xjax._src.interpreters.graph_lowering import compile_closed_jaxpr
-from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
+from xjax._src.interpreters.graph_lowering import equation_call
+from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal
 from xjax._src.lax import elementwise as ew
 from xjax._src.lax.base import asarray
 
@@ -32,13 +34,35 @@ def operand(x):
     return x if isinstance(x, core.Tracer) else asarray(x)
 
 
-def trace_fun(fun, args, in_avals, traced_for, split_out=None, debug=None):
+class _TracedWhat:
+    """`function f at file:line traced for cond`, worded only when an error needs it."""
+
+    __slots__ = ("dbg",)
+
+    def __init__(self, dbg):
+        self.dbg = dbg
+
+    def __str__(self):
+        return f"function {pe.func_src_info(self.dbg.fun)} traced for {self.dbg.traced_for}"
+
+
+def trace_fun(fun, args, in_avals, traced_for, split_out=None, debug=None, in_tree=None, cache_on=None):
     """(jaxpr with its consts as leading invars, consts, output tree) of fun(*args) on abstract args.
 
     split_out(out) -> (leaves, tree) replaces plain flattening of the result (scan's (carry, y) pairs);
-    debug = (function, traced_for, names_fn) names a user function that fun wraps, for error messages.
+    debug = (function, traced_for, names_fn) names a user function that fun wraps, for error messages;
+    in_tree: the tree of args when the caller has it. The trace is cached under the user's function:
+    fun itself, or cache_on = (function, tag) when fun is a wrapper of function made on each call
+    (the tag names the wrapping, so function and tag together stand for everything fun does).
+    Nothing is worded or inspected before an error needs it: this runs on every eager call.
     """
-    _, in_tree = _flatten(args)
+    if in_tree is None:
+        in_tree = _flatten(args)[1]
+    cache_on, tag = (fun, None) if cache_on is None else cache_on
+    key = (traced_for, tag, in_tree, *in_avals)
+    hit = _cached_trace(cache_on, key)
+    if hit is not None:
+        return hit
     trees = []
 
     def flat_fun(*tracers):
@@ -52,10 +76,95 @@ def trace_fun(fun, args, in_avals, traced_for, split_out=None, debug=None):
 
     dbg = pe.DebugInfo(traced_for, fun, names_fn=names_fn) if debug is None else pe.DebugInfo(
         debug[1], debug[0], names_fn=debug[2])
-    closed = pe.trace_to_jaxpr(flat_fun, in_avals, dbg,
-                               what=f"function {pe.func_src_info(dbg.fun)} traced for {dbg.traced_for}")
+    closed = pe.trace_to_jaxpr(flat_fun, in_avals, dbg, what=_TracedWhat(dbg))
     closed, consts = pe.convert_constvars(closed)
-    return closed, consts, trees[0]
+    out = Traced(closed, consts, trees[0])
+    _remember_trace(cache_on, key, out)
+    return out
+
+
+class Traced:
+    """What trace_fun gives: unpacks as (closed jaxpr, consts, output tree).
+
+    `derived(key, compute)` remembers what a caller computes from the trace alone (the rewritten
+    loop jaxprs), so that a cached trace also gives the same rewritten jaxprs, whose compiled
+    graph is then found by identity of their structural key.
+    """
+
+    __slots__ = ("closed", "consts", "tree", "_memo")
+
+    def __init__(self, closed, consts, tree):
+        self.closed = closed
+        self.consts = consts
+        self.tree = tree
+        self._memo = None
+
+    def __iter__(self):
+        return iter((self.closed, self.consts, self.tree))
+
+    def derived(self, key, compute):
+        memo = self._memo
+        if memo is None:
+            memo = self._memo = {}
+        value = memo.get(key)
+        if value is None:
+            if len(memo) >= 8:  # keys may hold other traces: stay small
+                memo.clear()
+            value = memo[key] = compute()
+        return value
+
+
+# ---- the trace cache ------------------------------------------------------------------------
+# As in JAX, a function given to control flow is traced once per (function object, what it is
+# traced for, argument structure and types): a repeated eager `cond(p, f, g, x)` reuses the
+# jaxprs of f and g (and so finds their compiled graph at once), and Python side effects in f
+# run at its first trace only. A new lambda on each call is a new function: traced each time,
+# its graph found by the jaxpr's structure. Traces closing over tracers are not kept.
+
+_traces = {}  # id(function) -> (weak reference to it, {key: Traced}, oldest first)
+_TRACES_PER_FUNCTION = 16
+
+
+def _cached_trace(fun, key):
+    entry = _traces.get(id(fun))
+    if entry is None or entry[0]() is not fun:
+        return None
+    return entry[1].get(key)
+
+
+def _remember_trace(fun, key, out):
+    if any(isinstance(c, core.Tracer) for c in out.consts):
+        return
+    fid = id(fun)
+    entry = _traces.get(fid)
+    if entry is None or entry[0]() is not fun:
+        try:
+            ref = weakref.ref(fun, lambda r, fid=fid: _forget(fid, r))
+        except TypeError:  # a callable that cannot be weakly referenced: not cached
+            return
+        entry = _traces[fid] = (ref, {})
+    per_fun = entry[1]
+    if len(per_fun) >= _TRACES_PER_FUNCTION:
+        del per_fun[next(iter(per_fun))]
+    per_fun[key] = out
+
+
+def _forget(fid, ref):
+    entry = _traces.get(fid)
+    if entry is not None and entry[0] is ref:
+        del _traces[fid]
+
+
+def clear_trace_cache(name=None, value=None):
+    """Forgets every cached trace (a config change can change what tracing gives)."""
+    _traces.clear()
+
+
+def jit_disabled():
+    return config._values["jax_disable_jit"]  # (config.jax_disable_jit is a slow __getattr__)
+
+
+config.on_change(clear_trace_cache)
 
 
 def forwarding(jaxpr):
@@ -85,6 +194,8 @@ def move_inputs_to_front(closed, move):
 
 
 def prune_outputs(closed, keep):
+    if all(keep):
+        return closed
     j = closed.jaxpr
     return ClosedJaxpr(Jaxpr([], j.invars, [v for v, k in zip(j.outvars, keep) if k], j.eqns), [])
 
@@ -124,6 +235,8 @@ def carry_name(fun):
 
 def check_carry(name, fun, in_tree, in_avals, out_tree, out_avals):
     """TypeError as JAX words it when a loop body's carry output differs from its input."""
+    if in_tree == out_tree and all(typematch(a, b) for a, b in zip(in_avals, out_avals)):
+        return  # (the usual case, on every eager call: no names looked up)
     carry = carry_name(fun)
     component = (lambda p: f"the input carry component {carry}{p}" if p else f"the input carry {carry}") if carry \
         else (lambda p: f"the input carry at path {p}" if p else "the input carry")
@@ -161,17 +274,13 @@ def promote_weak(vals, in_avals, out_avals):
     return out, changed
 
 
-def run_as_jit(prim, args, params):
-    """Eager impl through a one-equation jaxpr (compiled like any jitted function)."""
+def run_as_jit(prim, args, params, fallback):
+    """Eager impl: the compiled graph of the one equation (found by its structure: the jaxprs in
+    params are traced again on every call, but a repeated call compiles once), or, when the core
+    cannot run it, fallback(args)."""
     args = [asarray(a) for a in args]
-    avals = [a.aval for a in args]
-    invars = [Var(a) for a in avals]
-    out_avals = prim.abstract_eval(*avals, **params)
-    from xjax._src.jaxpr import JaxprEqn
-
-    outvars = [Var(a) for a in out_avals]
-    closed = ClosedJaxpr(Jaxpr([], invars, outvars, [JaxprEqn(invars, outvars, prim, params)]), [])
-    return compile_closed_jaxpr(closed)(args)
+    call = equation_call(prim, tuple([a.aval for a in args]), params)
+    return fallback(args) if call is None else call(args)
 
 
 def lowerable(prim, params):
@@ -190,8 +299,18 @@ def concrete_scalar(x):
     return None
 
 
+_I32_SCALARS = {}
+
+
 def scalar_i32(v):
-    return cpu.scalar(int(v), dtypes.int32, False)
+    """A 0-d int32 array of v (arrays are immutable: small ones are made once)."""
+    v = int(v)
+    x = _I32_SCALARS.get(v)
+    if x is None:
+        x = cpu.scalar(v, dtypes.int32, False)
+        if -16 <= v < 256:
+            _I32_SCALARS[v] = x
+    return x
 
 
 def shaped_repr(a):

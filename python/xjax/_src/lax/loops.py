@@ -6,14 +6,12 @@ import numpy as np
 
 from xjax._src import core, dtypes, errors, tree_util
 from xjax._src.backends import cpu
-from xjax._src.config import config
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.graph_lowering import compile_closed_jaxpr
 from xjax._src.lax import elementwise as ew
 from xjax._src.lax import layout
-from xjax._src.lax.base import asarray
 from xjax._src.lax.control_flow_common import (aval_str, check_carry, concrete_scalar, dce_inputs, forwarding,
-                                                is_tracing, lowerable, move_inputs_to_front, operand, promote_weak,
+                                                is_tracing, jit_disabled, move_inputs_to_front, operand, promote_weak,
                                                 prune_outputs, run_as_jit, shaped_repr, trace_fun)
 
 _flatten = tree_util.tree_flatten
@@ -30,26 +28,27 @@ def _while_abstract_eval(*avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncon
 
 def _while_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     params = dict(cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr, cond_nconsts=cond_nconsts, body_nconsts=body_nconsts)
-    if lowerable(while_p, params):
-        return run_as_jit(while_p, args, params)
-    args = [asarray(a) for a in args]
-    nc = cond_nconsts + body_nconsts
-    cc, bc, carry = args[:cond_nconsts], args[cond_nconsts:nc], args[nc:]
-    cond_call, body_call = compile_closed_jaxpr(cond_jaxpr), compile_closed_jaxpr(body_jaxpr)
-    while bool(cond_call(cc + carry)[0]):
-        carry = body_call(bc + carry)
-    return carry
+
+    def python_loop(args):
+        nc = cond_nconsts + body_nconsts
+        cc, bc, carry = args[:cond_nconsts], args[cond_nconsts:nc], args[nc:]
+        cond_call, body_call = compile_closed_jaxpr(cond_jaxpr), compile_closed_jaxpr(body_jaxpr)
+        while bool(cond_call(cc + carry)[0]):
+            carry = body_call(bc + carry)
+        return carry
+
+    return run_as_jit(while_p, args, params, python_loop)
 
 
 while_p.abstract_eval = _while_abstract_eval
 while_p.impl = _while_impl
 
 
-def while_loop(cond_fun, body_fun, init_val, _body_debug=None):
+def while_loop(cond_fun, body_fun, init_val, _body_debug=None, _body_cache_on=None):
     """Repeats body_fun while cond_fun holds: the loop is one primitive, its functions traced once."""
     if not (callable(body_fun) and callable(cond_fun)):
         raise TypeError("lax.while_loop: body_fun and cond_fun arguments should be callable.")
-    if config.jax_disable_jit and not is_tracing():
+    if jit_disabled() and not is_tracing():
         try:
             val = init_val
             while cond_fun(val):
@@ -69,40 +68,50 @@ def while_loop(cond_fun, body_fun, init_val, _body_debug=None):
         if pred.shape != () or pred.dtype != dtypes.bool_:
             raise TypeError("cond_fun must return a boolean scalar, but got output type(s) "
                             f"[{shaped_repr(pred)}].")
-        b_closed, b_consts, b_tree = trace_fun(body_fun, (in_tree.unflatten(init),), avals, "while_body",
-                                            debug=_body_debug)
-        return c_closed, c_consts, b_closed, b_consts, b_tree
+        b_traced = trace_fun(body_fun, (in_tree.unflatten(init),), avals, "while_body", debug=_body_debug,
+                             cache_on=_body_cache_on)
+        return c_closed, c_consts, b_traced
 
-    c_closed, c_consts, b_closed, b_consts, b_tree = trace_both(in_avals)
+    c_closed, c_consts, b_traced = trace_both(in_avals)
+    b_closed, b_consts, b_tree = b_traced
     body_out = b_closed.out_avals
     if b_tree == in_tree:
         init, changed = promote_weak(init, in_avals, body_out)
         if changed:
             in_avals = [core.get_aval(x) for x in init]
-            c_closed, c_consts, b_closed, b_consts, b_tree = trace_both(in_avals)
+            c_closed, c_consts, b_traced = trace_both(in_avals)
+            b_closed, b_consts, b_tree = b_traced
             body_out = b_closed.out_avals
     check_carry("while_loop body", body_fun, in_tree, in_avals, b_tree, body_out)
-    # Carries the body passes through unchanged and the condition ignores become body consts.
-    nb = len(b_consts)
-    fwd = forwarding(b_closed.jaxpr)[:len(init)]
-    nofwd = [nb + i != f for i, f in enumerate(fwd)]
-    move = [False] * len(init)
-    if not builtins.all(nofwd):
-        dced, kept = dce_inputs(c_closed.jaxpr, [True] * len(c_consts) + nofwd)
-        move = [not k for k in kept[len(c_consts):]]
-        if builtins.any(move):
-            c_closed = dced
-            b_closed = prune_outputs(b_closed, [not m for m in move])
-            b_closed = move_inputs_to_front(b_closed, [False] * nb + move)
-            b_consts = [x for x, m in zip(init, move) if m] + b_consts
-            moved = [x for x, m in zip(init, move) if m]
-            init = [x for x, m in zip(init, move) if not m]
+    c_closed, b_closed, move = b_traced.derived(
+        ("while", c_closed, len(c_consts), len(init)), lambda: _while_rewrite(c_closed, len(c_consts), b_closed,
+                                                                              len(b_consts), len(init)))
+    if move is not None:
+        moved = [x for x, m in zip(init, move) if m]
+        b_consts = moved + b_consts
+        init = [x for x, m in zip(init, move) if not m]
     outs = while_p.bind(*c_consts, *b_consts, *init, cond_nconsts=len(c_consts), cond_jaxpr=c_closed,
                         body_nconsts=len(b_consts), body_jaxpr=b_closed)
-    if builtins.any(move):
+    if move is not None:
         it, mv = iter(outs), iter(moved)
         outs = [next(mv) if m else next(it) for m in move]
     return in_tree.unflatten(outs)
+
+
+def _while_rewrite(c_closed, nc, b_closed, nb, ncarry):
+    """(cond, body, which carries moved or None): carries the body passes through unchanged and the
+    condition ignores become body consts."""
+    fwd = forwarding(b_closed.jaxpr)[:ncarry]
+    nofwd = [nb + i != f for i, f in enumerate(fwd)]
+    if builtins.all(nofwd):
+        return c_closed, b_closed, None
+    dced, kept = dce_inputs(c_closed.jaxpr, [True] * nc + nofwd)
+    move = [not k for k in kept[nc:]]
+    if not builtins.any(move):
+        return c_closed, b_closed, None
+    b_closed = prune_outputs(b_closed, [not m for m in move])
+    b_closed = move_inputs_to_front(b_closed, [False] * nb + move)
+    return dced, b_closed, move
 
 
 
@@ -136,16 +145,13 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
 
         debug = (body_fun, "fori_loop", lambda: pe.arg_names_of(body_fun, (0, init_val), {}))
         (_, result), _ = scan(scanned_fun, (lo, init_val), None, length=length,
-                              unroll=False if unroll is None else unroll, _debug=debug)
+                              unroll=False if unroll is None else unroll, _debug=debug,
+                              _cache_on=(body_fun, "fori_scan"))
         return result
     if unroll is not None and unroll is not False and unroll != 1:
         raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are statically known.")
     lower = ew.convert_element_type(lower, dtype) if core.get_aval(lower).dtype != dtype else lower
     upper = ew.convert_element_type(upper, dtype) if core.get_aval(upper).dtype != dtype else upper
-
-    def cond_fun(carry):
-        i, hi_, _ = carry
-        return ew.lt(i, hi_)
 
     def body(carry):
         i, hi_, x = carry
@@ -155,8 +161,15 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
         names = pe.arg_names_of(body_fun, (0, init_val), {})
         return names[:1] + [""] + names[1:]
 
-    _, _, result = while_loop(cond_fun, body, (lower, upper, init_val), _body_debug=(body_fun, "fori_loop", names_fn))
+    _, _, result = while_loop(_fori_cond, body, (lower, upper, init_val),
+                              _body_debug=(body_fun, "fori_loop", names_fn), _body_cache_on=(body_fun, "fori_while"))
     return result
+
+
+def _fori_cond(carry):
+    """The condition of a fori_loop with traced bounds (one function: its trace is cached)."""
+    i, hi_, _ = carry
+    return ew.lt(i, hi_)
 
 
 # ---- scan and map ---------------------------------------------------------------------------
@@ -177,21 +190,22 @@ def _stack(ys, aval, length):
 def _scan_impl(*args, reverse, length, jaxpr, num_consts, num_carry, unroll):
     params = dict(reverse=reverse, length=length, jaxpr=jaxpr, num_consts=num_consts, num_carry=num_carry,
                   unroll=unroll)
-    if lowerable(scan_p, params):
-        return run_as_jit(scan_p, args, params)
-    args = [asarray(a) for a in args]
-    consts, carry, xs = args[:num_consts], args[num_consts:num_consts + num_carry], args[num_consts + num_carry:]
-    body = compile_closed_jaxpr(jaxpr)
-    steps = []
-    for t in (reversed(range(length)) if reverse else range(length)):
-        x_t = [layout.index_in_dim(x, t, 0, keepdims=False) for x in xs]
-        out = body([*consts, *carry, *x_t])
-        carry = out[:num_carry]
-        steps.append(out[num_carry:])
-    if reverse:
-        steps.reverse()
-    y_avals = jaxpr.out_avals[num_carry:]
-    return list(carry) + [_stack([s[k] for s in steps], a, length) for k, a in enumerate(y_avals)]
+
+    def python_loop(args):
+        consts, carry, xs = args[:num_consts], args[num_consts:num_consts + num_carry], args[num_consts + num_carry:]
+        body = compile_closed_jaxpr(jaxpr)
+        steps = []
+        for t in (reversed(range(length)) if reverse else range(length)):
+            x_t = [layout.index_in_dim(x, t, 0, keepdims=False) for x in xs]
+            out = body([*consts, *carry, *x_t])
+            carry = out[:num_carry]
+            steps.append(out[num_carry:])
+        if reverse:
+            steps.reverse()
+        y_avals = jaxpr.out_avals[num_carry:]
+        return list(carry) + [_stack([s[k] for s in steps], a, length) for k, a in enumerate(y_avals)]
+
+    return run_as_jit(scan_p, args, params, python_loop)
 
 
 scan_p.abstract_eval = _scan_abstract_eval
@@ -220,7 +234,7 @@ def _scan_length(xs_flat, length):
     return lengths[0]
 
 
-def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False, _debug=None):
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False, _debug=None, _cache_on=None):
     """Loops f over the leading axis of xs carrying a state: returns (final carry, stacked ys)."""
     if not callable(f):
         raise TypeError("lax.scan: f argument should be a callable.")
@@ -230,7 +244,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
     init_flat, init_tree = _flatten(init)
     init_flat = [operand(x) for x in init_flat]
     x_avals = [core.get_aval(x).update(shape=core.get_aval(x).shape[1:]) for x in xs_flat]
-    if config.jax_disable_jit and not is_tracing():
+    if jit_disabled() and not is_tracing():
         if length == 0:
             raise ValueError("zero-length scan is not supported in disable_jit() mode because the output type is "
                              "unknown.")
@@ -244,8 +258,6 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
 
         return carry, tree_map(lambda *v: layout.concatenate([layout.expand_dims(e, (0,)) for e in v], 0), *ys)
 
-    split = {}
-
     def split_out(out):
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             leaves, tree = _flatten(out)
@@ -253,22 +265,22 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
             raise TypeError(f"scan body output must be a pair, got {_fmt(shown)}.")
         c_leaves, c_tree = _flatten(out[0])
         y_leaves, y_tree = _flatten(out[1])
-        split["trees"] = (c_tree, y_tree)
         return c_leaves + y_leaves, (c_tree, y_tree)
 
     def trace(avals):
         example = (init_tree.unflatten(init_flat), xs_tree.unflatten(xs_flat))
-        closed, consts, _ = trace_fun(f, example, avals + x_avals, "scan", split_out, _debug)
-        return closed, consts, split["trees"]
+        return trace_fun(f, example, avals + x_avals, "scan", split_out, _debug, cache_on=_cache_on)
 
     in_avals = [core.get_aval(x) for x in init_flat]
-    closed, consts, (c_tree, y_tree) = trace(in_avals)
+    traced = trace(in_avals)
+    closed, consts, (c_tree, y_tree) = traced
     carry_out = closed.out_avals[:len(init_flat)]
     if c_tree == init_tree:
         init_flat, changed = promote_weak(init_flat, in_avals, carry_out)
         if changed:
             in_avals = [core.get_aval(x) for x in init_flat]
-            closed, consts, (c_tree, y_tree) = trace(in_avals)
+            traced = trace(in_avals)
+            closed, consts, (c_tree, y_tree) = traced
             carry_out = closed.out_avals[:len(init_flat)]
     check_carry("scan body", f, init_tree, in_avals, c_tree, carry_out)
     if isinstance(unroll, bool):
@@ -277,29 +289,48 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
     if unroll < 0:
         raise ValueError("`unroll` must be a `bool` or a non-negative `int`.")
     num_carry, num_xs = len(init_flat), len(xs_flat)
-    num_ys = len(closed.out_avals) - num_carry
+    closed, move, ext_to_ext = traced.derived(
+        ("scan", num_carry, num_xs), lambda: _scan_rewrite(closed, len(consts), num_carry, num_xs))
     args = [*init_flat, *xs_flat]
-    fwd = forwarding(closed.jaxpr)
-    carry_fwd, ext_fwd = fwd[:num_carry], fwd[num_carry:]
-    move = [len(consts) + i == fw for i, fw in enumerate(carry_fwd)]
     new_consts = []
-    if builtins.any(move):
-        closed = prune_outputs(closed, [not m for m in move] + [True] * num_ys)
-        closed = move_inputs_to_front(closed, [False] * len(consts) + move + [False] * num_xs)
-        new_consts = [a for a, m in zip(args, move + [False] * num_xs) if m]
+    if move is not None:
+        new_consts = [a for a, m in zip(args, move) if m]
         args = [a for a, m in zip(args, move + [False] * num_xs) if not m]
         consts = new_consts + consts
         num_carry -= len(new_consts)
-    ext_to_ext = [i - len(consts) if i is not None and i >= num_carry + len(consts) else None for i in ext_fwd]
-    closed = prune_outputs(closed, [True] * num_carry + [i is None for i in ext_to_ext])
     outs = scan_p.bind(*consts, *args, reverse=bool(reverse), length=length, jaxpr=closed, num_consts=len(consts),
                        num_carry=num_carry, unroll=unroll)
-    carry_vals, ys = outs[:num_carry], iter(outs[num_carry:])
-    ys = [next(ys) if i is None else args[i] for i in ext_to_ext]
-    if builtins.any(move):
+    carry_vals = outs[:num_carry]
+    if ext_to_ext is not None:
+        ys = iter(outs[num_carry:])
+        ys = [next(ys) if i is None else args[i] for i in ext_to_ext]
+    else:
+        ys = outs[num_carry:]
+    if move is not None:
         it, nc = iter(carry_vals), iter(new_consts)
         carry_vals = [next(nc) if m else next(it) for m in move]
     return c_tree.unflatten(carry_vals), y_tree.unflatten(ys)
+
+
+def _scan_rewrite(closed, nconsts, num_carry, num_xs):
+    """The body as scan takes it: carries passed through unchanged become consts, and ys that are
+    just xs are not produced. Returns (body, which carries moved or None, for each y the xs index
+    it is or None -- or None when none is)."""
+    num_ys = len(closed.out_avals) - num_carry
+    fwd = forwarding(closed.jaxpr)
+    carry_fwd, ext_fwd = fwd[:num_carry], fwd[num_carry:]
+    move = [nconsts + i == fw for i, fw in enumerate(carry_fwd)]
+    if builtins.any(move):
+        closed = prune_outputs(closed, [not m for m in move] + [True] * num_ys)
+        closed = move_inputs_to_front(closed, [False] * nconsts + move + [False] * num_xs)
+        moved = builtins.sum(move)
+        nconsts += moved
+        num_carry -= moved
+    else:
+        move = None
+    ext_to_ext = [i - nconsts if i is not None and i >= num_carry + nconsts else None for i in ext_fwd]
+    closed = prune_outputs(closed, [True] * num_carry + [i is None for i in ext_to_ext])
+    return closed, move, ext_to_ext if builtins.any(i is not None for i in ext_to_ext) else None
 
 
 def _fmt(tree):
@@ -330,7 +361,7 @@ def map(f, xs, *, batch_size=None):  # noqa: A001 - lax's name
             _, ys_tail = scan(lambda _, x: ((), f(x)), (), tail)
             ys = tu.tree_map(lambda a, b: layout.concatenate([a, b], 0), ys, ys_tail)
         return ys
-    _, ys = scan(lambda _, x: ((), f(x)), (), xs)
+    _, ys = scan(lambda _, x: ((), f(x)), (), xs, _cache_on=(f, "map"))
     return ys
 
 

@@ -8,9 +8,8 @@ import numpy as np
 from xjax._src import core, dtypes, lax
 from xjax._src.array import Array
 from xjax._src.backends import cpu
-from xjax._src.numpy import util
 from xjax._src.core import to_concrete_value as _to_concrete_value
-from xjax._src.numpy.util import Tracer
+from xjax._src.numpy import array_from_list, util
 
 _X64_NAMES = ("int64", "uint64", "float64")
 
@@ -42,24 +41,6 @@ def _leaves(obj, out):
     return out
 
 
-def _stack_nested(obj, dtype):
-    """Builds a nested list holding tracers with lax ops (concrete data goes through NumPy)."""
-    if isinstance(obj, (list, tuple)):
-        parts = [_stack_nested(e, dtype) for e in obj]
-        if not parts:
-            return util.full((0,), 0, dtype)
-        shapes = {p.aval.shape for p in parts}
-        if len(shapes) != 1:
-            raise ValueError("setting an array element with a sequence. The requested array has an "
-                             f"inhomogeneous shape after 1 dimensions. The detected shape was ({len(parts)},) + "
-                             "inhomogeneous part.")
-        shape = parts[0].aval.shape
-        parts = [lax.broadcast_in_dim(p, (1,) + shape, tuple(range(1, len(shape) + 1))) for p in parts]
-        return lax.concatenate(parts, 0)
-    x = util.convert(obj, dtype, False)
-    return lax.elementwise._convert(x, dtype, weak_type=False) if x.aval.weak_type else x
-
-
 def array(object, dtype=None, copy=True, order="K", ndmin=0):  # noqa: A002 - NumPy's name
     """An xjax Array from an array, a scalar, a NumPy array or a (nested) list of those."""
     if order not in (None, "K", "C", "A"):
@@ -72,23 +53,26 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):  # noqa: A002 - Nu
             out = lax.copy_p.bind(x)
     elif type(x) in util._PY_SCALARS:
         d, weak = dtypes.dtype_and_weak(x)
+        if dt is not None:
+            array_from_list.check_python_int(x, dt)
         out = util.scalar(x, d if dt is None else dt, weak and dt is None)
     elif isinstance(x, (list, tuple)):
         leaves = _leaves(x, [])
-        for leaf in leaves:
-            if not util.is_arraylike(leaf) and not hasattr(leaf, "__jax_array__"):
+        if any(leaf is None for leaf in leaves):
+            raise ValueError("None is not a valid value for jnp.array")
+        others = [leaf for leaf in leaves if not util.is_arraylike(leaf)]
+        for leaf in others:
+            if not hasattr(leaf, "__jax_array__"):
                 util.asarray(leaf)  # raises the JAX error for the leaf's type
+        if others:
+            x = array_from_list.map_nested(x, lambda e: e if util.is_arraylike(e) else e.__jax_array__())
+            leaves = _leaves(x, [])
         if dt is None:
             dt = dtypes.result_type(*leaves) if leaves else dtypes.default_float_dtype()
-        if any(isinstance(leaf, Tracer) for leaf in leaves):
-            out = _stack_nested(x, dt)
-        else:
-            conv = [np.asarray(leaf) if isinstance(leaf, Array) else leaf for leaf in leaves]
-            if any(isinstance(c, np.ndarray) for c in conv):
-                data = np.array(_rebuild(x, iter(conv)), dtype=dt)
-            else:
-                data = np.array(x, dtype=dt)
-            out = cpu.device_put(data, dt)
+        if any(isinstance(leaf, util._ARRAY_TYPES) for leaf in leaves):
+            out = array_from_list.stack(x, dt)  # arrays are stacked by the core, traced or not
+        else:  # host data only: NumPy reads it once at the edge
+            out = cpu.device_put(np.array(x, dtype=dt), dt)
     elif hasattr(x, "__jax_array__"):
         return array(x.__jax_array__(), dtype, copy, order, ndmin)
     else:
@@ -105,12 +89,6 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):  # noqa: A002 - Nu
         shape = (1,) * (ndmin - nd) + out.aval.shape
         out = lax.broadcast_in_dim(out, shape, tuple(range(ndmin - nd, ndmin)))
     return out
-
-
-def _rebuild(obj, it):
-    if isinstance(obj, (list, tuple)):
-        return [_rebuild(e, it) for e in obj]
-    return next(it)
 
 
 def asarray(a, dtype=None, order=None, *, copy=None):
