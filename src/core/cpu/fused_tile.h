@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "core/cpu/fused.h"
 
@@ -60,7 +61,10 @@ void strided_run(char* dst, const char* src, int64_t stride, int64_t n) {
 // are filled (stride 0), copied (stride 1) or gathered.
 inline void gather(const FusedLoad& L, const char* base, char* dst, size_t es, int64_t start, int64_t len) {
   const size_t rank = L.shape.size();
-  int64_t idx[16];
+  int64_t local[16];  // any rank: the heap only past 16 dims
+  std::vector<int64_t> heap;
+  int64_t* idx = local;
+  if (rank > 16) heap.resize(rank), idx = heap.data();
   int64_t off = 0, rest = start;
   for (size_t d = rank; d-- > 0;) {
     idx[d] = rest % L.shape[d];
