@@ -119,7 +119,8 @@ def test_result_sizes_past_int64_raise_in_every_shape_rule():
     assert lines[2] == "[iota] int32(2305843009213693952,) is too large: it needs more than 2^62 bytes"
     assert lines[3] == ("[pad] padding_config (2305843009213693952, 2305843009213693952, 0) gives a too large "
                         "result")
-    assert lines[4] == "[reshape] int8(4611686018427387904, 4611686018427387904, 0) is too large: it needs more than 2^62 bytes"
+    assert lines[4] == ("[reshape] int8(4611686018427387904, 4611686018427387904, 0) is too large: it needs more "
+                        "than 2^62 bytes")
     assert lines[5] == "dimension 18446744073709551616 does not fit in int64"
 
 

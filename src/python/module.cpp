@@ -154,6 +154,8 @@ py::array bytes_view(const Array& a) {
     py::gil_scoped_release release;
     a.wait();
   }
+  if (!a.buffer_matches())
+    throw ValueError(std::string("[Array] ") + dtype_name(a.dtype) + shape_str(a.shape) + " has no buffer of its size");
   auto* keep = new std::shared_ptr<Buffer>(a.buffer);
   py::capsule owner(keep, [](void* p) { delete static_cast<std::shared_ptr<Buffer>*>(p); });
   py::array view(py::dtype("uint8"), {py::ssize_t(a.nbytes())}, {py::ssize_t(1)},

@@ -19,7 +19,8 @@ constexpr int64_t kInlineElements = int64_t(1) << 22;
 constexpr size_t kStackOperands = 32;
 
 std::string arg_str(const char* what, size_t i, const Array& a) {
-  return std::string("[execute] ") + what + " " + std::to_string(i) + " (" + dtype_name(a.dtype) + shape_str(a.shape) + ")";
+  return std::string("[execute] ") + what + " " + std::to_string(i) + " (" + dtype_name(a.dtype) +
+         shape_str(a.shape) + ")";
 }
 }  // namespace
 
@@ -77,7 +78,8 @@ void Executable::validate_outputs(const std::vector<Array>& inputs, const std::v
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Array& o = outputs[i];
     if (o.shape != types[i].shape || o.dtype != types[i].dtype)
-      throw ValueError(arg_str("output", i, o) + " should be " + dtype_name(types[i].dtype) + shape_str(types[i].shape));
+      throw ValueError(arg_str("output", i, o) + " should be " + dtype_name(types[i].dtype) +
+                       shape_str(types[i].shape));
     if (!o.buffer_matches())
       throw ValueError(arg_str("output", i, o) + " has no buffer of the " + std::to_string(o.nbytes()) +
                        " bytes it needs");
@@ -282,7 +284,8 @@ std::vector<Array> Executable::run(const std::vector<Array>& inputs) {
   // happen before run() returns whenever nothing is queued ahead of them. A run from inside a
   // queued computation (a host callback calling a compiled function) runs at once too, as the
   // stream is busy with its caller, unless an input is still queued: then it can only follow.
-  bool run_inline = all_ready && (Stream::in_task() || ((p.work <= kInlineElements || p.has_effects) && stream.idle()));
+  bool run_inline =
+      all_ready && (Stream::in_task() || ((p.work <= kInlineElements || p.has_effects) && stream.idle()));
   std::shared_ptr<Event> event = run_inline ? nullptr : std::make_shared<Event>();
   for (size_t i = 0; i < nout; ++i) {
     int v = p.outputs[i];
