@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-EXAMPLES_PER_FAMILY_GROUP = 150
+EXAMPLES_PER_FAMILY_GROUP = 200
 
 
 def test_random_shapes_never_crash():
