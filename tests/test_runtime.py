@@ -41,19 +41,51 @@ def test_bad_buffers_raise():
         _core.compile_op("no_such_op", [], {})
 
 
+def queued_failing_array():
+    """A 0-d float32 whose queued computation fails: it needs an intermediate of 2^62 bytes (the
+    largest size allowed, which no machine can allocate), so the error comes from a real kernel path
+    and the work is too large to run inline: the failure shows at wait, not at run."""
+    g = _core.Graph()
+    p = g.parameter((), "float32")
+    (big,) = g.add("broadcast_in_dim", [p], {"shape": [1 << 60], "broadcast_dimensions": []})
+    (n,) = g.add("neg", [big], {})
+    (s,) = g.add("reduce_sum", [n], {"axes": [0]})
+    g.set_outputs([s])
+    (out,) = _core.compile(g, fuse=False).run([_core.Array.from_scalar(1.0, "float32")])
+    return out
+
+
 def test_failed_computation_raises_at_wait_and_propagates():
-    bad = _core._failing_array("kernel exploded")
-    with pytest.raises(RuntimeError, match="kernel exploded"):
+    bad = queued_failing_array()
+    with pytest.raises(MemoryError, match="cannot allocate 4611686018427387904 bytes"):
         bad.wait()
     # A consumer of a failed value fails the same way (when it runs or when waited), without crashing.
     exe = _core.compile_op("neg", [((), "float32")], {})
-    with pytest.raises(RuntimeError, match="kernel exploded"):
+    with pytest.raises(MemoryError, match="cannot allocate"):
         (out,) = exe.run([bad])
         out.wait()
-    pending = _core._failing_array("queued failure")  # still queued: the consumer is queued too
-    with pytest.raises(RuntimeError, match="queued failure"):
+    pending = queued_failing_array()  # maybe still queued: the consumer is queued too
+    with pytest.raises(MemoryError, match="cannot allocate"):
         (out,) = exe.run([pending])
         out.wait()
+
+
+def test_failing_host_callback_fails_its_computation():
+    def boom(args):
+        raise RuntimeError("kernel exploded")
+
+    cid = _core.register_callback(boom)
+    try:
+        g = _core.Graph()
+        p = g.parameter((), "float32")
+        g.add("host_callback", [p], {"callback_id": cid})
+        (n,) = g.add("neg", [p], {})
+        g.set_outputs([n])
+        with pytest.raises(RuntimeError, match="kernel exploded"):
+            (out,) = _core.compile(g).run([_core.Array.from_scalar(1.0, "float32")])
+            out.wait()
+    finally:
+        _core.unregister_callback(cid)
 
 
 def test_executable_checks_arguments():

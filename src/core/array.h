@@ -6,6 +6,8 @@
 #include "core/dtype.h"
 #include "core/event.h"
 #include "core/shape.h"
+#include "core/size.h"
+#include "core/stream.h"
 
 namespace xjax {
 
@@ -15,19 +17,26 @@ struct Array {
   DType dtype = DType::Float32;
   std::shared_ptr<Event> ready;  // null once known to be computed
 
-  int64_t size() const { return numel(shape); }
-  size_t nbytes() const { return size_t(size()) * itemsize(dtype); }
+  int64_t size() const { return checked_size(shape, dtype, "Array").elements; }
+  size_t nbytes() const { return size_t(checked_size(shape, dtype, "Array").bytes); }
   void* data() const { return buffer->data(); }
-  // Waits for the producing computation; rethrows its error.
+  // Waits for the producing computation; rethrows its error. On the stream's thread (a host
+  // callback) a value still queued can only be computed after the running task: an error, not a hang.
   void wait() const {
-    if (ready) ready->wait();
+    if (!ready) return;
+    if (Stream::in_task() && !ready->is_set())
+      throw std::runtime_error("[wait] a value still queued behind the running computation was waited for from "
+                               "inside it (a host callback): it would wait forever");
+    ready->wait();
   }
+  // Whether the buffer exists and holds exactly the bytes that the shape and dtype need.
+  bool buffer_matches() const { return buffer && buffer->nbytes() == nbytes(); }
 
   static Array empty(const Shape& shape, DType dtype) {
     Array a;
     a.shape = shape;
     a.dtype = dtype;
-    a.buffer = Buffer::allocate(size_t(numel(shape)) * itemsize(dtype));
+    a.buffer = Buffer::allocate(size_t(checked_size(shape, dtype, "Array").bytes));
     return a;
   }
 };

@@ -6,6 +6,9 @@
 #include <map>
 #include <mutex>
 #include <new>
+#include <string>
+
+#include "core/size.h"
 
 namespace xjax {
 
@@ -48,6 +51,17 @@ LargeBlockCache& cache() {
   return *c;
 }
 
+// std::bad_alloc (Python's MemoryError) that says how much was asked for.
+class AllocationError : public std::bad_alloc {
+ public:
+  explicit AllocationError(size_t nbytes)
+      : msg_("[Buffer] out of memory: cannot allocate " + std::to_string(nbytes) + " bytes") {}
+  const char* what() const noexcept override { return msg_.c_str(); }
+
+ private:
+  std::string msg_;
+};
+
 size_t padded_size(size_t nbytes) {
   size_t padded = (nbytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
   if (padded == 0) padded = kBufferAlignment;
@@ -58,6 +72,7 @@ size_t padded_size(size_t nbytes) {
 }  // namespace
 
 std::shared_ptr<Buffer> Buffer::allocate(size_t nbytes) {
+  if (nbytes > size_t(kMaxArrayBytes)) throw AllocationError(nbytes);  // so that padding cannot wrap
   size_t padded = padded_size(nbytes);
   void* p = nullptr;
   if (padded >= kHugePage) {
@@ -69,7 +84,7 @@ std::shared_ptr<Buffer> Buffer::allocate(size_t nbytes) {
   } else {
     p = std::aligned_alloc(kBufferAlignment, padded);
   }
-  if (!p) throw std::bad_alloc();
+  if (!p) throw AllocationError(nbytes);
   return std::shared_ptr<Buffer>(new Buffer(p, nbytes));
 }
 

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "core/size.h"
+
 namespace xjax {
 
 namespace {
@@ -101,8 +103,7 @@ void Graph::check(ValueRef v) const {
 }
 
 ValueRef Graph::parameter(const TypeInfo& type) {
-  for (int64_t d : type.shape)
-    if (d < 0) throw ValueError("[graph] parameter with negative dimension " + shape_str(type.shape));
+  checked_size(type.shape, type.dtype, "parameter");
   Node n{OpId::parameter_, {}, {}, {type}, {}};
   n.attrs.set("index", int64_t(parameters_.size()));
   nodes_.push_back(std::move(n));

@@ -3,9 +3,14 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
 namespace xjax {
+
+namespace {
+thread_local bool tl_in_task = false;
+}  // namespace
 
 struct Stream::Impl {
   std::mutex mu;
@@ -23,7 +28,9 @@ struct Stream::Impl {
       queue.pop_front();
       running = true;
       lock.unlock();
+      tl_in_task = true;
       task();  // tasks catch their own errors and record them on their outputs' events
+      tl_in_task = false;
       lock.lock();
       running = false;
       if (queue.empty()) drained.notify_all();
@@ -61,7 +68,12 @@ bool Stream::idle() const {
   return impl_->queue.empty() && !impl_->running;
 }
 
+bool Stream::in_task() { return tl_in_task; }
+
 void Stream::synchronize() {
+  if (tl_in_task)
+    throw std::runtime_error("[synchronize] called from inside a queued computation (a host callback): it would "
+                             "wait for itself");
   std::unique_lock<std::mutex> lock(impl_->mu);
   impl_->drained.wait(lock, [&] { return impl_->queue.empty() && !impl_->running; });
 }

@@ -21,10 +21,20 @@ void init_pytree(py::module_& m);
 
 namespace {
 
+// A Python int as int64, or a ValueError naming `what` (a dimension, an attribute).
+int64_t int64_from_py(const py::handle& v, const std::string& what) {
+  int overflow = 0;
+  long long r = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+  if (overflow) throw ValueError(what + " " + py::str(v).cast<std::string>() + " does not fit in int64");
+  if (r == -1 && PyErr_Occurred()) throw py::error_already_set();
+  return r;
+}
+
+// Sizes are checked where the shape meets its dtype (core/size.h); here only the conversion.
 Shape shape_from_py(const py::handle& h) {
   Shape s;
   for (auto d : h) {
-    int64_t v = d.cast<int64_t>();
+    int64_t v = int64_from_py(d, "dimension");
     if (v < 0) throw ValueError("negative dimension in shape");
     s.push_back(v);
   }
@@ -47,13 +57,13 @@ py::tuple type_to_py(const TypeInfo& t) { return py::make_tuple(shape_to_py(t.sh
 
 AttrValue attr_from_py(const std::string& name, const py::handle& v) {
   if (py::isinstance<py::bool_>(v)) return int64_t(v.cast<bool>());
-  if (py::isinstance<py::int_>(v)) return v.cast<int64_t>();
+  if (py::isinstance<py::int_>(v)) return int64_from_py(v, "attribute '" + name + "'");
   if (py::isinstance<py::float_>(v)) return v.cast<double>();
   if (py::isinstance<py::str>(v)) return v.cast<std::string>();
   if (py::isinstance<py::bytes>(v)) return std::string(v.cast<py::bytes>());  // e.g. a constant's data
   if (py::isinstance<py::tuple>(v) || py::isinstance<py::list>(v)) {
     std::vector<int64_t> out;
-    for (auto e : v) out.push_back(e.cast<int64_t>());
+    for (auto e : v) out.push_back(int64_from_py(e, "attribute '" + name + "' entry"));
     return out;
   }
   throw TypeError("attribute '" + name + "' must be an int, float, str, bytes or a sequence of ints");
@@ -100,7 +110,9 @@ int64_t register_py_callback(const py::function& fn) {
 
 Array array_from_buffer(py::buffer b, const py::handle& shape, const std::string& dtype) {
   py::buffer_info info = b.request();
-  Array a = Array::empty(shape_from_py(shape), dtype_from_name(dtype));
+  Shape s = shape_from_py(shape);
+  DType dt = dtype_from_name(dtype);
+  const size_t want = size_t(checked_size(s, dt, "Array").bytes);
   bool contiguous = true;
   int64_t expect = info.itemsize;
   for (py::ssize_t i = info.ndim; i-- > 0;) {
@@ -109,9 +121,10 @@ Array array_from_buffer(py::buffer b, const py::handle& shape, const std::string
   }
   size_t nbytes = size_t(info.size) * size_t(info.itemsize);
   if (!contiguous) throw ValueError("[Array] source buffer must be C-contiguous");
-  if (nbytes != a.nbytes())
-    throw ValueError("[Array] source buffer has " + std::to_string(nbytes) + " bytes, " + dtype + shape_str(a.shape) +
-                     " needs " + std::to_string(a.nbytes()));
+  if (nbytes != want)
+    throw ValueError("[Array] source buffer has " + std::to_string(nbytes) + " bytes, " + dtype + shape_str(s) +
+                     " needs " + std::to_string(want));
+  Array a = Array::empty(s, dt);
   if (nbytes) std::memcpy(a.data(), info.ptr, nbytes);
   return a;
 }
@@ -141,6 +154,8 @@ py::array bytes_view(const Array& a) {
     py::gil_scoped_release release;
     a.wait();
   }
+  if (!a.buffer_matches())
+    throw ValueError(std::string("[Array] ") + dtype_name(a.dtype) + shape_str(a.shape) + " has no buffer of its size");
   auto* keep = new std::shared_ptr<Buffer>(a.buffer);
   py::capsule owner(keep, [](void* p) { delete static_cast<std::shared_ptr<Buffer>*>(p); });
   py::array view(py::dtype("uint8"), {py::ssize_t(a.nbytes())}, {py::ssize_t(1)},
@@ -268,13 +283,5 @@ PYBIND11_MODULE(_core, m) {
   m.def("num_threads", [] { return ThreadPool::global().size(); });
   m.def("load_blas", &load_blas, py::arg("path"));
   m.def("blas_loaded", &blas_loaded);
-  // For tests of the error path: an array whose (queued) computation fails with `message`.
-  m.def("_failing_array", [](const std::string& message) {
-    Array a = Array::empty({}, DType::Float32);
-    auto event = std::make_shared<Event>();
-    a.ready = event;
-    Stream::global().enqueue([event, message] { event->set(std::make_exception_ptr(std::runtime_error(message))); });
-    return a;
-  });
   init_pytree(m);
 }

@@ -1,5 +1,5 @@
 // The graph compiler from C++: passes by node counts, fused kernels against the reference
-// interpreter on random graphs, a while loop. Exits non-zero on the first failure.
+// interpreter on random graphs, a while loop, execute()'s checks. Exits non-zero on the first failure.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -119,12 +119,62 @@ void test_while() {
   CHECK(*static_cast<int32_t*>(out[0].data()) == 6);
 }
 
+// Whether f() throws an exception whose message contains `text`.
+template <typename F>
+bool raises(F f, const std::string& text) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    if (std::string(e.what()).find(text) != std::string::npos) return true;
+    std::printf("unexpected message: %s\n", e.what());
+  }
+  return false;
+}
+
+// execute() checks arguments as run() does, and outputs: type, size of buffer, no aliasing.
+void test_execute_checks_its_arguments_and_outputs() {
+  Graph g;
+  ValueRef x = g.parameter({{4}, DType::Float32});
+  g.set_outputs({op(g, OpId::neg_, {x}), bcast(g, scalar(g, 2), {4}, {})});
+  auto exe = compile(g);
+  Array in = Array::empty({4}, DType::Float32);
+  for (int i = 0; i < 4; ++i) static_cast<float*>(in.data())[i] = float(i);
+  auto fresh = [] { return std::vector<Array>{Array::empty({4}, DType::Float32), Array::empty({4}, DType::Float32)}; };
+  std::vector<Array> out = fresh();
+  exe->execute({in}, out);
+  CHECK(static_cast<float*>(out[0].data())[3] == -3 && static_cast<float*>(out[1].data())[3] == 2);
+
+  CHECK(raises([&] { exe->execute({}, fresh()); }, "expected 1 arguments, got 0"));
+  Array wrong = Array::empty({3}, DType::Float32);
+  CHECK(raises([&] { exe->execute({wrong}, fresh()); }, "argument 0 should be float32(4,)"));
+  Array short_in = in;
+  short_in.buffer = Buffer::allocate(8);
+  CHECK(raises([&] { exe->execute({short_in}, fresh()); }, "argument 0 (float32(4,)) has no buffer of the 16 bytes"));
+  CHECK(raises([&] { exe->execute({in}, {out[0]}); }, "expected 2 outputs, got 1"));
+  Array ints = Array::empty({4}, DType::Int32);
+  CHECK(raises([&] { exe->execute({in}, {out[0], ints}); }, "output 1 (int32(4,)) should be float32(4,)"));
+  Array short_out = out[1];
+  short_out.buffer = Buffer::allocate(4);
+  CHECK(raises([&] { exe->execute({in}, {out[0], short_out}); }, "output 1 (float32(4,)) has no buffer of the 16"));
+  CHECK(raises([&] { exe->execute({in}, {in, out[1]}); }, "output 0 (float32(4,)) is argument 0"));
+  CHECK(raises([&] { exe->execute({in}, {out[0], out[0]}); }, "output 1 (float32(4,)) is output 0"));
+  // run() hands out the compiled constant itself: callers may read it, never write it.
+  std::vector<Array> ran = exe->run({in});
+  CHECK(raises([&] { exe->execute({in}, {out[0], ran[1]}); }, "output 1 (float32(4,)) is read-only"));
+  CHECK(static_cast<float*>(exe->run({in})[1].data())[0] == 2);
+  Array huge;
+  huge.shape = {3, (int64_t(1) << 62) + 1};
+  CHECK(raises([&] { return huge.nbytes(); }, "[Array] float32(3, 4611686018427387905) is too large"));
+  CHECK(raises([&] { Array::empty(huge.shape, DType::Float32); }, "is too large"));
+}
+
 }  // namespace
 
 int main() {
   test_passes();
   test_random_graphs();
   test_while();
+  test_execute_checks_its_arguments_and_outputs();
   std::printf("%s (%d failures)\n", failures ? "FAILED" : "ok", failures);
   return failures ? 1 : 0;
 }

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "core/size.h"
+
 namespace xjax {
 
 namespace {
@@ -40,9 +42,8 @@ std::vector<TypeInfo> infer_constant(const std::vector<TypeInfo>&, const Attrs& 
     if (!std::holds_alternative<std::vector<int64_t>>(attrs.items().at("shape")))
       fail_value(op, "attribute 'shape' must be a sequence of ints");
     shape = attrs.get_ints("shape");
-    for (int64_t d : shape)
-      if (d < 0) fail_value(op, "negative dimension in shape " + shape_str(shape));
   }
+  const int64_t want = checked_size(shape, dt, "constant").bytes;
   bool has_value = attrs.has("value"), has_data = attrs.has("data");
   if (has_value == has_data) fail_value(op, "needs exactly one of the attributes 'value' and 'data'");
   if (has_value) {
@@ -52,8 +53,7 @@ std::vector<TypeInfo> infer_constant(const std::vector<TypeInfo>&, const Attrs& 
   } else {
     const AttrValue& v = attrs.items().at("data");
     if (!std::holds_alternative<std::string>(v)) fail_value(op, "attribute 'data' must be bytes");
-    size_t want = size_t(numel(shape)) * itemsize(dt);
-    if (std::get<std::string>(v).size() != want)
+    if (std::get<std::string>(v).size() != size_t(want))
       fail_value(op, "attribute 'data' has " + std::to_string(std::get<std::string>(v).size()) + " bytes, " +
                          dtype_name(dt) + shape_str(shape) + " needs " + std::to_string(want));
   }

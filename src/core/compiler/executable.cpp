@@ -17,9 +17,11 @@ namespace {
 // (measured: selu over 1M floats 10% faster). Larger graphs are queued and overlap the caller.
 constexpr int64_t kInlineElements = int64_t(1) << 22;
 constexpr size_t kStackOperands = 32;
-// Set while this thread runs a queued computation: a run() from there (a host callback calling
-// back into a compiled function) must run inline, or it would wait behind itself.
-thread_local bool tl_in_stream_task = false;
+
+std::string arg_str(const char* what, size_t i, const Array& a) {
+  return std::string("[execute] ") + what + " " + std::to_string(i) + " (" + dtype_name(a.dtype) +
+         shape_str(a.shape) + ")";
+}
 }  // namespace
 
 // The buffers of one run, per storage (inline for small plans: no allocation per call).
@@ -60,7 +62,32 @@ void Executable::validate(const std::vector<Array>& inputs) const {
     if (inputs[i].shape != t.shape || inputs[i].dtype != t.dtype)
       throw ValueError("[execute] argument " + std::to_string(i) + " should be " + dtype_name(t.dtype) +
                        shape_str(t.shape) + ", got " + dtype_name(inputs[i].dtype) + shape_str(inputs[i].shape));
-    if (!inputs[i].buffer) throw ValueError("[execute] argument " + std::to_string(i) + " has no buffer");
+    if (!inputs[i].buffer_matches())
+      throw ValueError(arg_str("argument", i, inputs[i]) + " has no buffer of the " +
+                       std::to_string(inputs[i].nbytes()) + " bytes it needs");
+  }
+}
+
+// Caller-supplied results are written to: each must be of its output's type, with a buffer of its
+// own (not an argument's, another result's, or a read-only one such as an executable's constant).
+void Executable::validate_outputs(const std::vector<Array>& inputs, const std::vector<Array>& outputs) const {
+  std::vector<TypeInfo> types = output_types();
+  if (outputs.size() != types.size())
+    throw ValueError("[execute] expected " + std::to_string(types.size()) + " outputs, got " +
+                     std::to_string(outputs.size()));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Array& o = outputs[i];
+    if (o.shape != types[i].shape || o.dtype != types[i].dtype)
+      throw ValueError(arg_str("output", i, o) + " should be " + dtype_name(types[i].dtype) +
+                       shape_str(types[i].shape));
+    if (!o.buffer_matches())
+      throw ValueError(arg_str("output", i, o) + " has no buffer of the " + std::to_string(o.nbytes()) +
+                       " bytes it needs");
+    if (o.buffer->read_only()) throw ValueError(arg_str("output", i, o) + " is read-only (a compiled constant)");
+    for (size_t j = 0; j < inputs.size(); ++j)
+      if (inputs[j].buffer == o.buffer) throw ValueError(arg_str("output", i, o) + " is argument " + std::to_string(j));
+    for (size_t j = 0; j < i; ++j)
+      if (outputs[j].buffer == o.buffer) throw ValueError(arg_str("output", i, o) + " is output " + std::to_string(j));
   }
 }
 
@@ -167,7 +194,7 @@ void Executable::run_control(const Step& step, Frame& f) const {
       if (!*static_cast<const bool*>(pred->data())) break;
       // The body may update these carried buffers in place: each must be the loop's alone.
       for (int k : body.plan().donated) {
-        if (carried[k].use_count() == 1) continue;
+        if (carried[k].use_count() == 1 && !carried[k]->read_only()) continue;
         auto copy = Buffer::allocate(carried[k]->nbytes());
         if (copy->nbytes()) std::memcpy(copy->data(), carried[k]->data(), copy->nbytes());
         carried[k] = std::move(copy);
@@ -225,6 +252,9 @@ void Executable::run_callback(const Step& step, Frame& f) const {
 }
 
 void Executable::execute(const std::vector<Array>& inputs, const std::vector<Array>& outputs) const {
+  validate(inputs);
+  validate_outputs(inputs, outputs);
+  for (const Array& a : inputs) a.wait();  // rethrows an input's error
   if (options_.reference) {
     std::vector<Array> res = reference_run(graph_, inputs);
     for (size_t i = 0; i < outputs.size(); ++i)
@@ -251,9 +281,11 @@ std::vector<Array> Executable::run(const std::vector<Array>& inputs) {
   for (const Array& a : inputs) all_ready = all_ready && (!a.ready || a.ready->is_set());
   Stream& stream = Stream::global();
   // Tiny graphs run at once; so do graphs with host callbacks, so that their effects (prints)
-  // happen before run() returns whenever nothing is queued ahead of them.
+  // happen before run() returns whenever nothing is queued ahead of them. A run from inside a
+  // queued computation (a host callback calling a compiled function) runs at once too, as the
+  // stream is busy with its caller, unless an input is still queued: then it can only follow.
   bool run_inline =
-      tl_in_stream_task || ((p.work <= kInlineElements || p.has_effects) && all_ready && stream.idle());
+      all_ready && (Stream::in_task() || ((p.work <= kInlineElements || p.has_effects) && stream.idle()));
   std::shared_ptr<Event> event = run_inline ? nullptr : std::make_shared<Event>();
   for (size_t i = 0; i < nout; ++i) {
     int v = p.outputs[i];
@@ -283,7 +315,6 @@ std::vector<Array> Executable::run(const std::vector<Array>& inputs) {
   }
   auto self = shared_from_this();
   stream.enqueue([self, inputs, given, event]() mutable {
-    tl_in_stream_task = true;
     try {
       for (const Array& a : inputs) a.wait();
       std::vector<std::shared_ptr<Buffer>> in(inputs.size());
@@ -293,7 +324,6 @@ std::vector<Array> Executable::run(const std::vector<Array>& inputs) {
     } catch (...) {
       event->set(std::current_exception());
     }
-    tl_in_stream_task = false;
   });
   return outputs;
 }

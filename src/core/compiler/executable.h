@@ -26,7 +26,9 @@ class Executable : public std::enable_shared_from_this<Executable> {
   // Checks the arguments against the parameter types, then queues the computation and returns
   // the results at once (their events fire when done). Errors of the computation surface on wait.
   std::vector<Array> run(const std::vector<Array>& inputs);
-  // Runs to completion on the calling thread, filling the given output arrays.
+  // Runs to completion on the calling thread, filling the given output arrays. Checks the arguments
+  // as run() does and each output: its type, a buffer of its own size, neither read-only nor
+  // shared with an argument or another output.
   void execute(const std::vector<Array>& inputs, const std::vector<Array>& outputs) const;
   // Runs the plan on ready input buffers. outputs[i] set: filled; null: set to the buffer holding
   // output i (possibly an input's or a constant's: never write to it).
@@ -34,6 +36,7 @@ class Executable : public std::enable_shared_from_this<Executable> {
 
  private:
   void validate(const std::vector<Array>& inputs) const;
+  void validate_outputs(const std::vector<Array>& inputs, const std::vector<Array>& outputs) const;
   struct Frame;
   void run_step(const Step& step, Frame& f) const;
   void run_control(const Step& step, Frame& f) const;

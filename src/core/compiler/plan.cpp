@@ -13,6 +13,11 @@ namespace xjax {
 
 namespace {
 
+// Work counts are sums of element counts (each at most 2^62): saturate rather than overflow.
+void add_work(int64_t& work, int64_t n) {
+  if (__builtin_add_overflow(work, n, &work)) work = INT64_MAX;
+}
+
 // Merges adjacent dims of a strided load that walk memory as one (and drops size-1 dims).
 void merge_dims(Shape& shape, std::vector<int64_t>& strides) {
   Shape s;
@@ -93,6 +98,7 @@ void Builder::assign_storages() {
       plan.value_storage[base] = new_storage(Storage::Kind::Param, bytes(n.outputs[0]), int(n.attrs.get_int("index")));
     } else if (n.op == OpId::constant_) {
       plan.constants.push_back(constant_array(n));
+      plan.constants.back().buffer->set_read_only();  // run() hands it out as a result
       plan.value_storage[base] =
           new_storage(Storage::Kind::Constant, bytes(n.outputs[0]), int(plan.constants.size()) - 1);
     } else if (kind == OpKind::Broadcast && numel(n.outputs[0].shape) == numel(g.type(n.inputs[0]).shape)) {
@@ -233,9 +239,9 @@ void Builder::single_step(int node) {
   for (ValueRef v : n.inputs) step.inputs.push_back(plan.value(v));
   for (size_t r = 0; r < n.outputs.size(); ++r) {
     step.outputs.push_back(plan.value_base[node] + int(r));
-    step.work += numel(n.outputs[r].shape);
+    add_work(step.work, numel(n.outputs[r].shape));
   }
-  for (ValueRef v : n.inputs) step.work += numel(g.type(v).shape);
+  for (ValueRef v : n.inputs) add_work(step.work, numel(g.type(v).shape));
   step.attrs = n.attrs;
   if (kind == OpKind::Control) {
     step.kind = n.op == OpId::cond_ ? Step::Kind::Cond : Step::Kind::While;
@@ -282,7 +288,7 @@ Plan build_plan(const Graph& g, const CompileOptions& options) {
   }
   for (ValueRef v : g.outputs()) plan.outputs.push_back(plan.value(v));
   for (const Step& s : plan.steps) {
-    plan.work += s.work;
+    add_work(plan.work, s.work);
     plan.has_effects = plan.has_effects || s.kind == Step::Kind::Callback;
     for (const auto& sub : s.subs) plan.has_effects = plan.has_effects || sub->plan().has_effects;
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "core/cpu/fused.h"
 
@@ -57,10 +58,11 @@ void strided_run(char* dst, const char* src, int64_t stride, int64_t n) {
 }
 
 // dst[0:len] = the load's values at flat indices [start, start + len): runs along the last dim
-// are filled (stride 0), copied (stride 1) or gathered.
-inline void gather(const FusedLoad& L, const char* base, char* dst, size_t es, int64_t start, int64_t len) {
+// are filled (stride 0), copied (stride 1) or gathered. `idx` holds one counter per dim.
+template <typename Index>
+__attribute__((always_inline)) inline void gather_runs(const FusedLoad& L, const char* base, char* dst, size_t es, int64_t start, int64_t len,
+                        Index& idx) {
   const size_t rank = L.shape.size();
-  int64_t idx[16];
   int64_t off = 0, rest = start;
   for (size_t d = rank; d-- > 0;) {
     idx[d] = rest % L.shape[d];
@@ -87,6 +89,18 @@ inline void gather(const FusedLoad& L, const char* base, char* dst, size_t es, i
       ++idx[d - 1];
       off += L.strides[d - 1];
     }
+  }
+}
+
+// Any rank. The counters of up to 16 dims live in a local array, which the compiler keeps apart
+// from the bytes written to dst (a pointer that may reach the heap would be reloaded per run).
+inline void gather(const FusedLoad& L, const char* base, char* dst, size_t es, int64_t start, int64_t len) {
+  if (L.shape.size() <= 16) {
+    int64_t idx[16];
+    gather_runs(L, base, dst, es, start, len, idx);
+  } else {
+    std::vector<int64_t> idx(L.shape.size());
+    gather_runs(L, base, dst, es, start, len, idx);
   }
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/ops/ops.h"
+#include "core/size.h"
 
 namespace xjax {
 
@@ -29,15 +30,8 @@ int64_t int_attr(OpId op, const Attrs& attrs, const std::string& name) {
   fail_type(op, "attribute '" + name + "' must be an int");
 }
 
-// Rejects shapes whose element count would overflow (a kernel could never allocate them anyway).
-void check_size(OpId op, const Shape& s) {
-  if (std::count(s.begin(), s.end(), 0)) return;
-  int64_t n = 1;
-  for (int64_t d : s) {
-    if (d > (int64_t(1) << 62) / n) fail_value(op, "result shape " + shape_str(s) + " is too large");
-    n *= d;
-  }
-}
+// Rejects results whose size would overflow, before the rule computes with their element count.
+void check_size(OpId op, const Shape& s, DType dt) { checked_size(s, dt, op_name(op)); }
 
 void check_length(OpId op, const std::string& name, const std::vector<int64_t>& v, size_t rank,
                   const TypeInfo& t) {
@@ -85,7 +79,7 @@ std::vector<TypeInfo> infer_reshape(const std::vector<TypeInfo>& in, const Attrs
   Shape out = ints_attr(op, attrs, "new_sizes");
   for (int64_t d : out)
     if (d < 0) fail_value(op, "new_sizes " + shape_str(out) + " has a negative dimension");
-  check_size(op, out);
+  check_size(op, out, in[0].dtype);
   if (numel(out) != numel(in[0].shape))
     fail_value(op, "cannot reshape operand " + types_str(in) + " (" + std::to_string(numel(in[0].shape)) +
                        " elements) to shape " + shape_str(out) + " (" + std::to_string(numel(out)) + " elements)");
@@ -99,7 +93,7 @@ std::vector<TypeInfo> infer_broadcast_in_dim(const std::vector<TypeInfo>& in, co
   auto dims = ints_attr(op, attrs, "broadcast_dimensions");
   for (int64_t d : out)
     if (d < 0) fail_value(op, "target shape " + shape_str(out) + " has a negative dimension");
-  check_size(op, out);
+  check_size(op, out, x.dtype);
   const std::string ctx = " (operand " + types_str(in) + ", shape " + shape_str(out) + ", broadcast_dimensions " +
                           ints_str(dims) + ")";
   if (dims.size() != x.shape.size())
@@ -182,6 +176,8 @@ std::vector<TypeInfo> infer_concatenate(const std::vector<TypeInfo>& in, const A
       if (int64_t(i) != dim && t.shape[i] != x.shape[i])
         fail_value(op, "operands must have equal dimensions except along dimension " + std::to_string(dim) +
                            ", got " + types_str(in));
+    if (t.shape[dim] > kMaxArrayBytes - out[dim])  // each fits, their sum need not
+      fail_value(op, "result is too large: operands " + types_str(in));
     out[dim] += t.shape[dim];
   }
   return {{out, x.dtype}};
@@ -210,7 +206,7 @@ std::vector<TypeInfo> infer_pad(const std::vector<TypeInfo>& in, const Attrs& at
     if (size > (__int128(1) << 62)) fail_value(op, "padding_config " + ints_str(cfg) + " gives a too large result");
     out[i] = int64_t(size);
   }
-  check_size(op, out);
+  check_size(op, out, x.dtype);
   return {{out, x.dtype}};
 }
 

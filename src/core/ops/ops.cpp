@@ -3,6 +3,8 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "core/size.h"
+
 namespace xjax {
 
 namespace {
@@ -68,11 +70,11 @@ std::vector<TypeInfo> infer_types(OpId op, const std::vector<TypeInfo>& in, cons
   const OpInfo& info = op_info(op);
   if (info.arity >= 0 && int(in.size()) != info.arity)
     fail_value(op, "expects " + std::to_string(info.arity) + " operands, got " + std::to_string(in.size()));
-  for (const auto& t : in)
-    for (int64_t d : t.shape)
-      if (d < 0) fail_value(op, "negative dimension in operand shape " + shape_str(t.shape));
+  for (const auto& t : in) checked_size(t.shape, t.dtype, info.name);  // the rules trust their operands' sizes
   if (!info.infer) throw std::logic_error(std::string("[") + info.name + "] has no shape rule");
-  return info.infer(in, attrs);
+  std::vector<TypeInfo> out = info.infer(in, attrs);
+  for (const auto& t : out) checked_size(t.shape, t.dtype, info.name);  // so need no rule of its own
+  return out;
 }
 
 }  // namespace xjax
