@@ -174,3 +174,13 @@ def get_aval(x):
         return aval
     dtype, weak = dtypes.dtype_and_weak(x)
     return ShapedArray(np.shape(x), dtype, weak)
+
+
+def to_concrete_value(x):
+    """The concrete value behind x (x itself when it is not a tracer), or None when it is only known
+    abstractly: the one way code asks "is this value concrete?" (a tracer that knows its value may say
+    so through its own `to_concrete_value` method)."""
+    if isinstance(x, Tracer):
+        known = getattr(x, "to_concrete_value", None)
+        return known() if known is not None else None
+    return x

@@ -263,16 +263,21 @@ def _affine(it, lo, st, dt):
     return it
 
 
+def _space_dtypes(start, stop, dtype, fun_name):
+    """(result, computation) dtypes of linspace/logspace/geomspace, as JAX picks them."""
+    dt = dtype_arg(dtype, fun_name)
+    if dt is None:
+        dt = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
+    return dt, dtypes.to_inexact_dtype(dt)
+
+
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
     """num evenly spaced values from start to stop (endpoint included unless endpoint=False)."""
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     util.check_arraylike("linspace", start, stop)
-    dt = dtype_arg(dtype, "linspace")
-    if dt is None:
-        dt = dtypes.result_type(start, stop, dtypes.default_float_dtype())
-    cdt = dt if dt in dtypes.FLOATING else dtypes.default_float_dtype()
+    dt, cdt = _space_dtypes(start, stop, dtype, "linspace")
     lo, hi = util.convert(start, cdt), util.convert(stop, cdt)
     bshape = util.broadcast_shapes(lo.aval.shape, hi.aval.shape)
     lo, hi = util.broadcast_to_shape(lo, bshape), util.broadcast_to_shape(hi, bshape)
@@ -313,19 +318,17 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     """base ** linspace(start, stop, num)."""
     from xjax._src.numpy import ufuncs
 
-    dt = dtype_arg(dtype, "logspace")
-    cdt = dtypes.result_type(start, stop, dtypes.default_float_dtype())
+    dt, cdt = _space_dtypes(start, stop, dtype, "logspace")
     lin = linspace(start, stop, num, endpoint=endpoint, dtype=cdt, axis=axis)
     out = ufuncs.power(util.convert(base, cdt), lin)
-    return out if dt is None else lax.convert_element_type(out, dt)
+    return lax.convert_element_type(out, dt)
 
 
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     """Numbers spaced evenly on a log scale from start to stop (same signs), endpoints exact."""
     from xjax._src.numpy import manipulation, ufuncs
 
-    dt = dtype_arg(dtype, "geomspace")
-    cdt = dtypes.result_type(start, stop, dtypes.default_float_dtype())
+    dt, cdt = _space_dtypes(start, stop, dtype, "geomspace")
     lo, hi = util.convert(start, cdt), util.convert(stop, cdt)
     lin = linspace(ufuncs.log10(ufuncs.abs(lo)), ufuncs.log10(ufuncs.abs(hi)), num, endpoint=endpoint,
                    dtype=cdt, axis=axis)
@@ -341,7 +344,7 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
             parts.append(manipulation.expand_dims(
                 util.broadcast_to_shape(hi, sign.aval.shape[:ax] + sign.aval.shape[ax + 1:]), ax))
         out = lax.concatenate([lax.convert_element_type(p, cdt) for p in parts], ax)
-    return out if dt is None else lax.convert_element_type(out, dt)
+    return lax.convert_element_type(out, dt)
 
 
 # ---- matrices -------------------------------------------------------------------------------

@@ -145,7 +145,7 @@ def gradient(f, *varargs, axis=None, edge_order=None):
 
 def unwrap(p, discont=None, axis=-1, period=2 * math.pi):
     """p with jumps larger than discont replaced by their period complement."""
-    x = util.to_inexact(_operand("unwrap", p))
+    x = util.to_default_float(_operand("unwrap", p))
     ax = util.canonicalize_axis(axis, x.aval.ndim)
     n = x.aval.shape[ax]
     if n < 2:
@@ -208,7 +208,10 @@ def polyder(p, m=1):
 
 def polyint(p, m=1, k=None):
     """The m-th antiderivative of a polynomial (integration constants k, default 0)."""
-    x = util.to_inexact(_poly_operand("polyint", p))
+    x = _poly_operand("polyint", p)
+    # JAX promotes p with k (a weak 0 by default) to an inexact type: bool p becomes the default float.
+    kd = 0 if k is None else k if util.is_arraylike(k) else np.asarray(k)
+    x = util.convert(x, dtypes.to_inexact_dtype(util.result_dtype(x, kd)[0]), False)
     ks = [0.0] * int(m) if k is None else list(np.atleast_1d(k))
     for i in range(int(m)):
         n = x.aval.shape[0]

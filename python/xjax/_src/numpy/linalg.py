@@ -84,7 +84,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     """The vector norm over axis (all elements, flattened, if None)."""
-    v = util.to_inexact(util.asarray(x))
+    v = util.to_default_float(util.asarray(x))  # not to_inexact: JAX gives float64 for int32 under x64
     if axis is None:
         out = _vector_norm(lax.reshape(v, (v.aval.size,)), ord, (0,), False)
         return lax.reshape(out, (1,) * v.aval.ndim) if keepdims else out
