@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from xjax._src import dtypes, lax
+from xjax._src.array import check_device
 from xjax._src.numpy import creation, manipulation, mathfuncs, products, rearrange, reductions, ufuncs, util
 
 s_ = np.s_
@@ -431,6 +432,9 @@ def fromiter(iterable, dtype, count=-1):
 
 def from_dlpack(x, /, *, device=None, copy=None):
     """An array from an object supporting the DLPack protocol (copied into the runtime)."""
+    check_device(device, "from_dlpack")
+    if copy is False:
+        raise BufferError("from_dlpack(copy=False): xjax copies DLPack data into its own buffers")
     return creation.asarray(np.from_dlpack(x))
 
 
