@@ -216,20 +216,22 @@ def divmod(x1, x2, /):  # noqa: A001 - NumPy's name
 
 def _concrete_int_exponent(x):
     """x as a Python int when it is a concrete integer scalar (tracers are not), else None."""
+    t = type(x)
+    if t is int or t is bool:  # operator.index accepts bools, as in JAX
+        return int(x)
+    if t is float:
+        return None
     v = core.to_concrete_value(x)
-    if v is None or np.ndim(v) != 0:
+    dtype = getattr(v, "dtype", None)
+    if dtype is None or dtype.kind not in "iu" or v.ndim != 0:
         return None
-    try:
-        return operator.index(v)
-    except TypeError:
-        return None
+    return operator.index(v)
 
 
 def power(x1, x2, /):
     """x1 ** x2 with JAX's rules: a concrete integer scalar exponent uses repeated squaring (integer_pow);
     otherwise integer (and bool) operands give integer powers, a float base with integer exponents keeps
     the base's type, and anything else is promoted first."""
-    util.check_arraylike("power", x1, x2)
     y = _concrete_int_exponent(x2)
     if y is not None:
         x = _operand("power", x1)
@@ -240,6 +242,7 @@ def power(x1, x2, /):
             raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow({x.aval.dtype.name}"
                             f"[{shape}], {y})")
         return lax.integer_pow(x, y)
+    util.check_arraylike("power", x1, x2)
     (d1, w1), (d2, _) = util._pair(x1), util._pair(x2)
     if d1 in _FLOATING and d2.kind in "iub":
         # A float base with integer exponents: no promotion of the base (JAX's rule); the result is
