@@ -6,10 +6,7 @@ and shape: straight to the primitive, no promotion or broadcasting work.
 import math
 import operator
 
-import numpy as np
-
 from xjax._src import core, dtypes, lax
-from xjax._src.array import Array
 from xjax._src.lax import elementwise as _ew
 from xjax._src.numpy import util
 from xjax._src.numpy.util import promote_args, promote_args_inexact
