@@ -4,6 +4,7 @@ Arithmetic operators and methods are attached by xjax._src.numpy.array_methods, 
 definitions serve tracers inside transformations.
 """
 import abc
+import enum
 
 import numpy as np
 
@@ -22,8 +23,27 @@ class Device:
     def __repr__(self):
         return "CpuDevice(id=0)"
 
+    def __str__(self):
+        return "cpu:0"
+
 
 CPU_DEVICE = Device()
+
+
+def check_device(device, fun_name):
+    """The device a `device=` argument names: None (uncommitted) or the CPU, xjax's only device."""
+    if device is None or device is CPU_DEVICE:
+        return device
+    if isinstance(device, Device) or getattr(device, "platform", None) == "cpu":
+        return CPU_DEVICE
+    raise ValueError(f"{fun_name}: device must be None or one of xjax.devices() ({[CPU_DEVICE]}), got {device!r}")
+
+
+class DLDeviceType(enum.IntEnum):
+    """DLPack's device types (the CPU is the one xjax exports from)."""
+
+    kDLCPU = 1
+    kDLCUDA = 2
 
 
 class Array(metaclass=abc.ABCMeta):
@@ -71,11 +91,32 @@ class Array(metaclass=abc.ABCMeta):
             x = x.copy()
         return x if dtype is None else x.astype(dtype, copy=False)
 
-    def __dlpack__(self, *args, **kwargs):
-        return self._numpy().__dlpack__(*args, **kwargs)
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule of the data (the DLPack protocol, as `np.from_dlpack(x)` asks for it).
+
+        DLPack 1.0 consumers get a zero-copy, read-only view of the buffer; older ones (no
+        max_version) a copy, since their capsules cannot mark data read-only. copy=True always copies,
+        copy=False never does. bfloat16 cannot be exported (NumPy's exporter has no such type).
+        """
+        if stream is not None:
+            raise BufferError(f"xjax arrays live on the CPU, where __dlpack__ takes stream=None; got stream={stream!r}")
+        if dl_device is not None and tuple(dl_device) != (DLDeviceType.kDLCPU, 0):
+            raise BufferError(f"xjax arrays live on the CPU (dl_device {(DLDeviceType.kDLCPU, 0)}); cannot export to "
+                              f"dl_device={tuple(dl_device)}")
+        data = self._numpy()
+        if copy is None and (max_version is None or max_version[0] < 1):
+            data, copy = data.copy(), False
+        return data.__dlpack__(max_version=max_version, copy=copy)
 
     def __dlpack_device__(self):
-        return self._numpy().__dlpack_device__()
+        return DLDeviceType.kDLCPU, 0
+
+    def to_device(self, device, *, stream=None):
+        """The array on `device` (xjax has one device, the CPU, so this array itself)."""
+        check_device(device, "to_device")
+        if stream is not None:
+            raise ValueError(f"to_device: xjax arrays live on the CPU, which has no streams; got stream={stream!r}")
+        return self
 
     def __repr__(self):
         prefix = "Array("

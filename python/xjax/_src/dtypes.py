@@ -163,6 +163,11 @@ def dtype_and_weak(x):
     return canonicalize_dtype(dt), weak
 
 
+def _is_python_scalar_type(t):
+    # Identity, not `t in (int, float, bool)`: np.dtype("float64") == float holds.
+    return t is int or t is float or t is bool or t is complex
+
+
 def result_type(*args, return_weak_type_flag=False):
     """JAX's dtype promotion of arrays, dtypes and Python scalars."""
     if not args:
@@ -171,15 +176,42 @@ def result_type(*args, return_weak_type_flag=False):
     for a in args:
         if a is None:
             pairs.append((default_float_dtype(), False))
-        elif isinstance(a, (np.dtype, type, str)) and not isinstance(a, (bool, int, float)):
-            if a is int or a is float or a is bool:  # not `in`: np.dtype("float64") == float
-                pairs.append(dtype_and_weak(a(0)))
-            else:
-                pairs.append((canonicalize_dtype(a), False))
+        elif _is_python_scalar_type(a):
+            pairs.append(dtype_and_weak(a(0)))
+        elif isinstance(a, (np.dtype, type, str)):
+            pairs.append((canonicalize_dtype(a), False))
         else:
             pairs.append(dtype_and_weak(a))
     dtype, weak = _promote(x64_enabled(), tuple(pairs))
     return (dtype, weak) if return_weak_type_flag else dtype
+
+
+def promote_types(a, b):
+    """JAX's promote_types: the least upper bound of two dtypes in the lattice, not canonicalised
+    (float64 with int64 gives float64 even with x64 off); Python int and float count as weak types."""
+    nodes = []
+    for t in (a, b):
+        if t is int:
+            nodes.append(_I)
+        elif t is float:
+            nodes.append(_F)
+        else:
+            d = np.dtype(t)
+            if d not in _SUPPORTED_SET:
+                canonicalize_dtype(d)  # raises the error naming the unsupported dtype
+            nodes.append(d)
+    node = _least_upper_bound(x64_enabled(), frozenset(nodes))
+    return int64 if node is _I else float64 if node is _F else node
+
+
+# JAX's float type for a bool or integer dtype: float32 up to 32 bits, float64 for 64-bit integers.
+_TO_INEXACT = {bool_: float32, int8: float32, int16: float32, int32: float32, uint8: float32, uint16: float32,
+               uint32: float32, int64: float64, uint64: float64}
+
+
+def to_inexact_dtype(dtype):
+    """The floating dtype that functions like sin and mean compute an int or bool dtype in."""
+    return canonicalize_dtype(_TO_INEXACT.get(dtype, dtype))
 
 
 def check_user_dtype(dtype):

@@ -5,6 +5,7 @@ import numpy as _np
 
 from xjax._src.array import Array as ndarray  # noqa: F401
 from xjax._src.numpy import array_methods as _array_methods  # noqa: F401  (attaches Array's operators)
+from xjax._src.numpy.array_api import __array_api_version__, __array_namespace_info__  # noqa: F401
 from xjax._src.numpy.creation import (arange, array, asarray, copy, diag, diagflat, diagonal, empty,  # noqa: F401
                                       empty_like, eye, fromfunction, full, full_like, geomspace, identity,
                                       indices, linspace, logspace, meshgrid, ones, ones_like, tri, tril, triu,

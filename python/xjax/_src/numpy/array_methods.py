@@ -5,8 +5,8 @@ import numpy as np
 from xjax._src import core, dtypes, lax
 from xjax._src.array import Array
 from xjax._src.lax import elementwise as _ew
-from xjax._src.numpy import (creation, indexing, manipulation, products, rearrange, reductions, selection,
-                             sorting, ufuncs, updates, util)
+from xjax._src.numpy import (array_api, creation, indexing, manipulation, products, rearrange, reductions,
+                             selection, sorting, ufuncs, updates, util)
 from xjax._src.numpy import take as take_mod
 
 _P = _ew.PRIMITIVES
@@ -125,7 +125,11 @@ def _transpose(self, *args):
 
 
 def _astype(self, dtype, copy=False, device=None):
-    return manipulation.astype(self, dtype)
+    return manipulation.astype(self, dtype, copy=copy, device=device)
+
+
+def _array_namespace(self, *, api_version=None):
+    return array_api.array_namespace(api_version)
 
 
 def _clip(self, min=None, max=None, *, a_min=None, a_max=None):  # noqa: A002
@@ -147,6 +151,7 @@ _METHODS = {
     "argmin": reductions.argmin,
     "argpartition": sorting.argpartition,
     "argsort": sorting.argsort,
+    "__array_namespace__": _array_namespace,
     "astype": _astype,
     "choose": selection.choose,
     "clip": _clip,

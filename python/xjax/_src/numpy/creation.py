@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 
 from xjax._src import core, dtypes, lax
-from xjax._src.array import Array
+from xjax._src.array import Array, check_device
 from xjax._src.backends import cpu
 from xjax._src.core import to_concrete_value as _to_concrete_value
 from xjax._src.numpy import array_from_list, util
@@ -105,7 +105,8 @@ def copy(a, order=None):
 
 # ---- filled arrays --------------------------------------------------------------------------
 
-def _filled(shape, value, dtype, fun_name):
+def _filled(shape, value, dtype, fun_name, device):
+    check_device(device, fun_name)
     shape = util.canonicalize_shape(shape)
     util.check_nonnegative_shape(shape, "broadcast_in_dim")
     dt = dtype_arg(dtype, fun_name) or dtypes.default_float_dtype()
@@ -114,21 +115,22 @@ def _filled(shape, value, dtype, fun_name):
 
 def zeros(shape, dtype=None, *, device=None):
     """An array of zeros (default dtype float32)."""
-    return _filled(shape, 0, dtype, "zeros")
+    return _filled(shape, 0, dtype, "zeros", device)
 
 
 def ones(shape, dtype=None, *, device=None):
     """An array of ones (default dtype float32)."""
-    return _filled(shape, 1, dtype, "ones")
+    return _filled(shape, 1, dtype, "ones", device)
 
 
 def empty(shape, dtype=None, *, device=None):
     """Like zeros: xjax arrays are always initialised."""
-    return _filled(shape, 0, dtype, "empty")
+    return _filled(shape, 0, dtype, "empty", device)
 
 
 def full(shape, fill_value, dtype=None, *, device=None):
     """An array of `shape` filled with fill_value (broadcast), with fill_value's dtype by default."""
+    check_device(device, "full")
     shape = util.canonicalize_shape(shape)
     util.check_nonnegative_shape(shape, "broadcast_in_dim")
     dt = dtype_arg(dtype, "full")
@@ -153,24 +155,28 @@ def _like(a, dtype, shape, value, fun_name):
 def zeros_like(a, dtype=None, shape=None, *, device=None):
     """Zeros with a's shape and dtype (weak type kept)."""
     util.check_arraylike("zeros_like", a)
+    check_device(device, "zeros_like")
     return _like(a, dtype, shape, 0, "zeros_like")
 
 
 def ones_like(a, dtype=None, shape=None, *, device=None):
     """Ones with a's shape and dtype (weak type kept)."""
     util.check_arraylike("ones_like", a)
+    check_device(device, "ones_like")
     return _like(a, dtype, shape, 1, "ones_like")
 
 
 def empty_like(prototype, dtype=None, shape=None, *, device=None):
     """Like zeros_like."""
     util.check_arraylike("empty_like", prototype)
+    check_device(device, "empty_like")
     return _like(prototype, dtype, shape, 0, "empty_like")
 
 
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
     """fill_value with a's shape and dtype (fill_value converted, e.g. 2.7 -> 2 for ints)."""
     util.check_arraylike("full_like", a)
+    check_device(device, "full_like")
     aval = util.aval_of(a)
     dt = dtype_arg(dtype, "full_like")
     dt = aval.dtype if dt is None else dt
@@ -201,6 +207,7 @@ def _concrete_scalar(x, fun_name, what):
 
 def arange(start, stop=None, step=None, dtype=None, *, device=None):
     """Evenly spaced values in [start, stop) (JAX's dtypes: arange(10) is int32, arange(0., 1., .1) float32)."""
+    check_device(device, "arange")
     dt = dtype_arg(dtype, "arange")
     args = [a for a in (start, stop, step) if a is not None]
     for a in args:
@@ -244,16 +251,22 @@ def _affine(it, lo, st, dt):
     return it
 
 
+def _space_dtypes(start, stop, dtype, fun_name):
+    """(result, computation) dtypes of linspace/logspace/geomspace, as JAX picks them."""
+    dt = dtype_arg(dtype, fun_name)
+    if dt is None:
+        dt = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
+    return dt, dtypes.to_inexact_dtype(dt)
+
+
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
     """num evenly spaced values from start to stop (endpoint included unless endpoint=False)."""
+    check_device(device, "linspace")
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     util.check_arraylike("linspace", start, stop)
-    dt = dtype_arg(dtype, "linspace")
-    if dt is None:
-        dt = dtypes.result_type(start, stop, dtypes.default_float_dtype())
-    cdt = dt if dt in dtypes.FLOATING else dtypes.default_float_dtype()
+    dt, cdt = _space_dtypes(start, stop, dtype, "linspace")
     lo, hi = util.convert(start, cdt), util.convert(stop, cdt)
     bshape = util.broadcast_shapes(lo.aval.shape, hi.aval.shape)
     lo, hi = util.broadcast_to_shape(lo, bshape), util.broadcast_to_shape(hi, bshape)
@@ -294,19 +307,17 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     """base ** linspace(start, stop, num)."""
     from xjax._src.numpy import ufuncs
 
-    dt = dtype_arg(dtype, "logspace")
-    cdt = dtypes.result_type(start, stop, dtypes.default_float_dtype())
+    dt, cdt = _space_dtypes(start, stop, dtype, "logspace")
     lin = linspace(start, stop, num, endpoint=endpoint, dtype=cdt, axis=axis)
     out = ufuncs.power(util.convert(base, cdt), lin)
-    return out if dt is None else lax.convert_element_type(out, dt)
+    return lax.convert_element_type(out, dt)
 
 
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     """Numbers spaced evenly on a log scale from start to stop (same signs), endpoints exact."""
     from xjax._src.numpy import manipulation, ufuncs
 
-    dt = dtype_arg(dtype, "geomspace")
-    cdt = dtypes.result_type(start, stop, dtypes.default_float_dtype())
+    dt, cdt = _space_dtypes(start, stop, dtype, "geomspace")
     lo, hi = util.convert(start, cdt), util.convert(stop, cdt)
     lin = linspace(ufuncs.log10(ufuncs.abs(lo)), ufuncs.log10(ufuncs.abs(hi)), num, endpoint=endpoint,
                    dtype=cdt, axis=axis)
@@ -322,7 +333,7 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
             parts.append(manipulation.expand_dims(
                 util.broadcast_to_shape(hi, sign.aval.shape[:ax] + sign.aval.shape[ax + 1:]), ax))
         out = lax.concatenate([lax.convert_element_type(p, cdt) for p in parts], ax)
-    return out if dt is None else lax.convert_element_type(out, dt)
+    return lax.convert_element_type(out, dt)
 
 
 # ---- matrices -------------------------------------------------------------------------------
@@ -338,6 +349,7 @@ def _tri_mask(n, m, k):
 
 def eye(N, M=None, k=0, dtype=None, *, device=None):  # noqa: N803 - NumPy's names
     """Ones on the k-th diagonal, zeros elsewhere."""
+    check_device(device, "eye")
     dt = dtype_arg(dtype, "eye") or dtypes.default_float_dtype()
     n = operator.index(N)
     m = n if M is None else operator.index(M)

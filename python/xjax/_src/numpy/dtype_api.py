@@ -19,10 +19,8 @@ def result_type(*args, return_weak_type_flag=False):
 
 
 def promote_types(a, b):
-    """The promoted dtype of two dtypes (JAX's lattice)."""
-    da = a if a in (int, float, bool) else np.dtype(_np_dtype_like(a))
-    db = b if b in (int, float, bool) else np.dtype(_np_dtype_like(b))
-    return dtypes.result_type(da, db)
+    """The promoted dtype of two dtypes (JAX's lattice; not canonicalised, as in JAX)."""
+    return dtypes.promote_types(_np_dtype_like(a), _np_dtype_like(b))
 
 
 def can_cast(from_, to, casting="safe"):

@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from xjax._src import dtypes, lax
+from xjax._src.array import check_device
 from xjax._src.numpy import creation, manipulation, mathfuncs, products, rearrange, reductions, ufuncs, util
 
 s_ = np.s_
@@ -145,7 +146,7 @@ def gradient(f, *varargs, axis=None, edge_order=None):
 
 def unwrap(p, discont=None, axis=-1, period=2 * math.pi):
     """p with jumps larger than discont replaced by their period complement."""
-    x = util.to_inexact(_operand("unwrap", p))
+    x = util.to_default_float(_operand("unwrap", p))
     ax = util.canonicalize_axis(axis, x.aval.ndim)
     n = x.aval.shape[ax]
     if n < 2:
@@ -208,7 +209,10 @@ def polyder(p, m=1):
 
 def polyint(p, m=1, k=None):
     """The m-th antiderivative of a polynomial (integration constants k, default 0)."""
-    x = util.to_inexact(_poly_operand("polyint", p))
+    x = _poly_operand("polyint", p)
+    # JAX promotes p with k (a weak 0 by default) to an inexact type: bool p becomes the default float.
+    kd = 0 if k is None else k if util.is_arraylike(k) else np.asarray(k)
+    x = util.convert(x, dtypes.to_inexact_dtype(util.result_dtype(x, kd)[0]), False)
     ks = [0.0] * int(m) if k is None else list(np.atleast_1d(k))
     for i in range(int(m)):
         n = x.aval.shape[0]
@@ -428,6 +432,9 @@ def fromiter(iterable, dtype, count=-1):
 
 def from_dlpack(x, /, *, device=None, copy=None):
     """An array from an object supporting the DLPack protocol (copied into the runtime)."""
+    check_device(device, "from_dlpack")
+    if copy is False:
+        raise BufferError("from_dlpack(copy=False): xjax copies DLPack data into its own buffers")
     return creation.asarray(np.from_dlpack(x))
 
 

@@ -1,12 +1,11 @@
-"""xjax.numpy.linalg: norms and the products and helpers of the Array API's linalg namespace.
+"""xjax.numpy.linalg: norms, and the Array API's linalg products and helpers (over the last two axes).
 
-Decompositions (svd, qr, cholesky, eig...) need kernels the core does not have yet; they raise
-NotImplementedError naming themselves.
+The decompositions (svd, qr, cholesky, eig...) live in decompositions.py.
 """
 import math
 
-from xjax._src import dtypes, lax
-from xjax._src.numpy import reductions, util
+from xjax._src import lax
+from xjax._src.numpy import creation, products, reductions, util
 
 
 def _abs(x):
@@ -84,7 +83,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     """The vector norm over axis (all elements, flattened, if None)."""
-    v = util.to_inexact(util.asarray(x))
+    v = util.to_default_float(util.asarray(x))  # not to_inexact: JAX gives float64 for int32 under x64
     if axis is None:
         out = _vector_norm(lax.reshape(v, (v.aval.size,)), ord, (0,), False)
         return lax.reshape(out, (1,) * v.aval.ndim) if keepdims else out
@@ -98,51 +97,98 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     return _matrix_norm(v, ord, (nd - 2, nd - 1), keepdims)
 
 
-def _missing(name):
-    def fn(*args, **kwargs):
-        raise NotImplementedError(f"jnp.linalg.{name} is not implemented in xjax yet (it needs a decomposition "
-                                  "kernel in the core)")
-
-    fn.__name__ = name
-    fn.__doc__ = f"Not implemented yet: jnp.linalg.{name}."
-    return fn
-
-
-svd = _missing("svd")
-qr = _missing("qr")
-cholesky = _missing("cholesky")
-eig = _missing("eig")
-eigh = _missing("eigh")
-eigvals = _missing("eigvals")
-eigvalsh = _missing("eigvalsh")
-inv = _missing("inv")
-pinv = _missing("pinv")
-solve = _missing("solve")
-det = _missing("det")
-slogdet = _missing("slogdet")
-lstsq = _missing("lstsq")
-matrix_rank = _missing("matrix_rank")
-
-
 def matrix_power(a, n):
     """a raised to the integer power n >= 0 by repeated squaring (negative n needs inv)."""
-    from xjax._src.numpy.creation import eye
-    from xjax._src.numpy.products import matmul
-
     x = util.asarray(a)
     if x.aval.ndim < 2 or x.aval.shape[-1] != x.aval.shape[-2]:
         raise ValueError(f"Last 2 dimensions of the array must be square, got shape {x.aval.shape}")
     n = int(n)
     if n < 0:
         raise NotImplementedError("matrix_power with a negative exponent needs jnp.linalg.inv")
-    result = util.broadcast_to_shape(eye(x.aval.shape[-1], dtype=x.aval.dtype), x.aval.shape)
+    result = util.broadcast_to_shape(creation.eye(x.aval.shape[-1], dtype=x.aval.dtype), x.aval.shape)
     base = x
     while n:
         if n & 1:
-            result = matmul(result, base)
+            result = products.matmul(result, base)
         n >>= 1
         if n:
-            base = matmul(base, base)
+            base = products.matmul(base, base)
     return result
 
-del dtypes
+
+def diagonal(x, /, *, offset=0):
+    """The offset-th diagonals of the matrices in the last two axes (Array API; jnp.diagonal uses 0, 1)."""
+    return creation.diagonal(x, offset, -2, -1)
+
+
+def trace(x, /, *, offset=0, dtype=None):
+    """Sums of the offset-th diagonals of the matrices in the last two axes (Array API)."""
+    util.check_arraylike("jnp.linalg.trace", x)
+    if util.aval_of(x).ndim < 2:
+        raise ValueError(f"jnp.linalg.trace requires an array of at least two dimensions, got shape "
+                         f"{util.aval_of(x).shape}")
+    return products.trace(x, offset, -2, -1, dtype)
+
+
+def outer(x1, x2, /):
+    """The outer product of two 1-D arrays (Array API; jnp.outer flattens instead)."""
+    util.check_arraylike("jnp.linalg.outer", x1, x2)
+    n1, n2 = util.aval_of(x1).ndim, util.aval_of(x2).ndim
+    if n1 != 1 or n2 != 1:
+        raise ValueError(f"Input arrays must be one-dimensional, but they are x1.ndim={n1} x2.ndim={n2}")
+    return products.outer(x1, x2)
+
+
+def cross(x1, x2, /, *, axis=-1):
+    """The cross product of 3-vectors along axis (Array API: 2-vectors are an error)."""
+    util.check_arraylike("jnp.linalg.cross", x1, x2)
+    s1, s2 = util.aval_of(x1).shape, util.aval_of(x2).shape
+    d1, d2 = s1[util.canonicalize_axis(axis, len(s1))], s2[util.canonicalize_axis(axis, len(s2))]
+    if d1 != 3 or d2 != 3:
+        raise ValueError("Both input arrays must be (arrays of) 3-dimensional vectors, but they have "
+                         f"x1.shape[axis]={d1} and x2.shape[axis]={d2}")
+    return products.cross(x1, x2, axis=axis)
+
+
+def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None):
+    """tensordot with the Array API's keyword-only axes."""
+    return products.tensordot(x1, x2, axes, precision=precision, preferred_element_type=preferred_element_type)
+
+
+def _chain_order(dims):
+    """split[i][j]: where the cheapest product of matrices i..j splits (matrix k is dims[k] x dims[k+1])."""
+    n = len(dims) - 1
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j], split[i][j] = min((cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1], k)
+                                          for k in range(i, j))
+    return split
+
+
+def multi_dot(arrays, *, precision=None):
+    """The product of a chain of matrices, multiplied in the order that needs the fewest flops; the
+    first and last may be 1-D."""
+    arrs = [util.asarray(a) for a in arrays]
+    if len(arrs) < 2:
+        raise ValueError(f"multi_dot requires at least two arrays; got len(arrays)={len(arrs)}")
+    shapes = [a.aval.shape for a in arrs]
+    if not (len(shapes[0]) in (1, 2) and len(shapes[-1]) in (1, 2) and all(len(s) == 2 for s in shapes[1:-1])):
+        raise ValueError("multi_dot: input arrays must all be two-dimensional, except for the first and last array "
+                         f"which may be 1 or 2 dimensional. Got array shapes {shapes}")
+    if any(a[-1] != b[0] for a, b in zip(shapes[:-1], shapes[1:])):
+        raise ValueError("multi_dot: last dimension of each array must match first dimension of following array. "
+                         f"Got array shapes {shapes}")
+    dims = [1 if len(shapes[0]) == 1 else shapes[0][0]] + [s[-1] for s in shapes[:-1]] + \
+        [1 if len(shapes[-1]) == 1 else shapes[-1][1]]
+    split = _chain_order(dims)
+
+    def product(i, j):
+        if i == j:
+            return arrs[i]
+        k = split[i][j]
+        return products.matmul(product(i, k), product(k + 1, j), precision=precision)
+
+    return product(0, len(arrs) - 1)

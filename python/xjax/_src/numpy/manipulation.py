@@ -2,6 +2,7 @@
 import numpy as np
 
 from xjax._src import lax
+from xjax._src.array import check_device
 from xjax._src.numpy import util
 from xjax._src.numpy.creation import dtype_arg
 
@@ -33,6 +34,7 @@ def size(a, axis=None):
 
 def astype(x, dtype, /, *, copy=False, device=None):
     """x converted to dtype (never weakly typed)."""
+    check_device(device, "astype")
     x = _operand("astype", x)
     dt = dtype_arg(dtype, "astype")
     return lax.elementwise._convert(x, dt, weak_type=False)

@@ -229,7 +229,7 @@ def lcm(x1, x2, /):
 
 def angle(z, deg=False):
     """The argument of z: 0 or pi for real arrays."""
-    x = util.to_inexact(_operand("angle", z))
+    x = util.to_default_float(_operand("angle", z))
     out = lax.atan2(_c(x, 0, weak=False), x)
     return rad2deg(out) if deg else out
 

@@ -66,6 +66,8 @@ def _reduce(kind, name, a, axis, dtype, keepdims, initial, where, promote_intege
         dt = x.aval.dtype
         if kind in ("sum", "prod") and promote_integers:
             dt = _promoted_int(dt)
+        elif kind in ("sum", "prod") and dt == dtypes.bool_:
+            dt = dtypes.int32  # JAX casts bools to int32 (not the default int) before summing
     x = _strong(x, dt)
     if where is not None:
         if initial is None and not has_identity:
@@ -167,8 +169,8 @@ def _inexact_dtype(dt, dtype, name):
     """(result dtype, computation dtype) of mean/var: floats, with 16-bit floats computed in float32."""
     out = dtype_arg(dtype, name)
     if out is None:
-        out = dt if dt in _FLOATING else dtypes.default_float_dtype()
-    comp = out if out in _FLOATING else dtypes.default_float_dtype()
+        out = dtypes.to_inexact_dtype(dt)
+    comp = dtypes.to_inexact_dtype(out)
     if comp in (dtypes.float16, dtypes.bfloat16):
         comp = dtypes.float32
     return out, comp
@@ -259,7 +261,7 @@ def argmin(a, axis=None, out=None, keepdims=None):
 
 # ---- cumulative -----------------------------------------------------------------------------
 
-def _cumulative(name, prim, a, axis, dtype, reverse=False):
+def _cumulative(name, prim, a, axis, dtype, promote_integers=False):
     x = _operand(name, a)
     if axis is None:
         x = lax.reshape(x, (x.aval.size,))
@@ -268,10 +270,12 @@ def _cumulative(name, prim, a, axis, dtype, reverse=False):
     dt = dtype_arg(dtype, name)
     if dt is None:
         dt = x.aval.dtype
-        if dt == dtypes.bool_ and name not in ("cummax", "cummin"):
+        if promote_integers:
+            dt = _promoted_int(dt)
+        elif dt == dtypes.bool_ and name not in ("cummax", "cummin"):
             dt = dtypes.default_int_dtype()
     x = _strong(x, dt)
-    return prim(x, ax, reverse)
+    return prim(x, ax, False)
 
 
 def cumsum(a, axis=None, dtype=None, out=None):
@@ -286,7 +290,7 @@ def cumprod(a, axis=None, dtype=None, out=None):
     return _cumulative("cumprod", lax.cumprod, a, axis, dtype)
 
 
-def _cumulative_with_initial(name, prim, x, axis, dtype, include_initial, identity):
+def _cumulative_with_initial(name, prim, x, axis, dtype, include_initial, identity, promote_integers=False):
     x = _operand(name, x)
     if axis is None:
         if x.aval.ndim > 1:
@@ -296,7 +300,7 @@ def _cumulative_with_initial(name, prim, x, axis, dtype, include_initial, identi
     if x.aval.ndim == 0:
         raise ValueError(f"The input must be non-scalar to take a cumulative {name.split('_')[1]}, however a "
                          "scalar value or scalar array was given.")
-    out = _cumulative(name, prim, x, axis, dtype)
+    out = _cumulative(name, prim, x, axis, dtype, promote_integers)
     if include_initial:
         ax = util.canonicalize_axis(axis, out.aval.ndim)
         cfg = [(0, 0, 0)] * out.aval.ndim
@@ -306,8 +310,10 @@ def _cumulative_with_initial(name, prim, x, axis, dtype, include_initial, identi
 
 
 def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
-    """Cumulative sum (Array API): axis required for ndim > 1; include_initial prepends 0."""
-    return _cumulative_with_initial("cumulative_sum", lax.cumsum, x, axis, dtype, include_initial, 0)
+    """Cumulative sum (Array API): axis required for ndim > 1; include_initial prepends 0; narrow ints
+    accumulate in the default int type, as sum does (unlike cumsum and cumulative_prod, as in JAX)."""
+    return _cumulative_with_initial("cumulative_sum", lax.cumsum, x, axis, dtype, include_initial, 0,
+                                    promote_integers=True)
 
 
 def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):

@@ -6,7 +6,8 @@ import numpy as np
 
 from xjax._src import dtypes, lax
 from xjax._src.numpy import util
-from xjax._src.numpy.sorting import _I32, _concrete_int, _flat, _operand, nonzero, searchsorted, sort, unique
+from xjax._src.numpy.sorting import (_SEARCH_INDEX, _index_dtype, _concrete_int, _flat, _operand, nonzero,
+                                     searchsorted, sort, unique)
 
 
 # ---- counting -------------------------------------------------------------------------------
@@ -15,7 +16,7 @@ def bincount(x, weights=None, minlength=0, *, length=None):
     """Counts (or summed weights) of each nonnegative integer value; negatives go to bin 0."""
     v = _operand("bincount", x)
     if v.aval.dtype == dtypes.bool_:
-        v = lax.convert_element_type(v, _I32)
+        v = lax.convert_element_type(v, _index_dtype())
     if v.aval.dtype.kind not in "iu":
         raise TypeError(f"x argument to bincount must have an integer type; got {v.aval.dtype.name}")
     if v.aval.ndim != 1:
@@ -28,13 +29,13 @@ def bincount(x, weights=None, minlength=0, *, length=None):
                              minlength)
     length = operator.index(length)
     if weights is None:
-        w = util.full(v.aval.shape, 1, _I32)
+        w = util.full(v.aval.shape, 1, _index_dtype())
     else:
         w = util.asarray(weights)
         if w.aval.shape != v.aval.shape:
             raise ValueError("weights should have the same shape as x")
-    idx = util.convert(v, _I32)
-    idx = lax.max(idx, util.full(idx.aval.shape, 0, _I32))
+    idx = util.convert(v, _index_dtype())
+    idx = lax.max(idx, util.full(idx.aval.shape, 0, _index_dtype()))
     from xjax._src.numpy.updates import _IndexUpdateRef
 
     zeros = util.full((length,), 0, w.aval.dtype)
@@ -64,12 +65,12 @@ def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
     else:
         edges = util.convert(bins, x.aval.dtype)
     nb = edges.aval.shape[0] - 1
-    idx = lax.sub(searchsorted(edges, x, side="right"), util.full(x.aval.shape, 1, _I32))
+    idx = lax.sub(searchsorted(edges, x, side="right"), util.full(x.aval.shape, 1, _SEARCH_INDEX))
     last = lax.eq(x, lax.broadcast_in_dim(lax.reshape(lax.slice(edges, (nb,), (nb + 1,)), ()), x.aval.shape, ()))
-    idx = lax.select(last, util.full(x.aval.shape, nb - 1, _I32), idx)
-    inside = lax.bitwise_and(lax.ge(idx, util.full(idx.aval.shape, 0, _I32)),
-                             lax.lt(idx, util.full(idx.aval.shape, nb, _I32)))
-    idx = lax.select(inside, idx, util.full(idx.aval.shape, nb, _I32))
+    idx = lax.select(last, util.full(x.aval.shape, nb - 1, _SEARCH_INDEX), idx)
+    inside = lax.bitwise_and(lax.ge(idx, util.full(idx.aval.shape, 0, _SEARCH_INDEX)),
+                             lax.lt(idx, util.full(idx.aval.shape, nb, _SEARCH_INDEX)))
+    idx = lax.select(inside, idx, util.full(idx.aval.shape, nb, _SEARCH_INDEX))
     if weights is None:  # JAX counts in the input's float type
         w = util.full(x.aval.shape, 1.0, x.aval.dtype)
     else:
@@ -112,18 +113,18 @@ def choose(a, choices, out=None, mode="raise"):
     """choices[a] elementwise (mode 'raise' checks bounds when a is concrete, 'wrap', 'clip')."""
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.choose is not supported.")
-    idx = util.convert(_operand("choose", a), _I32)
+    idx = util.convert(_operand("choose", a), _index_dtype())
     k = len(choices)
     vals = util.promote_dtypes(*choices)
     ops = util.broadcast_operands("choose", [idx] + vals)
     idx, vals = ops[0], ops[1:]
     shp = idx.aval.shape
     if mode == "wrap":
-        kk = util.full(shp, k, _I32)
+        kk = util.full(shp, k, _index_dtype())
         r = lax.rem(idx, kk)
-        idx = lax.select(lax.lt(r, util.full(shp, 0, _I32)), lax.add(r, kk), r)
+        idx = lax.select(lax.lt(r, util.full(shp, 0, _index_dtype())), lax.add(r, kk), r)
     elif mode == "clip":
-        idx = lax.clamp(util.scalar(0, _I32, False), idx, util.scalar(k - 1, _I32, False))
+        idx = lax.clamp(util.scalar(0, _index_dtype(), False), idx, util.scalar(k - 1, _index_dtype(), False))
     elif mode == "raise":
         if util.is_concrete(idx):
             lo = lax.reduce_min(idx, tuple(range(len(shp)))) if idx.aval.size else None
@@ -134,7 +135,7 @@ def choose(a, choices, out=None, mode="raise"):
         raise ValueError(f"mode={mode!r} not understood. Must be 'raise', 'wrap', or 'clip'")
     out = vals[0]
     for i in range(1, k):
-        out = lax.select(lax.eq(idx, util.full(shp, i, _I32)), vals[i], out)
+        out = lax.select(lax.eq(idx, util.full(shp, i, _index_dtype())), vals[i], out)
     return out
 
 
@@ -165,7 +166,7 @@ def extract(condition, arr, *, size=None, fill_value=0):
 # These depend only on static sizes, so the indices are metadata built with NumPy (as JAX does).
 
 def _static_pair(arrs):
-    return tuple(util.asarray(np.asarray(r, dtype=np.int32)) for r in arrs)
+    return tuple(util.asarray(np.asarray(r, dtype=_index_dtype())) for r in arrs)
 
 
 def tril_indices(n, k=0, m=None):
@@ -201,7 +202,7 @@ def diag_indices(n, ndim=2):
         raise ValueError(f"n argument to diag_indices must be nonnegative, got {n}")
     if ndim < 0:
         raise ValueError(f"ndim argument to diag_indices must be nonnegative, got {ndim}")
-    return (lax.iota(_I32, n),) * ndim
+    return (lax.iota(_index_dtype(), n),) * ndim
 
 
 def diag_indices_from(arr):
@@ -230,25 +231,26 @@ def ix_(*args):
 
 def unravel_index(indices, shape):
     """Flat indices to a tuple of coordinate arrays for `shape` (out-of-range indices clamp)."""
-    idx = util.convert(_operand("unravel_index", indices), _I32)
+    it = _index_dtype()
+    idx = util.convert(_operand("unravel_index", indices), it)
     shape = util.canonicalize_shape(shape)
     total = util.prod(shape)
     s = idx.aval.shape
-    idx = lax.select(lax.lt(idx, util.full(s, 0, _I32)), lax.add(idx, util.full(s, total, _I32)), idx)
-    idx = lax.clamp(util.scalar(0, _I32, False), idx, util.scalar(builtin_max(total - 1, 0), _I32, False))
+    idx = lax.select(lax.lt(idx, util.full(s, 0, it)), lax.add(idx, util.full(s, total, it)), idx)
+    idx = lax.clamp(util.scalar(0, it, False), idx, util.scalar(builtin_max(total - 1, 0), it, False))
     out = []
     stride = total
     for d in shape:
         stride //= d if d else 1
-        q = lax.div(idx, util.full(s, builtin_max(stride, 1), _I32))
-        out.append(lax.rem(q, util.full(s, builtin_max(d, 1), _I32)))
+        q = lax.div(idx, util.full(s, builtin_max(stride, 1), it))
+        out.append(lax.rem(q, util.full(s, builtin_max(d, 1), it)))
     return tuple(out)
 
 
 def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
     """Coordinate arrays to flat indices (mode 'clip' or 'wrap'; 'raise' checks concrete inputs)."""
     dims = util.canonicalize_shape(dims)
-    coords = [util.convert(_operand("ravel_multi_index", c), _I32) for c in multi_index]
+    coords = [util.convert(_operand("ravel_multi_index", c), _index_dtype()) for c in multi_index]
     if len(coords) != len(dims):
         raise ValueError(f"parameter multi_index must be a sequence of length {len(dims)}")
     coords = util.broadcast_operands("ravel_multi_index", coords)
@@ -259,14 +261,14 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
         c, d = coords[i], dims[i]
         s = c.aval.shape
         if mode == "clip":
-            c = lax.clamp(util.scalar(0, _I32, False), c, util.scalar(d - 1, _I32, False))
+            c = lax.clamp(util.scalar(0, _index_dtype(), False), c, util.scalar(d - 1, _index_dtype(), False))
         elif mode == "wrap":
-            r = lax.rem(c, util.full(s, d, _I32))
-            c = lax.select(lax.lt(r, util.full(s, 0, _I32)), lax.add(r, util.full(s, d, _I32)), r)
+            r = lax.rem(c, util.full(s, d, _index_dtype()))
+            c = lax.select(lax.lt(r, util.full(s, 0, r.aval.dtype)), lax.add(r, util.full(s, d, r.aval.dtype)), r)
         elif util.is_concrete(c) and c.aval.size:
             if int(lax.reduce_min(c, tuple(range(len(s))))) < 0 or int(lax.reduce_max(c, tuple(range(len(s))))) >= d:
                 raise ValueError("invalid entry in coordinates array")
-        term = lax.mul(c, util.full(s, stride, _I32)) if stride != 1 else c
+        term = lax.mul(c, util.full(s, stride, _index_dtype())) if stride != 1 else c
         out = term if out is None else lax.add(out, term)
         stride *= d
     return out

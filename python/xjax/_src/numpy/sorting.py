@@ -1,12 +1,21 @@
 """Sorting and searching: sort/argsort/lexsort/partition, searchsorted/digitize, nonzero/argwhere, unique."""
 import operator
+from typing import NamedTuple
 
 import numpy as np
 
 from xjax._src import core, dtypes, lax
+from xjax._src.array import Array
 from xjax._src.numpy import util
 
-_I32 = dtypes.int32
+
+def _index_dtype():
+    """The dtype of indices and counts: the default int (int64 under x64, as in JAX)."""
+    return dtypes.default_int_dtype()
+
+
+# JAX's searchsorted, digitize and argpartition give int32 indices even under x64.
+_SEARCH_INDEX = dtypes.int32
 
 
 def _operand(name, a):
@@ -21,7 +30,7 @@ def _flat(x):
 
 
 def _iota_like(x, axis):
-    return lax.broadcasted_iota(_I32, x.aval.shape, axis)
+    return lax.broadcasted_iota(_index_dtype(), x.aval.shape, axis)
 
 
 # ---- sorting --------------------------------------------------------------------------------
@@ -48,12 +57,12 @@ def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False)
     """Indices that sort a along axis (stable; flattened if axis is None)."""
     x, ax = _sort_operand("argsort", a, axis, order)
     if x.aval.ndim == 0:
-        return util.full((), 0, _I32)
+        return util.full((), 0, _index_dtype())
     if descending:
         xr = lax.rev(x, (ax,))
         _, perm = lax.sort((xr, _iota_like(xr, ax)), dimension=ax, is_stable=True, num_keys=1)
         n = x.aval.shape[ax]
-        return lax.sub(util.full(perm.aval.shape, n - 1, _I32), lax.rev(perm, (ax,)))
+        return lax.sub(util.full(perm.aval.shape, n - 1, _index_dtype()), lax.rev(perm, (ax,)))
     _, perm = lax.sort((x, _iota_like(x, ax)), dimension=ax, is_stable=True, num_keys=1)
     return perm
 
@@ -67,9 +76,9 @@ def lexsort(keys, axis=-1):
     if any(k.aval.shape != shape for k in ks):
         raise ValueError("all keys need to be the same shape")
     if not shape:
-        return util.full((), 0, _I32)
+        return util.full((), 0, _index_dtype())
     ax = util.canonicalize_axis(axis, len(shape))
-    ops = list(reversed(ks)) + [lax.broadcasted_iota(_I32, shape, ax)]
+    ops = list(reversed(ks)) + [lax.broadcasted_iota(_index_dtype(), shape, ax)]
     return lax.sort(tuple(ops), dimension=ax, is_stable=True, num_keys=len(ks))[-1]
 
 
@@ -100,7 +109,7 @@ def argpartition(a, kth, axis=-1):
     perm = argsort(x, ax)
     low = lax.slice_in_dim(perm, 0, kth + 1, 1, ax)
     high = lax.rev(lax.slice_in_dim(perm, kth + 1, n, 1, ax), (ax,))
-    return lax.concatenate([low, high], ax)
+    return util.convert(lax.concatenate([low, high], ax), _SEARCH_INDEX)
 
 
 def sort_complex(a):
@@ -137,12 +146,12 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
     n = av.aval.shape[0]
     vshape = vv.aval.shape
     if n == 0:
-        return util.full(vshape, 0, _I32)
+        return util.full(vshape, 0, _SEARCH_INDEX)
     shape = vshape + (n,)
     ab = lax.broadcast_in_dim(av, shape, (len(vshape),))
     vb = lax.broadcast_in_dim(vv, shape, tuple(range(len(vshape))))
     less = _nan_aware_less(ab, vb, side == "right")
-    return lax.reduce_sum(lax.convert_element_type(less, _I32), (len(vshape),))
+    return lax.reduce_sum(lax.convert_element_type(less, _SEARCH_INDEX), (len(vshape),))
 
 
 def digitize(x, bins, right=False, *, method=None):
@@ -153,10 +162,10 @@ def digitize(x, bins, right=False, *, method=None):
         raise ValueError(f"digitize: bins must be a 1-dimensional array; got bins={bins}")
     n = b.aval.shape[0]
     if n == 0:
-        return util.full(util.aval_of(x).shape, 0, _I32)
+        return util.full(util.aval_of(x).shape, 0, _SEARCH_INDEX)
     side = "left" if right else "right"
     inc = searchsorted(b, x, side=side)
-    dec = lax.sub(util.full(inc.aval.shape, n, _I32), searchsorted(lax.rev(b, (0,)), x,
+    dec = lax.sub(util.full(inc.aval.shape, n, _SEARCH_INDEX), searchsorted(lax.rev(b, (0,)), x,
                                                                       side="left" if right else "right"))
     increasing = lax.ge(lax.slice(b, (n - 1,), (n,)), lax.slice(b, (0,), (1,)))
     increasing = lax.broadcast_in_dim(lax.reshape(increasing, ()), inc.aval.shape, ())
@@ -176,18 +185,18 @@ def _concrete_int(x, message):
 def _true_positions(mask_flat, size, fill_value):
     """Flat positions of the True entries (in order), padded/truncated to `size` with fill_value."""
     n = mask_flat.aval.shape[0]
-    count_arr = lax.reduce_sum(lax.convert_element_type(mask_flat, _I32), (0,))
+    count_arr = lax.reduce_sum(lax.convert_element_type(mask_flat, _index_dtype()), (0,))
     if size is None:
         size = _concrete_int(count_arr, "The size argument of jnp.nonzero must be statically specified to use "
                                         "jnp.nonzero within JAX transformations.")
     if n == 0:
-        return util.full((size,), 0 if fill_value is None else fill_value, _I32), count_arr
-    key = lax.convert_element_type(lax.bitwise_not(mask_flat), _I32)
-    _, pos = lax.sort((key, lax.iota(_I32, n)), dimension=0, is_stable=True, num_keys=1)
+        return util.full((size,), 0 if fill_value is None else fill_value, _index_dtype()), count_arr
+    key = lax.convert_element_type(lax.bitwise_not(mask_flat), _index_dtype())
+    _, pos = lax.sort((key, lax.iota(_index_dtype(), n)), dimension=0, is_stable=True, num_keys=1)
     if size <= n:
         pos = lax.slice(pos, (0,), (size,))
     else:
-        pos = lax.pad(pos, util.scalar(0, _I32, False), [(0, size - n, 0)])
+        pos = lax.pad(pos, util.scalar(0, _index_dtype(), False), [(0, size - n, 0)])
     return pos, count_arr
 
 
@@ -206,17 +215,17 @@ def nonzero(a, *, size=None, fill_value=None):
     for d in shape:
         stride //= max(d, 1) if d else 1
         if d == 0:
-            out.append(util.full((k,), 0, _I32))
+            out.append(util.full((k,), 0, _index_dtype()))
             continue
-        i = lax.div(pos, util.full((k,), max(stride, 1), _I32)) if stride > 1 else pos
-        i = lax.rem(i, util.full((k,), d, _I32))
+        i = lax.div(pos, util.full((k,), max(stride, 1), _index_dtype())) if stride > 1 else pos
+        i = lax.rem(i, util.full((k,), d, _index_dtype()))
         out.append(i)
     if size is not None and k:
-        valid = lax.lt(lax.iota(_I32, k), lax.broadcast_in_dim(count, (k,), ()))
+        valid = lax.lt(lax.iota(_index_dtype(), k), lax.broadcast_in_dim(count, (k,), ()))
         fills = fill_value if isinstance(fill_value, (tuple, list)) else [fill_value] * len(out)
         if len(fills) != len(out):
             raise ValueError(f"fill_value must be a scalar or a tuple of length {len(out)}; got {fill_value}")
-        out = [lax.select(valid, o, util.broadcast_to_shape(util.convert(0 if f is None else f, _I32), (k,)))
+        out = [lax.select(valid, o, util.broadcast_to_shape(util.convert(0 if f is None else f, _index_dtype()), (k,)))
                for o, f in zip(out, fills)]
     return tuple(out)
 
@@ -232,14 +241,14 @@ def argwhere(a, *, size=None, fill_value=None):
     x = _operand("argwhere", a)
     if x.aval.ndim == 0:
         k = nonzero(lax.reshape(x, (1,)), size=size)[0].aval.shape[0]
-        return util.full((k, 0), 0, _I32)
+        return util.full((k, 0), 0, _index_dtype())
     res = nonzero(x, size=size, fill_value=fill_value)
     k = res[0].aval.shape[0]
     return lax.concatenate([lax.reshape(r, (k, 1)) for r in res], 1)
 
 
 def count_true(x):
-    return lax.reduce_sum(lax.convert_element_type(x, _I32), tuple(range(x.aval.ndim)))
+    return lax.reduce_sum(lax.convert_element_type(x, _index_dtype()), tuple(range(x.aval.ndim)))
 
 
 # ---- unique ---------------------------------------------------------------------------------
@@ -261,43 +270,48 @@ def _unique_sorted_mask(s, equal_nan):
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *, equal_nan=True,
            size=None, fill_value=None, sorted=True):  # noqa: A002 - NumPy's name
     """The sorted unique values (rows, with axis), optionally with first indices, inverse and counts."""
+    from xjax._src.numpy.take import take
+
     x = _operand("unique", ar)
     in_shape = x.aval.shape
     if axis is not None:
         return _unique_axis(x, axis, return_index, return_inverse, return_counts, size, fill_value)
+    it = _index_dtype()
     x = _flat(x)
     n = x.aval.shape[0]
-    s, perm = lax.sort((x, lax.iota(_I32, n)), dimension=0, is_stable=True, num_keys=1)
+    s, perm = lax.sort((x, lax.iota(it, n)), dimension=0, is_stable=True, num_keys=1)
     mask = _unique_sorted_mask(s, equal_nan)
-    starts, count = _true_positions(mask, size, None)
-    k = starts.aval.shape[0]
-    from xjax._src.numpy.take import take
-
+    # Where each group of equal values starts in s, and (for the counts) where the next one starts.
+    starts, count = _true_positions(mask, None if size is None else size + 1, None)
+    k = starts.aval.shape[0] if size is None else size
+    m = starts.aval.shape[0]
+    nxt = lax.concatenate([lax.slice(starts, (min(1, m),), (m,)), util.full((1,), n, it)], 0)
+    nxt, starts = lax.slice(nxt, (0,), (k,)), lax.slice(starts, (0,), (k,))
+    if size is not None:
+        # Padding slots start at 0, as in JAX (their index is that of the smallest element); the last
+        # real group ends at n even when size cuts the groups short.
+        slot = lax.iota(it, k)
+        valid = lax.lt(slot, lax.broadcast_in_dim(count, (k,), ()))
+        starts = lax.select(valid, starts, util.full((k,), 0, it))
+        has_next = lax.lt(lax.add(slot, util.full((k,), 1, it)), lax.broadcast_in_dim(count, (k,), ()))
+        nxt = lax.select(has_next, nxt, util.full((k,), n, it))
     vals = take(s, starts, mode="clip") if n else util.full((k,), 0, x.aval.dtype)
     if size is not None and k:
-        valid = lax.lt(lax.iota(_I32, k), lax.broadcast_in_dim(count, (k,), ()))
         fv = lax.reduce_min(x, (0,)) if fill_value is None and n else util.convert(
             0 if fill_value is None else fill_value, x.aval.dtype)
         vals = lax.select(valid, vals, util.broadcast_to_shape(fv, (k,)))
     out = [vals]
     if return_index:
-        out.append(take(perm, starts, mode="clip") if n else util.full((k,), 0, _I32))
+        out.append(take(perm, starts, mode="clip") if n else util.full((k,), 0, it))
     if return_inverse:
-        group = lax.sub(lax.cumsum(lax.convert_element_type(mask, _I32), 0), util.full((n,), 1, _I32))
+        group = lax.sub(lax.cumsum(lax.convert_element_type(mask, it), 0), util.full((n,), 1, it))
         _, inv = lax.sort((perm, group), dimension=0, is_stable=True, num_keys=1) if n else (None, group)
         out.append(lax.reshape(inv, in_shape) if len(in_shape) != 1 else inv)
     if return_counts:
-        total = util.full((1,), n, _I32)
-        if size is None:
-            ends = lax.concatenate([lax.slice(starts, (1,), (k,)), total], 0) if k else starts
-            out.append(lax.sub(ends, starts))
-        else:
-            nxt = lax.concatenate([lax.slice(starts, (1,), (k,)), total], 0) if k else starts
-            valid = lax.lt(lax.iota(_I32, k), lax.broadcast_in_dim(count, (k,), ()))
-            last = lax.eq(lax.iota(_I32, k), lax.broadcast_in_dim(lax.sub(count, util.scalar(1, _I32, False)),
-                                                                    (k,), ()))
-            nxt = lax.select(last, util.full((k,), n, _I32), nxt)
-            out.append(lax.select(valid, lax.sub(nxt, starts), util.full((k,), 0, _I32)))
+        counts = lax.sub(nxt, starts)
+        if size is not None:
+            counts = lax.select(valid, counts, util.full((k,), 0, it))
+        out.append(counts)
     return out[0] if len(out) == 1 else tuple(out)
 
 
@@ -312,8 +326,8 @@ def _unique_axis(x, axis, return_index, return_inverse, return_counts, size, fil
     m = util.prod(rest)
     rows = lax.reshape(xm, (n, m))
     cols = [lax.reshape(lax.slice(rows, (0, j), (n, j + 1)), (n,)) for j in range(m)]
-    res = lax.sort(tuple(cols) + (lax.iota(_I32, n),), dimension=0, is_stable=True, num_keys=max(m, 1)) \
-        if m else (lax.iota(_I32, n),)
+    res = lax.sort(tuple(cols) + (lax.iota(_index_dtype(), n),), dimension=0, is_stable=True, num_keys=max(m, 1)) \
+        if m else (lax.iota(_index_dtype(), n),)
     perm = res[-1]
     scols = res[:-1]
     if n == 0:
@@ -332,30 +346,55 @@ def _unique_axis(x, axis, return_index, return_inverse, return_counts, size, fil
     if return_index:
         out.append(first)
     if return_inverse:
-        group = lax.sub(lax.cumsum(lax.convert_element_type(mask, _I32), 0), util.full((n,), 1, _I32))
+        it = _index_dtype()
+        group = lax.sub(lax.cumsum(lax.convert_element_type(mask, it), 0), util.full((n,), 1, it))
         _, inv = lax.sort((perm, group), dimension=0, is_stable=True, num_keys=1)
         out.append(inv)
     if return_counts:
-        ends = lax.concatenate([lax.slice(starts, (1,), (k,)), util.full((1,), n, _I32)], 0) if k else starts
+        total = util.full((1,), n, _index_dtype())
+        ends = lax.concatenate([lax.slice(starts, (1,), (k,)), total], 0) if k else starts
         out.append(lax.sub(ends, starts))
     return out[0] if len(out) == 1 else tuple(out)
 
 
-def unique_values(x, /):
-    """The sorted unique values."""
-    return unique(x)
+class _UniqueAllResult(NamedTuple):
+    """unique_all's result (JAX's type and field names)."""
+    values: Array
+    indices: Array
+    inverse_indices: Array
+    counts: Array
 
 
-def unique_counts(x, /):
-    """(values, counts) of the unique values."""
-    return unique(x, return_counts=True)
+class _UniqueCountsResult(NamedTuple):
+    """unique_counts's result (JAX's type and field names)."""
+    values: Array
+    counts: Array
 
 
-def unique_inverse(x, /):
-    """(values, inverse indices) of the unique values."""
-    return unique(x, return_inverse=True)
+class _UniqueInverseResult(NamedTuple):
+    """unique_inverse's result (JAX's type and field names)."""
+    values: Array
+    inverse_indices: Array
 
 
-def unique_all(x, /):
-    """(values, indices, inverse_indices, counts) of the unique values."""
-    return unique(x, return_index=True, return_inverse=True, return_counts=True)
+# The Array API's unique_* functions treat NaNs as distinct (equal_nan=False), unlike jnp.unique.
+
+def unique_values(x, /, *, size=None, fill_value=None):
+    """The sorted unique values (each NaN counts as distinct)."""
+    return unique(x, equal_nan=False, size=size, fill_value=fill_value)
+
+
+def unique_counts(x, /, *, size=None, fill_value=None):
+    """(values, counts) of the unique values, as a named tuple."""
+    return _UniqueCountsResult(*unique(x, return_counts=True, equal_nan=False, size=size, fill_value=fill_value))
+
+
+def unique_inverse(x, /, *, size=None, fill_value=None):
+    """(values, inverse_indices) of the unique values, as a named tuple; inverse_indices has x's shape."""
+    return _UniqueInverseResult(*unique(x, return_inverse=True, equal_nan=False, size=size, fill_value=fill_value))
+
+
+def unique_all(x, /, *, size=None, fill_value=None):
+    """(values, indices, inverse_indices, counts) of the unique values, as a named tuple."""
+    return _UniqueAllResult(*unique(x, return_index=True, return_inverse=True, return_counts=True, equal_nan=False,
+                                    size=size, fill_value=fill_value))

@@ -28,7 +28,7 @@ def _quantile(name, a, q, axis, method, keepdims, ignore_nan=False):
     kept_shape = tuple(shape[i] for i in kept)
     n = util.prod(shape[i] for i in axes)
     xr = lax.reshape(xt, kept_shape + (n,))
-    comp = x.aval.dtype if x.aval.dtype in _FLOATING else dtypes.default_float_dtype()
+    comp = dtypes.to_inexact_dtype(x.aval.dtype)
     xr = _strong(xr, comp)
     qv = _strong(qv, comp)
     srt = lax.sort(xr, dimension=len(kept_shape))

@@ -4,11 +4,9 @@ The hot binary ops take a fast path when both operands are already runtime value
 and shape: straight to the primitive, no promotion or broadcasting work.
 """
 import math
+import operator
 
-import numpy as np
-
-from xjax._src import dtypes, lax
-from xjax._src.array import Array
+from xjax._src import core, dtypes, lax
 from xjax._src.lax import elementwise as _ew
 from xjax._src.numpy import util
 from xjax._src.numpy.util import promote_args, promote_args_inexact
@@ -213,35 +211,50 @@ def divmod(x1, x2, /):  # noqa: A001 - NumPy's name
     return floor_divide(x1, x2), remainder(x1, x2)
 
 
-def _is_static_int(x):
-    return type(x) is int or isinstance(x, np.integer)
+def _concrete_int_exponent(x):
+    """x as a Python int when it is a concrete integer scalar (tracers are not), else None."""
+    t = type(x)
+    if t is int or t is bool:  # operator.index accepts bools, as in JAX
+        return int(x)
+    if t is float:
+        return None
+    v = core.to_concrete_value(x)
+    dtype = getattr(v, "dtype", None)
+    if dtype is None or dtype.kind not in "iu" or v.ndim != 0:
+        return None
+    return operator.index(v)
 
 
 def power(x1, x2, /):
     """x1 ** x2 with JAX's rules: a concrete integer scalar exponent uses repeated squaring (integer_pow);
-    integer powers of integers stay integers; a float base with integer exponents keeps the base's type."""
-    if isinstance(x2, Array) and x2.aval.ndim == 0 and x2.aval.dtype.kind in "iu":
-        x2 = int(x2)  # a concrete scalar exponent, as JAX treats it
-    if _is_static_int(x2) and not isinstance(x2, bool):
+    otherwise integer (and bool) operands give integer powers, a float base with integer exponents keeps
+    the base's type, and anything else is promoted first."""
+    y = _concrete_int_exponent(x2)
+    if y is not None:
         x = _operand("power", x1)
-        y = int(x2)
-        if x.aval.dtype.kind in "iu" and y < 0:
-            raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow({x.aval.str_short()}, "
-                            f"{y})")
         if x.aval.dtype == dtypes.bool_:
-            x = util.convert(x, dtypes.default_int_dtype())
+            x = util.convert(x, dtypes.int32)  # JAX's numeric promotion of bool is int32, x64 or not
+        if x.aval.dtype.kind in "iu" and y < 0:
+            shape = ",".join(str(d) for d in x.aval.shape)
+            raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow({x.aval.dtype.name}"
+                            f"[{shape}], {y})")
         return lax.integer_pow(x, y)
     util.check_arraylike("power", x1, x2)
-    (d1, w1), (d2, w2) = util._pair(x1), util._pair(x2)
-    if d1 in _FLOATING and d2.kind in "iu":
-        # A float base with integer exponents: no promotion of the base (JAX's rule).
-        a, b = util.convert(x1, d1, w1), util.convert(x2, d1, w2)
+    (d1, w1), (d2, _) = util._pair(x1), util._pair(x2)
+    if d1 in _FLOATING and d2.kind in "iub":
+        # A float base with integer exponents: no promotion of the base (JAX's rule); the result is
+        # weak when a weak base needs no rank promotion (JAX's rank promotion makes it strong).
+        w1 = w1 and util.aval_of(x1).ndim >= util.aval_of(x2).ndim
+        a, b = util.convert(x1, d1, w1), util.convert(x2, d1, w1)
         a, b = util.broadcast_operands("power", [a, b], implicit=True)
         return lax.pow(a, b)
-    x1, x2 = promote_args("power", x1, x2, implicit=True)
-    if x1.aval.dtype == dtypes.bool_:
-        raise TypeError("power does not accept dtype bool.")
-    return lax.pow(x1, x2)
+    a, b = promote_args("power", x1, x2, implicit=True)
+    if a.aval.dtype.kind in "iub":
+        # An integer power of integers by a non-concrete exponent: strongly typed, bools computed as
+        # int32 (JAX's rules).
+        dt = dtypes.int32 if a.aval.dtype == dtypes.bool_ else a.aval.dtype
+        a, b = _ew._convert(a, dt, weak_type=False), util.convert(b, dt)
+    return lax.pow(a, b)
 
 
 pow = power  # noqa: A001 - NumPy's name
@@ -333,7 +346,7 @@ fix = trunc
 
 def rint(x, /):
     """Round to the nearest integer, ties to even (floating result)."""
-    x = util.to_inexact(_operand("rint", x))
+    x = util.to_default_float(_operand("rint", x))
     return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
 
 

@@ -155,19 +155,23 @@ def promote_dtypes(*args):
 
 
 def promote_dtypes_inexact(*args):
-    """Like promote_dtypes, but integer and bool results become the default float type."""
+    """Like promote_dtypes, but integer and bool results become floats (dtypes.to_inexact_dtype)."""
     dtype, weak = result_dtype(*args)
-    if dtype not in dtypes.FLOATING:
-        dtype = dtypes.default_float_dtype()
+    dtype = dtypes.to_inexact_dtype(dtype)
     return [convert(a, dtype, weak) for a in args]
 
 
 def to_inexact(x):
-    """x converted to a floating dtype (ints and bools to the default float), keeping weak types."""
+    """x converted to a floating dtype (dtypes.to_inexact_dtype of ints and bools), keeping weak types."""
     dtype, weak = _pair(x)
-    if dtype not in dtypes.FLOATING:
-        dtype = dtypes.default_float_dtype()
-    return convert(x, dtype, weak)
+    return convert(x, dtypes.to_inexact_dtype(dtype), weak)
+
+
+def to_default_float(x):
+    """x converted to the default float type unless already floating, keeping weak types: what a few
+    JAX functions (rint, angle, unwrap, polyint, vector_norm) do instead of to_inexact."""
+    dtype, weak = _pair(x)
+    return convert(x, dtype if dtype in dtypes.FLOATING else dtypes.default_float_dtype(), weak)
 
 
 def broadcast_shapes(*shapes):
