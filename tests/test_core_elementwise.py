@@ -489,6 +489,21 @@ def test_convert_half_bit_patterns():
         np.testing.assert_array_equal(got.view(np.uint16)[ok], ref.view(np.uint16)[ok])
 
 
+def test_bitcast_convert_type():
+    x = _convert_inputs("float32")
+    for dst in ["int32", "uint32", "float32"]:
+        got = run("bitcast_convert_type", x, new_dtype=dst)
+        assert got.dtype == npdt(dst)
+        np.testing.assert_array_equal(got.view(np.uint32), x.view(np.uint32))
+    h = _convert_inputs("bfloat16")
+    np.testing.assert_array_equal(run("bitcast_convert_type", h, new_dtype="float16").view(np.uint16), h.view(np.uint16))
+    assert infer("bitcast_convert_type", ((2, 3), "float64"), new_dtype="uint64") == [((2, 3), "uint64")]
+    with pytest.raises(TypeError, match="different widths"):
+        infer("bitcast_convert_type", ((2,), "float32"), new_dtype="int16")
+    with pytest.raises(TypeError, match="does not support bool"):
+        infer("bitcast_convert_type", ((2,), "uint8"), new_dtype="bool")
+
+
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 def test_copy(dtype):
     x = _convert_inputs(dtype)

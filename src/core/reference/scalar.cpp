@@ -215,7 +215,9 @@ bool elementwise(const Node& n, const std::vector<Array>& in, Array& out) {
   const bool fl = is_floating(dt);
   bool ok = true;
   for (int64_t i = 0; i < count && ok; ++i) {
-    if (n.op == OpId::select_n_) {
+    if (n.op == OpId::bitcast_convert_type_) {
+      copy_element(out, i, in[0], i);
+    } else if (n.op == OpId::select_n_) {
       int64_t k = get_i(in[0], at(0, i));
       int64_t cases = int64_t(in.size()) - 1;
       k = k < 0 ? 0 : (k >= cases ? cases - 1 : k);
