@@ -133,6 +133,14 @@ def test_every_pool_thread_flushes():
     assert not got.any()
 
 
+def test_matmul_flushes_on_blas_threads_too():
+    # Products of 1e-21 are subnormal: JAX gives zeros (recorded, 1024x1024). BLAS, when loaded,
+    # splits this over its own threads; NumPy's BLAS in the same process still keeps subnormals.
+    a = np.full((512, 512), 1e-21, np.float32)
+    assert not np.asarray(jnp.asarray(a) @ jnp.asarray(a)).any()
+    assert (a @ a).all()
+
+
 def test_host_callbacks_and_other_threads_keep_numpy_subnormals():
     seen = []
     cb = _core.register_callback(lambda args: seen.append(numpy_keeps_subnormals()))
