@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+import xjax
 import xjax.numpy as jnp
+from xjax import lax
 
 F32 = np.array([-2.5, -1.0, -0.5, 0.0, 0.5, 1.0, 2.5, 3.0], np.float32)
 POS = np.array([0.25, 0.5, 1.0, 2.0, 10.0], np.float32)
@@ -238,6 +240,70 @@ def test_floor_divide_and_remainder_match_numpy():
     u = np.array([7, 3, 200], np.uint8)
     check(jnp.floor_divide(jnp.asarray(u), 2), u // 2, np.uint8)
     check(jnp.mod(jnp.asarray(u), 3), u % 3, np.uint8)
+
+
+SPECIAL = [1.0, -1.0, 0.0, -0.0, np.inf, -np.inf, np.nan, 2.5, -2.5, 7.0, 1e-30, -1e-30]
+
+
+def _bits_equal(got, want):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(got[~np.isnan(got)], want[~np.isnan(want)])
+    np.testing.assert_array_equal(np.signbit(got[~np.isnan(got)]), np.signbit(want[~np.isnan(want)]))
+
+
+# (i, j) with SPECIAL[i] // SPECIAL[j] a zero of the other sign than NumPy's in JAX (jax 0.10.2):
+# -1 // -inf, -1 // -2.5, -2.5 // -inf, -1e-30 // (-1, -inf, -2.5), and -0.0 // every nonzero non-NaN.
+_JAX_ZERO_SIGN = {(1, 5), (1, 8), (8, 5), (11, 1), (11, 5), (11, 8)} | {(3, j) for j in (0, 1, 4, 5, 7, 8, 9, 10, 11)}
+
+
+def test_floor_divide_floats_over_signed_zeros_inf_nan():
+    # JAX: x / +-0 is +-inf and 0 / 0 nan, as NumPy; NumPy's values elsewhere, but for zero signs.
+    n = len(SPECIAL)
+    a = np.repeat(np.array(SPECIAL, np.float32), n)
+    b = np.tile(np.array(SPECIAL, np.float32), n)
+    with np.errstate(all="ignore"):
+        want = np.floor_divide(a, b)
+    for i, j in _JAX_ZERO_SIGN:
+        assert want[i * n + j] == 0
+        want[i * n + j] = -want[i * n + j]
+    _bits_equal(jnp.floor_divide(jnp.asarray(a), jnp.asarray(b)), want)
+    _bits_equal(jnp.asarray(a) // jnp.asarray(b), want)
+    _bits_equal(jnp.divmod(jnp.asarray(a), jnp.asarray(b))[0], want)
+    _bits_equal(jnp.floor_divide(jnp.float32(1.0), jnp.float32(-0.0)), np.float32(-np.inf))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+def test_signbit_of_negative_nan_zero_and_inf(dtype):
+    dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    x = np.array([np.nan, -np.nan, 0.0, -0.0, np.inf, -np.inf, 1.5, -1.5], np.float32).astype(dt)
+    x[1] = -x[0]  # a NaN with its sign bit set (astype may drop it)
+    want = np.signbit(x.astype(np.float32))
+    assert list(want) == [False, True, False, True, False, True, False, True]
+    np.testing.assert_array_equal(jnp.signbit(jnp.asarray(x)), want)
+    np.testing.assert_array_equal(jnp.copysign(jnp.ones(8, dt), jnp.asarray(x)), np.where(want, -1, 1).astype(dt))
+
+
+def test_signbit_lowers_as_jax():
+    text = str(xjax.make_jaxpr(jnp.signbit)(jnp.zeros(3, np.float32)))
+    assert "bitcast_convert_type[new_dtype=int32]" in text and "shift_right_arithmetic" in text
+
+
+def test_lax_bitcast_convert_type():
+    x = np.array([1.0, -0.0, np.inf, -np.nan, 3e-41], np.float32)
+    got = lax.bitcast_convert_type(jnp.asarray(x), np.int32)
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, x.view(np.int32))  # bits, subnormals included
+    back = xjax.jit(lambda v: lax.bitcast_convert_type(v * 2, np.float32) + 1)(got)  # fused with arithmetic
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(np.asarray(back), (x.view(np.int32) * 2).view(np.float32) + 1)
+    np.testing.assert_array_equal(lax.bitcast_convert_type(jnp.asarray(x[:2]).astype(jnp.bfloat16), np.uint16),
+                                  x[:2].astype(ml_dtypes.bfloat16).view(np.uint16))
+    with pytest.raises(TypeError, match="does not support bool"):
+        lax.bitcast_convert_type(jnp.ones(2, bool), np.uint8)
+    with pytest.raises(NotImplementedError, match="different widths"):
+        lax.bitcast_convert_type(jnp.ones(2, np.float32), np.int16)
 
 
 def test_power_rules():

@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/float_env.h"
+
 namespace xjax {
 
 namespace {
@@ -37,58 +39,77 @@ void spin_until(Done done) {
     if ((i & 63) == 63 && std::chrono::steady_clock::now() > until) return;
   }
 }
+
+// One parallel_for call. It lives on its caller's stack: the caller takes it off the open list
+// before waiting, and a worker joins it (active++) only while it is listed, under the pool's
+// lock, so no worker can touch it once the caller has seen `active == 0` and returned.
+struct Job {
+  const std::function<void(int64_t, int64_t)>* fn;
+  int64_t n, chunk, num_chunks;  // fixed for the job's life
+  uint32_t float_env;            // the caller's: workers compute as the caller would
+  std::atomic<int64_t> next_chunk{0};
+  std::atomic<int64_t> chunks_done{0};
+  int active = 0;            // workers inside run_chunks (guarded by the pool's lock)
+  std::exception_ptr error;  // the first error (guarded by the pool's lock)
+  std::condition_variable finished;
+
+  bool all_done() const { return chunks_done.load(std::memory_order_acquire) == num_chunks; }
+};
 }  // namespace
 
 struct ThreadPool::Impl {
   std::vector<std::thread> workers;
-  std::mutex submit_mu;  // one job at a time
   std::mutex mu;
-  std::condition_variable work_cv, done_cv;
+  std::condition_variable work_cv;
   bool stop = false;
-  uint64_t generation = 0;
-  std::atomic<uint64_t> published{0};  // == generation, readable without the lock for spinning
-  // The current job.
-  const std::function<void(int64_t, int64_t)>* fn = nullptr;
-  int64_t n = 0, chunk = 1, num_chunks = 0;
-  std::atomic<int64_t> next_chunk{0};
-  std::atomic<int64_t> chunks_done{0};
-  int active_workers = 0;
-  std::exception_ptr error;
+  // Open jobs, oldest first: several callers may share the pool at once (e.g. two Python
+  // threads running compiled functions); idle workers help the oldest job with chunks left.
+  std::vector<Job*> jobs;
+  std::atomic<uint64_t> published{0};  // counts jobs opened; read without the lock for spinning
 
-  void run_chunks() {
+  void run_chunks(Job& job) {
     tl_in_parallel_region = true;
     for (;;) {
-      int64_t c = next_chunk.fetch_add(1);
-      if (c >= num_chunks) break;
-      int64_t b = c * chunk, e = std::min(n, b + chunk);
+      int64_t c = job.next_chunk.fetch_add(1);
+      if (c >= job.num_chunks) break;
+      int64_t b = c * job.chunk, e = std::min(job.n, b + job.chunk);
       try {
-        (*fn)(b, e);
+        (*job.fn)(b, e);
       } catch (...) {
         std::lock_guard<std::mutex> lock(mu);
-        if (!error) error = std::current_exception();
+        if (!job.error) job.error = std::current_exception();
       }
-      chunks_done.fetch_add(1);
+      job.chunks_done.fetch_add(1, std::memory_order_acq_rel);
     }
     tl_in_parallel_region = false;
   }
 
+  // The oldest listed job with chunks nobody has claimed yet (call with mu held).
+  Job* pick() {
+    for (Job* j : jobs)
+      if (j->next_chunk.load() < j->num_chunks) return j;
+    return nullptr;
+  }
+
   void worker_loop() {
-    uint64_t seen = 0;
+    std::unique_lock<std::mutex> lock(mu);
     for (;;) {
-      spin_until([&] { return published.load(std::memory_order_acquire) != seen; });
-      {
-        std::unique_lock<std::mutex> lock(mu);
-        work_cv.wait(lock, [&] { return stop || generation != seen; });
-        if (stop) return;
-        seen = generation;
-        ++active_workers;
+      Job* job = stop ? nullptr : pick();
+      if (!job && !stop) {
+        uint64_t seen = published.load();
+        lock.unlock();
+        spin_until([&] { return published.load(std::memory_order_acquire) != seen; });
+        lock.lock();
+        work_cv.wait(lock, [&] { return stop || (job = pick()) != nullptr; });
       }
-      run_chunks();
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        --active_workers;
-      }
-      done_cv.notify_all();
+      if (stop) return;
+      ++job->active;
+      lock.unlock();
+      set_float_env(job->float_env);
+      run_chunks(*job);
+      lock.lock();
+      // Notified under the lock: the caller cannot return (and free the job) before we let go.
+      if (--job->active == 0 && job->all_done()) job->finished.notify_one();
     }
   }
 };
@@ -122,32 +143,33 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
     fn(0, n);
     return;
   }
-  std::lock_guard<std::mutex> submit(impl_->submit_mu);
+  Impl& p = *impl_;
+  Job job;
+  job.fn = &fn;
+  job.n = n;
   // A few chunks per thread balances uneven work without much overhead.
   int64_t chunks = std::min<int64_t>(n / grain, int64_t(threads) * 4);
+  job.chunk = (n + chunks - 1) / chunks;
+  job.num_chunks = (n + job.chunk - 1) / job.chunk;
+  job.float_env = float_env();
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    impl_->fn = &fn;
-    impl_->n = n;
-    impl_->chunk = (n + chunks - 1) / chunks;
-    impl_->num_chunks = (n + impl_->chunk - 1) / impl_->chunk;
-    impl_->next_chunk = 0;
-    impl_->chunks_done = 0;
-    impl_->error = nullptr;
-    ++impl_->generation;
-    impl_->published.store(impl_->generation, std::memory_order_release);
+    std::lock_guard<std::mutex> lock(p.mu);
+    p.jobs.push_back(&job);
+    p.published.fetch_add(1, std::memory_order_release);
   }
-  impl_->work_cv.notify_all();
-  impl_->run_chunks();
-  spin_until([&] { return impl_->chunks_done.load() == impl_->num_chunks; });
+  p.work_cv.notify_all();
+  p.run_chunks(job);
   {
-    std::unique_lock<std::mutex> lock(impl_->mu);
-    impl_->done_cv.wait(lock, [&] {
-      return impl_->chunks_done.load() == impl_->num_chunks && impl_->active_workers == 0;
-    });
-    impl_->fn = nullptr;
+    // Every chunk is claimed: unlist the job so that no worker joins it from now on.
+    std::lock_guard<std::mutex> lock(p.mu);
+    p.jobs.erase(std::find(p.jobs.begin(), p.jobs.end(), &job));
   }
-  if (impl_->error) std::rethrow_exception(impl_->error);
+  spin_until([&] { return job.all_done(); });
+  {
+    std::unique_lock<std::mutex> lock(p.mu);
+    job.finished.wait(lock, [&] { return job.all_done() && job.active == 0; });
+  }
+  if (job.error) std::rethrow_exception(job.error);
 }
 
 }  // namespace xjax

@@ -15,6 +15,8 @@ class ThreadPool {
 
   // Runs fn(begin, end) over [0, n) in chunks of at least `grain` iterations. Runs inline when
   // the range is small or when called from inside another parallel_for. Rethrows the first error.
+  // Safe to call from several threads at once: their jobs share the workers. Workers run a job
+  // in its caller's floating-point environment (float_env.h).
   void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
  private:

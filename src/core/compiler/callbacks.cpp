@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "core/errors.h"
+#include "core/float_env.h"
 
 namespace xjax {
 
@@ -43,7 +44,8 @@ void call_callback(int64_t id, const std::vector<Array>& args) {
     if (it == r.fns.end()) throw ValueError("[host_callback] no callback registered with id " + std::to_string(id));
     fn = it->second;
   }
-  (*fn)(args);  // outside the lock: the callback may register others
+  KeepSubnormalsScope keep;  // host code (NumPy in a Python callback) computes as usual
+  (*fn)(args);               // outside the lock: the callback may register others
 }
 
 }  // namespace xjax

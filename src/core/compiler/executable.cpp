@@ -6,6 +6,7 @@
 
 #include "core/compiler/callbacks.h"
 #include "core/compiler/passes.h"
+#include "core/float_env.h"
 #include "core/reference/interpreter.h"
 #include "core/stream.h"
 
@@ -92,6 +93,7 @@ void Executable::validate_outputs(const std::vector<Array>& inputs, const std::v
 }
 
 void Executable::run_plan(const std::shared_ptr<Buffer>* inputs, std::shared_ptr<Buffer>* outputs) const {
+  FlushSubnormalsScope flush;  // JAX's float environment; the caller's comes back after
   const Plan& p = plan_;
   const size_t ns = p.storages.size();
   Frame f(ns);

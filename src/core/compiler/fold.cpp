@@ -2,6 +2,7 @@
 // by the ops' own CPU kernels (so folded values are exactly what running them would give).
 #include "core/compiler/constant.h"
 #include "core/compiler/passes.h"
+#include "core/float_env.h"
 
 #include <cstring>
 
@@ -57,6 +58,7 @@ bool fold(const Node& n, const std::vector<const Node*>& in, Attrs& out) {
 }  // namespace
 
 Graph fold_constants(const Graph& g) {
+  FlushSubnormalsScope flush;  // fold as the kernels compute at run time, whatever thread compiles
   Rewriter r(g);
   for (size_t i = 0; i < g.nodes().size(); ++i) {
     const Node& n = g.nodes()[i];

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "core/cpu/contraction_blas.h"
+#include "core/float_env.h"
 #include "core/thread_pool.h"
 
 namespace xjax {
@@ -34,6 +35,11 @@ bool load_blas(const std::string& path) {
   std::lock_guard<std::mutex> lock(g_load_mu);
   if (g_api.load()) return true;  // the first library loaded stays
   if (path.empty()) return false;
+  // BLAS computes on its own threads, which we cannot reach; a new thread starts with its
+  // creator's MXCSR, so the threads OpenBLAS starts here (at load, or when sized below) flush
+  // subnormals as every kernel thread does (float_env.h). Threads it starts later start inside a
+  // kernel run, under the same setting.
+  FlushSubnormalsScope flush;
   void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) return false;
   auto* api = new BlasApi{};

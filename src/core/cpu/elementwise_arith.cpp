@@ -21,7 +21,8 @@ struct Neg {
 struct Sign {
   template <class T> static T f(T x) {
     if constexpr (std::is_unsigned_v<T>) return T(x != 0);
-    else return x > 0 ? T(1) : (x < 0 ? T(-1) : x);  // keeps +-0 and NaN
+    else if constexpr (kInt<T>) return x > 0 ? T(1) : (x < 0 ? T(-1) : T(0));
+    else return x > 0 ? T(1) : (x < 0 ? T(-1) : x * T(0));  // +-0 and NaN stay; a flushed subnormal gives +-0
   }
 };
 struct Abs {
@@ -72,6 +73,9 @@ struct Rem {
     else return std::fmod(a, b);
   }
 };
+struct LibmPow {
+  template <class T> static T f(T a, T b) { return std::pow(a, b); }
+};
 struct Pow {
   template <class T> static T f(T a, T b) {
     if constexpr (std::is_unsigned_v<T>) {
@@ -80,7 +84,7 @@ struct Pow {
       if (b < 0) return a == 1 ? T(1) : (a == -1 ? T((b & 1) ? -1 : 1) : T(0));
       return power_by_squaring(a, uint64_t(b));
     } else {
-      return std::pow(a, b);
+      return Flushed<LibmPow>::f(a, b);
     }
   }
 };

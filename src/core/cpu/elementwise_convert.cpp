@@ -61,7 +61,7 @@ float int_to_float_odd(I x) {
 template <class From, class To>
 To convert_value(From x) {
   if constexpr (std::is_same_v<To, bool>) {
-    if constexpr (kHalf<From>) return float(x) != 0.0f;
+    if constexpr (kHalf<From>) return (x.bits & 0x7fffu) != 0;  // a bfloat16 subnormal is true, as in JAX
     else return x != From(0);  // NaN -> true
   } else if constexpr (std::is_same_v<From, bool>) {
     if constexpr (kHalf<To>) return To(x ? 1.0f : 0.0f);

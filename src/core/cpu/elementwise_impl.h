@@ -7,10 +7,12 @@
 #include <type_traits>
 
 #include "core/cpu/elementwise_loops.h"
+#include "core/float_env.h"
 
 // Loops over transcendental functions are compiled for AVX-512, AVX2 and baseline x86-64 (picked
-// at load time) so that they can call glibc's vector math (see elementwise_vecmath.h).
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+// at load time) so that they can call glibc's vector math (see elementwise_vecmath.h). Not in
+// sanitizer builds (XJAX_NO_CLONES): the ifunc resolvers would run before the sanitizer runtime.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && !defined(XJAX_NO_CLONES)
 #define XJAX_EW_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define XJAX_EW_CLONES
@@ -49,6 +51,14 @@ XJAX_EW_CLONES void binary_vec(const void* const* in, void* out, int64_t n) {
   R* o = static_cast<R*>(out);
   for (int64_t i = 0; i < n; ++i) o[i] = Op::f(a[i], b[i]);
 }
+
+// Op with float32/float64 subnormal operands and results flushed to signed zeros: for functions
+// computed by libm (or our own code) on the bits, which FTZ/DAZ do not reach (float_env.h).
+template <class Op>
+struct Flushed {
+  template <class T> static T f(T x) { return flush_subnormal(Op::f(flush_subnormal(x))); }
+  template <class T> static T f(T a, T b) { return flush_subnormal(Op::f(flush_subnormal(a), flush_subnormal(b))); }
+};
 
 // Integer arithmetic wraps around: it is done in an unsigned type at least as wide as `unsigned`
 // (narrower unsigned types would be promoted to int, where overflow is undefined).

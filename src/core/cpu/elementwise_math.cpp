@@ -62,7 +62,8 @@ struct NextAfter {
 
 template <class Op>
 ElementwiseLoop vec_unary(DType dt) {
-  return float_loop<unary_vec<float, float, Op>, unary_vec<double, double, Op>, 1>(dt);
+  using F = Flushed<Op>;
+  return float_loop<unary_vec<float, float, F>, unary_vec<double, double, F>, 1>(dt);
 }
 
 // nextafter must step in the operand's own precision, so 16-bit floats get a loop on their bits
@@ -120,7 +121,10 @@ ElementwiseLoop math_loop(OpId op, DType dt, const Attrs& attrs) {
       return attrs.get_int_or("rounding_method", 0) == 0 ? vec_unary<RoundAway>(dt) : vec_unary<RoundEven>(dt);
     case OpId::is_finite_:
       return float_loop<unary<float, bool, IsFinite>, unary<double, bool, IsFinite>, 1, bool>(dt);
-    case OpId::atan2_: return float_loop<binary_vec<float, float, Atan2>, binary_vec<double, double, Atan2>, 2>(dt);
+    case OpId::atan2_: {
+      using F = Flushed<Atan2>;
+      return float_loop<binary_vec<float, float, F>, binary_vec<double, double, F>, 2>(dt);
+    }
     case OpId::nextafter_:
       switch (dt) {
         case DType::Float32: return binary<float, float, NextAfter>;

@@ -89,6 +89,9 @@ struct ErfInv32 {
 struct ErfInv64 {  // one Newton step on erf(x) = a takes the estimate to full precision
   static double f(double y) {
     double a = std::fabs(y);
+    // Below 1e-8 the series sqrt(pi)/2 (a + pi/12 a^3 + ...) is exact to rounding; the Newton
+    // residual there would be subnormal, which kernels flush to zero (float_env.h).
+    if (a < 1e-8) return erf_inv_edges(y, a * 0.88622692545275801);
     double x = erf_inv_estimate(a);
     // Near a = 1 the residual comes from erfc, against the exact 1 - a (a >= 0.5: no rounding).
     double residual = a <= 0.5 ? std::erf(x) - a : (1.0 - a) - std::erfc(x);
@@ -132,12 +135,14 @@ struct InDouble {
 }  // namespace
 
 ElementwiseLoop special_loop(OpId op, DType dt) {
+  using ErfInv32F = Flushed<ErfInv32>;
+  using ErfInv64F = Flushed<ErfInv64>;
+  using Lgamma = Flushed<InDouble<lgamma_double>>;
+  using Digamma = Flushed<InDouble<digamma_double>>;
   switch (op) {
-    case OpId::erf_inv_: return float_loop<unary_vec<float, float, ErfInv32>, unary_vec<double, double, ErfInv64>, 1>(dt);
-    case OpId::lgamma_:
-      return float_loop<unary<float, float, InDouble<lgamma_double>>, unary<double, double, InDouble<lgamma_double>>, 1>(dt);
-    case OpId::digamma_:
-      return float_loop<unary<float, float, InDouble<digamma_double>>, unary<double, double, InDouble<digamma_double>>, 1>(dt);
+    case OpId::erf_inv_: return float_loop<unary_vec<float, float, ErfInv32F>, unary_vec<double, double, ErfInv64F>, 1>(dt);
+    case OpId::lgamma_: return float_loop<unary<float, float, Lgamma>, unary<double, double, Lgamma>, 1>(dt);
+    case OpId::digamma_: return float_loop<unary<float, float, Digamma>, unary<double, double, Digamma>, 1>(dt);
     default: return nullptr;
   }
 }

@@ -134,6 +134,7 @@ struct FusedProgram::Tile {
   // Evaluates the program over flat indices [start, start + len), len <= tile.
   void compute(int64_t start, int64_t len) {
     for (const FusedLoad& L : p.loads) {
+      if (L.kind == FusedLoad::Kind::Fill) continue;  // filled once; a constant's input is -1
       size_t es = itemsize(p.slot_dtype[L.slot]);
       const char* base = static_cast<const char*>(in[L.input]);
       if (L.kind == FusedLoad::Kind::Contiguous)

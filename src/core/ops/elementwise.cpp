@@ -132,6 +132,19 @@ std::vector<TypeInfo> infer_clamp(OpId op, const std::vector<TypeInfo>& in) {
   return {x};
 }
 
+// Same-width reinterpretation only (JAX also bitcasts between widths, changing the shape).
+std::vector<TypeInfo> infer_bitcast(OpId op, const std::vector<TypeInfo>& in, const Attrs& attrs) {
+  DType to = dtype_attr(op, attrs, "new_dtype");
+  DType from = in[0].dtype;
+  if ((from == DType::Bool) != (to == DType::Bool))
+    fail_type(op, std::string("does not support bool unless both types are bool, got ") + dtype_name(from) + " -> " +
+                      dtype_name(to));
+  if (itemsize(from) != itemsize(to))
+    fail_type(op, std::string("between types of different widths is not supported, got ") + dtype_name(from) +
+                      " -> " + dtype_name(to));
+  return {{in[0].shape, to}};
+}
+
 std::vector<TypeInfo> infer_iota(OpId op, const Attrs& attrs) {
   DType dt = dtype_attr(op, attrs, "dtype");
   if (dt == DType::Bool) fail_type(op, "dtype must be numeric, got bool");
@@ -152,6 +165,7 @@ std::vector<TypeInfo> infer_elementwise(OpId op, const std::vector<TypeInfo>& in
     case OpId::select_n_: return infer_select_n(op, in);
     case OpId::clamp_: return infer_clamp(op, in);
     case OpId::convert_element_type_: return {{in[0].shape, dtype_attr(op, attrs, "new_dtype")}};
+    case OpId::bitcast_convert_type_: return infer_bitcast(op, in, attrs);
     default: break;
   }
   Shape shape = common_shape(op, in);

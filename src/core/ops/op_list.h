@@ -18,6 +18,7 @@
   X(lgamma, Elementwise, 1) X(digamma, Elementwise, 1) X(integer_pow, Elementwise, 1)            \
   X(square, Elementwise, 1) X(population_count, Elementwise, 1) X(clz, Elementwise, 1)           \
   X(convert_element_type, Elementwise, 1) X(copy, Elementwise, 1)                                \
+  X(bitcast_convert_type, Elementwise, 1)                                                        \
   /* elementwise binary */                                                                       \
   X(add, Elementwise, 2) X(sub, Elementwise, 2) X(mul, Elementwise, 2) X(div, Elementwise, 2)     \
   X(rem, Elementwise, 2) X(pow, Elementwise, 2) X(max, Elementwise, 2) X(min, Elementwise, 2)     \

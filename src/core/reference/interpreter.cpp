@@ -8,6 +8,7 @@
 
 #include "core/compiler/callbacks.h"
 #include "core/compiler/constant.h"
+#include "core/float_env.h"
 #include "core/reference/scalar.h"
 
 namespace xjax {
@@ -103,6 +104,7 @@ Tensor view(const Array& a) { return Tensor{a.data(), a.shape, a.dtype}; }
 }  // namespace
 
 std::vector<Array> reference_run(const Graph& g, const std::vector<Array>& inputs) {
+  FlushSubnormalsScope flush;  // the kernels' floating-point environment
   const auto& nodes = g.nodes();
   std::vector<std::vector<Array>> vals(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {

@@ -5,13 +5,17 @@
 
 #include "core/reference/scalar.h"
 
+#include "core/float_env.h"
+
 namespace xjax::ref {
 
 double get_f(const Array& a, int64_t i) {
   return dispatch_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
     using C = typename ComputeOf<T>::type;
-    return double(C(static_cast<const T*>(a.data())[i]));
+    C v = C(static_cast<const T*>(a.data())[i]);
+    if constexpr (std::is_floating_point_v<C>) v = flush_subnormal(v);  // as the kernels read it
+    return double(v);
   });
 }
 
@@ -28,7 +32,7 @@ void set_f(Array& a, int64_t i, double v) {
   dispatch_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
     using C = typename ComputeOf<T>::type;
-    if constexpr (std::is_floating_point_v<C>) static_cast<T*>(a.data())[i] = T(C(v));
+    if constexpr (std::is_floating_point_v<C>) static_cast<T*>(a.data())[i] = T(flush_subnormal(C(v)));
     else static_cast<T*>(a.data())[i] = T(v != 0);
   });
 }
@@ -60,13 +64,53 @@ int64_t float_to_int(double x, DType to) {
   });
 }
 
+// Float ops that move bits rather than compute (as the kernels do): a subnormal operand passes
+// through unflushed, as in JAX. Decisions compare the (flushed) values; the result is an operand.
+void copy_element(Array& out, int64_t i, const Array& src, int64_t j) {
+  size_t w = itemsize(out.dtype);
+  std::memcpy(static_cast<char*>(out.data()) + i * w, static_cast<const char*>(src.data()) + j * w, w);
+}
+
+bool float_move(OpId op, const std::vector<Array>& in, Array& out, int64_t i, int64_t j0, int64_t j1, int64_t j2) {
+  auto nan = [](double v) { return v != v; };
+  switch (op) {
+    case OpId::copy_: copy_element(out, i, in[0], j0); return true;
+    case OpId::neg_: case OpId::abs_: {
+      copy_element(out, i, in[0], j0);
+      unsigned char* top = static_cast<unsigned char*>(out.data()) + (i + 1) * itemsize(out.dtype) - 1;  // little-endian
+      *top = op == OpId::neg_ ? *top ^ 0x80 : *top & 0x7f;
+      return true;
+    }
+    case OpId::max_: case OpId::min_: {  // NaN from either side wins
+      double a = get_f(in[0], j0), b = get_f(in[1], j1);
+      bool take_b = !nan(a) && ((op == OpId::max_ ? b > a : b < a) || nan(b));
+      copy_element(out, i, in[take_b], take_b ? j1 : j0);
+      return true;
+    }
+    case OpId::clamp_: {  // min(max(x, lo), hi), NaN from any operand
+      double lo = get_f(in[0], j0), x = get_f(in[1], j1), hi = get_f(in[2], j2);
+      int k = nan(x) ? 1 : (lo > x || nan(lo) ? 0 : 1);
+      double m = k == 0 ? lo : x;
+      if (!nan(m) && (hi < m || nan(hi))) k = 2;
+      copy_element(out, i, in[k], k == 0 ? j0 : (k == 1 ? j1 : j2));
+      return true;
+    }
+    default: return false;
+  }
+}
+
+// Float -> bool tests the bits (but the sign): a bfloat16 subnormal is true, as in JAX, where
+// arithmetic would read it as 0.
+bool nonzero_float(const Array& a, int64_t i) {
+  if (itemsize(a.dtype) == 2) return (static_cast<const uint16_t*>(a.data())[i] & 0x7fffu) != 0;
+  return get_f(a, i) != 0;  // NaN: true
+}
+
 bool less(DType dt, int64_t a, int64_t b) { return dt == DType::UInt64 ? uint64_t(a) < uint64_t(b) : a < b; }
 
 double float_unary(OpId op, double x, const Attrs& attrs, bool& ok) {
   switch (op) {
-    case OpId::neg_: return -x;
-    case OpId::abs_: return std::fabs(x);
-    case OpId::sign_: return x > 0 ? 1.0 : (x < 0 ? -1.0 : x);
+    case OpId::sign_: return x > 0 ? 1.0 : (x < 0 ? -1.0 : x * 0.0);
     case OpId::floor_: return std::floor(x);
     case OpId::ceil_: return std::ceil(x);
     case OpId::round_: return attrs.get_int_or("rounding_method", 0) == 0 ? std::round(x) : std::nearbyint(x);
@@ -92,7 +136,6 @@ double float_unary(OpId op, double x, const Attrs& attrs, bool& ok) {
     case OpId::rsqrt_: return 1.0 / std::sqrt(x);
     case OpId::cbrt_: return std::cbrt(x);
     case OpId::square_: return x * x;
-    case OpId::copy_: return x;
     case OpId::integer_pow_: {
       int64_t y = attrs.get_int("y");
       double r = 1;
@@ -129,8 +172,6 @@ double float_binary(OpId op, double a, double b, bool& ok) {
     case OpId::div_: return a / b;
     case OpId::pow_: return std::pow(a, b);
     case OpId::atan2_: return std::atan2(a, b);
-    case OpId::max_: return a != a ? a : (b > a || b != b ? b : a);
-    case OpId::min_: return a != a ? a : (b < a || b != b ? b : a);
     default: ok = false; return 0;
   }
 }
@@ -174,25 +215,23 @@ bool elementwise(const Node& n, const std::vector<Array>& in, Array& out) {
   const bool fl = is_floating(dt);
   bool ok = true;
   for (int64_t i = 0; i < count && ok; ++i) {
-    if (n.op == OpId::select_n_) {
+    if (n.op == OpId::bitcast_convert_type_) {
+      copy_element(out, i, in[0], i);
+    } else if (n.op == OpId::select_n_) {
       int64_t k = get_i(in[0], at(0, i));
       int64_t cases = int64_t(in.size()) - 1;
       k = k < 0 ? 0 : (k >= cases ? cases - 1 : k);
-      if (is_floating(out.dtype)) set_f(out, i, get_f(in[1 + k], at(1 + k, i)));
-      else set_i(out, i, get_i(in[1 + k], at(1 + k, i)));
+      copy_element(out, i, in[1 + k], at(1 + k, i));
+    } else if (fl && float_move(n.op, in, out, i, at(0, i), in.size() > 1 ? at(1, i) : 0, in.size() > 2 ? at(2, i) : 0)) {
+      continue;
     } else if (n.op == OpId::clamp_) {
-      if (fl) {
-        double lo = get_f(in[0], at(0, i)), x = get_f(in[1], at(1, i)), hi = get_f(in[2], at(2, i));
-        double m = x != x || lo != lo ? std::nan("") : (x > lo ? x : lo);
-        set_f(out, i, m != m || hi != hi ? std::nan("") : (m < hi ? m : hi));
-      } else {
-        int64_t lo = get_i(in[0], at(0, i)), x = get_i(in[1], at(1, i)), hi = get_i(in[2], at(2, i));
-        int64_t m = less(dt, lo, x) ? x : lo;
-        set_i(out, i, less(dt, m, hi) ? m : hi);
-      }
+      int64_t lo = get_i(in[0], at(0, i)), x = get_i(in[1], at(1, i)), hi = get_i(in[2], at(2, i));
+      int64_t m = less(dt, lo, x) ? x : lo;
+      set_i(out, i, less(dt, m, hi) ? m : hi);
     } else if (n.op == OpId::convert_element_type_) {
-      if (is_floating(out.dtype)) set_f(out, i, fl ? get_f(in[0], i) : double(get_i(in[0], i)));
-      else if (out.dtype == DType::Bool) set_i(out, i, fl ? get_f(in[0], i) != 0 : get_i(in[0], i) != 0);
+      if (in[0].dtype == out.dtype) copy_element(out, i, in[0], i);
+      else if (is_floating(out.dtype)) set_f(out, i, fl ? get_f(in[0], i) : double(get_i(in[0], i)));
+      else if (out.dtype == DType::Bool) set_i(out, i, fl ? nonzero_float(in[0], i) : get_i(in[0], i) != 0);
       else if (fl) set_i(out, i, float_to_int(get_f(in[0], i), out.dtype));
       else set_i(out, i, get_i(in[0], i));
     } else if (n.op == OpId::is_finite_) {

@@ -1,4 +1,5 @@
-"""Elementwise primitives: unary, binary, select_n, clamp, convert_element_type, iota."""
+"""Elementwise primitives: unary, binary, select_n, clamp, convert_element_type, bitcast_convert_type,
+iota."""
 import numpy as np
 
 from xjax._src import core, dtypes
@@ -156,6 +157,20 @@ convert_element_type_p = define_primitive(
     "convert_element_type", _convert_eval, attrs=lambda new_dtype, weak_type=False, sharding=None: {"new_dtype": new_dtype})
 
 
+def _bitcast_eval(x, *, new_dtype):
+    if (x.dtype == dtypes.bool_) != (new_dtype == dtypes.bool_):
+        raise TypeError("lax.bitcast_convert_type does not support bool or complex values unless the operand and "
+                        f"destination types match. Got operand dtype={x.dtype.name}, new_dtype={new_dtype!r}. "
+                        "Consider using the arr.view() method instead.")
+    if x.dtype.itemsize != new_dtype.itemsize:
+        raise NotImplementedError(f"lax.bitcast_convert_type between types of different widths is not supported "
+                                  f"(operand {x.dtype.name}{list(x.shape)}, new_dtype {new_dtype.name}).")
+    return core.ShapedArray(x.shape, new_dtype, False)
+
+
+bitcast_convert_type_p = define_primitive("bitcast_convert_type", _bitcast_eval)
+
+
 def _iota_eval(*, dtype, shape, dimension, sharding=None):
     if not 0 <= dimension < len(shape):
         raise ValueError(f"iota dimension must be between 0 and len(shape), got dimension={dimension} "
@@ -250,6 +265,11 @@ def _convert(operand, new_dtype, weak_type=False):
     if aval.dtype == new_dtype and aval.weak_type == weak_type:
         return x
     return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=bool(weak_type), sharding=None)
+
+
+def bitcast_convert_type(operand, new_dtype):
+    """Reinterprets the bits of each element as new_dtype (of the same width)."""
+    return bitcast_convert_type_p.bind(asarray(operand), new_dtype=dtypes.canonicalize_dtype(new_dtype))
 
 
 def iota(dtype, size):

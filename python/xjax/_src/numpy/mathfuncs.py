@@ -2,6 +2,8 @@
 heaviside, sinc, ldexp/frexp/modf, isclose/allclose/array_equal, gcd/lcm, nan_to_num, angle."""
 import math
 
+import numpy as np
+
 from xjax._src import dtypes, lax
 from xjax._src.numpy import util
 from xjax._src.numpy.ufuncs import (_FLOATING, _c, _const, _operand, absolute, equal, log2, promote_args,
@@ -68,18 +70,21 @@ def copysign(x1, x2, /):
     return lax.select(signbit(x2), lax.neg(a), a)
 
 
+_SIGNED_OF_WIDTH = {2: np.int16, 4: np.int32, 8: np.int64}
+
+
 def signbit(x, /):
-    """True where the sign bit is set (-0.0 included; NaNs report False)."""
+    """True where the sign bit is set: -0.0 and negative NaNs included, as in NumPy and JAX."""
     x = _operand("signbit", x)
     dt = x.aval.dtype
     if dt.kind == "u" or dt == dtypes.bool_:
         return util.full(x.aval.shape, False, dtypes.bool_)
-    zero = _c(x, 0)
-    neg = lax.lt(x, zero)
     if dt.kind == "i":
-        return neg
-    negzero = lax.bitwise_and(lax.eq(x, zero), lax.lt(lax.div(_c(x, 1), x), zero))
-    return lax.bitwise_or(neg, negzero)
+        return lax.lt(x, _c(x, 0))
+    # Only the bits tell a NaN's sign: shift the sign bit over the whole word (JAX's lowering).
+    bits = lax.bitcast_convert_type(x, _SIGNED_OF_WIDTH[dt.itemsize])
+    shifted = lax.shift_right_arithmetic(bits, _c(bits, 8 * dt.itemsize - 1))
+    return lax.convert_element_type(shifted, dtypes.bool_)
 
 
 def heaviside(x1, x2, /):

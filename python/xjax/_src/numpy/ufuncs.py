@@ -180,9 +180,11 @@ def floor_divide(x1, x2, /):
     if dt == dtypes.bool_:
         raise TypeError("floor_divide does not accept dtype bool.")
     mod, adjust = _float_mod(x1, x2)
-    div = lax.div(lax.sub(x1, mod), x2)
+    # By zero: x1 / 0 (+-inf, or nan for 0 / 0) as in JAX and NumPy; x1 - rem(x1, 0) is nan.
+    dividend = lax.select(lax.eq(x2, _c(x2, 0)), x1, lax.sub(x1, mod))
+    div = lax.div(dividend, x2)
     div = lax.select(adjust, lax.sub(div, _c(div, 1)), div)
-    return lax.round(div, lax.RoundingMethod.TO_NEAREST_EVEN)
+    return lax.round(div)
 
 
 def remainder(x1, x2, /):

@@ -1,0 +1,62 @@
+// The floating-point environment of kernels: float32/float64 subnormals flush to zero, as JAX on
+// CPU does (FTZ: subnormal results become 0; DAZ: subnormal operands read as 0). Set around every
+// kernel run and restored after, so that NumPy in the same process keeps IEEE subnormals.
+// float16 is computed in float32, where its subnormals are normal numbers: they stay, as in JAX.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#if defined(__x86_64__) || defined(__SSE2__)
+#include <xmmintrin.h>
+#define XJAX_HAS_MXCSR 1
+#endif
+
+namespace xjax {
+
+#ifdef XJAX_HAS_MXCSR
+constexpr uint32_t kFlushSubnormals = 0x8040;  // MXCSR bits FTZ (15) and DAZ (6)
+// The calling thread's environment (MXCSR: modes and sticky exception flags).
+inline uint32_t float_env() { return _mm_getcsr(); }
+inline void set_float_env(uint32_t env) {
+  if (env != _mm_getcsr()) _mm_setcsr(env);  // writing MXCSR stalls the pipeline: skip when equal
+}
+#else
+constexpr uint32_t kFlushSubnormals = 0;
+inline uint32_t float_env() { return 0; }
+inline void set_float_env(uint32_t) {}
+#endif
+
+// A float32/float64 subnormal as the signed zero that FTZ/DAZ make of it, in any environment: for
+// code that works on the bits (libm) and for the reference interpreter's float64 values.
+template <class T>
+inline T flush_subnormal(T x) {
+  return std::fabs(x) < std::numeric_limits<T>::min() ? std::copysign(T(0), x) : x;
+}
+
+// Flushes subnormals on this thread while alive (kernel runs, constant folding); restores the
+// caller's environment, flags included, when it ends.
+class FlushSubnormalsScope {
+ public:
+  FlushSubnormalsScope() : saved_(float_env()) { set_float_env(saved_ | kFlushSubnormals); }
+  ~FlushSubnormalsScope() { set_float_env(saved_); }
+  FlushSubnormalsScope(const FlushSubnormalsScope&) = delete;
+  FlushSubnormalsScope& operator=(const FlushSubnormalsScope&) = delete;
+
+ private:
+  uint32_t saved_;
+};
+
+// The reverse, for host code called from inside a kernel run (Python callbacks): IEEE subnormals.
+class KeepSubnormalsScope {
+ public:
+  KeepSubnormalsScope() : saved_(float_env()) { set_float_env(saved_ & ~kFlushSubnormals); }
+  ~KeepSubnormalsScope() { set_float_env(saved_); }
+  KeepSubnormalsScope(const KeepSubnormalsScope&) = delete;
+  KeepSubnormalsScope& operator=(const KeepSubnormalsScope&) = delete;
+
+ private:
+  uint32_t saved_;
+};
+
+}  // namespace xjax
