@@ -318,6 +318,7 @@ for _name in ("sign", "floor", "ceil", "round", "is_finite", "not", "population_
               "and", "or", "xor", "shift_left", "shift_right_logical", "shift_right_arithmetic", *COMPARE):
     ad.defjvp_zero(P[_name])
 ad.defjvp_zero(iota_p)
+ad.defjvp_zero(bitcast_convert_type_p)  # as JAX: reinterpreted bits carry no derivative
 
 ad.defjvp2(P["exp"], lambda g, ans, x: mul(g, ans))
 ad.defjvp2(P["exp2"], lambda g, ans, x: mul(g, mul(ans, float(np.log(2)))))
