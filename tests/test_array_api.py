@@ -70,6 +70,8 @@ def test_to_device_and_device_property():
     ("astype", lambda d: jnp.astype(jnp.ones(2), jnp.int32, device=d)),
     ("astype", lambda d: jnp.ones(2).astype(jnp.int32, device=d)),
     ("from_dlpack", lambda d: jnp.from_dlpack(np.ones(2), device=d)),
+    ("array", lambda d: jnp.array([1.0, 2.0], device=d)),
+    ("asarray", lambda d: jnp.asarray([1.0, 2.0], device=d)),
 ])
 def test_device_arguments(name, call):
     for device in (None, CPU, jnp.ones(1).device):

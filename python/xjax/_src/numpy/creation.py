@@ -41,8 +41,9 @@ def _leaves(obj, out):
     return out
 
 
-def array(object, dtype=None, copy=True, order="K", ndmin=0):  # noqa: A002 - NumPy's name
+def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None):  # noqa: A002 - NumPy's name
     """An xjax Array from an array, a scalar, a NumPy array or a (nested) list of those."""
+    check_device(device, "array")
     if order not in (None, "K", "C", "A"):
         raise NotImplementedError(f"Only implemented for order='K', got order={order!r}")
     dt = dtype_arg(dtype, "array")
@@ -91,8 +92,9 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0):  # noqa: A002 - Nu
     return out
 
 
-def asarray(a, dtype=None, order=None, *, copy=None):
+def asarray(a, dtype=None, order=None, *, copy=None, device=None):
     """a as an xjax Array without copying when it already is one (converted to dtype if given)."""
+    check_device(device, "asarray")
     if dtype is None and isinstance(a, util._ARRAY_TYPES):
         return a
     return array(a, dtype=dtype, copy=bool(copy), order=order)
