@@ -12,7 +12,8 @@ import pytest
 import xjax
 import xjax.numpy as jnp
 
-PYTHON_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python")
+# The subprocess imports the xjax this test imports (an installed one in CI, python/ in the edit loop).
+PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(xjax.__file__)))
 
 
 def run_script(code, *argv, env=None):
