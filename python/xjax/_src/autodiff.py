@@ -129,8 +129,20 @@ def _split_aux(out):
     return out[0], tree_util.tree_map(lambda x: trace.lift(x)[0], out[1])
 
 
-def _float0_or_zeros(ct):
-    return ad.instantiate(ct)
+def _dynamic_args(name, fun, nums, args, kwargs, allow_int, holomorphic):
+    """(fun of the differentiated args only, those args), dtypes checked as `name` words it."""
+    idx = _check_argnums(nums, len(args))
+    dyn = tuple(args[i] for i in idx)
+    for x in tree_util.tree_leaves(dyn):
+        _check_input_dtype(name, x, allow_int, holomorphic)
+
+    def f_of_dyn(*d):
+        full = list(args)
+        for i, v in zip(idx, d):
+            full[i] = v
+        return fun(*full, **kwargs)
+
+    return f_of_dyn, dyn
 
 
 # ---- public API --------------------------------------------------------------------------------
@@ -177,7 +189,7 @@ def jvp(fun, primals, tangents, has_aux=False):
 
     outs, out_tangents = jvp_flat(flat_fun, p_leaves, t_ops)
     tree = out_trees[0]
-    result = tree.unflatten(outs), tree.unflatten([_float0_or_zeros(t) for t in out_tangents])
+    result = tree.unflatten(outs), tree.unflatten([ad.instantiate(t) for t in out_tangents])
     if has_aux:
         return (*result, out_trees[1])
     return result
@@ -217,7 +229,7 @@ def linearize(fun, *primals, has_aux=False):
             raise TypeError(f"linearized function called on tangent values inconsistent with the original primal "
                             f"values: tree structure {t_tree} where {in_tree} was expected")
         ts = [_as_operand(t) if not z else None for t, z in zip(t_leaves, lin.in_zero)]
-        return out_tree.unflatten([_float0_or_zeros(t) for t in lin.jvp(ts)])
+        return out_tree.unflatten([ad.instantiate(t) for t in lin.jvp(ts)])
 
     result = (out_tree.unflatten(outs), f_jvp)
     return (*result, out_trees[1][1]) if has_aux else result
@@ -266,42 +278,33 @@ def _cotangent_of(ct, primal_aval):
 
 def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
     """A function returning (fun(*args), the gradient of fun with respect to the args in argnums)."""
+    return _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, "value_and_grad")
+
+
+def _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, name):
     nums, single = _argnums_tuple(argnums)
-    name = "value_and_grad" if fun is not None else "grad"
 
     @functools.wraps(fun)
     def value_and_grad_f(*args, **kwargs):
-        idx = _check_argnums(nums, len(args))
-        dyn = [args[i] for i in idx]
-        for x in tree_util.tree_leaves(dyn):
-            _check_input_dtype(value_and_grad_f._name, x, allow_int, holomorphic)
-
-        def f_of_dyn(*d):
-            full = list(args)
-            for i, v in zip(idx, d):
-                full[i] = v
-            return fun(*full, **kwargs)
-
+        f_of_dyn, dyn = _dynamic_args(name, fun, nums, args, kwargs, allow_int, holomorphic)
         if has_aux:
             out, vjp_fn, aux = vjp(f_of_dyn, *dyn, has_aux=True)
         else:
             out, vjp_fn = vjp(f_of_dyn, *dyn)
-        _check_scalar_output(value_and_grad_f._name, out)
+        _check_scalar_output(name, out)
         from xjax._src.lax.base import asarray
 
-        out_aval = core.get_aval(out)
-        g = vjp_fn(asarray(1.0, out_aval.dtype, out_aval.weak_type))  # the seed has the output's weak type, as in JAX
+        aval = core.get_aval(out)
+        g = vjp_fn(asarray(1.0, aval.dtype, aval.weak_type))  # the seed has the output's weak type, as in JAX
         g = g[0] if single else tuple(g)
         return ((out, aux), g) if has_aux else (out, g)
 
-    value_and_grad_f._name = name
     return value_and_grad_f
 
 
 def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
     """A function returning the gradient of scalar-valued fun with respect to the args in argnums."""
-    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
-    vg._name = "grad"
+    vg = _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, "grad")
 
     @functools.wraps(fun)
     def grad_f(*args, **kwargs):
@@ -330,29 +333,12 @@ def _std_basis(leaves):
     return rows
 
 
-def _stack_rows(rows, out_shape_leading, trailing_avals):
-    """Jacobian leaves: each row list stacked along new axes of shape out_shape_leading."""
-    from xjax._src.numpy import manipulation
-
-    stacked = [manipulation.stack([r[i] for r in rows]) for i in range(len(trailing_avals))]
-    return stacked
-
-
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     """The Jacobian of fun by forward mode: one jvp per input element (a loop until vmap exists)."""
     nums, single = _argnums_tuple(argnums)
 
     def jac_f(*args, **kwargs):
-        idx = _check_argnums(nums, len(args))
-        dyn = tuple(args[i] for i in idx)
-        for x in tree_util.tree_leaves(dyn):
-            _check_input_dtype("jacfwd", x, False, holomorphic)
-
-        def f_of_dyn(*d):
-            full = list(args)
-            for i, v in zip(idx, d):
-                full[i] = v
-            return fun(*full, **kwargs)
+        f_of_dyn, dyn = _dynamic_args("jacfwd", fun, nums, args, kwargs, False, holomorphic)
 
         leaves, in_tree = tree_util.tree_flatten(dyn)
         leaves = [_as_operand(x) for x in leaves]
@@ -376,16 +362,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     nums, single = _argnums_tuple(argnums)
 
     def jac_f(*args, **kwargs):
-        idx = _check_argnums(nums, len(args))
-        dyn = tuple(args[i] for i in idx)
-        for x in tree_util.tree_leaves(dyn):
-            _check_input_dtype("jacrev", x, allow_int, holomorphic)
-
-        def f_of_dyn(*d):
-            full = list(args)
-            for i, v in zip(idx, d):
-                full[i] = v
-            return fun(*full, **kwargs)
+        f_of_dyn, dyn = _dynamic_args("jacrev", fun, nums, args, kwargs, allow_int, holomorphic)
 
         res = vjp(f_of_dyn, *dyn, has_aux=has_aux)
         out, vjp_fn = res[0], res[1]
