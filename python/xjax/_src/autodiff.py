@@ -215,13 +215,18 @@ def _flat_fun_of(fun, in_tree, out_trees, has_aux):
     return flat_fun
 
 
-def linearize(fun, *primals, has_aux=False):
-    """(fun(*primals), f_jvp) where f_jvp(*tangents) is the linear map at primals (evaluated lazily)."""
+def _linearize_tree(fun, primals, has_aux):
+    """linearize_flat on pytrees: (input leaves, input tree, outputs, LinearFunction, output tree, aux)."""
     leaves, in_tree = tree_util.tree_flatten(primals)
     leaves = [_as_operand(x) for x in leaves]
     out_trees = []
     outs, lin = linearize_flat(_flat_fun_of(fun, in_tree, out_trees, has_aux), leaves)
-    out_tree = out_trees[0]
+    return leaves, in_tree, outs, lin, out_trees[0], out_trees[1][1] if has_aux else None
+
+
+def linearize(fun, *primals, has_aux=False):
+    """(fun(*primals), f_jvp) where f_jvp(*tangents) is the linear map at primals (evaluated lazily)."""
+    leaves, in_tree, outs, lin, out_tree, aux = _linearize_tree(fun, primals, has_aux)
 
     def f_jvp(*tangents):
         t_leaves, t_tree = tree_util.tree_flatten(tangents)
@@ -232,16 +237,12 @@ def linearize(fun, *primals, has_aux=False):
         return out_tree.unflatten([ad.instantiate(t) for t in lin.jvp(ts)])
 
     result = (out_tree.unflatten(outs), f_jvp)
-    return (*result, out_trees[1][1]) if has_aux else result
+    return (*result, aux) if has_aux else result
 
 
 def vjp(fun, *primals, has_aux=False):
     """(fun(*primals), vjp_fn) where vjp_fn(cotangent) pulls an output cotangent back to the inputs."""
-    leaves, in_tree = tree_util.tree_flatten(primals)
-    leaves = [_as_operand(x) for x in leaves]
-    out_trees = []
-    outs, lin = linearize_flat(_flat_fun_of(fun, in_tree, out_trees, has_aux), leaves)
-    out_tree = out_trees[0]
+    leaves, in_tree, outs, lin, out_tree, aux = _linearize_tree(fun, primals, has_aux)
     in_avals = [core.get_aval(x) for x in leaves]
 
     def vjp_fn(ct):
@@ -266,7 +267,7 @@ def vjp(fun, *primals, has_aux=False):
         return tuple(in_tree.unflatten(got))
 
     result = (out_tree.unflatten(outs), vjp_fn)
-    return (*result, out_trees[1][1]) if has_aux else result
+    return (*result, aux) if has_aux else result
 
 
 def _cotangent_of(ct, primal_aval):

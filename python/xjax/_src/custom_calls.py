@@ -14,7 +14,7 @@ linear jaxpr and its transpose calls `bwd`; evaluating it (forward mode) is JAX'
 from xjax._src import core
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import partial_eval as pe
-from xjax._src.interpreters.graph_lowering import jaxpr_is_lowerable
+from xjax._src.interpreters.graph_lowering import inline_jaxpr_lowering, jaxpr_is_lowerable
 from xjax._src.jaxpr import eval_jaxpr
 
 _JVP_OF_VJP = "can't apply forward-mode autodiff (jvp) to a custom_vjp function."
@@ -99,9 +99,7 @@ def _call_impl(*args, call_jaxpr, **_):
     return eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args)
 
 
-def _call_lowering(lowerer, eqn, ins):
-    closed = eqn.params["call_jaxpr"]
-    return lowerer.lower_jaxpr(closed.jaxpr, [lowerer.const_ref(c) for c in closed.consts], ins)
+_call_lowering = inline_jaxpr_lowering("call_jaxpr")
 
 
 def _call_can_lower(params):

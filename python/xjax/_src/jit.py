@@ -24,7 +24,8 @@ from xjax._src.backends import cpu
 from xjax._src.config import config
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import partial_eval as pe
-from xjax._src.interpreters.graph_lowering import (GraphCall, compile_closed_jaxpr, jaxpr_is_lowerable)
+from xjax._src.interpreters.graph_lowering import (GraphCall, compile_closed_jaxpr, inline_jaxpr_lowering,
+                                                   jaxpr_is_lowerable)
 from xjax._src.jaxpr import eval_jaxpr
 from xjax._src.stages import ShapeDtypeStruct, Traced
 
@@ -50,9 +51,7 @@ def _jit_impl(*args, jaxpr, **_):
     return compile_closed_jaxpr(jaxpr)([as_array(a) for a in args])
 
 
-def _jit_lowering(lowerer, eqn, ins):
-    closed = eqn.params["jaxpr"]
-    return lowerer.lower_jaxpr(closed.jaxpr, [lowerer.const_ref(c) for c in closed.consts], ins)
+_jit_lowering = inline_jaxpr_lowering("jaxpr")
 
 
 def _jit_pp_params(eqn, ctx):

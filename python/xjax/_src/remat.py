@@ -13,7 +13,7 @@ import weakref
 from xjax._src import core
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import partial_eval as pe
-from xjax._src.interpreters.graph_lowering import jaxpr_is_lowerable
+from xjax._src.interpreters.graph_lowering import inline_jaxpr_lowering, jaxpr_is_lowerable
 from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var, eval_jaxpr
 
 
@@ -25,10 +25,8 @@ def _remat_impl(*args, jaxpr, **_):
     return eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
 
 
-def _remat_lowering(lowerer, eqn, ins):
-    # No optimisation barrier yet: inside one graph, CSE may merge a recomputation with the forward value.
-    closed = eqn.params["jaxpr"]
-    return lowerer.lower_jaxpr(closed.jaxpr, [lowerer.const_ref(c) for c in closed.consts], ins)
+# No optimisation barrier yet: inside one graph, CSE may merge a recomputation with the forward value.
+_remat_lowering = inline_jaxpr_lowering("jaxpr")
 
 
 def _remat_pp(eqn, ctx):

@@ -100,6 +100,16 @@ def jaxpr_is_lowerable(jaxpr):
     return all(is_lowerable(e) for e in jaxpr.eqns)
 
 
+def inline_jaxpr_lowering(param):
+    """The lowering of a primitive that calls the ClosedJaxpr in params[param]: its equations inline."""
+
+    def lower(lowerer, eqn, ins):
+        closed = eqn.params[param]
+        return lowerer.lower_jaxpr(closed.jaxpr, [lowerer.const_ref(c) for c in closed.consts], ins)
+
+    return lower
+
+
 class GraphLowerer:
     """Lowers jaxprs into one graph.
 
