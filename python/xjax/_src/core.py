@@ -264,6 +264,7 @@ def is_concrete(x):
 class _TraceState(threading.local):
     def __init__(self):
         self.trace = EVAL_TRACE
+        self.axis_env = ()  # ((name, size), ...) of the named axes bound by enclosing vmap/pmap
 
 
 EVAL_TRACE = EvalTrace()
@@ -301,3 +302,38 @@ def get_aval(x):
         return aval
     dtype, weak = dtypes.dtype_and_weak(x)
     return ShapedArray(np.shape(x), dtype, weak)
+
+
+# ---- named axes ---------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def extend_axis_env(name, size):
+    """Binds axis `name` (of `size`) for collectives inside the block; a None name binds nothing."""
+    if name is None:
+        yield
+        return
+    prev = _state.axis_env
+    _state.axis_env = prev + ((name, size),)
+    try:
+        yield
+    finally:
+        _state.axis_env = prev
+
+
+def axis_env():
+    """The named axes bound now, innermost last: a tuple of (name, size); part of trace cache keys."""
+    return _state.axis_env
+
+
+def axis_size(name):
+    """The size of bound axis `name` (a name or tuple of names: the product); NameError if unbound."""
+    if isinstance(name, (tuple, list)):
+        n = 1
+        for a in name:
+            n *= axis_size(a)
+        return n
+    for bound, size in reversed(_state.axis_env):
+        if bound == name:
+            return size
+    raise NameError(f"unbound axis name: {name}. The following axis names (e.g. defined by pmap or vmap) "
+                    f"are available to collective operations: {[n for n, _ in _state.axis_env]}")

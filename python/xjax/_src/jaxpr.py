@@ -168,6 +168,18 @@ def eval_jaxpr(jaxpr, consts, *args):
 
 # ---- structural keys ------------------------------------------------------------------------
 
+def memoize_per_jaxpr(table, closed, key, make):
+    """make() memoised in `table` (a WeakKeyDictionary) per ClosedJaxpr and key: transformations of
+    a jaxpr (jvp, transpose, batching) are built once per jaxpr and pattern."""
+    per = table.get(closed)
+    if per is None:
+        per = table[closed] = {}
+    got = per.get(key)
+    if got is None:
+        got = per[key] = make()
+    return got
+
+
 class _Ident:
     """Wraps a value compared by identity (held, so its id cannot be reused while a key lives)."""
 

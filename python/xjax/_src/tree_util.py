@@ -319,6 +319,11 @@ def _where_not_prefix(path, prefix, full, is_leaf):
     return None
 
 
+def where_not_prefix(prefix, full, is_leaf=None):
+    """A message maker (taking the prefix's name) for where `prefix` is not a prefix of `full`, or None."""
+    return _where_not_prefix((), prefix, full, is_leaf)
+
+
 def _mismatch_error(name, tree, other, is_leaf, other_name, fallback):
     """ValueError naming the key path of the first difference and both structures."""
     try:

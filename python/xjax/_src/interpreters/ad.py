@@ -14,7 +14,7 @@ import weakref
 import numpy as np
 
 from xjax._src import core, dtypes
-from xjax._src.jaxpr import Literal, eval_jaxpr, literal_value
+from xjax._src.jaxpr import Literal, eval_jaxpr, literal_value, memoize_per_jaxpr
 
 float0 = np.dtype([("float0", np.void, 0)])
 
@@ -287,16 +287,6 @@ def _is_literal(a):
 
 # ---- transformed jaxprs (for primitives that hold jaxprs), memoised per jaxpr and pattern ----------
 
-def _memo(table, closed, key, make):
-    per = table.get(closed)
-    if per is None:
-        per = table[closed] = {}
-    got = per.get(key)
-    if got is None:
-        got = per[key] = make()
-    return got
-
-
 _jvp_jaxprs = weakref.WeakKeyDictionary()
 _transposed_jaxprs = weakref.WeakKeyDictionary()
 
@@ -328,7 +318,7 @@ def jvp_jaxpr(closed, nonzeros, instantiate=None):
         jvp_closed = pe.trace_to_jaxpr(fun, list(closed.in_avals) + t_avals)
         return jvp_closed, tuple(out_nonzeros)
 
-    return _memo(_jvp_jaxprs, closed, (tuple(nonzeros), instantiate), make)
+    return memoize_per_jaxpr(_jvp_jaxprs, closed, (tuple(nonzeros), instantiate), make)
 
 
 def transpose_jaxpr(closed, linear, ct_nonzeros):
@@ -350,4 +340,4 @@ def transpose_jaxpr(closed, linear, ct_nonzeros):
         avals = [v.aval for v in nonlin_vars] + [a for a, nz in zip(closed.out_avals, ct_nonzeros) if nz]
         return pe.trace_to_jaxpr(fun, avals)
 
-    return _memo(_transposed_jaxprs, closed, (tuple(linear), tuple(ct_nonzeros)), make)
+    return memoize_per_jaxpr(_transposed_jaxprs, closed, (tuple(linear), tuple(ct_nonzeros)), make)

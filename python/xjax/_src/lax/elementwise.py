@@ -292,7 +292,7 @@ convert_element_type_p.pp_params = _params_printer(drop=("sharding",))
 # ---- differentiation rules ------------------------------------------------------------------
 # JVP rules per operand (ad.defjvp: rule(tangent, *primals); defjvp2 also gets the output) and the
 # transposes of the linear ops. A cotangent of a broadcasting operand is summed back to its shape.
-from xjax._src.interpreters import ad  # noqa: E402
+from xjax._src.interpreters import ad, batching  # noqa: E402
 
 P = PRIMITIVES
 
@@ -513,3 +513,54 @@ def _convert_transpose(ct, x, *, new_dtype, weak_type=False, sharding=None):
 
 
 convert_element_type_p.def_rules(jvp=_convert_jvp, transpose=_convert_transpose)
+
+
+# ---- batching (vmap) -------------------------------------------------------------------------------
+
+for _name in list(UNARY) + ["is_finite"]:
+    batching.defvectorized(P[_name])
+batching.defvectorized(convert_element_type_p)
+for _name in list(BINARY) + list(COMPARE):
+    batching.defbroadcasting(P[_name])
+batching.defbroadcasting(add_any_p)
+
+
+def _bitcast_batch(axis, vals, dims, *, new_dtype):
+    # A width change adds or drops a trailing axis: the batch axis goes in front, out of its way.
+    (x,), (d,) = vals, dims
+    return bitcast_convert_type_p.bind(batching.moveaxis(x, d, 0), new_dtype=new_dtype), 0
+
+
+def _full_batched(v, d, size, shape):
+    """v batched at axis 0 with per-example shape `shape` (rank-0 operands are broadcast to it)."""
+    from xjax._src.lax import layout
+
+    v = batching.bdim_at_front(v, d, size)
+    if core.get_aval(v).ndim == 1 and shape:
+        v = layout.broadcast_in_dim(v, (size,) + shape, (0,))
+    return v
+
+
+def _select_n_batch(axis, vals, dims):
+    (which, *cases), (wd, *cds) = vals, dims
+    size = batching.size_of(vals, dims)
+    shape = batching.example_shape(cases[0], cds[0])
+    cases = [_full_batched(c, d, size, shape) for c, d in zip(cases, cds)]
+    if wd is batching.not_mapped and not core.get_aval(which).shape:
+        return select_n_p.bind(which, *cases), 0
+    return select_n_p.bind(_full_batched(which, wd, size, shape), *cases), 0
+
+
+def _clamp_batch(axis, vals, dims):
+    (lo, x, hi), (ld, xd, hd) = vals, dims
+    size = batching.size_of(vals, dims)
+    shape = batching.example_shape(x, xd)
+    x = _full_batched(x, xd, size, shape)
+    bounds = [b if d is batching.not_mapped and not core.get_aval(b).shape else _full_batched(b, d, size, shape)
+              for b, d in ((lo, ld), (hi, hd))]
+    return clamp_p.bind(bounds[0], x, bounds[1]), 0
+
+
+bitcast_convert_type_p.def_rules(batch=_bitcast_batch)
+select_n_p.def_rules(batch=_select_n_batch)
+clamp_p.def_rules(batch=_clamp_batch)

@@ -1,0 +1,220 @@
+"""Automatic batching (vmap): a BatchTrace carries each value with the axis it is mapped along.
+
+A BatchTracer holds a value of the batched shape and `batch_dim`, the position of the mapped axis
+in it. A primitive applied to batch tracers runs its batching rule, with the parent trace current:
+    rule(axis, vals, dims, **params) -> (out, out_dim), or (outs, out_dims) for multiple results
+where `axis` is the trace's AxisData, `vals` the batched values and `dims` their batch dims
+(`not_mapped` for values that are the same across the batch). A rule binds the batched primitive
+once, never a loop over the batch. Values of other traces (constants, outer tracers) are unmapped.
+"""
+import weakref
+
+from xjax._src import core
+from xjax._src.jaxpr import eval_jaxpr, memoize_per_jaxpr
+
+not_mapped = None
+
+
+class AxisData:
+    """The mapped axis of one vmap: its name (None when anonymous), size and spmd_axis_name."""
+
+    __slots__ = ("name", "size", "spmd_name")
+
+    def __init__(self, name, size, spmd_name=None):
+        self.name = name
+        self.size = size
+        self.spmd_name = spmd_name
+
+    def key(self):
+        return (self.name, self.size, self.spmd_name)
+
+
+class BatchTracer(core.Tracer):
+    """A value mapped along `batch_dim` (its aval is the per-example one)."""
+
+    __slots__ = ("val", "batch_dim")
+
+    def __init__(self, trace, val, batch_dim):
+        self._trace = trace
+        self.val = val
+        self.batch_dim = batch_dim
+
+    @property
+    def aval(self):
+        a = core.get_aval(self.val)
+        return a if self.batch_dim is not_mapped else a.update(shape=example_shape(self.val, self.batch_dim))
+
+    def __repr__(self):
+        return f"BatchTracer({self.aval.str_short()}, batch_dim={self.batch_dim})"
+
+
+def named_axes(params):
+    """The axis names a collective's params name (collectives carry them as `axis_name`)."""
+    names = params.get("axis_name", ())
+    return names if isinstance(names, tuple) else (names,)
+
+
+class BatchTrace(core.Trace):
+    """Interprets primitives on batched values by their batching rules."""
+
+    def __init__(self, parent, axis_data):
+        super().__init__(parent)
+        self.axis_data = axis_data
+
+    def lift(self, x):
+        if type(x) is BatchTracer and x._trace.tag is self.tag:
+            return x.val, x.batch_dim
+        return x, not_mapped
+
+    def process_primitive(self, primitive, args, params):
+        vals, dims = [], []
+        for a in args:
+            v, d = self.lift(a)
+            vals.append(v)
+            dims.append(d)
+        name = self.axis_data.name
+        if all(d is not_mapped for d in dims) and (name is None or name not in named_axes(params)):
+            return self.bind_in_parent(primitive, vals, params)
+        rule = primitive.batch
+        if rule is None:
+            raise NotImplementedError(f"Batching rule for '{primitive.name}' not implemented")
+        with core.set_current_trace(self.parent):
+            out, out_dims = rule(self.axis_data, vals, dims, **params)
+        if primitive.multiple_results:
+            return [self.pack(v, d) for v, d in zip(out, out_dims)]
+        return self.pack(out, out_dims)
+
+    def pack(self, val, dim):
+        return val if dim is not_mapped else BatchTracer(self, val, dim)
+
+
+# ---- moving batch axes (bound in the current trace) ----------------------------------------------
+
+def moveaxis(x, src, dst):
+    """x with its axis `src` moved to position `dst` (both non-negative)."""
+    if src == dst:
+        return x
+    from xjax._src.lax import layout
+
+    perm = [i for i in range(core.get_aval(x).ndim) if i != src]
+    perm.insert(dst, src)
+    return layout.transpose(x, tuple(perm))
+
+
+def broadcast_batched(x, size, dst=0):
+    """An unmapped x repeated `size` times along a new axis at `dst`."""
+    from xjax._src.lax import layout
+
+    shape = core.get_aval(x).shape
+    out_shape = shape[:dst] + (size,) + shape[dst:]
+    return layout.broadcast_in_dim(x, out_shape, tuple(i for i in range(len(out_shape)) if i != dst))
+
+
+def matchaxis(x, src, dst, size):
+    """x with its batch axis at `dst`: moved from `src`, or materialised when x is unmapped."""
+    if src is not_mapped:
+        return broadcast_batched(x, size, dst)
+    return moveaxis(x, src, dst)
+
+
+def bdim_at_front(x, dim, size):
+    return matchaxis(x, dim, 0, size)
+
+
+def example_shape(v, dim):
+    """The per-example shape of a value mapped along `dim`."""
+    shape = core.get_aval(v).shape
+    return shape if dim is not_mapped else shape[:dim] + shape[dim + 1:]
+
+
+def size_of(vals, dims):
+    """The batch size, read off the first mapped value."""
+    for v, d in zip(vals, dims):
+        if d is not not_mapped:
+            return core.get_aval(v).shape[d]
+    raise ValueError("no mapped value")
+
+
+# ---- rule helpers: each primitive's definition site calls one of these ----------------------------
+
+def defvectorized(primitive):
+    """An op acting on each element (or along axes its params do not name): the batch axis stays."""
+
+    def rule(axis, vals, dims, **params):
+        (x,), (d,) = vals, dims
+        return primitive.bind(x, **params), d
+
+    primitive.def_rules(batch=rule)
+
+
+def broadcast_operands(vals, dims):
+    """Operands of an n-ary elementwise op with the batch axis in front, relying on lax's implicit
+    broadcasting (rank 0, and size-1 dims between equal ranks) instead of materialising copies."""
+    from xjax._src.lax import layout
+
+    rank = max(core.get_aval(v).ndim - (d is not not_mapped) for v, d in zip(vals, dims))
+    out = []
+    for v, d in zip(vals, dims):
+        shape = core.get_aval(v).shape
+        if d is not_mapped:
+            out.append(v if not shape else layout.reshape(v, (1,) * (rank + 1 - len(shape)) + shape))
+        else:
+            v = moveaxis(v, d, 0)
+            if len(shape) - 1 < rank:
+                v = layout.reshape(v, (shape[d],) + (1,) * (rank - len(shape) + 1) + shape[:d] + shape[d + 1:])
+            out.append(v)
+    return out
+
+
+def defbroadcasting(primitive):
+    """An n-ary elementwise op with lax's implicit broadcasting."""
+
+    def rule(axis, vals, dims, **params):
+        ranks = {core.get_aval(v).ndim for v in vals}
+        if len(set(dims)) == 1 and len(ranks) == 1:  # all mapped along the same axis: nothing moves
+            out = primitive.bind(*vals, **params)
+            return out, dims[0]
+        out = primitive.bind(*broadcast_operands(vals, dims), **params)
+        return out, 0
+
+    primitive.def_rules(batch=rule)
+
+
+# ---- batched jaxprs (for primitives that hold jaxprs), memoised per jaxpr, pattern and axis ----------
+
+_batched_jaxprs = weakref.WeakKeyDictionary()
+
+
+def batch_jaxpr(closed, axis, in_batched, instantiate=False):
+    """(ClosedJaxpr taking and returning values batched along axis 0 where batched, out batched).
+
+    in_batched[i] says input i carries the batch axis (at 0); instantiate (a bool or one per output)
+    makes outputs batched even where they do not depend on a batched input.
+    """
+    n_out = len(closed.out_avals)
+    inst = tuple(instantiate) if isinstance(instantiate, (tuple, list)) else (bool(instantiate),) * n_out
+    from xjax._src.interpreters import partial_eval as pe
+
+    def make():
+        out_batched = []
+
+        def fun(*args):
+            trace = BatchTrace(core.current_trace(), axis)
+            ins = [BatchTracer(trace, a, 0) if b else a for a, b in zip(args, in_batched)]
+            with core.extend_axis_env(axis.name, axis.size), core.new_trace(trace):
+                outs = [trace.lift(o) for o in eval_jaxpr(closed.jaxpr, closed.consts, *ins)]
+            res = []
+            for (v, d), i in zip(outs, inst):
+                if d is not_mapped and not i:
+                    res.append(v)
+                    out_batched.append(False)
+                else:
+                    res.append(bdim_at_front(v, d, axis.size))
+                    out_batched.append(True)
+            return res
+
+        avals = [a.update(shape=(axis.size,) + a.shape) if b else a for a, b in zip(closed.in_avals, in_batched)]
+        batched = pe.trace_to_jaxpr(fun, avals)
+        return batched, tuple(out_batched)
+
+    return memoize_per_jaxpr(_batched_jaxprs, closed, (axis.key(), tuple(in_batched), inst), make)
