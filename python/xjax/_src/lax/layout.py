@@ -377,9 +377,8 @@ def _batched_perm(perm, d):
 
 
 def _reshape_batch(axis, vals, dims, *, new_sizes, dimensions, sharding):
+    # `dimensions` is always None here: lax.reshape binds its transpose as a transpose first.
     (x,), (d,) = vals, dims
-    if dimensions is not None:  # the transpose it stands for comes first
-        x = transpose_p.bind(x, permutation=_batched_perm(dimensions, d))
     shape = batching.example_shape(x, d)
     if tuple(new_sizes[:d]) != shape[:d]:  # row-major order keeps the batch axis only behind an unchanged prefix
         x, d = batching.moveaxis(x, d, 0), 0
