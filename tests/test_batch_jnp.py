@@ -62,3 +62,19 @@ def test_top_k_and_sort_with_values_unmapped():
     vals = np.arange(5, dtype=np.int32)
     check_eager_and_jit(lambda k, v: xjax.lax.sort_key_val(k, v), (keys, vals), (0, None))
     check_eager_and_jit(lambda k: xjax.lax.top_k(k, 3), (keys,), -1)
+
+
+def _loss(x):  # sort is left out: its gradient is a gather (batched on another branch)
+    y = jnp.concatenate([jnp.cumsum(x, axis=0), jnp.pad(x, ((0, 1), (1, 0)))[1:]], axis=1)
+    return jnp.sum(jnp.flip(y, -1)[:, ::2] ** 2) + jnp.max(jnp.reshape(y.T, (-1,)))
+
+
+def test_per_example_gradients_and_gradient_of_vmap():
+    check_eager_and_jit(xjax.grad(_loss), (X3,), 1, tol=1e-5)
+    got = xjax.grad(lambda x: jnp.sum(xjax.vmap(_loss, in_axes=-1)(x)))(X3)
+    want = np.stack([np.asarray(xjax.grad(_loss)(X3[..., i])) for i in range(X3.shape[-1])], -1)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
+
+
+def test_nested_vmap():
+    check_eager_and_jit(xjax.vmap(lambda x: jnp.cumsum(jnp.sort(x)[::-1]), in_axes=1), (X3,), 2, tol=1e-5)
