@@ -413,8 +413,8 @@ def _slice_batch(axis, vals, dims, *, start_indices, limit_indices, strides):
         return tuple(seq[:d]) + (v,) + tuple(seq[d:])
 
     strides = None if strides is None else with_batch(strides, 1)
-    return slice_p.bind(x, start_indices=with_batch(start_indices, 0), limit_indices=with_batch(limit_indices, axis.size),
-                        strides=strides), d
+    start, limit = with_batch(start_indices, 0), with_batch(limit_indices, axis.size)
+    return slice_p.bind(x, start_indices=start, limit_indices=limit, strides=strides), d
 
 
 def _rev_batch(axis, vals, dims, *, dimensions):
