@@ -10,7 +10,8 @@ import xjax.numpy as jnp
 def _require(name, x, kind, what):
     x = jnp.asarray(x)
     if not np.issubdtype(x.dtype, kind) and not (kind is np.floating and x.dtype == jnp.bfloat16):
-        raise ValueError(f"{name}: `{what}` must be of {kind.__name__} dtype, got {x.dtype}")
+        raise TypeError(f"{name}: expected `{what}` to have a dtype that is a subdtype of {kind}, got {x.dtype} "
+                        "instead")
     return x
 
 
