@@ -18,17 +18,12 @@ def _arraylike(name, x):
     return util.asarray(x)
 
 
-def _zeros_like(g):
-    return lax.broadcast_in_dim(util.scalar(0, g.dtype, False), g.shape, ()) if g.shape else \
-        util.scalar(0, g.dtype, False)
-
-
 def _relu(x):
     return jnp.maximum(x, 0)
 
 
 _relu = custom_jvp(_relu)
-_relu.defjvps(lambda g, ans, x: lax.select(x > 0, g, _zeros_like(g)))
+_relu.defjvps(lambda g, ans, x: lax.select(x > 0, g, jnp.zeros_like(g)))
 
 
 @jit
@@ -42,7 +37,7 @@ def _relu6(x):
 
 
 _relu6 = custom_jvp(_relu6)
-_relu6.defjvps(lambda g, ans, x: lax.select((x > 0) & (x < 6), g, _zeros_like(g)))
+_relu6.defjvps(lambda g, ans, x: lax.select((x > 0) & (x < 6), g, jnp.zeros_like(g)))
 
 
 @jit

@@ -124,7 +124,8 @@ def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None
     _check(q_seqlen, [B], np.dtype(np.int32), "query_seq_lengths")
     _check(kv_seqlen, [B], np.dtype(np.int32), "key_value_seq_lengths")
     if q.shape[2] % K:
-        raise ValueError(f"The number of query heads must be a multiple of key/value heads, but got {q.shape[2]} vs {K}")
+        raise ValueError("The number of query heads must be a multiple of key/value heads, but got "
+                         f"{q.shape[2]} vs {K}")
     scale = 1.0 / np.sqrt(H) if scale is None else scale
     out = _attention(q, k, v, bias, mask, is_causal, scale, q_seqlen, kv_seqlen, local_window_size, return_residual)
     if return_residual:

@@ -71,7 +71,7 @@ def exponential_decay(init_value, transition_steps, decay_rate, transition_begin
 
 
 def cosine_decay_schedule(init_value, decay_steps, alpha=0.0, exponent=1.0):
-    """init_value * ((1 - alpha) * (0.5 * (1 + cos(pi * t)))**exponent + alpha), t = min(count, decay_steps) / decay_steps."""
+    """init_value * ((1 - alpha) * (0.5 * (1 + cos(pi * t)))**exponent + alpha), t = min(count / decay_steps, 1)."""
     if not decay_steps > 0:
         raise ValueError(f"The cosine_decay_schedule requires positive decay_steps, got decay_steps={decay_steps!r}.")
     steps = float(decay_steps) if isinstance(decay_steps, int) else decay_steps
