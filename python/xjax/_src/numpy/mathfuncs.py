@@ -5,6 +5,8 @@ import math
 import numpy as np
 
 from xjax._src import dtypes, lax
+from xjax._src.custom_derivatives import custom_jvp
+from xjax._src.jit import jit
 from xjax._src.numpy import util
 from xjax._src.numpy.ufuncs import (_FLOATING, _c, _const, _operand, absolute, equal, log2, promote_args,
                                     promote_args_inexact, rad2deg, trunc)
@@ -23,22 +25,57 @@ def hypot(x1, x2, /):
     return lax.select(lax.bitwise_or(lax.eq(a, inf), lax.eq(b, inf)), inf, out)
 
 
-def logaddexp(x1, x2, /):
-    """log(exp(x1) + exp(x2)) without overflow."""
-    x1, x2 = promote_args_inexact("logaddexp", x1, x2)
+def _logaddexp_impl(x1, x2):
     amax = lax.max(x1, x2)
     delta = lax.sub(x1, x2)
     out = lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta)))))
     return lax.select(lax.ne(delta, delta), lax.add(x1, x2), out)
 
 
-def logaddexp2(x1, x2, /):
-    """log2(2**x1 + 2**x2) without overflow."""
-    x1, x2 = promote_args_inexact("logaddexp2", x1, x2)
+def _logaddexp2_impl(x1, x2):
     amax = lax.max(x1, x2)
     delta = lax.sub(x1, x2)
     tail = lax.div(lax.log1p(lax.exp2(lax.neg(lax.abs(delta)))), _c(delta, math.log(2)))
     return lax.select(lax.ne(delta, delta), lax.add(x1, x2), lax.add(amax, tail))
+
+
+def _replace_inf(x):
+    return lax.select(lax.eq(x, _c(x, math.inf)), _const(x, 0), x)
+
+
+def _logaddexp_rule(impl, exp):
+    """JAX's JVP: t1 * exp(x1 - out) + t2 * exp(x2 - out), with +inf read as 0 so inf - inf gives no NaN.
+
+    Differentiating the max/abs formula instead would give 0 rather than 1/2 for each input at x1 == x2.
+    """
+    def jvp(primals, tangents):
+        (x1, x2), (t1, t2) = primals, tangents
+        out = impl(x1, x2)
+        r1, r2, ro = _replace_inf(x1), _replace_inf(x2), _replace_inf(out)
+        return out, lax.add(lax.mul(t1, exp(lax.sub(r1, ro))), lax.mul(t2, exp(lax.sub(r2, ro))))
+
+    return jvp
+
+
+_logaddexp_impl = custom_jvp(_logaddexp_impl)
+_logaddexp_impl.defjvp(_logaddexp_rule(_logaddexp_impl, lax.exp))
+_logaddexp2_impl = custom_jvp(_logaddexp2_impl)
+_logaddexp2_impl.defjvp(_logaddexp_rule(_logaddexp2_impl, lax.exp2))
+# jit outside the custom_jvp: an eager call is a compiled-cache hit instead of a trace per call.
+_logaddexp_impl = jit(_logaddexp_impl)
+_logaddexp2_impl = jit(_logaddexp2_impl)
+
+
+def logaddexp(x1, x2, /):
+    """log(exp(x1) + exp(x2)) without overflow."""
+    x1, x2 = promote_args_inexact("logaddexp", x1, x2)
+    return _logaddexp_impl(x1, x2)
+
+
+def logaddexp2(x1, x2, /):
+    """log2(2**x1 + 2**x2) without overflow."""
+    x1, x2 = promote_args_inexact("logaddexp2", x1, x2)
+    return _logaddexp2_impl(x1, x2)
 
 
 def fmax(x1, x2, /):

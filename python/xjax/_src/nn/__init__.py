@@ -1,0 +1,1 @@
+"""jax.nn: activations, softmax and friends, attention, initializers (implementation)."""

@@ -1,0 +1,1 @@
+"""xjax.optim: gradient transformations with optax's API (implementation)."""
