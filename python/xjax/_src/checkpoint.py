@@ -10,6 +10,7 @@ import functools
 import types
 
 from xjax._src import core, errors, tree_util
+from xjax._src.interpreters import batching
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.remat import remat_p
 
@@ -26,6 +27,7 @@ def _name_jvp(primals, tangents, name):
 
 
 name_p.def_rules(jvp=_name_jvp)
+batching.defvectorized(name_p)  # batching (vmap): a name holds per element
 
 
 def checkpoint_name(x, name):

@@ -147,6 +147,26 @@ def defvectorized(primitive):
     primitive.def_rules(batch=rule)
 
 
+def shift_axes(axes, dim):
+    """Per-example axes as axes of the value mapped along `dim`."""
+    return tuple(a + (a >= dim) for a in axes)
+
+
+def defreducer(primitive, param="axes", keeps_rank=False):
+    """An op along the axes named by its param `param` (an int or a tuple of ints): they shift past the
+    batch axis, which stays where it is (less the dropped axes before it, unless keeps_rank)."""
+
+    def rule(axis_data, vals, dims, /, **params):  # positional: the cumulative ops have an `axis` param
+        (x,), (d,) = vals, dims
+        given = params[param]
+        axes = tuple(given) if isinstance(given, (tuple, list)) else (given,)
+        moved = shift_axes(axes, d)
+        params[param] = moved if isinstance(given, (tuple, list)) else moved[0]
+        return primitive.bind(x, **params), d if keeps_rank else d - sum(a < d for a in axes)
+
+    primitive.def_rules(batch=rule)
+
+
 def broadcast_operands(vals, dims):
     """Operands of an n-ary elementwise op with the batch axis in front, relying on lax's implicit
     broadcasting (rank 0, and size-1 dims between equal ranks) instead of materialising copies."""

@@ -365,6 +365,100 @@ dynamic_slice_p.def_rules(jvp=_dynamic_slice_jvp, transpose=_dynamic_slice_trans
 dynamic_update_slice_p.def_rules(jvp=_dynamic_update_slice_jvp, transpose=_dynamic_update_slice_transpose)
 
 
+# ---- batching (vmap): the batch axis stays where it is wherever the op allows (no transposes) ------
+from xjax._src.interpreters import batching  # noqa: E402
+
+
+def _batched_perm(perm, d):
+    """A per-example permutation extended to a value mapped along d, keeping the batch axis at d."""
+    out = [p + (p >= d) for p in perm]
+    out.insert(d, d)
+    return tuple(out)
+
+
+def _reshape_batch(axis, vals, dims, *, new_sizes, dimensions, sharding):
+    # `dimensions` is always None here: lax.reshape binds its transpose as a transpose first.
+    (x,), (d,) = vals, dims
+    shape = batching.example_shape(x, d)
+    if tuple(new_sizes[:d]) != shape[:d]:  # row-major order keeps the batch axis only behind an unchanged prefix
+        x, d = batching.moveaxis(x, d, 0), 0
+    out_shape = tuple(new_sizes[:d]) + (axis.size,) + tuple(new_sizes[d:])
+    return reshape_p.bind(x, new_sizes=out_shape, dimensions=None, sharding=sharding), d
+
+
+def _squeeze_batch(axis, vals, dims, *, dimensions):
+    (x,), (d,) = vals, dims
+    return squeeze_p.bind(x, dimensions=batching.shift_axes(dimensions, d)), d - sum(i < d for i in dimensions)
+
+
+def _broadcast_in_dim_batch(axis, vals, dims, *, shape, broadcast_dimensions, sharding):
+    # The batch axis goes right after the output dim of the operand dim before it: dims stay increasing.
+    (x,), (d,) = vals, dims
+    out_d = broadcast_dimensions[d - 1] + 1 if d else 0
+    bdims = list(batching.shift_axes(broadcast_dimensions, out_d))
+    bdims.insert(d, out_d)
+    out_shape = tuple(shape[:out_d]) + (axis.size,) + tuple(shape[out_d:])
+    return broadcast_in_dim_p.bind(x, shape=out_shape, broadcast_dimensions=tuple(bdims), sharding=sharding), out_d
+
+
+def _transpose_batch(axis, vals, dims, *, permutation):
+    (x,), (d,) = vals, dims
+    return transpose_p.bind(x, permutation=_batched_perm(permutation, d)), d
+
+
+def _slice_batch(axis, vals, dims, *, start_indices, limit_indices, strides):
+    (x,), (d,) = vals, dims
+
+    def with_batch(seq, v):
+        return tuple(seq[:d]) + (v,) + tuple(seq[d:])
+
+    strides = None if strides is None else with_batch(strides, 1)
+    return slice_p.bind(x, start_indices=with_batch(start_indices, 0), limit_indices=with_batch(limit_indices, axis.size),
+                        strides=strides), d
+
+
+def _rev_batch(axis, vals, dims, *, dimensions):
+    (x,), (d,) = vals, dims
+    return rev_p.bind(x, dimensions=batching.shift_axes(dimensions, d)), d
+
+
+def _concatenate_batch(axis, vals, dims, *, dimension):
+    # Unmapped operands are materialised along the first mapped operand's batch axis.
+    d = next(d for d in dims if d is not batching.not_mapped)
+    ops = [batching.matchaxis(v, vd, d, axis.size) for v, vd in zip(vals, dims)]
+    return concatenate_p.bind(*ops, dimension=dimension + (dimension >= d)), d
+
+
+def _pad_batch(axis, vals, dims, *, padding_config):
+    from xjax._src.lax.elementwise import select
+
+    (x, v), (xd, vd) = vals, dims
+    if xd is batching.not_mapped:
+        x, xd = batching.broadcast_batched(x, axis.size, 0), 0
+    config = tuple(padding_config[:xd]) + ((0, 0, 0),) + tuple(padding_config[xd:])
+    if vd is batching.not_mapped:
+        return pad_p.bind(x, v, padding_config=config), xd
+    # A padding value per example: pad with zeros, then select each example's value where a padded
+    # mask of ones is zero (interior and edge padding alike; negative padding crops both the same).
+    aval = core.get_aval(x)
+    padded = pad_p.bind(x, asarray(0, aval.dtype, False), padding_config=config)
+    ones = broadcast_in_dim(asarray(True), aval.shape, ())
+    mask = pad_p.bind(ones, asarray(False), padding_config=config)
+    out_shape = core.get_aval(padded).shape
+    fill = broadcast_in_dim(v, out_shape, (xd,))
+    return select(mask, padded, fill), xd
+
+
+reshape_p.def_rules(batch=_reshape_batch)
+squeeze_p.def_rules(batch=_squeeze_batch)
+broadcast_in_dim_p.def_rules(batch=_broadcast_in_dim_batch)
+transpose_p.def_rules(batch=_transpose_batch)
+slice_p.def_rules(batch=_slice_batch)
+rev_p.def_rules(batch=_rev_batch)
+concatenate_p.def_rules(batch=_concatenate_batch)
+pad_p.def_rules(batch=_pad_batch)
+
+
 # ---- batching (vmap): dynamic slicing -------------------------------------------------------
 # Unmapped start indices: the same op, taking the whole batch axis (start 0). Mapped ones: each
 # example starts elsewhere, so the op becomes a gather (dynamic_slice) or a scatter

@@ -249,3 +249,13 @@ cumprod_p.def_rules(jvp=_cumulative_jvp(cumprod_p, _mul_pairs))
 cumlogsumexp_p.def_rules(jvp=_cumulative_jvp(cumlogsumexp_p, _logaddexp_pairs))
 cummax_p.def_rules(jvp=_cumulative_jvp(cummax_p, _chooser_pairs("max")))
 cummin_p.def_rules(jvp=_cumulative_jvp(cummin_p, _chooser_pairs("min")))
+
+
+# ---- batching (vmap): the reduced axes shift past the batch axis, which stays put ---------------
+from xjax._src.interpreters import batching  # noqa: E402
+
+for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p, reduce_xor_p,
+           argmax_p, argmin_p):
+    batching.defreducer(_p, "axes")
+for _p in (cumsum_p, cumprod_p, cummax_p, cummin_p, cumlogsumexp_p):
+    batching.defreducer(_p, "axis", keeps_rank=True)

@@ -89,3 +89,26 @@ def _top_k_jvp(primals, tangents, *, k):
 
 sort_p.def_rules(jvp=_sort_jvp)
 top_k_p.def_rules(jvp=_top_k_jvp)
+
+
+# ---- batching (vmap) ----------------------------------------------------------------------------
+from xjax._src.interpreters import batching  # noqa: E402
+
+
+def _sort_batch(axis, vals, dims, *, dimension, is_stable, num_keys):
+    # Every operand is permuted per example: unmapped ones are materialised at the first batch axis.
+    d = next(d for d in dims if d is not batching.not_mapped)
+    ops = [batching.matchaxis(v, vd, d, axis.size) for v, vd in zip(vals, dims)]
+    outs = sort_p.bind(*ops, dimension=dimension + (dimension >= d), is_stable=is_stable, num_keys=num_keys)
+    return outs, [d] * len(outs)
+
+
+def _top_k_batch(axis, vals, dims, *, k):
+    (x,), (d,) = vals, dims
+    if d == core.get_aval(x).ndim - 1:  # top_k works along the last axis: the batch axis must leave it
+        x, d = batching.moveaxis(x, d, 0), 0
+    return top_k_p.bind(x, k=k), [d, d]
+
+
+sort_p.def_rules(batch=_sort_batch)
+top_k_p.def_rules(batch=_top_k_batch)

@@ -1,11 +1,12 @@
 """stop_gradient: the identity whose derivative is zero (custom_jvp's nondiff_argnums rely on it)."""
 from xjax._src import core, dtypes, tree_util
-from xjax._src.interpreters import ad
+from xjax._src.interpreters import ad, batching
 from xjax._src.lax.base import asarray
 
 stop_gradient_p = core.Primitive("stop_gradient")
 stop_gradient_p.def_rules(abstract_eval=lambda aval: aval, impl=lambda x: x, lowering=lambda ctx, x: [x])
 ad.defjvp_zero(stop_gradient_p)
+batching.defvectorized(stop_gradient_p)  # batching (vmap): elementwise
 
 
 def stop_gradient(x):
