@@ -1,5 +1,5 @@
-"""The dot_reduce pass: batches of dot products and of short matrix-vector products become one
-fused reduce_sum(mul); every other dot_general stays a dot_general. Results against NumPy's einsum."""
+"""The dot_reduce pass: batches of dot products become one fused reduce_sum(mul); every other
+dot_general stays a dot_general. Results against NumPy's einsum."""
 import numpy as np
 import pytest
 
@@ -44,10 +44,14 @@ CASES = [  # (lhs shape, rhs shape, dimension numbers, reduced?)
     ((5, 1, 7), (7, 5), (((2,), (0,)), ((0,), (1,))), True),                 # size-1 free dim
     ((100,), (100,), (((0,), (0,)), ((), ())), False),                       # one dot: the kernel (JAX's rounding)
     ((1, 100), (1, 100), (((1,), (1,)), ((0,), (0,))), False),               # a batch of one
-    ((8, 62, 3), (8, 3, 1), (((2,), (1,)), ((0,), (0,))), True),             # batched matrix-vector, short k
-    ((8, 3), (8, 62, 3), (((1,), (2,)), ((0,), (0,))), True),                # vector-matrix: rhs is the big one
-    ((2, 3, 4, 5), (4, 2, 3), (((2, 1), (0, 2)), ((0,), (1,))), True),      # two contracting dims
-    ((6, 1), (6, 4), (((), ()), ((0,), (0,))), True),                       # no contraction: an outer product
+    ((8, 62, 3), (8, 3, 1), (((2,), (1,)), ((0,), (0,))), False),            # batched matrix-vector: the kernel
+    ((8, 3), (8, 62, 3), (((1,), (2,)), ((0,), (0,))), False),               # batched vector-matrix
+    ((8, 1, 3), (8, 3, 1, 1), (((2,), (1,)), ((0,), (0,))), True),           # size-1 free dims on both sides
+    ((3, 8), (8, 1, 3), (((0,), (2,)), ((1,), (0,))), True),                 # rhs dims in another order
+    ((2, 3, 4, 5), (4, 2, 3), (((2, 1), (0, 2)), ((0,), (1,))), False),     # a free dim of 5: matrix-vector
+    ((2, 3, 4), (4, 2, 3), (((2, 1), (0, 2)), ((0,), (1,))), True),         # two contracting dims, transposed
+    ((6, 1), (6, 1), (((), ()), ((0,), (0,))), True),                       # no contraction: products
+    ((6, 1), (6, 4), (((), ()), ((0,), (0,))), False),                      # an outer product
     ((8, 62, 40), (8, 40), (((2,), (1,)), ((0,), (0,))), False),            # matrix-vector, long k: BLAS
     ((16, 16), (16, 16), (((1,), (0,)), ((), ())), False),                  # a matmul
 ]

@@ -1,8 +1,8 @@
 // The dot strength reduction pass: a dot_general that is a batch of dot products (no free dims
-// bigger than 1), or of matrix-vector products with a short contraction, becomes reduce_sum(mul)
-// over broadcasts of its operands. Fusion makes that one pass over the operands, where the
-// contraction kernel would run one tiny matrix product per batch element (what vmap of a
-// per-example dot produces).
+// bigger than 1) becomes reduce_sum(mul) over broadcasts of its operands. Fusion makes that one
+// pass over the operands, where the contraction kernel would run one tiny matrix product per batch
+// element (what vmap of a per-example dot of vectors produces). Batches of matrix-vector products
+// keep the kernel: measured, the fused reduction over a short axis was no faster.
 #include <algorithm>
 #include <numeric>
 
@@ -11,8 +11,6 @@
 namespace xjax {
 
 namespace {
-
-constexpr int64_t kMaxMatrixVectorK = 16;
 
 std::vector<int64_t> ints_or_empty(const Attrs& attrs, const char* name) {
   return attrs.has(name) ? attrs.get_ints(name) : std::vector<int64_t>{};
@@ -65,73 +63,65 @@ ValueRef broadcast(Graph& g, ValueRef v, const Shape& shape, const std::vector<i
   return g.add(OpId::broadcast_in_dim_, {v}, a)[0];
 }
 
-struct Side {
-  ValueRef value;
-  Shape shape;
-  std::vector<int64_t> batch, contract, free;
-};
+ValueRef reshape(Graph& g, ValueRef v, const Shape& shape) {
+  if (g.type(v).shape == shape) return v;
+  Attrs a;
+  a.set("new_sizes", shape);
+  return g.add(OpId::reshape_, {v}, a)[0];
+}
 
 // The value standing for dot node n (operands `in`, already in g), or {} to keep the dot.
 ValueRef reduce_dot(Graph& g, const Node& n, const std::vector<ValueRef>& in) {
   const DType dt = n.outputs[0].dtype;
   if (g.type(in[0]).dtype != dt || g.type(in[1]).dtype != dt || (dt != DType::Float32 && dt != DType::Float64))
     return {};
-  Side lhs{in[0], g.type(in[0]).shape, ints_or_empty(n.attrs, "lhs_batch_dimensions"),
-           n.attrs.get_ints("lhs_contracting_dimensions"), {}};
-  Side rhs{in[1], g.type(in[1]).shape, ints_or_empty(n.attrs, "rhs_batch_dimensions"),
-           n.attrs.get_ints("rhs_contracting_dimensions"), {}};
-  lhs.free = free_dims(lhs.shape.size(), lhs.batch, lhs.contract);
-  rhs.free = free_dims(rhs.shape.size(), rhs.batch, rhs.contract);
-  const int64_t m = extent(lhs.shape, lhs.free), k = extent(lhs.shape, lhs.contract);
-  const int64_t nn = extent(rhs.shape, rhs.free);
+  const Shape ls = g.type(in[0]).shape, rs = g.type(in[1]).shape;
+  const std::vector<int64_t> lb = ints_or_empty(n.attrs, "lhs_batch_dimensions");
+  const std::vector<int64_t> rb = ints_or_empty(n.attrs, "rhs_batch_dimensions");
+  const std::vector<int64_t>& lc = n.attrs.get_ints("lhs_contracting_dimensions");
+  const std::vector<int64_t>& rc = n.attrs.get_ints("rhs_contracting_dimensions");
   // Only batches: one product keeps the contraction kernel (and its rounding, which matches JAX's).
-  if (extent(lhs.shape, lhs.batch) < 2) return {};
-  if (!((m == 1 && nn == 1) || ((m == 1 || nn == 1) && k <= kMaxMatrixVectorK))) return {};
+  if (extent(ls, lb) < 2) return {};
+  if (extent(ls, free_dims(ls.size(), lb, lc)) != 1 || extent(rs, free_dims(rs.size(), rb, rc)) != 1) return {};
 
-  // The bigger operand keeps its layout; the product space is its dims, then the other's free dims.
-  const bool main_is_lhs = numel(lhs.shape) >= numel(rhs.shape);
-  const Side& main = main_is_lhs ? lhs : rhs;
-  const Side& other = main_is_lhs ? rhs : lhs;
-  const int64_t nm = int64_t(main.shape.size());
-  Shape space = main.shape;
-  for (int64_t d : other.free) space.push_back(other.shape[d]);
-  std::vector<int64_t> target(other.shape.size());  // where each dim of `other` lands in the space
-  for (size_t i = 0; i < other.batch.size(); ++i) target[other.batch[i]] = main.batch[i];
-  for (size_t i = 0; i < other.contract.size(); ++i) target[other.contract[i]] = main.contract[i];
-  for (size_t j = 0; j < other.free.size(); ++j) target[other.free[j]] = nm + int64_t(j);
-  // broadcast_in_dim wants increasing targets: the other operand is permuted first where they are not.
-  std::vector<int64_t> order(other.shape.size());
+  // The product runs over lhs's dims in lhs's layout; rhs's batch and contracting dims are placed
+  // on their lhs partners (its free dims all have size 1 and are dropped).
+  std::vector<int64_t> rhs_dims, target;  // rhs dims kept, and the lhs dim each lands on
+  for (size_t i = 0; i < rb.size(); ++i) rhs_dims.push_back(rb[i]), target.push_back(lb[i]);
+  for (size_t i = 0; i < rc.size(); ++i) rhs_dims.push_back(rc[i]), target.push_back(lc[i]);
+  std::vector<int64_t> order(rhs_dims.size());  // rhs dims by target: broadcast_in_dim wants them increasing
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return target[a] < target[b]; });
-  std::vector<int64_t> dims;
-  for (int64_t d : order) dims.push_back(target[d]);
-  std::vector<int64_t> main_dims(static_cast<size_t>(nm));
-  std::iota(main_dims.begin(), main_dims.end(), 0);
-  ValueRef a = broadcast(g, main.value, space, main_dims);
-  ValueRef b = broadcast(g, permute(g, other.value, order), space, dims);
-  ValueRef prod = g.add(OpId::mul_, {a, b}, Attrs())[0];
+  std::vector<int64_t> perm, dims;
+  for (int64_t i : order) perm.push_back(rhs_dims[i]), dims.push_back(target[i]);
+  ValueRef y = in[1];
+  if (perm.size() < rs.size()) {  // drop the size-1 free dims first: then perm numbers the rest
+    std::vector<int64_t> kept(rhs_dims);
+    std::sort(kept.begin(), kept.end());
+    Shape shape;
+    for (int64_t d : kept) shape.push_back(rs[d]);
+    y = reshape(g, y, shape);
+    for (int64_t& d : perm) d = index_of(kept, d);
+  }
+  ValueRef prod = g.add(OpId::mul_, {in[0], broadcast(g, permute(g, y, perm), ls, dims)}, Attrs())[0];
   ValueRef sum = prod;
-  if (!main.contract.empty()) {
-    std::vector<int64_t> axes = main.contract;
+  if (!lc.empty()) {
+    std::vector<int64_t> axes = lc;
     std::sort(axes.begin(), axes.end());
     Attrs r;
     r.set("axes", axes);
     sum = g.add(OpId::reduce_sum_, {prod}, r)[0];
   }
-  // The sum's dims are main's batch and free dims (in main's order), then other's free dims; the
-  // dot's result is batch dims (in lhs order), lhs free dims, rhs free dims.
-  const int64_t nb = int64_t(lhs.batch.size()), nlf = int64_t(lhs.free.size());
-  auto free_pos = [&](bool of_lhs, int64_t j) { return nb + (of_lhs ? j : nlf + j); };
-  std::vector<int64_t> out_pos;
-  for (int64_t d = 0; d < nm; ++d) {
-    if (contains(main.contract, d)) continue;
-    bool batch = contains(main.batch, d);
-    out_pos.push_back(batch ? index_of(main.batch, d) : free_pos(main_is_lhs, index_of(main.free, d)));
-  }
-  for (size_t j = 0; j < other.free.size(); ++j) out_pos.push_back(free_pos(!main_is_lhs, int64_t(j)));
-  std::vector<int64_t> perm(out_pos.size());
-  for (size_t r = 0; r < out_pos.size(); ++r) perm[out_pos[r]] = int64_t(r);
-  return permute(g, sum, perm);
+  // The sum has lhs's batch and (size-1) free dims in lhs's order; the dot's result has the batch
+  // dims in lb's order, then the free dims.
+  std::vector<int64_t> left;  // lhs dims the sum keeps
+  for (int64_t d = 0; d < int64_t(ls.size()); ++d)
+    if (!contains(lc, d)) left.push_back(d);
+  std::vector<int64_t> batch_order;
+  for (int64_t d : lb) batch_order.push_back(index_of(left, d));
+  for (size_t i = 0; i < left.size(); ++i)
+    if (!contains(lb, left[i])) batch_order.push_back(int64_t(i));
+  return reshape(g, permute(g, sum, batch_order), n.outputs[0].shape);
 }
 
 }  // namespace
