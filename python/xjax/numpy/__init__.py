@@ -20,13 +20,14 @@ from xjax._src.numpy.extras import (apply_over_axes, bartlett, bitwise_count, bl
                                     polysub, put, put_along_axis, s_, save, savez, spacing, trim_zeros, unpackbits,
                                     unwrap)
 from xjax._src.numpy.take import take, take_along_axis  # noqa: F401
+from xjax._src.numpy.vectorize import apply_along_axis, vectorize  # noqa: F401
 from xjax._src.numpy.manipulation import (array_split, astype, atleast_1d, atleast_2d, atleast_3d,  # noqa: F401
                                           broadcast_arrays, broadcast_shapes, broadcast_to, column_stack, concat,
                                           concatenate, dsplit, dstack, expand_dims, hsplit, hstack,
                                           matrix_transpose, moveaxis, ndim, permute_dims, ravel, reshape, rollaxis,
                                           row_stack, shape, size, split, squeeze, stack, swapaxes, transpose,
                                           unstack, vsplit, vstack)
-from xjax._src.numpy.misc import (apply_along_axis, array_repr, array_str, corrcoef, cov, interp,  # noqa: F401
+from xjax._src.numpy.misc import (array_repr, array_str, corrcoef, cov, interp,  # noqa: F401
                                   isscalar, iterable, polyval, trapezoid, vander)
 from xjax._src.numpy.products import (convolve, correlate, cross, dot, inner, kron, matmul, matvec,  # noqa: F401
                                       outer, tensordot, trace, vdot, vecdot, vecmat)

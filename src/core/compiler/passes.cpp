@@ -154,7 +154,7 @@ Graph eliminate_common_subexpressions(const Graph& g) {
 }
 
 const std::vector<std::string>& default_passes() {
-  static const std::vector<std::string> passes = {"simplify", "fold", "simplify", "cse", "dce"};
+  static const std::vector<std::string> passes = {"simplify", "dot_reduce", "fold", "simplify", "cse", "dce"};
   return passes;
 }
 
@@ -166,7 +166,8 @@ Graph run_passes(const Graph& g, const std::vector<std::string>& passes) {
     else if (p == "cse") cur = eliminate_common_subexpressions(cur);
     else if (p == "fold") cur = fold_constants(cur);
     else if (p == "simplify") cur = simplify(cur);
-    else throw ValueError("[compile] unknown pass '" + p + "' (passes: verify, simplify, fold, cse, dce)");
+    else if (p == "dot_reduce") cur = reduce_small_dots(cur);
+    else throw ValueError("[compile] unknown pass '" + p + "' (passes: verify, simplify, dot_reduce, fold, cse, dce)");
   }
   return cur;
 }

@@ -25,10 +25,14 @@ Graph fold_constants(const Graph& g);
 // transpose, broadcast of broadcast, size-preserving broadcast -> reshape, select_n with equal
 // cases or a constant selector, reductions over no axes.
 Graph simplify(const Graph& g);
+// Dot strength reduction: a dot_general computing a batch (of 2 or more) of dot products, in
+// float32/float64, becomes reduce_sum(mul) of broadcasts, which fusion runs as one pass instead of
+// one tiny matrix product per batch element.
+Graph reduce_small_dots(const Graph& g);
 
 constexpr int64_t kFoldLimit = 1 << 14;
 
-// The graph passes by name ("verify", "simplify", "fold", "cse", "dce"), in the order given.
+// The graph passes by name ("verify", "simplify", "dot_reduce", "fold", "cse", "dce"), in the order given.
 Graph run_passes(const Graph& g, const std::vector<std::string>& passes);
 // What compile() runs by default.
 const std::vector<std::string>& default_passes();

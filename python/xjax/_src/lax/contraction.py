@@ -100,6 +100,42 @@ def _dot_general_jvp(primals, tangents, **params):
 dot_general_p.def_rules(jvp=_dot_general_jvp, transpose=_dot_general_transpose)
 
 
+# ---- batching (vmap) ------------------------------------------------------------------------
+# No operand is moved or copied: both mapped, the two batch axes pair up as a new leading batch
+# dimension of the contraction; one mapped, its batch axis is one more free dimension.
+from xjax._src.interpreters import batching  # noqa: E402
+
+
+def _shift(dims, bdim):
+    """Per-example dim numbers as dims of the operand batched along `bdim`."""
+    return tuple(d + (d >= bdim) for d in dims)
+
+
+def _free_before(ndim, bdim, contract, batch):
+    """How many free dims of an operand of rank `ndim` come before its dim `bdim`."""
+    return sum(1 for d in range(bdim) if d not in contract and d not in batch)
+
+
+def _dot_general_batch(axis, vals, dims, *, dimension_numbers, **params):
+    (x, y), (xd, yd) = vals, dims
+    (lc, rc), (lb, rb) = dimension_numbers
+    if xd is not batching.not_mapped and yd is not batching.not_mapped:
+        lc, lb = _shift(lc, xd), (xd,) + _shift(lb, xd)
+        rc, rb = _shift(rc, yd), (yd,) + _shift(rb, yd)
+        return dot_general_p.bind(x, y, dimension_numbers=((lc, rc), (lb, rb)), **params), 0
+    if xd is not batching.not_mapped:
+        lc, lb = _shift(lc, xd), _shift(lb, xd)
+        out_dim = len(lb) + _free_before(core.get_aval(x).ndim, xd, lc, lb)
+    else:
+        rc, rb = _shift(rc, yd), _shift(rb, yd)
+        x_free = core.get_aval(x).ndim - len(lc) - len(lb)
+        out_dim = len(rb) + x_free + _free_before(core.get_aval(y).ndim, yd, rc, rb)
+    return dot_general_p.bind(x, y, dimension_numbers=((lc, rc), (lb, rb)), **params), out_dim
+
+
+dot_general_p.def_rules(batch=_dot_general_batch)
+
+
 # ---- jaxpr printing: the params JAX shows ---------------------------------------------------
 from xjax._src.jaxpr import params_printer as _params_printer  # noqa: E402
 

@@ -1,6 +1,7 @@
 """Loops: the `while` primitive (while_loop, fori_loop with traced bounds) and `scan` (scan, map,
 fori_loop with static bounds)."""
 import builtins
+import operator
 
 import numpy as np
 
@@ -338,30 +339,29 @@ def _fmt(tree):
 
 
 def map(f, xs, *, batch_size=None):  # noqa: A001 - lax's name
-    """[f(x) for x in xs] along the leading axis, as a scan (batch_size: that many at a time, vmapped)."""
-    if batch_size is not None:
-        from xjax._src import tree_util as tu
-
-        leaves = tu.tree_leaves(xs)
-        n = core.get_aval(leaves[0]).shape[0]
-        batch_size = int(batch_size)
-        nb, rem = divmod(n, batch_size)
-        import xjax
-
-        vf = xjax.vmap(f) if hasattr(xjax, "vmap") else (
-            lambda xb: tu.tree_map(lambda *v: layout.concatenate([layout.expand_dims(e, (0,)) for e in v], 0),
-                                   *[f(tu.tree_map(lambda a: layout.index_in_dim(a, i, keepdims=False), xb))
-                                     for i in range(batch_size)]))
-        main = tu.tree_map(lambda a: layout.reshape(layout.slice_in_dim(a, 0, nb * batch_size),
-                                                    (nb, batch_size, *core.get_aval(a).shape[1:])), xs)
-        _, ys = scan(lambda _, x: ((), vf(x)), (), main)
-        ys = tu.tree_map(lambda y: layout.reshape(y, (nb * batch_size, *core.get_aval(y).shape[2:])), ys)
-        if rem:
-            tail = tu.tree_map(lambda a: layout.slice_in_dim(a, nb * batch_size, n), xs)
-            _, ys_tail = scan(lambda _, x: ((), f(x)), (), tail)
-            ys = tu.tree_map(lambda a, b: layout.concatenate([a, b], 0), ys, ys_tail)
+    """[f(x) for x in xs] along the leading axis, as a scan; with batch_size, a scan over chunks of
+    that many examples, each vmapped, then the remainder vmapped (batch_size=0: one vmap), as JAX."""
+    leaves = tree_util.tree_leaves(xs)
+    if batch_size is None or not leaves:
+        _, ys = scan(lambda _, x: ((), f(x)), (), xs, _cache_on=(f, "map"))
         return ys
-    _, ys = scan(lambda _, x: ((), f(x)), (), xs, _cache_on=(f, "map"))
+    from xjax._src.vmap import vmap
+
+    n = core.get_aval(leaves[0]).shape[0]
+    batch_size = operator.index(batch_size)
+    if batch_size < 0:
+        raise ValueError(f"lax.map batch_size must be non-negative, got {batch_size}")
+    nb, rem = divmod(n, batch_size) if batch_size else (0, n)
+    vf = vmap(f)
+    ys = None
+    if nb:
+        main = tree_util.tree_map(lambda a: layout.reshape(layout.slice_in_dim(a, 0, nb * batch_size),
+                                                           (nb, batch_size, *core.get_aval(a).shape[1:])), xs)
+        _, ys = scan(lambda _, x: ((), vf(x)), (), main)
+        ys = tree_util.tree_map(lambda y: layout.reshape(y, (nb * batch_size, *core.get_aval(y).shape[2:])), ys)
+    if rem:
+        tail = vf(tree_util.tree_map(lambda a: layout.slice_in_dim(a, nb * batch_size, n), xs))
+        ys = tail if ys is None else tree_util.tree_map(lambda a, b: layout.concatenate([a, b], 0), ys, tail)
     return ys
 
 

@@ -351,9 +351,11 @@ def apply_over_axes(func, a, axes):
     """func(a, axis) applied over each axis in turn, keeping dimensions."""
     x = _operand("apply_over_axes", a)
     for ax in axes:
-        y = func(x, ax)
+        y = util.asarray(func(x, ax))
         if y.aval.ndim == x.aval.ndim - 1:
             y = manipulation.expand_dims(y, ax)
+        elif y.aval.ndim != x.aval.ndim:
+            raise ValueError("function is not returning an array of the correct shape")
         x = y
     return x
 

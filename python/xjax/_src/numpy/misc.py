@@ -34,23 +34,6 @@ def array_str(a, max_line_width=None, precision=None, suppress_small=None):
     return str(util.asarray(a))
 
 
-def apply_along_axis(func1d, axis, arr, *args, **kwargs):
-    """func1d applied to the 1-D slices of arr along axis (a loop over slices, stacked)."""
-    x = util.asarray(arr)
-    ax = util.canonicalize_axis(axis, x.aval.ndim)
-    moved = manipulation.moveaxis(x, ax, -1)
-    lead = moved.aval.shape[:-1]
-    flat = lax.reshape(moved, (util.prod(lead), moved.aval.shape[-1]))
-    outs = [util.asarray(func1d(lax.index_in_dim(flat, i, 0, keepdims=False), *args, **kwargs))
-            for i in range(flat.aval.shape[0])]
-    res = manipulation.stack(outs)
-    res = lax.reshape(res, lead + res.aval.shape[1:])
-    nout = res.aval.ndim - len(lead)
-    perm = list(range(len(lead)))
-    perm[ax:ax] = list(range(len(lead), len(lead) + nout))
-    return lax.transpose(res, perm)
-
-
 def interp(x, xp, fp, left=None, right=None, period=None):
     """Piecewise-linear interpolation of (xp, fp) at x (xp increasing)."""
     util.check_arraylike("interp", x, xp, fp)
