@@ -331,6 +331,21 @@ def _std_basis(leaves):
     return basis
 
 
+def _float0_as_zeros(primal, t):
+    """A float0 tangent (of an integer value) as zeros of the value's dtype, as JAX's Jacobians give them."""
+    if getattr(t, "dtype", None) != float0:
+        return t
+    return ad.zeros_like_aval(core.get_aval(_as_operand(primal)))
+
+
+def _check_real_output(name, out):
+    dtype = core.get_aval(out).dtype
+    if not dtypes.is_float(dtype):
+        raise TypeError(f"{name} requires real-valued outputs (output dtype that is a sub-dtype of np.floating), "
+                        f"but got {dtype.name}. For differentiation of functions with integer outputs, use jax.vjp "
+                        "directly.")
+
+
 def _block(x, start, n, axis, shape):
     """x[start:start+n] along `axis`, reshaped to `shape`."""
     from xjax._src.lax import layout
@@ -353,7 +368,8 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
         primals = in_tree.unflatten(leaves)
 
         def push(*basis_row):
-            return jvp(f_of_dyn, primals, in_tree.unflatten(list(basis_row)), has_aux=has_aux)
+            res = jvp(f_of_dyn, primals, in_tree.unflatten(list(basis_row)), has_aux=has_aux)
+            return (res[0], tree_util.tree_map(_float0_as_zeros, res[0], res[1]), *res[2:])
 
         res = vmap(push, out_axes=(None, -1, None) if has_aux else (None, -1))(*_std_basis(leaves))
         out_tree = tree_util.tree_structure(res[0])
@@ -385,7 +401,13 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
         out, vjp_fn = res[0], res[1]
         out_leaves, out_tree = tree_util.tree_flatten(out)
         out_leaves = [_as_operand(x) for x in out_leaves]
-        rows = vmap(lambda *cts: vjp_fn(out_tree.unflatten(list(cts))))(*_std_basis(out_leaves))
+        for o in out_leaves:
+            _check_real_output("jacrev", o)
+
+        def pull(*cts):
+            return tree_util.tree_map(_float0_as_zeros, dyn, vjp_fn(out_tree.unflatten(list(cts))))
+
+        rows = vmap(pull)(*_std_basis(out_leaves))
         in_tree = tree_util.tree_structure(dyn)
         row_leaves = tree_util.tree_leaves(rows)  # (all output elements,) + input shape
         blocks, offset = [], 0
