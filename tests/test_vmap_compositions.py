@@ -154,3 +154,27 @@ def test_per_example_gradients_of_an_mlp_equal_a_loop_of_grad(jit):
         want = xjax.grad(_mlp_loss)(params, x[i], y[i])
         for g, w in zip(xjax.tree_util.tree_leaves(got), xjax.tree_util.tree_leaves(want)):
             np.testing.assert_allclose(np.asarray(g)[i], w, rtol=1e-5, atol=1e-6)
+
+
+def test_jacobians_of_integer_values_as_jax():
+    # JAX 0.10.2: zeros of the integer value's dtype; jacrev of an integer output is a TypeError.
+    jx, ji = xjax.jacrev(lambda x, i: x * i, argnums=(0, 1), allow_int=True)(jnp.arange(2.0), 3)
+    np.testing.assert_array_equal(jx, 3 * np.eye(2))
+    assert ji.dtype == np.int32 and ji.shape == (2,) and not np.any(ji)
+    jf = xjax.jacfwd(lambda x: (x > 0).astype(int))(jnp.arange(2.0))
+    assert jf.dtype == np.int32 and jf.shape == (2, 2) and not np.any(jf)
+    with pytest.raises(TypeError, match="^jacrev requires real-valued outputs"):
+        xjax.jacrev(lambda x: (x > 0).astype(int), allow_int=True)(jnp.arange(2.0))
+
+
+@_needs(*_LAYOUT, reduction.reduce_or_p)
+@pytest.mark.parametrize("jit", [False, True])
+def test_nested_vmap_of_while_with_batched_predicates(jit):
+    def f(n, x):
+        return lax.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, c[1] * 1.5 + 1.0), (0, x))[1]
+
+    ns = np.array([[0, 2, 5], [1, 3, 4]], np.int32)
+    xs = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    g = xjax.vmap(xjax.vmap(f))
+    got = (xjax.jit(g) if jit else g)(ns, xs)
+    np.testing.assert_allclose(got, [[f(n, x) for n, x in zip(rn, rx)] for rn, rx in zip(ns, xs)], rtol=1e-6)
