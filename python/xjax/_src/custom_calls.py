@@ -258,8 +258,8 @@ def _run(axis, trace, fn):
 def _batched_fun(axis, fun, in_batched):
     def call(*args):
         trace, wrap, _ = _batch_context(axis)
-        outs = _run(axis, trace, lambda: [trace.lift(o) for o in fun(*[wrap(a, b) for a, b in zip(args, in_batched)])])
-        return _at_front(axis, outs)
+        outs = _run(axis, trace, lambda: fun(*[wrap(a, b) for a, b in zip(args, in_batched)]))
+        return _at_front(axis, [trace.lift(o) for o in outs])
 
     return FlatFun(call, fun.fn, fun.traced_for)
 
@@ -307,7 +307,7 @@ def _batched_bwd(axis, bwd, res_batched, in_batched):
         trace, wrap, zero = _batch_context(axis)
 
         def run():
-            rs = [wrap(r, True if res_batched is None else b) for r, b in zip(res, res_batched or res)]
+            rs = [wrap(r, b) for r, b in zip(res, [True] * len(res) if res_batched is None else res_batched)]
             cs = [zero(c, True) if type(c) in (ad.Zero, SymbolicZero) else wrap(c, True) for c in cts]
             return [c if type(c) is ad.Zero else trace.lift(c) for c in bwd(res_tree, rs, cs)]
 

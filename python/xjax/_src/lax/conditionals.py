@@ -238,13 +238,8 @@ cond_p.def_rules(jvp=_cond_jvp, partial_eval=_cond_partial_eval, transpose=_cond
 
 # ---- batching (vmap) ------------------------------------------------------------------------
 from xjax._src.interpreters import batching  # noqa: E402
-from xjax._src.lax import layout as _layout  # noqa: E402
+from xjax._src.lax.control_flow_common import per_example  # noqa: E402
 from xjax._src.lax.stop_gradient import stop_gradient as _stop_gradient  # noqa: E402
-
-
-def _per_example(which, like):
-    """A batched scalar per example (shape (B,)) broadcast to `like`'s batched shape."""
-    return _layout.broadcast_in_dim(which, core.get_aval(like).shape, (0,))
 
 
 def _cond_batch(axis, vals, dims, *, branches):
@@ -276,11 +271,9 @@ def _cond_batch_batched_index(axis, index, index_dim, ops, op_dims, branches):
     for i, branch in enumerate(branches):
         batched, _ = batching.batch_jaxpr(branch, axis, in_batched, True)
         taken = ew.eq(index, scalar_i32(i))
-        guarded = [ew.select(_per_example(taken, x) if core.get_aval(x).ndim > 1 else taken, x, s)
-                   for x, s in zip(ops, stopped)]
+        guarded = [ew.select(per_example(taken, x), x, s) for x, s in zip(ops, stopped)]
         branch_outs.append(eval_jaxpr(batched.jaxpr, batched.consts, *guarded))
-    outs = [ew.select_n(_per_example(index, cases[0]) if core.get_aval(cases[0]).ndim > 1 else index, *cases)
-            for cases in zip(*branch_outs)]
+    outs = [ew.select_n(per_example(index, cases[0]), *cases) for cases in zip(*branch_outs)]
     return outs, [0] * len(outs)
 
 

@@ -594,6 +594,7 @@ import weakref as _weakref  # noqa: E402
 from xjax._src.interpreters import batching  # noqa: E402
 from xjax._src.jaxpr import memoize_per_jaxpr as _memoize_per_jaxpr  # noqa: E402
 from xjax._src.lax import reduction as _reduction  # noqa: E402
+from xjax._src.lax.control_flow_common import per_example  # noqa: E402
 
 _not_mapped = batching.not_mapped
 
@@ -645,23 +646,17 @@ def _while_until_all_done(cond, body, cond_nconsts, body_nconsts):
             return [_reduction.reduce_or(pred, (0,))]
 
         def step(*args):
-            cc, bc, carry = args[:cond_nconsts], args[cond_nconsts:cond_nconsts + body_nconsts], \
-                args[cond_nconsts + body_nconsts:]
+            nc = cond_nconsts + body_nconsts
+            cc, bc, carry = args[:cond_nconsts], args[cond_nconsts:nc], args[nc:]
             (pred,) = eval_jaxpr(cond.jaxpr, cond.consts, *cc, *carry)
             new = eval_jaxpr(body.jaxpr, body.consts, *bc, *carry)
-            return [ew.select(_per_example(pred, c), n, c) for n, c in zip(new, carry)]
+            return [ew.select(per_example(pred, c), n, c) for n, c in zip(new, carry)]
 
         new_cond = pe.trace_to_jaxpr(any_running, list(cond.in_avals))
         new_body = pe.trace_to_jaxpr(step, list(cond.in_avals[:cond_nconsts]) + list(body.in_avals))
         return new_cond, new_body
 
     return _memoize_per_jaxpr(_until_all_done, cond, (body, cond_nconsts), make)
-
-
-def _per_example(pred, like):
-    """A per-example predicate (shape (B,)) broadcast to `like`'s batched shape."""
-    shape = core.get_aval(like).shape
-    return pred if len(shape) == 1 else layout.broadcast_in_dim(pred, shape, (0,))
 
 
 def _scan_batch(axis, vals, dims, *, reverse, length, jaxpr, num_consts, num_carry, unroll):
