@@ -65,6 +65,14 @@ def test_vmapped_jit_is_one_jit_equation_and_nested_jit_stays_nested():
     assert inner.eqns[0].params["jaxpr"].jaxpr.invars[0].aval.shape == (3, 2)
 
 
+@pytest.mark.parametrize("jit", [False, True])
+def test_vmap_of_jit_closing_over_a_batched_value(jit):
+    def f(c, x):
+        return xjax.jit(lambda x: x * c + 1.0)(x)
+
+    check_batch(f, [np.arange(6.0, dtype=np.float32).reshape(3, 2), np.float32(2)], in_axes=(1, None), jit=jit)
+
+
 def test_vmapped_jit_compiles_once():
     f = xjax.jit(lambda x, y: jnp.exp(x) - y)
     vf = xjax.vmap(f, in_axes=(1, None))
