@@ -2,8 +2,9 @@
 
 The workload of ../shared/bench's `per_example_grads_b64`, with log_softmax written in jnp ops
 (logits minus their logsumexp, as jax.nn.log_softmax computes it), so it runs before xjax.nn
-exists. Rounds interleave the two libraries; it prints the median of each one's round medians (and
-its fastest call: on a shared machine the medians swing with the load).
+exists; it needs the batching rules of dot_general, the reductions and the layout ops. Rounds
+interleave the two libraries; it prints the median of each one's round medians (and its fastest
+call: on a shared machine the medians swing with the load).
 
     PYTHONPATH=python python bench/per_example_grads.py
     PYTHONPATH=python python bench/per_example_grads.py --batch 256 --rounds 5 --reps 50
