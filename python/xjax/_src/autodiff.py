@@ -316,98 +316,111 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
 
 
 def _std_basis(leaves):
-    """For flat inputs, the rows of an identity over all their elements, one list of leaves per row."""
-    sizes = [int(np.prod(core.get_aval(x).shape, dtype=np.int64)) for x in leaves]
-    total = sum(sizes)
+    """The rows of an identity over all the leaves' elements, split by leaf: for each leaf an array
+    (total elements, *leaf shape) of its dtype, row k the one-hot of element k."""
+    from xjax._src.lax import layout
     from xjax._src.numpy import creation
 
-    rows = []
-    for k in range(total):
-        row, offset = [], 0
-        for x, n in zip(leaves, sizes):
-            a = core.get_aval(x)
-            hot = (k - offset) if offset <= k < offset + n else -1
-            onehot = creation.zeros(n, a.dtype) if hot < 0 else creation.zeros(n, a.dtype).at[hot].set(1)
-            row.append(onehot.reshape(a.shape))
-            offset += n
-        rows.append(row)
-    return rows
+    avals = [core.get_aval(x) for x in leaves]
+    total = sum(a.size for a in avals)
+    basis, offset = [], 0
+    for a in avals:
+        block = creation.eye(total, a.size, k=-offset, dtype=a.dtype)  # rows offset..offset+size hold its identity
+        basis.append(layout.reshape(block, (total, *a.shape)))
+        offset += a.size
+    return basis
+
+
+def _float0_as_zeros(primal, t):
+    """A float0 tangent (of an integer value) as zeros of the value's dtype, as JAX's Jacobians give them."""
+    if getattr(t, "dtype", None) != float0:
+        return t
+    return ad.zeros_like_aval(core.get_aval(_as_operand(primal)))
+
+
+def _check_real_output(name, out):
+    dtype = core.get_aval(out).dtype
+    if not dtypes.is_float(dtype):
+        raise TypeError(f"{name} requires real-valued outputs (output dtype that is a sub-dtype of np.floating), "
+                        f"but got {dtype.name}. For differentiation of functions with integer outputs, use jax.vjp "
+                        "directly.")
+
+
+def _block(x, start, n, axis, shape):
+    """x[start:start+n] along `axis`, reshaped to `shape`."""
+    from xjax._src.lax import layout
+
+    if n != core.get_aval(x).shape[axis]:
+        x = layout.slice_in_dim(x, start, start + n, axis=axis)
+    return layout.reshape(x, shape)
 
 
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
-    """The Jacobian of fun by forward mode: one jvp per input element (a loop until vmap exists)."""
+    """The Jacobian of fun by forward mode: jvp vmapped over the standard basis of the inputs."""
+    from xjax._src.vmap import vmap
+
     nums, single = _argnums_tuple(argnums)
 
     def jac_f(*args, **kwargs):
         f_of_dyn, dyn = _dynamic_args("jacfwd", fun, nums, args, kwargs, False, holomorphic)
-
         leaves, in_tree = tree_util.tree_flatten(dyn)
         leaves = [_as_operand(x) for x in leaves]
-        basis = _std_basis(leaves)
-        cols, aux, out = [], None, None
-        for row in basis:
-            res = jvp(f_of_dyn, in_tree.unflatten(leaves), in_tree.unflatten(row), has_aux=has_aux)
-            out, t = res[0], res[1]
-            aux = res[2] if has_aux else None
-            cols.append(tree_util.tree_leaves(t))
-        out_leaves, out_tree = tree_util.tree_flatten(out)
+        primals = in_tree.unflatten(leaves)
+
+        def push(*basis_row):
+            res = jvp(f_of_dyn, primals, in_tree.unflatten(list(basis_row)), has_aux=has_aux)
+            return (res[0], tree_util.tree_map(_float0_as_zeros, res[0], res[1]), *res[2:])
+
+        res = vmap(push, out_axes=(None, -1, None) if has_aux else (None, -1))(*_std_basis(leaves))
+        out_tree = tree_util.tree_structure(res[0])
         in_avals = [core.get_aval(x) for x in leaves]
-        jac = _assemble(cols, out_leaves, in_avals, in_tree, out_tree, forward=True, single=single)
-        return (jac, aux) if has_aux else jac
-
-    return jac_f
-
-
-def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
-    """The Jacobian of fun by reverse mode: one vjp per output element (a loop until vmap exists)."""
-    nums, single = _argnums_tuple(argnums)
-
-    def jac_f(*args, **kwargs):
-        f_of_dyn, dyn = _dynamic_args("jacrev", fun, nums, args, kwargs, allow_int, holomorphic)
-
-        res = vjp(f_of_dyn, *dyn, has_aux=has_aux)
-        out, vjp_fn = res[0], res[1]
-        out_leaves, out_tree = tree_util.tree_flatten(out)
-        out_leaves = [_as_operand(x) for x in out_leaves]
-        rows = [tree_util.tree_leaves(vjp_fn(out_tree.unflatten(r))) for r in _std_basis(out_leaves)]
-        in_leaves, in_tree = tree_util.tree_flatten(dyn)
-        in_avals = [core.get_aval(_as_operand(x)) for x in in_leaves]
-        jac = _assemble(rows, out_leaves, in_avals, tree_util.tree_structure(dyn), out_tree, forward=False,
-                        single=single)
+        blocks = []
+        for t in tree_util.tree_leaves(res[1]):  # out shape + (all input elements,)
+            out_shape = core.get_aval(t).shape[:-1]
+            parts, offset = [], 0
+            for a in in_avals:
+                parts.append(_block(t, offset, a.size, len(out_shape), out_shape + a.shape))
+                offset += a.size
+            inner = in_tree.unflatten(parts)
+            blocks.append(inner[0] if single else inner)
+        jac = out_tree.unflatten(blocks)
         return (jac, res[2]) if has_aux else jac
 
     return jac_f
 
 
-def _assemble(vectors, out_leaves, in_avals, in_tree, out_tree, forward, single):
-    """The Jacobian pytree (output structure outside, input structure inside) from per-element vectors.
+def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
+    """The Jacobian of fun by reverse mode: the vjp vmapped over the standard basis of the outputs."""
+    from xjax._src.vmap import vmap
 
-    forward: vectors[k] lists the output tangents for input element k; else vectors[k] lists the input
-    cotangents for output element k.
-    """
-    from xjax._src.numpy import manipulation
+    nums, single = _argnums_tuple(argnums)
 
-    out_avals = [core.get_aval(x) for x in out_leaves]
-    in_sizes = [int(np.prod(a.shape, dtype=np.int64)) for a in in_avals]
-    out_sizes = [int(np.prod(a.shape, dtype=np.int64)) for a in out_avals]
-    in_off = np.cumsum([0] + in_sizes)
-    out_off = np.cumsum([0] + out_sizes)
-    blocks = []
-    for o, oa in enumerate(out_avals):
-        row = []
-        for i, ia in enumerate(in_avals):
-            if forward:
-                parts = [vectors[k][o].reshape(-1) for k in range(in_off[i], in_off[i + 1])]
-                m = manipulation.stack(parts, axis=1) if parts else None
-            else:
-                parts = [vectors[k][i].reshape(-1) for k in range(out_off[o], out_off[o + 1])]
-                m = manipulation.stack(parts, axis=0) if parts else None
-            shape = oa.shape + ia.shape
-            row.append(m.reshape(shape) if m is not None else
-                       ad.instantiate(ad.Zero(core.ShapedArray(shape, oa.dtype))))
-        inner = in_tree.unflatten(row)
-        blocks.append(inner[0] if single else inner)
-    return out_tree.unflatten(blocks)
+    def jac_f(*args, **kwargs):
+        f_of_dyn, dyn = _dynamic_args("jacrev", fun, nums, args, kwargs, allow_int, holomorphic)
+        res = vjp(f_of_dyn, *dyn, has_aux=has_aux)
+        out, vjp_fn = res[0], res[1]
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        out_leaves = [_as_operand(x) for x in out_leaves]
+        for o in out_leaves:
+            _check_real_output("jacrev", o)
+
+        def pull(*cts):
+            return tree_util.tree_map(_float0_as_zeros, dyn, vjp_fn(out_tree.unflatten(list(cts))))
+
+        rows = vmap(pull)(*_std_basis(out_leaves))
+        in_tree = tree_util.tree_structure(dyn)
+        row_leaves = tree_util.tree_leaves(rows)  # (all output elements,) + input shape
+        blocks, offset = [], 0
+        for o in out_leaves:
+            a = core.get_aval(o)
+            parts = [_block(r, offset, a.size, 0, a.shape + core.get_aval(r).shape[1:]) for r in row_leaves]
+            offset += a.size
+            inner = in_tree.unflatten(parts)
+            blocks.append(inner[0] if single else inner)
+        jac = out_tree.unflatten(blocks)
+        return (jac, res[2]) if has_aux else jac
+
+    return jac_f
 
 
 def hessian(fun, argnums=0, has_aux=False, holomorphic=False):

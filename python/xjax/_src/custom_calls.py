@@ -7,12 +7,13 @@ A call primitive is bound in one of two forms:
   - staged: where a jaxpr is being built (jit, make_jaxpr, ...) the function is traced to
     `call_jaxpr`, and the values it closes over become leading operands (`num_consts`). Evaluating
     the equation runs the jaxpr; lowering inlines it, as jit's does.
-Under a JVPTrace the custom rule runs instead of the function. custom_vjp's rule runs `fwd` on the
-primals and binds custom_lin on the residuals and tangents: reverse mode records custom_lin into the
-linear jaxpr and its transpose calls `bwd`; evaluating it (forward mode) is JAX's TypeError.
+Under a JVPTrace the custom rule runs instead of the function; under a BatchTrace the function and
+its rules are wrapped to run batched (lazily too). custom_vjp's rule runs `fwd` on the primals and
+binds custom_lin on the residuals and tangents: reverse mode records custom_lin into the linear
+jaxpr and its transpose calls `bwd`; evaluating it (forward mode) is JAX's TypeError.
 """
 from xjax._src import core
-from xjax._src.interpreters import ad
+from xjax._src.interpreters import ad, batching
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.graph_lowering import inline_jaxpr_lowering, jaxpr_is_lowerable
 from xjax._src.jaxpr import eval_jaxpr
@@ -44,6 +45,8 @@ class CustomCallPrimitive(core.Primitive):
             return trace.process_primitive(self, args, params)
         if isinstance(trace, pe.LinearizeTrace) and not any(trace.is_unknown(a) for a in args):
             return trace.bind_in_parent(self, args, params)
+        if isinstance(trace, batching.BatchTrace):  # its rule batches the function and the rules lazily
+            return trace.process_primitive(self, args, params)
         ops, staged = stage(args, params)
         return trace.process_primitive(self, ops, staged)
 
@@ -214,3 +217,152 @@ class CustomLinPrimitive(core.Primitive):
 custom_lin_p = CustomLinPrimitive("custom_lin", multiple_results=True)
 custom_lin_p.def_rules(abstract_eval=_custom_lin_abstract_eval, impl=_custom_lin_impl, pp_params=_custom_lin_pp,
                        transpose=_custom_lin_transpose)
+
+
+# ---- batching (vmap) ----------------------------------------------------------------------------
+# The function and each rule are wrapped to run under a BatchTrace of the same axis when they are
+# called; every output, tangent and residual they produce is batched along axis 0 (instantiated
+# where it was not), so the function and its rules agree on where the batch axis is.
+
+def _batched_aval(aval, size):
+    return aval.update(shape=(size, *aval.shape))
+
+
+def _example_aval(aval):
+    return aval.update(shape=aval.shape[1:])
+
+
+def _at_front(axis, pairs):
+    """Lifted (value, dim) pairs as values batched along axis 0 (bound in the current trace)."""
+    return [batching.bdim_at_front(v, d, axis.size) for v, d in pairs]
+
+
+def _batch_context(axis):
+    trace = batching.BatchTrace(core.current_trace(), axis)
+
+    def wrap(x, batched):
+        return batching.BatchTracer(trace, x, 0) if batched else x
+
+    def zero(z, batched):
+        """A symbolic zero (ad.Zero or SymbolicZero) of a batched value, for one example."""
+        return type(z)(_example_aval(z.aval)) if batched else z
+
+    return trace, wrap, zero
+
+
+def _run(axis, trace, fn):
+    with core.extend_axis_env(axis.name, axis.size), core.new_trace(trace):
+        return fn()
+
+
+def _batched_fun(axis, fun, in_batched):
+    def call(*args):
+        trace, wrap, _ = _batch_context(axis)
+        outs = _run(axis, trace, lambda: fun(*[wrap(a, b) for a, b in zip(args, in_batched)]))
+        return _at_front(axis, [trace.lift(o) for o in outs])
+
+    return FlatFun(call, fun.fn, fun.traced_for)
+
+
+def _batched_jvp(axis, jvp, in_batched):
+    def call(primals, tangents):
+        trace, wrap, zero = _batch_context(axis)
+
+        def run():
+            ps = [wrap(p, b) for p, b in zip(primals, in_batched)]
+            ts = [zero(t, b) if type(t) is ad.Zero else wrap(t, b) for t, b in zip(tangents, in_batched)]
+            p_out, t_out = jvp(ps, ts)
+            return [trace.lift(p) for p in p_out], [t if type(t) is ad.Zero else trace.lift(t) for t in t_out]
+
+        p_out, t_out = _run(axis, trace, run)
+        t_out = [ad.Zero(_batched_aval(t.aval, axis.size)) if type(t) is ad.Zero else _at_front(axis, [t])[0]
+                 for t in t_out]
+        return _at_front(axis, p_out), t_out
+
+    return FlatFun(call, jvp.fn, jvp.traced_for)
+
+
+def _batched_fwd(axis, fwd, in_batched):
+    def call(primals, nonzeros):
+        trace, wrap, _ = _batch_context(axis)
+
+        def run():
+            outs, res, res_tree = fwd([wrap(p, b) for p, b in zip(primals, in_batched)], nonzeros)
+            return [trace.lift(o) for o in outs], [trace.lift(r) for r in res], res_tree
+
+        outs, res, res_tree = _run(axis, trace, run)
+        return _at_front(axis, outs), _at_front(axis, res), res_tree
+
+    return FlatFun(call, fwd.fn, fwd.traced_for)
+
+
+def _batched_bwd(axis, bwd, res_batched, in_batched):
+    """bwd on residuals batched where res_batched says and output cotangents batched along 0; an
+    input that is not batched gets the sum over the batch of its per-example cotangents (res_batched
+    None: every residual is batched)."""
+    from xjax._src.custom_derivatives import SymbolicZero
+    from xjax._src.lax import reduction
+
+    def call(res_tree, res, cts):
+        trace, wrap, zero = _batch_context(axis)
+
+        def run():
+            rs = [wrap(r, b) for r, b in zip(res, [True] * len(res) if res_batched is None else res_batched)]
+            cs = [zero(c, True) if type(c) in (ad.Zero, SymbolicZero) else wrap(c, True) for c in cts]
+            return [c if type(c) is ad.Zero else trace.lift(c) for c in bwd(res_tree, rs, cs)]
+
+        out = []
+        for c, b in zip(_run(axis, trace, run), in_batched):
+            if type(c) is ad.Zero:
+                out.append(ad.Zero(_batched_aval(c.aval, axis.size)) if b else c)
+            elif b:
+                out.append(_at_front(axis, [c])[0])
+            else:
+                v, d = c
+                out.append(v if d is batching.not_mapped else reduction.reduce_sum(v, (d,)))
+        return out
+
+    return FlatFun(call, bwd.fn, bwd.traced_for)
+
+
+def _moved_to_front(vals, dims):
+    return [v if d is batching.not_mapped else batching.moveaxis(v, d, 0) for v, d in zip(vals, dims)]
+
+
+def _custom_call_batch(prim):
+    """The batching rule of custom_jvp_call or custom_vjp_call, lazy or staged."""
+
+    def rule(axis, vals, dims, **params):
+        in_batched = [d is not batching.not_mapped for d in dims]
+        n_consts = params.get("num_consts", 0)
+        new = dict(params)
+        if "fun" in params:
+            new["fun"] = _batched_fun(axis, params["fun"], in_batched)
+        else:
+            new["call_jaxpr"], _ = batching.batch_jaxpr(params["call_jaxpr"], axis, in_batched, True)
+        primal_batched = in_batched[n_consts:]
+        if prim is custom_jvp_call_p:
+            new["jvp"] = _batched_jvp(axis, params["jvp"], primal_batched)
+        else:
+            new["fwd"] = _batched_fwd(axis, params["fwd"], primal_batched)
+            new["bwd"] = _batched_bwd(axis, params["bwd"], None, primal_batched)
+        outs = prim.bind(*_moved_to_front(vals, dims), **new)
+        return outs, [0] * len(outs)
+
+    return rule
+
+
+def _custom_lin_batch(axis, vals, dims, *, num_res, res_tree, bwd, out_avals, in_nonzeros, symbolic_zeros):
+    res_batched = [d is not batching.not_mapped for d in dims[:num_res]]
+    t_batched = iter(d is not batching.not_mapped for d in dims[num_res:])
+    in_batched = [next(t_batched) if nz else False for nz in in_nonzeros]
+    outs = custom_lin_p.bind(*_moved_to_front(vals, dims), num_res=num_res, res_tree=res_tree,
+                             bwd=_batched_bwd(axis, bwd, res_batched, in_batched),
+                             out_avals=tuple(_batched_aval(a, axis.size) for a in out_avals), in_nonzeros=in_nonzeros,
+                             symbolic_zeros=symbolic_zeros)
+    return outs, [0] * len(outs)
+
+
+custom_jvp_call_p.def_rules(batch=_custom_call_batch(custom_jvp_call_p))
+custom_vjp_call_p.def_rules(batch=_custom_call_batch(custom_vjp_call_p))
+custom_lin_p.def_rules(batch=_custom_lin_batch)

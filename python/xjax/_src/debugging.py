@@ -151,3 +151,23 @@ def _debug_jvp(prim):
 
 debug_print_p.def_rules(jvp=_debug_jvp(debug_print_p))
 debug_callback_p.def_rules(jvp=_debug_jvp(debug_callback_p))
+
+
+# ---- batching (vmap) ------------------------------------------------------------------------
+# As in JAX, a callback under vmap runs once per example, in order, on that example's values (an
+# unmapped operand is passed whole to each): what the user sees is the unbatched program's output.
+
+def _debug_batch(prim):
+    def rule(axis, vals, dims, **params):
+        from xjax._src.lax import layout
+
+        for i in range(axis.size):
+            prim.bind(*[v if d is None else layout.index_in_dim(v, i, d, keepdims=False) for v, d in zip(vals, dims)],
+                      **params)
+        return [], []
+
+    return rule
+
+
+debug_print_p.def_rules(batch=_debug_batch(debug_print_p))
+debug_callback_p.def_rules(batch=_debug_batch(debug_callback_p))

@@ -547,3 +547,20 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
     if fun is None:
         return lambda f: JitWrapped(f, **kw)
     return JitWrapped(fun, **kw)
+
+
+# ---- batching (vmap) ------------------------------------------------------------------------
+from xjax._src.interpreters import batching  # noqa: E402
+
+
+def _jit_batch(axis, vals, dims, *, jaxpr, name, **params):
+    """A vmapped jit call stays one jit equation, holding the batched jaxpr (memoised, so the compiled
+    graph cached on it is found again on the next call)."""
+    in_batched = [d is not batching.not_mapped for d in dims]
+    vals = [batching.moveaxis(v, d, 0) if b else v for v, d, b in zip(vals, dims, in_batched)]
+    batched, out_batched = batching.batch_jaxpr(jaxpr, axis, in_batched)
+    outs = jit_p.bind(*vals, jaxpr=batched, name=name, **params)
+    return outs, [0 if b else batching.not_mapped for b in out_batched]
+
+
+jit_p.def_rules(batch=_jit_batch)

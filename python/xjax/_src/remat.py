@@ -286,3 +286,19 @@ def transpose_with_recompute(closed, linear, ct_nonzeros):
              + [a for a, nz in zip(closed.out_avals, ct_nonzeros) if nz])
     per[key] = got = pe.trace_to_jaxpr(fun, avals)
     return got
+
+
+# ---- batching (vmap) ------------------------------------------------------------------------------
+from xjax._src.interpreters import batching  # noqa: E402
+
+
+def _remat_batch(axis, vals, dims, *, jaxpr, prevent_cse, differentiated, policy):
+    """One remat of the batched jaxpr (memoised per jaxpr and pattern)."""
+    in_batched = [d is not batching.not_mapped for d in dims]
+    vals = [batching.moveaxis(v, d, 0) if b else v for v, d, b in zip(vals, dims, in_batched)]
+    batched, out_batched = batching.batch_jaxpr(jaxpr, axis, in_batched)
+    outs = remat_p.bind(*vals, jaxpr=batched, prevent_cse=prevent_cse, differentiated=differentiated, policy=policy)
+    return outs, [0 if b else batching.not_mapped for b in out_batched]
+
+
+remat_p.def_rules(batch=_remat_batch)

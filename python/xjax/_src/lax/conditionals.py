@@ -234,3 +234,47 @@ def _cond_transpose(cts, index, *ops, branches):
 
 
 cond_p.def_rules(jvp=_cond_jvp, partial_eval=_cond_partial_eval, transpose=_cond_transpose)
+
+
+# ---- batching (vmap) ------------------------------------------------------------------------
+from xjax._src.interpreters import batching  # noqa: E402
+from xjax._src.lax.control_flow_common import per_example  # noqa: E402
+from xjax._src.lax.stop_gradient import stop_gradient as _stop_gradient  # noqa: E402
+
+
+def _cond_batch(axis, vals, dims, *, branches):
+    (index, *ops), (index_dim, *op_dims) = vals, dims
+    if index_dim is batching.not_mapped:
+        return _cond_batch_unbatched_index(axis, index, ops, op_dims, branches)
+    return _cond_batch_batched_index(axis, index, index_dim, ops, op_dims, branches)
+
+
+def _cond_batch_unbatched_index(axis, index, ops, op_dims, branches):
+    """One cond of the batched branches; an output is batched where any branch batches it."""
+    in_batched = [d is not batching.not_mapped for d in op_dims]
+    ops = [batching.moveaxis(x, d, 0) if b else x for x, d, b in zip(ops, op_dims, in_batched)]
+    out_batched = [builtins.any(bs) for bs in zip(*(batching.batch_jaxpr(b, axis, in_batched)[1] for b in branches))]
+    batched = tuple(batching.batch_jaxpr(b, axis, in_batched, out_batched)[0] for b in branches)
+    outs = cond_p.bind(index, *ops, branches=batched)
+    return outs, [0 if b else batching.not_mapped for b in out_batched]
+
+
+def _cond_batch_batched_index(axis, index, index_dim, ops, op_dims, branches):
+    """Every branch runs on the whole batch and select_n picks each example's result (JAX's semantics:
+    effects of every branch happen). A branch sees its operands through stop_gradient where it is not
+    taken, so that the derivative of a branch not taken (inf or nan at those values) cannot leak."""
+    index = batching.moveaxis(index, index_dim, 0)
+    ops = [batching.bdim_at_front(x, d, axis.size) for x, d in zip(ops, op_dims)]
+    in_batched = [True] * len(ops)
+    stopped = [_stop_gradient(x) for x in ops]
+    branch_outs = []
+    for i, branch in enumerate(branches):
+        batched, _ = batching.batch_jaxpr(branch, axis, in_batched, True)
+        taken = ew.eq(index, scalar_i32(i))
+        guarded = [ew.select(per_example(taken, x), x, s) for x, s in zip(ops, stopped)]
+        branch_outs.append(eval_jaxpr(batched.jaxpr, batched.consts, *guarded))
+    outs = [ew.select_n(per_example(index, cases[0]), *cases) for cases in zip(*branch_outs)]
+    return outs, [0] * len(outs)
+
+
+cond_p.def_rules(batch=_cond_batch)

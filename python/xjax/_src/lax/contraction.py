@@ -71,7 +71,14 @@ def _transpose_lhs(ct, x_aval, y, dimension_numbers, swap_ans=False):
         y = convert_element_type(y, core.get_aval(ct).dtype)
     x_contract_by_y = [x_contract[i] for i in np.argsort(y_contract)]
     out_axes = tuple(int(i) for i in np.argsort(list(x_batch) + x_kept + x_contract_by_y))
-    out = transpose(dot_general(ct, y, dims), out_axes)
+    swapped_axes = tuple(int(i) for i in np.argsort(list(x_batch) + x_contract_by_y + x_kept))
+    if out_axes != tuple(range(x_aval.ndim)) and swapped_axes == tuple(range(x_aval.ndim)):
+        # y contracted with ct lands in x's order already: no transpose (an outer product's cotangent
+        # would otherwise be written twice, a large copy once batched).
+        (ct_contract, y_keep), (ct_batch, y_b) = dims
+        out = dot_general(y, ct, ((y_keep, ct_contract), (y_b, ct_batch)))
+    else:
+        out = transpose(dot_general(ct, y, dims), out_axes)
     return convert_element_type(out, x_aval.dtype) if core.get_aval(out).dtype != x_aval.dtype else out
 
 

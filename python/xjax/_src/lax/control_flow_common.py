@@ -316,3 +316,12 @@ def scalar_i32(v):
 def shaped_repr(a):
     weak = ", weak_type=True" if a.weak_type else ""
     return f"ShapedArray({errors.long_str(a)}{weak})"
+
+
+def per_example(pred, like):
+    """A per-example value of a batch (shape (B,)) broadcast to `like`'s batched shape (B, ...): a
+    batched predicate's select in the batching rules of cond and while."""
+    from xjax._src.lax import layout
+
+    shape = core.get_aval(like).shape
+    return pred if len(shape) == 1 else layout.broadcast_in_dim(pred, shape, (0,))

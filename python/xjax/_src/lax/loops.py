@@ -586,3 +586,96 @@ def _scan_transpose(cts, *args, reverse, length, jaxpr, num_consts, num_carry, u
 
 
 scan_p.def_rules(partial_eval=_scan_partial_eval, transpose=_scan_transpose)
+
+
+# ---- batching (vmap) ------------------------------------------------------------------------
+import weakref as _weakref  # noqa: E402
+
+from xjax._src.interpreters import batching  # noqa: E402
+from xjax._src.jaxpr import memoize_per_jaxpr as _memoize_per_jaxpr  # noqa: E402
+from xjax._src.lax import reduction as _reduction  # noqa: E402
+from xjax._src.lax.control_flow_common import per_example  # noqa: E402
+
+_not_mapped = batching.not_mapped
+
+
+def _batched_carry_fixpoint(axis, body, const_b, carry_b, xs_b, num_ys):
+    """Which carries are batched: those given batched, plus those the body makes batched, to a fixpoint."""
+    carry_b = list(carry_b)
+    while True:
+        _, out_b = batching.batch_jaxpr(body, axis, [*const_b, *carry_b, *xs_b], [*carry_b, *[False] * num_ys])
+        new = [a or b for a, b in zip(carry_b, out_b[:len(carry_b)])]
+        if new == carry_b:
+            return carry_b
+        carry_b = new
+
+
+def _while_batch(axis, vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    nc = cond_nconsts + body_nconsts
+    batched = [d is not _not_mapped for d in dims]
+    cc_b, bc_b = batched[:cond_nconsts], batched[cond_nconsts:nc]
+    carry_b = _batched_carry_fixpoint(axis, body_jaxpr, bc_b, batched[nc:], [], 0)
+    _, (pred_b,) = batching.batch_jaxpr(cond_jaxpr, axis, cc_b + carry_b)
+    if pred_b:  # each example stops on its own: every carry is batched
+        carry_b = [True] * len(carry_b)
+    consts = [batching.moveaxis(v, d, 0) if b else v for v, d, b in zip(vals[:nc], dims[:nc], batched[:nc])]
+    carry = [batching.bdim_at_front(v, d, axis.size) if b else v for v, d, b in zip(vals[nc:], dims[nc:], carry_b)]
+    cond, _ = batching.batch_jaxpr(cond_jaxpr, axis, cc_b + carry_b)
+    body, _ = batching.batch_jaxpr(body_jaxpr, axis, bc_b + carry_b, carry_b)
+    if not pred_b:
+        outs = while_p.bind(*consts, *carry, cond_nconsts=cond_nconsts, cond_jaxpr=cond, body_nconsts=body_nconsts,
+                            body_jaxpr=body)
+        return outs, [0 if b else _not_mapped for b in carry_b]
+    cond, body = _while_until_all_done(cond, body, cond_nconsts, body_nconsts)
+    cc = consts[:cond_nconsts]
+    outs = while_p.bind(*cc, *cc, *consts[cond_nconsts:], *carry, cond_nconsts=cond_nconsts, cond_jaxpr=cond,
+                        body_nconsts=nc, body_jaxpr=body)
+    return outs, [0] * len(outs)
+
+
+_until_all_done = _weakref.WeakKeyDictionary()
+
+
+def _while_until_all_done(cond, body, cond_nconsts, body_nconsts):
+    """For a batched predicate: (loop while any example runs, body updating only the examples that run).
+    The new body takes the cond consts in front of its own (memoised per pair of batched jaxprs)."""
+
+    def make():
+        def any_running(*args):
+            (pred,) = eval_jaxpr(cond.jaxpr, cond.consts, *args)
+            return [_reduction.reduce_or(pred, (0,))]
+
+        def step(*args):
+            nc = cond_nconsts + body_nconsts
+            cc, bc, carry = args[:cond_nconsts], args[cond_nconsts:nc], args[nc:]
+            (pred,) = eval_jaxpr(cond.jaxpr, cond.consts, *cc, *carry)
+            new = eval_jaxpr(body.jaxpr, body.consts, *bc, *carry)
+            return [ew.select(per_example(pred, c), n, c) for n, c in zip(new, carry)]
+
+        new_cond = pe.trace_to_jaxpr(any_running, list(cond.in_avals))
+        new_body = pe.trace_to_jaxpr(step, list(cond.in_avals[:cond_nconsts]) + list(body.in_avals))
+        return new_cond, new_body
+
+    return _memoize_per_jaxpr(_until_all_done, cond, (body, cond_nconsts), make)
+
+
+def _scan_batch(axis, vals, dims, *, reverse, length, jaxpr, num_consts, num_carry, unroll):
+    """Consts and carries batched along axis 0, xs (and ys) along axis 1: axis 0 stays the scanned one."""
+    batched = [d is not _not_mapped for d in dims]
+    nk = num_consts + num_carry
+    const_b, xs_b = batched[:num_consts], batched[nk:]
+    num_ys = len(jaxpr.out_avals) - num_carry
+    carry_b = _batched_carry_fixpoint(axis, jaxpr, const_b, batched[num_consts:nk], xs_b, num_ys)
+    body, out_b = batching.batch_jaxpr(jaxpr, axis, [*const_b, *carry_b, *xs_b], [*carry_b, *[False] * num_ys])
+    consts = [batching.moveaxis(v, d, 0) if b else v for v, d, b in zip(vals, dims, const_b)]
+    carry = [batching.bdim_at_front(v, d, axis.size) if b else v
+             for v, d, b in zip(vals[num_consts:nk], dims[num_consts:nk], carry_b)]
+    xs = [batching.moveaxis(v, d, 1) if b else v for v, d, b in zip(vals[nk:], dims[nk:], xs_b)]
+    outs = scan_p.bind(*consts, *carry, *xs, reverse=reverse, length=length, jaxpr=body, num_consts=num_consts,
+                       num_carry=num_carry, unroll=unroll)
+    out_dims = [0 if b else _not_mapped for b in carry_b] + [1 if b else _not_mapped for b in out_b[num_carry:]]
+    return outs, out_dims
+
+
+while_p.def_rules(batch=_while_batch)
+scan_p.def_rules(batch=_scan_batch)
