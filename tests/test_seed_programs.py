@@ -12,9 +12,8 @@ SEEDS = sorted(p.stem for p in SEED_DIR.glob("seed_*.py")) if SEED_DIR.is_dir() 
 # Seeds that need features of later issues (grad: #5+, vmap, PRNG, optim, jit: #4). Strict, so a
 # seed that starts passing fails here until its marker is removed.
 NEEDS_LATER_ISSUES = {
-    "seed_002_jit": "needs vmap, grad and PRNG",
-    "seed_003_vmap": "needs vmap",
-    "seed_004_training_loop": "needs grad, PRNG and optim",
+    "seed_002_jit": "needs PRNG (issue 10) and pmap",
+    "seed_004_training_loop": "needs PRNG (issue 10)",
 }
 
 
