@@ -76,10 +76,13 @@ def _read(env, a):
 def _run_stacked(eqn, envs, axis_name):
     """One equation over all shards at once: its vmap rule over the shards stacked along axis 0."""
     n = len(envs)
+    # A value the same in every shard stays unmapped, but not for an equation holding collectives
+    # in its jaxprs: the batch trace must see it to interpret them.
+    holder = eqn.primitive not in COLLECTIVES
     ins, mapped = [], []
     for a in eqn.invars:
         vals = [_read(env, a) for env in envs]
-        same = type(a) is Literal or all(v is vals[0] for v in vals)
+        same = type(a) is Literal or (not holder and all(v is vals[0] for v in vals))
         ins.append(vals[0] if same else _stack(vals, 0))
         mapped.append(not same)
     trace = batching.BatchTrace(core.current_trace(), batching.AxisData(axis_name, n))
