@@ -55,7 +55,8 @@ Device& device(int d) {
 }  // namespace
 
 void set_num_devices(int n) {
-  if (n < 1) throw std::invalid_argument("[devices] the number of CPU devices must be at least 1, got " + std::to_string(n));
+  if (n < 1)
+    throw std::invalid_argument("[devices] the number of CPU devices must be at least 1, got " + std::to_string(n));
   std::lock_guard<std::mutex> lock(g_mu);
   if (g_devices && int(g_devices->size()) != n)
     throw std::logic_error("[devices] the CPU is already split into " + std::to_string(g_devices->size()) +

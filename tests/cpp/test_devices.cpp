@@ -112,7 +112,9 @@ void test_errors_and_nesting() {
   CHECK(ran == 2);
 }
 
-ValueRef op(Graph& g, OpId id, std::vector<ValueRef> in, const Attrs& attrs = Attrs()) { return g.add(id, in, attrs)[0]; }
+ValueRef op(Graph& g, OpId id, std::vector<ValueRef> in, const Attrs& attrs = Attrs()) {
+  return g.add(id, in, attrs)[0];
+}
 
 // out = x * x summed: one executable on both devices at once, with different inputs.
 void test_executable_on_devices() {
