@@ -288,7 +288,9 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
         key = (in_tree, statics, tuple(axes), tuple(avals), n, core.axis_env(), tuple(d.id for d in devs))
         entry = cache.get(key)
         if entry is None:
-            entry = _trace(with_statics, in_tree, avals, n, axis_name, out_axes, dyn_args, kwargs)
+            names_fn = lambda: pe.arg_names_of(fun, args, kwargs, static_pos)  # noqa: E731
+            entry = _trace(with_statics, pe.DebugInfo("pmap", fun, names_fn=names_fn), in_tree, avals, n, axis_name,
+                           out_axes)
             if entry is None:  # it closes over tracers: under a transformation
                 return vmap_api.vmap(with_statics, dyn_in_axes, out_axes, axis_name=axis_name)(*dyn_args, **kwargs)
             cache[key] = entry
@@ -302,7 +304,9 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     return pmap_f
 
 
-def _trace(fun, in_tree, avals, n, axis_name, out_axes, args, kwargs):
+def _trace(fun, dbg, in_tree, avals, n, axis_name, out_axes):
+    """The _Entry of fun (taking the dynamic arguments) traced over one shard; None when it closes
+    over tracers of an enclosing transformation."""
     out_trees = []
 
     def flat_fun(*tracers):
@@ -312,9 +316,9 @@ def _trace(fun, in_tree, avals, n, axis_name, out_axes, args, kwargs):
         out_trees.append(tree)
         return leaves
 
-    dbg = pe.DebugInfo("pmap", fun, names_fn=lambda: pe.arg_names_of(fun, args, kwargs))
     with core.extend_axis_env(axis_name, n):
-        closed = pe.trace_to_jaxpr(flat_fun, avals, dbg, what=f"function {pe.func_src_info(fun)} traced for pmap")
+        what = f"function {pe.func_src_info(dbg.fun)} traced for pmap"
+        closed = pe.trace_to_jaxpr(flat_fun, avals, dbg, what=what)
         closed, lifted = pe.split_tracer_consts(closed)
         if lifted:
             return None
