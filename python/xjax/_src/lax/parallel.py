@@ -218,6 +218,7 @@ def _axis_index_rule(axis, vals, dims, *, axis_name):
 
 
 axis_index_p.def_rules(batch=_axis_index_rule)
+ad.defjvp_zero(axis_index_p)
 
 
 def axis_index(axis_name):
