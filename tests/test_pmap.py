@@ -94,6 +94,15 @@ def test_pmap_over_two_devices():
         np.testing.assert_allclose(np.asarray(gp(x)), 2 * x * 2)
         jp = xjax.jit(xjax.pmap(lambda v: lax.psum(v, "i"), axis_name="i"))
         np.testing.assert_allclose(np.asarray(jp(x)), np.broadcast_to(x.sum(0), x.shape))
+
+        # collectives over the pmap axis and an inner vmap's axis at once
+        y = x.reshape(2, 3, 2)
+        both = xjax.pmap(xjax.vmap(lambda v: (lax.psum(v, ("i", "j")), lax.axis_index(("i", "j")),
+                                              lax.all_gather(v, ("i", "j"))), axis_name="j"), axis_name="i")
+        s, ai, ag = both(y)
+        np.testing.assert_allclose(np.asarray(s), np.broadcast_to(y.sum((0, 1)), y.shape))
+        np.testing.assert_array_equal(np.asarray(ai), np.arange(6).reshape(2, 3))
+        np.testing.assert_allclose(np.asarray(ag), np.broadcast_to(y.reshape(6, 2), (2, 3, 6, 2)))
         print("ok")
         """, XJAX_NUM_CPU_DEVICES="2", XJAX_NUM_THREADS="2")
     assert out.splitlines() == ["[CpuDevice(id=0), CpuDevice(id=1)] [1, 1] 2 2", "ok"]
