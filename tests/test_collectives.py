@@ -115,6 +115,13 @@ def test_pmean_of_python_scalar():
     np.testing.assert_allclose(np.asarray(out), X * 2.0)
 
 
+def test_axis_size():
+    sizes = []
+    xjax.vmap(xjax.vmap(lambda v: sizes.append((lax.axis_size("i"), lax.axis_size(("i", "j")))) or v, axis_name="j"),
+              axis_name="i")(np.zeros((3, 2)))
+    assert sizes == [(3, 6)]
+
+
 def test_tuple_axis_name_of_one_axis():
     out = xjax.vmap(lambda v: lax.psum(v, ("i",)), axis_name="i")(X)
     np.testing.assert_allclose(np.asarray(out), np.broadcast_to(X.sum(0), X.shape), rtol=1e-5)

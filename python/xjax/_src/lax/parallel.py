@@ -15,7 +15,7 @@ from xjax._src.interpreters import ad, batching
 from xjax._src.interpreters.batching import not_mapped
 from xjax._src.lax.base import asarray
 
-__all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "all_to_all", "ppermute", "axis_index",
+__all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "all_to_all", "ppermute", "axis_index", "axis_size",
            "psum_scatter", "psum_p", "pmax_p", "pmin_p", "all_gather_p", "all_to_all_p", "ppermute_p",
            "axis_index_p", "reduce_scatter_p"]
 
@@ -224,6 +224,11 @@ ad.defjvp_zero(axis_index_p)
 def axis_index(axis_name):
     """The index along the named axis (a tuple of names: the row-major combined index), as int32."""
     return axis_index_p.bind(axis_name=_names(axis_name))
+
+
+def axis_size(axis_name):
+    """The size of the named axis (a tuple of names: the product of their sizes), a Python int."""
+    return core.axis_size(_names(axis_name))
 
 
 # ---- all_gather ---------------------------------------------------------------------------------
