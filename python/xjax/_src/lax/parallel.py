@@ -13,7 +13,9 @@ import numpy as np
 from xjax._src import core, tree_util
 from xjax._src.interpreters import ad, batching
 from xjax._src.interpreters.batching import not_mapped
+from xjax._src.lax import elementwise, layout, reduction
 from xjax._src.lax.base import asarray
+from xjax._src.lax.indexing import GatherDimensionNumbers, gather
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "all_to_all", "ppermute", "axis_index", "axis_size",
            "psum_scatter", "psum_p", "pmax_p", "pmin_p", "all_gather_p", "all_to_all_p", "ppermute_p",
@@ -54,18 +56,6 @@ def _shape(x):
     return core.get_aval(x).shape
 
 
-def _reshape(x, shape):
-    from xjax._src.lax.layout import reshape
-
-    return reshape(x, shape)
-
-
-def _transpose(x, perm):
-    from xjax._src.lax.layout import transpose
-
-    return transpose(x, perm)
-
-
 def _const_like(x, value):
     aval = core.get_aval(x)
     return asarray(value, aval.dtype, True)
@@ -100,20 +90,12 @@ def _reduction_rule(prim, reduce, unmapped):
 
 
 def _scaled(x, n):
-    from xjax._src.lax.elementwise import mul
-
-    return mul(x, _const_like(x, n))
+    return elementwise.mul(x, _const_like(x, n))
 
 
-def _reducers():
-    from xjax._src.lax import reduction
-
-    return reduction.reduce_sum, reduction.reduce_max, reduction.reduce_min
-
-
-_reduction_rule(psum_p, lambda x, axes: _reducers()[0](x, axes), _scaled)
-_reduction_rule(pmax_p, lambda x, axes: _reducers()[1](x, axes), lambda x, n: x)
-_reduction_rule(pmin_p, lambda x, axes: _reducers()[2](x, axes), lambda x, n: x)
+_reduction_rule(psum_p, reduction.reduce_sum, _scaled)
+_reduction_rule(pmax_p, reduction.reduce_max, lambda x, n: x)
+_reduction_rule(pmin_p, reduction.reduce_min, lambda x, n: x)
 
 
 def _zero_or(ct, x, make):
@@ -150,9 +132,7 @@ def psum(x, axis_name, *, axis_index_groups=None):
 def _as_int_if_bool(leaf):
     if isinstance(leaf, bool) or (not isinstance(leaf, (int, float, complex)) and
                                   core.get_aval(leaf).dtype == np.bool_):
-        from xjax._src.lax.elementwise import convert_element_type
-
-        return convert_element_type(asarray(leaf), np.int32)
+        return elementwise.convert_element_type(asarray(leaf), np.int32)
     return leaf
 
 
@@ -204,10 +184,9 @@ def _strides(names):
 
 
 def _axis_index_rule(axis, vals, dims, *, axis_name):
-    from xjax._src.lax.elementwise import add, iota, mul
-
+    add, mul = elementwise.add, elementwise.mul
     strides = dict(zip(axis_name, _strides(axis_name)))
-    out = iota(np.int32, axis.size)
+    out = elementwise.iota(np.int32, axis.size)
     if strides[axis.name] != 1:
         out = mul(out, asarray(strides[axis.name], np.int32))
     for n in axis_name:
@@ -250,7 +229,7 @@ def _merge(x, start, count):
     """x with its axes start .. start+count-1 merged into one (row-major)."""
     shape = _shape(x)
     merged = int(np.prod(shape[start:start + count], dtype=np.int64))
-    return _reshape(x, shape[:start] + (merged,) + shape[start + count:])
+    return layout.reshape(x, shape[:start] + (merged,) + shape[start + count:])
 
 
 def _all_gather_rule(axis, vals, dims, *, axis_name, all_gather_dimension, axis_size, tiled):
@@ -268,11 +247,11 @@ def _all_gather_rule(axis, vals, dims, *, axis_name, all_gather_dimension, axis_
         out = all_gather_p.bind(out, axis_name=rest, all_gather_dimension=dim, axis_size=int(np.prod(sizes)),
                                 tiled=False)
         shape = _shape(out)
-        out = _reshape(out, shape[:dim] + tuple(sizes) + shape[dim + 1:])
+        out = layout.reshape(out, shape[:dim] + tuple(sizes) + shape[dim + 1:])
         order = list(rest) + [axis.name]  # the gathered axes now, at dim ..; put them in name order
         block = [dim + order.index(n) for n in axis_name]
         perm = list(range(dim)) + block + list(range(dim + len(order), len(_shape(out))))
-        out = _merge(_transpose(out, perm), dim, len(order))
+        out = _merge(layout.transpose(out, perm), dim, len(order))
     if tiled:
         out = _merge(out, dim, 2)
     return out, not_mapped
@@ -348,14 +327,12 @@ def _reduce_scatter_rule(axis, vals, dims, *, axis_name, scatter_dimension, axis
         return reduce_scatter_p.bind(x, axis_name=axis_name, scatter_dimension=sd + 1, axis_size=axis_size,
                                      tiled=tiled), 0
     _only_own_axis("psum_scatter", axis, axis_name)
-    from xjax._src.lax.reduction import reduce_sum
-
     # Sum over the batch axis; example k keeps block k of the scatter dimension, so that dimension
     # (split into (size, block) when tiled) becomes the batch axis.
-    total = _scaled(x, axis.size) if d is not_mapped else reduce_sum(x, (d,))
+    total = _scaled(x, axis.size) if d is not_mapped else reduction.reduce_sum(x, (d,))
     if tiled:
         shape = _shape(total)
-        total = _reshape(total, shape[:sd] + (axis.size, shape[sd] // axis.size) + shape[sd + 1:])
+        total = layout.reshape(total, shape[:sd] + (axis.size, shape[sd] // axis.size) + shape[sd + 1:])
     return total, sd
 
 
@@ -420,13 +397,13 @@ def _all_to_all_rule(axis, vals, dims, *, axis_name, split_axis, concat_axis, ax
     if not tiled:  # the split axis is j itself; i becomes a new axis at concat_axis
         others = [1 + k for k in range(len(ex)) if k != split_axis]
         others.insert(concat_axis, 0)
-        return _transpose(x, [1 + split_axis] + others), 0
-    x = _reshape(x, (n,) + ex[:split_axis] + (n, ex[split_axis] // n) + ex[split_axis + 1:])
+        return layout.transpose(x, [1 + split_axis] + others), 0
+    x = layout.reshape(x, (n,) + ex[:split_axis] + (n, ex[split_axis] // n) + ex[split_axis + 1:])
     pos = [1 + k + (k >= split_axis) for k in range(len(ex))]  # example axis k in x (k = split: the chunk)
     perm = [1 + split_axis]
     for k in range(len(ex)):
         perm += [0, pos[k]] if k == concat_axis else [pos[k]]
-    return _merge(_transpose(x, perm), 1 + concat_axis, 2), 0
+    return _merge(layout.transpose(x, perm), 1 + concat_axis, 2), 0
 
 
 def _all_to_all_transpose(ct, x, *, axis_name, split_axis, concat_axis, axis_size, tiled):
@@ -491,8 +468,6 @@ def _ppermute_rule(axis, vals, dims, *, axis_name, perm):
     if axis.name not in axis_name:
         return ppermute_p.bind(x, axis_name=axis_name, perm=perm), d
     _only_own_axis("ppermute", axis, axis_name)
-    from xjax._src.lax.indexing import GatherDimensionNumbers, gather
-
     n = axis.size
     src_of = dict((t, s) for s, t in perm)
     if d is not_mapped and len(src_of) == n:
