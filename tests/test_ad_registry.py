@@ -23,11 +23,13 @@ LINEAR = {
     "cumsum", "reshape", "squeeze", "broadcast_in_dim", "transpose", "slice", "dynamic_slice",
     "dynamic_update_slice", "concatenate", "pad", "rev", "gather", "scatter", "scatter-add", "scatter-mul",
     "dot_general", "jit", "cond", "scan", "custom_jvp_call", "custom_lin", "remat2",
+    "psum", "all_gather", "reduce_scatter", "all_to_all", "ppermute",
 }
 # Differentiating these raises NotImplementedError naming the primitive, as in JAX (nextafter) or
 # until a missing primitive exists (digamma's derivative is polygamma).
 # custom_lin (a custom_vjp's linear part) has no JVP: forward mode over a custom_vjp raises JAX's TypeError.
-RAISES = {"digamma", "nextafter", "custom_lin"}
+# pmax and pmin have no derivative in JAX either.
+RAISES = {"digamma", "nextafter", "custom_lin", "pmax", "pmin"}
 # Primitives whose rules are being written elsewhere may wait here (none now: control flow landed).
 PENDING = set()
 

@@ -18,6 +18,7 @@ namespace xjax {
 
 namespace {
 thread_local bool tl_in_parallel_region = false;
+thread_local ThreadPool* tl_current = nullptr;  // null: the global pool
 
 int default_num_threads() {
   if (const char* env = std::getenv("XJAX_NUM_THREADS")) {
@@ -91,7 +92,8 @@ struct ThreadPool::Impl {
     return nullptr;
   }
 
-  void worker_loop() {
+  void worker_loop(ThreadPool* owner) {
+    tl_current = owner;  // kernels asking for the pool size inside a chunk get this pool's
     std::unique_lock<std::mutex> lock(mu);
     for (;;) {
       Job* job = stop ? nullptr : pick();
@@ -119,8 +121,14 @@ ThreadPool& ThreadPool::global() {
   return *pool;
 }
 
+ThreadPool& ThreadPool::current() { return tl_current ? *tl_current : global(); }
+
+ThreadPool::Use::Use(ThreadPool& pool) : prev_(tl_current) { tl_current = &pool; }
+
+ThreadPool::Use::~Use() { tl_current = prev_; }
+
 ThreadPool::ThreadPool(int num_threads) : impl_(new Impl) {
-  for (int i = 1; i < num_threads; ++i) impl_->workers.emplace_back([this] { impl_->worker_loop(); });
+  for (int i = 1; i < num_threads; ++i) impl_->workers.emplace_back([this] { impl_->worker_loop(this); });
 }
 
 ThreadPool::~ThreadPool() {

@@ -9,6 +9,20 @@ class ThreadPool {
  public:
   // The process-wide pool; its size is XJAX_NUM_THREADS, or the number of cores.
   static ThreadPool& global();
+  // The pool that parallel_for uses on this thread: the one made current by a Use in scope (a
+  // device's share of the cores while the thread runs that device's work), else the global pool.
+  static ThreadPool& current();
+  // Makes `pool` the current pool of this thread while the Use lives.
+  class Use {
+   public:
+    explicit Use(ThreadPool& pool);
+    ~Use();
+    Use(const Use&) = delete;
+    Use& operator=(const Use&) = delete;
+
+   private:
+    ThreadPool* prev_;
+  };
   explicit ThreadPool(int num_threads);
   ~ThreadPool();
   int size() const;
@@ -25,7 +39,7 @@ class ThreadPool {
 };
 
 inline void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
-  ThreadPool::global().parallel_for(n, grain, fn);
+  ThreadPool::current().parallel_for(n, grain, fn);
 }
 
 }  // namespace xjax

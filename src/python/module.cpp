@@ -10,6 +10,7 @@
 #include "core/compiler/executable.h"
 #include "core/compiler/passes.h"
 #include "core/cpu/blas.h"
+#include "core/devices.h"
 #include "core/stream.h"
 #include "core/thread_pool.h"
 
@@ -185,6 +186,9 @@ PYBIND11_MODULE(_core, m) {
   py::class_<Executable, std::shared_ptr<Executable>>(m, "Executable")
       .def("run", &Executable::run, py::arg("inputs"), py::call_guard<py::gil_scoped_release>(),
            "Queues the computation (or runs it at once when tiny, without the GIL); returns the results.")
+      .def("run_on_devices", &Executable::run_on_devices, py::arg("inputs"), py::arg("devices"),
+           py::call_guard<py::gil_scoped_release>(),
+           "Runs inputs[i] on CPU device devices[i], all at once; returns the results per device when all are done.")
       .def_property_readonly("num_kernels", &Executable::num_kernels,
                              "Kernel steps of the plan (fused kernels and single-op kernels).")
       .def_property_readonly("num_buffers", [](const Executable& e) { return e.plan().pool.size(); },
@@ -281,6 +285,10 @@ PYBIND11_MODULE(_core, m) {
   });
   m.def("synchronize", [] { Stream::global().synchronize(); }, py::call_guard<py::gil_scoped_release>());
   m.def("num_threads", [] { return ThreadPool::global().size(); });
+  m.def("set_num_devices", &set_num_devices, py::arg("n"), "Splits the CPU into n devices (before their first use).");
+  m.def("num_devices", &num_devices, "The number of CPU devices (fixes it: the devices are made at first use).");
+  m.def("device_num_threads", [](int d) { return device_pool(d).size(); }, py::arg("device"),
+        "The size of CPU device d's share of the thread pool.");
   m.def("load_blas", &load_blas, py::arg("path"));
   m.def("blas_loaded", &blas_loaded);
   init_pytree(m);

@@ -2,15 +2,16 @@
 import numpy as np
 
 from xjax._src import core
-from xjax._src.array import CPU_DEVICE, Array
+from xjax._src.array import Array
+from xjax._src.devices import cpu_devices
 from xjax._src.backends import cpu
 
 
 def devices(backend=None):
-    """The available devices: the host CPU."""
+    """The available devices: the host CPU, as jax_num_cpu_devices (or XJAX_NUM_CPU_DEVICES) CPU devices."""
     if backend not in (None, "cpu"):
         raise RuntimeError(f"Unknown backend {backend}; xjax has 'cpu'")
-    return [CPU_DEVICE]
+    return list(cpu_devices())
 
 
 def local_devices(process_index=None, backend=None):

@@ -10,28 +10,12 @@ import numpy as np
 
 from xjax._src import core, dtypes
 from xjax._src.backends import cpu
-
-
-class Device:
-    """The host CPU, as a JAX device."""
-
-    platform = "cpu"
-    device_kind = "cpu"
-    id = 0
-    process_index = 0
-
-    def __repr__(self):
-        return "CpuDevice(id=0)"
-
-    def __str__(self):
-        return "cpu:0"
-
-
-CPU_DEVICE = Device()
+from xjax._src.devices import CPU_DEVICE, Device  # noqa: F401 - re-exported
 
 
 def check_device(device, fun_name):
-    """The device a `device=` argument names: None (uncommitted) or the CPU, xjax's only device."""
+    """The device a `device=` argument names: None (uncommitted) or the CPU (every CPU device
+    shares the host memory, where xjax arrays live)."""
     if device is None or device is CPU_DEVICE:
         return device
     if isinstance(device, Device) or getattr(device, "platform", None) == "cpu":

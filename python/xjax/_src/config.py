@@ -1,7 +1,7 @@
 """Global configuration flags (`xjax.config.update("jax_enable_x64", True)`), as JAX names them.
 
-xjax acts on jax_enable_x64, jax_disable_jit and jax_log_compiles. The other flags are JAX's names
-for things xjax has no counterpart of (XLA caches, devices beyond the one CPU, PRNG and traceback
+xjax acts on jax_enable_x64, jax_disable_jit, jax_log_compiles and jax_num_cpu_devices. The other
+flags are JAX's names for things xjax has no counterpart of (XLA caches, PRNG and traceback
 settings...): they are accepted and stored, so that programs which set them at start run. A few
 would change results in JAX (NaN checks, strict promotion): setting those to anything but their
 default warns that xjax ignores them.
@@ -25,6 +25,7 @@ _FLAGS = {
     "jax_enable_x64": (False, bool),
     "jax_disable_jit": (False, bool),
     "jax_log_compiles": (False, bool),
+    "jax_num_cpu_devices": (-1, int),  # xjax._src.devices
     # Flags that change results in JAX and that xjax does not implement yet (setting them warns).
     "jax_debug_nans": (False, bool),
     "jax_debug_infs": (False, bool),
@@ -38,7 +39,6 @@ _FLAGS = {
     "jax_platforms": (None, str),
     "jax_platform_name": ("", str),
     "jax_default_device": (None, object),
-    "jax_num_cpu_devices": (-1, int),
     "jax_cpu_enable_async_dispatch": (True, bool),
     "jax_compilation_cache_dir": (None, str),
     "jax_enable_compilation_cache": (True, bool),
@@ -121,6 +121,7 @@ class Config:
             text = os.environ.get(name.upper())
             self._values[name] = default if text is None else _checked(name, _parse_text(name, text))
         self._listeners = []
+        self._validators = []
         self.use_absl = False
         self._parsed_argv = False
 
@@ -129,6 +130,8 @@ class Config:
         if name not in _FLAGS:
             raise AttributeError(f"Unrecognized config option: {name}")
         value = _checked(name, value)
+        for check in self._validators:
+            check(name, value)
         if name in _UNIMPLEMENTED and value != _FLAGS[name][0]:
             warnings.warn(f"xjax does not implement {name}={value!r} yet; the setting has no effect.", stacklevel=2)
         self._values[name] = value
@@ -155,6 +158,10 @@ class Config:
         if values is not None and name in values:
             return values[name]
         raise AttributeError(f"'Config' object has no attribute '{name}'")
+
+    def add_validator(self, check):
+        """Registers check(name, value), called before each update; it raises to refuse the value."""
+        self._validators.append(check)
 
     def on_change(self, listener):
         """Registers listener(name, value), called after each update (caches that depend on flags)."""

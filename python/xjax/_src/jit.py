@@ -159,6 +159,10 @@ def _abstractify(leaves, fun, names_fn, abstract_ok=False):
 
 # ---- the cache ------------------------------------------------------------------------------
 
+class _AxisEnv(tuple):
+    """The named axes bound when a signature was traced: the last item of its cache key."""
+
+
 class _Entry:
     """One traced signature: its jaxpr, output structure and (once run eagerly) compiled form."""
 
@@ -379,6 +383,8 @@ class JitWrapped:
 
         avals, ops, tracing = _abstractify(leaves, self._fun, names_fn, abstract_ok)
         key = (treedef, *avals) if statics is None else (treedef, statics, *avals)
+        if _state.axis_env:  # collectives' shapes depend on the named axes bound around the call
+            key += (_AxisEnv(_state.axis_env),)
         return key, treedef, statics, avals, ops, tracing, names_fn, bool(dyn_kwargs)
 
     def _call(self, args, kwargs):
@@ -503,6 +509,13 @@ def _explain_miss(wrapped, key, avals, names_fn):
     logger.warning("\n".join(lines))
 
 
+def _split_env(key_part):
+    """(the key without its named axes, the named axes as a plain tuple)."""
+    if key_part and isinstance(key_part[-1], _AxisEnv):
+        return key_part[:-1], tuple(key_part[-1])
+    return key_part, ()
+
+
 def _diff_keys(key, old_keys, names_fn):
     has_static = not isinstance(key[1], core.ShapedArray) if len(key) > 1 else False
     tree, rest = key[0], key[1:]
@@ -522,6 +535,9 @@ def _diff_keys(key, old_keys, names_fn):
         prev = same_tree[-1][1:]
     names = names_fn()
     diffs = []
+    (rest, now_env), (prev, was_env) = _split_env(rest), _split_env(prev)
+    if now_env != was_env:
+        return f"different named axes (vmap/pmap axis_name): now {now_env} and before {was_env}"
     for i, (new, was) in enumerate(zip(rest, prev)):
         if new != was:
             name = names[i] if i < len(names) else f"argument {i}"

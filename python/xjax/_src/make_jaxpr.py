@@ -1,7 +1,8 @@
 """make_jaxpr and eval_shape: tracing a function on example arguments (arrays or ShapeDtypeStructs)."""
+import contextlib
 import functools
 
-from xjax._src import tree_util
+from xjax._src import core, tree_util
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.jit import _abstractify, _normalize_argnums
 from xjax._src.stages import ShapeDtypeStruct
@@ -40,7 +41,10 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstra
 
     @functools.wraps(fun)
     def make(*args, **kwargs):
-        closed, out_tree = _trace_for(fun, static_argnums, args, kwargs)
+        with contextlib.ExitStack() as stack:
+            for name, size in axis_env or ():  # named axes bound for collectives, as under pmap
+                stack.enter_context(core.extend_axis_env(name, size))
+            closed, out_tree = _trace_for(fun, static_argnums, args, kwargs)
         if return_shape:
             shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in closed.out_avals]
             return closed, out_tree.unflatten(shapes)

@@ -13,23 +13,23 @@ from xjax._src.interpreters import partial_eval as pe
 from xjax._src.lax.base import asarray
 
 
-def _check_axis_spec(name, spec):
+def _check_axis_spec(name, spec, api="vmap"):
     leaves = tree_util.tree_leaves(spec, is_leaf=lambda x: x is None)
     if not all(x is None or (isinstance(x, int) and not isinstance(x, bool)) for x in leaves):
-        raise TypeError(f"vmap {name} must be an int, None, or (nested) container with those types as leaves, "
+        raise TypeError(f"{api} {name} must be an int, None, or (nested) container with those types as leaves, "
                         f"but got {spec}.")
 
 
-def flatten_axes(name, tree, spec):
-    """One axis (int or None) per leaf of `tree`, from `spec`, a pytree prefix of it."""
+def flatten_axes(name, tree, spec, api="vmap"):
+    """One axis (int or None) per leaf of `tree`, from `spec`, a pytree prefix of it (errors name `api`)."""
     is_none = lambda x: x is None  # noqa: E731 - None is an axis spec, not an empty node
     leaves, treedef = tree_util.tree_flatten(spec, is_leaf=is_none)
     try:
         subtrees = treedef.flatten_up_to(tree)
     except ValueError as e:
         make = tree_util.where_not_prefix(spec, tree, is_none)
-        detail = make(f"vmap {name}") if make is not None else str(e)
-        raise ValueError(f"vmap {name} specification must be a tree prefix of the corresponding value; \n"
+        detail = make(f"{api} {name}") if make is not None else str(e)
+        raise ValueError(f"{api} {name} specification must be a tree prefix of the corresponding value; \n"
                          f"  Mismatch details (1 found):\n  {detail}") from None
     out = []
     for axis, sub in zip(leaves, subtrees):
@@ -37,12 +37,12 @@ def flatten_axes(name, tree, spec):
     return out
 
 
-def _canonical_in_axis(axis, x):
+def _canonical_in_axis(axis, x, api="vmap"):
     ndim = core.get_aval(x).ndim
     if axis is None:
         return None
     if not -ndim <= axis < ndim:
-        raise ValueError(f"vmap was requested to map its argument along axis {axis}, which implies that its rank "
+        raise ValueError(f"{api} was requested to map its argument along axis {axis}, which implies that its rank "
                          f"should be at least {axis + 1 if axis >= 0 else -axis}, but is only {ndim} "
                          f"(its shape is {core.get_aval(x).shape})")
     return axis % ndim
@@ -52,10 +52,12 @@ def _type_str(aval):
     return f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]"
 
 
-def _axis_size(fun, args, kwargs, leaves, axes, axis_size):
+def _axis_size(fun, args, kwargs, leaves, axes, axis_size, api="vmap"):
     """The mapped size, or JAX's ValueError listing each mapped axis and its size."""
     sizes = [core.get_aval(x).shape[a] for x, a in zip(leaves, axes) if a is not None]
     if axis_size is None and not sizes:
+        if api == "pmap":
+            raise ValueError("pmap requires at least one argument with a mapped axis.")
         raise ValueError("vmap must have at least one non-None value in in_axes or axis_size must be specified")
     distinct = set(sizes) | ({axis_size} if axis_size is not None else set())
     if len(distinct) <= 1:
@@ -71,7 +73,7 @@ def _axis_size(fun, args, kwargs, leaves, axes, axis_size):
             lines.append(f"  * one axis had size {size}: {where[0]};")
         else:
             lines.append(f"  * most axes ({len(where)} of them) had size {size}, e.g. {where[0]};")
-    raise ValueError("vmap got inconsistent sizes for array axes to be mapped:\n" + "\n".join(lines)[:-1])
+    raise ValueError(f"{api} got inconsistent sizes for array axes to be mapped:\n" + "\n".join(lines)[:-1])
 
 
 def _map_out(trace, out, axis, size):

@@ -6,6 +6,7 @@
 
 #include "core/compiler/callbacks.h"
 #include "core/compiler/passes.h"
+#include "core/devices.h"
 #include "core/float_env.h"
 #include "core/reference/interpreter.h"
 #include "core/stream.h"
@@ -269,26 +270,14 @@ void Executable::execute(const std::vector<Array>& inputs, const std::vector<Arr
   run_plan(in.data(), out.data());
 }
 
-std::vector<Array> Executable::run(const std::vector<Array>& inputs) {
-  validate(inputs);
-  if (options_.reference) {  // the reference interpreter runs synchronously
-    for (const Array& a : inputs) a.wait();
-    return reference_run(graph_, inputs);
-  }
+// The output arrays of one run: buffers of inputs and constants where the plan returns those,
+// else new buffers (ready with `event`), which `given` receives for run_plan to fill.
+std::vector<Array> Executable::make_outputs(const std::vector<Array>& inputs, const std::shared_ptr<Event>& event,
+                                            std::vector<std::shared_ptr<Buffer>>& given) const {
   const Plan& p = plan_;
   const size_t nout = p.outputs.size();
   std::vector<Array> outputs(nout);
-  std::vector<std::shared_ptr<Buffer>> given(nout);
-  bool all_ready = true;
-  for (const Array& a : inputs) all_ready = all_ready && (!a.ready || a.ready->is_set());
-  Stream& stream = Stream::global();
-  // Tiny graphs run at once; so do graphs with host callbacks, so that their effects (prints)
-  // happen before run() returns whenever nothing is queued ahead of them. A run from inside a
-  // queued computation (a host callback calling a compiled function) runs at once too, as the
-  // stream is busy with its caller, unless an input is still queued: then it can only follow.
-  bool run_inline =
-      all_ready && (Stream::in_task() || ((p.work <= kInlineElements || p.has_effects) && stream.idle()));
-  std::shared_ptr<Event> event = run_inline ? nullptr : std::make_shared<Event>();
+  given.assign(nout, nullptr);
   for (size_t i = 0; i < nout; ++i) {
     int v = p.outputs[i];
     const Storage& s = p.storages[p.value_storage[v]];
@@ -308,6 +297,28 @@ std::vector<Array> Executable::run(const std::vector<Array>& inputs) {
       given[i] = o.buffer;
     }
   }
+  return outputs;
+}
+
+std::vector<Array> Executable::run(const std::vector<Array>& inputs) {
+  validate(inputs);
+  if (options_.reference) {  // the reference interpreter runs synchronously
+    for (const Array& a : inputs) a.wait();
+    return reference_run(graph_, inputs);
+  }
+  const Plan& p = plan_;
+  bool all_ready = true;
+  for (const Array& a : inputs) all_ready = all_ready && (!a.ready || a.ready->is_set());
+  Stream& stream = Stream::global();
+  // Tiny graphs run at once; so do graphs with host callbacks, so that their effects (prints)
+  // happen before run() returns whenever nothing is queued ahead of them. A run from inside a
+  // queued computation (a host callback calling a compiled function) runs at once too, as the
+  // stream is busy with its caller, unless an input is still queued: then it can only follow.
+  bool run_inline =
+      all_ready && (Stream::in_task() || ((p.work <= kInlineElements || p.has_effects) && stream.idle()));
+  std::shared_ptr<Event> event = run_inline ? nullptr : std::make_shared<Event>();
+  std::vector<std::shared_ptr<Buffer>> given;
+  std::vector<Array> outputs = make_outputs(inputs, event, given);
   if (run_inline) {
     for (const Array& a : inputs) a.wait();  // rethrows an input's error
     std::vector<std::shared_ptr<Buffer>> in(inputs.size());
@@ -327,6 +338,35 @@ std::vector<Array> Executable::run(const std::vector<Array>& inputs) {
       event->set(std::current_exception());
     }
   });
+  return outputs;
+}
+
+std::vector<Array> Executable::run_now(const std::vector<Array>& inputs) const {
+  validate(inputs);
+  for (const Array& a : inputs) a.wait();  // rethrows an input's error
+  if (options_.reference) return reference_run(graph_, inputs);
+  std::vector<std::shared_ptr<Buffer>> given;
+  std::vector<Array> outputs = make_outputs(inputs, nullptr, given);
+  std::vector<std::shared_ptr<Buffer>> in(inputs.size());
+  for (size_t k = 0; k < inputs.size(); ++k) in[k] = inputs[k].buffer;
+  run_plan(in.data(), given.data());
+  for (Array& o : outputs) o.ready = nullptr;  // (an input's event, already set)
+  return outputs;
+}
+
+std::vector<std::vector<Array>> Executable::run_on_devices(const std::vector<std::vector<Array>>& inputs,
+                                                           const std::vector<int>& devices) const {
+  if (inputs.size() != devices.size())
+    throw ValueError("[run_on_devices] " + std::to_string(inputs.size()) + " argument lists for " +
+                     std::to_string(devices.size()) + " devices");
+  for (const auto& args : inputs) {
+    validate(args);
+    for (const Array& a : args) a.wait();  // here: a device's host thread must not wait for queued work
+  }
+  std::vector<std::vector<Array>> outputs(inputs.size());
+  std::vector<std::function<void()>> work;
+  for (size_t i = 0; i < inputs.size(); ++i) work.push_back([&, i] { outputs[i] = run_now(inputs[i]); });
+  xjax::run_on_devices(devices, work);
   return outputs;
 }
 

@@ -26,6 +26,12 @@ class Executable : public std::enable_shared_from_this<Executable> {
   // Checks the arguments against the parameter types, then queues the computation and returns
   // the results at once (their events fire when done). Errors of the computation surface on wait.
   std::vector<Array> run(const std::vector<Array>& inputs);
+  // Runs to completion on the calling thread (after waiting for the inputs); returns the results.
+  std::vector<Array> run_now(const std::vector<Array>& inputs) const;
+  // Runs on several CPU devices at once (core/devices.h), inputs[i] on devices[i], each on its
+  // device's host thread and share of the cores; returns when all are done: outputs per device.
+  std::vector<std::vector<Array>> run_on_devices(const std::vector<std::vector<Array>>& inputs,
+                                                 const std::vector<int>& devices) const;
   // Runs to completion on the calling thread, filling the given output arrays. Checks the arguments
   // as run() does and each output: its type, a buffer of its own size, neither read-only nor
   // shared with an argument or another output.
@@ -36,6 +42,8 @@ class Executable : public std::enable_shared_from_this<Executable> {
 
  private:
   void validate(const std::vector<Array>& inputs) const;
+  std::vector<Array> make_outputs(const std::vector<Array>& inputs, const std::shared_ptr<Event>& event,
+                                  std::vector<std::shared_ptr<Buffer>>& given) const;
   void validate_outputs(const std::vector<Array>& inputs, const std::vector<Array>& outputs) const;
   struct Frame;
   void run_step(const Step& step, Frame& f) const;

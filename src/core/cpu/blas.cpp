@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cstdlib>
@@ -17,7 +18,14 @@ namespace xjax {
 
 namespace {
 std::atomic<const BlasApi*> g_api{nullptr};
-std::mutex g_load_mu;
+std::mutex g_load_mu;  // guards loading and sizing
+std::atomic<int> g_threads{0};  // wanted pool size; 0: the global pool's
+void (*g_set_threads)(int) = nullptr;  // (guarded by g_load_mu)
+
+int wanted_threads() {
+  int n = g_threads.load();
+  return n > 0 ? n : ThreadPool::global().size();
+}
 
 template <typename F>
 bool resolve(void* lib, const char* name, F*& out) {
@@ -60,12 +68,24 @@ bool load_blas(const std::string& path) {
       if (core.find(wide) != std::string::npos) api->avx512_kernels = true;
   }
   // One pool size for both: BLAS threads run only while our own pool waits for the gemm.
-  api->num_threads = ThreadPool::global().size();
+  api->num_threads = wanted_threads();
   set_threads(api->num_threads);
+  g_set_threads = set_threads;
   g_api.store(api, std::memory_order_release);  // never unloaded: kernels may hold the pointers
   return true;
 }
 
 bool blas_loaded() { return blas_api() != nullptr; }
+
+void set_blas_num_threads(int n) {
+  std::lock_guard<std::mutex> lock(g_load_mu);
+  g_threads.store(std::max(n, 0));
+  if (!g_set_threads) return;
+  // The BLAS's own setter, then the size the kernels compare against: only the latter is read concurrently.
+  BlasApi* api = const_cast<BlasApi*>(g_api.load());
+  FlushSubnormalsScope flush;  // threads BLAS starts now flush subnormals, as at load
+  g_set_threads(wanted_threads());
+  api->num_threads.store(wanted_threads());
+}
 
 }  // namespace xjax

@@ -51,7 +51,7 @@ constexpr int64_t kSerialWork = int64_t(1) << 15;
 // Multiply-adds from which one product keeps all threads busy by itself (about 128^3).
 constexpr int64_t kBigProduct = int64_t(1) << 21;
 
-int num_threads() { return ThreadPool::global().size(); }
+int num_threads() { return ThreadPool::current().size(); }
 
 // Per-thread scratch, reused across calls. Slots: 0 packed B, 1 packed A, 2 contiguous x,
 // 3 partial sums.
@@ -210,7 +210,11 @@ const BlasApi* gemm_blas() {
       return env && std::strcmp(env, "blas") == 0;
     }();
     static const bool builtin_wider = std::strcmp(kernels_isa(), "avx512") == 0;
-    if (forced || api->avx512_kernels || !builtin_wider) return api;
+    if (forced) return api;
+    // BLAS sizes its pool for one caller's share of the cores (blas.h); a caller on a pool of
+    // another size (the global pool once the CPU is split into devices) keeps to its own threads.
+    if (api->num_threads.load(std::memory_order_relaxed) != num_threads()) return nullptr;
+    if (api->avx512_kernels || !builtin_wider) return api;
   }
   return nullptr;
 }

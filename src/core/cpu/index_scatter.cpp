@@ -128,7 +128,7 @@ void scatter_impl(OpId op, const std::vector<Tensor>& in, const std::vector<Tens
   const int64_t n = result.size();
   // Every part scans all windows and tests each against its range (a branch that mispredicts
   // half the time with two parts), which only pays off for large windows.
-  const int64_t parts = bp.count >= 256 && updates.size() >= (1 << 16) ? ThreadPool::global().size() : 1;
+  const int64_t parts = bp.count >= 256 && updates.size() >= (1 << 16) ? ThreadPool::current().size() : 1;
   dispatch_dtype(result.dtype, [&](auto tag) {
     using T = decltype(tag);
     T* dst = static_cast<T*>(result.data);

@@ -95,7 +95,7 @@ void sort_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, con
 
   // Many rows: one thread per group of rows. A few long rows: one after another, each using
   // all threads.
-  const bool row_parallel = rows >= 2 * ThreadPool::global().size() || n < 4 * kGrain;
+  const bool row_parallel = rows >= 2 * ThreadPool::current().size() || n < 4 * kGrain;
   auto sort_rows = [&](int64_t r0, int64_t r1) {
     SortScratch s(n, item_words);
     for (int64_t r = r0; r < r1; ++r) {

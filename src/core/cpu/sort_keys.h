@@ -89,7 +89,7 @@ void stable_sort_items(SortItem<K>* a, SortItem<K>* tmp, int64_t n, bool paralle
   }
   constexpr int kPasses = int(sizeof(K));
   const int64_t stripes =
-      parallel ? std::max<int64_t>(1, std::min<int64_t>(ThreadPool::global().size(), n >> 17)) : 1;
+      parallel ? std::max<int64_t>(1, std::min<int64_t>(ThreadPool::current().size(), n >> 17)) : 1;
   auto stripe_begin = [&](int64_t t) { return n * t / stripes; };
   // count[p][t]: the digit histogram of pass p in stripe t. With one stripe, all passes are
   // counted in one read; with several, stripe contents change between passes.

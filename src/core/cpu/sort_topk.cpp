@@ -52,7 +52,7 @@ void top_k_rows(const T* x, T* values, int32_t* indices, int64_t rows, int64_t n
           std::sort(items.begin(), items.begin() + k, before);
         } else {
           tmp.resize(size_t(n));
-          stable_sort_items(items.data(), tmp.data(), n, rows < ThreadPool::global().size());  // stable: ties keep position order
+          stable_sort_items(items.data(), tmp.data(), n, rows < ThreadPool::current().size());  // stable: ties keep position order
         }
       }
       for (int64_t j = 0; j < k; ++j) {

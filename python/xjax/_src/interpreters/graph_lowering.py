@@ -227,7 +227,7 @@ class GraphProgram:
     their consts; `bind(consts)` gives the callable for one set of them.
     """
 
-    __slots__ = ("run", "nested_extern", "out_avals", "out_pos", "callbacks", "call")
+    __slots__ = ("run", "exe", "nested_extern", "out_avals", "out_pos", "callbacks", "call")
 
     def __init__(self, closed):
         jaxpr = closed.jaxpr
@@ -240,6 +240,7 @@ class GraphProgram:
         unique = list(dict.fromkeys(outs))
         self.out_pos = None if len(unique) == len(outs) else [unique.index(r) for r in outs]
         self.callbacks = _Callbacks(lowerer.callbacks) if lowerer.callbacks else None
+        self.exe = None  # the Executable, when it computes the outputs (pmap runs it per device)
         if not outs and not lowerer.callbacks:
             self.run = lambda values: []
         elif not outs:
@@ -251,6 +252,7 @@ class GraphProgram:
             exe = _core.compile(graph)
             _type_check(exe, out_avals, [outs.index(r) for r in unique])
             self.run = exe.run
+            self.exe = exe
         self.call = GraphCall(self, self.nested_extern)  # the call when there are no consts
 
     def bind(self, consts):
