@@ -8,17 +8,11 @@ import pytest
 import xjax
 import xjax.numpy as jnp
 from xjax import lax
-from xjax._src.lax import layout, reduction
 
 N = 3
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((N, N, 2 * N)).astype(np.float32)  # the batch: N examples of shape (N, 2N)
 
-# Nested vmap binds the inner collective's lax ops in the outer BatchTrace: they need the
-# batching rules of the layout and reduction primitives.
-needs_layout_rules = pytest.mark.skipif(
-    reduction.reduce_sum_p.batch is None or layout.transpose_p.batch is None or layout.reshape_p.batch is None,
-    reason="nested collectives need the layout/reduction batching rules")
 
 
 def _split(x, k, axis):
@@ -141,7 +135,6 @@ def test_nested_axis_index_of_two_names():
     np.testing.assert_array_equal(np.asarray(f(np.zeros((3, 2)))), [[0, 3], [1, 4], [2, 5]])
 
 
-@needs_layout_rules
 def test_nested_vmap_two_axis_names():
     Y = RNG.standard_normal((3, 2, 4)).astype(np.float32)
     f = xjax.vmap(xjax.vmap(lambda v: (lax.psum(v, "i"), lax.psum(v, "j"), lax.psum(v, ("i", "j")),
@@ -153,7 +146,6 @@ def test_nested_vmap_two_axis_names():
     np.testing.assert_allclose(np.asarray(mij), np.broadcast_to(Y.max((0, 1)), Y.shape))
 
 
-@needs_layout_rules
 @pytest.mark.parametrize("names", [("i", "j"), ("j", "i")])
 def test_nested_all_gather_two_names(names):
     Y = RNG.standard_normal((3, 2, 4)).astype(np.float32)

@@ -207,10 +207,6 @@ def test_one_device_pmap_of_a_compiled_chain():
 
 
 def test_collective_inside_control_flow_of_one_device():
-    from xjax._src.lax.control_flow import cond_p
-
-    if cond_p.batch is None:
-        pytest.skip("needs cond's batching rule (the cut equation runs under vmap)")
     x = np.arange(4, dtype=np.float32).reshape(1, 4) - 1
     f = lambda v: lax.cond(v.sum() > 0, lambda u: lax.psum(u, "i") * 2, lambda u: u, v)  # noqa: E731
     np.testing.assert_allclose(np.asarray(xjax.pmap(f, axis_name="i")(x)), x * 2)
