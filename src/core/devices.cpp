@@ -7,7 +7,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/cpu/blas.h"
 #include "core/event.h"
 #include "core/stream.h"
 
@@ -37,8 +36,6 @@ std::vector<Device*>& devices() {
       if (n > 1) d->own_pool.reset(new ThreadPool(share));
       made->push_back(d);
     }
-    // BLAS has one process-wide pool: size it for a device's share, so that shards call it side by side.
-    if (n > 1) set_blas_num_threads(share);
     g_devices = made;
   }
   return *g_devices;

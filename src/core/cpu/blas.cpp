@@ -4,7 +4,6 @@
 
 #include <dlfcn.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cstdlib>
@@ -12,20 +11,12 @@
 
 #include "core/cpu/contraction_blas.h"
 #include "core/float_env.h"
-#include "core/thread_pool.h"
 
 namespace xjax {
 
 namespace {
 std::atomic<const BlasApi*> g_api{nullptr};
-std::mutex g_load_mu;  // guards loading and sizing
-std::atomic<int> g_threads{0};  // wanted pool size; 0: the global pool's
-void (*g_set_threads)(int) = nullptr;  // (guarded by g_load_mu)
-
-int wanted_threads() {
-  int n = g_threads.load();
-  return n > 0 ? n : ThreadPool::global().size();
-}
+std::mutex g_load_mu;
 
 template <typename F>
 bool resolve(void* lib, const char* name, F*& out) {
@@ -43,10 +34,8 @@ bool load_blas(const std::string& path) {
   std::lock_guard<std::mutex> lock(g_load_mu);
   if (g_api.load()) return true;  // the first library loaded stays
   if (path.empty()) return false;
-  // BLAS computes on its own threads, which we cannot reach; a new thread starts with its
-  // creator's MXCSR, so the threads OpenBLAS starts here (at load, or when sized below) flush
-  // subnormals as every kernel thread does (float_env.h). Threads it starts later start inside a
-  // kernel run, under the same setting.
+  // BLAS computes on our kernel threads, which flush subnormals (float_env.h); any thread
+  // OpenBLAS starts at load starts with its creator's MXCSR, so flush here too.
   FlushSubnormalsScope flush;
   void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) return false;
@@ -67,25 +56,15 @@ bool load_blas(const std::string& path) {
     for (const char* wide : {"skylakex", "cooperlake", "sapphirerapids", "zen4", "zen5"})
       if (core.find(wide) != std::string::npos) api->avx512_kernels = true;
   }
-  // One pool size for both: BLAS threads run only while our own pool waits for the gemm.
-  api->num_threads = wanted_threads();
-  set_threads(api->num_threads);
-  g_set_threads = set_threads;
+  // BLAS runs on the calling thread only: the contraction kernels split a product over our own
+  // (current) pool. BLAS's own threads would compete with our pool's workers for the same cores
+  // (measured: a 1024x784x64 sgemm 5x slower on 2 cores), and a device's share of the cores
+  // could not be given to them.
+  set_threads(1);
   g_api.store(api, std::memory_order_release);  // never unloaded: kernels may hold the pointers
   return true;
 }
 
 bool blas_loaded() { return blas_api() != nullptr; }
-
-void set_blas_num_threads(int n) {
-  std::lock_guard<std::mutex> lock(g_load_mu);
-  g_threads.store(std::max(n, 0));
-  if (!g_set_threads) return;
-  // The BLAS's own setter, then the size the kernels compare against: only the latter is read concurrently.
-  BlasApi* api = const_cast<BlasApi*>(g_api.load());
-  FlushSubnormalsScope flush;  // threads BLAS starts now flush subnormals, as at load
-  g_set_threads(wanted_threads());
-  api->num_threads.store(wanted_threads());
-}
 
 }  // namespace xjax

@@ -1,7 +1,7 @@
 // The BLAS entry points resolved by load_blas (core/cpu/blas.h), for the contraction kernels.
-// Row-major calls only; sizes are 32-bit (scipy-openblas32's blasint).
+// Row-major calls only; sizes are 32-bit (scipy-openblas32's blasint). BLAS runs single-threaded
+// on its caller's thread (blas.cpp): callers split big products over their own pool.
 #pragma once
-#include <atomic>
 
 namespace xjax {
 
@@ -11,9 +11,6 @@ struct BlasApi {
                 const float* b, int ldb, float beta, float* c, int ldc);
   void (*dgemm)(int order, int ta, int tb, int m, int n, int k, double alpha, const double* a, int lda,
                 const double* b, int ldb, double beta, double* c, int ldc);
-  // BLAS's own pool size: the global pool's, or a device's share once the CPU is split into
-  // devices (set_blas_num_threads). Products run on BLAS only from a pool of that size.
-  std::atomic<int> num_threads;
   bool avx512_kernels;  // BLAS runs AVX-512 gemm kernels on this CPU (from its core name)
 };
 

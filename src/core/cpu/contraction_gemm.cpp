@@ -210,29 +210,41 @@ const BlasApi* gemm_blas() {
       return env && std::strcmp(env, "blas") == 0;
     }();
     static const bool builtin_wider = std::strcmp(kernels_isa(), "avx512") == 0;
-    if (forced) return api;
-    // BLAS sizes its pool for one caller's share of the cores (blas.h); a caller on a pool of
-    // another size (the global pool once the CPU is split into devices) keeps to its own threads.
-    if (api->num_threads.load(std::memory_order_relaxed) != num_threads()) return nullptr;
-    if (api->avx512_kernels || !builtin_wider) return api;
+    if (forced || api->avx512_kernels || !builtin_wider) return api;
   }
   return nullptr;
 }
 
-// C = A B on row-major BLAS: the transpose flags and leading dimensions describe A and B in place.
+// C = A B on row-major BLAS: the transpose flags and leading dimensions describe A and B in place;
+// C has leading dimension ldc.
+template <typename T>
+void blas_call(const BlasApi& api, int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c, int64_t ldc) {
+  const int lda = int(a.cs == 1 ? a.rs : a.cs), ldb = int(b.cs == 1 ? b.rs : b.cs);
+  const int ta = a.cs == 1 ? BlasApi::kNoTrans : BlasApi::kTrans;
+  const int tb = b.cs == 1 ? BlasApi::kNoTrans : BlasApi::kTrans;
+  if constexpr (std::is_same_v<T, float>) {
+    api.sgemm(BlasApi::kRowMajor, ta, tb, int(m), int(n), int(k), 1.0f, a.data, lda, b.data, ldb, 0.0f, c, int(ldc));
+  } else {
+    api.dgemm(BlasApi::kRowMajor, ta, tb, int(m), int(n), int(k), 1.0, a.data, lda, b.data, ldb, 0.0, c, int(ldc));
+  }
+}
+
+// C = A B on single-threaded BLAS, split over the current pool: by rows of C when it is taller
+// than wide, else by columns (a block of rows of A, or of columns of B, is the same strided view).
 template <typename T>
 bool blas_gemm(const BlasApi& api, int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c) {
   if constexpr (std::is_floating_point_v<T>) {
     const int64_t lda = a.cs == 1 ? a.rs : a.cs, ldb = b.cs == 1 ? b.rs : b.cs;
     if (!fits(m) || !fits(n) || !fits(k) || !fits(lda) || !fits(ldb)) return false;
-    const int ta = a.cs == 1 ? BlasApi::kNoTrans : BlasApi::kTrans;
-    const int tb = b.cs == 1 ? BlasApi::kNoTrans : BlasApi::kTrans;
-    if constexpr (std::is_same_v<T, float>) {
-      api.sgemm(BlasApi::kRowMajor, ta, tb, int(m), int(n), int(k), 1.0f, a.data, int(lda), b.data, int(ldb), 0.0f, c,
-                int(n));
+    const int64_t threads = m * n * k < kBigProduct / 4 ? 1 : num_threads();
+    if (m >= n) {
+      parallel_for(m, (m + threads - 1) / threads, [&](int64_t r0, int64_t r1) {
+        blas_call(api, r1 - r0, n, k, Mat<T>{a.data + r0 * a.rs, a.rs, a.cs}, b, c + r0 * n, n);
+      });
     } else {
-      api.dgemm(BlasApi::kRowMajor, ta, tb, int(m), int(n), int(k), 1.0, a.data, int(lda), b.data, int(ldb), 0.0, c,
-                int(n));
+      parallel_for(n, (n + threads - 1) / threads, [&](int64_t c0, int64_t c1) {
+        blas_call(api, m, c1 - c0, k, a, Mat<T>{b.data + c0 * b.cs, b.rs, b.cs}, c + c0, n);
+      });
     }
     return true;
   }
