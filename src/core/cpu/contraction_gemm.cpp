@@ -273,6 +273,16 @@ void batched_matmul(const BatchDims& batch, int64_t m, int64_t n, int64_t k, Mat
   });
 }
 
+template <typename T>
+void matmul_serial(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c) {
+  matmul(m, n, k, a, b, c, false);
+}
+
+template void matmul_serial<float>(int64_t, int64_t, int64_t, Mat<float>, Mat<float>, float*);
+template void matmul_serial<double>(int64_t, int64_t, int64_t, Mat<double>, Mat<double>, double*);
+template void matmul_serial<uint32_t>(int64_t, int64_t, int64_t, Mat<uint32_t>, Mat<uint32_t>, uint32_t*);
+template void matmul_serial<uint64_t>(int64_t, int64_t, int64_t, Mat<uint64_t>, Mat<uint64_t>, uint64_t*);
+
 template void batched_matmul<float>(const BatchDims&, int64_t, int64_t, int64_t, Mat<float>, Mat<float>, float*);
 template void batched_matmul<double>(const BatchDims&, int64_t, int64_t, int64_t, Mat<double>, Mat<double>, double*);
 template void batched_matmul<uint32_t>(const BatchDims&, int64_t, int64_t, int64_t, Mat<uint32_t>, Mat<uint32_t>,

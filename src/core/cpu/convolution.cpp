@@ -1,0 +1,367 @@
+// CPU kernel of conv_general_dilated: im2col blocks into the built-in GEMM.
+//
+// The operands are first brought to canonical layouts in the compute type C (compute_types.h):
+// lhs as [batch, spatial..., feature] (the features under one tap contiguous), rhs as
+// [group][tap][in feature][out feature] (one [taps * in, out] matrix per group). Per group the
+// convolution is then the product out[row, o] = A[row, (tap, c)] W[(tap, c), o], with one row per
+// (batch, output position) and A ("im2col") the input under each tap, zero on padding and holes.
+// A is never built whole: blocks of rows and taps that fit in L2 are filled and multiplied at
+// once on one thread (contraction::matmul_serial), the blocks spread over the pool.
+//
+// When rows are few (the kernel-gradient convolutions: rows = taps x in features of the original
+// kernel, taps = its output positions) a block row of A is long: its taps are cut into chunks
+// multiplied by separate tasks into partial sums, added in chunk order. Blocks depend only on the
+// shapes, so results do not depend on the number of threads.
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <memory>
+
+#include "core/cpu/compute_types.h"
+#include "core/cpu/contraction_gemm.h"
+#include "core/cpu/layout_copy.h"
+#include "core/ops/window_dims.h"
+#include "core/thread_pool.h"
+
+namespace xjax {
+
+namespace {
+
+using contraction::Mat;
+
+constexpr int64_t kBlockElems = int64_t(1) << 16;     // elements of one block of A (L2-sized)
+constexpr int64_t kPartialElems = int64_t(1) << 24;   // budget of the partial sums of split taps
+constexpr int64_t kMaxTapChunks = 16;
+constexpr int64_t kFewRowBlocks = 8;  // below this many row blocks, taps are split over tasks
+
+// The convolution seen in canonical layouts (see the top of the file).
+struct Geometry {
+  std::vector<WindowDim> sp;
+  int64_t batch_out = 0, cin = 0, cg = 0, og = 0, groups = 1;
+  bool batch_groups = false;
+  int64_t rows = 0, taps = 1;  // rows and taps of one group's product
+  Shape out_sp, k_sp;
+  std::vector<int64_t> lhs_sp_strides;  // canonical lhs strides of the spatial dims
+  int64_t lhs_batch_stride = 0;
+  bool direct = false;  // A is the canonical lhs itself (1x1 window, no stride, padding or dilation)
+};
+
+Geometry geometry(const ConvDims& d, const Shape& lhs, const Shape& rhs) {
+  Geometry g;
+  g.sp = d.spatial;
+  g.groups = std::max(d.feature_groups, d.batch_groups);
+  g.batch_groups = d.batch_groups > 1;
+  g.batch_out = lhs[d.lhs_spec[0]] / d.batch_groups;
+  g.cin = lhs[d.lhs_spec[1]];
+  g.cg = rhs[d.rhs_spec[1]];
+  g.og = rhs[d.rhs_spec[0]] / g.groups;
+  g.rows = g.batch_out;
+  g.direct = true;
+  int64_t stride = g.cin;
+  g.lhs_sp_strides.assign(g.sp.size(), 0);
+  for (size_t i = g.sp.size(); i-- > 0;) {
+    g.lhs_sp_strides[i] = stride;
+    stride *= g.sp[i].size;
+  }
+  g.lhs_batch_stride = stride;
+  for (const WindowDim& w : g.sp) {
+    g.out_sp.push_back(w.out_size());
+    g.k_sp.push_back(w.window);
+    g.rows *= w.out_size();
+    g.taps *= w.window;
+    g.direct = g.direct && w.window == 1 && w.stride == 1 && w.pad_lo == 0 && w.pad_hi == 0 && w.base_dilation == 1;
+  }
+  return g;
+}
+
+// ---- canonical layouts ----------------------------------------------------------------------
+
+// The strides are row-major for the shape (those of size-1 dims do not matter).
+bool dense(const Shape& shape, const std::vector<int64_t>& strides) {
+  const auto want = contiguous_strides(shape);
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] != 1 && strides[i] != want[i]) return false;
+  return true;
+}
+
+// `t` viewed through (shape, element strides) as a contiguous array of C: t's own data when it
+// already is one, else a converted and/or permuted copy held by `holder`.
+template <typename C>
+const C* gather_as(const Tensor& t, const Shape& shape, const std::vector<int64_t>& strides,
+                   std::unique_ptr<C[]>& holder) {
+  const bool contiguous = dense(shape, strides);
+  const void* src = t.data;
+  std::unique_ptr<C[]> converted;
+  if (!same_storage<C>(t.dtype)) {
+    const int64_t n = t.size();
+    converted.reset(new C[size_t(std::max<int64_t>(n, 1))]);
+    C* dst = converted.get();
+    dispatch_dtype(t.dtype, [&](auto tag) {
+      using S = decltype(tag);
+      const S* s = static_cast<const S*>(t.data);
+      parallel_for(n, 1 << 15, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) dst[i] = to_compute<C>(s[i]);
+      });
+    });
+    if (contiguous) {
+      holder = std::move(converted);
+      return holder.get();
+    }
+    src = converted.get();
+  } else if (contiguous) {
+    return static_cast<const C*>(t.data);
+  }
+  holder.reset(new C[size_t(std::max<int64_t>(numel(shape), 1))]);
+  strided_copy(sizeof(C), src, strides, holder.get(), contiguous_strides(shape), shape);
+  return holder.get();
+}
+
+// lhs as [batch, spatial..., feature].
+template <typename C>
+const C* canonical_lhs(const Tensor& lhs, const ConvDims& d, std::unique_ptr<C[]>& holder) {
+  const auto st = contiguous_strides(lhs.shape);
+  Shape shape{lhs.shape[d.lhs_spec[0]]};
+  std::vector<int64_t> strides{st[d.lhs_spec[0]]};
+  for (size_t i = 2; i < d.lhs_spec.size(); ++i) {
+    shape.push_back(lhs.shape[d.lhs_spec[i]]);
+    strides.push_back(st[d.lhs_spec[i]]);
+  }
+  shape.push_back(lhs.shape[d.lhs_spec[1]]);
+  strides.push_back(st[d.lhs_spec[1]]);
+  return gather_as<C>(lhs, shape, strides, holder);
+}
+
+// rhs as [group][spatial...][in feature][out feature of the group].
+template <typename C>
+const C* canonical_rhs(const Tensor& rhs, const ConvDims& d, const Geometry& g, std::unique_ptr<C[]>& holder) {
+  const auto st = contiguous_strides(rhs.shape);
+  const int64_t so = st[d.rhs_spec[0]];
+  Shape shape{g.groups};
+  std::vector<int64_t> strides{g.og * so};
+  for (size_t i = 2; i < d.rhs_spec.size(); ++i) {
+    shape.push_back(rhs.shape[d.rhs_spec[i]]);
+    strides.push_back(st[d.rhs_spec[i]]);
+  }
+  shape.push_back(g.cg);
+  strides.push_back(st[d.rhs_spec[1]]);
+  shape.push_back(g.og);
+  strides.push_back(so);
+  return gather_as<C>(rhs, shape, strides, holder);
+}
+
+// The canonical result [group][batch][spatial...][out feature of the group] as `out`'s layout:
+// (shape, destination strides in out).
+void canonical_out_view(const Tensor& out, const ConvDims& d, const Geometry& g, Shape& shape,
+                        std::vector<int64_t>& strides) {
+  const auto st = contiguous_strides(out.shape);
+  const int64_t sf = st[d.out_spec[1]];
+  shape = {g.groups, g.batch_out};
+  strides = {g.og * sf, st[d.out_spec[0]]};
+  for (size_t i = 2; i < d.out_spec.size(); ++i) {
+    shape.push_back(out.shape[d.out_spec[i]]);
+    strides.push_back(st[d.out_spec[i]]);
+  }
+  shape.push_back(g.og);
+  strides.push_back(sf);
+}
+
+// ---- im2col blocks ---------------------------------------------------------------------------
+
+template <typename T>
+T* scratch(int slot, int64_t n) {
+  thread_local std::vector<T> bufs[2];
+  std::vector<T>& v = bufs[slot];
+  if (int64_t(v.size()) < n) v.resize(size_t(n));
+  return v.data();
+}
+
+// Fills a[(r - r0), (t - t0) * cg + c] for rows [r0, r1) and taps [t0, t1) of group `grp`.
+template <typename C>
+void fill_block(const Geometry& g, const C* lhs, int64_t grp, int64_t r0, int64_t r1, int64_t t0, int64_t t1, C* a) {
+  const size_t nsp = g.sp.size();
+  const int64_t cg = g.cg, width = (t1 - t0) * cg;
+  // offs[i][k]: the offset of tap k along spatial dim i for the current row, or -1 (padding, hole).
+  thread_local std::vector<std::vector<int64_t>> offs;
+  offs.resize(nsp);
+  for (size_t i = 0; i < nsp; ++i) offs[i].resize(size_t(g.k_sp[i]));
+  std::vector<int64_t> o(nsp), k(nsp);
+  const int64_t chan0 = g.batch_groups ? 0 : grp * cg;
+  const int64_t batch0 = g.batch_groups ? grp * g.batch_out : 0;
+  for (int64_t r = r0; r < r1; ++r) {
+    int64_t q = r;
+    for (size_t i = nsp; i-- > 0;) {
+      o[i] = q % g.out_sp[i];
+      q /= g.out_sp[i];
+    }
+    const int64_t base = (batch0 + q) * g.lhs_batch_stride + chan0;
+    for (size_t i = 0; i < nsp; ++i)
+      for (int64_t kk = 0; kk < g.k_sp[i]; ++kk) {
+        const int64_t s = g.sp[i].source(o[i], kk);
+        offs[i][size_t(kk)] = s < 0 ? -1 : s * g.lhs_sp_strides[i];
+      }
+    int64_t t = t0;
+    for (size_t i = nsp; i-- > 0;) {
+      k[i] = t % g.k_sp[i];
+      t /= g.k_sp[i];
+    }
+    C* dst = a + (r - r0) * width;
+    for (int64_t tap = t0; tap < t1; ++tap, dst += cg) {
+      int64_t off = base;
+      bool valid = true;
+      for (size_t i = 0; i < nsp; ++i) {
+        const int64_t x = offs[i][size_t(k[i])];
+        valid = valid && x >= 0;
+        off += x;
+      }
+      if (valid) {
+        const C* src = lhs + off;
+        for (int64_t c = 0; c < cg; ++c) dst[c] = src[c];
+      } else {
+        std::fill(dst, dst + cg, C(0));
+      }
+      for (size_t i = nsp; i-- > 0;) {  // next tap
+        if (++k[i] < g.k_sp[i]) break;
+        k[i] = 0;
+      }
+    }
+  }
+}
+
+// Runs task(i) for i in [0, n) on the pool, handing tasks out one at a time.
+void run_tasks(int64_t n, const std::function<void(int64_t)>& task) {
+  if (n <= 1) {
+    if (n == 1) task(0);
+    return;
+  }
+  std::atomic<int64_t> next{0};
+  parallel_for(std::min<int64_t>(n, ThreadPool::global().size()), 1, [&](int64_t, int64_t) {
+    for (int64_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) task(i);
+  });
+}
+
+// How the product of one group is cut: row blocks of `rb` rows, tap blocks of `tb` taps, and the
+// tap blocks of a row block in `chunks` chunks (one task each; > 1 only for few row blocks).
+struct Blocking {
+  int64_t rb, tb, n_rb, n_tb, chunks, tb_per_chunk;
+};
+
+Blocking blocking(const Geometry& g) {
+  Blocking b;
+  const int64_t kg = std::max<int64_t>(g.taps * g.cg, 1);
+  if (g.rows <= 512) {
+    b.rb = std::max<int64_t>(g.rows, 1);
+  } else {
+    b.rb = std::clamp<int64_t>(kBlockElems / kg, 96, 768) / 48 * 48;
+  }
+  b.tb = g.direct ? 1 : std::clamp<int64_t>(kBlockElems / (b.rb * std::max<int64_t>(g.cg, 1)), 1, g.taps);
+  b.n_rb = (g.rows + b.rb - 1) / b.rb;
+  b.n_tb = (g.taps + b.tb - 1) / b.tb;
+  b.chunks = 1;
+  if (b.n_rb < kFewRowBlocks && b.n_tb > 1) {
+    const int64_t by_memory = kPartialElems / std::max<int64_t>(g.rows * g.og, 1);
+    b.chunks = std::clamp<int64_t>(std::min(by_memory, kMaxTapChunks), 1, b.n_tb);
+  }
+  b.tb_per_chunk = (b.n_tb + b.chunks - 1) / b.chunks;
+  b.chunks = (b.n_tb + b.tb_per_chunk - 1) / b.tb_per_chunk;
+  return b;
+}
+
+// out_g[rows, og] (row-major, per group at out + grp * rows * og) = the convolution.
+template <typename C>
+void conv_groups(const Geometry& g, const C* lhs, const C* w, C* out) {
+  const Blocking b = blocking(g);
+  const int64_t og = g.og, cg = g.cg, kg = g.taps * cg;
+  // Partial sums of the chunks after the first: [group][chunk - 1][rows][og].
+  std::unique_ptr<C[]> partial;
+  if (b.chunks > 1) partial.reset(new C[size_t(g.groups * (b.chunks - 1) * g.rows * og)]);
+  const int64_t tasks_per_group = b.n_rb * b.chunks;
+  run_tasks(g.groups * tasks_per_group, [&](int64_t task) {
+    const int64_t grp = task / tasks_per_group, ri = (task % tasks_per_group) / b.chunks, ci = task % b.chunks;
+    const int64_t r0 = ri * b.rb, r1 = std::min(g.rows, r0 + b.rb), nr = r1 - r0;
+    C* dst = ci == 0 ? out + (grp * g.rows + r0) * og
+                     : partial.get() + ((grp * (b.chunks - 1) + ci - 1) * g.rows + r0) * og;
+    const C* wg = w + grp * kg * og;
+    C* a = g.direct ? nullptr : scratch<C>(0, nr * b.tb * cg);
+    C* tmp = nullptr;
+    const int64_t tb0 = ci * b.tb_per_chunk, tb1 = std::min(b.n_tb, tb0 + b.tb_per_chunk);
+    for (int64_t tbi = tb0; tbi < tb1; ++tbi) {
+      const int64_t t0 = tbi * b.tb, t1 = std::min(g.taps, t0 + b.tb), kb = (t1 - t0) * cg;
+      Mat<C> am;
+      if (g.direct) {
+        const int64_t base = g.batch_groups ? grp * g.batch_out * g.lhs_batch_stride : grp * cg;
+        am = Mat<C>{lhs + base + r0 * g.cin, g.cin, 1};
+      } else {
+        fill_block(g, lhs, grp, r0, r1, t0, t1, a);
+        am = Mat<C>{a, kb, 1};
+      }
+      const Mat<C> bm{wg + t0 * cg * og, og, 1};
+      if (tbi == tb0) {
+        contraction::matmul_serial<C>(nr, og, kb, am, bm, dst);
+      } else {
+        if (!tmp) tmp = scratch<C>(1, nr * og);
+        contraction::matmul_serial<C>(nr, og, kb, am, bm, tmp);
+        for (int64_t i = 0; i < nr * og; ++i) dst[i] += tmp[i];
+      }
+    }
+  });
+  if (b.chunks == 1) return;
+  const int64_t per_group = g.rows * og;
+  parallel_for(g.groups * per_group, 1 << 14, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const int64_t grp = i / per_group, j = i % per_group;
+      C s = out[i];
+      for (int64_t ci = 1; ci < b.chunks; ++ci) s += partial[(grp * (b.chunks - 1) + ci - 1) * per_group + j];
+      out[i] = s;
+    }
+  });
+}
+
+template <typename C>
+void run(const ConvDims& d, const Tensor& lhs, const Tensor& rhs, const Tensor& out) {
+  const Geometry g = geometry(d, lhs.shape, rhs.shape);
+  Shape cshape;
+  std::vector<int64_t> cstrides;
+  canonical_out_view(out, d, g, cshape, cstrides);
+  if (g.taps * g.cg == 0) {  // empty sums: zeros (all-zero bits in every dtype)
+    std::memset(out.data, 0, size_t(out.size()) * itemsize(out.dtype));
+    return;
+  }
+  std::unique_ptr<C[]> lhs_holder, rhs_holder, out_holder;
+  const C* x = canonical_lhs<C>(lhs, d, lhs_holder);
+  const C* w = canonical_rhs<C>(rhs, d, g, rhs_holder);
+  const bool in_place = same_storage<C>(out.dtype) && dense(cshape, cstrides);
+  C* res = static_cast<C*>(out.data);
+  if (!in_place) {
+    out_holder.reset(new C[size_t(out.size())]);
+    res = out_holder.get();
+  }
+  conv_groups<C>(g, x, w, res);
+  if (in_place) return;
+  if (same_storage<C>(out.dtype)) {
+    strided_copy(sizeof(C), res, contiguous_strides(cshape), out.data, cstrides, cshape);
+    return;
+  }
+  dispatch_dtype(out.dtype, [&](auto tag) {
+    using Y = decltype(tag);
+    std::unique_ptr<Y[]> converted(new Y[size_t(out.size())]);
+    Y* y = converted.get();
+    parallel_for(out.size(), 1 << 15, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) y[i] = from_compute<Y>(res[i]);
+    });
+    strided_copy(sizeof(Y), y, contiguous_strides(cshape), out.data, cstrides, cshape);
+  });
+}
+
+void conv_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
+  const Tensor &lhs = in[0], &rhs = in[1], &res = out[0];
+  if (res.size() == 0) return;
+  const ConvDims d = conv_dims(lhs.shape, rhs.shape, attrs);
+  int64_t k = rhs.size() / std::max<int64_t>(rhs.shape[d.rhs_spec[0]], 1);
+  dispatch_compute(lhs.dtype, res.dtype, k, [&](auto tag) { run<decltype(tag)>(d, lhs, rhs, res); });
+}
+
+}  // namespace
+
+void register_convolution_cpu(OpTable& t) { t.set_cpu(OpId::conv_general_dilated_, conv_cpu); }
+
+}  // namespace xjax
