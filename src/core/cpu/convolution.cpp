@@ -44,6 +44,13 @@ struct Geometry {
   std::vector<int64_t> lhs_sp_strides;  // canonical lhs strides of the spatial dims
   int64_t lhs_batch_stride = 0;
   bool direct = false;  // A is the canonical lhs itself (1x1 window, no stride, padding or dilation)
+  // tab[i][o * window + k]: offset in the canonical lhs of tap k of output position o along spatial
+  // dim i, or -1 on padding and holes.
+  std::vector<std::vector<int64_t>> tab;
+  // Along the last spatial dim the valid taps of output position o are [lo[o], hi[o]) (no holes),
+  // and `runs`: their inputs are contiguous (window_dilation 1, a tap's features are all of them).
+  std::vector<int64_t> lo, hi;
+  bool runs = false;
 };
 
 Geometry geometry(const ConvDims& d, const Shape& lhs, const Shape& rhs) {
@@ -70,6 +77,28 @@ Geometry geometry(const ConvDims& d, const Shape& lhs, const Shape& rhs) {
     g.rows *= w.out_size();
     g.taps *= w.window;
     g.direct = g.direct && w.window == 1 && w.stride == 1 && w.pad_lo == 0 && w.pad_hi == 0 && w.base_dilation == 1;
+  }
+  if (g.direct || g.sp.empty()) return g;
+  for (size_t i = 0; i < g.sp.size(); ++i) {
+    const WindowDim& w = g.sp[i];
+    std::vector<int64_t> t(size_t(w.out_size() * w.window));
+    for (int64_t o = 0; o < w.out_size(); ++o)
+      for (int64_t k = 0; k < w.window; ++k) {
+        const int64_t src = w.source(o, k);
+        t[size_t(o * w.window + k)] = src < 0 ? -1 : src * g.lhs_sp_strides[i];
+      }
+    g.tab.push_back(std::move(t));
+  }
+  const WindowDim& last = g.sp.back();
+  if (last.base_dilation == 1) {
+    g.runs = last.window_dilation == 1 && g.cg == g.cin;
+    for (int64_t o = 0; o < last.out_size(); ++o) {
+      int64_t lo = last.window, hi = 0;
+      for (int64_t k = 0; k < last.window; ++k)
+        if (last.source(o, k) >= 0) lo = std::min(lo, k), hi = k + 1;
+      g.lo.push_back(lo);
+      g.hi.push_back(std::max(lo, hi));
+    }
   }
   return g;
 }
@@ -175,53 +204,107 @@ T* scratch(int slot, int64_t n) {
   return v.data();
 }
 
+// Copies n elements; short runs (a few channels) without a call to memcpy (fixed-size memcpy
+// compiles to plain moves).
+template <typename C>
+inline void copy_run(C* d, const C* s, int64_t n) {
+  if (n > 32) {
+    std::memcpy(d, s, size_t(n) * sizeof(C));
+    return;
+  }
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) std::memcpy(d + i, s + i, 4 * sizeof(C));
+  switch (n - i) {
+    case 3: d[i + 2] = s[i + 2]; [[fallthrough]];
+    case 2: d[i + 1] = s[i + 1]; [[fallthrough]];
+    case 1: d[i] = s[i]; [[fallthrough]];
+    default: break;
+  }
+}
+
+template <typename C>
+inline void zero_run(C* d, int64_t n) {
+  std::memset(static_cast<void*>(d), 0, size_t(n) * sizeof(C));  // zero bits: zero in every compute type
+}
+
 // Fills a[(r - r0), (t - t0) * cg + c] for rows [r0, r1) and taps [t0, t1) of group `grp`.
+//
+// The taps are cut into runs along the last spatial dim (the same for every row); rows come in
+// segments along the last output dim, over which the outer dims' offset of a run is constant. So
+// each (row, run) is one small copy (one per tap when the run's inputs are not contiguous).
 template <typename C>
 void fill_block(const Geometry& g, const C* lhs, int64_t grp, int64_t r0, int64_t r1, int64_t t0, int64_t t1, C* a) {
-  const size_t nsp = g.sp.size();
-  const int64_t cg = g.cg, width = (t1 - t0) * cg;
-  // offs[i][k]: the offset of tap k along spatial dim i for the current row, or -1 (padding, hole).
-  thread_local std::vector<std::vector<int64_t>> offs;
-  offs.resize(nsp);
-  for (size_t i = 0; i < nsp; ++i) offs[i].resize(size_t(g.k_sp[i]));
-  std::vector<int64_t> o(nsp), k(nsp);
+  const size_t nsp = g.sp.size(), last = nsp - 1;
+  const int64_t cg = g.cg, width = (t1 - t0) * cg, kl = g.k_sp[last], ol_size = g.out_sp[last];
+  const int64_t* tab_last = g.tab[last].data();
   const int64_t chan0 = g.batch_groups ? 0 : grp * cg;
   const int64_t batch0 = g.batch_groups ? grp * g.batch_out : 0;
-  for (int64_t r = r0; r < r1; ++r) {
-    int64_t q = r;
-    for (size_t i = nsp; i-- > 0;) {
-      o[i] = q % g.out_sp[i];
-      q /= g.out_sp[i];
+  // Runs: (column in the row of a, first tap along the last dim, taps), and their outer taps.
+  thread_local std::vector<int64_t> runs, run_k;
+  runs.clear();
+  run_k.clear();
+  for (int64_t t = t0; t < t1;) {
+    const int64_t k0 = t % kl, n = std::min(kl - k0, t1 - t);
+    runs.insert(runs.end(), {(t - t0) * cg, k0, n});
+    int64_t rest = t / kl;
+    const size_t at = run_k.size();
+    run_k.resize(at + last);
+    for (size_t i = last; i-- > 0;) {
+      run_k[at + i] = rest % g.k_sp[i];
+      rest /= g.k_sp[i];
     }
-    const int64_t base = (batch0 + q) * g.lhs_batch_stride + chan0;
-    for (size_t i = 0; i < nsp; ++i)
-      for (int64_t kk = 0; kk < g.k_sp[i]; ++kk) {
-        const int64_t s = g.sp[i].source(o[i], kk);
-        offs[i][size_t(kk)] = s < 0 ? -1 : s * g.lhs_sp_strides[i];
+    t += n;
+  }
+  const size_t n_runs = runs.size() / 3;
+  thread_local std::vector<int64_t> o;
+  o.assign(nsp, 0);
+  int64_t q = r0;
+  for (size_t i = nsp; i-- > 0;) {
+    o[i] = q % g.out_sp[i];
+    q /= g.out_sp[i];
+  }
+  for (int64_t r = r0; r < r1;) {
+    const int64_t ol0 = o[last], seg = std::min(r1 - r, ol_size - ol0);
+    const C* src_row = lhs + (batch0 + q) * g.lhs_batch_stride + chan0;
+    for (size_t ri = 0; ri < n_runs; ++ri) {
+      const int64_t col = runs[3 * ri], k0 = runs[3 * ri + 1], n = runs[3 * ri + 2], k1 = k0 + n;
+      int64_t off = 0;
+      for (size_t i = 0; i < last && off >= 0; ++i) {
+        const int64_t x = g.tab[i][size_t(o[i] * g.k_sp[i] + run_k[ri * last + i])];
+        off = x < 0 ? -1 : off + x;
       }
-    int64_t t = t0;
-    for (size_t i = nsp; i-- > 0;) {
-      k[i] = t % g.k_sp[i];
-      t /= g.k_sp[i];
-    }
-    C* dst = a + (r - r0) * width;
-    for (int64_t tap = t0; tap < t1; ++tap, dst += cg) {
-      int64_t off = base;
-      bool valid = true;
-      for (size_t i = 0; i < nsp; ++i) {
-        const int64_t x = offs[i][size_t(k[i])];
-        valid = valid && x >= 0;
-        off += x;
-      }
-      if (valid) {
-        const C* src = lhs + off;
-        for (int64_t c = 0; c < cg; ++c) dst[c] = src[c];
+      C* dst = a + (r - r0) * width + col;
+      if (off < 0) {
+        for (int64_t j = 0; j < seg; ++j, dst += width) zero_run(dst, n * cg);
+      } else if (g.runs) {
+        const C* src = src_row + off;
+        for (int64_t ol = ol0; ol < ol0 + seg; ++ol, dst += width) {
+          const int64_t lo = std::clamp(g.lo[size_t(ol)], k0, k1), hi = std::clamp(g.hi[size_t(ol)], lo, k1);
+          if (lo > k0) zero_run(dst, (lo - k0) * cg);
+          if (hi > lo) copy_run(dst + (lo - k0) * cg, src + tab_last[ol * kl + lo], (hi - lo) * cg);
+          if (k1 > hi) zero_run(dst + (hi - k0) * cg, (k1 - hi) * cg);
+        }
       } else {
-        std::fill(dst, dst + cg, C(0));
+        const C* src = src_row + off;
+        for (int64_t ol = ol0; ol < ol0 + seg; ++ol, dst += width)
+          for (int64_t k = k0; k < k1; ++k) {
+            const int64_t x = tab_last[ol * kl + k];
+            if (x < 0) {
+              zero_run(dst + (k - k0) * cg, cg);
+            } else {
+              copy_run(dst + (k - k0) * cg, src + x, cg);
+            }
+          }
       }
-      for (size_t i = nsp; i-- > 0;) {  // next tap
-        if (++k[i] < g.k_sp[i]) break;
-        k[i] = 0;
+    }
+    r += seg;
+    o[last] += seg;
+    for (size_t i = nsp; i-- > 0 && o[i] == g.out_sp[i];) {  // carry into the outer dims
+      o[i] = 0;
+      if (i == 0) {
+        ++q;
+      } else {
+        ++o[i - 1];
       }
     }
   }

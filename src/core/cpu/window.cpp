@@ -8,6 +8,7 @@
 // padding and holes (they hold the reduction's identity, which changes nothing).
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <type_traits>
@@ -22,25 +23,23 @@ namespace {
 // The windows over the outer dimensions and the inner run that every tap carries along.
 struct Walk {
   std::vector<WindowDim> dims;  // outer dimensions
-  std::vector<int64_t> in_strides;  // element strides of the outer input dimensions
   Shape out;  // outer output shape
-  int64_t inner = 1, out_outer = 1;
+  int64_t inner = 1, out_outer = 1, taps = 1;
+  // Per outer dim i and output position o: the element offsets of the valid taps, in tap order,
+  // at valid[i][start[i][o] .. start[i][o + 1]).
+  std::vector<std::vector<int64_t>> start, valid;
 
-  // Element offsets of the valid taps of outer output position o, in window (row-major) order.
-  void taps(int64_t o, std::vector<int64_t>& offs) const {
+  // The valid taps of the outer dims before the last at output index o (o[last] ignored): their
+  // offsets, in window order, into `prefix`.
+  void prefix_of(const std::vector<int64_t>& o, std::vector<int64_t>& prefix) const {
     thread_local std::vector<int64_t> next;
-    offs.assign(1, 0);
-    for (size_t i = 0; i < dims.size(); ++i) {
-      int64_t r = 1;
-      for (size_t j = i + 1; j < dims.size(); ++j) r *= out[j];
-      const int64_t oi = (o / r) % out[i];
+    prefix.assign(1, 0);
+    for (size_t i = 0; i + 1 < dims.size(); ++i) {
+      const int64_t *b = valid[i].data() + start[i][size_t(o[i])], *e = valid[i].data() + start[i][size_t(o[i]) + 1];
       next.clear();
-      for (int64_t base : offs)
-        for (int64_t k = 0; k < dims[i].window; ++k) {
-          const int64_t s = dims[i].source(oi, k);
-          if (s >= 0) next.push_back(base + s * in_strides[i]);
-        }
-      offs.swap(next);
+      for (int64_t base : prefix)
+        for (const int64_t* p = b; p != e; ++p) next.push_back(base + *p);
+      prefix.swap(next);
     }
   }
 };
@@ -56,31 +55,65 @@ Walk make_walk(OpId op, const Shape& in, const Attrs& attrs) {
     w.inner *= d.size;
     --outer;
   }
+  std::vector<int64_t> in_strides(outer);
   int64_t stride = w.inner;
-  w.in_strides.assign(outer, 0);
   for (size_t i = outer; i-- > 0;) {
-    w.in_strides[i] = stride;
+    in_strides[i] = stride;
     stride *= dims[i].size;
   }
   for (size_t i = 0; i < outer; ++i) {
-    w.dims.push_back(dims[i]);
-    w.out.push_back(dims[i].out_size());
-    w.out_outer *= dims[i].out_size();
+    const WindowDim& d = dims[i];
+    w.dims.push_back(d);
+    w.out.push_back(d.out_size());
+    w.out_outer *= d.out_size();
+    w.taps *= d.window;
+    std::vector<int64_t> st{0}, vals;
+    for (int64_t o = 0; o < d.out_size(); ++o) {
+      for (int64_t k = 0; k < d.window; ++k) {
+        const int64_t s = d.source(o, k);
+        if (s >= 0) vals.push_back(s * in_strides[i]);
+      }
+      st.push_back(int64_t(vals.size()));
+    }
+    w.start.push_back(std::move(st));
+    w.valid.push_back(std::move(vals));
   }
   return w;
 }
 
-// Runs fn(o) over the outer output positions, in parallel chunks of about 2^14 taps x runs.
+// Calls fn(o, prefix, b, e) for every outer output position o, in parallel chunks of about 2^14
+// taps x inner elements: the valid taps of o are at offsets p + *k for p in prefix and k in [b, e),
+// in window order.
 template <typename F>
 void for_each_window(const Walk& w, F&& fn) {
-  int64_t taps = 1;
-  for (const WindowDim& d : w.dims) taps *= d.window;
-  const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 14) / std::max<int64_t>(taps * w.inner, 1));
+  static const int64_t zero = 0;
+  if (w.dims.empty()) {  // no window: one output, one tap
+    const std::vector<int64_t> prefix{0};
+    fn(int64_t(0), prefix, &zero, &zero + 1);
+    return;
+  }
+  const size_t last = w.dims.size() - 1;
+  const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 14) / std::max<int64_t>(w.taps * w.inner, 1));
   parallel_for(w.out_outer, grain, [&](int64_t o0, int64_t o1) {
-    thread_local std::vector<int64_t> offs;
-    for (int64_t o = o0; o < o1; ++o) {
-      w.taps(o, offs);
-      fn(o, offs);
+    thread_local std::vector<int64_t> prefix, o;
+    o.assign(w.dims.size(), 0);
+    int64_t q = o0;
+    for (size_t i = w.dims.size(); i-- > 0;) {
+      o[i] = q % w.out[i];
+      q /= w.out[i];
+    }
+    w.prefix_of(o, prefix);
+    const int64_t* valid = w.valid[last].data();
+    const std::vector<int64_t>& start = w.start[last];
+    for (int64_t i = o0; i < o1; ++i) {
+      const size_t ol = size_t(o[last]);
+      fn(i, prefix, valid + start[ol], valid + start[ol + 1]);
+      if (++o[last] < w.out[last]) continue;
+      for (size_t d = last + 1; d-- > 0 && o[d] == w.out[d];) {
+        o[d] = 0;
+        if (d > 0) ++o[d - 1];
+      }
+      if (i + 1 < o1) w.prefix_of(o, prefix);
     }
   });
 }
@@ -137,20 +170,22 @@ void reduce_window_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>&
     const S* src = x.as<S>();
     S* dst = y.as<S>();
     const int64_t L = w.inner;
-    for_each_window(w, [&](int64_t o, const std::vector<int64_t>& offs) {
+    for_each_window(w, [&](int64_t o, const std::vector<int64_t>& prefix, const int64_t* b, const int64_t* e) {
       thread_local std::vector<A> acc;
       acc.assign(size_t(L), sum ? A(0) : (Op == OpId::reduce_window_max_ ? lowest<A>() : highest<A>()));
-      for (int64_t off : offs) {
-        const S* p = src + off;
-        for (int64_t j = 0; j < L; ++j) {
-          const A v = A(p[j]);
-          if constexpr (sum) acc[j] = acc[j] + v;
-          else if constexpr (Op == OpId::reduce_window_max_) acc[j] = max_nan(acc[j], v);
-          else acc[j] = min_nan(acc[j], v);
+      A* ac = acc.data();
+      for (int64_t base : prefix)
+        for (const int64_t* k = b; k != e; ++k) {
+          const S* p = src + base + *k;
+          for (int64_t j = 0; j < L; ++j) {
+            const A v = A(p[j]);
+            if constexpr (sum) ac[j] = ac[j] + v;
+            else if constexpr (Op == OpId::reduce_window_max_) ac[j] = max_nan(ac[j], v);
+            else ac[j] = min_nan(ac[j], v);
+          }
         }
-      }
       S* q = dst + o * L;
-      for (int64_t j = 0; j < L; ++j) q[j] = S(acc[j]);
+      for (int64_t j = 0; j < L; ++j) q[j] = S(ac[j]);
     });
   });
 }
@@ -161,6 +196,45 @@ template <typename A>
 inline bool keeps(bool ge, A current, A candidate) {
   return ge ? current >= candidate : current <= candidate;
 }
+
+// The window's valid taps as offsets, in window order.
+inline void gather_taps(const std::vector<int64_t>& prefix, const int64_t* b, const int64_t* e,
+                        std::vector<int64_t>& offs) {
+  offs.clear();
+  for (int64_t base : prefix)
+    for (const int64_t* p = b; p != e; ++p) offs.push_back(base + *p);
+}
+
+// sel[j]: the selected tap (an index into offs) of inner element j, or -1. from_identity: the
+// selection starts from the identity (-inf for ge), as reduce_window's init (select_and_gather_add),
+// else from the first tap (select_and_scatter_add, XLA's SelectAndScatter).
+template <typename S, typename A>
+void select_taps(bool ge, bool from_identity, const S* xv, const std::vector<int64_t>& offs, int64_t L, A* best,
+                 int32_t* sel) {
+  const A ident = ge ? lowest<A>() : highest<A>();
+  for (int64_t j = 0; j < L; ++j) best[j] = ident, sel[j] = -1;
+  for (size_t t = 0; t < offs.size(); ++t) {
+    const S* p = xv + offs[t];
+    const bool first = t == 0 && !from_identity;
+    for (int64_t j = 0; j < L; ++j) {
+      const A k = A(p[j]);
+      const bool take = first || !keeps(ge, best[j], k);
+      best[j] = take ? k : best[j];
+      sel[j] = take ? int32_t(t) : sel[j];
+    }
+  }
+}
+
+// Scratch for one window's selection.
+template <typename A>
+struct Selection {
+  std::vector<int64_t> offs;
+  std::vector<A> best;
+  std::vector<int32_t> sel;
+  void reserve(int64_t L) {
+    if (int64_t(best.size()) < L) best.resize(size_t(L)), sel.resize(size_t(L));
+  }
+};
 
 void select_and_gather_add_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
   const Tensor &t = in[0], &x = in[1], &y = out[0];
@@ -174,52 +248,55 @@ void select_and_gather_add_cpu(const std::vector<Tensor>& in, const std::vector<
       const S *tv = t.as<S>(), *xv = x.as<S>();
       S* dst = y.as<S>();
       const int64_t L = w.inner;
-      for_each_window(w, [&](int64_t o, const std::vector<int64_t>& offs) {
-        thread_local std::vector<A> key;
-        thread_local std::vector<S> val;
-        key.assign(size_t(L), ge ? lowest<A>() : highest<A>());  // padding: the identity, tangent 0
-        val.assign(size_t(L), S(0.0f));
-        for (int64_t off : offs)
-          for (int64_t j = 0; j < L; ++j) {
-            const A k = A(xv[off + j]);
-            if (!keeps(ge, key[j], k)) key[j] = k, val[j] = tv[off + j];
-          }
-        std::copy(val.begin(), val.end(), dst + o * L);
+      for_each_window(w, [&](int64_t o, const std::vector<int64_t>& prefix, const int64_t* b, const int64_t* e) {
+        thread_local Selection<A> s;
+        s.reserve(L);
+        gather_taps(prefix, b, e, s.offs);
+        select_taps(ge, true, xv, s.offs, L, s.best.data(), s.sel.data());
+        S* val = dst + o * L;
+        for (int64_t j = 0; j < L; ++j) val[j] = s.sel[j] < 0 ? S(0.0f) : tv[s.offs[size_t(s.sel[j])] + j];
       });
     }
   });
 }
 
 void select_and_scatter_add_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
-  const Tensor &s = in[0], &x = in[1], &y = out[0];
+  const Tensor &src = in[0], &x = in[1], &y = out[0];
   if (y.size() == 0) return;
   const Walk w = make_walk(OpId::select_and_scatter_add_, x.shape, attrs);
   const bool ge = attrs.get_str("select_prim") == "ge";
   const int64_t L = w.inner;
-  // The selected element of each (window, inner) pair, in parallel; then the adds, in order.
-  std::unique_ptr<int64_t[]> chosen(new int64_t[size_t(s.size())]);
+  // Windows that do not overlap (the usual max-pool) select disjoint elements: each window writes
+  // its own, in parallel. Otherwise the selections come first, in parallel, then the adds in order.
+  bool disjoint = true;
+  for (const WindowDim& d : w.dims) disjoint = disjoint && d.stride >= d.window;
+  std::memset(y.data, 0, size_t(y.size()) * itemsize(y.dtype));  // zero bits: zero in every dtype
   dispatch_dtype(x.dtype, [&](auto tag) {
     using S = decltype(tag);
     if constexpr (!std::is_same_v<S, bool>) {
       using A = AccOf<S, false>;
-      const S* xv = x.as<S>();
-      for_each_window(w, [&](int64_t o, const std::vector<int64_t>& offs) {
-        int64_t* c = chosen.get() + o * L;
+      const S *xv = x.as<S>(), *sv = src.as<S>();
+      S* dst = y.as<S>();
+      std::unique_ptr<int64_t[]> chosen(disjoint ? nullptr : new int64_t[size_t(src.size())]);
+      for_each_window(w, [&](int64_t o, const std::vector<int64_t>& prefix, const int64_t* b, const int64_t* e) {
+        thread_local Selection<A> s;
+        s.reserve(L);
+        gather_taps(prefix, b, e, s.offs);
+        select_taps(ge, false, xv, s.offs, L, s.best.data(), s.sel.data());
         for (int64_t j = 0; j < L; ++j) {
-          c[j] = -1;  // a window of padding only selects nothing
-          A best = A(0);
-          for (int64_t off : offs) {
-            const A k = A(xv[off + j]);
-            if (c[j] < 0 || !keeps(ge, best, k)) best = k, c[j] = off + j;
+          const int64_t at = s.sel[j] < 0 ? -1 : s.offs[size_t(s.sel[j])] + j;
+          if (disjoint) {
+            if (at >= 0) dst[at] = sv[o * L + j];
+          } else {
+            chosen[o * L + j] = at;
           }
         }
       });
+      if (disjoint) return;
       using Acc = AccOf<S, true>;
       std::unique_ptr<Acc[]> sums(new Acc[size_t(y.size())]());
-      const S* sv = s.as<S>();
-      for (int64_t i = 0; i < s.size(); ++i)
+      for (int64_t i = 0; i < src.size(); ++i)
         if (chosen[i] >= 0) sums[chosen[i]] = sums[chosen[i]] + Acc(sv[i]);
-      S* dst = y.as<S>();
       parallel_for(y.size(), 1 << 15, [&](int64_t i0, int64_t i1) {
         for (int64_t i = i0; i < i1; ++i) dst[i] = S(sums[i]);
       });
