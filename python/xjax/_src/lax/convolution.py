@@ -141,6 +141,8 @@ def _int_tuple(name, values, n):
     if len(t) != n:
         raise ValueError(f"conv_general_dilated window and {name} must have the same number of dimensions, "
                          f"but got {n} and {len(t)}")
+    if any(v < 1 for v in t):
+        raise ValueError(f"conv_general_dilated {name} must be positive integers, got {t}")
     return t
 
 
@@ -194,48 +196,52 @@ def conv_with_general_padding(lhs, rhs, window_strides, padding, lhs_dilation, r
 
 
 def _conv_transpose_padding(k, s, padding):
-    """The explicit padding of conv_transpose for a kernel of (dilated) size k and stride s."""
-    kind = padding.upper()
-    if kind == "SAME":
+    """(before, after) padding of the transposed convolution along one dim, for a (dilated) kernel
+    of size k, stride s and the forward convolution's padding ("SAME", "VALID" or a (lo, hi) pair)."""
+    if padding == "SAME":
+        pad_len = k + s - 2
+        pad_a = k - 1 if s > k - 1 else -(-pad_len // 2)
+    elif padding == "VALID":
         pad_len = k + s - 2 + max(k - s, 0)
         pad_a = k - 1
-    elif kind == "VALID":
-        pad_len = k + s - 2
-        pad_a = k - 1
+    elif isinstance(padding, tuple):
+        pads = tuple(k - p - 1 for p in padding)
+        pad_a, pad_len = pads[0], sum(pads)
     else:
-        raise PaddingError(f"Padding mode must be `SAME` or `VALID`, got {padding}.")
+        raise PaddingError(f"Invalid padding mode: {padding}")
     return pad_a, pad_len - pad_a
 
 
+_TRANSPOSE_LAYOUTS = {2: ("NC", "IO", "NC"), 3: ("NHC", "HIO", "NHC"), 4: ("NHWC", "HWIO", "NHWC"),
+                      5: ("NHWDC", "HWDIO", "NHWDC")}
+
+
 def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numbers=None, transpose_kernel=False,
-                   precision=None, preferred_element_type=None):
+                   precision=None, preferred_element_type=None, use_consistent_padding=False):
     """The "transposed" (fractionally strided) convolution: a convolution of the lhs dilated by
-    `strides`, with padding "SAME", "VALID" or explicit pairs; `transpose_kernel` flips the kernel
-    spatially and swaps its in and out features (the gradient of a strided convolution)."""
+    `strides`. "SAME" and "VALID" name the forward convolution's padding; explicit pairs are the
+    transposed convolution's own, or the forward one's with use_consistent_padding (as PyTorch).
+    `transpose_kernel` flips the kernel spatially and swaps its in and out features (the gradient
+    of a strided convolution). Default layouts are NHWC x HWIO (and their 1-d and 3-d analogues)."""
     from xjax._src.lax.layout import rev, transpose
 
     x, w = scalars_like((lhs, rhs))
     xs, ws = core.get_aval(x).shape, core.get_aval(w).shape
     ndim = len(xs)
-    if ndim < 2:
-        raise ValueError(f"conv_transpose requires lhs and rhs of rank at least 2, got shapes {xs} and {ws}")
+    if ndim != len(ws) or ndim < 2:
+        raise ValueError(f"conv_transpose requires lhs and rhs of the same rank, at least 2, got shapes {xs} and {ws}")
     if dimension_numbers is None:
-        if ndim == 3:
-            dimension_numbers = ("NHC", "HIO", "NHC")
-        elif ndim == 4:
-            dimension_numbers = ("NHWC", "HWIO", "NHWC")
-        elif ndim == 5:
-            dimension_numbers = ("NHWDC", "HWDIO", "NHWDC")
-        else:
+        if ndim not in _TRANSPOSE_LAYOUTS:
             raise ValueError("No 4+ dimensional dimension_number defaults.")
+        dimension_numbers = _TRANSPOSE_LAYOUTS[ndim]
     dn = _check_spec(conv_dimension_numbers(xs, ws, dimension_numbers), ndim)
-    k_sdims = [ws[d] for d in dn.rhs_spec[2:]]
     n = ndim - 2
     strides = _int_tuple("strides", strides, n)
     rhs_dilation = (1,) * n if rhs_dilation is None else _int_tuple("rhs_dilation", rhs_dilation, n)
-    if isinstance(padding, str):
-        pads = [_conv_transpose_padding(k, s, padding)
-                for k, s in zip(_dilate_shape(k_sdims, rhs_dilation), strides)]
+    if use_consistent_padding or (isinstance(padding, str) and padding in ("SAME", "VALID")):
+        k_dilated = _dilate_shape([ws[d] for d in dn.rhs_spec[2:]], rhs_dilation)
+        per_dim = [padding] * n if isinstance(padding, str) else [tuple(p) for p in padding]
+        pads = [_conv_transpose_padding(k, s, p) for k, s, p in zip(k_dilated, strides, per_dim)]
     else:
         pads = padding
     if transpose_kernel:
