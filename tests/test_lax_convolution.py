@@ -231,8 +231,8 @@ def test_conv_dimension_numbers_and_padtype():
 
 
 def test_jaxpr_shows_the_primitive():
-    text = str(xjax.make_jaxpr(lambda x, w: lax.conv_general_dilated(
-        x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")))(jnp.ones((1, 5, 5, 2)), jnp.ones((3, 3, 2, 4))))
+    f = lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))  # noqa
+    text = str(xjax.make_jaxpr(f)(jnp.ones((1, 5, 5, 2)), jnp.ones((3, 3, 2, 4))))
     assert "conv_general_dilated[" in text
     assert "dimension_numbers=ConvDimensionNumbers(lhs_spec=(0, 3, 1, 2), rhs_spec=(3, 2, 0, 1), " \
            "out_spec=(0, 3, 1, 2))" in text

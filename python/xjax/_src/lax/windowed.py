@@ -63,7 +63,8 @@ def _window_params(shape, window_dimensions, window_strides, padding, base_dilat
     try:
         wd = tuple(operator.index(v) for v in window_dimensions)
     except TypeError as e:
-        raise TypeError(f"reduce_window window_dimensions must be a sequence of ints, got {window_dimensions!r}.") from e
+        raise TypeError(f"reduce_window window_dimensions must be a sequence of ints, got "
+                        f"{window_dimensions!r}.") from e
     if len(wd) != n:
         raise TypeError(f"reduce_window got the wrong number of window_dimensions for operand: got operand shape "
                         f"{tuple(shape)} with window_dimensions {wd}.")
