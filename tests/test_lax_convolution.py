@@ -128,6 +128,24 @@ def test_matches_numpy_reference(x64, seed):
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("strides,lhs_dil,rhs_dil,pads", [
+    ((1, 2), (2, 3), (1, 2), ((2, 1), (0, 3))),
+    ((2, 3), (3, 2), (2, 1), ((-1, 2), (4, 0))),
+    ((3, 1), (4, 4), (3, 2), ((3, 3), (1, 1))),
+])
+@pytest.mark.parametrize("groups", [(1, 1), (2, 1), (1, 2)])
+def test_lhs_dilation_matches_numpy(x64, strides, lhs_dil, rhs_dil, pads, groups):
+    """An lhs with holes: the kernel computes one dense convolution per class of output positions."""
+    fgc, bgc = groups
+    rng = np.random.default_rng(sum(strides) + 10 * fgc + bgc)
+    x = rng.standard_normal((2 * bgc, 5, 4, 2 * fgc))
+    w = rng.standard_normal((3, 4, 2, 3 * fgc * bgc))
+    dn = ("NHWC", "HWIO", "NHWC")
+    got = lax.conv_general_dilated(x, w, strides, pads, lhs_dil, rhs_dil, dn, fgc, bgc)
+    want = ref_conv(x, w, strides, pads, lhs_dil, rhs_dil, dn, fgc, bgc)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
 def test_matches_scipy_correlate():
     rng = np.random.default_rng(0)
     x, w = rng.standard_normal((9, 11)).astype(np.float32), rng.standard_normal((4, 3)).astype(np.float32)
