@@ -2,8 +2,11 @@
 //
 // Per group the convolution is the product out[row, o] = A[row, (tap, c)] W[(tap, c), o], with
 // one row per (batch, output position) and A ("im2col") the input under each tap, zero on padding
-// and holes. A is never built whole: blocks of rows and taps that fit in L2 are filled and
-// multiplied at once on one thread (contraction::matmul_serial), the blocks spread over the pool.
+// and holes. A is never built whole: blocks of rows and taps are filled and multiplied at once on
+// one thread, the blocks spread over the pool. Usually im2col writes A straight into the built-in
+// GEMM's packed layout (contraction_kernels.h: gemm_block_packed), so A is copied once; otherwise
+// (one output feature, or more input features than a packed block holds) blocks that fit in L2
+// go through contraction::matmul_serial.
 //
 // When rows are few (the kernel-gradient convolutions: rows = taps x in features of the original
 // kernel, taps = its output positions) a block row of A is long: its taps are cut into chunks
@@ -18,6 +21,7 @@
 #include <memory>
 
 #include "core/cpu/contraction_gemm.h"
+#include "core/cpu/contraction_kernels.h"
 #include "core/thread_pool.h"
 
 namespace xjax::conv {
@@ -31,9 +35,10 @@ constexpr int64_t kPartialElems = int64_t(1) << 24;   // budget of the partial s
 constexpr int64_t kMaxTapChunks = 16;
 constexpr int64_t kFewRowBlocks = 8;  // below this many row blocks, taps are split over tasks
 
+// Per-thread scratch, reused across calls. Slots: 0 A, 1 a product to add, 2 packed B.
 template <typename T>
 T* scratch(int slot, int64_t n) {
-  thread_local std::vector<T> bufs[2];
+  thread_local std::vector<T> bufs[3];
   std::vector<T>& v = bufs[slot];
   if (int64_t(v.size()) < n) v.resize(size_t(n));
   return v.data();
@@ -62,15 +67,16 @@ inline void zero_run(C* d, int64_t n) {
   std::memset(static_cast<void*>(d), 0, size_t(n) * sizeof(C));  // zero bits: zero in every compute type
 }
 
-// Fills a[(r - r0), (t - t0) * cg + c] for rows [r0, r1) and taps [t0, t1) of group `grp`.
+// Fills a[(r - r0) * lda + (t - t0) * cg + c] for rows [r0, r1) and taps [t0, t1) of group `grp`.
 //
 // The taps are cut into runs along the last spatial dim (the same for every row); rows come in
 // segments along the last output dim, over which the outer dims' offset of a run is constant. So
 // each (row, run) is one small copy (one per tap when the run's inputs are not contiguous).
 template <typename C>
-void fill_block(const Geometry& g, const C* lhs, int64_t grp, int64_t r0, int64_t r1, int64_t t0, int64_t t1, C* a) {
+void fill_block(const Geometry& g, const C* lhs, int64_t grp, int64_t r0, int64_t r1, int64_t t0, int64_t t1, C* a,
+                int64_t lda) {
   const size_t nsp = g.sp.size(), last = nsp - 1;
-  const int64_t cg = g.cg, width = (t1 - t0) * cg, kl = g.k_sp[last], ol_size = g.out_sp[last];
+  const int64_t cg = g.cg, kl = g.k_sp[last], ol_size = g.out_sp[last];
   const int64_t* tab_last = g.tab[last].data();
   const int64_t chan0 = g.batch_groups ? 0 : grp * cg;
   const int64_t batch0 = g.batch_groups ? grp * g.batch_out : 0;
@@ -108,12 +114,12 @@ void fill_block(const Geometry& g, const C* lhs, int64_t grp, int64_t r0, int64_
         const int64_t x = g.tab[i][size_t(o[i] * g.k_sp[i] + run_k[ri * last + i])];
         off = x < 0 ? -1 : off + x;
       }
-      C* dst = a + (r - r0) * width + col;
+      C* dst = a + (r - r0) * lda + col;
       if (off < 0) {
-        for (int64_t j = 0; j < seg; ++j, dst += width) zero_run(dst, n * cg);
+        for (int64_t j = 0; j < seg; ++j, dst += lda) zero_run(dst, n * cg);
       } else if (g.runs) {
         const C* src = src_row + off;
-        for (int64_t ol = ol0; ol < ol0 + seg; ++ol, dst += width) {
+        for (int64_t ol = ol0; ol < ol0 + seg; ++ol, dst += lda) {
           const int64_t lo = std::clamp(g.lo[size_t(ol)], k0, k1), hi = std::clamp(g.hi[size_t(ol)], lo, k1);
           if (lo > k0) zero_run(dst, (lo - k0) * cg);
           if (hi > lo) copy_run(dst + (lo - k0) * cg, src + tab_last[ol * kl + lo], (hi - lo) * cg);
@@ -121,7 +127,7 @@ void fill_block(const Geometry& g, const C* lhs, int64_t grp, int64_t r0, int64_
         }
       } else {
         const C* src = src_row + off;
-        for (int64_t ol = ol0; ol < ol0 + seg; ++ol, dst += width)
+        for (int64_t ol = ol0; ol < ol0 + seg; ++ol, dst += lda)
           for (int64_t k = k0; k < k1; ++k) {
             const int64_t x = tab_last[ol * kl + k];
             if (x < 0) {
@@ -159,19 +165,31 @@ void run_tasks(int64_t n, const std::function<void(int64_t)>& task) {
 
 // How the product of one group is cut: row blocks of `rb` rows, tap blocks of `tb` taps, and the
 // tap blocks of a row block in `chunks` chunks (one task each; > 1 only for few row blocks).
+// `packed`: im2col writes A straight into the micro-kernel's packed layout, kc columns (whole
+// taps) at a time, and the product runs on the built-in kernels' blocks without repacking A.
 struct Blocking {
   int64_t rb, tb, n_rb, n_tb, chunks, tb_per_chunk;
+  bool packed;
 };
 
+template <typename C>
 Blocking blocking(const Geometry& g) {
+  const contraction::Kernels<C>& kr = contraction::kernels<C>();
   Blocking b;
-  const int64_t kg = std::max<int64_t>(g.taps * g.cg, 1);
+  const int64_t kg = std::max<int64_t>(g.taps * g.cg, 1), cg = std::max<int64_t>(g.cg, 1);
+  b.packed = !g.direct && g.og >= 2 && g.cg <= kr.kc;  // (one output feature: matrix-vector products)
   if (g.rows <= 512) {
     b.rb = std::max<int64_t>(g.rows, 1);
   } else {
     b.rb = std::clamp<int64_t>(kBlockElems / kg, 96, 768) / 48 * 48;
   }
-  b.tb = g.direct ? 1 : std::clamp<int64_t>(kBlockElems / (b.rb * std::max<int64_t>(g.cg, 1)), 1, g.taps);
+  if (g.direct) {
+    b.tb = 1;
+  } else if (b.packed) {
+    b.tb = std::clamp<int64_t>(kr.kc / cg, 1, g.taps);
+  } else {
+    b.tb = std::clamp<int64_t>(kBlockElems / (b.rb * cg), 1, g.taps);
+  }
   b.n_rb = (g.rows + b.rb - 1) / b.rb;
   b.n_tb = (g.taps + b.tb - 1) / b.tb;
   b.chunks = 1;
@@ -182,6 +200,27 @@ Blocking blocking(const Geometry& g) {
   b.tb_per_chunk = (b.n_tb + b.chunks - 1) / b.chunks;
   b.chunks = (b.n_tb + b.tb_per_chunk - 1) / b.tb_per_chunk;
   return b;
+}
+
+// dst[0:r1-r0, og] (= or, from the second tap block on, +=) rows [r0, r1) of group grp times its
+// tap blocks [tb0, tb1), A built in the packed layout MC rows at a time.
+template <typename C>
+void multiply_packed(const Geometry& g, const Blocking& b, const C* lhs, const C* wg, int64_t grp, int64_t r0,
+                     int64_t r1, int64_t tb0, int64_t tb1, C* dst) {
+  const contraction::Kernels<C>& kr = contraction::kernels<C>();
+  const int64_t og = g.og, cg = g.cg, mr = kr.mr, ka = kr.ka;
+  C* ap = scratch<C>(0, (kr.mc + mr) * ka);
+  C* bp = scratch<C>(2, b.tb * cg * ((og + kr.nr - 1) / kr.nr * kr.nr));
+  for (int64_t tbi = tb0; tbi < tb1; ++tbi) {
+    const int64_t t0 = tbi * b.tb, t1 = std::min(g.taps, t0 + b.tb), kb = (t1 - t0) * cg;
+    kr.pack_b(wg + t0 * cg * og, og, 1, kb, og, bp);
+    for (int64_t m0 = r0; m0 < r1; m0 += kr.mc) {
+      const int64_t mc = std::min(kr.mc, r1 - m0);
+      fill_block(g, lhs, grp, m0, m0 + mc, t0, t1, ap, ka);
+      for (int64_t i = mc; i < (mc + mr - 1) / mr * mr; ++i) zero_run(ap + i * ka, kb);  // the last panel's padding
+      kr.gemm_block_packed(ap, mc, kb, bp, og, dst + (m0 - r0) * og, og, tbi != tb0);
+    }
+  }
 }
 
 }  // namespace
@@ -249,7 +288,7 @@ Geometry with_spatial(const Geometry& base, std::vector<WindowDim> sp) {
 
 template <typename C>
 void conv_groups(const Geometry& g, const C* lhs, const C* w, C* out) {
-  const Blocking b = blocking(g);
+  const Blocking b = blocking<C>(g);
   const int64_t og = g.og, cg = g.cg, kg = g.taps * cg;
   // Partial sums of the chunks after the first: [group][chunk - 1][rows][og].
   std::unique_ptr<C[]> partial;
@@ -261,9 +300,10 @@ void conv_groups(const Geometry& g, const C* lhs, const C* w, C* out) {
     C* dst = ci == 0 ? out + (grp * g.rows + r0) * og
                      : partial.get() + ((grp * (b.chunks - 1) + ci - 1) * g.rows + r0) * og;
     const C* wg = w + grp * kg * og;
+    const int64_t tb0 = ci * b.tb_per_chunk, tb1 = std::min(b.n_tb, tb0 + b.tb_per_chunk);
+    if (b.packed) return multiply_packed(g, b, lhs, wg, grp, r0, r1, tb0, tb1, dst);
     C* a = g.direct ? nullptr : scratch<C>(0, nr * b.tb * cg);
     C* tmp = nullptr;
-    const int64_t tb0 = ci * b.tb_per_chunk, tb1 = std::min(b.n_tb, tb0 + b.tb_per_chunk);
     for (int64_t tbi = tb0; tbi < tb1; ++tbi) {
       const int64_t t0 = tbi * b.tb, t1 = std::min(g.taps, t0 + b.tb), kb = (t1 - t0) * cg;
       Mat<C> am;
@@ -271,7 +311,7 @@ void conv_groups(const Geometry& g, const C* lhs, const C* w, C* out) {
         const int64_t base = g.batch_groups ? grp * g.batch_out * g.lhs_batch_stride : grp * cg;
         am = Mat<C>{lhs + base + r0 * g.cin, g.cin, 1};
       } else {
-        fill_block(g, lhs, grp, r0, r1, t0, t1, a);
+        fill_block(g, lhs, grp, r0, r1, t0, t1, a, kb);
         am = Mat<C>{a, kb, 1};
       }
       const Mat<C> bm{wg + t0 * cg * og, og, 1};

@@ -81,21 +81,23 @@ Walk make_walk(OpId op, const Shape& in, const Attrs& attrs) {
   return w;
 }
 
-// Calls fn(o, prefix, b, e) for every outer output position o, in parallel chunks of about 2^14
-// taps x inner elements: the valid taps of o are at offsets p + *k for p in prefix and k in [b, e),
-// in window order.
+// Calls fn(o, prefix, b, e, scratch) for every outer output position o, in parallel chunks of
+// about 2^14 taps x inner elements: the valid taps of o are at offsets p + *k for p in prefix and k
+// in [b, e), in window order. `scratch` is a vector the chunk's calls may reuse.
 template <typename F>
 void for_each_window(const Walk& w, F&& fn) {
   static const int64_t zero = 0;
   if (w.dims.empty()) {  // no window: one output, one tap
     const std::vector<int64_t> prefix{0};
-    fn(int64_t(0), prefix, &zero, &zero + 1);
+    std::vector<int64_t> scratch;
+    fn(int64_t(0), prefix, &zero, &zero + 1, scratch);
     return;
   }
   const size_t last = w.dims.size() - 1;
   const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 14) / std::max<int64_t>(w.taps * w.inner, 1));
   parallel_for(w.out_outer, grain, [&](int64_t o0, int64_t o1) {
-    thread_local std::vector<int64_t> prefix, o;
+    thread_local std::vector<int64_t> prefix, o, scratch_tl;
+    std::vector<int64_t>& scratch = scratch_tl;
     o.assign(w.dims.size(), 0);
     int64_t q = o0;
     for (size_t i = w.dims.size(); i-- > 0;) {
@@ -107,7 +109,7 @@ void for_each_window(const Walk& w, F&& fn) {
     const std::vector<int64_t>& start = w.start[last];
     for (int64_t i = o0; i < o1; ++i) {
       const size_t ol = size_t(o[last]);
-      fn(i, prefix, valid + start[ol], valid + start[ol + 1]);
+      fn(i, prefix, valid + start[ol], valid + start[ol + 1], scratch);
       if (++o[last] < w.out[last]) continue;
       for (size_t d = last + 1; d-- > 0 && o[d] == w.out[d];) {
         o[d] = 0;
@@ -158,6 +160,8 @@ inline A min_nan(A a, A b) {
   else return b < a ? b : a;
 }
 
+constexpr int64_t kRun = 64;  // inner elements combined at once
+
 template <OpId Op>
 void reduce_window_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
   const Tensor &x = in[0], &y = out[0];
@@ -170,22 +174,26 @@ void reduce_window_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>&
     const S* src = x.as<S>();
     S* dst = y.as<S>();
     const int64_t L = w.inner;
-    for_each_window(w, [&](int64_t o, const std::vector<int64_t>& prefix, const int64_t* b, const int64_t* e) {
-      thread_local std::vector<A> acc;
-      acc.assign(size_t(L), sum ? A(0) : (Op == OpId::reduce_window_max_ ? lowest<A>() : highest<A>()));
-      A* ac = acc.data();
-      for (int64_t base : prefix)
-        for (const int64_t* k = b; k != e; ++k) {
-          const S* p = src + base + *k;
-          for (int64_t j = 0; j < L; ++j) {
-            const A v = A(p[j]);
-            if constexpr (sum) ac[j] = ac[j] + v;
-            else if constexpr (Op == OpId::reduce_window_max_) ac[j] = max_nan(ac[j], v);
-            else ac[j] = min_nan(ac[j], v);
+    const A init = sum ? A(0) : (Op == OpId::reduce_window_max_ ? lowest<A>() : highest<A>());
+    for_each_window(w, [&](int64_t o, const std::vector<int64_t>& prefix, const int64_t* b, const int64_t* e,
+                           std::vector<int64_t>&) {
+      for (int64_t j0 = 0; j0 < L; j0 += kRun) {  // the inner run in pieces whose accumulators stay in registers
+        const int64_t n = std::min(kRun, L - j0);
+        A ac[kRun];
+        for (int64_t j = 0; j < n; ++j) ac[j] = init;
+        for (int64_t base : prefix)
+          for (const int64_t* k = b; k != e; ++k) {
+            const S* p = src + base + *k + j0;
+            for (int64_t j = 0; j < n; ++j) {
+              const A v = A(p[j]);
+              if constexpr (sum) ac[j] = ac[j] + v;
+              else if constexpr (Op == OpId::reduce_window_max_) ac[j] = max_nan(ac[j], v);
+              else ac[j] = min_nan(ac[j], v);
+            }
           }
-        }
-      S* q = dst + o * L;
-      for (int64_t j = 0; j < L; ++j) q[j] = S(ac[j]);
+        S* q = dst + o * L + j0;
+        for (int64_t j = 0; j < n; ++j) q[j] = S(ac[j]);
+      }
     });
   });
 }
@@ -225,17 +233,6 @@ void select_taps(bool ge, bool from_identity, const S* xv, const std::vector<int
   }
 }
 
-// Scratch for one window's selection.
-template <typename A>
-struct Selection {
-  std::vector<int64_t> offs;
-  std::vector<A> best;
-  std::vector<int32_t> sel;
-  void reserve(int64_t L) {
-    if (int64_t(best.size()) < L) best.resize(size_t(L)), sel.resize(size_t(L));
-  }
-};
-
 void select_and_gather_add_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
   const Tensor &t = in[0], &x = in[1], &y = out[0];
   if (y.size() == 0) return;
@@ -248,13 +245,17 @@ void select_and_gather_add_cpu(const std::vector<Tensor>& in, const std::vector<
       const S *tv = t.as<S>(), *xv = x.as<S>();
       S* dst = y.as<S>();
       const int64_t L = w.inner;
-      for_each_window(w, [&](int64_t o, const std::vector<int64_t>& prefix, const int64_t* b, const int64_t* e) {
-        thread_local Selection<A> s;
-        s.reserve(L);
-        gather_taps(prefix, b, e, s.offs);
-        select_taps(ge, true, xv, s.offs, L, s.best.data(), s.sel.data());
-        S* val = dst + o * L;
-        for (int64_t j = 0; j < L; ++j) val[j] = s.sel[j] < 0 ? S(0.0f) : tv[s.offs[size_t(s.sel[j])] + j];
+      for_each_window(w, [&](int64_t o, const std::vector<int64_t>& prefix, const int64_t* b, const int64_t* e,
+                             std::vector<int64_t>& offs) {
+        gather_taps(prefix, b, e, offs);
+        for (int64_t j0 = 0; j0 < L; j0 += kRun) {
+          const int64_t n = std::min(kRun, L - j0);
+          A best[kRun];
+          int32_t sel[kRun];
+          select_taps(ge, true, xv + j0, offs, n, best, sel);
+          S* val = dst + o * L + j0;
+          for (int64_t j = 0; j < n; ++j) val[j] = sel[j] < 0 ? S(0.0f) : tv[offs[size_t(sel[j])] + j0 + j];
+        }
       });
     }
   });
@@ -278,17 +279,21 @@ void select_and_scatter_add_cpu(const std::vector<Tensor>& in, const std::vector
       const S *xv = x.as<S>(), *sv = src.as<S>();
       S* dst = y.as<S>();
       std::unique_ptr<int64_t[]> chosen(disjoint ? nullptr : new int64_t[size_t(src.size())]);
-      for_each_window(w, [&](int64_t o, const std::vector<int64_t>& prefix, const int64_t* b, const int64_t* e) {
-        thread_local Selection<A> s;
-        s.reserve(L);
-        gather_taps(prefix, b, e, s.offs);
-        select_taps(ge, false, xv, s.offs, L, s.best.data(), s.sel.data());
-        for (int64_t j = 0; j < L; ++j) {
-          const int64_t at = s.sel[j] < 0 ? -1 : s.offs[size_t(s.sel[j])] + j;
-          if (disjoint) {
-            if (at >= 0) dst[at] = sv[o * L + j];
-          } else {
-            chosen[o * L + j] = at;
+      for_each_window(w, [&](int64_t o, const std::vector<int64_t>& prefix, const int64_t* b, const int64_t* e,
+                             std::vector<int64_t>& offs) {
+        gather_taps(prefix, b, e, offs);
+        for (int64_t j0 = 0; j0 < L; j0 += kRun) {
+          const int64_t n = std::min(kRun, L - j0);
+          A best[kRun];
+          int32_t sel[kRun];
+          select_taps(ge, false, xv + j0, offs, n, best, sel);
+          for (int64_t j = 0; j < n; ++j) {
+            const int64_t at = sel[j] < 0 ? -1 : offs[size_t(sel[j])] + j0 + j;
+            if (disjoint) {
+              if (at >= 0) dst[at] = sv[o * L + j0 + j];
+            } else {
+              chosen[o * L + j0 + j] = at;
+            }
           }
         }
       });
