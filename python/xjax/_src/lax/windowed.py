@@ -42,7 +42,7 @@ select_and_scatter_add_p = define_core_primitive("select_and_scatter_add", attrs
 
 # ---- arguments ----------------------------------------------------------------------------------
 
-def _shapelike(name, values, n, positive=True):
+def _shapelike(name, values, n):
     try:
         t = tuple(operator.index(v) for v in values)
     except TypeError as e:
@@ -50,7 +50,7 @@ def _shapelike(name, values, n, positive=True):
     if len(t) != n:
         raise TypeError(f"reduce_window got the wrong number of {name}: expected {n} (one per operand dimension), "
                         f"got {t}.")
-    if any(v < 1 for v in t) if positive else any(v < 0 for v in t):
+    if any(v < 1 for v in t):
         raise TypeError(f"reduce_window {name} must have every element be strictly positive, got {t}.")
     return t
 
@@ -97,6 +97,7 @@ def _windowed(prim):
     return reduce
 
 
+# The windowed reductions on their own (what pooling layers call), string padding allowed.
 _reduce_window_sum = _windowed(reduce_window_sum_p)
 _reduce_window_max = _windowed(reduce_window_max_p)
 _reduce_window_min = _windowed(reduce_window_min_p)
