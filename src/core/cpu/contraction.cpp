@@ -12,6 +12,7 @@
 #include <memory>
 #include <type_traits>
 
+#include "core/cpu/compute_types.h"
 #include "core/cpu/contraction_gemm.h"
 #include "core/ops/ops.h"
 #include "core/thread_pool.h"
@@ -86,15 +87,6 @@ std::vector<int64_t> group_offsets(const Shape& shape, const std::vector<int64_t
   return out;
 }
 
-template <typename C, typename S>
-inline C to_compute(S s) {
-  if constexpr (std::is_same_v<S, float16> || std::is_same_v<S, bfloat16>) {
-    return C(float(s));
-  } else {
-    return static_cast<C>(s);  // integers to unsigned: modulo 2^n, i.e. sign extension
-  }
-}
-
 // One operand prepared for the product: a matrix view (into the tensor or a scratch copy) and the
 // strides of its batch dims.
 template <typename C>
@@ -103,16 +95,6 @@ struct Operand {
   std::vector<int64_t> batch_strides;
   std::unique_ptr<C[]> copy;
 };
-
-// Storage of dt can be read as C in place (int32 as uint32, ...).
-template <typename C>
-bool same_storage(DType dt) {
-  if constexpr (std::is_same_v<C, float>) return dt == DType::Float32;
-  if constexpr (std::is_same_v<C, double>) return dt == DType::Float64;
-  if constexpr (std::is_same_v<C, uint32_t>) return dt == DType::Int32 || dt == DType::UInt32;
-  if constexpr (std::is_same_v<C, uint64_t>) return dt == DType::Int64 || dt == DType::UInt64;
-  return false;
-}
 
 // Sees `t` as [batch][rows][cols] over the given groups of dims.
 template <typename C>
@@ -204,15 +186,7 @@ void run(const Problem& p, const Tensor& lhs, const Tensor& rhs, const Tensor& o
     using Y = decltype(tag);
     Y* y = static_cast<Y*>(out.data);
     parallel_for(total, 1 << 15, [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) {
-        if constexpr (std::is_same_v<Y, bool>) {
-          y[i] = c[i] != C(0);
-        } else if constexpr (std::is_same_v<Y, float16> || std::is_same_v<Y, bfloat16>) {
-          y[i] = Y(float(c[i]));
-        } else {
-          y[i] = static_cast<Y>(c[i]);
-        }
-      }
+      for (int64_t i = i0; i < i1; ++i) y[i] = from_compute<Y>(c[i]);
     });
   });
 }
@@ -234,25 +208,7 @@ void dot_general_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& o
     std::memset(res.data, 0, size_t(res.size()) * itemsize(res.dtype));
     return;
   }
-  const DType x = lhs.dtype, y = res.dtype;
-  if (is_floating(x) || is_floating(y)) {
-    if (x == DType::Float64 || y == DType::Float64) {
-      run<double>(p, lhs, rhs, res);
-    } else {
-      run<float>(p, lhs, rhs, res);
-    }
-  } else if (y == DType::Bool) {
-    // Counts of true products; 64-bit only if a count could reach 2^32.
-    if (p.k < (int64_t(1) << 32)) {
-      run<uint32_t>(p, lhs, rhs, res);
-    } else {
-      run<uint64_t>(p, lhs, rhs, res);
-    }
-  } else if (itemsize(y) == 8) {
-    run<uint64_t>(p, lhs, rhs, res);
-  } else {
-    run<uint32_t>(p, lhs, rhs, res);
-  }
+  dispatch_compute(lhs.dtype, res.dtype, p.k, [&](auto tag) { run<decltype(tag)>(p, lhs, rhs, res); });
 }
 
 }  // namespace

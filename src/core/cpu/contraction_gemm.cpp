@@ -198,19 +198,23 @@ void builtin_gemv(int64_t m, int64_t k, Mat<T> a, const T* x, int64_t incx, T* y
 
 bool fits(int64_t v) { return v >= 0 && v <= INT_MAX; }
 
+// XJAX_GEMM=blas sends every product BLAS can take to it (tests, comparisons).
+bool blas_forced() {
+  static const bool forced = [] {
+    const char* env = std::getenv("XJAX_GEMM");
+    return env && std::strcmp(env, "blas") == 0;
+  }();
+  return forced;
+}
+
 // The BLAS to use for matrix-matrix products of T, or nullptr for the built-in kernels.
 template <typename T>
 const BlasApi* gemm_blas() {
   if constexpr (std::is_floating_point_v<T>) {
     const BlasApi* api = blas_api();
     if (!api) return nullptr;
-    // XJAX_GEMM=blas sends every product BLAS can take to it (tests, comparisons).
-    static const bool forced = [] {
-      const char* env = std::getenv("XJAX_GEMM");
-      return env && std::strcmp(env, "blas") == 0;
-    }();
     static const bool builtin_wider = std::strcmp(kernels_isa(), "avx512") == 0;
-    if (forced || api->avx512_kernels || !builtin_wider) return api;
+    if (blas_forced() || api->avx512_kernels || !builtin_wider) return api;
   }
   return nullptr;
 }
@@ -261,7 +265,9 @@ void matmul(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c, bool top_
   } else if (m == 1) {
     builtin_gemv(n, k, Mat<T>{b.data, b.cs, b.rs}, a.data, a.cs, c);  // c^T = b^T a^T
   } else {
-    const BlasApi* api = top_level ? gemm_blas<T>() : nullptr;
+    // Small products stay off BLAS: waking its thread pool can cost far more than the product (a
+    // 64x10x1568 sgemm took 24 ms on 2 busy cores with OpenBLAS's 2 threads, 0.05 ms on 1).
+    const BlasApi* api = top_level && (m * n * k >= kBigProduct || blas_forced()) ? gemm_blas<T>() : nullptr;
     if (!api || !blas_gemm(*api, m, n, k, a, b, c)) builtin_gemm(m, n, k, a, b, c, top_level);
   }
 }
@@ -288,6 +294,16 @@ void batched_matmul(const BatchDims& batch, int64_t m, int64_t n, int64_t k, Mat
     for (int64_t i = g * group; i < std::min(count, (g + 1) * group); ++i) one(i, false);
   });
 }
+
+template <typename T>
+void matmul_serial(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c) {
+  matmul(m, n, k, a, b, c, false);
+}
+
+template void matmul_serial<float>(int64_t, int64_t, int64_t, Mat<float>, Mat<float>, float*);
+template void matmul_serial<double>(int64_t, int64_t, int64_t, Mat<double>, Mat<double>, double*);
+template void matmul_serial<uint32_t>(int64_t, int64_t, int64_t, Mat<uint32_t>, Mat<uint32_t>, uint32_t*);
+template void matmul_serial<uint64_t>(int64_t, int64_t, int64_t, Mat<uint64_t>, Mat<uint64_t>, uint64_t*);
 
 template void batched_matmul<float>(const BatchDims&, int64_t, int64_t, int64_t, Mat<float>, Mat<float>, float*);
 template void batched_matmul<double>(const BatchDims&, int64_t, int64_t, int64_t, Mat<double>, Mat<double>, double*);

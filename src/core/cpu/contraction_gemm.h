@@ -26,4 +26,10 @@ struct BatchDims {
 template <typename T>
 void batched_matmul(const BatchDims& batch, int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c);
 
+// c = a * b (row-major m x n) with the built-in kernels, never BLAS: for callers that split their
+// work over the pool themselves (the convolution kernels); inside their parallel regions it runs
+// on the calling thread. k > 0.
+template <typename T>
+void matmul_serial(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c);
+
 }  // namespace xjax::contraction

@@ -23,6 +23,11 @@ struct Kernels {
   // a_buf holds this->a_buf elements. accumulate: add to C rather than overwrite it.
   void (*gemm_block)(const T* a, int64_t rs, int64_t cs, int64_t mc, int64_t kc, const T* b_packed, int64_t nc,
                      T* c, int64_t ldc, bool accumulate, T* a_buf);
+  // gemm_block with A already packed (by a caller that writes its rows in place, as the
+  // convolution's im2col): row i of A at a_packed[i * ka], ceil(mc / mr) * mr rows readable.
+  int64_t ka;
+  void (*gemm_block_packed)(const T* a_packed, int64_t mc, int64_t kc, const T* b_packed, int64_t nc, T* c,
+                            int64_t ldc, bool accumulate);
   // y[i] = sum_k a[i*lda + k] x[k]  (rows of A contiguous), x contiguous, i < m.
   void (*gemv_rows)(int64_t m, int64_t k, const T* a, int64_t lda, const T* x, T* y);
   // y[i] = sum_k a[k*lda + i] x[k]  (columns of A contiguous), x contiguous, i < m.

@@ -127,6 +127,17 @@ inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict 
 }
 
 template <typename T>
+void gemm_block_packed(const T* a_packed, int64_t mc, int64_t kc, const T* b_packed, int64_t nc, T* c, int64_t ldc,
+                       bool accumulate) {
+  constexpr int MR = Tile<T>::MR, NR = Tile<T>::NR;
+  constexpr int64_t KA = Tile<T>::KA;
+  for (int64_t p = 0; p < mc; p += MR)
+    for (int64_t q = 0; q < nc; q += NR)
+      micro_kernel<T, true>(kc, a_packed + p * KA, b_packed + q * kc, c + p * ldc + q, ldc, accumulate,
+                            min64(MR, mc - p), min64(NR, nc - q));
+}
+
+template <typename T>
 void gemm_block(const T* a, int64_t rs, int64_t cs, int64_t mc, int64_t kc, const T* b_packed, int64_t nc, T* c,
                 int64_t ldc, bool accumulate, T* a_buf) {
   constexpr int MR = Tile<T>::MR, NR = Tile<T>::NR;
@@ -229,6 +240,8 @@ Kernels<T> make_kernels() {
   k.mc = Tile<T>::MC;
   k.pack_b = &pack_b<T>;
   k.gemm_block = &gemm_block<T>;
+  k.ka = Tile<T>::KA;
+  k.gemm_block_packed = &gemm_block_packed<T>;
   k.gemv_rows = &gemv_rows<T>;
   k.gemv_cols = &gemv_cols<T>;
   return k;

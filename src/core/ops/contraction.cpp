@@ -1,4 +1,5 @@
-// Shape and dtype rules of the contraction ops: dot_general (JAX's lax.dot_general).
+// Shape and dtype rules of the contraction ops: dot_general (JAX's lax.dot_general), and the
+// preferred_element_type rule that conv_general_dilated shares.
 //
 // Errors follow JAX: every problem with the dimension numbers or dtypes is a TypeError, as
 // lax.dot_general raises them.
@@ -56,33 +57,6 @@ void check_operand_dims(const char* side, const TypeInfo& t, const std::vector<i
   }
 }
 
-int bit_width(DType dt) { return dt == DType::Bool ? 1 : int(itemsize(dt)) * 8; }
-
-// JAX's rules for preferred_element_type: integers and bool may not narrow; floats stay floats
-// (any width: f32 -> bf16 rounds the float32 result); integers may become floats.
-DType result_dtype(DType in, const Attrs& attrs, const std::string& ctx) {
-  if (!attrs.has("preferred_element_type")) return in;
-  const std::string& name = attrs.get_str("preferred_element_type");
-  if (name.empty()) return in;
-  DType pref;
-  try {
-    pref = dtype_from_name(name);
-  } catch (const std::invalid_argument&) {
-    fail_type(kOp, "unknown preferred_element_type '" + name + "'");
-  }
-  if (pref == in) return in;
-  if (is_floating(in) && !is_floating(pref))
-    fail_type(kOp, std::string("preferred_element_type ") + dtype_name(pref) + " is incompatible with " +
-                       dtype_name(in) + " operands (floating operands need a floating result); " + ctx);
-  if (is_signed_int(in) && is_unsigned(pref))
-    fail_type(kOp, std::string("preferred_element_type must have the same signedness as the original type, got ") +
-                       dtype_name(pref) + " for " + dtype_name(in) + " operands; " + ctx);
-  if (!is_floating(in) && !is_floating(pref) && bit_width(pref) < bit_width(in))
-    fail_type(kOp, std::string("preferred_element_type must not be narrower than the original type, got ") +
-                       dtype_name(pref) + " for " + dtype_name(in) + " operands; " + ctx);
-  return pref;
-}
-
 std::vector<TypeInfo> infer_dot_general(const std::vector<TypeInfo>& in, const Attrs& attrs) {
   const TypeInfo& lhs = in[0];
   const TypeInfo& rhs = in[1];
@@ -120,10 +94,37 @@ std::vector<TypeInfo> infer_dot_general(const std::vector<TypeInfo>& in, const A
   for (int64_t d = 0; d < int64_t(rhs.shape.size()); ++d)
     if (std::find(rb.begin(), rb.end(), d) == rb.end() && std::find(rc.begin(), rc.end(), d) == rc.end())
       out.push_back(rhs.shape[d]);
-  return {{out, result_dtype(lhs.dtype, attrs, ctx)}};
+  return {{out, preferred_result_dtype(kOp, lhs.dtype, attrs, ctx)}};
 }
 
 }  // namespace
+
+static int bit_width(DType dt) { return dt == DType::Bool ? 1 : int(itemsize(dt)) * 8; }
+
+// JAX's rules for preferred_element_type: integers and bool may not narrow; floats stay floats
+// (any width: f32 -> bf16 rounds the float32 result); integers may become floats.
+DType preferred_result_dtype(OpId op, DType in, const Attrs& attrs, const std::string& ctx) {
+  if (!attrs.has("preferred_element_type")) return in;
+  const std::string& name = attrs.get_str("preferred_element_type");
+  if (name.empty()) return in;
+  DType pref;
+  try {
+    pref = dtype_from_name(name);
+  } catch (const std::invalid_argument&) {
+    fail_type(op, "unknown preferred_element_type '" + name + "'");
+  }
+  if (pref == in) return in;
+  if (is_floating(in) && !is_floating(pref))
+    fail_type(op, std::string("preferred_element_type ") + dtype_name(pref) + " is incompatible with " +
+                       dtype_name(in) + " operands (floating operands need a floating result); " + ctx);
+  if (is_signed_int(in) && is_unsigned(pref))
+    fail_type(op, std::string("preferred_element_type must have the same signedness as the original type, got ") +
+                       dtype_name(pref) + " for " + dtype_name(in) + " operands; " + ctx);
+  if (!is_floating(in) && !is_floating(pref) && bit_width(pref) < bit_width(in))
+    fail_type(op, std::string("preferred_element_type must not be narrower than the original type, got ") +
+                       dtype_name(pref) + " for " + dtype_name(in) + " operands; " + ctx);
+  return pref;
+}
 
 void register_contraction_infer(OpTable& t) { t.set_infer(kOp, infer_dot_general); }
 

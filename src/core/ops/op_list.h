@@ -46,6 +46,10 @@
   X(gather, Index, 2) X(scatter, Index, 3) X(scatter_add, Index, 3) X(scatter_mul, Index, 3)     \
   X(scatter_min, Index, 3) X(scatter_max, Index, 3)                                              \
   /* contraction and sorting */                                                                  \
-  X(dot_general, Contraction, 2) X(sort, Sort, -1) X(top_k, Sort, 1)                             \
+  X(dot_general, Contraction, 2) X(conv_general_dilated, Contraction, 2)                         \
+  X(sort, Sort, -1) X(top_k, Sort, 1)                                                            \
+  /* windowed reductions, and max-pool's derivatives */                                          \
+  X(reduce_window_sum, Window, 1) X(reduce_window_max, Window, 1) X(reduce_window_min, Window, 1) \
+  X(select_and_gather_add, Window, 2) X(select_and_scatter_add, Window, 2)                       \
   /* control flow over subgraphs, and effects (never removed, run in program order) */           \
   X(cond, Control, -1) X(while, Control, -1) X(host_callback, Effect, -1)

@@ -23,6 +23,8 @@ void ensure_registered() {
     register_layout_infer(t);
     register_index_infer(t);
     register_contraction_infer(t);
+    register_convolution_infer(t);
+    register_window_infer(t);
     register_sort_infer(t);
     register_compiler_infer(t);
     register_elementwise_cpu(t);
@@ -30,6 +32,8 @@ void ensure_registered() {
     register_layout_cpu(t);
     register_index_cpu(t);
     register_contraction_cpu(t);
+    register_convolution_cpu(t);
+    register_window_cpu(t);
     register_sort_cpu(t);
   });
 }

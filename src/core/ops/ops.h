@@ -20,6 +20,7 @@ constexpr int kNumOps = int(OpId::kCount);
 
 enum class OpKind {
   Elementwise, Source, Reduction, Cumulative, Layout, Index, Contraction, Sort,
+  Window,     // reductions over sliding windows (and their derivatives)
   Broadcast,  // re-indexes its operand, element order kept (fusible as a load)
   Control,    // runs subgraphs (cond, while)
   Effect,     // side effects (host callbacks): kept by DCE, run in program order
@@ -70,6 +71,8 @@ void register_reduction_infer(OpTable&);
 void register_layout_infer(OpTable&);
 void register_index_infer(OpTable&);
 void register_contraction_infer(OpTable&);
+void register_convolution_infer(OpTable&);
+void register_window_infer(OpTable&);
 void register_sort_infer(OpTable&);
 void register_compiler_infer(OpTable&);  // constant, control flow, callbacks (src/core/compiler)
 void register_elementwise_cpu(OpTable&);
@@ -77,11 +80,16 @@ void register_reduction_cpu(OpTable&);
 void register_layout_cpu(OpTable&);
 void register_index_cpu(OpTable&);
 void register_contraction_cpu(OpTable&);
+void register_convolution_cpu(OpTable&);
+void register_window_cpu(OpTable&);
 void register_sort_cpu(OpTable&);
 
 // Helpers shared by infer functions: "[op] message" errors and axis checks.
 [[noreturn]] void fail_type(OpId op, const std::string& msg);
 [[noreturn]] void fail_value(OpId op, const std::string& msg);
 std::string types_str(const std::vector<TypeInfo>& in);
+// The result dtype of a contraction (dot_general, conv_general_dilated) of `in` operands under
+// the optional 'preferred_element_type' attribute, by JAX's rules; TypeErrors name op and ctx.
+DType preferred_result_dtype(OpId op, DType in, const Attrs& attrs, const std::string& ctx);
 
 }  // namespace xjax

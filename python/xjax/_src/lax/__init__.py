@@ -1,5 +1,6 @@
 """The primitives, grouped by family; xjax.lax re-exports the public names."""
 from xjax._src.lax.contraction import *  # noqa: F401,F403
+from xjax._src.lax.convolution import *  # noqa: F401,F403
 from xjax._src.lax.elementwise import *  # noqa: F401,F403
 from xjax._src.lax.elementwise import PRIMITIVES as _ELEMENTWISE
 from xjax._src.lax.indexing import *  # noqa: F401,F403
@@ -7,6 +8,7 @@ from xjax._src.lax.layout import *  # noqa: F401,F403
 from xjax._src.lax.reduction import *  # noqa: F401,F403
 from xjax._src.lax.sorting import *  # noqa: F401,F403
 from xjax._src.lax.parallel import *  # noqa: F401,F403
+from xjax._src.lax.windowed import *  # noqa: F401,F403
 from xjax._src.lax.stop_gradient import stop_gradient, stop_gradient_p  # noqa: F401
 
 copy_p = _ELEMENTWISE["copy"]

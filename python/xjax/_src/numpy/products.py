@@ -220,46 +220,41 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 
 # ---- 1-D convolution ------------------------------------------------------------------------
 
-def _conv(name, a, v, mode, flip):
+def _conv(name, a, v, mode, preferred_element_type):
+    """1-D convolution (flipped kernel) or correlation on lax.conv_general_dilated, as jnp."""
     util.check_arraylike(name, a, v)
-    x, w = util.promote_dtypes_inexact(a, v)
+    pet = _pet(preferred_element_type)
+    x, w = util.promote_dtypes_inexact(a, v) if pet is None else util.promote_dtypes(a, v)
     if x.aval.ndim != 1 or w.aval.ndim != 1:
         raise ValueError(f"{name}() only support 1-dimensional inputs.")
     n, m = x.aval.shape[0], w.aval.shape[0]
     if n == 0 or m == 0:
         raise ValueError(f"{name}: inputs cannot be empty, got shapes {x.aval.shape} and {w.aval.shape}.")
-    swapped = False
-    if m > n:
+    reverse_out = False
+    if m > n:  # the longer operand slides under the shorter; a correlation then comes out reversed
         x, w, n, m = w, x, m, n
-        swapped = True
-    if flip:
+        reverse_out = name == "correlate"
+    if name == "convolve":
         w = lax.rev(w, (0,))
-    # Windows of the zero-padded input: windows[i, k] = padded[i + k].
-    full_len = n + m - 1
-    padded = lax.pad(x, util.scalar(0, x.aval.dtype, False), [(m - 1, m - 1, 0)])
-    if mode == "full":
-        start, length = 0, full_len
+    if mode == "valid":
+        padding = [(0, 0)]
     elif mode == "same":
-        start, length = (m - 1) // 2, n
-    elif mode == "valid":
-        start, length = m - 1, n - m + 1
+        padding = [(m // 2, m - m // 2 - 1)]
+    elif mode == "full":
+        padding = [(m - 1, m - 1)]
     else:
         raise ValueError(f"mode must be one of ['full', 'same', 'valid'], got {mode!r}")
-    from xjax._src.numpy.take import take
-
-    idx = (np.arange(start, start + length)[:, None] + np.arange(m)[None, :]).astype(np.int32)
-    windows = take(padded, util.asarray(idx), axis=0, mode="clip")
-    out = _dot_general(windows, w, ((1,), (0,)), ((), ()))
-    if swapped and not flip:
-        out = lax.rev(out, (0,))
-    return out
+    out = lax.conv_general_dilated(lax.reshape(x, (1, 1, n)), lax.reshape(w, (1, 1, m)), (1,), padding,
+                                   preferred_element_type=pet)
+    out = lax.reshape(out, out.aval.shape[2:])
+    return lax.rev(out, (0,)) if reverse_out else out
 
 
 def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
     """The discrete linear convolution of 1-D a and v ('full', 'same' or 'valid')."""
-    return _conv("convolve", a, v, mode, flip=True)
+    return _conv("convolve", a, v, mode, preferred_element_type)
 
 
 def correlate(a, v, mode="valid", *, precision=None, preferred_element_type=None):
-    """The cross-correlation of 1-D a and v ('valid' by default)."""
-    return _conv("correlate", a, v, mode, flip=False)
+    """The cross-correlation of 1-D a and v ('valid' by default; 'same' and 'full' zero-pad)."""
+    return _conv("correlate", a, v, mode, preferred_element_type)

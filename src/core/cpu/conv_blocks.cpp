@@ -1,0 +1,344 @@
+// The convolution as blocked products: im2col blocks multiplied by the built-in GEMM.
+//
+// Per group the convolution is the product out[row, o] = A[row, (tap, c)] W[(tap, c), o], with
+// one row per (batch, output position) and A ("im2col") the input under each tap, zero on padding
+// and holes. A is never built whole: blocks of rows and taps are filled and multiplied at once on
+// one thread, the blocks spread over the pool. Usually im2col writes A straight into the built-in
+// GEMM's packed layout (contraction_kernels.h: gemm_block_packed), so A is copied once; otherwise
+// (one output feature, or more input features than a packed block holds) blocks that fit in L2
+// go through contraction::matmul_serial.
+//
+// When rows are few (the kernel-gradient convolutions: rows = taps x in features of the original
+// kernel, taps = its output positions) a block row of A is long: its taps are cut into chunks
+// multiplied by separate tasks into partial sums, added in chunk order. Blocks depend only on the
+// shapes, so results do not depend on the number of threads.
+#include "core/cpu/conv_blocks.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <functional>
+#include <memory>
+
+#include "core/cpu/contraction_gemm.h"
+#include "core/cpu/contraction_kernels.h"
+#include "core/thread_pool.h"
+
+namespace xjax::conv {
+
+namespace {
+
+using contraction::Mat;
+
+constexpr int64_t kBlockElems = int64_t(1) << 16;     // elements of one block of A (L2-sized)
+constexpr int64_t kPartialElems = int64_t(1) << 24;   // budget of the partial sums of split taps
+constexpr int64_t kMaxTapChunks = 16;
+constexpr int64_t kFewRowBlocks = 8;  // below this many row blocks, taps are split over tasks
+
+// Per-thread scratch, reused across calls. Slots: 0 A, 1 a product to add, 2 packed B.
+template <typename T>
+T* scratch(int slot, int64_t n) {
+  thread_local std::vector<T> bufs[3];
+  std::vector<T>& v = bufs[slot];
+  if (int64_t(v.size()) < n) v.resize(size_t(n));
+  return v.data();
+}
+
+// Copies n elements; short runs (a few channels) without a call to memcpy (fixed-size memcpy
+// compiles to plain moves).
+template <typename C>
+inline void copy_run(C* d, const C* s, int64_t n) {
+  if (n > 32) {
+    std::memcpy(d, s, size_t(n) * sizeof(C));
+    return;
+  }
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) std::memcpy(d + i, s + i, 4 * sizeof(C));
+  switch (n - i) {
+    case 3: d[i + 2] = s[i + 2]; [[fallthrough]];
+    case 2: d[i + 1] = s[i + 1]; [[fallthrough]];
+    case 1: d[i] = s[i]; [[fallthrough]];
+    default: break;
+  }
+}
+
+template <typename C>
+inline void zero_run(C* d, int64_t n) {
+  std::memset(static_cast<void*>(d), 0, size_t(n) * sizeof(C));  // zero bits: zero in every compute type
+}
+
+// Fills a[(r - r0) * lda + (t - t0) * cg + c] for rows [r0, r1) and taps [t0, t1) of group `grp`.
+//
+// The taps are cut into runs along the last spatial dim (the same for every row); rows come in
+// segments along the last output dim, over which the outer dims' offset of a run is constant. So
+// each (row, run) is one small copy (one per tap when the run's inputs are not contiguous).
+template <typename C>
+void fill_block(const Geometry& g, const C* lhs, int64_t grp, int64_t r0, int64_t r1, int64_t t0, int64_t t1, C* a,
+                int64_t lda) {
+  const size_t nsp = g.sp.size(), last = nsp - 1;
+  const int64_t cg = g.cg, kl = g.k_sp[last], ol_size = g.out_sp[last];
+  const int64_t* tab_last = g.tab[last].data();
+  const int64_t chan0 = g.batch_groups ? 0 : grp * cg;
+  const int64_t batch0 = g.batch_groups ? grp * g.batch_out : 0;
+  // Runs: (column in the row of a, first tap along the last dim, taps), and their outer taps.
+  thread_local std::vector<int64_t> runs, run_k;
+  runs.clear();
+  run_k.clear();
+  for (int64_t t = t0; t < t1;) {
+    const int64_t k0 = t % kl, n = std::min(kl - k0, t1 - t);
+    runs.insert(runs.end(), {(t - t0) * cg, k0, n});
+    int64_t rest = t / kl;
+    const size_t at = run_k.size();
+    run_k.resize(at + last);
+    for (size_t i = last; i-- > 0;) {
+      run_k[at + i] = rest % g.k_sp[i];
+      rest /= g.k_sp[i];
+    }
+    t += n;
+  }
+  const size_t n_runs = runs.size() / 3;
+  thread_local std::vector<int64_t> o;
+  o.assign(nsp, 0);
+  int64_t q = r0;
+  for (size_t i = nsp; i-- > 0;) {
+    o[i] = q % g.out_sp[i];
+    q /= g.out_sp[i];
+  }
+  for (int64_t r = r0; r < r1;) {
+    const int64_t ol0 = o[last], seg = std::min(r1 - r, ol_size - ol0);
+    const C* src_row = lhs + (batch0 + q) * g.lhs_batch_stride + chan0;
+    for (size_t ri = 0; ri < n_runs; ++ri) {
+      const int64_t col = runs[3 * ri], k0 = runs[3 * ri + 1], n = runs[3 * ri + 2], k1 = k0 + n;
+      int64_t off = 0;
+      for (size_t i = 0; i < last && off >= 0; ++i) {
+        const int64_t x = g.tab[i][size_t(o[i] * g.k_sp[i] + run_k[ri * last + i])];
+        off = x < 0 ? -1 : off + x;
+      }
+      C* dst = a + (r - r0) * lda + col;
+      if (off < 0) {
+        for (int64_t j = 0; j < seg; ++j, dst += lda) zero_run(dst, n * cg);
+      } else if (g.runs) {
+        const C* src = src_row + off;
+        for (int64_t ol = ol0; ol < ol0 + seg; ++ol, dst += lda) {
+          const int64_t lo = std::clamp(g.lo[size_t(ol)], k0, k1), hi = std::clamp(g.hi[size_t(ol)], lo, k1);
+          if (lo > k0) zero_run(dst, (lo - k0) * cg);
+          if (hi > lo) copy_run(dst + (lo - k0) * cg, src + tab_last[ol * kl + lo], (hi - lo) * cg);
+          if (k1 > hi) zero_run(dst + (hi - k0) * cg, (k1 - hi) * cg);
+        }
+      } else {
+        const C* src = src_row + off;
+        for (int64_t ol = ol0; ol < ol0 + seg; ++ol, dst += lda)
+          for (int64_t k = k0; k < k1; ++k) {
+            const int64_t x = tab_last[ol * kl + k];
+            if (x < 0) {
+              zero_run(dst + (k - k0) * cg, cg);
+            } else {
+              copy_run(dst + (k - k0) * cg, src + x, cg);
+            }
+          }
+      }
+    }
+    r += seg;
+    o[last] += seg;
+    for (size_t i = nsp; i-- > 0 && o[i] == g.out_sp[i];) {  // carry into the outer dims
+      o[i] = 0;
+      if (i == 0) {
+        ++q;
+      } else {
+        ++o[i - 1];
+      }
+    }
+  }
+}
+
+// Runs task(i) for i in [0, n) on the pool, handing tasks out one at a time.
+void run_tasks(int64_t n, const std::function<void(int64_t)>& task) {
+  if (n <= 1) {
+    if (n == 1) task(0);
+    return;
+  }
+  std::atomic<int64_t> next{0};
+  parallel_for(std::min<int64_t>(n, ThreadPool::global().size()), 1, [&](int64_t, int64_t) {
+    for (int64_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) task(i);
+  });
+}
+
+// How the product of one group is cut: row blocks of `rb` rows, tap blocks of `tb` taps, and the
+// tap blocks of a row block in `chunks` chunks (one task each; > 1 only for few row blocks).
+// `packed`: im2col writes A straight into the micro-kernel's packed layout, kc columns (whole
+// taps) at a time, and the product runs on the built-in kernels' blocks without repacking A.
+struct Blocking {
+  int64_t rb, tb, n_rb, n_tb, chunks, tb_per_chunk;
+  bool packed;
+};
+
+template <typename C>
+Blocking blocking(const Geometry& g) {
+  const contraction::Kernels<C>& kr = contraction::kernels<C>();
+  Blocking b;
+  const int64_t kg = std::max<int64_t>(g.taps * g.cg, 1), cg = std::max<int64_t>(g.cg, 1);
+  b.packed = !g.direct && g.og >= 2 && g.cg <= kr.kc;  // (one output feature: matrix-vector products)
+  if (g.rows <= 512) {
+    b.rb = std::max<int64_t>(g.rows, 1);
+  } else {
+    b.rb = std::clamp<int64_t>(kBlockElems / kg, 96, 768) / 48 * 48;
+  }
+  if (g.direct) {
+    b.tb = 1;
+  } else if (b.packed) {
+    b.tb = std::clamp<int64_t>(kr.kc / cg, 1, g.taps);
+  } else {
+    b.tb = std::clamp<int64_t>(kBlockElems / (b.rb * cg), 1, g.taps);
+  }
+  b.n_rb = (g.rows + b.rb - 1) / b.rb;
+  b.n_tb = (g.taps + b.tb - 1) / b.tb;
+  b.chunks = 1;
+  if (b.n_rb < kFewRowBlocks && b.n_tb > 1) {
+    const int64_t by_memory = kPartialElems / std::max<int64_t>(g.rows * g.og, 1);
+    b.chunks = std::clamp<int64_t>(std::min(by_memory, kMaxTapChunks), 1, b.n_tb);
+  }
+  b.tb_per_chunk = (b.n_tb + b.chunks - 1) / b.chunks;
+  b.chunks = (b.n_tb + b.tb_per_chunk - 1) / b.tb_per_chunk;
+  return b;
+}
+
+// dst[0:r1-r0, og] (= or, from the second tap block on, +=) rows [r0, r1) of group grp times its
+// tap blocks [tb0, tb1), A built in the packed layout MC rows at a time.
+template <typename C>
+void multiply_packed(const Geometry& g, const Blocking& b, const C* lhs, const C* wg, int64_t grp, int64_t r0,
+                     int64_t r1, int64_t tb0, int64_t tb1, C* dst) {
+  const contraction::Kernels<C>& kr = contraction::kernels<C>();
+  const int64_t og = g.og, cg = g.cg, mr = kr.mr, ka = kr.ka;
+  C* ap = scratch<C>(0, (kr.mc + mr) * ka);
+  C* bp = scratch<C>(2, b.tb * cg * ((og + kr.nr - 1) / kr.nr * kr.nr));
+  for (int64_t tbi = tb0; tbi < tb1; ++tbi) {
+    const int64_t t0 = tbi * b.tb, t1 = std::min(g.taps, t0 + b.tb), kb = (t1 - t0) * cg;
+    kr.pack_b(wg + t0 * cg * og, og, 1, kb, og, bp);
+    for (int64_t m0 = r0; m0 < r1; m0 += kr.mc) {
+      const int64_t mc = std::min(kr.mc, r1 - m0);
+      fill_block(g, lhs, grp, m0, m0 + mc, t0, t1, ap, ka);
+      for (int64_t i = mc; i < (mc + mr - 1) / mr * mr; ++i) zero_run(ap + i * ka, kb);  // the last panel's padding
+      kr.gemm_block_packed(ap, mc, kb, bp, og, dst + (m0 - r0) * og, og, tbi != tb0);
+    }
+  }
+}
+
+}  // namespace
+
+Geometry geometry(const ConvDims& d, const Shape& lhs, const Shape& rhs) {
+  Geometry g;
+  g.groups = std::max(d.feature_groups, d.batch_groups);
+  g.batch_groups = d.batch_groups > 1;
+  g.batch_out = lhs[d.lhs_spec[0]] / d.batch_groups;
+  g.cin = lhs[d.lhs_spec[1]];
+  g.cg = rhs[d.rhs_spec[1]];
+  g.og = rhs[d.rhs_spec[0]] / g.groups;
+  return with_spatial(g, d.spatial);
+}
+
+Geometry with_spatial(const Geometry& base, std::vector<WindowDim> sp) {
+  Geometry g;
+  g.groups = base.groups;
+  g.batch_groups = base.batch_groups;
+  g.batch_out = base.batch_out;
+  g.cin = base.cin;
+  g.cg = base.cg;
+  g.og = base.og;
+  g.sp = std::move(sp);
+  g.rows = g.batch_out;
+  g.direct = true;
+  int64_t stride = g.cin;
+  g.lhs_sp_strides.assign(g.sp.size(), 0);
+  for (size_t i = g.sp.size(); i-- > 0;) {
+    g.lhs_sp_strides[i] = stride;
+    stride *= g.sp[i].size;
+  }
+  g.lhs_batch_stride = stride;
+  for (const WindowDim& w : g.sp) {
+    g.out_sp.push_back(w.out_size());
+    g.k_sp.push_back(w.window);
+    g.rows *= w.out_size();
+    g.taps *= w.window;
+    g.direct = g.direct && w.window == 1 && w.stride == 1 && w.pad_lo == 0 && w.pad_hi == 0 && w.base_dilation == 1;
+  }
+  if (g.direct || g.sp.empty()) return g;
+  for (size_t i = 0; i < g.sp.size(); ++i) {
+    const WindowDim& w = g.sp[i];
+    std::vector<int64_t> t(size_t(w.out_size() * w.window));
+    for (int64_t o = 0; o < w.out_size(); ++o)
+      for (int64_t k = 0; k < w.window; ++k) {
+        const int64_t src = w.source(o, k);
+        t[size_t(o * w.window + k)] = src < 0 ? -1 : src * g.lhs_sp_strides[i];
+      }
+    g.tab.push_back(std::move(t));
+  }
+  const WindowDim& last = g.sp.back();
+  if (last.base_dilation == 1) {
+    g.runs = last.window_dilation == 1 && g.cg == g.cin;
+    for (int64_t o = 0; o < last.out_size(); ++o) {
+      int64_t lo = last.window, hi = 0;
+      for (int64_t k = 0; k < last.window; ++k)
+        if (last.source(o, k) >= 0) lo = std::min(lo, k), hi = k + 1;
+      g.lo.push_back(lo);
+      g.hi.push_back(std::max(lo, hi));
+    }
+  }
+  return g;
+}
+
+template <typename C>
+void conv_groups(const Geometry& g, const C* lhs, const C* w, C* out) {
+  const Blocking b = blocking<C>(g);
+  const int64_t og = g.og, cg = g.cg, kg = g.taps * cg;
+  // Partial sums of the chunks after the first: [group][chunk - 1][rows][og].
+  std::unique_ptr<C[]> partial;
+  if (b.chunks > 1) partial.reset(new C[size_t(g.groups * (b.chunks - 1) * g.rows * og)]);
+  const int64_t tasks_per_group = b.n_rb * b.chunks;
+  run_tasks(g.groups * tasks_per_group, [&](int64_t task) {
+    const int64_t grp = task / tasks_per_group, ri = (task % tasks_per_group) / b.chunks, ci = task % b.chunks;
+    const int64_t r0 = ri * b.rb, r1 = std::min(g.rows, r0 + b.rb), nr = r1 - r0;
+    C* dst = ci == 0 ? out + (grp * g.rows + r0) * og
+                     : partial.get() + ((grp * (b.chunks - 1) + ci - 1) * g.rows + r0) * og;
+    const C* wg = w + grp * kg * og;
+    const int64_t tb0 = ci * b.tb_per_chunk, tb1 = std::min(b.n_tb, tb0 + b.tb_per_chunk);
+    if (b.packed) return multiply_packed(g, b, lhs, wg, grp, r0, r1, tb0, tb1, dst);
+    C* a = g.direct ? nullptr : scratch<C>(0, nr * b.tb * cg);
+    C* tmp = nullptr;
+    for (int64_t tbi = tb0; tbi < tb1; ++tbi) {
+      const int64_t t0 = tbi * b.tb, t1 = std::min(g.taps, t0 + b.tb), kb = (t1 - t0) * cg;
+      Mat<C> am;
+      if (g.direct) {
+        const int64_t base = g.batch_groups ? grp * g.batch_out * g.lhs_batch_stride : grp * cg;
+        am = Mat<C>{lhs + base + r0 * g.cin, g.cin, 1};
+      } else {
+        fill_block(g, lhs, grp, r0, r1, t0, t1, a, kb);
+        am = Mat<C>{a, kb, 1};
+      }
+      const Mat<C> bm{wg + t0 * cg * og, og, 1};
+      if (tbi == tb0) {
+        contraction::matmul_serial<C>(nr, og, kb, am, bm, dst);
+      } else {
+        if (!tmp) tmp = scratch<C>(1, nr * og);
+        contraction::matmul_serial<C>(nr, og, kb, am, bm, tmp);
+        for (int64_t i = 0; i < nr * og; ++i) dst[i] += tmp[i];
+      }
+    }
+  });
+  if (b.chunks == 1) return;
+  const int64_t per_group = g.rows * og;
+  parallel_for(g.groups * per_group, 1 << 14, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const int64_t grp = i / per_group, j = i % per_group;
+      C s = out[i];
+      for (int64_t ci = 1; ci < b.chunks; ++ci) s += partial[(grp * (b.chunks - 1) + ci - 1) * per_group + j];
+      out[i] = s;
+    }
+  });
+}
+
+template void conv_groups<float>(const Geometry&, const float*, const float*, float*);
+template void conv_groups<double>(const Geometry&, const double*, const double*, double*);
+template void conv_groups<uint32_t>(const Geometry&, const uint32_t*, const uint32_t*, uint32_t*);
+template void conv_groups<uint64_t>(const Geometry&, const uint64_t*, const uint64_t*, uint64_t*);
+
+}  // namespace xjax::conv

@@ -1,0 +1,41 @@
+// The convolution as blocked products (see conv_blocks.cpp): its geometry in canonical layouts
+// and the im2col-block GEMM that computes it. Used by the conv_general_dilated kernel.
+#pragma once
+#include <vector>
+
+#include "core/ops/window_dims.h"
+
+namespace xjax::conv {
+
+// The convolution seen in canonical layouts: lhs [batch, spatial..., feature], rhs
+// [group][tap][in feature][out feature], out [group][batch, spatial...][out feature].
+struct Geometry {
+  std::vector<WindowDim> sp;
+  int64_t batch_out = 0, cin = 0, cg = 0, og = 0, groups = 1;
+  bool batch_groups = false;
+  int64_t rows = 0, taps = 1;  // rows and taps of one group's product
+  Shape out_sp, k_sp;
+  std::vector<int64_t> lhs_sp_strides;  // canonical lhs strides of the spatial dims
+  int64_t lhs_batch_stride = 0;
+  bool direct = false;  // A is the canonical lhs itself (1x1 window, no stride, padding or dilation)
+  // tab[i][o * window + k]: offset in the canonical lhs of tap k of output position o along spatial
+  // dim i, or -1 on padding and holes.
+  std::vector<std::vector<int64_t>> tab;
+  // Along the last spatial dim the valid taps of output position o are [lo[o], hi[o]) (no holes),
+  // and `runs`: their inputs are contiguous (window_dilation 1, a tap's features are all of them).
+  std::vector<int64_t> lo, hi;
+  bool runs = false;
+};
+
+// The geometry of the convolution `d` of lhs and rhs shapes.
+Geometry geometry(const ConvDims& d, const Shape& lhs, const Shape& rhs);
+
+// The geometry of `base` (same operands and groups) with the spatial dims `sp` instead.
+Geometry with_spatial(const Geometry& base, std::vector<WindowDim> sp);
+
+// out[group][row][og] = the convolution of the canonical lhs and rhs, for C in float, double,
+// uint32_t, uint64_t. Splits its work over the thread pool.
+template <typename C>
+void conv_groups(const Geometry& g, const C* lhs, const C* w, C* out);
+
+}  // namespace xjax::conv
