@@ -116,6 +116,20 @@ def test_round(dtype):
                                   away.view(np.uint16 if x.itemsize == 2 else np.uint8).ravel())  # default: 0
 
 
+# JAX's float32 erf_inv on CPU (XLA's ErfInv32, recorded from jax 0.10.2): inputs and results as bits.
+ERF_INV_JAX_BITS = [
+    (0x3dcccccd, 0x3db5fa21), (0xbf000000, 0xbef430fe), (0x3f666666, 0x3f94e009), (0x3f7d70a4, 0x3fe92333),
+    (0xbf7fbe77, 0xc014e999), (0x3f7fff58, 0x4047e297), (0x1e3ce508, 0x1e27674c), (0x3f350481, 0x3f3e6487),
+    (0xbe99999a, 0xbe8b803d),
+]
+
+
+def test_erf_inv_float32_is_jaxs():
+    x = np.array([a for a, _ in ERF_INV_JAX_BITS], np.uint32).view(np.float32)
+    got = run("erf_inv", x)
+    assert [hex(v) for v in got.view(np.uint32)] == [hex(b) for _, b in ERF_INV_JAX_BITS]
+
+
 def test_erf_inv_accuracy():
     rng = np.random.default_rng(0)
     y32 = np.concatenate([rng.uniform(-1, 1, 20000), 1 - np.logspace(-7, -1, 500), np.logspace(-30, -1, 200)])
@@ -123,7 +137,9 @@ def test_erf_inv_accuracy():
     got = run("erf_inv", y32).astype(np.float64)
     ref = sp.erfinv(y32.astype(np.float64))
     ulp = np.spacing(np.abs(ref).astype(np.float32)).astype(np.float64)
-    assert np.max(np.abs(got - ref) / ulp) <= 4
+    err = np.abs(got - ref) / ulp
+    # XLA's float32 algorithm (which JAX users get): a few ulp, more where 1 - y^2 cancels.
+    assert np.max(err[np.abs(y32) < 0.99]) <= 5 and np.max(err) <= 80
     y64 = np.concatenate([rng.uniform(-1, 1, 20000), 1 - np.logspace(-15, -1, 500), -np.logspace(-300, -1, 200)])
     got = run("erf_inv", y64)
     np.testing.assert_allclose(got, sp.erfinv(y64), rtol=1e-13, atol=0)

@@ -1,5 +1,6 @@
 // Loops of the special functions libm lacks or computes in single precision poorly: erf_inv,
-// lgamma and digamma. float32 (and the 16-bit formats) are computed in float64 and rounded.
+// lgamma and digamma. lgamma and digamma of float32 (and the 16-bit formats) are computed in
+// float64 and rounded; float32 erf_inv is XLA's, for JAX's bits.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -26,14 +27,6 @@ constexpr double kErfInvTail[11] = {  // sqrt(w) in [3.5, 6.1]: t = (sqrt(w) - 4
     4.6478426077273962,     1.3134257974704633,     1.7311707786055647e-05, -0.00062465237384680362,
     0.00028158802252107836, -9.8729571355533641e-05, 3.137419356454154e-05, -5.1452160848171087e-06,
     1.0625597038606929e-06, -5.6836034080369888e-06, 3.357425259601266e-06};
-
-// For float32: two degree-9 fits, evaluated in float (relative error of the fits below 1.5e-8).
-constexpr float kErfInv32Small[10] = {  // w in [0, 5]: t = (w - 2.5) / 2.5
-    1.50140936f,     0.616600723f,     -0.026108686f,  -0.019574194f,  0.00852917636f,
-    -0.000484349951f, -0.000845545939f, 0.000284075153f, 3.55313789e-05f, -3.33398093e-05f};
-constexpr float kErfInv32Large[10] = {  // sqrt(w) in [2.2, 4.1]: t = (sqrt(w) - 3.15) / 0.95
-    2.9834174f,      0.953858265f,     0.00601634302f, -0.00423194868f, 0.00282719767f,
-    -0.00181122663f, 0.000932453563f, -0.000231867357f, -0.000103980895f, 7.22815055e-05f};
 
 template <class T, int N>
 inline T horner(const T (&c)[N], T t) {
@@ -75,16 +68,100 @@ inline T erf_inv_edges(T y, T r) {
   return std::copysign(r, y);
 }
 
+// float32 erf_inv as JAX computes it on CPU (XLA's ErfInv32: Giles' "Approximating the erfinv
+// function" on w = -log1p(-y^2)), bit for bit, so that random.normal gives JAX's samples. That
+// takes XLA's own log1p and log too (Cephes rational and polynomial), with multiply-adds fused
+// exactly where XLA's code fuses them: the file is compiled with -ffp-contract=off and every
+// fused one is an explicit fma.
+constexpr float kGilesSmall[9] = {2.81022636e-08f, 3.43273939e-07f, -3.5233877e-06f, -4.39150654e-06f, 0.00021858087f,
+                                  -0.00125372503f, -0.00417768164f, 0.246640727f, 1.50140941f};  // w < 5
+constexpr float kGilesLarge[9] = {-0.000200214257f, 0.000100950558f, 0.00134934322f, -0.00367342844f, 0.00573950773f,
+                                  -0.0076224613f, 0.00943887047f, 1.00167406f, 2.83297682f};  // w >= 5
+constexpr float kLogP[9] = {7.0376836292E-2f, -1.1514610310E-1f, 1.1676998740E-1f, -1.2420140846E-1f, 1.4249322787E-1f,
+                            -1.6668057665E-1f, 2.0000714765E-1f, -2.4999993993E-1f, 3.3333331174E-1f};
+constexpr float kLog1pNum[7] = {4.5270000862445199635215E-5f, 4.9854102823193375972212E-1f, 6.5787325942061044846969E0f,
+                                2.9911919328553073277375E1f, 6.0949667980987787057556E1f, 5.7112963590585538103336E1f,
+                                2.0039553499201281259648E1f};
+constexpr float kLog1pDen[7] = {1.0f, 1.5062909083469192043167E1f, 8.3047565967967209469434E1f, 2.2176239823732856465394E2f,
+                                3.0909872225312059774938E2f, 2.1642788614495947685003E2f, 6.0118660497603843919306E1f};
+
+inline float bits_to_float(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+// XLA's float32 log: x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(m) by a degree-8 polynomial.
+// Branch-free (selects), so that loops over it vectorise.
+inline float log_xla(float x) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  float xc = x > 1.17549435e-38f ? x : 1.17549435e-38f;  // NaN and small values: fixed up below
+  uint32_t u;
+  std::memcpy(&u, &xc, 4);
+  float e = float(int32_t(u >> 23) - 0x7e);
+  float m = bits_to_float((u & 0x807fffffu) | 0x3f000000u);  // in [0.5, 1)
+  bool below = m < 0.707106781186547524f;
+  float add = below ? m : 0.0f;
+  m = m - 1.0f;
+  e = e - (below ? 1.0f : 0.0f);
+  m = m + add;
+  float x2 = m * m, x3 = x2 * m;
+  float y = std::fma(m, kLogP[0], kLogP[1]), y1 = std::fma(m, kLogP[3], kLogP[4]), y2 = std::fma(m, kLogP[6], kLogP[7]);
+  y = std::fma(y, m, kLogP[2]);
+  y1 = std::fma(y1, m, kLogP[5]);
+  y2 = std::fma(y2, m, kLogP[8]);
+  y = std::fma(y, x3, y1);
+  y = std::fma(y, x3, y2);
+  y = std::fma(y, x3, e * -2.12194440e-4f);
+  m = m - 0.5f * x2;
+  m = m + y;
+  m = m + e * 0.693359375f;
+  m = x == 0.0f ? -kInf : m;
+  m = x == kInf ? kInf : m;
+  return x >= 0.0f ? m : std::numeric_limits<float>::quiet_NaN();
+}
+
+template <int N>
+inline float horner_fma(const float (&c)[N], float x) {
+  float p = c[0];
+#pragma GCC unroll 16
+  for (int i = 1; i < N; ++i) p = std::fma(p, x, c[i]);
+  return p;
+}
+
+// XLA's float32 log1p: a Cephes rational for |x| < sqrt(2) - 1, else log(1 + x).
+inline float log1p_xla(float x) {
+  float large = log_xla(x + 1.0f);
+  float xs = x * x;
+  // The Horner sums start from 0 * x + c[0] in XLA: the same value, c[0].
+  float small = x + std::fma(-0.5f, xs, (x * xs) * (horner_fma(kLog1pNum, x) / horner_fma(kLog1pDen, x)));
+  return std::fabs(x) < 0.41421356237309504880f ? small : large;
+}
+
 struct ErfInv32 {
   static float f(float y) {
-    float a = std::fabs(y);
-    float b = below_one(a);
-    float w = -std::log((1.0f - b) * (1.0f + b));  // 1 - b is exact where it matters (b >= 0.5)
-    float g = w < 5.0f ? horner(kErfInv32Small, (w - 2.5f) * 0.4f)
-                       : horner(kErfInv32Large, (std::sqrt(w) - 3.15f) * (1.0f / 0.95f));
-    return erf_inv_edges(y, a * g);
+    float w = -log1p_xla(-y * y);
+    bool lt = w < 5.0f;
+    float t = lt ? w - 2.5f : std::sqrt(w) - 3.0f;
+    float p = lt ? horner_fma(kGilesSmall, t) : horner_fma(kGilesLarge, t);
+    return std::fabs(y) == 1.0f ? y * std::numeric_limits<float>::infinity() : p * y;
   }
 };
+
+// Loops with fused multiply-adds are compiled for CPUs that have them (x86-64-v3: AVX2 + FMA);
+// elsewhere std::fma is libm's, slower but the same bits.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && !defined(XJAX_NO_CLONES)
+#define XJAX_FMA_CLONES __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
+#else
+#define XJAX_FMA_CLONES
+#endif
+
+template <class Op>
+XJAX_FMA_CLONES void unary_fma(const void* const* in, void* out, int64_t n) {
+  const float* a = arg<float>(in, 0);
+  float* o = static_cast<float*>(out);
+  for (int64_t i = 0; i < n; ++i) o[i] = Op::f(a[i]);
+}
 
 struct ErfInv64 {  // one Newton step on erf(x) = a takes the estimate to full precision
   static double f(double y) {
@@ -140,7 +217,7 @@ ElementwiseLoop special_loop(OpId op, DType dt) {
   using Lgamma = Flushed<InDouble<lgamma_double>>;
   using Digamma = Flushed<InDouble<digamma_double>>;
   switch (op) {
-    case OpId::erf_inv_: return float_loop<unary_vec<float, float, ErfInv32F>, unary_vec<double, double, ErfInv64F>, 1>(dt);
+    case OpId::erf_inv_: return float_loop<unary_fma<ErfInv32F>, unary_vec<double, double, ErfInv64F>, 1>(dt);
     case OpId::lgamma_: return float_loop<unary<float, float, Lgamma>, unary<double, double, Lgamma>, 1>(dt);
     case OpId::digamma_: return float_loop<unary<float, float, Digamma>, unary<double, double, Digamma>, 1>(dt);
     default: return nullptr;
