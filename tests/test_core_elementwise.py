@@ -130,6 +130,22 @@ def test_erf_inv_float32_is_jaxs():
     assert [hex(v) for v in got.view(np.uint32)] == [hex(b) for _, b in ERF_INV_JAX_BITS]
 
 
+# float32 log and log1p are XLA's on CPU (what erf_inv and the random samplers build on).
+LOG_JAX_BITS = {
+    "log": [(0x3e99999a, 0xbf9a1bc8), (0x3fd9999a, 0x3f07d741), (0x42f6e979, 0x409a1bba), (0x0da24260, 0xc28a27b5),
+            (0x3f7fbe77, 0xba8322ca), (0x6158d727, 0x423bdf39), (0x3d4ccccd, 0xc03fba14), (0x40e00000, 0x3ff91396)],
+    "log1p": [(0xbe99999a, 0xbeb69e1a), (0x3e4ccccd, 0x3e3ab281), (0xbf666666, 0xc0135d8d), (0x3fd9999a, 0x3f7e45c0),
+              (0x358637bd, 0x358637b9), (0xbed1eb85, 0xbf0712f0), (0x3ee66666, 0x3ebe3d95), (0x42c80000, 0x4093af11)],
+}
+
+
+@pytest.mark.parametrize("op", sorted(LOG_JAX_BITS))
+def test_log_float32_is_jaxs(op):
+    x = np.array([a for a, _ in LOG_JAX_BITS[op]], np.uint32).view(np.float32)
+    got = run(op, x)
+    assert [hex(v) for v in got.view(np.uint32)] == [hex(b) for _, b in LOG_JAX_BITS[op]]
+
+
 def test_erf_inv_accuracy():
     rng = np.random.default_rng(0)
     y32 = np.concatenate([rng.uniform(-1, 1, 20000), 1 - np.logspace(-7, -1, 500), np.logspace(-30, -1, 200)])

@@ -152,6 +152,12 @@ void Builder::fused_step(const FusionGroup& group, int gi) {
     if (is_splat_constant(rn)) {
       L.kind = FusedLoad::Kind::Fill;
       L.value = splat_bytes(rn);
+    } else if (generated_in_kernel(g, res) && !fusion.materialized[res.root.node]) {
+      L.kind = FusedLoad::Kind::Iota;
+      int64_t dim = rn.attrs.get_int("dimension");
+      L.iota_len = rshape[dim];
+      for (size_t d = size_t(dim) + 1; d < rshape.size(); ++d) L.iota_inner *= rshape[d];
+      L.value = std::to_string(L.iota_inner) + "x" + std::to_string(L.iota_len);  // tells loads apart
     } else {
       L.input = input_index(rid);
       if ((numel(vt.shape) == 1 && p.n != 1) || numel(rshape) == 1) {

@@ -111,6 +111,7 @@ ElementwiseLoop elementwise_loop(OpId op, const std::vector<DType>& in, DType ou
     default: break;
   }
   if (is_comparison(op)) return ew::compare_loop(op, dt);
+  if (ElementwiseLoop f = ew::xla_log_loop(op, dt)) return f;
   if (ElementwiseLoop f = ew::math_loop(op, dt, attrs)) return f;
   if (ElementwiseLoop f = ew::special_loop(op, dt)) return f;
   if (ElementwiseLoop f = ew::arith_loop(op, dt, attrs)) return f;

@@ -145,6 +145,7 @@ ElementwiseLoop float_loop(DType dt) {
 // Per-file lookups combined by elementwise_loop(); each returns nullptr for ops it does not own.
 ElementwiseLoop math_loop(OpId op, DType dt, const Attrs& attrs);     // elementwise_math.cpp
 ElementwiseLoop special_loop(OpId op, DType dt);                     // elementwise_special.cpp
+ElementwiseLoop xla_log_loop(OpId op, DType dt);                     // elementwise_special.cpp
 ElementwiseLoop arith_loop(OpId op, DType dt, const Attrs& attrs);    // elementwise_arith.cpp
 ElementwiseLoop bits_loop(OpId op, DType dt);                        // elementwise_bits.cpp
 ElementwiseLoop compare_loop(OpId op, DType dt);                     // elementwise_select.cpp

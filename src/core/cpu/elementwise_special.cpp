@@ -1,5 +1,5 @@
 // Loops of the special functions libm lacks or computes in single precision poorly: erf_inv,
-// lgamma and digamma. lgamma and digamma of float32 (and the 16-bit formats) are computed in
+// lgamma, digamma and fma; and XLA's float32 log and log1p. lgamma and digamma of float32 (and the 16-bit formats) are computed in
 // float64 and rounded; float32 erf_inv is XLA's, for JAX's bits.
 #include <cmath>
 #include <cstring>
@@ -138,6 +138,13 @@ inline float log1p_xla(float x) {
   return std::fabs(x) < 0.41421356237309504880f ? small : large;
 }
 
+struct LogXla {
+  static float f(float x) { return log_xla(x); }
+};
+struct Log1pXla {
+  static float f(float x) { return log1p_xla(x); }
+};
+
 struct ErfInv32 {
   static float f(float y) {
     float w = -log1p_xla(-y * y);
@@ -177,6 +184,16 @@ struct ErfInv64 {  // one Newton step on erf(x) = a takes the estimate to full p
   }
 };
 
+// fma(a, b, c): one rounding (explicit, so the same on every clone).
+template <class T>
+XJAX_FMA_CLONES void fma_loop(const void* const* in, void* out, int64_t n) {
+  const T* a = arg<T>(in, 0);
+  const T* b = arg<T>(in, 1);
+  const T* c = arg<T>(in, 2);
+  T* o = static_cast<T*>(out);
+  for (int64_t i = 0; i < n; ++i) o[i] = std::fma(a[i], b[i], c[i]);
+}
+
 double lgamma_double(double x) {
   int sign;
   return ::lgamma_r(x, &sign);  // the reentrant form: lgamma writes the global signgam
@@ -211,6 +228,17 @@ struct InDouble {
 
 }  // namespace
 
+// float32 log and log1p are XLA's too (the functions erf_inv builds on): JAX's bits for the
+// samplers built on them (exponential, gumbel, logistic, poisson, ...). float64 keeps libm's.
+ElementwiseLoop xla_log_loop(OpId op, DType dt) {
+  if (dt == DType::Float64) return nullptr;
+  switch (op) {
+    case OpId::log_: return float_loop<unary_fma<Flushed<LogXla>>, nullptr, 1>(dt);
+    case OpId::log1p_: return float_loop<unary_fma<Flushed<Log1pXla>>, nullptr, 1>(dt);
+    default: return nullptr;
+  }
+}
+
 ElementwiseLoop special_loop(OpId op, DType dt) {
   using ErfInv32F = Flushed<ErfInv32>;
   using ErfInv64F = Flushed<ErfInv64>;
@@ -218,6 +246,7 @@ ElementwiseLoop special_loop(OpId op, DType dt) {
   using Digamma = Flushed<InDouble<digamma_double>>;
   switch (op) {
     case OpId::erf_inv_: return float_loop<unary_fma<ErfInv32F>, unary_vec<double, double, ErfInv64F>, 1>(dt);
+    case OpId::fma_: return float_loop<fma_loop<float>, fma_loop<double>, 3>(dt);
     case OpId::lgamma_: return float_loop<unary<float, float, Lgamma>, unary<double, double, Lgamma>, 1>(dt);
     case OpId::digamma_: return float_loop<unary<float, float, Digamma>, unary<double, double, Digamma>, 1>(dt);
     default: return nullptr;

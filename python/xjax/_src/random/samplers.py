@@ -36,9 +36,13 @@ def bits(key, shape=(), dtype=None):
 
 @staged(3, 4)
 def uniform_raw(key, minval, maxval, shape, dtype):
-    """uniform() on raw key data (the sampler bodies' building block)."""
-    minval = layout.broadcast_to_rank(ew.convert_element_type(minval, dtype), len(shape))
-    maxval = layout.broadcast_to_rank(ew.convert_element_type(maxval, dtype), len(shape))
+    """uniform() on raw key data (the sampler bodies' building block). Keys with leading dims give
+    one array of `shape` per key (the vectorised rejection loops of gamma draw so)."""
+    from xjax._src import core
+
+    full = core.get_aval(key).shape[:-1] + tuple(shape)
+    minval = layout.broadcast_to_rank(ew.convert_element_type(minval, dtype), len(full))
+    maxval = layout.broadcast_to_rank(ew.convert_element_type(maxval, dtype), len(full))
     finfo = dtypes.finfo(dtype)
     nbits, nmant = finfo.bits, finfo.nmant
     rng_bits = 8 if nmant < 8 else nbits  # bfloat16: 8 random bits for its 7 mantissa bits
@@ -49,7 +53,8 @@ def uniform_raw(key, minval, maxval, shape, dtype):
     float_bits = ew.bitwise_or(ew.shift_right_logical(bits_, np.array(rng_bits - nmant, udt)),
                                np.array(1.0, dtype).view(udt))
     floats = ew.sub(ew.bitcast_convert_type(float_bits, dtype), np.array(1.0, dtype))
-    return ew.max(minval, layout.reshape(ew.add(ew.mul(floats, ew.sub(maxval, minval)), minval), shape))
+    # floats * (maxval - minval) + minval, rounded once: XLA's CPU code fuses it.
+    return ew.max(minval, layout.reshape(ew.fma(floats, ew.sub(maxval, minval), minval), full))
 
 
 def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
