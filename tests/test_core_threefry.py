@@ -131,3 +131,24 @@ def test_bad_operands(types, match):
         _core.infer("threefry2x32", types, {})
     with pytest.raises(ValueError, match="expects 4 operands"):
         _core.infer("threefry2x32", types[:3], {})
+
+
+def test_bits_only_become_one_step():
+    n = 50_000
+    g = _core.Graph()
+    k0, k1 = g.parameter((), "uint32"), g.parameter((), "uint32")
+    c0, c1 = g.parameter((n,), "uint32"), g.parameter((n,), "uint32")
+    (packed,) = g.add("threefry2x32", [k0, k1, c0, c1], {})
+    (sh,) = g.add("constant", [], {"dtype": "uint64", "shape": [], "value": 32})
+    (hi,) = g.add("convert_element_type", [g.add("shift_right_logical", [packed, sh], {})[0]], {"new_dtype": "uint32"})
+    (lo,) = g.add("convert_element_type", [packed], {"new_dtype": "uint32"})
+    (bits,) = g.add("bitwise_xor", [lo, hi], {})
+    (f,) = g.add("convert_element_type", [bits], {"new_dtype": "float32"})
+    g.set_outputs([f])
+    rng = np.random.default_rng(5)
+    args = [np.uint32(1), np.uint32(2)] + [rng.integers(0, 2**32, n, dtype=np.uint32) for _ in range(2)]
+    exe = _core.compile(g)
+    (got,) = [to_numpy(r) for r in exe.run([to_core(a) for a in args])]
+    assert "threefry2x32_xor(" in exe.plan_text() and "shift_right_logical(" not in exe.plan_text(), exe.plan_text()
+    w0, w1 = threefry_np(*args)
+    np.testing.assert_array_equal(got, (w0 ^ w1).astype(np.float32))

@@ -224,8 +224,13 @@ def _is_arraylike(x):
         or isinstance(x, (int, float, bool, complex))
 
 
+_U32 = np.dtype(np.uint32)
+
+
 def check_key(name, key, allow_batched=False):
     """(raw key data, whether `key` was typed) of the key argument of random function `name`."""
+    if type(key) in core.ARRAY_TYPES and key.aval.shape == (2,) and key.aval.dtype == _U32:
+        return key, False  # the common case, checked first: one legacy key
     if type(key) is PRNGKeyArray:
         data, typed = key._base_array, True
     elif _is_arraylike(key):
@@ -300,8 +305,10 @@ def PRNGKey(seed, *, impl=None):  # noqa: N802 - JAX's name
 def split(key, num=2):
     """`num` new keys (an int or a shape) from one key, along new leading axes."""
     data, typed = check_key("split", key)
-    shape = tuple(num) if isinstance(num, (tuple, list)) else (num,)
-    shape = tuple(operator.index(d) for d in shape)
+    if isinstance(num, (tuple, list)):
+        shape = tuple(operator.index(d) for d in num)
+    else:
+        shape = (operator.index(num),)
     return returned_keys(typed, prng.random_split(data, shape))
 
 

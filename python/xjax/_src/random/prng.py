@@ -182,7 +182,7 @@ random_split_p = _define("random_split", _split_eval, _split_impl, hidden=("part
 
 def random_split(keys, shape):
     """New keys of shape (*keys' leading shape, *shape) from raw key data."""
-    return random_split_p.bind(keys, shape=tuple(shape), partitionable=bool(config.jax_threefry_partitionable))
+    return random_split_p.bind(keys, shape=tuple(shape), partitionable=config._values["jax_threefry_partitionable"])
 
 
 # ---- fold_in -------------------------------------------------------------------------------------------
@@ -283,54 +283,14 @@ random_bits_p = _define("random_bits", _bits_eval, _bits_impl, hidden=("partitio
 def random_bits(keys, bit_width, shape):
     """Uniform random bits (uint{bit_width}) of shape (*keys' leading shape, *shape)."""
     return random_bits_p.bind(keys, bit_width=int(bit_width), shape=tuple(shape),
-                              partitionable=bool(config.jax_threefry_partitionable))
+                              partitionable=config._values["jax_threefry_partitionable"])
 
 
-# ---- unstacking keys -----------------------------------------------------------------------------------
-# Samplers take keys apart (`k1, k2 = split(key)`). A primitive of its own does it, so that it
-# batches by moving the key batch in front, whatever layout ops can do under vmap.
-
-def _unstack_eval(keys, *, axis):
-    aval = core.ShapedArray(keys.shape[:axis] + keys.shape[axis + 1:], keys.dtype)
-    return [aval] * keys.shape[axis]
-
-
-def _unstack_impl(keys, *, axis):
-    shape = _shape(keys)
-    out = []
-    for i in range(shape[axis]):
-        start = (0,) * axis + (i,) + (0,) * (len(shape) - axis - 1)
-        limit = shape[:axis] + (i + 1,) + shape[axis + 1:]
-        out.append(layout.reshape(layout.slice(keys, start, limit), shape[:axis] + shape[axis + 1:]))
-    return out
-
-
-def _unstack_lowering(ctx, keys, *, axis):
-    shape = ctx.avals_in[0].shape
-    outs = []
-    for i in range(shape[axis]):
-        (s,) = ctx.op("slice", keys, start_indices=[0] * axis + [i] + [0] * (len(shape) - axis - 1),
-                      limit_indices=list(shape[:axis]) + [i + 1] + list(shape[axis + 1:]), strides=None)
-        outs.extend(ctx.op("reshape", s, new_sizes=list(shape[:axis] + shape[axis + 1:])))
-    return outs
-
-
-def _unstack_batch(axis_data, vals, dims, *, axis):
-    (x,), (d,) = vals, dims
-    x = batching.moveaxis(x, d, 0)
-    outs = unstack_p.bind(x, axis=axis + 1)
-    return outs, [0] * len(outs)
-
-
-unstack_p = core.Primitive("random_unstack", multiple_results=True)
-unstack_p.def_rules(abstract_eval=_unstack_eval, impl=functools.partial(cpu.apply_primitive, unstack_p),
-                    lowering=_unstack_lowering, batch=_unstack_batch)
-ad.defjvp_zero(unstack_p)
-
+# ---- taking keys apart ---------------------------------------------------------------------------------
 
 def unstack(x, axis=0):
-    """The slices of x along `axis` (an int, non-negative), as a list."""
-    return unstack_p.bind(x, axis=axis)
+    """The slices of x along `axis` (one op, which batches by moving the batch axis in front)."""
+    return layout.unstack(x, axis)
 
 
 def split_keys(keys, num):

@@ -4,27 +4,51 @@ import functools
 import numpy as np
 
 from xjax._src import core, dtypes
+from xjax._src.lax.base import asarray
 from xjax._src.numpy import util as jnp_util
 
 
 def staged(*static_argnums):
     """Runs a sampler body eagerly as one cached jit call (one executable, no per-op dispatch); with
-    traced arguments (inside jit, vmap, grad) it runs inline in the caller's trace."""
+    traced arguments (inside jit, vmap, grad) it runs inline in the caller's trace.
+
+    Eager calls take jit's fastest path: one jitted function per value of the static arguments,
+    Python scalars passed as weakly typed arrays (as jit would), so the call is a cache lookup."""
+    static = frozenset(static_argnums)
 
     def wrap(fn):
         from xjax._src.jit import jit
 
-        jitted = jit(fn, static_argnums=static_argnums)
+        per_static = {}
+
+        def jitted_for(statics):
+            f = per_static.get(statics)
+            if f is None:
+                if len(per_static) >= 256:
+                    per_static.clear()
+                values = dict(statics)
+
+                def body(*dyn):
+                    it = iter(dyn)
+                    return fn(*[values[i] if i in values else next(it) for i in range(len(dyn) + len(values))])
+
+                f = per_static[statics] = jit(body)
+            return f
 
         @functools.wraps(fn)
         def call(*args):
-            for a in args:
+            dyn = []
+            for i, a in enumerate(args):
+                if i in static:
+                    continue
                 if isinstance(a, core.Tracer):
                     return fn(*args)
-                if type(a) is tuple or type(a) is list:  # a tuple of arrays is not static
-                    if any(isinstance(x, core.Tracer) for x in a):
-                        return fn(*args)
-            return jitted(*args)
+                if type(a) in (float, int, bool):
+                    a = asarray(a)
+                elif type(a) is tuple or type(a) is list:  # not static: a tuple of arrays
+                    return fn(*args)
+                dyn.append(a)
+            return jitted_for(tuple((i, args[i]) for i in static_argnums))(*dyn)
 
         return call
 
