@@ -763,3 +763,39 @@ def test_zero_d_operands_broadcast():
     np.testing.assert_array_equal(out, x < 3)
     (out,) = run_op("mul", np.float32(3), np.float32(2))
     assert out.shape == () and out == 6
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_fma_rounds_once(dtype):
+    from fractions import Fraction
+
+    rng = np.random.default_rng(7)
+    a, b, c = (rng.normal(size=300).astype(npdt(dtype)) for _ in range(3))
+    c[:50] = -(a[:50].astype(np.float64) * b[:50].astype(np.float64)).astype(npdt(dtype))  # cancellations
+    got = run("fma", a, b, c)
+    # The exact a * b + c, rounded once to float32 for the 16-bit types (their loops compute in
+    # float32) and to the type itself otherwise.
+    mid = np.float32 if dtype in ("float16", "bfloat16") else npdt(dtype).type
+    exact = [Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z)) for x, y, z in zip(a, b, c)]
+    want = np.array([_round_fraction(e, mid) for e in exact], mid).astype(npdt(dtype))
+    assert got.tobytes() == want.tobytes()
+    s = run("fma", a, np.asarray(b[0]), c)  # a 0-d operand broadcasts
+    assert s.shape == a.shape
+
+
+def _round_fraction(q, dtype):
+    """The value of `dtype` nearest to the rational q (ties to even)."""
+    x = dtype(float(q))  # within an ulp or two; fix up by comparing neighbours exactly
+    from fractions import Fraction
+
+    best = x
+    for cand in (np.nextafter(x, dtype(-np.inf)), x, np.nextafter(x, dtype(np.inf))):
+        d, db = abs(Fraction(float(cand)) - q), abs(Fraction(float(best)) - q)
+        if d < db or (d == db and int(np.asarray(cand).view(np.uint32 if dtype is np.float32 else np.uint64)) % 2 == 0):
+            best = cand
+    return best
+
+
+def test_fma_rejects_integers():
+    with pytest.raises(TypeError, match="fma"):
+        run("fma", np.arange(3, dtype=np.int32), np.arange(3, dtype=np.int32), np.arange(3, dtype=np.int32))

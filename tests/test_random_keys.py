@@ -1,6 +1,10 @@
 """xjax.random keys: PRNGKey / key, split, fold_in, bits bit for bit as JAX (both
 jax_threefry_partitionable settings), typed keys, jit / vmap, eager cost, and bad keys."""
 import contextlib
+import os
+import pathlib
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -196,3 +200,20 @@ def _err(fn):
 def test_bad_keys_and_arguments(fn, kind, first):
     got_kind, got_first = _err(fn)
     assert got_kind is kind and got_first.startswith(first), (got_kind, got_first)
+
+
+SEED_DIR = pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "seed-programs"
+
+
+@pytest.mark.skipif(not (SEED_DIR / "seed_002_jit.py").exists(), reason="../shared/seed-programs not present")
+def test_seed_002_prng_and_init_mlp_params_print_exactly():
+    """The PRNG section of seed_002 (keys, split, normal, init_mlp_params) prints JAX's output."""
+    src = (SEED_DIR / "seed_002_jit.py").read_text()
+    part = src[src.index("random = jax.random"):src.index("x = np.arange(5)\nw = np.array([2.0, 3.0, 4.0])\nn_devices")]
+    prog = "import numpy as np\nimport xjax as jax\nimport xjax.numpy as jnp\n" + part
+    package_root = str(pathlib.Path(xjax.__file__).resolve().parents[1])
+    proc = subprocess.run([sys.executable, "-c", prog], env=dict(os.environ, PYTHONPATH=package_root),
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    expected = (SEED_DIR / "expected" / "seed_002_jit.txt").read_text()
+    assert proc.stdout.startswith("[ 0 42]\n-0.028304616\n") and proc.stdout in expected, proc.stdout

@@ -146,10 +146,16 @@ def _gamma_grad(sample, a, log_space):
 
 def random_gamma_grad(a, x):
     """d x / d a for x ~ Gamma(a, 1) held at a fixed quantile: -(dP/da) / (dP/dx), P(a, x) the
-    regularised lower incomplete gamma function (elementwise; what lax.random_gamma_grad gives)."""
+    regularised lower incomplete gamma function (elementwise; lax.random_gamma_grad in JAX)."""
+    from xjax._src.lax.base import scalars_like
+
+    return random_gamma_grad_p.bind(*scalars_like((a, x)))
+
+
+def _gamma_grad_impl(a, x):
     dtype = core.get_aval(a).dtype
     if np.dtype(dtype).itemsize == 2:  # 16-bit floats compute in float32, as XLA's
-        out = random_gamma_grad(ew.convert_element_type(a, np.float32), ew.convert_element_type(x, np.float32))
+        out = _gamma_grad_impl(ew.convert_element_type(a, np.float32), ew.convert_element_type(x, np.float32))
         return ew.convert_element_type(out, dtype)
     zero, one = _c(a, 0), _c(a, 1)
     is_nan = ew.bitwise_or(ew.ne(a, a), ew.ne(x, x))
@@ -166,6 +172,21 @@ def random_gamma_grad(a, x):
     out = ew.select(use_cf, ew.neg(cf), series)
     out = ew.select(x_is_zero, ew.mul(out, zero), out)
     return ew.select(ew.bitwise_or(domain_error, is_nan), ew.add(out, _c(a, np.nan)), out)
+
+
+def _gamma_grad_eval(a, x):
+    if a.shape != x.shape or a.dtype != x.dtype or not dtypes.is_float(a.dtype):
+        raise TypeError(f"random_gamma_grad takes float operands of one shape and dtype, got {a} and {x}")
+    return a.update(weak_type=False)
+
+
+# A primitive (as in JAX), elementwise: it batches by binding on the batched operands, whatever
+# its while loops would need.
+random_gamma_grad_p = core.Primitive("random_gamma_grad")
+random_gamma_grad_p.def_rules(abstract_eval=_gamma_grad_eval, impl=functools.partial(cpu.apply_primitive,
+                                                                                      random_gamma_grad_p),
+                              lowering=prng._lower_fun(_gamma_grad_impl))
+batching.defbroadcasting(random_gamma_grad_p)
 
 
 def _series_grad(x, a, enabled, eps):
