@@ -217,3 +217,46 @@ def test_seed_002_prng_and_init_mlp_params_print_exactly():
     assert proc.returncode == 0, proc.stderr[-3000:]
     expected = (SEED_DIR / "expected" / "seed_002_jit.txt").read_text()
     assert proc.stdout.startswith("[ 0 42]\n-0.028304616\n") and proc.stdout in expected, proc.stdout
+
+
+K0 = random.PRNGKey(0)
+
+
+@pytest.mark.parametrize("fn,kind,first", [
+    (lambda: random.choice(K0, 5, (3,), p=jnp.array([0.1, 0.2, 0.3, 0.4])), ValueError,
+     "p must be None or a 1D vector with the same size as a.shape[axis]. p has shape (4,) and a.shape[axis] is 5."),
+    (lambda: random.choice(K0, 3, (5,), replace=False), ValueError,
+     "Cannot take a larger sample (size 5) than population (size 3) when 'replace=False'"),
+    (lambda: random.choice(K0, 3, 5), TypeError, "shape argument of jax.random.choice must be a sequence, got 5"),
+    (lambda: random.choice(K0, 0, (2,)), ValueError, "a must be greater than 0 unless no samples are taken"),
+    (lambda: random.choice(K0, jnp.zeros((2, 3)), (2,), axis=2), ValueError,
+     "axis 2 is out of bounds for array of dimension 2"),
+    (lambda: random.categorical(K0, jnp.zeros(3), replace=False, shape=(4,)), ValueError,
+     "Number of samples without replacement (4) cannot exceed number of categories (3)."),
+    (lambda: random.gamma(K0, 1.0, (2,), dtype=jnp.int32), ValueError,
+     "dtype argument to `gamma` must be a float dtype, got int32"),
+    (lambda: random.bernoulli(K0, 1, (2,)), TypeError, "bernoulli probability `p` must have a floating dtype, got int32."),
+    (lambda: random.bernoulli(K0, 0.5, (2,), mode="mid"), ValueError, "got mode='mid', expected 'high' or 'low'"),
+    (lambda: random.gumbel(K0, (2,), mode="mid"), ValueError, "Must provide valid mode for gumbel got: mid"),
+    (lambda: random.multivariate_normal(K0, jnp.zeros(3), jnp.eye(2)), ValueError,
+     "multivariate_normal requires cov.shape == (..., n, n) for n=3, but got cov.shape == (2, 2)."),
+    (lambda: random.multivariate_normal(K0, jnp.zeros(3), jnp.eye(3), method="qr"), ValueError,
+     "method must be one of {'svd', 'eigh', 'cholesky'}"),
+    (lambda: random.dirichlet(K0, 1.0), ValueError, "dirichlet requires alpha.ndim >= 1, got alpha.ndim == 0"),
+    (lambda: random.truncated_normal(K0, jnp.zeros(2), jnp.ones(3)), ValueError,
+     "Incompatible shapes for broadcasting: shapes=[(2,), (3,)]"),
+    (lambda: random.uniform(K0, (2, 3), minval=jnp.zeros(4)), TypeError, "mul got incompatible shapes for broadcasting"),
+    (lambda: random.normal(K0, (2,), dtype=jnp.int8), ValueError,
+     "dtype argument to `normal` must be a float or complex dtype, got int8"),
+    (lambda: random.permutation(K0, 2.5), TypeError, "x must be an integer or at least 1-dimensional"),
+    (lambda: random.orthogonal(K0, 2.5), TypeError, "'float' object cannot be interpreted as an integer"),
+    (lambda: random.ball(K0, 2.5), TypeError, "'float' object cannot be interpreted as an integer"),
+])
+def test_bad_sampler_arguments(fn, kind, first):
+    got_kind, got_first = _err(fn)
+    assert got_kind is kind and got_first.startswith(first), (got_kind, got_first)
+
+
+def test_reversed_ranges_are_not_errors_as_in_jax():
+    np.testing.assert_array_equal(random.uniform(K0, (3,), minval=2.0, maxval=1.0), [2.0, 2.0, 2.0])
+    np.testing.assert_array_equal(random.randint(K0, (3,), 5, 2), [5, 5, 5])

@@ -53,8 +53,11 @@ def uniform_raw(key, minval, maxval, shape, dtype):
     float_bits = ew.bitwise_or(ew.shift_right_logical(bits_, np.array(rng_bits - nmant, udt)),
                                np.array(1.0, dtype).view(udt))
     floats = ew.sub(ew.bitcast_convert_type(float_bits, dtype), np.array(1.0, dtype))
-    # floats * (maxval - minval) + minval, rounded once: XLA's CPU code fuses it.
-    return ew.max(minval, layout.reshape(ew.fma(floats, ew.sub(maxval, minval), minval), full))
+    # floats * (maxval - minval) + minval, rounded once: XLA's CPU code fuses it (JAX's errors
+    # name the multiply).
+    span = ew.sub(maxval, minval)
+    ew.broadcast_shapes("mul", [core.get_aval(floats).shape, core.get_aval(span).shape])
+    return ew.max(minval, layout.reshape(ew.fma(floats, span, minval), full))
 
 
 def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
