@@ -43,6 +43,13 @@ CONTINUOUS = [
     ("t", lambda k: random.t(k, 3.0, (N,)), st.t(3.0)),
     ("chisquare", lambda k: random.chisquare(k, 4.0, (N,)), st.chi2(4.0)),
     ("dirichlet_marginal", lambda k: random.dirichlet(k, jnp.array([1.0, 2.0, 3.0]), (N,))[:, 2], st.beta(3.0, 3.0)),
+    ("rayleigh", lambda k: random.rayleigh(k, 2.0, (N,)), st.rayleigh(scale=2.0)),
+    ("wald", lambda k: random.wald(k, 1.5, (N,)), st.invgauss(1.5)),
+    ("triangular", lambda k: random.triangular(k, 0.0, 0.3, 2.0, (N,)), st.triang(0.15, loc=0.0, scale=2.0)),
+    ("double_sided_maxwell", lambda k: jnp.abs(random.double_sided_maxwell(k, 1.0, 2.0, (N,)) - 1.0) / 2.0,
+     st.maxwell()),
+    ("generalized_normal", lambda k: random.generalized_normal(k, 1.5, (N,)), st.gennorm(1.5)),
+    ("f", lambda k: random.f(k, 3.0, 5.0, (N,)), st.f(3.0, 5.0)),
     ("ball_radius_cubed", lambda k: jnp.sum(random.ball(k, 3, shape=(N,)) ** 2, axis=-1) ** 1.5, st.uniform()),
 ]
 
@@ -72,6 +79,16 @@ def test_randint_and_rademacher_and_bernoulli():
     _chi2([np.sum(~b), np.sum(b)], [0.7, 0.3])
     b = np.asarray(random.bernoulli(KEY, 0.3, (N,), mode="high"))
     _chi2([np.sum(~b), np.sum(b)], [0.7, 0.3])
+
+
+def test_geometric_frequencies():
+    x = np.asarray(random.geometric(KEY, 0.3, (N,)))
+    assert x.min() >= 1
+    top = 20
+    counts = np.bincount(np.minimum(x, top), minlength=top + 1)[1:]
+    probs = st.geom(0.3).pmf(np.arange(1, top + 1))
+    probs[-1] += st.geom(0.3).sf(top)
+    _chi2(counts, probs)
 
 
 def test_categorical_and_choice_frequencies():
