@@ -189,6 +189,14 @@ random_gamma_grad_p.def_rules(abstract_eval=_gamma_grad_eval, impl=functools.par
 batching.defbroadcasting(random_gamma_grad_p)
 
 
+def _gamma_grad_jvp(primals, tangents):
+    raise NotImplementedError("Differentiation rule for 'random_gamma_grad' not implemented: second derivatives of "
+                              "gamma samples are not supported (JAX cannot take them in reverse mode either)")
+
+
+random_gamma_grad_p.def_rules(jvp=_gamma_grad_jvp)
+
+
 def _series_grad(x, a, enabled, eps):
     """-(d/da of the series for P) * x / a (the sample derivative), for x <= max(1, a)."""
     one = _c(a, 1)

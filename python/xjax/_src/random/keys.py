@@ -234,11 +234,8 @@ def check_key(name, key, allow_batched=False):
     if type(key) is PRNGKeyArray:
         data, typed = key._base_array, True
     elif _is_arraylike(key):
-        if isinstance(key, np.ndarray):
-            check_key_data(THREEFRY, key)
-            key = asarray(key)
         check_key_data(THREEFRY, key)
-        data, typed = key, False
+        data, typed = (asarray(key) if isinstance(key, np.ndarray) else key), False
     else:
         raise TypeError(f"unexpected PRNG key type {type(key)}")
     if not allow_batched and data.ndim != 1:

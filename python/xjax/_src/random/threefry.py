@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from xjax._src import core, dtypes
+from xjax._src import core
 from xjax._src.backends import cpu
 from xjax._src.interpreters import ad, batching
 from xjax._src.lax.elementwise import broadcast_shapes
@@ -104,6 +104,3 @@ def iota_2x32_shape(shape):
 
 UINT_DTYPES = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: _U32, 64: np.dtype(np.uint64)}
 
-
-def uint_dtype(bit_width):
-    return dtypes.canonicalize_dtype(UINT_DTYPES[bit_width])
