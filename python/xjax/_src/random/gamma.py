@@ -274,15 +274,13 @@ def _continued_fraction_grad(x, a, enabled, eps):
 
 @staged(2, 3, 4)
 def gamma_raw(key, a, shape, dtype, log_space=False):
-    from xjax._src import core as _core
-
     if shape is None:
         shape = tuple(np.shape(a))
     else:
         check_shape("gamma", shape, tuple(np.shape(a)))
     a = ew.convert_element_type(a, dtype)
-    if _core.get_aval(a).shape != shape:
-        a = layout.broadcast_in_dim(a, shape, tuple(range(len(shape) - _core.get_aval(a).ndim, len(shape))))
+    if core.get_aval(a).shape != shape:
+        a = layout.broadcast_in_dim(a, shape, tuple(range(len(shape) - core.get_aval(a).ndim, len(shape))))
     return random_gamma_p.bind(key, a, log_space=log_space)
 
 

@@ -9,7 +9,7 @@ Floats come from bits as in JAX: the top mantissa bits under the exponent of 1.0
 """
 import numpy as np
 
-from xjax._src import dtypes
+from xjax._src import core, dtypes
 from xjax._src.lax import elementwise as ew
 from xjax._src.lax import layout
 from xjax._src.lax.stop_gradient import stop_gradient
@@ -38,8 +38,6 @@ def bits(key, shape=(), dtype=None):
 def uniform_raw(key, minval, maxval, shape, dtype):
     """uniform() on raw key data (the sampler bodies' building block). Keys with leading dims give
     one array of `shape` per key (the vectorised rejection loops of gamma draw so)."""
-    from xjax._src import core
-
     full = core.get_aval(key).shape[:-1] + tuple(shape)
     minval = layout.broadcast_to_rank(ew.convert_element_type(minval, dtype), len(full))
     maxval = layout.broadcast_to_rank(ew.convert_element_type(maxval, dtype), len(full))
@@ -273,8 +271,6 @@ def _bernoulli(key, p, shape, mode):
         shape = _np_shape(p)
     else:
         check_shape("bernoulli", shape, _np_shape(p))
-    from xjax._src import core
-
     dtype = core.get_aval(p).dtype
     if mode == "high":
         u1, u2 = prng.unstack(uniform_raw(key, 0.0, 1.0, (2,) + shape, dtype))
@@ -285,7 +281,6 @@ def _bernoulli(key, p, shape, mode):
 
 def bernoulli(key, p=0.5, shape=None, mode="low"):
     """Booleans that are True with probability p."""
-    from xjax._src import core
     from xjax._src.lax.base import asarray
 
     if shape is not None:
@@ -315,8 +310,6 @@ def rademacher(key, shape=(), dtype=None):
 
 def _clip_to(val, dtype):
     """Integer `val` converted to integer `dtype`, clipped to its range instead of wrapping."""
-    from xjax._src import core
-
     vdt = core.get_aval(val).dtype
     lo = max(int(dtypes.iinfo(dtype).min), int(dtypes.iinfo(vdt).min))
     hi = min(int(dtypes.iinfo(dtype).max), int(dtypes.iinfo(vdt).max))
@@ -326,7 +319,6 @@ def _clip_to(val, dtype):
 
 @staged(3, 4)
 def _randint(key, minval, maxval, shape, dtype):
-    from xjax._src import core
     from xjax._src.numpy import creation
 
     check_shape("randint", shape, _np_shape(minval), _np_shape(maxval))
