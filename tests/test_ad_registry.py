@@ -23,15 +23,15 @@ LINEAR = {
     "neg", "copy", "add", "sub", "add_any", "mul", "div", "convert_element_type", "select_n", "reduce_sum",
     "cumsum", "reshape", "squeeze", "broadcast_in_dim", "transpose", "slice", "dynamic_slice",
     "dynamic_update_slice", "concatenate", "pad", "rev", "gather", "scatter", "scatter-add", "scatter-mul",
-    "dot_general", "jit", "cond", "scan", "custom_jvp_call", "custom_lin", "remat2",
+    "dot_general", "jit", "cond", "scan", "custom_jvp_call", "custom_lin", "remat2", "unstack",
     "psum", "all_gather", "reduce_scatter", "all_to_all", "ppermute",
     "conv_general_dilated", "reduce_window_sum", "select_and_gather_add", "select_and_scatter_add",
 }
 # Differentiating these raises NotImplementedError naming the primitive, as in JAX (nextafter) or
 # until a missing primitive exists (digamma's derivative is polygamma).
 # custom_lin (a custom_vjp's linear part) has no JVP: forward mode over a custom_vjp raises JAX's TypeError.
-# pmax and pmin have no derivative in JAX either.
-RAISES = {"digamma", "nextafter", "custom_lin", "pmax", "pmin"}
+# pmax and pmin have no derivative in JAX either; random_gamma_grad has none in JAX.
+RAISES = {"digamma", "nextafter", "custom_lin", "pmax", "pmin", "random_gamma_grad"}
 # Primitives whose rules are being written elsewhere may wait here (none now: control flow landed).
 PENDING = set()
 

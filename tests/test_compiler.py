@@ -281,6 +281,33 @@ def test_interleaved_reduction_axes_still_correct():
     np.testing.assert_allclose(r, np.exp(xv.astype(np.float64)).sum((0, 2)), rtol=1e-5)
 
 
+@pytest.mark.parametrize("shape,dim", [((100_000,), 0), ((300, 70), 0), ((300, 70), 1), ((4, 5, 6), 1)])
+def test_iota_is_generated_inside_fused_kernels(shape, dim):
+    b = B()
+    x = b.param(shape, "int32")
+    i = b.iota(dtype="int32", shape=list(shape), dimension=dim)
+    y = b.mul(b.add(i, x), b.const(3, "int32"))
+    n = int(np.prod(shape))
+    flat = b.reshape(b.iota(dtype="uint32", shape=[n], dimension=0), new_sizes=list(shape))  # read through a reshape
+    z = b.convert_element_type(b.add(flat, b.const(1, "uint32")), new_dtype="float32")
+    g = b.done(y, z)
+    xv = np.random.default_rng(0).integers(-9, 9, shape).astype(np.int32)
+    (ry, rz), exe = run(g, xv)
+    assert exe.num_kernels == 2 and "iota(" not in exe.plan_text(), exe.plan_text()
+    np.testing.assert_array_equal(ry, (np.indices(shape)[dim] + xv) * 3)
+    np.testing.assert_array_equal(rz, np.arange(1, n + 1, dtype=np.float32).reshape(shape))
+
+
+def test_iota_read_in_memory_is_still_computed():
+    b = B()
+    i = b.iota(dtype="float32", shape=[6, 4], dimension=0)
+    t = b.transpose(i, permutation=[1, 0])  # not fusible: needs the iota in memory
+    g = b.done(t, b.add(i, b.const(1.0)))
+    (rt, ra), exe = run(g)
+    np.testing.assert_array_equal(rt, np.indices((6, 4))[0].T)
+    np.testing.assert_array_equal(ra, np.indices((6, 4))[0] + 1)
+
+
 def test_group_values_needed_outside_are_stored_once():
     b = B()
     x = b.param((1000,))

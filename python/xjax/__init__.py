@@ -11,6 +11,7 @@ from xjax._src.config import (config, debug_infs, debug_nans, default_matmul_pre
                               disable_jit, enable_checks, enable_x64, log_compiles, numpy_dtype_promotion,
                               numpy_rank_promotion)
 from xjax import lax, numpy  # noqa: F401
+from xjax import random  # noqa: F401
 from xjax import tree_util, tree  # noqa: F401
 from xjax._src.jit import jit  # noqa: F401
 from xjax._src.autodiff import (grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad,  # noqa: F401

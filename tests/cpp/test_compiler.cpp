@@ -119,6 +119,42 @@ void test_while() {
   CHECK(*static_cast<int32_t*>(out[0].data()) == 6);
 }
 
+// threefry2x32 on Random123's known answer, fused with the iota of its counters and the xor of its
+// words (what 32-bit random bits compute), against the reference interpreter.
+void test_threefry_bits() {
+  const int64_t n = 3000;
+  Graph g;
+  ValueRef k0 = g.parameter({{}, DType::UInt32}), k1 = g.parameter({{}, DType::UInt32});
+  Attrs ia;
+  ia.set("dtype", std::string("uint32"));
+  ia.set("shape", Shape{n});
+  ia.set("dimension", int64_t(0));
+  ValueRef counts = op(g, OpId::iota_, {}, ia);
+  ValueRef packed = op(g, OpId::threefry2x32_, {k0, k1, scalar(g, 0, DType::UInt32), counts});
+  Attrs to32;
+  to32.set("new_dtype", std::string("uint32"));
+  ValueRef hi = op(g, OpId::convert_element_type_, {op(g, OpId::shift_right_logical_, {packed, scalar(g, 32, DType::UInt64)})}, to32);
+  ValueRef lo = op(g, OpId::convert_element_type_, {packed}, to32);
+  g.set_outputs({op(g, OpId::bitwise_xor_, {hi, lo}), packed});
+  auto exe = compile(g);
+  CompileOptions reference;
+  reference.reference = true;
+  auto ref = compile(g, reference);
+  Array a = Array::empty({}, DType::UInt32), b = Array::empty({}, DType::UInt32);
+  *static_cast<uint32_t*>(a.data()) = 0x13198a2e;
+  *static_cast<uint32_t*>(b.data()) = 0x03707344;
+  std::vector<Array> got = exe->run({a, b}), want = ref->run({a, b});
+  for (Array& x : got) x.wait();
+  for (Array& x : want) x.wait();
+  CHECK(std::memcmp(got[0].data(), want[0].data(), n * 4) == 0);
+  CHECK(std::memcmp(got[1].data(), want[1].data(), n * 8) == 0);
+  *static_cast<uint32_t*>(a.data()) = 0;
+  *static_cast<uint32_t*>(b.data()) = 0;
+  got = exe->run({a, b});
+  got[1].wait();
+  CHECK(static_cast<const uint64_t*>(got[1].data())[0] == 0x6b20015999ba4efeull);  // key 0, counter (0, 0)
+}
+
 // Whether f() throws an exception whose message contains `text`.
 template <typename F>
 bool raises(F f, const std::string& text) {
@@ -174,6 +210,7 @@ int main() {
   test_passes();
   test_random_graphs();
   test_while();
+  test_threefry_bits();
   test_execute_checks_its_arguments_and_outputs();
   std::printf("%s (%d failures)\n", failures ? "FAILED" : "ok", failures);
   return failures ? 1 : 0;

@@ -73,6 +73,7 @@ _FLAGS = {
     "jax_legacy_prng_key": ("allow", ("allow", "warn", "error")),
     "jax_debug_key_reuse": (False, bool),
     "jax_random_seed_offset": (0, int),
+    "jax_use_high_dynamic_range_gumbel": (False, bool),
     "jax_softmax_custom_jvp": (False, bool),
 }
 _UNIMPLEMENTED = ("jax_debug_nans", "jax_debug_infs", "jax_numpy_rank_promotion", "jax_numpy_dtype_promotion",

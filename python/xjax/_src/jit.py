@@ -230,7 +230,8 @@ def _cache_for(fun, options):
 
 
 def _clear_all_caches(name=None, value=None):
-    if name in (None, "jax_enable_x64", "jax_disable_jit"):
+    # Flags that change what tracing produces (JAX keys its jit cache on them).
+    if name in (None, "jax_enable_x64", "jax_disable_jit", "jax_threefry_partitionable"):
         for per_fun in list(_caches.values()) + list(_strong_caches.values()):
             for cache in per_fun.values():
                 cache.clear()

@@ -99,6 +99,10 @@ bool reduction_op(OpId op, RedOp& out) {
   }
 }
 
+bool generated_in_kernel(const Graph& g, const Resolved& v) {
+  return v.flat && g.nodes()[v.root.node].op == OpId::iota_;
+}
+
 bool fusible(const Graph& g, const Node& n) {
   OpKind kind = op_info(n.op).kind;
   if (n.outputs.size() != 1) return false;
@@ -219,7 +223,9 @@ struct Fuser {
 void Fuser::place(int i) {
   const Node& n = g.nodes()[i];
   OpKind kind = op_info(n.op).kind;
-  if (n.op == OpId::parameter_ || n.op == OpId::constant_ || kind == OpKind::Broadcast) return;
+  // Iotas too: fused readers generate their values; one is a step of its own only where some
+  // reader needs it in memory (below).
+  if (n.op == OpId::parameter_ || n.op == OpId::constant_ || n.op == OpId::iota_ || kind == OpKind::Broadcast) return;
   bool reduction = kind == OpKind::Reduction;
   if ((kind == OpKind::Elementwise || reduction) && fusible(g, n)) return place_fused(i, reduction);
   int gi = new_group(i, false);
@@ -351,6 +357,7 @@ Fusion fuse(const Graph& g, bool enabled) {
       Resolved res = resolve(g, v);
       if (f.group(res.root.node) == gi && res.flat) continue;
       if (is_splat_constant(nodes[res.root.node])) continue;  // filled from its value
+      if (generated_in_kernel(g, res)) continue;
       mark(res.root.node);
     }
   }
@@ -360,6 +367,8 @@ Fusion fuse(const Graph& g, bool enabled) {
     if (f.group_of[b] < 0 && is_broadcast(g, b)) {
       f.new_group(b, false);
       mark(nodes[b].inputs[0].node);
+    } else if (f.group_of[b] < 0 && nodes[b].op == OpId::iota_) {
+      f.new_group(b, false);
     }
   }
 

@@ -28,6 +28,9 @@ Resolved resolve(const Graph& g, ValueRef v);
 bool reduction_split(const Shape& shape, const std::vector<int64_t>& axes, int64_t& k0, int64_t& r, int64_t& k1);
 // The reduction loops' op for a reduce_* node; false for other ops (argmax, ...).
 bool reduction_op(OpId op, RedOp& out);
+// Whether a fused kernel computes v itself as it reads it: an iota read through reshapes only
+// (its values are then the flat indices' coordinates along its dimension).
+bool generated_in_kernel(const Graph& g, const Resolved& v);
 // Whether the fused engine can run node n (it has a loop for its op and dtypes).
 bool fusible(const Graph& g, const Node& n);
 

@@ -2,6 +2,7 @@
 // groups compiled into FusedPrograms), then the buffer plan.
 #include "core/compiler/plan.h"
 
+#include <cstring>
 #include <map>
 
 #include "core/compiler/constant.h"
@@ -63,6 +64,65 @@ void merge_select_compare(FusedProgram& p, const std::vector<std::pair<int, int>
       dropped[c] = true;
       break;
     }
+  }
+  std::vector<FusedStep> kept;
+  for (size_t s = 0; s < p.steps.size(); ++s)
+    if (!dropped[s]) kept.push_back(std::move(p.steps[s]));
+  p.steps = std::move(kept);
+}
+
+// threefry2x32 whose packed result is only split into its two words and xor-ed (random bits:
+// shift_right_logical by 32, two conversions to uint32, xor) becomes one step.
+void merge_threefry_xor(FusedProgram& p, const std::vector<std::pair<int, int>>& stored) {
+  const int num_slots = int(p.slot_dtype.size());
+  std::vector<int> uses(num_slots, 0), producer(num_slots, -1);
+  for (size_t s = 0; s < p.steps.size(); ++s) {
+    for (int a : p.steps[s].args) ++uses[a];
+    producer[p.steps[s].out] = int(s);
+  }
+  for (const auto& sv : stored) uses[sv.first] += 2;  // an output: never merged away
+  for (const FusedReduce& r : p.reductions) uses[r.slot] += 2;
+  auto fill_of = [&](int slot) -> const FusedLoad* {
+    for (const FusedLoad& L : p.loads)
+      if (L.slot == slot && L.kind == FusedLoad::Kind::Fill) return &L;
+    return nullptr;
+  };
+  auto is32 = [&](int slot) {  // a filled uint64 constant 32
+    const FusedLoad* L = fill_of(slot);
+    uint64_t v = 0;
+    if (!L || L->input >= 0 || L->value.size() != 8) return false;
+    std::memcpy(&v, L->value.data(), 8);
+    return v == 32;
+  };
+  std::vector<bool> dropped(p.steps.size(), false);
+  for (size_t x = 0; x < p.steps.size(); ++x) {
+    FusedStep& xs = p.steps[x];
+    if (xs.op != OpId::bitwise_xor_ || p.slot_dtype[xs.out] != DType::UInt32) continue;
+    int hi = producer[xs.args[0]], lo = producer[xs.args[1]];
+    if (hi < 0 || lo < 0) continue;
+    if (p.steps[hi].op == OpId::convert_element_type_ && p.steps[lo].op == OpId::convert_element_type_ &&
+        producer[p.steps[lo].args[0]] >= 0 && p.steps[producer[p.steps[lo].args[0]]].op == OpId::shift_right_logical_)
+      std::swap(hi, lo);
+    const FusedStep &h = p.steps[hi], &l = p.steps[lo];
+    if (h.op != OpId::convert_element_type_ || l.op != OpId::convert_element_type_) continue;
+    int sh = producer[h.args[0]];
+    if (sh < 0 || p.steps[sh].op != OpId::shift_right_logical_ || !is32(p.steps[sh].args[1])) continue;
+    int tf = producer[l.args[0]];
+    if (tf < 0 || p.steps[tf].op != OpId::threefry2x32_ || p.steps[sh].args[0] != p.steps[tf].out ||
+        p.slot_dtype[p.steps[tf].out] != DType::UInt64)
+      continue;
+    int packed = p.steps[tf].out;
+    if (uses[packed] != 2 || uses[p.steps[sh].out] != 1 || uses[h.out] != 1 || uses[l.out] != 1) continue;
+    const auto& ka = p.steps[tf].args;
+    bool scalar_keys = fill_of(ka[0]) && fill_of(ka[1]);
+    FusedStep merged;
+    merged.loop = ew::threefry_xor_loop(scalar_keys);
+    merged.args = ka;
+    merged.out = xs.out;
+    merged.name = "threefry2x32_xor";
+    merged.op = OpId::threefry2x32_;
+    p.steps[tf] = merged;  // where the cipher ran: its operands are ready there
+    dropped[sh] = dropped[hi] = dropped[lo] = dropped[x] = true;
   }
   std::vector<FusedStep> kept;
   for (size_t s = 0; s < p.steps.size(); ++s)
@@ -152,6 +212,12 @@ void Builder::fused_step(const FusionGroup& group, int gi) {
     if (is_splat_constant(rn)) {
       L.kind = FusedLoad::Kind::Fill;
       L.value = splat_bytes(rn);
+    } else if (generated_in_kernel(g, res) && !fusion.materialized[res.root.node]) {
+      L.kind = FusedLoad::Kind::Iota;
+      int64_t dim = rn.attrs.get_int("dimension");
+      L.iota_len = rshape[dim];
+      for (size_t d = size_t(dim) + 1; d < rshape.size(); ++d) L.iota_inner *= rshape[d];
+      L.value = std::to_string(L.iota_inner) + "x" + std::to_string(L.iota_len);  // tells loads apart
     } else {
       L.input = input_index(rid);
       if ((numel(vt.shape) == 1 && p.n != 1) || numel(rshape) == 1) {
@@ -209,6 +275,7 @@ void Builder::fused_step(const FusionGroup& group, int gi) {
     if (fusion.materialized[u]) stored.push_back({st.out, vid});
   }
   merge_select_compare(p, stored);
+  merge_threefry_xor(p, stored);
   for (auto [slot, vid] : stored) {
     p.stores.push_back({slot, int(step.outputs.size())});
     step.outputs.push_back(vid);

@@ -92,6 +92,7 @@ ElementwiseLoop elementwise_loop(OpId op, const std::vector<DType>& in, DType ou
   if (op == OpId::convert_element_type_) return in.size() == 1 ? ew::convert_loop(in[0], out) : nullptr;
   if (op == OpId::bitcast_convert_type_)  // moves the bytes: the same-type copy loop of that width
     return in.size() == 1 && itemsize(in[0]) == itemsize(out) ? ew::convert_loop(in[0], in[0]) : nullptr;
+  if (op == OpId::threefry2x32_) return ew::threefry_loop(in, out, 0);
   if (op == OpId::select_n_) {
     for (size_t k = 2; k < in.size(); ++k)
       if (in[k] != in[1]) return nullptr;
@@ -110,6 +111,7 @@ ElementwiseLoop elementwise_loop(OpId op, const std::vector<DType>& in, DType ou
     default: break;
   }
   if (is_comparison(op)) return ew::compare_loop(op, dt);
+  if (ElementwiseLoop f = ew::xla_log_loop(op, dt)) return f;
   if (ElementwiseLoop f = ew::math_loop(op, dt, attrs)) return f;
   if (ElementwiseLoop f = ew::special_loop(op, dt)) return f;
   if (ElementwiseLoop f = ew::arith_loop(op, dt, attrs)) return f;

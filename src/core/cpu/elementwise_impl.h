@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 #include "core/cpu/elementwise_loops.h"
 #include "core/float_env.h"
@@ -144,12 +145,16 @@ ElementwiseLoop float_loop(DType dt) {
 // Per-file lookups combined by elementwise_loop(); each returns nullptr for ops it does not own.
 ElementwiseLoop math_loop(OpId op, DType dt, const Attrs& attrs);     // elementwise_math.cpp
 ElementwiseLoop special_loop(OpId op, DType dt);                     // elementwise_special.cpp
+ElementwiseLoop xla_log_loop(OpId op, DType dt);                     // elementwise_special.cpp
 ElementwiseLoop arith_loop(OpId op, DType dt, const Attrs& attrs);    // elementwise_arith.cpp
 ElementwiseLoop bits_loop(OpId op, DType dt);                        // elementwise_bits.cpp
 ElementwiseLoop compare_loop(OpId op, DType dt);                     // elementwise_select.cpp
 ElementwiseLoop select_loop(DType which, DType cases, int num_cases);  // elementwise_select.cpp
 ElementwiseLoop clamp_loop(DType dt);                                // elementwise_select.cpp
 ElementwiseLoop convert_loop(DType from, DType to);                  // elementwise_convert.cpp
+// threefry2x32 (elementwise_random.cpp); `scalars` bit k: operand k is one value (element 0) for
+// the fused engine's 0-d operands (the key words read once); 0 for the general loop.
+ElementwiseLoop threefry_loop(const std::vector<DType>& in, DType out, unsigned scalars);
 
 // integer_pow for exponents without a loop (|y| > kMaxLoopPow): a scalar loop with runtime y.
 void integer_pow_any(DType dt, const void* in, void* out, int64_t n, int64_t y);

@@ -123,7 +123,10 @@ std::string FusedProgram::describe() const {
   auto slot = [](int s) { return "$" + std::to_string(s); };
   std::string d = "n=" + std::to_string(n) + " tile=" + std::to_string(tile) + " buffers=" + std::to_string(num_buffers);
   for (const FusedLoad& L : loads) {
-    const char* kind = L.kind == FusedLoad::Kind::Contiguous ? "load" : L.kind == FusedLoad::Kind::Fill ? "fill" : "gather";
+    const char* kind = L.kind == FusedLoad::Kind::Contiguous ? "load"
+                       : L.kind == FusedLoad::Kind::Fill     ? "fill"
+                       : L.kind == FusedLoad::Kind::Iota     ? "iota"
+                                                             : "gather";
     d += "; " + slot(L.slot) + "=" + kind + (L.input >= 0 ? " in" + std::to_string(L.input) : std::string(" const"));
   }
   for (const FusedStep& st : steps) {

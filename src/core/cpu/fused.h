@@ -19,12 +19,14 @@ struct FusedLoad {
     Contiguous,  // input element i is index i: read in place
     Fill,        // one value everywhere: an input's first element, or `value` (bytes) when input < 0
     Strided,     // index i -> input offset sum(idx_d * strides[d]) over the multi-index of i in `shape`
+    Iota,        // no input: value (i / iota_inner) % iota_len, the coordinate of i along an iota's dim
   };
   Kind kind = Kind::Contiguous;
   int input = -1;
   std::string value;
   Shape shape;
   std::vector<int64_t> strides;
+  int64_t iota_inner = 1, iota_len = 1;
   int slot = -1;
 };
 

@@ -4,6 +4,8 @@
 // exactly what the general loops compute (same formulas, integers wrap).
 #include "core/cpu/fused_loops.h"
 
+#include "core/cpu/elementwise_impl.h"
+
 #include <type_traits>
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && !defined(XJAX_NO_CLONES)
@@ -199,6 +201,7 @@ ElementwiseLoop typed(OpId op, unsigned scalars) {
 }  // namespace
 
 ElementwiseLoop fused_loop(OpId op, const std::vector<DType>& in, DType out, unsigned scalars) {
+  if (op == OpId::threefry2x32_) return (scalars & 3u) == 3u ? ew::threefry_loop(in, out, scalars) : nullptr;
   if (in.empty() || in.size() > 2) return nullptr;
   for (DType d : in)
     if (d != in[0]) return nullptr;

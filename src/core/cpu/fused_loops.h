@@ -15,4 +15,10 @@ ElementwiseLoop fused_loop(OpId op, const std::vector<DType>& in_dtypes, DType o
 // scalar_b), or nullptr when there is none for cmp and dt.
 ElementwiseLoop fused_select_loop(OpId cmp, DType dt, bool scalar_b);
 
+// threefry2x32 followed by the xor of its two result words (uint32 out): what 32-bit random bits
+// compute, as one loop (key operands read once when scalar_keys). In elementwise_random.cpp.
+namespace ew {
+ElementwiseLoop threefry_xor_loop(bool scalar_keys);
+}
+
 }  // namespace xjax

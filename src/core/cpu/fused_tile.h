@@ -92,6 +92,32 @@ __attribute__((always_inline)) inline void gather_runs(const FusedLoad& L, const
   }
 }
 
+// dst[0:len] = the coordinates along an iota's dimension of flat indices [start, start + len), as
+// the slot's dtype: runs of `inner` equal values counting up modulo `count`.
+template <typename T>
+void iota_run(T* dst, int64_t start, int64_t len, int64_t inner, int64_t count) {
+  using C = typename ComputeOf<T>::type;
+  if (inner == 1 && start + len <= count) {  // the common case: a plain count
+    for (int64_t i = 0; i < len; ++i) dst[i] = T(C(start + i));
+    return;
+  }
+  int64_t q = start / inner, r = start % inner, v = q % count;
+  for (int64_t i = 0; i < len; ++i) {
+    dst[i] = T(C(v));
+    if (++r == inner) {
+      r = 0;
+      if (++v == count) v = 0;
+    }
+  }
+}
+
+inline void iota(const FusedLoad& L, DType dt, char* dst, int64_t start, int64_t len) {
+  dispatch_dtype(dt, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, bool>) iota_run(reinterpret_cast<T*>(dst), start, len, L.iota_inner, L.iota_len);
+  });
+}
+
 // Any rank. The counters of up to 16 dims live in a local array, which the compiler keeps apart
 // from the bytes written to dst (a pointer that may reach the heap would be reloaded per run).
 inline void gather(const FusedLoad& L, const char* base, char* dst, size_t es, int64_t start, int64_t len) {
@@ -135,6 +161,10 @@ struct FusedProgram::Tile {
   void compute(int64_t start, int64_t len) {
     for (const FusedLoad& L : p.loads) {
       if (L.kind == FusedLoad::Kind::Fill) continue;  // filled once; a constant's input is -1
+      if (L.kind == FusedLoad::Kind::Iota) {
+        fused::iota(L, p.slot_dtype[L.slot], static_cast<char*>(slot[L.slot]), start, len);
+        continue;
+      }
       size_t es = itemsize(p.slot_dtype[L.slot]);
       const char* base = static_cast<const char*>(in[L.input]);
       if (L.kind == FusedLoad::Kind::Contiguous)

@@ -145,6 +145,14 @@ std::vector<TypeInfo> infer_bitcast(OpId op, const std::vector<TypeInfo>& in, co
   return {{in[0].shape, to}};
 }
 
+// threefry2x32(k0, k1, x0, x1): uint32 operands (0-d ones broadcast), one uint64 result holding
+// both 32-bit result words (hi: the first), which the lax primitive splits.
+std::vector<TypeInfo> infer_threefry(OpId op, const std::vector<TypeInfo>& in) {
+  for (const TypeInfo& t : in)
+    if (t.dtype != DType::UInt32) fail_type(op, "operands must be uint32, got " + types_str(in));
+  return {{common_shape(op, in), DType::UInt64}};
+}
+
 std::vector<TypeInfo> infer_iota(OpId op, const Attrs& attrs) {
   DType dt = dtype_attr(op, attrs, "dtype");
   if (dt == DType::Bool) fail_type(op, "dtype must be numeric, got bool");
@@ -166,6 +174,7 @@ std::vector<TypeInfo> infer_elementwise(OpId op, const std::vector<TypeInfo>& in
     case OpId::clamp_: return infer_clamp(op, in);
     case OpId::convert_element_type_: return {{in[0].shape, dtype_attr(op, attrs, "new_dtype")}};
     case OpId::bitcast_convert_type_: return infer_bitcast(op, in, attrs);
+    case OpId::threefry2x32_: return infer_threefry(op, in);
     default: break;
   }
   Shape shape = common_shape(op, in);

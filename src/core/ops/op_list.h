@@ -29,6 +29,8 @@
   X(shift_right_arithmetic, Elementwise, 2)                                                      \
   /* elementwise, more operands */                                                               \
   X(select_n, Elementwise, -1) X(clamp, Elementwise, 3)                                          \
+  X(fma, Elementwise, 3) /* a * b + c, rounded once (XLA fuses uniform's scaling so) */          \
+  X(threefry2x32, Elementwise, 4) /* uint32 key words, counter words -> both result words in a uint64 */ \
   /* sources: graph inputs and generated values */                                              \
   X(parameter, Source, 0)                                                                        \
   X(iota, Source, 0) X(constant, Source, 0)                                                      \

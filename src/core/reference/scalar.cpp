@@ -6,6 +6,7 @@
 #include "core/reference/scalar.h"
 
 #include "core/float_env.h"
+#include "core/ops/threefry.h"
 
 namespace xjax::ref {
 
@@ -217,6 +218,12 @@ bool elementwise(const Node& n, const std::vector<Array>& in, Array& out) {
   for (int64_t i = 0; i < count && ok; ++i) {
     if (n.op == OpId::bitcast_convert_type_) {
       copy_element(out, i, in[0], i);
+    } else if (n.op == OpId::fma_) {  // rounded once, in the operands' precision (16-bit: float32)
+      double a = get_f(in[0], at(0, i)), b = get_f(in[1], at(1, i)), c = get_f(in[2], at(2, i));
+      set_f(out, i, dt == DType::Float64 ? std::fma(a, b, c) : double(std::fmaf(float(a), float(b), float(c))));
+    } else if (n.op == OpId::threefry2x32_) {
+      auto word = [&](size_t k) { return uint32_t(get_i(in[k], at(k, i))); };
+      set_i(out, i, int64_t(threefry2x32(word(0), word(1), word(2), word(3))));
     } else if (n.op == OpId::select_n_) {
       int64_t k = get_i(in[0], at(0, i));
       int64_t cases = int64_t(in.size()) - 1;

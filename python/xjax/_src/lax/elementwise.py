@@ -112,6 +112,10 @@ for _name in COMPARE:
     PRIMITIVES[_name] = define_primitive(_name, _nary_eval(_name, _ANY, dtypes.bool_))
     PRIMITIVES[_name].lowering = broadcasting_lowering(_name)
 PRIMITIVES["is_finite"] = define_primitive("is_finite", _unary_eval("is_finite", _FLOAT, dtypes.bool_))
+# a * b + c rounded once: not a JAX primitive, but what XLA's CPU code computes where it fuses a
+# multiply into an add (random.uniform's scaling), so xjax uses it there to give JAX's bits.
+fma_p = define_primitive("fma", _nary_eval("fma", _FLOAT))
+fma_p.lowering = broadcasting_lowering("fma")
 
 
 def _select_n_eval(which, *cases):
@@ -235,6 +239,11 @@ def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):  # noqa: A001 - lax
 def integer_pow(x, y):
     """x ** y for a static Python int y."""
     return PRIMITIVES["integer_pow"].bind(asarray(x), y=int(y))
+
+
+def fma(a, b, c):
+    """a * b + c with one rounding (operands of one float dtype, lax broadcasting)."""
+    return fma_p.bind(*scalars_like((a, b, c)))
 
 
 def select_n(which, *cases):
@@ -448,6 +457,7 @@ ad.deflinear(P["copy"], lambda ct, x: [ct])
 ad.deflinear(P["add"], _add_transpose)
 ad.deflinear(P["sub"], _sub_transpose)
 ad.defjvp(P["mul"], lambda g, x, y: mul(g, y), lambda g, x, y: mul(x, g))
+ad.defjvp(fma_p, lambda g, a, b, c: mul(g, b), lambda g, a, b, c: mul(a, g), lambda g, a, b, c: g)
 ad.defjvp(P["div"], lambda g, x, y: div(g, y), lambda g, x, y: mul(neg(g), div(x, square(y))))
 P["mul"].def_rules(transpose=_mul_transpose)
 P["div"].def_rules(transpose=_div_transpose)
@@ -523,6 +533,7 @@ batching.defvectorized(convert_element_type_p)
 for _name in list(BINARY) + list(COMPARE):
     batching.defbroadcasting(P[_name])
 batching.defbroadcasting(add_any_p)
+batching.defbroadcasting(fma_p)
 
 
 def _bitcast_batch(axis, vals, dims, *, new_dtype):

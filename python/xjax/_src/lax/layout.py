@@ -1,9 +1,11 @@
 """Data movement primitives: reshape, broadcast, transpose, slicing, concatenation, padding."""
 import builtins
+import functools
 
 import numpy as np
 
 from xjax._src import core, dtypes
+from xjax._src.backends import cpu
 from xjax._src.lax.base import asarray, define_core_primitive, scalars_like
 
 reshape_p = define_core_primitive("reshape", attrs=lambda new_sizes, dimensions=None, sharding=None: {
@@ -20,6 +22,26 @@ concatenate_p = define_core_primitive("concatenate", weak=lambda avals: all(a.we
 pad_p = define_core_primitive("pad", attrs=lambda padding_config: {
     "padding_config": [v for triple in padding_config for v in triple]})
 rev_p = define_core_primitive("rev")
+
+
+def _unstack_eval(x, *, axis):
+    return [x.update(shape=x.shape[:axis] + x.shape[axis + 1:])] * x.shape[axis]
+
+
+def _unstack_lower(ctx, x, *, axis):
+    shape = ctx.avals_in[0].shape
+    outs = []
+    for i in range(shape[axis]):
+        (s,) = ctx.op("slice", x, start_indices=[0] * axis + [i] + [0] * (len(shape) - axis - 1),
+                      limit_indices=list(shape[:axis]) + [i + 1] + list(shape[axis + 1:]))
+        outs.extend(ctx.op("reshape", s, new_sizes=list(shape[:axis] + shape[axis + 1:])))
+    return outs
+
+
+# unstack: every slice along an axis in one op (iterating an array is one eager dispatch).
+unstack_p = core.Primitive("unstack", multiple_results=True)
+unstack_p.def_rules(abstract_eval=_unstack_eval, lowering=_unstack_lower)
+unstack_p.def_rules(impl=functools.partial(cpu.apply_primitive, unstack_p))
 
 
 def _squeeze_eval(x, *, dimensions):
@@ -110,6 +132,12 @@ def expand_dims(array, dimensions):
         shape.insert(d, 1)
     kept = [i for i in range(out_ndim) if i not in dims]
     return broadcast_in_dim(x, shape, kept)
+
+
+def unstack(operand, axis=0):
+    """The slices of operand along `axis`, as a list (one op)."""
+    x = asarray(operand)
+    return unstack_p.bind(x, axis=_canonical_axis(axis, core.get_aval(x).ndim))
 
 
 def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - lax's name
@@ -353,6 +381,21 @@ def _pad_jvp(primals, tangents, *, padding_config):
     return ans, pad_p.bind(*[ad.instantiate(t) for t in tangents], padding_config=padding_config)
 
 
+def _unstack_transpose(cts, x, *, axis):
+    parts = [expand_dims(ad.instantiate_zero(ct), (axis,)) for ct in cts]
+    return [concatenate(parts, axis)]
+
+
+def _unstack_batch(axis_data, vals, dims, *, axis):
+    from xjax._src.interpreters import batching
+
+    (x,), (d,) = vals, dims
+    outs = unstack_p.bind(batching.moveaxis(x, d, 0), axis=axis + 1)
+    return outs, [0] * len(outs)
+
+
+ad.deflinear(unstack_p, _unstack_transpose)
+unstack_p.def_rules(batch=_unstack_batch)
 ad.deflinear(reshape_p, _reshape_transpose)
 ad.deflinear(squeeze_p, _reshape_transpose)
 ad.deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)

@@ -97,7 +97,11 @@ def _getitem(self, idx):
 def _iter(self):
     if not self.aval.shape:
         raise TypeError("iteration over a 0-d array")
-    return (indexing.getitem(self, i) for i in range(self.aval.shape[0]))
+    n = self.aval.shape[0]
+    if n <= 100:  # one op for all rows (as JAX, by chunks of 100): `a, b = split(key)` costs one dispatch
+        return iter(lax.unstack(self, 0))
+    return (row for start in range(0, n, 100)
+            for row in lax.unstack(lax.slice_in_dim(self, start, min(start + 100, n), axis=0), 0))
 
 
 def _reshape(self, *args, order="C", **kwargs):

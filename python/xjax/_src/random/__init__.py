@@ -1,0 +1,1 @@
+"""The PRNG: the threefry2x32 primitive, key operations on raw key data, typed keys, samplers."""
