@@ -9,16 +9,7 @@ import pytest
 SEED_DIR = pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "seed-programs"
 SEEDS = sorted(p.stem for p in SEED_DIR.glob("seed_*.py")) if SEED_DIR.is_dir() else []
 
-# Seeds that need features of later issues (grad: #5+, vmap, PRNG, optim, jit: #4). Strict, so a
-# seed that starts passing fails here until its marker is removed.
-NEEDS_LATER_ISSUES = {
-    "seed_002_jit": "needs PRNG (issue 10) and pmap",
-    "seed_004_training_loop": "needs PRNG (issue 10)",
-}
-
-
-PARAMS = [pytest.param(n, marks=pytest.mark.xfail(reason=NEEDS_LATER_ISSUES[n], strict=True))
-          if n in NEEDS_LATER_ISSUES else n for n in SEEDS]
+PARAMS = SEEDS  # every seed passes now
 
 
 @pytest.mark.skipif(not SEEDS, reason="../shared/seed-programs not present")
