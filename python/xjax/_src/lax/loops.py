@@ -517,7 +517,9 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
             k += 1
     cond_in = list(range(cond_nconsts)) + [cond_nconsts + (i if kind == "p" else n + i) for kind, i in inter]
     cond = _reordered(cond, cond_in, range(len(j.outvars)))
-    outs = while_p.bind(*cc, *bc, *_nonzero(bc_t), *carry_order, cond_nconsts=cond_nconsts, cond_jaxpr=cond,
+    # The body's consts interleave primal and tangent too (as _group_jvp_jaxpr orders them).
+    bc_order = [v for p, t, nz in zip(bc, bc_t, bc_nz) for v in ((p, t) if nz else (p,))]
+    outs = while_p.bind(*cc, *bc_order, *carry_order, cond_nconsts=cond_nconsts, cond_jaxpr=cond,
                         body_nconsts=body_nconsts + sum(bc_nz), body_jaxpr=body)
     it = iter(outs)
     p_out, t_out = [], []
