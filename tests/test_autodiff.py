@@ -193,6 +193,40 @@ def test_errors_worded_as_jax():
         jax.grad(lambda x: x, holomorphic=True)(1.0)
 
 
+RANGE = ("Positional argument indices, e.g. for `static_argnums`, must have value greater than or equal to "
+         "-len(args) and less than len(args), but got value {} for len(args) == {}.")
+NEED = ("differentiating with respect to argnums={} requires at least {} positional arguments to be passed by "
+        "the caller, but got only {} positional arguments.")
+
+
+@pytest.mark.parametrize("transform, argnums, nargs, error, message", [
+    # First lines recorded from JAX 0.10.2.
+    (jax.grad, 1, 1, TypeError, NEED.format(1, 2, 1)),
+    (jax.grad, (0, 3), 2, TypeError, NEED.format((0, 3), 4, 2)),
+    (jax.grad, 0, 0, TypeError, NEED.format(0, 1, 0)),
+    (jax.grad, -2, 1, ValueError, RANGE.format(-2, 1)),
+    (jax.grad, (0, -3), 2, ValueError, RANGE.format(-3, 2)),
+    (jax.value_and_grad, 2, 2, TypeError, NEED.format(2, 3, 2)),
+    (jax.value_and_grad, -3, 2, ValueError, RANGE.format(-3, 2)),
+    (jax.jacrev, 2, 2, ValueError, RANGE.format(2, 2)),
+    (jax.jacrev, -3, 2, ValueError, RANGE.format(-3, 2)),
+    (jax.jacrev, 0, 0, ValueError, RANGE.format(0, 0)),
+    (jax.jacfwd, 1, 1, ValueError, RANGE.format(1, 1)),
+    (jax.hessian, 2, 2, ValueError, RANGE.format(2, 2)),
+])
+def test_argnums_out_of_range_and_too_few_args_as_jax(transform, argnums, nargs, error, message):
+    f = transform(lambda *a: sum(a) * 2.0, argnums=argnums)
+    with pytest.raises(error) as info:
+        f(*[1.0] * nargs)
+    assert str(info.value).splitlines()[0] == message
+
+
+def test_argnums_negative_in_range_and_repeated():
+    assert float(jax.grad(lambda x, y: x * y, argnums=-1)(3.0, 2.0)) == 3.0
+    with pytest.raises(TypeError, match=r"argnums=\(0, -2\) names the same positional argument more than once"):
+        jax.grad(lambda x, y: x * y, argnums=(0, -2))(3.0, 2.0)
+
+
 def test_integer_inputs_with_allow_int_get_float0():
     g = jax.grad(lambda x, y: x * y, argnums=(0, 1), allow_int=True)(1.0, 2)
     assert float(g[0]) == 2.0 and g[1].dtype == np.dtype([("float0", np.void, 0)])
