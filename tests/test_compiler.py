@@ -158,6 +158,40 @@ def test_simplify_composes_chains():
     np.testing.assert_array_equal(rb, np.broadcast_to(yv, (5, 2, 3)))
 
 
+def _dot(b, x, y, lc, rc, lb=(), rb=()):
+    return b.dot_general(x, y, lhs_contracting_dimensions=list(lc), rhs_contracting_dimensions=list(rc),
+                         lhs_batch_dimensions=list(lb), rhs_batch_dimensions=list(rb))
+
+
+@pytest.mark.parametrize("xs, ys, lc, rc, lb, rb, perm, folds, spec", [
+    ((16, 32), (16, 64), [0], [0], [], [], [1, 0], True, "ki,kj->ji"),  # a matmul operand's cotangent
+    ((4, 5), (5, 6), [1], [0], [], [], [1, 0], True, "ik,kj->ji"),
+    ((3, 4, 5), (3, 5, 6), [2], [1], [0], [0], [0, 2, 1], True, "bik,bkj->bji"),
+    ((3, 4, 5), (3, 5, 6), [2], [1], [0], [0], [1, 0, 2], False, "bik,bkj->ibj"),  # moves the batch dim
+    ((2, 3, 4), (4, 5), [2], [0], [], [], [2, 0, 1], True, "abk,kc->cab"),
+    ((2, 3, 4), (4, 5), [2], [0], [], [], [0, 2, 1], False, "abk,kc->acb"),  # splits the lhs free dims
+])
+def test_simplify_transpose_of_dot_swaps_the_operands(xs, ys, lc, rc, lb, rb, perm, folds, spec):
+    b = B()
+    x, y = b.param(xs), b.param(ys)
+    g = b.done(b.transpose(_dot(b, x, y, lc, rc, lb, rb), permutation=perm))
+    ops = g.optimized(["simplify", "dce"]).ops()
+    assert ops.count("transpose") == (0 if folds else 1) and ops.count("dot_general") == 1, ops
+    rng = np.random.default_rng(0)
+    xv, yv = rng.standard_normal(xs).astype(np.float32), rng.standard_normal(ys).astype(np.float32)
+    (r,), _ = run(g, xv, yv)
+    np.testing.assert_allclose(r, np.einsum(spec, xv, yv), rtol=1e-5, atol=1e-5)
+
+
+def test_simplify_keeps_the_transpose_of_a_dot_used_elsewhere():
+    b = B()
+    x, y = b.param((4, 5)), b.param((5, 6))
+    d = _dot(b, x, y, [1], [0])
+    g = b.done(b.transpose(d, permutation=[1, 0]), d)
+    ops = g.optimized(["simplify", "dce"]).ops()
+    assert ops.count("transpose") == 1 and ops.count("dot_general") == 1
+
+
 def test_unknown_pass_is_an_error():
     with pytest.raises(ValueError, match="unknown pass 'nope'"):
         selu_graph(3).optimized(["nope"])

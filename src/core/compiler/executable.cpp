@@ -92,13 +92,22 @@ void Executable::validate_outputs(const std::vector<Array>& inputs, const std::v
   }
 }
 
-void Executable::run_plan(const std::shared_ptr<Buffer>* inputs, std::shared_ptr<Buffer>* outputs) const {
+bool Executable::output_takes_buffer(size_t i) const {
+  int st = plan_.value_storage[plan_.outputs[i]];
+  return plan_.storages[st].kind == Storage::Kind::Output && plan_.reused_in_place[st] < 0;
+}
+
+void Executable::run_plan(const std::shared_ptr<Buffer>* inputs, std::shared_ptr<Buffer>* outputs,
+                          std::vector<std::shared_ptr<Buffer>>* kept_pool) const {
   FlushSubnormalsScope flush;  // JAX's float environment; the caller's comes back after
   const Plan& p = plan_;
   const size_t ns = p.storages.size();
   Frame f(ns);
-  std::vector<std::shared_ptr<Buffer>> pool(p.pool.size());
-  for (size_t b = 0; b < pool.size(); ++b) pool[b] = Buffer::allocate(p.pool[b]);
+  std::vector<std::shared_ptr<Buffer>> own_pool;
+  std::vector<std::shared_ptr<Buffer>>& pool = kept_pool ? *kept_pool : own_pool;
+  pool.resize(p.pool.size());
+  for (size_t b = 0; b < pool.size(); ++b)
+    if (!pool[b] || pool[b].use_count() != 1) pool[b] = Buffer::allocate(p.pool[b]);
   for (size_t i = 0; i < p.outputs.size(); ++i) {
     int st = p.value_storage[p.outputs[i]];
     if (outputs[i] && p.storages[st].kind == Storage::Kind::Output && !f.buf[st]) f.bind(st, outputs[i]);
@@ -108,6 +117,7 @@ void Executable::run_plan(const std::shared_ptr<Buffer>* inputs, std::shared_ptr
     if (s.kind == Storage::Kind::Param) f.bind(int(st), inputs[s.index]);
     else if (s.kind == Storage::Kind::Constant) f.bind(int(st), p.constants[s.index].buffer);
     else if (s.kind == Storage::Kind::Pool && s.index >= 0) f.bind(int(st), pool[s.index]);
+    else if (s.kind == Storage::Kind::Fresh) f.bind(int(st), Buffer::allocate(s.nbytes));
   }
   for (size_t st = 0; st < ns; ++st) {  // values written over donated parameters, then fresh outputs
     const Storage& s = p.storages[st];
@@ -174,7 +184,11 @@ void Executable::run_control(const Step& step, Frame& f) const {
   auto storage = [&](int v) { return p.value_storage[v]; };
   size_t first = step.kind == Step::Kind::Cond ? 1 : 0;
   std::vector<std::shared_ptr<Buffer>> carried;
-  for (size_t k = first; k < step.inputs.size(); ++k) carried.push_back(f.buf[storage(step.inputs[k])]);
+  for (size_t k = first; k < step.inputs.size(); ++k) {
+    std::shared_ptr<Buffer>& b = f.buf[storage(step.inputs[k])];
+    if (!step.consumed.empty() && step.consumed[k]) carried.push_back(std::move(b));  // the loop's alone now
+    else carried.push_back(b);
+  }
   std::vector<std::shared_ptr<Buffer>> results(step.outputs.size());
   for (size_t k = 0; k < step.outputs.size(); ++k) {  // results that are graph outputs: filled in place
     int st = storage(step.outputs[k]);
@@ -188,23 +202,7 @@ void Executable::run_control(const Step& step, Frame& f) const {
     i = i < 0 ? 0 : (i >= n ? n - 1 : i);
     step.subs[i]->run_plan(carried.data(), results.data());
   } else {
-    const Executable& cond = *step.subs[0];
-    const Executable& body = *step.subs[1];
-    for (;;) {
-      std::shared_ptr<Buffer> pred;
-      cond.run_plan(carried.data(), &pred);
-      if (!*static_cast<const bool*>(pred->data())) break;
-      // The body may update these carried buffers in place: each must be the loop's alone.
-      for (int k : body.plan().donated) {
-        if (carried[k].use_count() == 1 && !carried[k]->read_only()) continue;
-        auto copy = Buffer::allocate(carried[k]->nbytes());
-        if (copy->nbytes()) std::memcpy(copy->data(), carried[k]->data(), copy->nbytes());
-        carried[k] = std::move(copy);
-      }
-      std::vector<std::shared_ptr<Buffer>> next(carried.size());
-      body.run_plan(carried.data(), next.data());
-      carried = std::move(next);
-    }
+    run_while(step, carried);
     for (size_t k = 0; k < results.size(); ++k) {
       if (!results[k]) {
         results[k] = carried[k];
@@ -230,6 +228,38 @@ void Executable::run_control(const Step& step, Frame& f) const {
       }
     }
     f.bind(st, b);
+  }
+}
+
+// Runs a while step's loop over the carried buffers. Per iteration, what can be is reused: the
+// intermediate buffers of the condition and the body, the predicate's buffer, and as the body's
+// fresh results the buffers of the previous iteration's values that nothing holds any more.
+void Executable::run_while(const Step& step, std::vector<std::shared_ptr<Buffer>>& carried) const {
+  const Executable& cond = *step.subs[0];
+  const Executable& body = *step.subs[1];
+  const size_t n = carried.size();
+  std::vector<std::shared_ptr<Buffer>> next(n), cond_pool, body_pool;
+  std::vector<char> takes(n);
+  for (size_t k = 0; k < n; ++k) takes[k] = body.output_takes_buffer(k);
+  const bool cond_takes = cond.output_takes_buffer(0);
+  std::shared_ptr<Buffer> pred;
+  for (;;) {
+    if (!cond_takes || pred.use_count() != 1) pred.reset();
+    cond.run_plan(carried.data(), &pred, &cond_pool);
+    if (!*static_cast<const bool*>(pred->data())) break;
+    // `next` holds the previous iteration's values: spare result buffers unless still held (a value
+    // passed through, or updated in place, lives on in `carried`).
+    for (size_t k = 0; k < n; ++k)
+      if (next[k] && (!takes[k] || next[k].use_count() != 1 || next[k]->read_only())) next[k].reset();
+    // The body may update these carried buffers in place: each must be the loop's alone.
+    for (int k : body.plan().donated) {
+      if (carried[k].use_count() == 1 && !carried[k]->read_only()) continue;
+      auto copy = Buffer::allocate(carried[k]->nbytes());
+      if (copy->nbytes()) std::memcpy(copy->data(), carried[k]->data(), copy->nbytes());
+      carried[k] = std::move(copy);
+    }
+    body.run_plan(carried.data(), next.data(), &body_pool);
+    carried.swap(next);
   }
 }
 

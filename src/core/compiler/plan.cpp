@@ -103,6 +103,10 @@ void Builder::assign_storages() {
           new_storage(Storage::Kind::Constant, bytes(n.outputs[0]), int(plan.constants.size()) - 1);
     } else if (kind == OpKind::Broadcast && numel(n.outputs[0].shape) == numel(g.type(n.inputs[0]).shape)) {
       plan.value_storage[base] = plan.value_storage[plan.value(n.inputs[0])];  // a view
+    } else if (n.op == OpId::empty_) {
+      plan.value_storage[base] = new_storage(Storage::Kind::Fresh, bytes(n.outputs[0]));
+    } else if (kind == OpKind::Barrier) {  // its results are its operands
+      for (size_t r = 0; r < n.outputs.size(); ++r) plan.value_storage[base + r] = plan.value_storage[plan.value(n.inputs[r])];
     } else {
       Storage::Kind k = kind == OpKind::Control ? Storage::Kind::Dynamic : Storage::Kind::Pool;
       for (size_t r = 0; r < n.outputs.size(); ++r) plan.value_storage[base + r] = new_storage(k, bytes(n.outputs[r]));
@@ -110,7 +114,8 @@ void Builder::assign_storages() {
   }
   for (ValueRef v : g.outputs()) {
     Storage& s = plan.storages[plan.value_storage[plan.value(v)]];
-    if (s.kind == Storage::Kind::Pool || s.kind == Storage::Kind::Dynamic) s.kind = Storage::Kind::Output;
+    if (s.kind == Storage::Kind::Pool || s.kind == Storage::Kind::Dynamic || s.kind == Storage::Kind::Fresh)
+      s.kind = Storage::Kind::Output;
   }
 }
 
@@ -234,6 +239,8 @@ void Builder::single_step(int node) {
   const Node& n = g.nodes()[node];
   OpKind kind = op_info(n.op).kind;
   if (kind == OpKind::Broadcast && numel(n.outputs[0].shape) == numel(g.type(n.inputs[0]).shape)) return;  // a view
+  if (kind == OpKind::Barrier) return;  // nothing to run: its results share its operands' storage
+  if (n.op == OpId::empty_) return;     // nothing to run: its storage is allocated per run
   Step step;
   step.nodes = {node};
   for (ValueRef v : n.inputs) step.inputs.push_back(plan.value(v));

@@ -33,6 +33,7 @@ struct Storage {
     Output,    // holds a graph output: allocated per run, handed to the caller
     Pool,      // an intermediate (index: its pooled buffer)
     Dynamic,   // a control op's result, bound to the buffer its subgraph returns
+    Fresh,     // an `empty` value: a buffer allocated per run, not pooled (a loop may take it over)
   };
   Kind kind;
   int index = -1;
@@ -49,6 +50,7 @@ struct Step {
   CpuKernel kernel = nullptr;
   Attrs attrs;
   std::vector<std::shared_ptr<Executable>> subs;  // cond branches; while (cond, body)
+  std::vector<char> consumed;  // while: per input, read here for the last time (the loop takes its buffer)
   int64_t work = 0;                               // elements touched, for the inline decision
 };
 

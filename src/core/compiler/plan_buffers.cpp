@@ -104,6 +104,20 @@ void plan_buffers(Plan& plan, const Graph& g, bool reuse, bool donate_params) {
       if (plan.storages[st].index >= 0 && !std::count(claimed.begin(), claimed.end(), st))
         busy[plan.storages[st].index] = false;
   }
+  // A while step takes over the buffers of fresh or control-made operands it reads for the last time,
+  // so that its body may update them in place without a copy first.
+  for (int s = 0; s < end; ++s) {
+    Step& step = plan.steps[s];
+    if (step.kind != Step::Kind::While) continue;
+    step.consumed.assign(step.inputs.size(), 0);
+    for (size_t k = 0; k < step.inputs.size(); ++k) {
+      int st = plan.value_storage[step.inputs[k]];
+      Storage::Kind kind = plan.storages[st].kind;
+      int reads = 0;
+      for (int v : step.inputs) reads += plan.value_storage[v] == st;
+      step.consumed[k] = (kind == Storage::Kind::Fresh || kind == Storage::Kind::Dynamic) && last[st] == s && reads == 1;
+    }
+  }
   for (size_t st = 0; st < num; ++st) {
     int src = plan.reused_in_place[st];
     if (src >= 0 && plan.storages[src].kind == Storage::Kind::Param) plan.donated.push_back(plan.storages[src].index);
@@ -131,6 +145,10 @@ std::string Plan::text(const Graph& g) const {
     t += ") out(";
     for (size_t k = 0; k < st.outputs.size(); ++k) t += (k ? " " : "") + value_name(*this, st.outputs[k]);
     t += ")";
+    std::string takes;
+    for (size_t k = 0; k < st.consumed.size(); ++k)
+      if (st.consumed[k]) takes += (takes.empty() ? "" : " ") + value_name(*this, st.inputs[k]);
+    if (!takes.empty()) t += " takes(" + takes + ")";
     if (st.program) t += " {" + st.program->describe() + "}";
     t += "\n";
     for (size_t k = 0; k < st.subs.size(); ++k) {  // the subgraphs' plans, indented
@@ -143,7 +161,7 @@ std::string Plan::text(const Graph& g) const {
       }
     }
   }
-  static const char* skinds[] = {"param", "constant", "output", "buf", "dynamic"};
+  static const char* skinds[] = {"param", "constant", "output", "buf", "dynamic", "fresh"};
   for (size_t v = 0; v < value_storage.size(); ++v) {
     int st = value_storage[v];
     if (st < 0) continue;

@@ -23,6 +23,7 @@ enum class OpKind {
   Broadcast,  // re-indexes its operand, element order kept (fusible as a load)
   Control,    // runs subgraphs (cond, while)
   Effect,     // side effects (host callbacks): kept by DCE, run in program order
+  Barrier,    // results are its operands; no pass looks through it (optimization_barrier)
 };
 
 struct TypeInfo {
@@ -71,7 +72,7 @@ void register_layout_infer(OpTable&);
 void register_index_infer(OpTable&);
 void register_contraction_infer(OpTable&);
 void register_sort_infer(OpTable&);
-void register_compiler_infer(OpTable&);  // constant, control flow, callbacks (src/core/compiler)
+void register_compiler_infer(OpTable&);  // constant, control flow, callbacks, barrier (src/core/compiler)
 void register_elementwise_cpu(OpTable&);
 void register_reduction_cpu(OpTable&);
 void register_layout_cpu(OpTable&);
