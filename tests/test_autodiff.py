@@ -154,6 +154,17 @@ def test_while_loop_second_order_forward_mode(x64):
     assert float(t) == pytest.approx(-1.256156633855181, rel=1e-12)
 
 
+def test_scan_residuals_that_are_xs_are_read_from_xs():
+    # The backward scan reads the known xs it needs as they are: no stacked copy from the forward scan.
+    def f(w, xs):
+        return jnp.sum(jax.lax.scan(lambda c, x: (jnp.tanh(c @ w + x) * x, None), jnp.ones(3), xs)[0])
+    closed = jax.make_jaxpr(jax.grad(f))(W3, XS)
+    scans = [e for e in closed.jaxpr.eqns if e.primitive.name == "scan"]
+    assert len(scans) == 2 and closed.jaxpr.invars[1] in scans[1].invars
+    body = scans[0].params["jaxpr"].jaxpr
+    assert body.invars[-1] not in body.outvars  # the forward body does not return its x as a residual
+
+
 def test_fori_loop_static_trip_count_reverse_mode():
     g = jax.grad(lambda x: jax.lax.fori_loop(0, 3, lambda i, c: c * c, x))(1.1)
     assert float(g) == pytest.approx(8 * 1.1 ** 7, rel=1e-5)

@@ -243,9 +243,12 @@ def _scan_lowering(lowerer, eqn, ins):
     nx, ny = len(x_avals), len(y_avals)
     i32 = dtypes.int32
     counter = core.ShapedArray((), i32)
-    ys0 = [lowerer.constant(0, a.dtype, (length, *a.shape)) for a in y_avals]
     if length == 0:
-        return list(ins[nc:nc + ncarry]) + ys0
+        return list(ins[nc:nc + ncarry]) + [lowerer.constant(0, a.dtype, (0, *a.shape)) for a in y_avals]
+    # Every row of ys is written before the loop ends: buffers of unspecified contents (no fill, and
+    # the loop updates them in place without copying a constant first).
+    ys0 = [lowerer.op("empty", shape=[length, *a.shape], dtype=a.dtype)[0] if gl.HAS_EMPTY
+           else lowerer.constant(0, a.dtype, (length, *a.shape)) for a in y_avals]
     carried = [lowerer.constant(0, i32), *ins, *ys0]
     carried_avals = [counter, *avals, *[a.update(shape=(length, *a.shape)) for a in y_avals]]
 
@@ -591,30 +594,36 @@ def _scan_partial_eval(trace, args, unknown, *, reverse, length, jaxpr, num_cons
     kj = known.jaxpr
     nk_consts = num_consts - sum(const_uk)
     n_known_outs = len(kj.outvars) - nres
-    # Residuals that are known consts of the body are loop invariant: pass them as consts.
+    # Residuals that are known consts of the body are loop invariant: pass them as consts. Those that
+    # are known xs are the xs themselves: the unknown scan reads them (no stacked copy).
+    nk_carry = num_carry - sum(carry_uk)
     const_pos = {v: i for i, v in enumerate(kj.invars[:nk_consts])}
+    x_pos = {v: i for i, v in enumerate(kj.invars[nk_consts + nk_carry:])}
     res_vars = kj.outvars[n_known_outs:]
-    hoisted = [const_pos.get(v) if not isinstance(v, pe.Literal) else None for v in res_vars]
-    stacked = [i for i, h in enumerate(hoisted) if h is None]
+    literal = [isinstance(v, pe.Literal) for v in res_vars]
+    hoisted = [None if lit else const_pos.get(v) for v, lit in zip(res_vars, literal)]
+    forwarded = [None if lit or h is not None else x_pos.get(v) for v, lit, h in zip(res_vars, literal, hoisted)]
+    stacked = [i for i, (h, f) in enumerate(zip(hoisted, forwarded)) if h is None and f is None]
     known_body = _ClosedJaxpr(_Jaxpr(kj.constvars, kj.invars, kj.outvars[:n_known_outs] + [res_vars[i] for i in stacked],
                                      kj.eqns), known.consts)
     known_args = [a for a, u in zip(args, const_uk + carry_uk + x_uk) if not u]
     known_outs = trace.bind_in_parent(scan_p, known_args, dict(
-        reverse=reverse, length=length, jaxpr=known_body, num_consts=nk_consts, num_carry=num_carry - sum(carry_uk),
-        unroll=unroll))
-    res_stacked = known_outs[n_known_outs:]
-    known_consts = [a for a, u in zip(args[:num_consts], const_uk) if not u]
+        reverse=reverse, length=length, jaxpr=known_body, num_consts=nk_consts, num_carry=nk_carry, unroll=unroll))
+    known_xs = known_args[nk_consts + nk_carry:]
+    res_stacked = iter(known_outs[n_known_outs:])
+    res_xs = [next(res_stacked) if f is None else known_xs[f] for h, f in zip(hoisted, forwarded) if h is None]
+    known_consts = known_args[:nk_consts]
     res_hoisted = [known_consts[h] for h in hoisted if h is not None]
     # The unknown body takes (residuals, unknown consts, carries, xs): reorder to scan's layout.
     uj = unk.jaxpr
     r_vars, rest = uj.invars[:nres], uj.invars[nres:]
     n_uc, n_ucarry = sum(const_uk), sum(carry_uk)
     invars = ([r_vars[i] for i, h in enumerate(hoisted) if h is not None] + rest[:n_uc + n_ucarry]
-              + [r_vars[i] for i in stacked] + rest[n_uc + n_ucarry:])
+              + [r_vars[i] for i, h in enumerate(hoisted) if h is None] + rest[n_uc + n_ucarry:])
     unknown_body = _ClosedJaxpr(_Jaxpr(uj.constvars, invars, uj.outvars, uj.eqns), unk.consts)
     u_args = [*res_hoisted, *(a for a, u in zip(args[:num_consts], const_uk) if u),
               *(a for a, u in zip(args[num_consts:num_consts + num_carry], carry_uk) if u),
-              *res_stacked, *(a for a, u in zip(args[num_consts + num_carry:], x_uk) if u)]
+              *res_xs, *(a for a, u in zip(args[num_consts + num_carry:], x_uk) if u)]
     unknown_outs = pe.DynamicJaxprTrace.process_primitive(trace, scan_p, u_args, dict(
         reverse=reverse, length=length, jaxpr=unknown_body, num_consts=len(res_hoisted) + n_uc, num_carry=n_ucarry,
         unroll=unroll))
