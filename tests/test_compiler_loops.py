@@ -107,3 +107,21 @@ def test_barrier_is_an_identity_that_cse_does_not_see_through():
 def test_barrier_keeps_types_and_checks_nothing_else():
     types = _core.infer("optimization_barrier", [((2, 3), "float32"), ((), "bool")], {})
     assert [tuple(s) for s, _ in types] == [(2, 3), ()] and [d for _, d in types] == ["float32", "bool"]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int8", "float64"])
+def test_row_windows_of_dynamic_slice_and_update_clamp_as_xla(dtype):
+    # A scan reads and writes whole rows: one contiguous run, starts clamped into range.
+    from core_util import run_op
+    x = (np.arange(4 * 3 * 5) % 100).astype(dtype).reshape(4, 3, 5)
+    for t in [0, 2, 3, 7, -2]:
+        idx = [np.array(t, np.int32), np.array(1, np.int32), np.array(-4, np.int32)]
+        (row,) = run_op("dynamic_slice", x, *idx, slice_sizes=[1, 3, 5])
+        np.testing.assert_array_equal(row, x[min(max(t, 0), 3)][None])
+        (part,) = run_op("dynamic_slice", x, *idx, slice_sizes=[1, 1, 5])  # (1, 1, full): contiguous too
+        np.testing.assert_array_equal(part, x[min(max(t, 0), 3), 1][None, None])
+        u = np.full((1, 3, 5), 7, dtype)
+        (y,) = run_op("dynamic_update_slice", x, u, *idx)
+        want = x.copy()
+        want[min(max(t, 0), 3)] = 7
+        np.testing.assert_array_equal(y, want)

@@ -27,7 +27,7 @@ std::string arg_str(const char* what, size_t i, const Array& a) {
 
 // The buffers of one run, per storage (inline for small plans: no allocation per call).
 struct Executable::Frame {
-  static constexpr size_t kInline = 16;
+  static constexpr size_t kInline = 48;
   std::shared_ptr<Buffer> buf_inline[kInline];
   void* ptr_inline[kInline];
   std::vector<std::shared_ptr<Buffer>> buf_heap;

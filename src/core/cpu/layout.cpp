@@ -75,8 +75,27 @@ void slice_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out,
   copy_window(in[0], attrs.get_ints("start_indices"), step, out[0]);
 }
 
+// The element offset in `whole` of a window of shape `part` starting at the (clamped) dynamic start
+// indices `starts`, when the window is one contiguous run (leading dims of size 1, then full dims
+// after the first partial one: a scan's row); -1 otherwise.
+int64_t contiguous_window_offset(const Shape& whole, const Shape& part, const Tensor* starts) {
+  const size_t rank = whole.size();
+  size_t first = 0;  // the first dim of the window with more than one element
+  while (first < rank && part[first] == 1) ++first;
+  for (size_t i = first + 1; i < rank; ++i)
+    if (part[i] != whole[i]) return -1;
+  int64_t offset = 0, stride = 1;
+  for (size_t i = rank; i-- > 0;) {
+    offset += clamp_start(read_index(starts[i]), whole[i], part[i]) * stride;
+    stride *= whole[i];
+  }
+  return offset;
+}
+
 void dynamic_slice_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs&) {
   const Tensor& x = in[0];
+  const int64_t at = out[0].size() ? contiguous_window_offset(x.shape, out[0].shape, &in[1]) : -1;
+  if (at >= 0) return contiguous_copy(esize(x), bytes(x) + at * esize(x), out[0].data, out[0].size());
   std::vector<int64_t> start(x.shape.size());
   for (size_t i = 0; i < start.size(); ++i) start[i] = clamp_start(read_index(in[1 + i]), x.shape[i], out[0].shape[i]);
   copy_window(x, start, std::vector<int64_t>(start.size(), 1), out[0]);
@@ -86,6 +105,8 @@ void dynamic_update_slice_kernel(const std::vector<Tensor>& in, const std::vecto
   const Tensor &x = in[0], &u = in[1], &y = out[0];
   contiguous_copy(esize(x), x.data, y.data, x.size());  // no-op when the output aliases the operand
   if (u.size() == 0) return;
+  const int64_t at = contiguous_window_offset(y.shape, u.shape, &in[2]);
+  if (at >= 0) return contiguous_copy(esize(x), u.data, bytes(y) + at * esize(y), u.size());
   auto st = contiguous_strides(y.shape);
   int64_t offset = 0;
   for (size_t i = 0; i < st.size(); ++i) offset += clamp_start(read_index(in[2 + i]), x.shape[i], u.shape[i]) * st[i];
