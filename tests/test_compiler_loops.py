@@ -125,3 +125,66 @@ def test_row_windows_of_dynamic_slice_and_update_clamp_as_xla(dtype):
         want = x.copy()
         want[min(max(t, 0), 3)] = 7
         np.testing.assert_array_equal(y, want)
+
+
+def _i32(v):
+    return np.int32(v)
+
+
+def test_contiguous_dynamic_slices_are_read_in_place():
+    b = B()
+    x, i = b.param((4, 3)), b.param((), "int32")
+    row = b.reshape(b.dynamic_slice(x, i, b.const(0, "int32"), slice_sizes=[1, 3]), new_sizes=[3])
+    col = b.dynamic_slice(x, b.const(0, "int32"), i, slice_sizes=[4, 1])  # strided: copied
+    g = b.done(b.mul(row, row), b.neg(col), b.dynamic_slice(x, i, b.const(0, "int32"), slice_sizes=[2, 3]))
+    xv = np.arange(12, dtype=np.float32).reshape(4, 3)
+    for t in [0, 2, 3, 9, -1]:
+        (r, c, out), exe = run(g, xv, _i32(t))
+        k = min(max(t, 0), 3)
+        np.testing.assert_array_equal(r, xv[k] ** 2)
+        np.testing.assert_array_equal(c, -xv[:, min(max(t, 0), 2)][:, None])
+        np.testing.assert_array_equal(out, xv[min(max(t, 0), 2):min(max(t, 0), 2) + 2])  # an output: its own buffer
+    text = exe.plan_text()
+    assert text.count(": view [dynamic_slice") == 1, text
+
+
+def test_a_view_keeps_its_operand_from_being_overwritten():
+    # y * row(y): y dies there, but that kernel must not write over y while reading its row (a view).
+    b = B()
+    x, i = b.param((4, 3)), b.param((), "int32")
+    y = b.exp(b.dot_general(x, b.const(np.eye(3, dtype=np.float32)), lhs_contracting_dimensions=[1],
+                            rhs_contracting_dimensions=[0], lhs_batch_dimensions=[], rhs_batch_dimensions=[]))
+    row = b.reshape(b.dynamic_slice(y, i, b.const(0, "int32"), slice_sizes=[1, 3]), new_sizes=[3])
+    z = b.mul(y, b.bcast(row, (4, 3), (1,)))  # a pooled value: it could take y's buffer, were row not read
+    g = b.done(b.dot_general(z, b.const(np.eye(3, dtype=np.float32)), lhs_contracting_dimensions=[1],
+                             rhs_contracting_dimensions=[0], lhs_batch_dimensions=[], rhs_batch_dimensions=[]))
+    xv = np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3)
+    (r,), exe = run(g, xv, _i32(1))
+    np.testing.assert_allclose(r, np.exp(xv) * np.exp(xv[1]), rtol=1e-6)
+    text = exe.plan_text()
+    assert ": view [dynamic_slice" in text and text.count("in-place") == 1, text  # exp over the product only
+
+
+def test_loop_reading_a_row_and_writing_the_next_in_place():
+    # ys[i + 1] = 2 ys[i] + 1: a view of the carried buffer, then an in-place update of that buffer.
+    n = 6
+    ty = ((n, 4), "float32")
+    cond = _branch(lambda b, i, ys: [b.lt(i, b.const(n - 1, "int32"))], TI, ty)
+
+    def body(b, i, ys):
+        row = b.dynamic_slice(ys, i, b.const(0, "int32"), slice_sizes=[1, 4])
+        new = b.add(b.mul(row, b.bcast(b.const(2.0), (1, 4), ())), b.bcast(b.const(1.0), (1, 4), ()))
+        i1 = b.add(i, b.const(1, "int32"))
+        return [i1, b.dynamic_update_slice(ys, new, i1, b.const(0, "int32"))]
+    b = B()
+    i0, y0 = b.param(*TI), b.param(*ty)
+    g = b.done(*b.g.add_subgraph_op("while", [i0, y0], {}, [cond, _branch(body, TI, ty)]))
+    y = np.zeros((n, 4), np.float32)
+    y[0] = np.arange(4)
+    (ri, ry), _ = run(g, _i32(0), y)
+    want = y.astype(np.float64).copy()
+    for k in range(1, n):
+        want[k] = 2 * want[k - 1] + 1
+    np.testing.assert_array_equal(ry, want)
+    (_, qy), _ = run(g, _i32(0), y, reference=True)
+    np.testing.assert_array_equal(qy, ry)

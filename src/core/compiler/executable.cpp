@@ -7,6 +7,7 @@
 #include "core/compiler/callbacks.h"
 #include "core/compiler/constant.h"
 #include "core/compiler/passes.h"
+#include "core/cpu/layout_copy.h"
 #include "core/float_env.h"
 #include "core/reference/interpreter.h"
 #include "core/stream.h"
@@ -172,6 +173,22 @@ void Executable::run_step(const Step& step, Frame& f) const {
       fill(in, step.inputs);
       fill(out, step.outputs);
       step.kernel(in, out, step.attrs);
+      return;
+    }
+    case Step::Kind::View: {  // the window's place in the operand's buffer
+      thread_local std::vector<Tensor> starts;
+      starts.resize(step.inputs.size() - 1);
+      for (size_t k = 1; k < step.inputs.size(); ++k) {
+        const TypeInfo& t = p.value_type[step.inputs[k]];
+        starts[k - 1].data = f.ptr[p.value_storage[step.inputs[k]]];
+        starts[k - 1].dtype = t.dtype;
+      }
+      const TypeInfo& x = p.value_type[step.inputs[0]];
+      const TypeInfo& y = p.value_type[step.outputs[0]];
+      const int src = p.value_storage[step.inputs[0]], dst = p.value_storage[step.outputs[0]];
+      int64_t at = window_offset(x.shape, y.shape, starts.data());
+      f.buf[dst] = f.buf[src];
+      f.ptr[dst] = static_cast<char*>(f.ptr[src]) + at * int64_t(itemsize(x.dtype));
       return;
     }
     case Step::Kind::Cond:

@@ -8,6 +8,7 @@
 #include "core/compiler/executable.h"
 #include "core/compiler/passes.h"
 #include "core/cpu/fused_loops.h"
+#include "core/cpu/layout_copy.h"
 
 namespace xjax {
 
@@ -85,7 +86,27 @@ struct Builder {
   void assign_storages();
   void fused_step(const FusionGroup& group, int gi);
   void single_step(int node);
+  void make_views();
 };
+
+// dynamic_slice steps whose window is contiguous read their operand in place, when only kernels
+// read the slice (control ops, callbacks and the caller need buffers of their own).
+void Builder::make_views() {
+  std::vector<char> needs_buffer(plan.storages.size(), 0);
+  for (const Step& s : plan.steps)
+    if (s.kind != Step::Kind::Fused && s.kind != Step::Kind::Kernel)
+      for (int v : s.inputs) needs_buffer[plan.value_storage[v]] = 1;
+  for (Step& s : plan.steps) {
+    if (s.kind != Step::Kind::Kernel || g.nodes()[s.nodes[0]].op != OpId::dynamic_slice_) continue;
+    const int st = plan.value_storage[s.outputs[0]];
+    const Node& n = g.nodes()[s.nodes[0]];
+    if (plan.storages[st].kind != Storage::Kind::Pool || needs_buffer[st] || plan.storages[st].nbytes == 0 ||
+        !contiguous_window(g.type(n.inputs[0]).shape, n.outputs[0].shape))
+      continue;
+    s.kind = Step::Kind::View;
+    plan.storages[st].kind = Storage::Kind::View;
+  }
+}
 
 void Builder::assign_storages() {
   const auto& nodes = g.nodes();
@@ -293,6 +314,7 @@ Plan build_plan(const Graph& g, const CompileOptions& options) {
     if (group.fused) b.fused_step(group, int(gi));
     else b.single_step(group.nodes[0]);
   }
+  if (options.fuse) b.make_views();
   for (ValueRef v : g.outputs()) plan.outputs.push_back(plan.value(v));
   for (const Step& s : plan.steps) {
     add_work(plan.work, s.work);

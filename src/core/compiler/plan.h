@@ -34,6 +34,7 @@ struct Storage {
     Pool,      // an intermediate (index: its pooled buffer)
     Dynamic,   // a control op's result, bound to the buffer its subgraph returns
     Fresh,     // an `empty` value: a buffer allocated per run, not pooled (a loop may take it over)
+    View,      // a contiguous window of another storage's buffer, placed by a View step at run time
   };
   Kind kind;
   int index = -1;
@@ -41,7 +42,8 @@ struct Storage {
 };
 
 struct Step {
-  enum class Kind : uint8_t { Fused, Kernel, Cond, While, Callback };
+  // View: a dynamic_slice whose window is contiguous, read in place (inputs: operand, start indices).
+  enum class Kind : uint8_t { Fused, Kernel, Cond, While, Callback, View };
   Kind kind;
   std::vector<int> nodes;    // the graph nodes it computes
   std::vector<int> inputs;   // values read (a fused step: its program's inputs, in order)

@@ -75,21 +75,9 @@ void slice_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out,
   copy_window(in[0], attrs.get_ints("start_indices"), step, out[0]);
 }
 
-// The element offset in `whole` of a window of shape `part` starting at the (clamped) dynamic start
-// indices `starts`, when the window is one contiguous run (leading dims of size 1, then full dims
-// after the first partial one: a scan's row); -1 otherwise.
+// The offset of a contiguous window (see layout_copy.h), or -1 when the window is not one.
 int64_t contiguous_window_offset(const Shape& whole, const Shape& part, const Tensor* starts) {
-  const size_t rank = whole.size();
-  size_t first = 0;  // the first dim of the window with more than one element
-  while (first < rank && part[first] == 1) ++first;
-  for (size_t i = first + 1; i < rank; ++i)
-    if (part[i] != whole[i]) return -1;
-  int64_t offset = 0, stride = 1;
-  for (size_t i = rank; i-- > 0;) {
-    offset += clamp_start(read_index(starts[i]), whole[i], part[i]) * stride;
-    stride *= whole[i];
-  }
-  return offset;
+  return contiguous_window(whole, part) ? window_offset(whole, part, starts) : -1;
 }
 
 void dynamic_slice_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs&) {
@@ -200,6 +188,24 @@ void rev_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out, c
 }
 
 }  // namespace
+
+bool contiguous_window(const Shape& whole, const Shape& part) {
+  const size_t rank = whole.size();
+  size_t first = 0;  // the first dim of the window with more than one element
+  while (first < rank && part[first] == 1) ++first;
+  for (size_t i = first + 1; i < rank; ++i)
+    if (part[i] != whole[i]) return false;
+  return true;
+}
+
+int64_t window_offset(const Shape& whole, const Shape& part, const Tensor* starts) {
+  int64_t offset = 0, stride = 1;
+  for (size_t i = whole.size(); i-- > 0;) {
+    offset += clamp_start(read_index(starts[i]), whole[i], part[i]) * stride;
+    stride *= whole[i];
+  }
+  return offset;
+}
 
 void register_layout_cpu(OpTable& t) {
   t.set_cpu(OpId::transpose_, transpose_kernel);
