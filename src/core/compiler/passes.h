@@ -23,7 +23,8 @@ Graph fold_constants(const Graph& g);
 // Algebraic identities: x*1, x+0, x-0, x/1, neg(neg x), integer_pow(x, 1), convert to the same
 // dtype, reshape/transpose/broadcast to the same shape, reshape of reshape, transpose of
 // transpose, transpose of a dot_general swapping its free dims -> the dot with swapped operands,
-// broadcast of broadcast, size-preserving broadcast -> reshape, select_n with equal
+// broadcast of broadcast, x + dot(a, b) of float matrices -> dot_general_add(a, b, x),
+// size-preserving broadcast -> reshape, select_n with equal
 // cases or a constant selector, reductions over no axes.
 Graph simplify(const Graph& g);
 

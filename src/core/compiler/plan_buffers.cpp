@@ -12,13 +12,16 @@ namespace {
 
 // Whether a single-op kernel may write its output over operand i: elementwise kernels read each
 // element before writing it; the scatter family and dynamic_update_slice skip copying operand 0
-// into the output when both are one buffer, and so update it in place.
+// into the output when both are one buffer, and so update it in place; so does dot_general_add
+// with its addend.
 bool kernel_writes_over(OpId op, size_t i) {
   if (op_info(op).kind == OpKind::Elementwise) return true;
   switch (op) {
     case OpId::dynamic_update_slice_: case OpId::scatter_: case OpId::scatter_add_: case OpId::scatter_mul_:
     case OpId::scatter_min_: case OpId::scatter_max_:
       return i == 0;
+    case OpId::dot_general_add_:  // accumulates onto its addend
+      return i == 2;
     default:
       return false;
   }

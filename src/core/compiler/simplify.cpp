@@ -27,6 +27,17 @@ std::vector<int> use_counts(const Graph& g) {
   return uses;
 }
 
+// Whether dot node d is a product of two float matrices without batch dims, with m, n > 1: the
+// products dot_general_add accumulates in place.
+bool matrix_product_node(const Graph& g, const Node& d) {
+  const TypeInfo& t = d.outputs[0];
+  if (d.op != OpId::dot_general_ || t.shape.size() != 2 || t.shape[0] < 2 || t.shape[1] < 2) return false;
+  if (t.dtype != DType::Float32 && t.dtype != DType::Float64) return false;
+  for (ValueRef v : d.inputs)
+    if (g.type(v).shape.size() != 2 || g.type(v).dtype != t.dtype) return false;
+  return !d.attrs.has("lhs_batch_dimensions") || d.attrs.get_ints("lhs_batch_dimensions").empty();
+}
+
 struct Simplifier {
   Rewriter& r;
   const std::vector<int>& src_uses;  // per node of the source graph
@@ -42,6 +53,19 @@ struct Simplifier {
       case OpId::add_:
         if (is_const(in[1], 0)) return same(in[0]);
         if (is_const(in[0], 0)) return same(in[1]);
+        // x + dot(a, b) with the product read nowhere else: the product accumulates onto x (BLAS's
+        // beta = 1, in x's buffer when x dies here), instead of a zeroed product and a pass adding it.
+        for (int k = 0; k < 2; ++k) {
+          const Node& d = def(in[k]);
+          ValueRef x = in[1 - k];
+          if (src_uses[n.inputs[k].node] != 1 || !matrix_product_node(r.dst(), d) || !(type(x) == t) ||
+              op_info(def(x).op).kind == OpKind::Broadcast || def(x).op == OpId::constant_)
+            continue;
+          out.op = OpId::dot_general_add_;
+          out.inputs = {d.inputs[0], d.inputs[1], x};
+          out.attrs = d.attrs;
+          return {};
+        }
         break;
       case OpId::sub_:
         if (is_const(in[1], 0)) return same(in[0]);

@@ -50,6 +50,8 @@
   X(scatter_min, Index, 3) X(scatter_max, Index, 3)                                              \
   /* contraction and sorting */                                                                  \
   X(dot_general, Contraction, 2) X(sort, Sort, -1) X(top_k, Sort, 1)                             \
+  /* dot_general(lhs, rhs) + addend, made by the simplify pass (accumulated in place by BLAS) */  \
+  X(dot_general_add, Contraction, 3)                                                             \
   /* control flow over subgraphs, and effects (never removed, run in program order) */           \
   X(cond, Control, -1) X(while, Control, -1) X(host_callback, Effect, -1)                        \
   /* identity that no pass sees through (remat keeps its recomputation apart from the original) */ \
