@@ -226,6 +226,31 @@ def test_prevent_cse_flags_follow_the_operands():
     assert "prevent_cse=(True, False, True)\n" in str(jax.make_jaxpr(jax.grad(f))(2., 3.))
 
 
+def _optimised_ops(closed):
+    """The ops of the C++ graph a jaxpr lowers to, after the compiler's passes."""
+    from xjax import _core
+    from xjax._src.interpreters import graph_lowering as gl
+
+    graph = _core.Graph()
+    in_refs, const_refs, ext, _ = gl.graph_inputs(graph, closed)
+    graph.set_outputs(gl.GraphLowerer(graph, ext).lower_jaxpr(closed.jaxpr, const_refs, in_refs))
+    return graph.optimized(["simplify", "fold", "simplify", "cse", "dce"]).ops()
+
+
+@pytest.mark.parametrize("prevent_cse", [True, False])
+def test_recomputation_survives_cse_in_a_compiled_gradient(prevent_cse):
+    # The forward pass computes sin(x); the backward pass recomputes it. Under jit both are in one
+    # graph: without a barrier CSE would merge them (the forward value kept alive: no remat at all).
+    f = jax.value_and_grad(lambda x: jnp.sum(jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), prevent_cse=prevent_cse)(x)))
+    x = jnp.arange(3.0)
+    ops = _optimised_ops(jax.make_jaxpr(f)(x))
+    assert ops.count("sin") == (3 if prevent_cse else 2), ops
+    assert ops.count("optimization_barrier") == int(prevent_cse)
+    v, g = jax.jit(f)(x)
+    close(v, np.sum(np.sin(np.sin(np.arange(3.0)))))
+    close(g, np.cos(np.sin(np.arange(3.0))) * np.cos(np.arange(3.0)))
+
+
 def test_tracing_is_cached_per_signature():
     traces = []
 

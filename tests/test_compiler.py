@@ -158,6 +158,97 @@ def test_simplify_composes_chains():
     np.testing.assert_array_equal(rb, np.broadcast_to(yv, (5, 2, 3)))
 
 
+def _dot(b, x, y, lc, rc, lb=(), rb=()):
+    return b.dot_general(x, y, lhs_contracting_dimensions=list(lc), rhs_contracting_dimensions=list(rc),
+                         lhs_batch_dimensions=list(lb), rhs_batch_dimensions=list(rb))
+
+
+@pytest.mark.parametrize("xs, ys, lc, rc, lb, rb, perm, folds, spec", [
+    ((16, 32), (16, 64), [0], [0], [], [], [1, 0], True, "ki,kj->ji"),  # a matmul operand's cotangent
+    ((4, 5), (5, 6), [1], [0], [], [], [1, 0], True, "ik,kj->ji"),
+    ((3, 4, 5), (3, 5, 6), [2], [1], [0], [0], [0, 2, 1], True, "bik,bkj->bji"),
+    ((3, 4, 5), (3, 5, 6), [2], [1], [0], [0], [1, 0, 2], False, "bik,bkj->ibj"),  # moves the batch dim
+    ((2, 3, 4), (4, 5), [2], [0], [], [], [2, 0, 1], True, "abk,kc->cab"),
+    ((2, 3, 4), (4, 5), [2], [0], [], [], [0, 2, 1], False, "abk,kc->acb"),  # splits the lhs free dims
+])
+def test_simplify_transpose_of_dot_swaps_the_operands(xs, ys, lc, rc, lb, rb, perm, folds, spec):
+    b = B()
+    x, y = b.param(xs), b.param(ys)
+    g = b.done(b.transpose(_dot(b, x, y, lc, rc, lb, rb), permutation=perm))
+    ops = g.optimized(["simplify", "dce"]).ops()
+    assert ops.count("transpose") == (0 if folds else 1) and ops.count("dot_general") == 1, ops
+    rng = np.random.default_rng(0)
+    xv, yv = rng.standard_normal(xs).astype(np.float32), rng.standard_normal(ys).astype(np.float32)
+    (r,), _ = run(g, xv, yv)
+    np.testing.assert_allclose(r, np.einsum(spec, xv, yv), rtol=1e-5, atol=1e-5)
+
+
+def test_simplify_keeps_the_transpose_of_a_dot_used_elsewhere():
+    b = B()
+    x, y = b.param((4, 5)), b.param((5, 6))
+    d = _dot(b, x, y, [1], [0])
+    g = b.done(b.transpose(d, permutation=[1, 0]), d)
+    ops = g.optimized(["simplify", "dce"]).ops()
+    assert ops.count("transpose") == 1 and ops.count("dot_general") == 1
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("order", ["acc_first", "dot_first"])
+@pytest.mark.parametrize("lc, xs", [(1, (5, 7)), (0, (7, 5))])
+def test_simplify_accumulates_a_product_onto_its_addend(dtype, order, lc, xs):
+    b = B()
+    x, w, acc = b.param(xs, dtype), b.param((7, 6), dtype), b.param((5, 6), dtype)
+    d = _dot(b, x, w, [lc], [0])
+    g = b.done(b.add(acc, d) if order == "acc_first" else b.add(d, acc))
+    ops = g.optimized(["simplify", "dce"]).ops()
+    assert "dot_general_add" in ops and "add" not in ops and "dot_general" not in ops, ops
+    rng = np.random.default_rng(1)
+    xv, wv, av = (rng.standard_normal(s).astype(dtype) for s in (xs, (7, 6), (5, 6)))
+    (r,), _ = run(g, xv, wv, av)
+    np.testing.assert_allclose(r, av + (xv if lc == 1 else xv.T) @ wv, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("case", ["dot_used_twice", "bias_broadcast", "constant", "vector", "batched", "int"])
+def test_simplify_keeps_other_sums_of_products(case):
+    b = B()
+    dt = "int32" if case == "int" else "float32"
+    x, w = b.param((4, 5), dt), b.param((5, 3), dt)
+    d = _dot(b, x, w, [1], [0])
+    outs = {
+        "dot_used_twice": lambda: [b.add(b.param((4, 3)), d), d],
+        "bias_broadcast": lambda: [b.add(d, b.bcast(b.param((3,)), (4, 3), (1,)))],
+        "constant": lambda: [b.add(d, b.const(np.ones((4, 3), np.float32)))],
+        "vector": lambda: [b.add(_dot(b, x, b.param((5,)), [1], [0]), b.param((4,)))],
+        "batched": lambda: [b.add(_dot(b, b.param((2, 4, 5)), b.param((2, 5, 3)), [2], [1], [0], [0]),
+                                  b.param((2, 4, 3)))],
+        "int": lambda: [b.add(d, b.param((4, 3), "int32"))],
+    }[case]()
+    ops = b.done(*outs).optimized(["simplify", "dce"]).ops()
+    assert "dot_general_add" not in ops and "add" in ops, ops
+
+
+def test_accumulating_products_in_a_loop_update_the_sum_in_place():
+    # acc += x[i]^T g[i]: the gradient of a weight in a scan's backward pass.
+    n = 5
+    ta, tx = ((3, 4), "float32"), ((n, 6, 3), "float32")
+    cond = _branch(lambda b, i, acc, xs: [b.lt(i, b.const(n, "int32"))], ((), "int32"), ta, tx)
+
+    def body(b, i, acc, xs):
+        zero = b.const(0, "int32")
+        xi = b.reshape(b.dynamic_slice(xs, i, zero, zero, slice_sizes=[1, 6, 3]), new_sizes=[6, 3])
+        return [b.add(i, b.const(1, "int32")), b.add(acc, _dot(b, xi, b.bcast(b.const(1.0), (6, 4), ()), [0], [0])), xs]
+    b = B()
+    i0, a0, x0 = b.param((), "int32"), b.param(*ta), b.param(*tx)
+    g = b.done(*b.g.add_subgraph_op("while", [i0, a0, x0], {}, [cond, _branch(body, ((), "int32"), ta, tx)]))
+    xv = np.arange(n * 18, dtype=np.float32).reshape(n, 6, 3) / 10
+    (_, r, _), exe = run(g, np.int32(0), np.ones((3, 4), np.float32), xv)
+    np.testing.assert_allclose(r, 1 + np.einsum("nkj,kl->jl", xv, np.ones((6, 4))), rtol=1e-5)
+    body_plan = exe.plan_text()[exe.plan_text().index("subplan 1:"):]
+    line = next(ln for ln in body_plan.splitlines() if "dot_general_add" in ln)
+    out = line.split("out(")[1].split(")")[0]
+    assert f"value {out}: output in-place" in body_plan, body_plan
+
+
 def test_unknown_pass_is_an_error():
     with pytest.raises(ValueError, match="unknown pass 'nope'"):
         selu_graph(3).optimized(["nope"])

@@ -88,13 +88,21 @@ def _argnums_tuple(argnums):
     return tuple(argnums), False
 
 
-def _check_argnums(argnums, nargs):
+def _check_argnums(name, argnums, nargs):
+    """argnums as indices into the positional args, with JAX's errors: grad and value_and_grad first
+    ask for enough positional args (TypeError); any index outside [-nargs, nargs) is a ValueError."""
+    if name in ("grad", "value_and_grad") and argnums and max(argnums) >= nargs:
+        shown = argnums if len(argnums) > 1 else argnums[0]
+        raise TypeError(f"differentiating with respect to argnums={shown} requires at least {max(argnums) + 1} "
+                        f"positional arguments to be passed by the caller, but got only {nargs} positional arguments.")
     for i in argnums:
         if not -nargs <= i < nargs:
-            raise TypeError(f"differentiating with respect to argnums={argnums if len(argnums) > 1 else argnums[0]} "
-                            f"requires at least {max(argnums) + 1} positional arguments to be passed by the caller, "
-                            f"but got only {nargs} positional arguments.")
-    return tuple(i % nargs for i in argnums)
+            raise ValueError("Positional argument indices, e.g. for `static_argnums`, must have value greater than or "
+                             f"equal to -len(args) and less than len(args), but got value {i} for len(args) == {nargs}.")
+    idx = tuple(i % nargs for i in argnums)
+    if len(set(idx)) != len(idx):  # JAX fails on these with an internal TypeError; say what is wrong
+        raise TypeError(f"{name}: argnums={argnums} names the same positional argument more than once.")
+    return idx
 
 
 def _check_input_dtype(name, x, allow_int, holomorphic):
@@ -131,7 +139,7 @@ def _split_aux(out):
 
 def _dynamic_args(name, fun, nums, args, kwargs, allow_int, holomorphic):
     """(fun of the differentiated args only, those args), dtypes checked as `name` words it."""
-    idx = _check_argnums(nums, len(args))
+    idx = _check_argnums(name, nums, len(args))
     dyn = tuple(args[i] for i in idx)
     for x in tree_util.tree_leaves(dyn):
         _check_input_dtype(name, x, allow_int, holomorphic)

@@ -13,7 +13,7 @@ import weakref
 from xjax._src import core
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import partial_eval as pe
-from xjax._src.interpreters.graph_lowering import inline_jaxpr_lowering, jaxpr_is_lowerable
+from xjax._src.interpreters.graph_lowering import HAS_BARRIER, inline_jaxpr_lowering, jaxpr_is_lowerable
 from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var, eval_jaxpr
 
 
@@ -25,8 +25,22 @@ def _remat_impl(*args, jaxpr, **_):
     return eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
 
 
-# No optimisation barrier yet: inside one graph, CSE may merge a recomputation with the forward value.
-_remat_lowering = inline_jaxpr_lowering("jaxpr")
+_inline = inline_jaxpr_lowering("jaxpr")
+
+
+def _remat_lowering(lowerer, eqn, ins):
+    """The jaxpr inline. A recomputation (a differentiated remat) with prevent_cse reads its operands
+    through an optimization_barrier, as JAX lowers it: otherwise CSE would merge the recomputed values
+    with the forward pass's, which would then stay alive until the backward pass (no remat at all)."""
+    p = eqn.params
+    flags = p["prevent_cse"]
+    flags = [flags] * len(ins) if isinstance(flags, bool) else list(flags)
+    picked = [i for i, f in enumerate(flags) if f]
+    if p["differentiated"] and picked and HAS_BARRIER:
+        ins = list(ins)
+        for i, v in zip(picked, lowerer.op("optimization_barrier", *[ins[i] for i in picked])):
+            ins[i] = v
+    return _inline(lowerer, eqn, ins)
 
 
 def _remat_pp(eqn, ctx):

@@ -1,5 +1,5 @@
 // The constant op (values, attributes, shape rule) and the shape rules of the other ops the
-// compiler owns, registered into the op table when the library loads.
+// compiler owns (empty, control flow, callbacks, the barrier), registered when the library loads.
 #include "core/compiler/constant.h"
 
 #include <cstring>
@@ -66,6 +66,23 @@ std::vector<TypeInfo> infer_host_callback(const std::vector<TypeInfo>&, const At
   return {};
 }
 
+std::vector<TypeInfo> infer_empty(const std::vector<TypeInfo>&, const Attrs& attrs) {
+  const OpId op = OpId::empty_;
+  if (!attrs.has("dtype") || !std::holds_alternative<std::string>(attrs.items().at("dtype")))
+    fail_value(op, "needs a 'dtype' attribute naming the element type");
+  if (!attrs.has("shape") || !std::holds_alternative<std::vector<int64_t>>(attrs.items().at("shape")))
+    fail_value(op, "needs a 'shape' attribute (a sequence of ints)");
+  DType dt;
+  try {
+    dt = dtype_from_name(attrs.get_str("dtype"));
+  } catch (const std::invalid_argument&) {
+    fail_value(op, "attribute 'dtype' is not a dtype: '" + attrs.get_str("dtype") + "'");
+  }
+  return {{attrs.get_ints("shape"), dt}};
+}
+
+std::vector<TypeInfo> infer_barrier(const std::vector<TypeInfo>& in, const Attrs&) { return in; }
+
 template <OpId Op>
 std::vector<TypeInfo> infer_control(const std::vector<TypeInfo>&, const Attrs&) {
   fail_value(Op, "takes subgraphs: add it with add_subgraph_op");
@@ -77,6 +94,8 @@ std::vector<TypeInfo> infer_control(const std::vector<TypeInfo>&, const Attrs&) 
 void register_compiler_infer(OpTable& t) {
   t.set_infer(OpId::constant_, infer_constant);
   t.set_infer(OpId::host_callback_, infer_host_callback);
+  t.set_infer(OpId::optimization_barrier_, infer_barrier);
+  t.set_infer(OpId::empty_, infer_empty);
   t.set_infer(OpId::cond_, infer_control<OpId::cond_>);
   t.set_infer(OpId::while_, infer_control<OpId::while_>);
 }

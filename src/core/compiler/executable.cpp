@@ -5,7 +5,9 @@
 #include <cstring>
 
 #include "core/compiler/callbacks.h"
+#include "core/compiler/constant.h"
 #include "core/compiler/passes.h"
+#include "core/cpu/layout_copy.h"
 #include "core/devices.h"
 #include "core/float_env.h"
 #include "core/reference/interpreter.h"
@@ -28,7 +30,7 @@ std::string arg_str(const char* what, size_t i, const Array& a) {
 
 // The buffers of one run, per storage (inline for small plans: no allocation per call).
 struct Executable::Frame {
-  static constexpr size_t kInline = 16;
+  static constexpr size_t kInline = 48;
   std::shared_ptr<Buffer> buf_inline[kInline];
   void* ptr_inline[kInline];
   std::vector<std::shared_ptr<Buffer>> buf_heap;
@@ -93,13 +95,22 @@ void Executable::validate_outputs(const std::vector<Array>& inputs, const std::v
   }
 }
 
-void Executable::run_plan(const std::shared_ptr<Buffer>* inputs, std::shared_ptr<Buffer>* outputs) const {
+bool Executable::output_takes_buffer(size_t i) const {
+  int st = plan_.value_storage[plan_.outputs[i]];
+  return plan_.storages[st].kind == Storage::Kind::Output && plan_.reused_in_place[st] < 0;
+}
+
+void Executable::run_plan(const std::shared_ptr<Buffer>* inputs, std::shared_ptr<Buffer>* outputs,
+                          std::vector<std::shared_ptr<Buffer>>* kept_pool) const {
   FlushSubnormalsScope flush;  // JAX's float environment; the caller's comes back after
   const Plan& p = plan_;
   const size_t ns = p.storages.size();
   Frame f(ns);
-  std::vector<std::shared_ptr<Buffer>> pool(p.pool.size());
-  for (size_t b = 0; b < pool.size(); ++b) pool[b] = Buffer::allocate(p.pool[b]);
+  std::vector<std::shared_ptr<Buffer>> own_pool;
+  std::vector<std::shared_ptr<Buffer>>& pool = kept_pool ? *kept_pool : own_pool;
+  pool.resize(p.pool.size());
+  for (size_t b = 0; b < pool.size(); ++b)
+    if (!pool[b] || pool[b].use_count() != 1) pool[b] = Buffer::allocate(p.pool[b]);
   for (size_t i = 0; i < p.outputs.size(); ++i) {
     int st = p.value_storage[p.outputs[i]];
     if (outputs[i] && p.storages[st].kind == Storage::Kind::Output && !f.buf[st]) f.bind(st, outputs[i]);
@@ -109,6 +120,7 @@ void Executable::run_plan(const std::shared_ptr<Buffer>* inputs, std::shared_ptr
     if (s.kind == Storage::Kind::Param) f.bind(int(st), inputs[s.index]);
     else if (s.kind == Storage::Kind::Constant) f.bind(int(st), p.constants[s.index].buffer);
     else if (s.kind == Storage::Kind::Pool && s.index >= 0) f.bind(int(st), pool[s.index]);
+    else if (s.kind == Storage::Kind::Fresh) f.bind(int(st), Buffer::allocate(s.nbytes));
   }
   for (size_t st = 0; st < ns; ++st) {  // values written over donated parameters, then fresh outputs
     const Storage& s = p.storages[st];
@@ -164,6 +176,22 @@ void Executable::run_step(const Step& step, Frame& f) const {
       step.kernel(in, out, step.attrs);
       return;
     }
+    case Step::Kind::View: {  // the window's place in the operand's buffer
+      thread_local std::vector<Tensor> starts;
+      starts.resize(step.inputs.size() - 1);
+      for (size_t k = 1; k < step.inputs.size(); ++k) {
+        const TypeInfo& t = p.value_type[step.inputs[k]];
+        starts[k - 1].data = f.ptr[p.value_storage[step.inputs[k]]];
+        starts[k - 1].dtype = t.dtype;
+      }
+      const TypeInfo& x = p.value_type[step.inputs[0]];
+      const TypeInfo& y = p.value_type[step.outputs[0]];
+      const int src = p.value_storage[step.inputs[0]], dst = p.value_storage[step.outputs[0]];
+      int64_t at = window_offset(x.shape, y.shape, starts.data());
+      f.buf[dst] = f.buf[src];
+      f.ptr[dst] = static_cast<char*>(f.ptr[src]) + at * int64_t(itemsize(x.dtype));
+      return;
+    }
     case Step::Kind::Cond:
     case Step::Kind::While: return run_control(step, f);
     case Step::Kind::Callback: return run_callback(step, f);
@@ -175,7 +203,11 @@ void Executable::run_control(const Step& step, Frame& f) const {
   auto storage = [&](int v) { return p.value_storage[v]; };
   size_t first = step.kind == Step::Kind::Cond ? 1 : 0;
   std::vector<std::shared_ptr<Buffer>> carried;
-  for (size_t k = first; k < step.inputs.size(); ++k) carried.push_back(f.buf[storage(step.inputs[k])]);
+  for (size_t k = first; k < step.inputs.size(); ++k) {
+    std::shared_ptr<Buffer>& b = f.buf[storage(step.inputs[k])];
+    if (!step.consumed.empty() && step.consumed[k]) carried.push_back(std::move(b));  // the loop's alone now
+    else carried.push_back(b);
+  }
   std::vector<std::shared_ptr<Buffer>> results(step.outputs.size());
   for (size_t k = 0; k < step.outputs.size(); ++k) {  // results that are graph outputs: filled in place
     int st = storage(step.outputs[k]);
@@ -189,23 +221,7 @@ void Executable::run_control(const Step& step, Frame& f) const {
     i = i < 0 ? 0 : (i >= n ? n - 1 : i);
     step.subs[i]->run_plan(carried.data(), results.data());
   } else {
-    const Executable& cond = *step.subs[0];
-    const Executable& body = *step.subs[1];
-    for (;;) {
-      std::shared_ptr<Buffer> pred;
-      cond.run_plan(carried.data(), &pred);
-      if (!*static_cast<const bool*>(pred->data())) break;
-      // The body may update these carried buffers in place: each must be the loop's alone.
-      for (int k : body.plan().donated) {
-        if (carried[k].use_count() == 1 && !carried[k]->read_only()) continue;
-        auto copy = Buffer::allocate(carried[k]->nbytes());
-        if (copy->nbytes()) std::memcpy(copy->data(), carried[k]->data(), copy->nbytes());
-        carried[k] = std::move(copy);
-      }
-      std::vector<std::shared_ptr<Buffer>> next(carried.size());
-      body.run_plan(carried.data(), next.data());
-      carried = std::move(next);
-    }
+    run_while(step, carried);
     for (size_t k = 0; k < results.size(); ++k) {
       if (!results[k]) {
         results[k] = carried[k];
@@ -231,6 +247,69 @@ void Executable::run_control(const Step& step, Frame& f) const {
       }
     }
     f.bind(st, b);
+  }
+}
+
+namespace {
+// A counted loop's condition, `carried[k] < limit` over an int32 counter (what scan and fori_loop
+// lower to): read directly instead of running the condition's plan every iteration. k = -1 otherwise.
+struct CountedCond {
+  int k = -1;
+  int32_t limit = 0;
+};
+
+CountedCond counted_cond(const Graph& cond) {
+  CountedCond c;
+  if (cond.outputs().size() != 1) return c;
+  const auto& nodes = cond.nodes();
+  const Node& lt = nodes[cond.outputs()[0].node];
+  if (lt.op != OpId::lt_) return c;
+  const Node& i = nodes[lt.inputs[0].node];
+  const Node& n = nodes[lt.inputs[1].node];
+  const TypeInfo scalar{{}, DType::Int32};
+  if (i.op != OpId::parameter_ || !(i.outputs[0] == scalar) || !is_splat_constant(n) || !(n.outputs[0] == scalar))
+    return c;
+  std::string v = splat_bytes(n);
+  std::memcpy(&c.limit, v.data(), sizeof(int32_t));
+  c.k = int(i.attrs.get_int("index"));
+  return c;
+}
+}  // namespace
+
+// Runs a while step's loop over the carried buffers. Per iteration, what can be is reused: the
+// intermediate buffers of the condition and the body, the predicate's buffer, and as the body's
+// fresh results the buffers of the previous iteration's values that nothing holds any more.
+void Executable::run_while(const Step& step, std::vector<std::shared_ptr<Buffer>>& carried) const {
+  const Executable& cond = *step.subs[0];
+  const Executable& body = *step.subs[1];
+  const size_t n = carried.size();
+  std::vector<std::shared_ptr<Buffer>> next(n), cond_pool, body_pool;
+  std::vector<char> takes(n);
+  for (size_t k = 0; k < n; ++k) takes[k] = body.output_takes_buffer(k);
+  const bool cond_takes = cond.output_takes_buffer(0);
+  const CountedCond counted = counted_cond(cond.graph());
+  std::shared_ptr<Buffer> pred;
+  for (;;) {
+    if (counted.k >= 0) {
+      if (!(*static_cast<const int32_t*>(carried[counted.k]->data()) < counted.limit)) break;
+    } else {
+      if (!cond_takes || pred.use_count() != 1) pred.reset();
+      cond.run_plan(carried.data(), &pred, &cond_pool);
+      if (!*static_cast<const bool*>(pred->data())) break;
+    }
+    // `next` holds the previous iteration's values: spare result buffers unless still held (a value
+    // passed through, or updated in place, lives on in `carried`).
+    for (size_t k = 0; k < n; ++k)
+      if (next[k] && (!takes[k] || next[k].use_count() != 1 || next[k]->read_only())) next[k].reset();
+    // The body may update these carried buffers in place: each must be the loop's alone.
+    for (int k : body.plan().donated) {
+      if (carried[k].use_count() == 1 && !carried[k]->read_only()) continue;
+      auto copy = Buffer::allocate(carried[k]->nbytes());
+      if (copy->nbytes()) std::memcpy(copy->data(), carried[k]->data(), copy->nbytes());
+      carried[k] = std::move(copy);
+    }
+    body.run_plan(carried.data(), next.data(), &body_pool);
+    carried.swap(next);
   }
 }
 

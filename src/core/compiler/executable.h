@@ -37,8 +37,14 @@ class Executable : public std::enable_shared_from_this<Executable> {
   // shared with an argument or another output.
   void execute(const std::vector<Array>& inputs, const std::vector<Array>& outputs) const;
   // Runs the plan on ready input buffers. outputs[i] set: filled; null: set to the buffer holding
-  // output i (possibly an input's or a constant's: never write to it).
-  void run_plan(const std::shared_ptr<Buffer>* inputs, std::shared_ptr<Buffer>* outputs) const;
+  // output i (possibly an input's or a constant's: never write to it). `pool`, when given, keeps
+  // the intermediate buffers from one run to the next (a loop body's runs): its buffers that nobody
+  // else holds are reused.
+  void run_plan(const std::shared_ptr<Buffer>* inputs, std::shared_ptr<Buffer>* outputs,
+                std::vector<std::shared_ptr<Buffer>>* pool = nullptr) const;
+  // Whether output i is written into a buffer of its own (not an input's, a constant's, or one it
+  // updates in place): then a caller-supplied buffer for it saves an allocation and no copy.
+  bool output_takes_buffer(size_t i) const;
 
  private:
   void validate(const std::vector<Array>& inputs) const;
@@ -48,6 +54,7 @@ class Executable : public std::enable_shared_from_this<Executable> {
   struct Frame;
   void run_step(const Step& step, Frame& f) const;
   void run_control(const Step& step, Frame& f) const;
+  void run_while(const Step& step, std::vector<std::shared_ptr<Buffer>>& carried) const;
   void run_callback(const Step& step, Frame& f) const;
 
   Graph graph_;

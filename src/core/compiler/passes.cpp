@@ -128,7 +128,8 @@ Graph eliminate_common_subexpressions(const Graph& g) {
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node& n = nodes[i];
     OpKind kind = op_info(n.op).kind;
-    if (n.op == OpId::parameter_ || kind == OpKind::Control || kind == OpKind::Effect) {
+    // Each `empty` is a buffer of its own: merged, two loop results would share one (and be copied).
+    if (n.op == OpId::parameter_ || n.op == OpId::empty_ || kind == OpKind::Control || kind == OpKind::Effect) {
       r.copy(int(i));
       continue;
     }

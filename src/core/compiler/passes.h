@@ -15,14 +15,16 @@ namespace xjax {
 void verify(const Graph& g);
 // Removes nodes whose values reach no output (effects, and control ops holding effects, stay).
 Graph eliminate_dead_code(const Graph& g);
-// Merges identical nodes (same op, operands and attributes): hash-consing.
+// Merges identical nodes (same op, operands and attributes): hash-consing (not `empty` buffers).
 Graph eliminate_common_subexpressions(const Graph& g);
 // Evaluates elementwise, broadcast, reshape and reduction nodes whose operands are all constants;
 // splat operands give splat results of any size, other results up to kFoldLimit elements.
 Graph fold_constants(const Graph& g);
 // Algebraic identities: x*1, x+0, x-0, x/1, neg(neg x), integer_pow(x, 1), convert to the same
 // dtype, reshape/transpose/broadcast to the same shape, reshape of reshape, transpose of
-// transpose, broadcast of broadcast, size-preserving broadcast -> reshape, select_n with equal
+// transpose, transpose of a dot_general swapping its free dims -> the dot with swapped operands,
+// broadcast of broadcast, x + dot(a, b) of float matrices -> dot_general_add(a, b, x),
+// size-preserving broadcast -> reshape, select_n with equal
 // cases or a constant selector, reductions over no axes.
 Graph simplify(const Graph& g);
 // Dot strength reduction: a dot_general computing a batch (of 2 or more) of dot products, in

@@ -9,6 +9,7 @@
 #include "core/compiler/executable.h"
 #include "core/compiler/passes.h"
 #include "core/cpu/fused_loops.h"
+#include "core/cpu/layout_copy.h"
 
 namespace xjax {
 
@@ -145,7 +146,27 @@ struct Builder {
   void assign_storages();
   void fused_step(const FusionGroup& group, int gi);
   void single_step(int node);
+  void make_views();
 };
+
+// dynamic_slice steps whose window is contiguous read their operand in place, when only kernels
+// read the slice (control ops, callbacks and the caller need buffers of their own).
+void Builder::make_views() {
+  std::vector<char> needs_buffer(plan.storages.size(), 0);
+  for (const Step& s : plan.steps)
+    if (s.kind != Step::Kind::Fused && s.kind != Step::Kind::Kernel)
+      for (int v : s.inputs) needs_buffer[plan.value_storage[v]] = 1;
+  for (Step& s : plan.steps) {
+    if (s.kind != Step::Kind::Kernel || g.nodes()[s.nodes[0]].op != OpId::dynamic_slice_) continue;
+    const int st = plan.value_storage[s.outputs[0]];
+    const Node& n = g.nodes()[s.nodes[0]];
+    if (plan.storages[st].kind != Storage::Kind::Pool || needs_buffer[st] || plan.storages[st].nbytes == 0 ||
+        !contiguous_window(g.type(n.inputs[0]).shape, n.outputs[0].shape))
+      continue;
+    s.kind = Step::Kind::View;
+    plan.storages[st].kind = Storage::Kind::View;
+  }
+}
 
 void Builder::assign_storages() {
   const auto& nodes = g.nodes();
@@ -163,6 +184,10 @@ void Builder::assign_storages() {
           new_storage(Storage::Kind::Constant, bytes(n.outputs[0]), int(plan.constants.size()) - 1);
     } else if (kind == OpKind::Broadcast && numel(n.outputs[0].shape) == numel(g.type(n.inputs[0]).shape)) {
       plan.value_storage[base] = plan.value_storage[plan.value(n.inputs[0])];  // a view
+    } else if (n.op == OpId::empty_) {
+      plan.value_storage[base] = new_storage(Storage::Kind::Fresh, bytes(n.outputs[0]));
+    } else if (kind == OpKind::Barrier) {  // its results are its operands
+      for (size_t r = 0; r < n.outputs.size(); ++r) plan.value_storage[base + r] = plan.value_storage[plan.value(n.inputs[r])];
     } else {
       Storage::Kind k = kind == OpKind::Control ? Storage::Kind::Dynamic : Storage::Kind::Pool;
       for (size_t r = 0; r < n.outputs.size(); ++r) plan.value_storage[base + r] = new_storage(k, bytes(n.outputs[r]));
@@ -170,7 +195,8 @@ void Builder::assign_storages() {
   }
   for (ValueRef v : g.outputs()) {
     Storage& s = plan.storages[plan.value_storage[plan.value(v)]];
-    if (s.kind == Storage::Kind::Pool || s.kind == Storage::Kind::Dynamic) s.kind = Storage::Kind::Output;
+    if (s.kind == Storage::Kind::Pool || s.kind == Storage::Kind::Dynamic || s.kind == Storage::Kind::Fresh)
+      s.kind = Storage::Kind::Output;
   }
 }
 
@@ -301,6 +327,8 @@ void Builder::single_step(int node) {
   const Node& n = g.nodes()[node];
   OpKind kind = op_info(n.op).kind;
   if (kind == OpKind::Broadcast && numel(n.outputs[0].shape) == numel(g.type(n.inputs[0]).shape)) return;  // a view
+  if (kind == OpKind::Barrier) return;  // nothing to run: its results share its operands' storage
+  if (n.op == OpId::empty_) return;     // nothing to run: its storage is allocated per run
   Step step;
   step.nodes = {node};
   for (ValueRef v : n.inputs) step.inputs.push_back(plan.value(v));
@@ -353,6 +381,7 @@ Plan build_plan(const Graph& g, const CompileOptions& options) {
     if (group.fused) b.fused_step(group, int(gi));
     else b.single_step(group.nodes[0]);
   }
+  if (options.fuse) b.make_views();
   for (ValueRef v : g.outputs()) plan.outputs.push_back(plan.value(v));
   for (const Step& s : plan.steps) {
     add_work(plan.work, s.work);

@@ -33,6 +33,8 @@ struct Storage {
     Output,    // holds a graph output: allocated per run, handed to the caller
     Pool,      // an intermediate (index: its pooled buffer)
     Dynamic,   // a control op's result, bound to the buffer its subgraph returns
+    Fresh,     // an `empty` value: a buffer allocated per run, not pooled (a loop may take it over)
+    View,      // a contiguous window of another storage's buffer, placed by a View step at run time
   };
   Kind kind;
   int index = -1;
@@ -40,7 +42,8 @@ struct Storage {
 };
 
 struct Step {
-  enum class Kind : uint8_t { Fused, Kernel, Cond, While, Callback };
+  // View: a dynamic_slice whose window is contiguous, read in place (inputs: operand, start indices).
+  enum class Kind : uint8_t { Fused, Kernel, Cond, While, Callback, View };
   Kind kind;
   std::vector<int> nodes;    // the graph nodes it computes
   std::vector<int> inputs;   // values read (a fused step: its program's inputs, in order)
@@ -49,6 +52,7 @@ struct Step {
   CpuKernel kernel = nullptr;
   Attrs attrs;
   std::vector<std::shared_ptr<Executable>> subs;  // cond branches; while (cond, body)
+  std::vector<char> consumed;  // while: per input, read here for the last time (the loop takes its buffer)
   int64_t work = 0;                               // elements touched, for the inline decision
 };
 

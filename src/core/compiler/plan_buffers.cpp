@@ -12,13 +12,16 @@ namespace {
 
 // Whether a single-op kernel may write its output over operand i: elementwise kernels read each
 // element before writing it; the scatter family and dynamic_update_slice skip copying operand 0
-// into the output when both are one buffer, and so update it in place.
+// into the output when both are one buffer, and so update it in place; so does dot_general_add
+// with its addend.
 bool kernel_writes_over(OpId op, size_t i) {
   if (op_info(op).kind == OpKind::Elementwise) return true;
   switch (op) {
     case OpId::dynamic_update_slice_: case OpId::scatter_: case OpId::scatter_add_: case OpId::scatter_mul_:
     case OpId::scatter_min_: case OpId::scatter_max_:
       return i == 0;
+    case OpId::dot_general_add_:  // accumulates onto its addend
+      return i == 2;
     default:
       return false;
   }
@@ -41,6 +44,18 @@ void plan_buffers(Plan& plan, const Graph& g, bool reuse, bool donate_params) {
     }
   }
   for (int v : plan.outputs) last[plan.value_storage[v]] = end;  // read by the caller
+  // A view's operand lives as long as the view is read; `root` maps a view to the storage it reads.
+  std::vector<int> root(num);
+  for (size_t st = 0; st < num; ++st) root[st] = int(st);
+  for (int s = end; s-- > 0;) {
+    const Step& step = plan.steps[s];
+    if (step.kind != Step::Kind::View) continue;
+    int view = plan.value_storage[step.outputs[0]], src = plan.value_storage[step.inputs[0]];
+    last[src] = std::max(last[src], last[view]);
+  }
+  for (const Step& step : plan.steps)  // in order: a view of a view reads the first one's root
+    if (step.kind == Step::Kind::View)
+      root[plan.value_storage[step.outputs[0]]] = root[plan.value_storage[step.inputs[0]]];
   std::vector<std::vector<int>> dying(plan.steps.size());
   for (size_t st = 0; st < num; ++st)
     if (plan.storages[st].kind == Storage::Kind::Pool && def[st] >= 0) dying[std::max(last[st], def[st])].push_back(int(st));
@@ -59,14 +74,18 @@ void plan_buffers(Plan& plan, const Graph& g, bool reuse, bool donate_params) {
       if (!reuse || !overwritable(ist) || last[ist] != s || std::count(claimed.begin(), claimed.end(), ist)) return false;
       if (plan.storages[ist].nbytes != plan.storages[plan.value_storage[step.outputs[k]]].nbytes) return false;
       if (step.kind == Step::Kind::Fused) {
-        for (size_t j = 0; j < step.inputs.size(); ++j)  // every operand held in that storage
-          if (plan.value_storage[step.inputs[j]] == ist && !step.program->may_overwrite(int(k), int(j))) return false;
+        for (size_t j = 0; j < step.inputs.size(); ++j) {  // every operand held in that storage (or a view of it)
+          int jst = plan.value_storage[step.inputs[j]];
+          if (jst == ist && !step.program->may_overwrite(int(k), int(j))) return false;
+          if (jst != ist && root[jst] == ist) return false;
+        }
         return true;
       }
       if (step.kind != Step::Kind::Kernel || k != 0 || !kernel_writes_over(g.nodes()[step.nodes[0]].op, i)) return false;
       bool elementwise = op_info(g.nodes()[step.nodes[0]].op).kind == OpKind::Elementwise;
       for (size_t j = 0; j < step.inputs.size(); ++j)  // other operands in that storage: read as elements only
-        if (j != i && plan.value_storage[step.inputs[j]] == ist && !elementwise) return false;
+        if (j != i && root[plan.value_storage[step.inputs[j]]] == ist && !(elementwise && plan.value_storage[step.inputs[j]] == ist))
+          return false;
       return true;
     };
     for (size_t k = 0; k < step.outputs.size(); ++k) {
@@ -104,6 +123,20 @@ void plan_buffers(Plan& plan, const Graph& g, bool reuse, bool donate_params) {
       if (plan.storages[st].index >= 0 && !std::count(claimed.begin(), claimed.end(), st))
         busy[plan.storages[st].index] = false;
   }
+  // A while step takes over the buffers of fresh or control-made operands it reads for the last time,
+  // so that its body may update them in place without a copy first.
+  for (int s = 0; s < end; ++s) {
+    Step& step = plan.steps[s];
+    if (step.kind != Step::Kind::While) continue;
+    step.consumed.assign(step.inputs.size(), 0);
+    for (size_t k = 0; k < step.inputs.size(); ++k) {
+      int st = plan.value_storage[step.inputs[k]];
+      Storage::Kind kind = plan.storages[st].kind;
+      int reads = 0;
+      for (int v : step.inputs) reads += plan.value_storage[v] == st;
+      step.consumed[k] = (kind == Storage::Kind::Fresh || kind == Storage::Kind::Dynamic) && last[st] == s && reads == 1;
+    }
+  }
   for (size_t st = 0; st < num; ++st) {
     int src = plan.reused_in_place[st];
     if (src >= 0 && plan.storages[src].kind == Storage::Kind::Param) plan.donated.push_back(plan.storages[src].index);
@@ -119,7 +152,7 @@ std::string value_name(const Plan& p, int v) {
 }  // namespace
 
 std::string Plan::text(const Graph& g) const {
-  static const char* kinds[] = {"fused", "kernel", "cond", "while", "callback"};
+  static const char* kinds[] = {"fused", "kernel", "cond", "while", "callback", "view"};
   std::string t;
   for (size_t s = 0; s < steps.size(); ++s) {
     const Step& st = steps[s];
@@ -131,6 +164,10 @@ std::string Plan::text(const Graph& g) const {
     t += ") out(";
     for (size_t k = 0; k < st.outputs.size(); ++k) t += (k ? " " : "") + value_name(*this, st.outputs[k]);
     t += ")";
+    std::string takes;
+    for (size_t k = 0; k < st.consumed.size(); ++k)
+      if (st.consumed[k]) takes += (takes.empty() ? "" : " ") + value_name(*this, st.inputs[k]);
+    if (!takes.empty()) t += " takes(" + takes + ")";
     if (st.program) t += " {" + st.program->describe() + "}";
     t += "\n";
     for (size_t k = 0; k < st.subs.size(); ++k) {  // the subgraphs' plans, indented
@@ -143,7 +180,7 @@ std::string Plan::text(const Graph& g) const {
       }
     }
   }
-  static const char* skinds[] = {"param", "constant", "output", "buf", "dynamic"};
+  static const char* skinds[] = {"param", "constant", "output", "buf", "dynamic", "fresh", "view"};
   for (size_t v = 0; v < value_storage.size(); ++v) {
     int st = value_storage[v];
     if (st < 0) continue;

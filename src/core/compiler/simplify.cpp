@@ -7,8 +7,40 @@ namespace xjax {
 
 namespace {
 
+// Permutation p of a dot_general's result (batch, lhs free, rhs free) that swaps the two free groups
+// and keeps the batch dims in place: the result of the dot with its operands swapped.
+bool swaps_free_groups(const std::vector<int64_t>& p, size_t nb, size_t nl) {
+  size_t nr = p.size() - nb - nl;
+  for (size_t i = 0; i < p.size(); ++i) {
+    int64_t want = i < nb ? int64_t(i) : i < nb + nr ? int64_t(nl + i) : int64_t(i - nr);
+    if (p[i] != want) return false;
+  }
+  return true;
+}
+
+// The number of times each node's values are read (operands anywhere, and the graph's outputs).
+std::vector<int> use_counts(const Graph& g) {
+  std::vector<int> uses(g.nodes().size(), 0);
+  for (const Node& n : g.nodes())
+    for (ValueRef v : n.inputs) ++uses[v.node];
+  for (ValueRef v : g.outputs()) ++uses[v.node];
+  return uses;
+}
+
+// Whether dot node d is a product of two float matrices without batch dims, with m, n > 1: the
+// products dot_general_add accumulates in place.
+bool matrix_product_node(const Graph& g, const Node& d) {
+  const TypeInfo& t = d.outputs[0];
+  if (d.op != OpId::dot_general_ || t.shape.size() != 2 || t.shape[0] < 2 || t.shape[1] < 2) return false;
+  if (t.dtype != DType::Float32 && t.dtype != DType::Float64) return false;
+  for (ValueRef v : d.inputs)
+    if (g.type(v).shape.size() != 2 || g.type(v).dtype != t.dtype) return false;
+  return !d.attrs.has("lhs_batch_dimensions") || d.attrs.get_ints("lhs_batch_dimensions").empty();
+}
+
 struct Simplifier {
   Rewriter& r;
+  const std::vector<int>& src_uses;  // per node of the source graph
   const Node& def(ValueRef v) { return r.dst().nodes()[v.node]; }
   const TypeInfo& type(ValueRef v) { return r.dst().type(v); }
   bool is_const(ValueRef v, double x) { return def(v).op == OpId::constant_ && constant_all_equal(def(v), x); }
@@ -21,6 +53,19 @@ struct Simplifier {
       case OpId::add_:
         if (is_const(in[1], 0)) return same(in[0]);
         if (is_const(in[0], 0)) return same(in[1]);
+        // x + dot(a, b) with the product read nowhere else: the product accumulates onto x (BLAS's
+        // beta = 1, in x's buffer when x dies here), instead of a zeroed product and a pass adding it.
+        for (int k = 0; k < 2; ++k) {
+          const Node& d = def(in[k]);
+          ValueRef x = in[1 - k];
+          if (src_uses[n.inputs[k].node] != 1 || !matrix_product_node(r.dst(), d) || !(type(x) == t) ||
+              op_info(def(x).op).kind == OpKind::Broadcast || def(x).op == OpId::constant_)
+            continue;
+          out.op = OpId::dot_general_add_;
+          out.inputs = {d.inputs[0], d.inputs[1], x};
+          out.attrs = d.attrs;
+          return {};
+        }
         break;
       case OpId::sub_:
         if (is_const(in[1], 0)) return same(in[0]);
@@ -52,6 +97,25 @@ struct Simplifier {
         bool identity = true;
         for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == int64_t(i);
         if (identity) return same(in[0]);
+        if (def(in[0]).op == OpId::dot_general_ && src_uses[n.inputs[0].node] == 1) {
+          // transpose(dot(a, b)) swapping the free dims = dot(b, a): BLAS reads operands transposed
+          // in place, so no copy (the cotangents of a matmul's operands have this form).
+          const Node& dot = def(in[0]);
+          auto dims = [&](const char* name) { return dot.attrs.has(name) ? dot.attrs.get_ints(name) : std::vector<int64_t>{}; };
+          std::vector<int64_t> lb = dims("lhs_batch_dimensions"), rb = dims("rhs_batch_dimensions");
+          std::vector<int64_t> lc = dims("lhs_contracting_dimensions"), rc = dims("rhs_contracting_dimensions");
+          size_t nl = type(dot.inputs[0]).shape.size() - lb.size() - lc.size();
+          if (swaps_free_groups(perm, lb.size(), nl)) {
+            out.op = OpId::dot_general_;
+            out.inputs = {dot.inputs[1], dot.inputs[0]};
+            out.attrs = dot.attrs;
+            out.attrs.set("lhs_batch_dimensions", rb);
+            out.attrs.set("rhs_batch_dimensions", lb);
+            out.attrs.set("lhs_contracting_dimensions", rc);
+            out.attrs.set("rhs_contracting_dimensions", lc);
+            return {};
+          }
+        }
         if (def(in[0]).op == OpId::transpose_) {
           const auto& inner = def(in[0]).attrs.get_ints("permutation");
           std::vector<int64_t> composed(perm.size());
@@ -113,7 +177,8 @@ struct Simplifier {
 
 Graph simplify(const Graph& g) {
   Rewriter r(g);
-  Simplifier s{r};
+  std::vector<int> uses = use_counts(g);
+  Simplifier s{r, uses};
   for (size_t i = 0; i < g.nodes().size(); ++i) {
     const Node& n = g.nodes()[i];
     if (n.op == OpId::parameter_ || n.outputs.size() != 1 || op_info(n.op).kind == OpKind::Control) {

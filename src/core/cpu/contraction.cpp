@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <stdexcept>
 #include <type_traits>
 
 #include "core/cpu/compute_types.h"
@@ -191,8 +192,53 @@ void run(const Problem& p, const Tensor& lhs, const Tensor& rhs, const Tensor& o
   });
 }
 
+// A product of two float32/float64 matrices (no batch dims) straight to the matrix product: the
+// common case inside loops, where building the general problem (a dozen small vectors) costs as much
+// as a 16x64x64 product. False when it is not one.
+bool matrix_product(const Tensor& lhs, const Tensor& rhs, const Tensor& res, const Attrs& attrs, bool accumulate = false) {
+  if (lhs.shape.size() != 2 || rhs.shape.size() != 2 || lhs.dtype != res.dtype || rhs.dtype != res.dtype ||
+      (res.dtype != DType::Float32 && res.dtype != DType::Float64) || res.size() == 0)
+    return false;
+  if ((attrs.has("lhs_batch_dimensions") && !attrs.get_ints("lhs_batch_dimensions").empty()))
+    return false;
+  const auto& lc = attrs.get_ints("lhs_contracting_dimensions");
+  const auto& rc = attrs.get_ints("rhs_contracting_dimensions");
+  if (lc.size() != 1 || rc.size() != 1) return false;
+  // lhs as m x k and rhs as k x n, read in place with their strides (BLAS's transpose flags).
+  const int64_t l0 = lhs.shape[1], r0 = rhs.shape[1];  // row strides of the row-major operands
+  const int64_t m = lhs.shape[1 - lc[0]], k = lhs.shape[lc[0]], n = rhs.shape[1 - rc[0]];
+  if (k == 0) return false;
+  int64_t ars = lc[0] == 1 ? l0 : 1, acs = lc[0] == 1 ? 1 : l0;
+  int64_t brs = rc[0] == 0 ? r0 : 1, bcs = rc[0] == 0 ? 1 : r0;
+  if (!normalise(m, ars, k, acs) || !normalise(k, brs, n, bcs)) return false;
+  if (accumulate) {  // res += lhs rhs (the simplify pass makes these only for products with m, n > 1)
+    if (m < 2 || n < 2) return false;
+    if (res.dtype == DType::Float32)
+      contraction::matmul_accumulate<float>(m, n, k, Mat<float>{static_cast<const float*>(lhs.data), ars, acs},
+                                            Mat<float>{static_cast<const float*>(rhs.data), brs, bcs},
+                                            static_cast<float*>(res.data));
+    else
+      contraction::matmul_accumulate<double>(m, n, k, Mat<double>{static_cast<const double*>(lhs.data), ars, acs},
+                                             Mat<double>{static_cast<const double*>(rhs.data), brs, bcs},
+                                             static_cast<double*>(res.data));
+    return true;
+  }
+  contraction::BatchDims none;
+  if (res.dtype == DType::Float32) {
+    contraction::batched_matmul<float>(none, m, n, k, Mat<float>{static_cast<const float*>(lhs.data), ars, acs},
+                                       Mat<float>{static_cast<const float*>(rhs.data), brs, bcs},
+                                       static_cast<float*>(res.data));
+  } else {
+    contraction::batched_matmul<double>(none, m, n, k, Mat<double>{static_cast<const double*>(lhs.data), ars, acs},
+                                        Mat<double>{static_cast<const double*>(rhs.data), brs, bcs},
+                                        static_cast<double*>(res.data));
+  }
+  return true;
+}
+
 void dot_general_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
   const Tensor &lhs = in[0], &rhs = in[1], &res = out[0];
+  if (matrix_product(lhs, rhs, res, attrs)) return;
   Problem p;
   p.lhs_contract = attrs.get_ints("lhs_contracting_dimensions");
   p.rhs_contract = attrs.get_ints("rhs_contracting_dimensions");
@@ -211,8 +257,21 @@ void dot_general_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& o
   dispatch_compute(lhs.dtype, res.dtype, p.k, [&](auto tag) { run<decltype(tag)>(p, lhs, rhs, res); });
 }
 
+// addend + lhs rhs: the addend is copied into the result unless they are one buffer (the plan lets
+// the result take a dying addend's buffer), then the product is accumulated onto it.
+void dot_general_add_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
+  const Tensor &addend = in[2], &res = out[0];
+  if (res.data != addend.data && res.size())
+    std::memcpy(res.data, addend.data, size_t(res.size()) * itemsize(res.dtype));
+  if (!matrix_product(in[0], in[1], res, attrs, true))
+    throw std::logic_error("[dot_general_add] only float matrix products with m, n > 1 are made into it");
+}
+
 }  // namespace
 
-void register_contraction_cpu(OpTable& t) { t.set_cpu(OpId::dot_general_, dot_general_cpu); }
+void register_contraction_cpu(OpTable& t) {
+  t.set_cpu(OpId::dot_general_, dot_general_cpu);
+  t.set_cpu(OpId::dot_general_add_, dot_general_add_cpu);
+}
 
 }  // namespace xjax

@@ -93,7 +93,7 @@ void run_tasks(bool serial, int64_t n, const std::function<void(int64_t)>& task)
 // `parallel`: may use the pool (false inside one of our parallel regions, where every thread
 // already has its own product). The split never changes the result.
 template <typename T>
-void builtin_gemm(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c, bool parallel) {
+void builtin_gemm(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c, bool parallel, bool accumulate = false) {
   const Kernels<T>& kr = kernels<T>();
   const int64_t NR = kr.nr, KC = kr.kc, MC = kr.mc;
   constexpr int64_t kPackBudget = int64_t(1) << 21;  // elements of B packed at once
@@ -114,7 +114,7 @@ void builtin_gemm(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c, boo
     for (int64_t i = 0; i < m * n; ++i) {
       T s = partial[i];
       for (int64_t ci = 1; ci < chunks; ++ci) s += partial[ci * m * n + i];
-      c[i] = s;
+      c[i] = accumulate ? c[i] + s : s;
     }
     return;
   }
@@ -146,7 +146,8 @@ void builtin_gemm(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c, boo
         for (int64_t k0 = ks; k0 < ks + depth; k0 += KC) {
           const int64_t kc = std::min(KC, k - k0);
           kr.gemm_block(a.data + m0 * a.rs + k0 * a.cs, a.rs, a.cs, std::min(MC, m - m0), kc,
-                        b_packed + (k0 - ks) * panels * NR + j0 * kc, jn, c + m0 * n + n0 + j0, n, k0 > 0, a_buf);
+                        b_packed + (k0 - ks) * panels * NR + j0 * kc, jn, c + m0 * n + n0 + j0, n, accumulate || k0 > 0,
+                        a_buf);
         }
       });
     }
@@ -219,35 +220,39 @@ const BlasApi* gemm_blas() {
   return nullptr;
 }
 
-// C = A B on row-major BLAS: the transpose flags and leading dimensions describe A and B in place;
-// C has leading dimension ldc.
+// C = A B (C += A B when accumulating) on row-major BLAS: the transpose flags and leading dimensions
+// describe A and B in place; C has leading dimension ldc.
 template <typename T>
-void blas_call(const BlasApi& api, int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c, int64_t ldc) {
+void blas_call(const BlasApi& api, int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c, int64_t ldc,
+               bool accumulate) {
   const int lda = int(a.cs == 1 ? a.rs : a.cs), ldb = int(b.cs == 1 ? b.rs : b.cs);
   const int ta = a.cs == 1 ? BlasApi::kNoTrans : BlasApi::kTrans;
   const int tb = b.cs == 1 ? BlasApi::kNoTrans : BlasApi::kTrans;
   if constexpr (std::is_same_v<T, float>) {
-    api.sgemm(BlasApi::kRowMajor, ta, tb, int(m), int(n), int(k), 1.0f, a.data, lda, b.data, ldb, 0.0f, c, int(ldc));
+    api.sgemm(BlasApi::kRowMajor, ta, tb, int(m), int(n), int(k), 1.0f, a.data, lda, b.data, ldb,
+              accumulate ? 1.0f : 0.0f, c, int(ldc));
   } else {
-    api.dgemm(BlasApi::kRowMajor, ta, tb, int(m), int(n), int(k), 1.0, a.data, lda, b.data, ldb, 0.0, c, int(ldc));
+    api.dgemm(BlasApi::kRowMajor, ta, tb, int(m), int(n), int(k), 1.0, a.data, lda, b.data, ldb,
+              accumulate ? 1.0 : 0.0, c, int(ldc));
   }
 }
 
-// C = A B on single-threaded BLAS, split over the current pool: by rows of C when it is taller
-// than wide, else by columns (a block of rows of A, or of columns of B, is the same strided view).
+// C = A B (or C += A B) on single-threaded BLAS, split over the current pool: by rows of C when it
+// is taller than wide, else by columns (a block of rows of A, or of columns of B, is the same
+// strided view).
 template <typename T>
-bool blas_gemm(const BlasApi& api, int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c) {
+bool blas_gemm(const BlasApi& api, int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c, bool accumulate = false) {
   if constexpr (std::is_floating_point_v<T>) {
     const int64_t lda = a.cs == 1 ? a.rs : a.cs, ldb = b.cs == 1 ? b.rs : b.cs;
     if (!fits(m) || !fits(n) || !fits(k) || !fits(lda) || !fits(ldb)) return false;
     const int64_t threads = m * n * k < kBigProduct / 4 ? 1 : num_threads();
     if (m >= n) {
       parallel_for(m, (m + threads - 1) / threads, [&](int64_t r0, int64_t r1) {
-        blas_call(api, r1 - r0, n, k, Mat<T>{a.data + r0 * a.rs, a.rs, a.cs}, b, c + r0 * n, n);
+        blas_call(api, r1 - r0, n, k, Mat<T>{a.data + r0 * a.rs, a.rs, a.cs}, b, c + r0 * n, n, accumulate);
       });
     } else {
       parallel_for(n, (n + threads - 1) / threads, [&](int64_t c0, int64_t c1) {
-        blas_call(api, m, c1 - c0, k, a, Mat<T>{b.data + c0 * b.cs, b.rs, b.cs}, c + c0, n);
+        blas_call(api, m, c1 - c0, k, a, Mat<T>{b.data + c0 * b.cs, b.rs, b.cs}, c + c0, n, accumulate);
       });
     }
     return true;
@@ -304,6 +309,15 @@ template void matmul_serial<float>(int64_t, int64_t, int64_t, Mat<float>, Mat<fl
 template void matmul_serial<double>(int64_t, int64_t, int64_t, Mat<double>, Mat<double>, double*);
 template void matmul_serial<uint32_t>(int64_t, int64_t, int64_t, Mat<uint32_t>, Mat<uint32_t>, uint32_t*);
 template void matmul_serial<uint64_t>(int64_t, int64_t, int64_t, Mat<uint64_t>, Mat<uint64_t>, uint64_t*);
+
+template <typename T>
+void matmul_accumulate(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c) {
+  const BlasApi* api = gemm_blas<T>();
+  if (!api || !blas_gemm(*api, m, n, k, a, b, c, true)) builtin_gemm(m, n, k, a, b, c, true, true);
+}
+
+template void matmul_accumulate<float>(int64_t, int64_t, int64_t, Mat<float>, Mat<float>, float*);
+template void matmul_accumulate<double>(int64_t, int64_t, int64_t, Mat<double>, Mat<double>, double*);
 
 template void batched_matmul<float>(const BatchDims&, int64_t, int64_t, int64_t, Mat<float>, Mat<float>, float*);
 template void batched_matmul<double>(const BatchDims&, int64_t, int64_t, int64_t, Mat<double>, Mat<double>, double*);

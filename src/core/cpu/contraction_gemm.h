@@ -32,4 +32,9 @@ void batched_matmul(const BatchDims& batch, int64_t m, int64_t n, int64_t k, Mat
 template <typename T>
 void matmul_serial(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c);
 
+// c += a * b for one product with m > 1 and n > 1 (a matrix product, not a matrix-vector one);
+// T is float or double. Called from outside the thread pool's parallel regions.
+template <typename T>
+void matmul_accumulate(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c);
+
 }  // namespace xjax::contraction

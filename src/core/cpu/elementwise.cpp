@@ -121,17 +121,19 @@ ElementwiseLoop elementwise_loop(OpId op, const std::vector<DType>& in, DType ou
 void run_elementwise(OpId op, const std::vector<Tensor>& in, const Tensor& out, const Attrs& attrs) {
   int64_t n = out.size();
   if (n == 0) return;
-  std::vector<DType> dtypes;
+  thread_local std::vector<DType> dtypes;  // kept per thread: no allocation per call
+  dtypes.clear();
   for (const Tensor& t : in) dtypes.push_back(t.dtype);
   ElementwiseLoop loop = elementwise_loop(op, dtypes, out.dtype, attrs);
   if (!loop) return run_fallback(op, in, out, attrs);
 
   // Operands with one element feeding a larger result (0-d bounds of clamp, 0-d which of select_n).
   std::vector<int> scalars;
-  std::vector<bool> is_scalar(in.size(), false);
+  std::vector<bool> is_scalar;
   for (size_t k = 0; k < in.size(); ++k)
     if (in[k].size() == 1 && n > 1) {
       scalars.push_back(int(k));
+      is_scalar.resize(in.size(), false);
       is_scalar[k] = true;
     }
   size_t out_size = itemsize(out.dtype);
@@ -139,11 +141,14 @@ void run_elementwise(OpId op, const std::vector<Tensor>& in, const Tensor& out, 
 
   parallel_for(blocks, kGrainBlocks, [&](int64_t b, int64_t e) {
     int64_t begin = b * kBlock, end = std::min(n, e * kBlock);
-    std::vector<const void*> ptrs(in.size());
+    constexpr size_t kStack = 16;
+    const void* ptrs_stack[kStack];
+    std::vector<const void*> ptrs_heap(in.size() > kStack ? in.size() : 0);
+    const void** ptrs = in.size() > kStack ? ptrs_heap.data() : ptrs_stack;
     char* dst = static_cast<char*>(out.data) + begin * int64_t(out_size);
     if (scalars.empty()) {
       for (size_t k = 0; k < in.size(); ++k) ptrs[k] = at(in[k], begin);
-      loop(ptrs.data(), dst, end - begin);
+      loop(ptrs, dst, end - begin);
       return;
     }
     // Expand each 0-d operand into a tile once, then run the loop tile by tile.
@@ -159,7 +164,7 @@ void run_elementwise(OpId op, const std::vector<Tensor>& in, const Tensor& out, 
       int64_t len = std::min(kTile, end - t0);
       for (size_t k = 0; k < in.size(); ++k)
         if (!is_scalar[k]) ptrs[k] = at(in[k], t0);
-      loop(ptrs.data(), static_cast<char*>(out.data) + t0 * int64_t(out_size), len);
+      loop(ptrs, static_cast<char*>(out.data) + t0 * int64_t(out_size), len);
     }
   });
 }

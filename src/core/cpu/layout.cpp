@@ -75,8 +75,15 @@ void slice_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out,
   copy_window(in[0], attrs.get_ints("start_indices"), step, out[0]);
 }
 
+// The offset of a contiguous window (see layout_copy.h), or -1 when the window is not one.
+int64_t contiguous_window_offset(const Shape& whole, const Shape& part, const Tensor* starts) {
+  return contiguous_window(whole, part) ? window_offset(whole, part, starts) : -1;
+}
+
 void dynamic_slice_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs&) {
   const Tensor& x = in[0];
+  const int64_t at = out[0].size() ? contiguous_window_offset(x.shape, out[0].shape, &in[1]) : -1;
+  if (at >= 0) return contiguous_copy(esize(x), bytes(x) + at * esize(x), out[0].data, out[0].size());
   std::vector<int64_t> start(x.shape.size());
   for (size_t i = 0; i < start.size(); ++i) start[i] = clamp_start(read_index(in[1 + i]), x.shape[i], out[0].shape[i]);
   copy_window(x, start, std::vector<int64_t>(start.size(), 1), out[0]);
@@ -86,6 +93,8 @@ void dynamic_update_slice_kernel(const std::vector<Tensor>& in, const std::vecto
   const Tensor &x = in[0], &u = in[1], &y = out[0];
   contiguous_copy(esize(x), x.data, y.data, x.size());  // no-op when the output aliases the operand
   if (u.size() == 0) return;
+  const int64_t at = contiguous_window_offset(y.shape, u.shape, &in[2]);
+  if (at >= 0) return contiguous_copy(esize(x), u.data, bytes(y) + at * esize(y), u.size());
   auto st = contiguous_strides(y.shape);
   int64_t offset = 0;
   for (size_t i = 0; i < st.size(); ++i) offset += clamp_start(read_index(in[2 + i]), x.shape[i], u.shape[i]) * st[i];
@@ -179,6 +188,24 @@ void rev_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out, c
 }
 
 }  // namespace
+
+bool contiguous_window(const Shape& whole, const Shape& part) {
+  const size_t rank = whole.size();
+  size_t first = 0;  // the first dim of the window with more than one element
+  while (first < rank && part[first] == 1) ++first;
+  for (size_t i = first + 1; i < rank; ++i)
+    if (part[i] != whole[i]) return false;
+  return true;
+}
+
+int64_t window_offset(const Shape& whole, const Shape& part, const Tensor* starts) {
+  int64_t offset = 0, stride = 1;
+  for (size_t i = whole.size(); i-- > 0;) {
+    offset += clamp_start(read_index(starts[i]), whole[i], part[i]) * stride;
+    stride *= whole[i];
+  }
+  return offset;
+}
 
 void register_layout_cpu(OpTable& t) {
   t.set_cpu(OpId::transpose_, transpose_kernel);

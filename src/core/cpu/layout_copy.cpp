@@ -279,7 +279,12 @@ void strided_copy(size_t esize, const void* src, const std::vector<int64_t>& src
 }
 
 void contiguous_copy(size_t esize, const void* src, void* dst, int64_t n) {
-  if (n > 0 && src != dst) strided_copy(esize, src, {1}, dst, {1}, {n});
+  if (n <= 0 || src == dst) return;
+  if (int64_t(esize) * n <= kParallelBytes) {  // one thread's share: no plan to build
+    std::memcpy(dst, src, esize * size_t(n));
+    return;
+  }
+  strided_copy(esize, src, {1}, dst, {1}, {n});
 }
 
 void fill_elements(size_t esize, void* dst, const void* value, int64_t n) {

@@ -126,6 +126,17 @@ DType preferred_result_dtype(OpId op, DType in, const Attrs& attrs, const std::s
   return pref;
 }
 
-void register_contraction_infer(OpTable& t) { t.set_infer(kOp, infer_dot_general); }
+std::vector<TypeInfo> infer_dot_general_add(const std::vector<TypeInfo>& in, const Attrs& attrs) {
+  std::vector<TypeInfo> out = infer_dot_general({in[0], in[1]}, attrs);
+  if (!(in[2] == out[0]))
+    fail_type(OpId::dot_general_add_, "the addend must have the product's type " + types_str(out) + ", got " +
+                                          types_str({in[2]}));
+  return out;
+}
+
+void register_contraction_infer(OpTable& t) {
+  t.set_infer(kOp, infer_dot_general);
+  t.set_infer(OpId::dot_general_add_, infer_dot_general_add);
+}
 
 }  // namespace xjax

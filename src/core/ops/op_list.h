@@ -1,7 +1,8 @@
 // The op catalogue: every op the core knows, with its kind and arity (-1: variadic).
 // The kind alone decides how the compiler may treat an op (fusion, layout, ...): Elementwise ops
 // and Broadcast ops (pure index maps that keep element order: reshape, broadcast_in_dim) fuse into
-// one kernel, which may end in Reductions; Effect ops are never removed or reordered.
+// one kernel, which may end in Reductions; Effect ops are never removed or reordered; a Barrier
+// passes its operands through (its results share their buffers) and is opaque to every pass.
 #pragma once
 
 #define XJAX_OP_LIST(X)                                                                          \
@@ -34,6 +35,8 @@
   /* sources: graph inputs and generated values */                                              \
   X(parameter, Source, 0)                                                                        \
   X(iota, Source, 0) X(constant, Source, 0)                                                      \
+  /* a fresh buffer of unspecified contents, for values written in full before they are read */ \
+  X(empty, Source, 0)                                                                            \
   /* reductions over axes, and scans along one axis */                                           \
   X(reduce_sum, Reduction, 1) X(reduce_prod, Reduction, 1) X(reduce_max, Reduction, 1)           \
   X(reduce_min, Reduction, 1) X(reduce_and, Reduction, 1) X(reduce_or, Reduction, 1)             \
@@ -49,9 +52,13 @@
   X(scatter_min, Index, 3) X(scatter_max, Index, 3)                                              \
   /* contraction and sorting */                                                                  \
   X(dot_general, Contraction, 2) X(conv_general_dilated, Contraction, 2)                         \
+  /* dot_general(lhs, rhs) + addend, made by the simplify pass (accumulated in place by BLAS) */  \
+  X(dot_general_add, Contraction, 3)                                                             \
   X(sort, Sort, -1) X(top_k, Sort, 1)                                                            \
   /* windowed reductions, and max-pool's derivatives */                                          \
   X(reduce_window_sum, Window, 1) X(reduce_window_max, Window, 1) X(reduce_window_min, Window, 1) \
   X(select_and_gather_add, Window, 2) X(select_and_scatter_add, Window, 2)                       \
   /* control flow over subgraphs, and effects (never removed, run in program order) */           \
-  X(cond, Control, -1) X(while, Control, -1) X(host_callback, Effect, -1)
+  X(cond, Control, -1) X(while, Control, -1) X(host_callback, Effect, -1)                        \
+  /* identity that no pass sees through (remat keeps its recomputation apart from the original) */ \
+  X(optimization_barrier, Barrier, -1)

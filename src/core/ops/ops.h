@@ -24,6 +24,7 @@ enum class OpKind {
   Broadcast,  // re-indexes its operand, element order kept (fusible as a load)
   Control,    // runs subgraphs (cond, while)
   Effect,     // side effects (host callbacks): kept by DCE, run in program order
+  Barrier,    // results are its operands; no pass looks through it (optimization_barrier)
 };
 
 struct TypeInfo {
@@ -74,7 +75,7 @@ void register_contraction_infer(OpTable&);
 void register_convolution_infer(OpTable&);
 void register_window_infer(OpTable&);
 void register_sort_infer(OpTable&);
-void register_compiler_infer(OpTable&);  // constant, control flow, callbacks (src/core/compiler)
+void register_compiler_infer(OpTable&);  // constant, control flow, callbacks, barrier (src/core/compiler)
 void register_elementwise_cpu(OpTable&);
 void register_reduction_cpu(OpTable&);
 void register_layout_cpu(OpTable&);

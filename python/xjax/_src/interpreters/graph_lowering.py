@@ -36,6 +36,8 @@ def _core_has(op, attrs):
 # flow ops over subgraphs.
 HAS_CONSTANT = _core_has("constant", {"dtype": "float32", "value": 0.0})
 HAS_SUBGRAPHS = HAS_CONSTANT and hasattr(_core.Graph, "add_subgraph_op")
+HAS_BARRIER = _core_has("optimization_barrier", {})
+HAS_EMPTY = _core_has("empty", {"dtype": "float32", "shape": []})
 
 
 def _literal_key(lit):

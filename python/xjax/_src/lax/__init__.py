@@ -14,4 +14,3 @@ from xjax._src.lax.stop_gradient import stop_gradient, stop_gradient_p  # noqa: 
 copy_p = _ELEMENTWISE["copy"]
 from xjax._src.lax.control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa: F401,E402
 from xjax._src.lax.control_flow import cond_p, scan_p, while_p  # noqa: F401,E402
-from xjax._src.lax import control_flow_lowering as _control_flow_lowering  # noqa: F401,E402

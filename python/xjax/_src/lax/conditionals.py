@@ -5,7 +5,8 @@ import numpy as np
 
 from xjax._src import core, dtypes, errors, tree_util
 from xjax._src.interpreters import partial_eval as pe
-from xjax._src.interpreters.graph_lowering import run_closed_jaxpr
+from xjax._src.interpreters import graph_lowering as gl
+from xjax._src.interpreters.graph_lowering import jaxpr_is_lowerable, run_closed_jaxpr
 from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Var
 from xjax._src.lax import elementwise as ew
 from xjax._src.lax.base import asarray
@@ -38,8 +39,20 @@ def _cond_impl(index, *ops, branches):
     return run_as_jit(cond_p, [index, *ops], {"branches": branches}, fallback)
 
 
-cond_p.abstract_eval = _cond_abstract_eval
-cond_p.impl = _cond_impl
+def _cond_lowering(lowerer, eqn, ins):
+    """The core's `cond` op, each branch a subgraph (the core clamps the index)."""
+    branches = eqn.params["branches"]
+    op_avals = [a.aval for a in eqn.invars[1:]]
+    graphs = [lowerer.subgraph(op_avals, lambda sub, refs, b=b: sub.lower_jaxpr(b.jaxpr, [], refs)) for b in branches]
+    return lowerer.graph.add_subgraph_op("cond", list(ins), {}, graphs)
+
+
+def _cond_can_lower(params):
+    return gl.HAS_SUBGRAPHS and builtins.all(jaxpr_is_lowerable(b.jaxpr) for b in params["branches"])
+
+
+cond_p.def_rules(abstract_eval=_cond_abstract_eval, impl=_cond_impl, jaxpr_lowering=_cond_lowering,
+                 can_lower=_cond_can_lower)
 
 
 def _common_consts(traced):

@@ -2,7 +2,7 @@
 
 The Python functions are traced to jaxprs once (branches, loop bodies); their closed-over values
 become explicit operands, as in JAX, so the primitives are pure functions of their operands and
-print as JAX prints them. Under jit they lower into the C++ graph (control_flow_lowering);
+print as JAX prints them. Under jit they lower into the C++ graph (each primitive's jaxpr_lowering);
 called eagerly they run as the jit of the one primitive, or, while the core lacks the
 control-flow ops, as Python loops over compiled bodies. The primitives live in conditionals.py
 and loops.py, their shared helpers in control_flow_common.py.

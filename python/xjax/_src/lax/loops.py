@@ -8,7 +8,8 @@ import numpy as np
 from xjax._src import core, dtypes, errors, tree_util
 from xjax._src.backends import cpu
 from xjax._src.interpreters import partial_eval as pe
-from xjax._src.interpreters.graph_lowering import compile_closed_jaxpr
+from xjax._src.interpreters import graph_lowering as gl
+from xjax._src.interpreters.graph_lowering import compile_closed_jaxpr, jaxpr_is_lowerable
 from xjax._src.lax import elementwise as ew
 from xjax._src.lax import layout
 from xjax._src.lax.control_flow_common import (aval_str, check_carry, concrete_scalar, dce_inputs, forwarding,
@@ -41,8 +42,30 @@ def _while_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     return run_as_jit(while_p, args, params, python_loop)
 
 
-while_p.abstract_eval = _while_abstract_eval
-while_p.impl = _while_impl
+def _while_lowering(lowerer, eqn, ins):
+    """The core's `while` op; the consts of both functions are carried along unchanged."""
+    p = eqn.params
+    cn, bn = p["cond_nconsts"], p["body_nconsts"]
+    cond_j, body_j = p["cond_jaxpr"].jaxpr, p["body_jaxpr"].jaxpr
+    avals = [a.aval for a in eqn.invars]
+
+    def cond_fn(sub, refs):
+        return sub.lower_jaxpr(cond_j, [], refs[:cn] + refs[cn + bn:])
+
+    def body_fn(sub, refs):
+        return refs[:cn + bn] + sub.lower_jaxpr(body_j, [], refs[cn:])
+
+    graphs = [lowerer.subgraph(avals, cond_fn), lowerer.subgraph(avals, body_fn)]
+    return lowerer.graph.add_subgraph_op("while", list(ins), {}, graphs)[cn + bn:]
+
+
+def _while_can_lower(params):
+    return gl.HAS_SUBGRAPHS and jaxpr_is_lowerable(params["cond_jaxpr"].jaxpr) \
+        and jaxpr_is_lowerable(params["body_jaxpr"].jaxpr)
+
+
+while_p.def_rules(abstract_eval=_while_abstract_eval, impl=_while_impl, jaxpr_lowering=_while_lowering,
+                  can_lower=_while_can_lower)
 
 
 def while_loop(cond_fun, body_fun, init_val, _body_debug=None, _body_cache_on=None):
@@ -209,8 +232,60 @@ def _scan_impl(*args, reverse, length, jaxpr, num_consts, num_carry, unroll):
     return run_as_jit(scan_p, args, params, python_loop)
 
 
-scan_p.abstract_eval = _scan_abstract_eval
-scan_p.impl = _scan_impl
+def _scan_lowering(lowerer, eqn, ins):
+    """The core's `while` op, as XLA does: the carry is (counter, consts, carry, xs, ys); each step reads
+    x[t] with dynamic_slice and writes y[t] with dynamic_update_slice into buffers that start as zeros."""
+    p = eqn.params
+    nc, ncarry, length, reverse = p["num_consts"], p["num_carry"], p["length"], p["reverse"]
+    jaxpr = p["jaxpr"].jaxpr
+    avals = [a.aval for a in eqn.invars]
+    x_avals = avals[nc + ncarry:]
+    y_avals = [v.aval for v in jaxpr.outvars[ncarry:]]
+    nx, ny = len(x_avals), len(y_avals)
+    i32 = dtypes.int32
+    counter = core.ShapedArray((), i32)
+    if length == 0:
+        return list(ins[nc:nc + ncarry]) + [lowerer.constant(0, a.dtype, (0, *a.shape)) for a in y_avals]
+    # Every row of ys is written before the loop ends: buffers of unspecified contents (no fill, and
+    # the loop updates them in place without copying a constant first).
+    ys0 = [lowerer.op("empty", shape=[length, *a.shape], dtype=a.dtype)[0] if gl.HAS_EMPTY
+           else lowerer.constant(0, a.dtype, (length, *a.shape)) for a in y_avals]
+    carried = [lowerer.constant(0, i32), *ins, *ys0]
+    carried_avals = [counter, *avals, *[a.update(shape=(length, *a.shape)) for a in y_avals]]
+
+    def cond_fn(sub, refs):
+        return sub.op("lt", refs[0], sub.constant(length, i32))
+
+    def body_fn(sub, refs):
+        i = refs[0]
+        consts, carry = refs[1:1 + nc], refs[1 + nc:1 + nc + ncarry]
+        xs, ys = refs[1 + nc + ncarry:1 + nc + ncarry + nx], refs[1 + nc + ncarry + nx:]
+        t = sub.op("sub", sub.constant(length - 1, i32), i)[0] if reverse else i
+        zero = sub.constant(0, i32)
+        x_t = []
+        for x, a in zip(xs, x_avals):
+            (s,) = sub.op("dynamic_slice", x, t, *[zero] * (a.ndim - 1), slice_sizes=[1, *a.shape[1:]])
+            x_t += sub.op("reshape", s, new_sizes=list(a.shape[1:]))
+        outs = sub.lower_jaxpr(jaxpr, [], [*consts, *carry, *x_t])
+        new_ys = []
+        for y_buf, y, a in zip(ys, outs[ncarry:], y_avals):
+            (y1,) = sub.op("reshape", y, new_sizes=[1, *a.shape])
+            new_ys += sub.op("dynamic_update_slice", y_buf, y1, t, *[zero] * a.ndim)
+        (i1,) = sub.op("add", i, sub.constant(1, i32))
+        return [i1, *consts, *outs[:ncarry], *xs, *new_ys]
+
+    graphs = [lowerer.subgraph(carried_avals, cond_fn), lowerer.subgraph(carried_avals, body_fn)]
+    outs = lowerer.graph.add_subgraph_op("while", carried, {}, graphs)
+    start = 1 + nc
+    return outs[start:start + ncarry] + outs[start + ncarry + nx:]
+
+
+def _scan_can_lower(params):
+    return gl.HAS_SUBGRAPHS and jaxpr_is_lowerable(params["jaxpr"].jaxpr)
+
+
+scan_p.def_rules(abstract_eval=_scan_abstract_eval, impl=_scan_impl, jaxpr_lowering=_scan_lowering,
+                 can_lower=_scan_can_lower)
 
 
 def _scan_length(xs_flat, length):
@@ -445,7 +520,9 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
             k += 1
     cond_in = list(range(cond_nconsts)) + [cond_nconsts + (i if kind == "p" else n + i) for kind, i in inter]
     cond = _reordered(cond, cond_in, range(len(j.outvars)))
-    outs = while_p.bind(*cc, *bc, *_nonzero(bc_t), *carry_order, cond_nconsts=cond_nconsts, cond_jaxpr=cond,
+    # The body's consts interleave primal and tangent too (as _group_jvp_jaxpr orders them).
+    bc_order = [v for p, t, nz in zip(bc, bc_t, bc_nz) for v in ((p, t) if nz else (p,))]
+    outs = while_p.bind(*cc, *bc_order, *carry_order, cond_nconsts=cond_nconsts, cond_jaxpr=cond,
                         body_nconsts=body_nconsts + sum(bc_nz), body_jaxpr=body)
     it = iter(outs)
     p_out, t_out = [], []
@@ -517,30 +594,36 @@ def _scan_partial_eval(trace, args, unknown, *, reverse, length, jaxpr, num_cons
     kj = known.jaxpr
     nk_consts = num_consts - sum(const_uk)
     n_known_outs = len(kj.outvars) - nres
-    # Residuals that are known consts of the body are loop invariant: pass them as consts.
+    # Residuals that are known consts of the body are loop invariant: pass them as consts. Those that
+    # are known xs are the xs themselves: the unknown scan reads them (no stacked copy).
+    nk_carry = num_carry - sum(carry_uk)
     const_pos = {v: i for i, v in enumerate(kj.invars[:nk_consts])}
+    x_pos = {v: i for i, v in enumerate(kj.invars[nk_consts + nk_carry:])}
     res_vars = kj.outvars[n_known_outs:]
-    hoisted = [const_pos.get(v) if not isinstance(v, pe.Literal) else None for v in res_vars]
-    stacked = [i for i, h in enumerate(hoisted) if h is None]
+    literal = [isinstance(v, pe.Literal) for v in res_vars]
+    hoisted = [None if lit else const_pos.get(v) for v, lit in zip(res_vars, literal)]
+    forwarded = [None if lit or h is not None else x_pos.get(v) for v, lit, h in zip(res_vars, literal, hoisted)]
+    stacked = [i for i, (h, f) in enumerate(zip(hoisted, forwarded)) if h is None and f is None]
     known_body = _ClosedJaxpr(_Jaxpr(kj.constvars, kj.invars, kj.outvars[:n_known_outs] + [res_vars[i] for i in stacked],
                                      kj.eqns), known.consts)
     known_args = [a for a, u in zip(args, const_uk + carry_uk + x_uk) if not u]
     known_outs = trace.bind_in_parent(scan_p, known_args, dict(
-        reverse=reverse, length=length, jaxpr=known_body, num_consts=nk_consts, num_carry=num_carry - sum(carry_uk),
-        unroll=unroll))
-    res_stacked = known_outs[n_known_outs:]
-    known_consts = [a for a, u in zip(args[:num_consts], const_uk) if not u]
+        reverse=reverse, length=length, jaxpr=known_body, num_consts=nk_consts, num_carry=nk_carry, unroll=unroll))
+    known_xs = known_args[nk_consts + nk_carry:]
+    res_stacked = iter(known_outs[n_known_outs:])
+    res_xs = [next(res_stacked) if f is None else known_xs[f] for h, f in zip(hoisted, forwarded) if h is None]
+    known_consts = known_args[:nk_consts]
     res_hoisted = [known_consts[h] for h in hoisted if h is not None]
     # The unknown body takes (residuals, unknown consts, carries, xs): reorder to scan's layout.
     uj = unk.jaxpr
     r_vars, rest = uj.invars[:nres], uj.invars[nres:]
     n_uc, n_ucarry = sum(const_uk), sum(carry_uk)
     invars = ([r_vars[i] for i, h in enumerate(hoisted) if h is not None] + rest[:n_uc + n_ucarry]
-              + [r_vars[i] for i in stacked] + rest[n_uc + n_ucarry:])
+              + [r_vars[i] for i, h in enumerate(hoisted) if h is None] + rest[n_uc + n_ucarry:])
     unknown_body = _ClosedJaxpr(_Jaxpr(uj.constvars, invars, uj.outvars, uj.eqns), unk.consts)
     u_args = [*res_hoisted, *(a for a, u in zip(args[:num_consts], const_uk) if u),
               *(a for a, u in zip(args[num_consts:num_consts + num_carry], carry_uk) if u),
-              *res_stacked, *(a for a, u in zip(args[num_consts + num_carry:], x_uk) if u)]
+              *res_xs, *(a for a, u in zip(args[num_consts + num_carry:], x_uk) if u)]
     unknown_outs = pe.DynamicJaxprTrace.process_primitive(trace, scan_p, u_args, dict(
         reverse=reverse, length=length, jaxpr=unknown_body, num_consts=len(res_hoisted) + n_uc, num_carry=n_ucarry,
         unroll=unroll))
