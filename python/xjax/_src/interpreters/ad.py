@@ -213,6 +213,23 @@ def deflinear(primitive, transpose):
     primitive.def_rules(jvp=jvp, transpose=transpose)
 
 
+def defbilinear(primitive, transpose):
+    """A primitive linear in each of its two operands separately (dot_general, convolution):
+    d(x*y) = dx*y + x*dy, each term the primitive itself."""
+
+    def jvp(primals, tangents, **params):
+        (x, y), (gx, gy) = primals, tangents
+        ans = primitive.bind(x, y, **params)
+        t = None
+        if type(gx) is not Zero:
+            t = primitive.bind(gx, y, **params)
+        if type(gy) is not Zero:
+            t = add_tangents(t, primitive.bind(x, gy, **params))
+        return ans, t
+
+    primitive.def_rules(jvp=jvp, transpose=transpose)
+
+
 def broadcast_to_aval(t, aval):
     """A tangent contribution broadcast to the output (lax's implicit rank-0 and size-1 broadcasting)."""
     if type(t) is Zero:

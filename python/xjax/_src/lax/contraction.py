@@ -92,19 +92,7 @@ def _dot_general_transpose(ct, x, y, *, dimension_numbers, precision=None, prefe
     return [None, _transpose_lhs(ct, y.aval, x, ((rc, lc), (rb, lb)), swap_ans=True)]
 
 
-def _dot_general_jvp(primals, tangents, **params):
-    x, y = primals
-    gx, gy = tangents
-    ans = dot_general_p.bind(x, y, **params)
-    t = None
-    if type(gx) is not ad.Zero:
-        t = dot_general_p.bind(gx, y, **params)
-    if type(gy) is not ad.Zero:
-        t = ad.add_tangents(t, dot_general_p.bind(x, gy, **params))
-    return ans, t
-
-
-dot_general_p.def_rules(jvp=_dot_general_jvp, transpose=_dot_general_transpose)
+ad.defbilinear(dot_general_p, _dot_general_transpose)
 
 
 # ---- batching (vmap) ------------------------------------------------------------------------

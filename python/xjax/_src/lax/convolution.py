@@ -366,19 +366,7 @@ def _conv_transpose_rule(ct, lhs, rhs, **params):
     return [None, _transpose_rhs(ct, lhs, rhs.aval, **params)]
 
 
-def _conv_jvp(primals, tangents, **params):
-    x, w = primals
-    gx, gw = tangents
-    ans = conv_general_dilated_p.bind(x, w, **params)
-    t = None
-    if type(gx) is not ad.Zero:
-        t = conv_general_dilated_p.bind(gx, w, **params)
-    if type(gw) is not ad.Zero:
-        t = ad.add_tangents(t, conv_general_dilated_p.bind(x, gw, **params))
-    return ans, t
-
-
-conv_general_dilated_p.def_rules(jvp=_conv_jvp, transpose=_conv_transpose_rule)
+ad.defbilinear(conv_general_dilated_p, _conv_transpose_rule)
 
 
 # ---- batching (vmap): the mapped axis folds into the batch, feature or group dimensions -------
