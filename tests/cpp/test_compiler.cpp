@@ -8,19 +8,11 @@
 #include "core/compiler/executable.h"
 #include "core/compiler/passes.h"
 #include "core/reference/interpreter.h"
+#include "check.h"
 
 using namespace xjax;
 
 namespace {
-
-int failures = 0;
-#define CHECK(cond)                                                        \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
-      std::printf("%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                          \
-    }                                                                      \
-  } while (0)
 
 ValueRef op(Graph& g, OpId id, std::vector<ValueRef> in, const Attrs& attrs = Attrs()) { return g.add(id, in, attrs)[0]; }
 
@@ -212,6 +204,5 @@ int main() {
   test_while();
   test_threefry_bits();
   test_execute_checks_its_arguments_and_outputs();
-  std::printf("%s (%d failures)\n", failures ? "FAILED" : "ok", failures);
-  return failures ? 1 : 0;
+  return check_report();
 }

@@ -11,19 +11,11 @@
 
 #include "core/compiler/executable.h"
 #include "core/thread_pool.h"
+#include "check.h"
 
 using namespace xjax;
 
 namespace {
-
-std::atomic<int> failures{0};
-#define CHECK(cond)                                                        \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
-      std::printf("%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                          \
-    }                                                                      \
-  } while (0)
 
 constexpr int kThreads = 4;
 
@@ -178,6 +170,5 @@ int main() {
   test_one_executable_many_threads((int64_t(1) << 22) + 7, 2);  // over kInlineElements: queued
   test_concurrent_compile();
   test_subnormals_flush_in_kernels_only();
-  std::printf("%s (%d failures)\n", failures ? "FAILED" : "ok", failures.load());
-  return failures ? 1 : 0;
+  return check_report();
 }

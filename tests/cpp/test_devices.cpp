@@ -12,19 +12,11 @@
 #include "core/compiler/executable.h"
 #include "core/devices.h"
 #include "core/thread_pool.h"
+#include "check.h"
 
 using namespace xjax;
 
 namespace {
-
-std::atomic<int> failures{0};
-#define CHECK(cond)                                                        \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
-      std::printf("%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                          \
-    }                                                                      \
-  } while (0)
 
 constexpr int kDevices = 2;
 
@@ -150,6 +142,5 @@ int main() {
   test_work_runs_at_once_on_own_pools();
   test_errors_and_nesting();
   test_executable_on_devices();
-  std::printf("%s (%d failures)\n", failures ? "FAILED" : "ok", failures.load());
-  return failures ? 1 : 0;
+  return check_report();
 }

@@ -7,19 +7,11 @@
 
 #include "core/array.h"
 #include "core/ops/ops.h"
+#include "check.h"
 
 using namespace xjax;
 
 namespace {
-
-int failures = 0;
-#define CHECK(cond)                                                        \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
-      std::printf("%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                          \
-    }                                                                      \
-  } while (0)
 
 Array random_array(const Shape& shape, std::mt19937& rng) {
   Array a = Array::empty(shape, DType::Float64);
@@ -153,6 +145,5 @@ int main() {
   test_reduce_window(OpId::reduce_window_max_, rng);
   test_reduce_window(OpId::reduce_window_sum_, rng);
   test_select_and_scatter_add(rng);
-  std::printf("%s (%d failures)\n", failures ? "FAILED" : "ok", failures);
-  return failures ? 1 : 0;
+  return check_report();
 }
