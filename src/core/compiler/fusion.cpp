@@ -1,8 +1,8 @@
 // The fusion pass. Nodes are visited in topological order; an Elementwise node joins (and merges)
 // the groups of the producers it reads element for element, a Reduction joins the group of its
-// operand's producer; a merge is refused when it would make the group graph cyclic. Broadcast
-// nodes belong to no group: consumers read through them, and they are materialised (as steps of
-// their own) only where some consumer cannot.
+// operand's producer; a merge is refused when it would make the group graph cyclic. Views
+// (Broadcast nodes and static slices) belong to no group: fused consumers read through them, and
+// they are materialised (as steps of their own) only where some consumer cannot.
 #include "core/compiler/fusion.h"
 
 #include <algorithm>
@@ -18,33 +18,61 @@ namespace {
 constexpr size_t kMaxGroupNodes = 96;
 
 bool is_broadcast(const Graph& g, int node) { return op_info(g.nodes()[node].op).kind == OpKind::Broadcast; }
+
+// Leaves the flat view of a value of shape `shape`: index over its dims from here on.
+void unflatten(Resolved& r, const Shape& shape) {
+  r.flat = false;
+  r.space = shape;
+  r.dims.resize(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) r.dims[d] = int(d);
+  r.step.assign(shape.size(), 1);
+  r.start.assign(shape.size(), 0);
+}
+
+// Composes a slice (same rank in and out) into r, which indexes the slice's result.
+void through_slice(Resolved& r, const Node& s) {
+  const auto& lo = s.attrs.get_ints("start_indices");
+  std::vector<int64_t> st = s.attrs.has("strides") ? s.attrs.get_ints("strides") : std::vector<int64_t>(lo.size(), 1);
+  for (size_t d = 0; d < r.dims.size(); ++d)
+    if (r.dims[d] >= 0) r.step[d] *= st[r.dims[d]];
+  for (size_t j = 0; j < lo.size(); ++j) r.start[j] = lo[j] + st[j] * r.start[j];
+}
 }  // namespace
+
+bool is_view(const Graph& g, int node) { return is_broadcast(g, node) || g.nodes()[node].op == OpId::slice_; }
 
 std::vector<int64_t> Resolved::strides(const Shape& root_shape) const {
   std::vector<int64_t> cs = contiguous_strides(root_shape), st(space.size(), 0);
   for (size_t d = 0; d < space.size(); ++d)
-    if (dims[d] >= 0 && root_shape[dims[d]] != 1) st[d] = cs[dims[d]];
+    if (dims[d] >= 0 && root_shape[dims[d]] != 1) st[d] = cs[dims[d]] * step[d];
   return st;
+}
+
+int64_t Resolved::offset(const Shape& root_shape) const {
+  std::vector<int64_t> cs = contiguous_strides(root_shape);
+  int64_t off = 0;
+  for (size_t j = 0; j < start.size(); ++j) off += start[j] * cs[j];
+  return off;
 }
 
 Resolved resolve(const Graph& g, ValueRef v) {
   Resolved r;
   r.root = v;
-  while (is_broadcast(g, r.root.node)) {
+  while (is_view(g, r.root.node)) {
     const Node& b = g.nodes()[r.root.node];
     ValueRef x = b.inputs[0];
     const Shape& xs = g.type(x).shape;
     const Shape& cur = b.outputs[0].shape;
     bool keeps_size = numel(xs) == numel(cur);
-    if (r.flat && keeps_size) {  // a reshape, or a broadcast that only adds size-1 dims
+    if (r.flat && keeps_size) {  // a reshape, a broadcast that only adds size-1 dims, a whole slice
       r.root = x;
       continue;
     }
-    if (r.flat) {  // a real broadcast: index over its result's dims from here on
-      r.flat = false;
-      r.space = cur;
-      r.dims.assign(cur.size(), -1);
-      for (size_t d = 0; d < cur.size(); ++d) r.dims[d] = int(d);
+    if (r.flat) unflatten(r, cur);
+    if (b.op == OpId::slice_) {
+      through_slice(r, b);
+      r.root = x;
+      continue;
     }
     // Map dims of `cur` to dims of x.
     std::vector<int> to_x(cur.size(), -1);
@@ -63,6 +91,10 @@ Resolved resolve(const Graph& g, ValueRef v) {
       }
       if (!ok) break;
     }
+    std::vector<int64_t> start(xs.size(), 0);  // dims of x that cur drops or broadcasts are at 0
+    for (size_t d = 0; d < cur.size(); ++d)
+      if (to_x[d] >= 0) start[to_x[d]] = r.start[d];
+    r.start = std::move(start);
     for (int& d : r.dims) d = d < 0 ? -1 : to_x[d];
     r.root = x;
   }
@@ -154,10 +186,10 @@ struct Fuser {
     group_of[node] = int(groups.size()) - 1;
     return group_of[node];
   }
-  // The node that really provides v: through every Broadcast op.
+  // The node that really provides v: through every view.
   int deep_root(ValueRef v) {
     int n = v.node;
-    while (is_broadcast(g, n)) n = g.nodes()[n].inputs[0].node;
+    while (is_view(g, n)) n = g.nodes()[n].inputs[0].node;
     return n;
   }
   // Whether some group outside `merged` is reachable from `merged` and leads back into it or
@@ -225,7 +257,7 @@ void Fuser::place(int i) {
   OpKind kind = op_info(n.op).kind;
   // Iotas too: fused readers generate their values; one is a step of its own only where some
   // reader needs it in memory (below).
-  if (n.op == OpId::parameter_ || n.op == OpId::constant_ || n.op == OpId::iota_ || kind == OpKind::Broadcast) return;
+  if (n.op == OpId::parameter_ || n.op == OpId::constant_ || n.op == OpId::iota_ || is_view(g, i)) return;
   bool reduction = kind == OpKind::Reduction;
   if ((kind == OpKind::Elementwise || reduction) && fusible(g, n)) return place_fused(i, reduction);
   int gi = new_group(i, false);
@@ -321,7 +353,7 @@ Fusion fuse(const Graph& g, bool enabled) {
   }
 
   // Which values must live in buffers: outputs, operands of unfused nodes, and what fused groups
-  // read from outside themselves. A materialised Broadcast node becomes a step of its own.
+  // read from outside themselves. A materialised view becomes a step of its own.
   // A fused group of one node that reads its operands directly runs the node's own kernel.
   for (size_t i = 0; i < f.groups.size(); ++i) {
     Group& gr = f.groups[i];
@@ -364,7 +396,7 @@ Fusion fuse(const Graph& g, bool enabled) {
   while (!pending.empty()) {
     int b = pending.back();
     pending.pop_back();
-    if (f.group_of[b] < 0 && is_broadcast(g, b)) {
+    if (f.group_of[b] < 0 && is_view(g, b)) {
       f.new_group(b, false);
       mark(nodes[b].inputs[0].node);
     } else if (f.group_of[b] < 0 && nodes[b].op == OpId::iota_) {

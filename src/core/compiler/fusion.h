@@ -1,7 +1,7 @@
 // The fusion pass: partitions a graph's nodes into groups, each run as one step. The op kind
 // alone decides what may fuse (ops.h): Elementwise ops over one index space form a group,
-// Broadcast ops (reshape, broadcast_in_dim) are folded into their consumers' loads as index
-// maps, and a group may end in Reductions over a common (kept, reduced, kept) split of its space.
+// Broadcast ops (reshape, broadcast_in_dim) and static slices are folded into their consumers'
+// loads as index maps, and a group may end in Reductions over a common (kept, reduced, kept) split of its space.
 // Every other node is a group of its own.
 #pragma once
 #include <vector>
@@ -11,17 +11,25 @@
 
 namespace xjax {
 
-// How a consumer sees a value through a chain of Broadcast ops: element i of the value is
-// element offset(i) of `root`. flat: offset(i) = i (reshapes only). Otherwise the value is
-// indexed over `space` and each of its dims d reads root dim dims[d] (-1: broadcast, offset 0).
+// How a consumer sees a value through a chain of views (Broadcast ops and static slices): element
+// i of the value is element offset(i) of `root`. flat: offset(i) = i (reshapes only). Otherwise
+// the value is indexed over `space`; its dim d reads root dim dims[d] (-1: broadcast) at
+// coordinate start[dims[d]] + step[d] * (coordinate along d), and root dims no space dim reads
+// are at coordinate start[...] (a slice of one index).
 struct Resolved {
   ValueRef root;
   bool flat = true;
   Shape space;
   std::vector<int> dims;
+  std::vector<int64_t> step;   // per dim of space
+  std::vector<int64_t> start;  // per dim of root
   // Strides into the root's contiguous layout, one per dim of `space` (not flat only).
   std::vector<int64_t> strides(const Shape& root_shape) const;
+  // Where element 0 is in the root's contiguous layout (not flat only).
+  int64_t offset(const Shape& root_shape) const;
 };
+// Whether consumers may read through node `node` as an index map: Broadcast ops and slices.
+bool is_view(const Graph& g, int node);
 Resolved resolve(const Graph& g, ValueRef v);
 
 // A reduction's index space as (k0, r, k1) with r reduced; false when its axes interleave more.
@@ -41,7 +49,7 @@ struct FusionGroup {
 
 struct Fusion {
   std::vector<FusionGroup> groups;  // in execution order
-  std::vector<int> group_of;        // per node; -1: a source or a Broadcast folded into its consumers
+  std::vector<int> group_of;        // per node; -1: a source or a view folded into its consumers
   std::vector<bool> materialized;   // per node: its results are held in buffers
 };
 

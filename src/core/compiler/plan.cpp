@@ -246,6 +246,7 @@ void Builder::fused_step(const FusionGroup& group, int gi) {
       L.value = std::to_string(L.iota_inner) + "x" + std::to_string(L.iota_len);  // tells loads apart
     } else {
       L.input = input_index(rid);
+      L.offset = res.flat ? 0 : res.offset(rshape);
       if ((numel(vt.shape) == 1 && p.n != 1) || numel(rshape) == 1) {
         L.kind = FusedLoad::Kind::Fill;
       } else if (res.flat) {
@@ -257,10 +258,15 @@ void Builder::fused_step(const FusionGroup& group, int gi) {
         bool zero = true;
         for (int64_t s : L.strides) zero = zero && s == 0;
         L.kind = zero ? FusedLoad::Kind::Fill : FusedLoad::Kind::Strided;
+        if (L.shape.size() == 1 && L.strides[0] == 1 && L.shape[0] == p.n) {  // a contiguous run: read in place
+          L.kind = FusedLoad::Kind::Contiguous;
+          L.shape.clear();
+          L.strides.clear();
+        }
       }
     }
-    std::string key = std::to_string(int(L.kind)) + "/" + std::to_string(L.input) + "/" + L.value + "/" +
-                      std::to_string(int(vt.dtype)) + shape_str(L.shape) + shape_str(L.strides);
+    std::string key = std::to_string(int(L.kind)) + "/" + std::to_string(L.input) + "+" + std::to_string(L.offset) +
+                      "/" + L.value + "/" + std::to_string(int(vt.dtype)) + shape_str(L.shape) + shape_str(L.strides);
     auto it = loads.find(key);
     if (it != loads.end()) return it->second;
     L.slot = p.add_slot(vt.dtype);

@@ -77,7 +77,7 @@ bool FusedProgram::may_overwrite(int output, int input) const {
     if (steps[s].out == out_slot) producer = int(s);
   for (const FusedLoad& L : loads) {
     if (L.input != input) continue;
-    if (L.kind != FusedLoad::Kind::Contiguous) return false;
+    if (L.kind != FusedLoad::Kind::Contiguous || L.offset != 0) return false;
     if (itemsize(slot_dtype[L.slot]) != itemsize(slot_dtype[out_slot])) return false;
     for (size_t s = 0; s < steps.size(); ++s)
       for (int a : steps[s].args)
@@ -128,6 +128,7 @@ std::string FusedProgram::describe() const {
                        : L.kind == FusedLoad::Kind::Iota     ? "iota"
                                                              : "gather";
     d += "; " + slot(L.slot) + "=" + kind + (L.input >= 0 ? " in" + std::to_string(L.input) : std::string(" const"));
+    if (L.offset) d += "+" + std::to_string(L.offset);
   }
   for (const FusedStep& st : steps) {
     d += "; " + slot(st.out) + "=" + st.name + "(";

@@ -23,6 +23,7 @@ struct FusedLoad {
   };
   Kind kind = Kind::Contiguous;
   int input = -1;
+  int64_t offset = 0;  // elements of the input before the first one read (a slice's start)
   std::string value;
   Shape shape;
   std::vector<int64_t> strides;

@@ -152,7 +152,9 @@ struct FusedProgram::Tile {
       slot[s] = p.slot_buffer[s] >= 0 ? scratch + size_t(p.slot_buffer[s]) * buf_bytes : nullptr;
     for (const FusedLoad& L : p.loads) {
       if (L.kind != FusedLoad::Kind::Fill) continue;
-      const char* elem = L.input >= 0 ? static_cast<const char*>(in[L.input]) : L.value.data();
+      const char* elem = L.input >= 0 ? static_cast<const char*>(in[L.input]) +
+                                            L.offset * int64_t(itemsize(p.slot_dtype[L.slot]))
+                                      : L.value.data();
       fused::fill(static_cast<char*>(slot[L.slot]), elem, itemsize(p.slot_dtype[L.slot]), p.tile);
     }
   }
@@ -166,7 +168,7 @@ struct FusedProgram::Tile {
         continue;
       }
       size_t es = itemsize(p.slot_dtype[L.slot]);
-      const char* base = static_cast<const char*>(in[L.input]);
+      const char* base = static_cast<const char*>(in[L.input]) + L.offset * int64_t(es);
       if (L.kind == FusedLoad::Kind::Contiguous)
         slot[L.slot] = const_cast<char*>(base) + start * int64_t(es);
       else if (L.kind == FusedLoad::Kind::Strided)
