@@ -384,7 +384,8 @@ def test_iota_is_generated_inside_fused_kernels(shape, dim):
     g = b.done(y, z)
     xv = np.random.default_rng(0).integers(-9, 9, shape).astype(np.int32)
     (ry, rz), exe = run(g, xv)
-    assert exe.num_kernels == 2 and "iota(" not in exe.plan_text(), exe.plan_text()
+    siblings_merge = n <= 1 << 15  # two independent groups over one small space run as one kernel
+    assert exe.num_kernels == (1 if siblings_merge else 2) and "iota(" not in exe.plan_text(), exe.plan_text()
     np.testing.assert_array_equal(ry, (np.indices(shape)[dim] + xv) * 3)
     np.testing.assert_array_equal(rz, np.arange(1, n + 1, dtype=np.float32).reshape(shape))
 
@@ -703,7 +704,8 @@ def test_while_body_updates_carried_buffers_in_place():
     (qi, qy, qx, _), _ = run(g, np.int32(0), y0, x0, reference=True)
     np.testing.assert_allclose(ry, qy, rtol=1e-6)
     body = body_plan[body_plan.index("subplan 1:"):]
-    assert body.count("in-place") == 3, body_plan  # ys by dynamic_update_slice, i + 1, x * 0.5
+    # ys by dynamic_update_slice and x * 0.5 (i + 1 shares one scalar kernel with float(i) instead)
+    assert body.count("in-place") == 2 and "dynamic_update_slice" in body, body_plan
 
 
 def test_callback_arrays_survive_in_place_updates():

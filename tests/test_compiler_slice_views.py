@@ -1,5 +1,7 @@
-"""Static slices as views: fused consumers read a slice's operand through an offset and strides
-instead of a slice kernel copying it first (what vmapped, unrolled per-element code is made of)."""
+"""What unrolled per-element code (vmapped, or loops in Python) compiles to. Static slices are
+views: fused consumers read a slice's operand through an offset and strides instead of a slice
+kernel copying it first. Independent fused groups over one small index space (siblings) run as
+one kernel."""
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -15,14 +17,14 @@ def _slice(b, x, start, limit, strides=None):
     return b.slice(x, **attrs)
 
 
-def test_sliced_operands_are_read_in_place_by_one_kernel():
+def test_sliced_operands_are_read_in_place_by_sibling_kernels():
     b = B()
     x, w = b.param((64, 10)), b.param((64, 3))
     outs = [b.reduce_sum(b.mul(_slice(b, x, (0, i), (64, i + 3)), w), axes=[1]) for i in range(8)]
     g = b.done(*outs)
     xv, wv = np.random.randn(64, 10).astype(np.float32), np.random.randn(64, 3).astype(np.float32)
     got, exe = run(g, xv, wv)
-    assert "slice" not in exe.plan_text() and exe.num_kernels == 8, exe.plan_text()
+    assert "slice" not in exe.plan_text() and exe.num_kernels == 1, exe.plan_text()
     assert "in0+7" in exe.plan_text()
     for i, r in enumerate(got):
         np.testing.assert_allclose(r, (xv[:, i:i + 3] * wv).sum(1), rtol=1e-5, atol=1e-6)
@@ -141,3 +143,39 @@ def test_fused_and_unfused_slices_agree(fuse):
     want = xv[1:49:2, 1:39:2] * xv[0:48:2, 0:38:2]
     np.testing.assert_allclose(ry, want, rtol=1e-6)
     np.testing.assert_allclose(rm, want.max(1), rtol=1e-6)
+
+
+def _mul_sum(b, x, w, i):
+    return b.reduce_sum(b.mul(_slice(b, x, (0, i), (64, i + 3)), w), axes=[1])
+
+
+def test_siblings_that_depend_on_each_other_stay_apart():
+    b = B()
+    x, w = b.param((64, 10)), b.param((64, 3))
+    first = _mul_sum(b, x, w, 0)
+    # a kernel between them: the second group reads the first's finished result through a product
+    scale = b.dot_general(first, first, lhs_contracting_dimensions=[0], rhs_contracting_dimensions=[0])
+    second = b.mul(_mul_sum(b, x, w, 1), b.bcast(scale, (64,), ()))
+    third = _mul_sum(b, x, w, 2)  # independent of both: joins the first
+    g = b.done(first, second, third)
+    xv, wv = np.random.randn(64, 10).astype(np.float32), np.random.randn(64, 3).astype(np.float32)
+    (r1, r2, r3), exe = run(g, xv, wv)
+    f = (xv[:, 0:3] * wv).sum(1)
+    np.testing.assert_allclose(r1, f, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(r2, (xv[:, 1:4] * wv).sum(1) * (f @ f), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(r3, (xv[:, 2:5] * wv).sum(1), rtol=1e-5, atol=1e-5)
+    assert exe.num_kernels == 3, exe.plan_text()  # {first, third}, the product, second
+
+
+def test_large_or_differently_reduced_siblings_stay_apart():
+    b = B()
+    big = b.param((300, 200))
+    small = b.param((40, 30))
+    g = b.done(b.exp(big), b.tanh(big), b.reduce_sum(small, axes=[0]), b.reduce_sum(small, axes=[1]))
+    bv, sv = np.random.randn(300, 200).astype(np.float32), np.random.randn(40, 30).astype(np.float32)
+    (e, t, s0, s1), exe = run(g, bv, sv)
+    assert exe.num_kernels == 4, exe.plan_text()
+    np.testing.assert_allclose(e, np.exp(bv), rtol=1e-6)
+    np.testing.assert_allclose(t, np.tanh(bv), rtol=1e-6)
+    np.testing.assert_allclose(s0, sv.sum(0), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(s1, sv.sum(1), rtol=1e-5, atol=1e-5)

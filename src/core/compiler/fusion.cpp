@@ -6,6 +6,8 @@
 #include "core/compiler/fusion.h"
 
 #include <algorithm>
+#include <array>
+#include <map>
 #include <queue>
 
 #include "core/compiler/constant.h"
@@ -16,6 +18,10 @@ namespace xjax {
 
 namespace {
 constexpr size_t kMaxGroupNodes = 96;
+// Sibling groups merge only over index spaces this small: there a kernel's fixed cost (a step,
+// its scheduling, a tile's set-up) weighs as much as its work. Larger kernels gain nothing.
+constexpr int64_t kMaxSiblingDomain = 1 << 15;
+constexpr size_t kMaxSiblingGroups = 4096;  // bounds the pass's cost (a reachability walk per merge)
 
 bool is_broadcast(const Graph& g, int node) { return op_info(g.nodes()[node].op).kind == OpKind::Broadcast; }
 
@@ -250,6 +256,7 @@ struct Fuser {
 
   void place(int i);
   void place_fused(int i, bool reduction);
+  void merge_siblings();
 };
 
 void Fuser::place(int i) {
@@ -339,6 +346,35 @@ void Fuser::place_fused(int i, bool reduction) {
   add_edges(i);
 }
 
+// Independent fused groups over one small index space (with equal reduction splits) become one
+// kernel with several outputs: unrolled and vmapped code makes many such siblings (a dot per
+// output element), and one pass over them beats a kernel each. Greedy in program order: a group
+// joins the last open group of its kind unless one depends on the other.
+void Fuser::merge_siblings() {
+  std::map<std::array<int64_t, 4>, int> open;  // (domain, k0, r, k1) -> the group being filled
+  size_t seen = 0;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    Group& gr = groups[i];
+    if (!gr.fusible || find(int(i)) != int(i) || gr.nodes.empty() || gr.domain > kMaxSiblingDomain) continue;
+    if (++seen > kMaxSiblingGroups) return;
+    std::array<int64_t, 4> key{gr.domain, gr.has_reduction ? gr.k0 : -1, gr.r, gr.k1};
+    auto it = open.find(key);
+    if (it == open.end()) {
+      open[key] = int(i);
+      continue;
+    }
+    int into = find(it->second);
+    auto linked = [&](int a, int b) {
+      for (int s : groups[a].succ)
+        if (find(s) == b) return true;
+      return needs_whole(a, b);
+    };
+    bool ok = groups[into].nodes.size() + gr.nodes.size() <= kMaxGroupNodes && !linked(into, int(i)) &&
+              !linked(int(i), into) && !cyclic({into, int(i)}, {});
+    it->second = ok ? merge({into, int(i)}) : int(i);
+  }
+}
+
 }  // namespace
 
 Fusion fuse(const Graph& g, bool enabled) {
@@ -351,6 +387,7 @@ Fusion fuse(const Graph& g, bool enabled) {
       f.new_group(int(i), false);
     }
   }
+  if (enabled) f.merge_siblings();
 
   // Which values must live in buffers: outputs, operands of unfused nodes, and what fused groups
   // read from outside themselves. A materialised view becomes a step of its own.
