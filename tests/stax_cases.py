@@ -11,7 +11,7 @@ def ramp(shape, seed=0):
     return (2.0 * np.sin(0.731 * k + 1.3 * seed + 0.2) * np.cos(0.117 * k + seed)).astype(np.float32).reshape(shape)
 
 
-# ---- stax layers: (label, lambda stax, jnp -> layer, input shape, apply with rng?) --------------------------
+# ---- stax layers: (label, lambda stax, numpy module -> layer, input shape, apply with rng?) --------------------------
 LAYERS = [
     ("dense", lambda s, np_: s.Dense(3), (2, 4), False),
     ("dense_3d", lambda s, np_: s.Dense(5, b_init=s.normal(1.0)), (2, 3, 4), False),
@@ -30,7 +30,8 @@ LAYERS = [
      (2, 3, 3, 2), False),
     ("conv1d_transpose", lambda s, np_: s.Conv1DTranspose(3, (3,), strides=(2,), padding="VALID"), (2, 4, 2), False),
     ("conv_transpose_nchw", lambda s, np_: s.GeneralConvTranspose(("NCHW", "OIHW", "NCHW"), 2, (3, 3),
-                                                                   strides=(2, 1), padding="SAME"), (1, 2, 3, 4), False),
+                                                                   strides=(2, 1), padding="SAME"),
+     (1, 2, 3, 4), False),
     ("batchnorm", lambda s, np_: s.BatchNorm(beta_init=s.normal(1.0), gamma_init=s.normal(1.0)), (4, 3, 3, 2), False),
     ("batchnorm_axis0", lambda s, np_: s.BatchNorm(axis=0, beta_init=s.normal(1.0), gamma_init=s.normal(1.0)),
      (5, 3), False),
@@ -162,5 +163,6 @@ def assert_leaves_close(actual_leaves, leaves, rtol, atol, what):
     assert len(actual_leaves) == len(expected), f"{what}: {len(actual_leaves)} leaves, JAX has {len(expected)}"
     for k, (a, e) in enumerate(zip(actual_leaves, expected)):
         a = np.asarray(a)
-        assert a.shape == e.shape and a.dtype == e.dtype, f"{what} leaf {k}: {a.dtype}{a.shape} vs JAX {e.dtype}{e.shape}"
+        assert a.shape == e.shape and a.dtype == e.dtype, \
+            f"{what} leaf {k}: {a.dtype}{a.shape} vs JAX {e.dtype}{e.shape}"
         np.testing.assert_allclose(a, e, rtol=rtol, atol=atol, err_msg=f"{what} leaf {k}")
