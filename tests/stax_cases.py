@@ -80,12 +80,30 @@ LAYERS = [
     ("cnn", lambda s, np_: s.serial(s.Conv(3, (3, 3), padding="SAME"), s.Relu, s.MaxPool((2, 2), (2, 2)),
                                     s.Conv(2, (2, 2)), s.AvgPool((2, 2), padding="SAME"), s.Flatten, s.Dense(4),
                                     s.LogSoftmax), (2, 8, 8, 1), False),
+    ("resnet", lambda s, np_: resnet(s), (2, 12, 12, 3), False),
 ]
+
+
+def resnet(s):
+    """A small network in the style of JAX's examples/resnet50.py: a strided stem, a block with a
+    projection shortcut and a block with an identity shortcut whose width follows its input."""
+    def bn_relu(*layers):
+        return [layer for conv in layers for layer in (conv, s.BatchNorm(), s.Relu)]
+
+    main = s.serial(*bn_relu(s.Conv(2, (1, 1), (2, 2)), s.Conv(2, (3, 3), padding="SAME")), s.Conv(5, (1, 1)),
+                    s.BatchNorm())
+    shortcut = s.serial(s.Conv(5, (1, 1), (2, 2)), s.BatchNorm())
+    projection_block = s.serial(s.FanOut(2), s.parallel(main, shortcut), s.FanInSum, s.Relu)
+    same_width = s.shape_dependent(lambda shape: s.serial(*bn_relu(s.Conv(3, (3, 3), padding="SAME")),
+                                                          s.Conv(shape[3], (1, 1)), s.BatchNorm()))
+    identity_block = s.serial(s.FanOut(2), s.parallel(same_width, s.Identity), s.FanInSum, s.Relu)
+    return s.serial(*bn_relu(s.Conv(4, (3, 3), (2, 2), "SAME")), s.MaxPool((3, 3), strides=(2, 2), padding="SAME"),
+                    projection_block, identity_block, s.AvgPool((2, 2)), s.Flatten, s.Dense(3), s.LogSoftmax)
 
 # Layers whose gradient (w.r.t. params and inputs, of sum(outputs * ramp)) is recorded too.
 GRAD_LAYERS = ["dense", "conv_same_stride", "conv_nchw", "conv_transpose_same", "batchnorm", "maxpool",
                "maxpool_same_stride", "maxpool_1d", "maxpool_nchw", "sumpool", "avgpool", "avgpool_same_stride",
-               "avgpool_nchw_same", "avgpool_same_lower", "cnn"]
+               "avgpool_nchw_same", "avgpool_same_lower", "cnn", "resnet"]
 
 
 # ---- optimizers: (label, lambda optimizers -> Optimizer triple) --------------------------------------------

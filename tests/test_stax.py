@@ -15,6 +15,9 @@ from jax_values_stax import VALUES
 from stax_cases import GRAD_LAYERS, LAYERS, assert_leaves_close, ramp, recorded_arrays
 
 CASES = {label: (make, shape, use_rng) for label, make, shape, use_rng in LAYERS}
+# Gradients through BatchNorm over few elements amplify float32 rounding (E[x^2] - E[x]^2 cancels):
+# JAX's own float32 values for "resnet" are up to 4e-5 away from a float64 run (ours: 4e-6).
+GRAD_TOLERANCE = {"resnet": (2e-4, 2e-4)}
 INIT_KEY, APPLY_KEY = 42, 7
 
 
@@ -57,7 +60,8 @@ def test_grads_match_jax_under_jit(label):
     apply_fun, x, kwargs, params = _layer_with_jax_params(label)
     w = jnp.asarray(ramp(np.shape(apply_fun(params, x, **kwargs)), 9))
     grads = xjax.jit(xjax.grad(lambda p, x: jnp.sum(apply_fun(p, x, **kwargs) * w), argnums=(0, 1)))(params, x)
-    assert_leaves_close(tree_util.tree_leaves(grads), VALUES["layers"][label]["grads"], 1e-5, 1e-6, label)
+    rtol, atol = GRAD_TOLERANCE.get(label, (1e-5, 1e-6))
+    assert_leaves_close(tree_util.tree_leaves(grads), VALUES["layers"][label]["grads"], rtol, atol, label)
 
 
 @pytest.mark.parametrize("layer", [stax.MaxPool((2, 2), (1, 2), "SAME"), stax.AvgPool((3, 2), (2, 1), "SAME"),
@@ -166,3 +170,21 @@ def test_serial_with_params_for_other_layers():
     _, apply_fun = stax.serial(stax.Dense(2), stax.Relu)
     with pytest.raises(ValueError, match="serial: got params for 1 layers, the network has 2"):
         apply_fun([()], jnp.ones((1, 2)))
+
+
+def test_per_example_gradients_through_pooling():
+    # vmap(grad) over examples, the per-example gradient idiom, equals one grad per example.
+    init_fun, apply_fun = stax.serial(stax.Conv(2, (3, 3), padding="SAME"), stax.Relu, stax.MaxPool((2, 2), (2, 2)),
+                                      stax.AvgPool((2, 2), padding="SAME"), stax.Flatten, stax.Dense(2),
+                                      stax.LogSoftmax)
+    _, params = init_fun(random.PRNGKey(2), (1, 6, 6, 1))
+    xs = jnp.asarray(ramp((3, 1, 6, 6, 1), 4))
+
+    def loss(p, x):
+        return -apply_fun(p, x)[0, 0]
+
+    batched = xjax.jit(xjax.vmap(xjax.grad(loss), in_axes=(None, 0)))(params, xs)
+    for k in range(3):
+        single = xjax.grad(loss)(params, xs[k])
+        for b, s in zip(tree_util.tree_leaves(batched), tree_util.tree_leaves(single)):
+            np.testing.assert_allclose(np.asarray(b)[k], np.asarray(s), rtol=1e-5, atol=1e-6)
