@@ -186,3 +186,20 @@ def test_step_size_neither_scalar_nor_schedule(step_size):
 def test_piecewise_constant_bad_arguments(boundaries, values, match):
     with pytest.raises(ValueError, match=match):
         optimizers.piecewise_constant(boundaries, values)
+
+
+def test_state_as_a_fori_loop_carry():
+    # As in JAX's examples/mnist_vae.py: the optimizer state is the carry of a jitted fori_loop.
+    opt_init, opt_update, get_params = optimizers.adam(0.01)
+    grads = _tree(opt_grads(0))
+
+    @xjax.jit
+    def run(state):
+        return xjax.lax.fori_loop(0, OPT_STEPS, lambda i, s: opt_update(i, grads, s), state)
+
+    looped = run(opt_init(_tree(opt_params())))
+    state = opt_init(_tree(opt_params()))
+    for i in range(OPT_STEPS):
+        state = opt_update(i, grads, state)
+    for a, b in zip(tree_util.tree_leaves(looped), tree_util.tree_leaves(state)):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
