@@ -50,7 +50,7 @@ def parse_args(argv):
                    help="cnn: conv-relu-maxpool twice, then dense; mlp: two relu hidden layers")
     p.add_argument("--epochs", type=_positive(int), default=DEFAULTS["epochs"], help="passes over the training set")
     p.add_argument("--batch-size", type=_positive(int), default=DEFAULTS["batch_size"], help="images per train step")
-    p.add_argument("--lr", type=_positive(float), default=DEFAULTS["lr"], help="Adam's learning rate")
+    p.add_argument("--lr", type=_positive(float), default=DEFAULTS["lr"], help="Adam's initial learning rate (cosine decay to 0 over the run)")
     p.add_argument("--seed", type=int, default=DEFAULTS["seed"], help="seeds the initial weights and the batch order")
     p.add_argument("--out", default=".", metavar="DIR_OR_PNG",
                    help="where the loss/accuracy plot goes: a path ending in .png, or a directory "
@@ -113,15 +113,16 @@ def train(args, ds, tqdm):
 
     model = models.MODELS[args.model](xjax)
     params = model.init(xjax.random.PRNGKey(args.seed), ds.train_images.shape[1:], 10)
-    optimizer = optim.adam(args.lr)
+    steps_per_epoch = len(ds.train_labels) // args.batch_size
+    total = steps_per_epoch * args.epochs if args.steps is None else min(args.steps, steps_per_epoch * args.epochs)
+    # Cosine decay to zero: the last epochs settle instead of bouncing around at a constant rate.
+    optimizer = optim.adam(optim.cosine_decay_schedule(args.lr, total))
     train_step, eval_step = step.make_steps(xjax, optim, model, optimizer)
     state = (params, optimizer.init(params))
     n_params = sum(int(np.prod(p.shape)) for p in xjax.tree_util.tree_leaves(params))
     print(f"data: {ds.name}, {len(ds.train_labels)} train / {len(ds.test_labels)} test images; "
           f"model: {args.model}, {n_params} parameters", flush=True)
 
-    steps_per_epoch = len(ds.train_labels) // args.batch_size
-    total = steps_per_epoch * args.epochs if args.steps is None else min(args.steps, steps_per_epoch * args.epochs)
     rng = np.random.default_rng(args.seed)
     history = {"loss": [], "train_acc": [], "test_acc": []}
     losses, timed, steps = [], 0.0, 0
