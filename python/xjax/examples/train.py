@@ -31,12 +31,12 @@ class _Parser(argparse.ArgumentParser):
         raise JobError(f"{message} (see --help)")
 
 
-def _positive(kind):
+def _positive(kind, noun):
     def parse(text):
         try:
             value = kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a {kind.__name__}, got {text!r}") from None
+            raise argparse.ArgumentTypeError(f"expected {noun}, got {text!r}") from None
         if not value > 0:
             raise argparse.ArgumentTypeError(f"must be positive, got {text}")
         return value
@@ -45,21 +45,27 @@ def _positive(kind):
 
 def parse_args(argv):
     p = _Parser(prog=PROG, description=__doc__.split("\n")[0],
-                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                epilog="Prints the test accuracy, the steps per second and the plot's path. "
+                       "Bad options or input files: one line on stderr, exit code 2.")
+    positive_int = _positive(int, "an integer")
     p.add_argument("--model", choices=["cnn", "mlp"], default=DEFAULTS["model"],
-                   help="cnn: conv-relu-maxpool twice, then dense; mlp: two relu hidden layers")
-    p.add_argument("--epochs", type=_positive(int), default=DEFAULTS["epochs"], help="passes over the training set")
-    p.add_argument("--batch-size", type=_positive(int), default=DEFAULTS["batch_size"], help="images per train step")
-    p.add_argument("--lr", type=_positive(float), default=DEFAULTS["lr"], help="Adam's initial learning rate (cosine decay to 0 over the run)")
-    p.add_argument("--seed", type=int, default=DEFAULTS["seed"], help="seeds the initial weights and the batch order")
+                   help="cnn: conv-relu-maxpool twice, then dense; mlp: two relu hidden layers (default: %(default)s)")
+    p.add_argument("--epochs", type=positive_int, default=DEFAULTS["epochs"],
+                   help="passes over the training set (default: %(default)s)")
+    p.add_argument("--batch-size", type=positive_int, default=DEFAULTS["batch_size"],
+                   help="images per train step (default: %(default)s)")
+    p.add_argument("--lr", type=_positive(float, "a number"), default=DEFAULTS["lr"],
+                   help="Adam's initial learning rate (cosine decay to 0 over the run; default: %(default)s)")
+    p.add_argument("--seed", type=int, default=DEFAULTS["seed"],
+                   help="seeds the initial weights and the batch order (default: %(default)s)")
     p.add_argument("--out", default=".", metavar="DIR_OR_PNG",
                    help="where the loss/accuracy plot goes: a path ending in .png, or a directory "
-                        "(created if missing) that receives training.png")
+                        "(created if missing) that receives training.png (default: the current directory)")
     p.add_argument("--data", metavar="DIR",
                    help="train on MNIST read from DIR (train-images-idx3-ubyte, train-labels-idx1-ubyte, "
                         "t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte, each plain or .gz) instead of "
                         "scikit-learn's digits")
-    p.add_argument("--steps", type=_positive(int), help=argparse.SUPPRESS)  # stop early: quick runs in tests
+    p.add_argument("--steps", type=positive_int, help=argparse.SUPPRESS)  # stops early: quick runs in the tests
     return p.parse_args(argv)
 
 
