@@ -24,7 +24,8 @@ class Dataset(NamedTuple):
 
 
 def load_digits(test_fraction=0.2):
-    """scikit-learn's digits (1797 8x8 images, shipped in the package): the last 20% after a fixed shuffle is the test set."""
+    """scikit-learn's digits (1797 8x8 images, shipped in the package); the test set: the last 20% after a fixed
+    shuffle."""
     from sklearn.datasets import load_digits as sklearn_digits
 
     digits = sklearn_digits()
