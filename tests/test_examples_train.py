@@ -67,7 +67,8 @@ def test_bad_options_one_line_exit_2(tmp_path, args, fragments):
     assert proc.stdout == ""
 
 
-@pytest.mark.parametrize("missing, package", [("tqdm", "tqdm"), ("matplotlib", "matplotlib"), ("sklearn", "scikit-learn")])
+@pytest.mark.parametrize("missing, package", [("tqdm", "tqdm"), ("matplotlib", "matplotlib"),
+                                              ("sklearn", "scikit-learn")])
 def test_missing_package_named(tmp_path, missing, package):
     # A module of that name that fails to import stands in for the package not being installed.
     (tmp_path / f"{missing}.py").write_text("raise ImportError('not installed')\n")
