@@ -5,7 +5,7 @@
 
 By default it trains on scikit-learn's 8x8 digits (shipped in that package) and holds out a fixed
 20% as the test set; `--data DIR` reads real MNIST from the four IDX files in DIR instead. The
-train step is one jitted function (value_and_grad with has_aux, xjax.optim.adam); a tqdm bar
+train step is one jitted function (value_and_grad with has_aux, xjax.optim.adam with cosine decay); a tqdm bar
 shows loss and accuracy. Any bad option or malformed input ends with one line on stderr and exit
 code 2. Needs the `examples` extra: pip install "xjax[examples]" (tqdm, matplotlib, scikit-learn).
 """
