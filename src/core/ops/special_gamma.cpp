@@ -18,9 +18,9 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kLogMax = 709.782712893383996843;  // log(DBL_MAX): below -kLogMax, exp underflows
 constexpr double kPi = 3.14159265358979323846;
-// XLA's series has no iteration limit; this one only stops elements whose terms stall (a beyond
-// 2^53, where a + 1 == a) instead of hanging. Converging elements need ~10 sqrt(a) terms.
-constexpr int kMaxSeriesTerms = 1 << 20;
+// XLA's series has no iteration limit, and never ends where a + k == a (a beyond 2^53, where JAX
+// hangs). Converging elements need ~10 sqrt(a) terms: past this many the result is NaN.
+constexpr int kMaxSeriesTerms = 1 << 24;
 constexpr int kMaxFractionTerms = 2000;  // XLA's limit
 
 enum class Want { Value, DerivativeA };
@@ -37,6 +37,7 @@ double igamma_series(double ax, double x, double a, bool enabled, Want want) {
     ans += c;
     enabled = want == Want::Value ? c / ans > kEps : std::fabs(dc_da / dans_da) > kEps;
   }
+  if (enabled) return kNaN;  // out of terms: no answer rather than a wrong one
   if (want == Want::Value) return ans * ax / a;
   double dlogax_da = std::log(x) - digamma(a + 1);
   return ax * (ans * dlogax_da + dans_da) / a;
