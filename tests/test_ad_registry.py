@@ -27,11 +27,10 @@ LINEAR = {
     "psum", "all_gather", "reduce_scatter", "all_to_all", "ppermute",
     "conv_general_dilated", "reduce_window_sum", "select_and_gather_add", "select_and_scatter_add",
 }
-# Differentiating these raises NotImplementedError naming the primitive, as in JAX (nextafter) or
-# until a missing primitive exists (digamma's derivative is polygamma).
+# Differentiating these raises NotImplementedError naming the primitive, as in JAX (nextafter).
 # custom_lin (a custom_vjp's linear part) has no JVP: forward mode over a custom_vjp raises JAX's TypeError.
 # pmax and pmin have no derivative in JAX either; random_gamma_grad has none in JAX.
-RAISES = {"digamma", "nextafter", "custom_lin", "pmax", "pmin", "random_gamma_grad"}
+RAISES = {"nextafter", "custom_lin", "pmax", "pmin", "random_gamma_grad"}
 # Primitives whose rules are being written elsewhere may wait here (none now: control flow landed).
 PENDING = set()
 
@@ -85,7 +84,9 @@ def test_lists_name_real_primitives():
         assert name in PRIMS, name
 
 
-@pytest.mark.parametrize("name, fn", [("digamma", lambda x: xjax.lax.digamma(x)),
+# igamma_grad_a and zeta have rules for one operand only (as JAX: none for the other).
+@pytest.mark.parametrize("name, fn", [("igamma_grad_a", lambda x: xjax.lax.igamma_grad_a(x, jnp.float32(2.0))),
+                                      ("zeta", lambda x: xjax.lax.zeta(x + 2, jnp.float32(2.0))),
                                       ("nextafter", lambda x: xjax.lax.nextafter(x, jnp.float32(2.0)))])
 def test_raises_name_primitive_and_transformation(name, fn):
     x = jnp.float32(1.5)

@@ -649,9 +649,11 @@ def test_iota(dtype):
 @pytest.mark.parametrize("shape", [(0,), (3, 0, 2), ()])
 def test_empty_and_scalar_shapes(shape):
     x = np.full(shape, 0.5, np.float32)
-    for op in ["exp", "neg", "is_finite", "erf_inv", "lgamma"]:
+    for op in ["exp", "neg", "is_finite", "erf_inv", "lgamma", "bessel_i1e"]:
         got = run(op, x)
         assert got.shape == shape
+    assert run("igamma", np.float32(2), x).shape == shape  # a 0-d operand broadcasts
+    assert run("regularized_incomplete_beta", x, np.float32(2), x).shape == shape
     assert run("add", x, x).shape == shape
     assert run("lt", x, x).dtype == np.bool_
     assert run("convert_element_type", x, new_dtype="int8").shape == shape
@@ -701,7 +703,8 @@ def test_infer_result_types():
 
 def _dtype_class_cases():
     float_only = ["exp", "log", "tanh", "logistic", "sin", "sqrt", "rsqrt", "cbrt", "erf", "erf_inv", "lgamma",
-                  "digamma", "is_finite", "floor", "ceil", "round", "atan2", "nextafter"]
+                  "digamma", "is_finite", "floor", "ceil", "round", "atan2", "nextafter", "bessel_i0e", "bessel_i1e",
+                  "igamma", "igammac", "igamma_grad_a", "polygamma", "zeta", "regularized_incomplete_beta"]
     cases = [(op, dt) for op in float_only for dt in ["int32", "bool", "uint8"]]
     cases += [(op, dt) for op in ["shift_left", "shift_right_logical", "shift_right_arithmetic", "population_count",
                                   "clz"] for dt in ["float32", "bool", "float16"]]
@@ -713,7 +716,8 @@ def _dtype_class_cases():
 @pytest.mark.parametrize("op,dtype", _dtype_class_cases())
 def test_disallowed_dtypes(op, dtype):
     arity = 2 if op in ("atan2", "nextafter", "shift_left", "shift_right_logical", "shift_right_arithmetic",
-                        "bitwise_and", "bitwise_or", "bitwise_xor", "sub", "div", "rem", "pow") else 1
+                        "bitwise_and", "bitwise_or", "bitwise_xor", "sub", "div", "rem", "pow", "igamma", "igammac",
+                        "igamma_grad_a", "polygamma", "zeta") else 3 if op == "regularized_incomplete_beta" else 1
     attrs = {"y": 2} if op == "integer_pow" else {}
     with pytest.raises(TypeError, match=rf"\[{op}\].*{dtype}"):
         infer(op, *[((3,), dtype)] * arity, **attrs)

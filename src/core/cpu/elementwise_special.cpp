@@ -1,12 +1,14 @@
-// Loops of the special functions libm lacks or computes in single precision poorly: erf_inv,
-// lgamma, digamma and fma; and XLA's float32 log and log1p. lgamma and digamma of float32 (and the 16-bit formats) are computed in
-// float64 and rounded; float32 erf_inv is XLA's, for JAX's bits.
+// Loops of the special functions libm lacks or computes in single precision poorly: erf_inv, fma,
+// and the functions of core/ops/special_functions.h (lgamma, digamma, igamma, zeta, ...: float32
+// and the 16-bit formats computed in float64 and rounded); and XLA's float32 log and log1p.
+// float32 erf_inv is XLA's, for JAX's bits.
 #include <cmath>
 #include <cstring>
 #include <limits>
 
 #include "core/cpu/elementwise_impl.h"
 #include "core/cpu/elementwise_vecmath.h"
+#include "core/ops/special_functions.h"
 
 namespace xjax::ew {
 namespace {
@@ -183,37 +185,38 @@ XJAX_FMA_CLONES void fma_loop(const void* const* in, void* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) o[i] = std::fma(a[i], b[i], c[i]);
 }
 
-double lgamma_double(double x) {
-  int sign;
-  return ::lgamma_r(x, &sign);  // the reentrant form: lgamma writes the global signgam
+// The special functions of special_functions.h over float operands: computed in double (float32
+// rounds the result), subnormal operands and results flushed to zero as XLA's CPU code does.
+template <class T, double (*F)(double)>
+void special1(const void* const* in, void* out, int64_t n) {
+  const T* a = arg<T>(in, 0);
+  T* o = static_cast<T*>(out);
+  for (int64_t i = 0; i < n; ++i) o[i] = flush_subnormal(T(F(double(flush_subnormal(a[i])))));
 }
-
-// digamma: reflection for x <= 0 (NaN at the poles, as JAX), the recurrence up to x >= 10, then
-// the asymptotic series ln x - 1/2x - sum B_2k / (2k x^2k).
-double digamma_double(double x) {
-  if (x != x || x == std::numeric_limits<double>::infinity()) return x;
-  double result = 0.0;
-  if (x <= 0.0) {
-    if (x == std::floor(x)) return std::numeric_limits<double>::quiet_NaN();
-    constexpr double kPi = 3.14159265358979323846;
-    double r = x - std::nearbyint(x);  // exact; tan(pi x) has period 1
-    result = -kPi / std::tan(kPi * r);
-    x = 1.0 - x;
-  }
-  while (x < 10.0) {
-    result -= 1.0 / x;
-    x += 1.0;
-  }
-  double z = 1.0 / (x * x);
-  double series =
-      z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132 - z * (691.0 / 32760 - z / 12))))));
-  return result + std::log(x) - 0.5 / x - series;
+template <class T, double (*F)(double, double)>
+void special2(const void* const* in, void* out, int64_t n) {
+  const T* a = arg<T>(in, 0);
+  const T* b = arg<T>(in, 1);
+  T* o = static_cast<T*>(out);
+  for (int64_t i = 0; i < n; ++i)
+    o[i] = flush_subnormal(T(F(double(flush_subnormal(a[i])), double(flush_subnormal(b[i])))));
 }
-
+template <class T, double (*F)(double, double, double)>
+void special3(const void* const* in, void* out, int64_t n) {
+  const T* a = arg<T>(in, 0);
+  const T* b = arg<T>(in, 1);
+  const T* c = arg<T>(in, 2);
+  T* o = static_cast<T*>(out);
+  for (int64_t i = 0; i < n; ++i)
+    o[i] = flush_subnormal(
+        T(F(double(flush_subnormal(a[i])), double(flush_subnormal(b[i])), double(flush_subnormal(c[i])))));
+}
 template <double (*F)(double)>
-struct InDouble {
-  template <class T> static T f(T x) { return T(F(double(x))); }
-};
+ElementwiseLoop special_unary(DType dt) { return float_loop<special1<float, F>, special1<double, F>, 1>(dt); }
+template <double (*F)(double, double)>
+ElementwiseLoop special_binary(DType dt) { return float_loop<special2<float, F>, special2<double, F>, 2>(dt); }
+template <double (*F)(double, double, double)>
+ElementwiseLoop special_ternary(DType dt) { return float_loop<special3<float, F>, special3<double, F>, 3>(dt); }
 
 }  // namespace
 
@@ -232,13 +235,19 @@ ElementwiseLoop xla_log_loop(OpId op, DType dt) {
 ElementwiseLoop special_loop(OpId op, DType dt) {
   using ErfInv32F = Flushed<ErfInv32>;
   using ErfInv64F = Flushed<ErfInv64>;
-  using Lgamma = Flushed<InDouble<lgamma_double>>;
-  using Digamma = Flushed<InDouble<digamma_double>>;
   switch (op) {
     case OpId::erf_inv_: return float_loop<unary_fma<ErfInv32F>, unary_fma<ErfInv64F, double>, 1>(dt);
     case OpId::fma_: return float_loop<fma_loop<float>, fma_loop<double>, 3>(dt);
-    case OpId::lgamma_: return float_loop<unary<float, float, Lgamma>, unary<double, double, Lgamma>, 1>(dt);
-    case OpId::digamma_: return float_loop<unary<float, float, Digamma>, unary<double, double, Digamma>, 1>(dt);
+    case OpId::lgamma_: return special_unary<special::lgamma>(dt);
+    case OpId::digamma_: return special_unary<special::digamma>(dt);
+    case OpId::igamma_: return special_binary<special::igamma>(dt);
+    case OpId::igammac_: return special_binary<special::igammac>(dt);
+    case OpId::igamma_grad_a_: return special_binary<special::igamma_grad_a>(dt);
+    case OpId::polygamma_: return special_binary<special::polygamma>(dt);
+    case OpId::zeta_: return special_binary<special::zeta>(dt);
+    case OpId::bessel_i0e_: return special_unary<special::bessel_i0e>(dt);
+    case OpId::bessel_i1e_: return special_unary<special::bessel_i1e>(dt);
+    case OpId::regularized_incomplete_beta_: return special_ternary<special::betainc>(dt);
     default: return nullptr;
   }
 }

@@ -17,6 +17,7 @@
   X(rsqrt, Elementwise, 1) X(cbrt, Elementwise, 1) X(abs, Elementwise, 1) X(bitwise_not, Elementwise, 1)  \
   X(erf, Elementwise, 1) X(erfc, Elementwise, 1) X(erf_inv, Elementwise, 1)                      \
   X(lgamma, Elementwise, 1) X(digamma, Elementwise, 1) X(integer_pow, Elementwise, 1)            \
+  X(bessel_i0e, Elementwise, 1) X(bessel_i1e, Elementwise, 1)                                    \
   X(square, Elementwise, 1) X(population_count, Elementwise, 1) X(clz, Elementwise, 1)           \
   X(convert_element_type, Elementwise, 1) X(copy, Elementwise, 1)                                \
   X(bitcast_convert_type, Elementwise, 1)                                                        \
@@ -28,6 +29,10 @@
   X(lt, Elementwise, 2) X(le, Elementwise, 2) X(gt, Elementwise, 2) X(ge, Elementwise, 2)         \
   X(shift_left, Elementwise, 2) X(shift_right_logical, Elementwise, 2)                           \
   X(shift_right_arithmetic, Elementwise, 2)                                                      \
+  /* special functions (core/ops/special_functions.h): igamma(a, x), polygamma(n, x), zeta(x, q) */ \
+  X(igamma, Elementwise, 2) X(igammac, Elementwise, 2) X(igamma_grad_a, Elementwise, 2)          \
+  X(polygamma, Elementwise, 2) X(zeta, Elementwise, 2)                                           \
+  X(regularized_incomplete_beta, Elementwise, 3) /* (a, b, x) */                                \
   /* elementwise, more operands */                                                               \
   X(select_n, Elementwise, -1) X(clamp, Elementwise, 3)                                          \
   X(fma, Elementwise, 3) /* a * b + c, rounded once (XLA fuses uniform's scaling so) */          \

@@ -7,6 +7,7 @@ from xjax._src.lax.indexing import *  # noqa: F401,F403
 from xjax._src.lax.layout import *  # noqa: F401,F403
 from xjax._src.lax.reduction import *  # noqa: F401,F403
 from xjax._src.lax.sorting import *  # noqa: F401,F403
+from xjax._src.lax.special import *  # noqa: F401,F403
 from xjax._src.lax.parallel import *  # noqa: F401,F403
 from xjax._src.lax.windowed import *  # noqa: F401,F403
 from xjax._src.lax.stop_gradient import stop_gradient, stop_gradient_p  # noqa: F401

@@ -358,12 +358,13 @@ ad.defjvp(P["lgamma"], lambda g, x: mul(g, digamma(x)))
 ad.defjvp(P["square"], lambda g, x: mul(g, mul(x, 2.0)))
 
 
-def _digamma_jvp(primals, tangents):
-    raise NotImplementedError("Differentiation rule for 'digamma' not implemented: it needs polygamma, "
-                              "which xjax does not have yet")
+def _digamma_jvp(g, x):
+    from xjax._src.lax.special import polygamma  # the special functions build on this module
+
+    return mul(g, polygamma(1, x))
 
 
-P["digamma"].def_rules(jvp=_digamma_jvp)
+ad.defjvp(P["digamma"], _digamma_jvp)
 
 
 def _integer_pow_jvp(g, x, *, y):

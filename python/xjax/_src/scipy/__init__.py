@@ -1,0 +1,1 @@
+"""jax.scipy's implementation: special functions and statistical distributions in lax primitives."""

@@ -1,0 +1,17 @@
+"""xjax.scipy.stats: probability distributions (log-densities, CDFs, quantiles), as jax.scipy.stats."""
+from xjax.scipy.stats import bernoulli as bernoulli  # noqa: F401
+from xjax.scipy.stats import beta as beta  # noqa: F401
+from xjax.scipy.stats import binom as binom  # noqa: F401
+from xjax.scipy.stats import cauchy as cauchy  # noqa: F401
+from xjax.scipy.stats import chi2 as chi2  # noqa: F401
+from xjax.scipy.stats import dirichlet as dirichlet  # noqa: F401
+from xjax.scipy.stats import expon as expon  # noqa: F401
+from xjax.scipy.stats import gamma as gamma  # noqa: F401
+from xjax.scipy.stats import geom as geom  # noqa: F401
+from xjax.scipy.stats import laplace as laplace  # noqa: F401
+from xjax.scipy.stats import logistic as logistic  # noqa: F401
+from xjax.scipy.stats import multivariate_normal as multivariate_normal  # noqa: F401
+from xjax.scipy.stats import norm as norm  # noqa: F401
+from xjax.scipy.stats import poisson as poisson  # noqa: F401
+from xjax.scipy.stats import t as t  # noqa: F401
+from xjax.scipy.stats import uniform as uniform  # noqa: F401
