@@ -11,6 +11,7 @@ the launcher ends every process; a process that exits while others wait for it i
 them; a process that dies or hangs is reported when the collective timeout passes.
 """
 import atexit
+import functools
 import os
 import sys
 import time
@@ -144,11 +145,25 @@ def process_count():
     return state.process_count
 
 
-def require(api):
-    """Raises the error for a cross-process API used before initialize()."""
-    if not is_initialized():
-        raise RuntimeError(f"{api} works across processes: call xjax.distributed.initialize() first (under mpirun "
-                           f"or srun)")
+_LAUNCHER_SIZES = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS")
+
+
+@functools.lru_cache(None)
+def launched_processes():
+    """How many processes the launcher (mpirun, mpiexec, srun) started, read from its environment."""
+    for name in _LAUNCHER_SIZES:
+        text = os.environ.get(name, "")
+        if text.isdigit():
+            return int(text)
+    return 1
+
+
+def check_initialized(api):
+    """Raises the error for a cross-process API run before initialize() in a multi-process launch
+    (without a launcher, one process is the whole run and such APIs work on it alone)."""
+    if not is_initialized() and launched_processes() > 1:
+        raise RuntimeError(f"{api} ran in one of {launched_processes()} processes started by mpirun/srun before "
+                           f"xjax.distributed.initialize(): call it first, so that the processes work together")
 
 
 # ---- faults: telling the others, ending the job -------------------------------------------------

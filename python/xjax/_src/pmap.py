@@ -208,6 +208,7 @@ class _Program:
                 else:
                     _run_gathered(step[1], envs, shards)
             elif step[0] == "stacked":
+                distributed.check_initialized(f"pmap's '{step[1].primitive}'")
                 _run_stacked(step[1], envs, self.axis_name)
             else:
                 _run_per_shard(step[1], envs)

@@ -93,12 +93,22 @@ def _mpi_op(name, dtype):
     return {"psum": MPI.SUM, "pmax": MPI.MAX, "pmin": MPI.MIN}[name]
 
 
+def _widened(rule):
+    """rule run in float32 for 16-bit floats (which MPI cannot reduce), rounded once at the end."""
+
+    def run(shards, xs, **params):
+        dtype = xs[0].dtype
+        if dtype not in _WIDENED:
+            return rule(shards, xs, **params)
+        outs = rule(shards, [elementwise.convert_element_type(x, np.float32) for x in xs], **params)
+        return [elementwise.convert_element_type(o, dtype) for o in outs]
+
+    return run
+
+
 def _reduced(name, x, desc, out_shape, post):
     """Runs the reduction `post(comm, send, recv, op)` of x into a fresh array of out_shape."""
     dtype = x.dtype
-    if dtype in _WIDENED:
-        wide = _reduced(name, elementwise.convert_element_type(x, np.float32), desc, out_shape, post)
-        return elementwise.convert_element_type(wide, dtype)
     out = _Fresh(out_shape, dtype, x.aval.weak_type)
     send, recv, op = _send_view(x, dtype), out.typed(), _mpi_op(name, dtype)
     run_collective(desc, lambda comm: [post(comm, send, recv, op)])
@@ -114,7 +124,7 @@ def _allreduce_rule(name, local_reduce):
                        lambda comm, send, recv, op: comm.Iallreduce(send, recv, op=op))
         return [out] * shards.count
 
-    return rule
+    return _widened(rule)
 
 
 def _axis_index_rule(shards, xs, *, axis_name):
@@ -137,6 +147,7 @@ def _all_gather_rule(shards, xs, *, axis_name, all_gather_dimension, axis_size, 
     return [out] * shards.count
 
 
+@_widened
 def _psum_scatter_rule(shards, xs, *, axis_name, scatter_dimension, axis_size, tiled):
     local = xs[0] if len(xs) == 1 else reduction.reduce_sum(_stack_local(xs), (0,))
     front = batching.moveaxis(local, scatter_dimension, 0)  # device g's block: rows g*b .. (g+1)*b
