@@ -4,6 +4,7 @@ The scripts under tests/mpi/ run in every process; each prints "ok ..." when its
 Skipped where mpi4py or mpirun is missing (pip install ".[distributed]" brings both).
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -44,3 +45,28 @@ def test_collectives_across_processes(processes, devices):
     rc, out, _ = mpirun(processes, "collectives.py", str(devices), XJAX_NUM_CPU_DEVICES=str(devices))
     assert rc == 0, out
     assert out.count("ok 31") == processes, out
+
+
+FAULTS = {
+    # case: what the output must say (a regular expression)
+    "raise": r"DistributedError: process 1 failed \(ValueError: a failure on purpose\); process 0 stopped in "
+             r"collective #2 \(psum",
+    # a killed process: mpirun ends the job and names it, or the others' timeout does
+    "kill": r"process rank 1 .*(\n.*)?signal 9|process\(es\) \[1\] did not reach",
+    "hang": r"DistributedError: process\(es\) \[1\] did not reach collective #2 \(psum\(axis_name=\('i',\)\) of "
+            r"float32\[3\]\) of process 0 within 4 s",
+    "shape": r"mismatched collectives across processes: process 0 runs collective #2 psum\(axis_name=\('i',\)\) of "
+             r"float32\[3\], process 1 runs collective #2 psum\(axis_name=\('i',\)\) of float32\[4\]",
+    "order": r"mismatched collectives across processes: process 0 runs collective #2 psum.*, process 1 runs "
+             r"collective #2 all_gather",
+    "exit": r"process 0 exited after 1 collective\(s\) while process 1 waits in collective #2",
+}
+
+
+@pytest.mark.parametrize("case", sorted(FAULTS))
+def test_a_failing_process_is_named_by_the_others(case):
+    rc, out, seconds = mpirun(2, "faults.py", case, XJAX_COLLECTIVE_TIMEOUT="4")
+    assert rc != 0, out
+    assert re.search(FAULTS[case], out), out
+    assert "finished" not in out, out
+    assert seconds < 40, (seconds, out)  # the hanging process sleeps 60 s: the timeout ended the job

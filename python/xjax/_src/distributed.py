@@ -34,6 +34,9 @@ class DistributedError(RuntimeError):
         self.abort = abort
 
 
+DistributedError.__module__ = "xjax.distributed"  # where users find it
+
+
 class _State:
     def __init__(self):
         self.mpi = None  # the mpi4py.MPI module, once initialized
