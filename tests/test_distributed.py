@@ -70,3 +70,10 @@ def test_a_failing_process_is_named_by_the_others(case):
     assert re.search(FAULTS[case], out), out
     assert "finished" not in out, out
     assert seconds < 40, (seconds, out)  # the hanging process sleeps 60 s: the timeout ended the job
+
+
+@pytest.mark.parametrize("processes", [2, 3])
+def test_data_parallel_training_matches_one_process(processes):
+    rc, out, _ = mpirun(processes, "training.py")
+    assert rc == 0, out
+    assert out.count("ok training") == processes, out
