@@ -193,6 +193,16 @@ PYBIND11_MODULE(_core, m) {
           },
           py::arg("shape"), py::arg("dtype"), "An uninitialised array, to be filled through writable_view().")
       .def("writable_view", &writable_view, "A writable uint8 NumPy view of a fresh array from Array.empty.")
+      .def(
+          "reshaped", [](const Array& a, const py::handle& shape) {
+            Array b = a;
+            b.shape = shape_from_py(shape);
+            if (b.size() != a.size())
+              throw ValueError("[Array] reshaped: " + shape_str(a.shape) + " has " + std::to_string(a.size()) +
+                               " elements, " + shape_str(b.shape) + " needs " + std::to_string(b.size()));
+            return b;
+          },
+          py::arg("shape"), "The same buffer under another shape of as many elements (no copy).")
       .def_property_readonly("shape", [](const Array& a) { return shape_to_py(a.shape); })
       .def_property_readonly("dtype", [](const Array& a) { return std::string(dtype_name(a.dtype)); })
       .def_property_readonly("nbytes", &Array::nbytes)

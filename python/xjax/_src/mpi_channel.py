@@ -23,22 +23,31 @@ _SPIN_S = 0.002  # poll without sleeping this long (the others are usually there
 
 
 class _Buffers:
-    """Signature buffers, reused by every collective (one runs at a time)."""
+    """Signature buffers, reused by every collective (one runs at a time): the receive buffers, and
+    the encoded signature of each description seen (its collective number written in per call)."""
 
-    def __init__(self, count):
-        self.count = count
-        self.send = np.zeros(_SIG_BYTES, np.uint8)
-        self.recv = [np.zeros(_SIG_BYTES, np.uint8) for _ in range(count)]
+    def __init__(self, peers):
+        self.peers = peers
+        self.recv = [np.zeros(_SIG_BYTES, np.uint8) for _ in peers]
+        self.encoded = {}  # description -> (signature buffer, crc32)
+
+    def signature(self, seq, desc):
+        entry = self.encoded.get(desc)
+        if entry is None:
+            if len(self.encoded) > 4096:  # a program sweeping over shapes: start over
+                self.encoded.clear()
+            raw = desc.encode()
+            buf = np.zeros(_SIG_BYTES, np.uint8)
+            _HEAD.pack_into(buf, 0, seq, zlib.crc32(raw), len(raw))
+            shown = raw[:_SIG_BYTES - _HEAD.size]
+            buf[_HEAD.size:_HEAD.size + len(shown)] = np.frombuffer(shown, np.uint8)
+            entry = self.encoded[desc] = (buf, zlib.crc32(raw))
+        _SEQ.pack_into(entry[0], 0, seq)
+        return entry
 
 
+_SEQ = struct.Struct("<q")
 _buffers = None
-
-
-def _encode(buf, seq, desc):
-    raw = desc.encode()
-    _HEAD.pack_into(buf, 0, seq, zlib.crc32(raw), len(raw))
-    shown = raw[:_SIG_BYTES - _HEAD.size]
-    buf[_HEAD.size:_HEAD.size + len(shown)] = np.frombuffer(shown, np.uint8)
 
 
 def _decode(buf):
@@ -101,13 +110,13 @@ def _wait(reqs, desc, on_timeout):
 
 def _exchange_signatures(desc):
     global _buffers
-    peers = _peers()
-    if _buffers is None or _buffers.count != len(peers):
-        _buffers = _Buffers(len(peers))
-    _encode(_buffers.send, state.seq, desc)
+    if _buffers is None or _buffers.peers != _peers():
+        _buffers = _Buffers(_peers())
+    peers = _buffers.peers
+    send, mine = _buffers.signature(state.seq, desc)
     ctl = state.control
     recvs = [ctl.Irecv(buf, source=q, tag=SIG_TAG) for buf, q in zip(_buffers.recv, peers)]
-    sends = [ctl.Isend(_buffers.send, dest=q, tag=SIG_TAG) for q in peers]
+    sends = [ctl.Isend(send, dest=q, tag=SIG_TAG) for q in peers]
 
     def missing():
         absent = [q for q, r in zip(peers, recvs) if not r.Test()]
@@ -116,10 +125,10 @@ def _exchange_signatures(desc):
                 f"xjax.distributed.initialize(collective_timeout=...) or XJAX_COLLECTIVE_TIMEOUT)")
 
     _wait(recvs + sends, desc, missing)
-    mine = zlib.crc32(desc.encode())
     for q, buf in zip(peers, _buffers.recv):
-        seq, crc, text = _decode(buf)
+        seq, crc, _ = _HEAD.unpack_from(buf, 0)
         if seq != state.seq or crc != mine:
+            seq, crc, text = _decode(buf)
             _fail(DistributedError(f"mismatched collectives across processes: {_where()} runs collective "
                                    f"#{state.seq} {desc}, process {q} runs collective #{seq} {text}", abort=False))
 

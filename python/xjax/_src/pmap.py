@@ -13,6 +13,7 @@ Under a transformation (jit, grad, vmap: the arguments are tracers) pmap runs as
 """
 import functools
 
+from xjax import _core
 from xjax._src import core, tree_util
 from xjax._src import vmap as vmap_api
 from xjax._src.array import Array
@@ -32,9 +33,19 @@ def _has_collective(jaxpr):
 
 # ---- shards: splitting arguments, stacking results ----------------------------------------------
 
+_HAS_RESHAPED = hasattr(_core.Array, "reshaped")
+
+
+def _reshaped(x, shape):
+    """A concrete x under another shape of as many elements: the same buffer, no op."""
+    return Array(x._value.reshaped(shape), x.aval.update(shape=shape))
+
+
 def _unstack(x, axis, n):
     from xjax._src.lax.layout import index_in_dim
 
+    if n == 1 and _HAS_RESHAPED and type(x) is Array:  # one shard (one device per process): a view
+        return [_reshaped(x, x.shape[:axis] + x.shape[axis + 1:])]
     return [index_in_dim(x, i, axis, keepdims=False) for i in range(n)]
 
 
@@ -42,6 +53,9 @@ def _stack(values, axis):
     """The per-shard values stacked along a new axis (one value for all: broadcast)."""
     from xjax._src.lax.layout import concatenate, expand_dims
 
+    if len(values) == 1 and _HAS_RESHAPED and type(values[0]) is Array:
+        x = values[0]
+        return _reshaped(x, x.shape[:axis] + (1,) + x.shape[axis:])
     if all(v is values[0] for v in values):
         return batching.broadcast_batched(as_array(values[0]), len(values), axis)
     return concatenate([expand_dims(as_array(v), (axis,)) for v in values], axis)
