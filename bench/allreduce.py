@@ -6,7 +6,8 @@ Allreduce on NumPy arrays, float32 buffers of 1 KB to 64 MB.
 
 Bandwidth is bytes / time of one allreduce (the median over repetitions, each started after a
 barrier). xjax runs with its collective checks on (the default: each collective is announced to
-the others first) and off (XJAX_CHECK_COLLECTIVES=0).
+the others first) and off (XJAX_CHECK_COLLECTIVES=0). xjax posts MPI's non-blocking Iallreduce, so
+mpi4py's Iallreduce (+ Wait) is shown too: Open MPI picks other algorithms for the two.
 """
 import os
 import shutil
@@ -26,15 +27,18 @@ def _relaunch(np_):
     os.execv(mpirun, [mpirun, "-np", str(np_), *flags, sys.executable, *sys.argv])
 
 
-def _median_time(run, reps, barrier):
-    times = []
+def _median_times(runs, reps, barrier):
+    """{name: median seconds} of runs {name: (setup, run)}, interleaved rep by rep so that a change
+    in the machine's load hits every method alike."""
+    times = {name: [] for name in runs}
     for _ in range(reps):
-        barrier()
-        t = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - t)
-    times.sort()
-    return times[len(times) // 2]
+        for name, (setup, run) in runs.items():
+            setup()
+            barrier()
+            t = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - t)
+    return {name: sorted(ts)[len(ts) // 2] for name, ts in times.items()}
 
 
 def main():
@@ -44,34 +48,50 @@ def main():
     import xjax
     from xjax import lax
     from xjax._src.distributed import state
+    from xjax._src.lax import parallel_mpi
 
     xjax.distributed.initialize()
     comm = MPI.COMM_WORLD
     me = xjax.process_index()
     psum = xjax.pmap(lambda v: lax.psum(v, "i"), axis_name="i")
+    shards = parallel_mpi.Shards("i", comm.size, me, 1)
+    lowering = parallel_mpi.RULES[lax.psum_p]
     rows = []
     for nbytes in SIZES:
         n = nbytes // 4
-        reps = max(5, min(300, (1 << 26) // nbytes))
+        reps = max(7, min(300, (1 << 26) // nbytes))
         a = np.full(n, me + 1.0, np.float32)
         b = np.empty_like(a)
         x = xjax.device_put(a.reshape(1, n))
-        ref = _median_time(lambda: comm.Allreduce(a, b), reps, comm.Barrier)
-        ours = {}
+        flat = xjax.device_put(a)
+        def checks(on):
+            return lambda: setattr(state, "check", on)
+
         for check in (True, False):
             state.check = check
             out = psum(x)  # warm: traced and compiled once
             assert float(out[0, 0]) == sum(range(1, comm.size + 1))
-            ours[check] = _median_time(lambda: psum(x).block_until_ready(), reps, comm.Barrier)
-        rows.append((nbytes, ref, ours[True], ours[False]))
+        times = _median_times({
+            "mpi4py": (checks(True), lambda: comm.Allreduce(a, b)),
+            "mpi4py I": (checks(True), lambda: comm.Iallreduce(a, b).Wait()),
+            "lowering": (checks(True), lambda: lowering(shards, [flat], axis_name=("i",))),
+            True: (checks(True), lambda: psum(x).block_until_ready()),
+            False: (checks(False), lambda: psum(x).block_until_ready()),
+        }, reps, comm.Barrier)
+        rows.append((nbytes, times))
     if me == 0:
-        print(f"allreduce of float32 between {comm.size} processes ({MPI.Get_library_version().splitlines()[0]})")
-        print(f"{'bytes':>10} {'mpi4py GB/s':>12} {'xjax GB/s':>10} {'ratio':>6} {'unchecked GB/s':>15} {'ratio':>6}"
-              f"   (median us: mpi4py / xjax / unchecked)")
-        for nbytes, ref, checked, unchecked in rows:
-            print(f"{nbytes:>10} {nbytes / ref / 1e9:>12.3f} {nbytes / checked / 1e9:>10.3f} {ref / checked:>6.2f} "
-                  f"{nbytes / unchecked / 1e9:>15.3f} {ref / unchecked:>6.2f}   "
-                  f"({ref * 1e6:.0f} / {checked * 1e6:.0f} / {unchecked * 1e6:.0f})")
+        print(f"allreduce of float32 between {comm.size} processes ({MPI.Get_library_version().splitlines()[0][:40]})")
+        print("GB/s (ratio to mpi4py's Allreduce) [median microseconds]; xjax lowering: the psum rule on xjax arrays, "
+              "checked;")
+        print("pmap: pmap(psum) end to end, with the collective checks on and off")
+        print(f"{'bytes':>9} {'mpi4py Allreduce':>17} {'mpi4py Iallreduce':>24} {'xjax lowering':>24} "
+              f"{'pmap checked':>24} {'pmap unchecked':>24}")
+        for nbytes, t in rows:
+            ref = t["mpi4py"]
+            cells = [f"{nbytes / ref / 1e9:6.3f} [{ref * 1e6:7.0f}]"]
+            for key in ("mpi4py I", "lowering", True, False):
+                cells.append(f"{nbytes / t[key] / 1e9:6.3f} ({ref / t[key]:4.2f}) [{t[key] * 1e6:7.0f}]")
+            print(f"{nbytes:>9} " + " ".join(f"{c:>24}" if i else f"{c:>17}" for i, c in enumerate(cells)))
 
 
 if __name__ == "__main__":
