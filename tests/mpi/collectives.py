@@ -19,6 +19,12 @@ try:  # a cross-process API before initialize() is an error under a multi-proces
 except RuntimeError as e:
     assert "initialize" in str(e), e
 
+try:
+    xjax.pmap(lambda v: lax.psum(v, "i"), axis_name="i")(np.ones((1, 3)))
+    raise AssertionError("a pmap collective ran before initialize()")
+except RuntimeError as e:
+    assert "before xjax.distributed.initialize()" in str(e), e
+
 xjax.distributed.initialize()
 try:
     xjax.distributed.initialize()
