@@ -10,6 +10,12 @@ that axis); its results are split back into shards. So pmap gives vmap's results
 parallel.
 
 Under a transformation (jit, grad, vmap: the arguments are tracers) pmap runs as vmap does.
+
+Across processes (after xjax.distributed.initialize, in a run of several processes) the mapped
+axis covers every process's devices: each process passes and gets back the shards of its own
+devices, its segments run on them, and a cut collective runs as one MPI operation over the local
+shards (lax/parallel_mpi.py); an equation holding collectives in its jaxprs gathers its operands
+from every process and runs its vmap rule over all shards.
 """
 import functools
 
@@ -335,6 +341,10 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     mapped along axis 0, and the results stack the shards along out_axes. There are
     xjax.devices() devices (jax_num_cpu_devices / XJAX_NUM_CPU_DEVICES); donate_argnums is
     accepted and ignored (host buffers are not donated).
+
+    In a multi-process run (xjax.distributed.initialize) pmap maps over the devices of every
+    process unless `devices` lists only this process's: each process passes arrays whose mapped
+    axis holds its xjax.local_device_count() shards, and gets its shards of the results back.
     """
     if not callable(fun):
         raise TypeError(f"pmap requires a callable, got {fun!r}")
