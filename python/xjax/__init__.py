@@ -5,7 +5,7 @@
 """
 from xjax import _core
 from xjax._src.api import (block_until_ready, default_backend, device_count, device_put, devices,  # noqa: F401
-                           local_device_count, local_devices)
+                           local_device_count, local_devices, process_count, process_index)
 from xjax._src.array import Array  # noqa: F401
 from xjax._src.config import (config, debug_infs, debug_nans, default_matmul_precision,  # noqa: F401
                               disable_jit, enable_checks, enable_x64, log_compiles, numpy_dtype_promotion,
@@ -30,6 +30,7 @@ from xjax import errors  # noqa: F401
 from xjax import debug  # noqa: F401
 from xjax import nn  # noqa: F401
 from xjax import scipy  # noqa: F401 - special and stats load on first use
+from xjax import distributed  # noqa: F401
 
 from xjax._src.blas import find_blas_library as _find_blas
 

@@ -165,6 +165,18 @@ py::array bytes_view(const Array& a) {
   return view;
 }
 
+// A writable view of a fresh array's buffer, for a producer outside the core (an MPI receive)
+// to fill once before the array is shared.
+py::array writable_view(const Array& a) {
+  if (!a.buffer_matches() || a.buffer->read_only() || a.ready)
+    throw ValueError(std::string("[Array] writable_view: ") + dtype_name(a.dtype) + shape_str(a.shape) +
+                     " is not a fresh array from Array.empty");
+  auto* keep = new std::shared_ptr<Buffer>(a.buffer);
+  py::capsule owner(keep, [](void* p) { delete static_cast<std::shared_ptr<Buffer>*>(p); });
+  return py::array(py::dtype("uint8"), {py::ssize_t(a.nbytes())}, {py::ssize_t(1)}, static_cast<uint8_t*>(a.data()),
+                   owner);
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -175,6 +187,22 @@ PYBIND11_MODULE(_core, m) {
       .def_static("from_buffer", &array_from_buffer, py::arg("buffer"), py::arg("shape"), py::arg("dtype"),
                   "Copies a C-contiguous buffer into a new array.")
       .def_static("from_scalar", &array_from_scalar, py::arg("value"), py::arg("dtype"))
+      .def_static(
+          "empty", [](const py::handle& shape, const std::string& dtype) {
+            return Array::empty(shape_from_py(shape), dtype_from_name(dtype));
+          },
+          py::arg("shape"), py::arg("dtype"), "An uninitialised array, to be filled through writable_view().")
+      .def("writable_view", &writable_view, "A writable uint8 NumPy view of a fresh array from Array.empty.")
+      .def(
+          "reshaped", [](const Array& a, const py::handle& shape) {
+            Array b = a;
+            b.shape = shape_from_py(shape);
+            if (b.size() != a.size())
+              throw ValueError("[Array] reshaped: " + shape_str(a.shape) + " has " + std::to_string(a.size()) +
+                               " elements, " + shape_str(b.shape) + " needs " + std::to_string(b.size()));
+            return b;
+          },
+          py::arg("shape"), "The same buffer under another shape of as many elements (no copy).")
       .def_property_readonly("shape", [](const Array& a) { return shape_to_py(a.shape); })
       .def_property_readonly("dtype", [](const Array& a) { return std::string(dtype_name(a.dtype)); })
       .def_property_readonly("nbytes", &Array::nbytes)

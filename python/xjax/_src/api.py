@@ -3,27 +3,51 @@ import numpy as np
 
 from xjax._src import core
 from xjax._src.array import Array
-from xjax._src.devices import cpu_devices
+from xjax._src import distributed
+from xjax._src.devices import cpu_devices, global_devices
 from xjax._src.backends import cpu
 
 
-def devices(backend=None):
-    """The available devices: the host CPU, as jax_num_cpu_devices (or XJAX_NUM_CPU_DEVICES) CPU devices."""
+def _check_backend(backend):
     if backend not in (None, "cpu"):
         raise RuntimeError(f"Unknown backend {backend}; xjax has 'cpu'")
-    return list(cpu_devices())
+
+
+def devices(backend=None):
+    """Every device: the host CPU as jax_num_cpu_devices (or XJAX_NUM_CPU_DEVICES) CPU devices, in
+    each process of a multi-process run (xjax.distributed.initialize), ordered by process."""
+    _check_backend(backend)
+    return list(global_devices())
 
 
 def local_devices(process_index=None, backend=None):
-    return devices(backend)
+    """The devices of this process (or of process `process_index`)."""
+    _check_backend(backend)
+    if process_index is None:
+        return list(cpu_devices())
+    return [d for d in global_devices() if d.process_index == process_index]
 
 
 def device_count(backend=None):
+    """The number of devices over all processes."""
     return len(devices(backend))
 
 
 def local_device_count(backend=None):
-    return len(devices(backend))
+    """The number of this process's devices."""
+    return len(local_devices(backend=backend))
+
+
+def process_index(backend=None):
+    """This process's index in a multi-process run (0 in a single process)."""
+    _check_backend(backend)
+    return distributed.process_index()
+
+
+def process_count(backend=None):
+    """The number of processes in the run (1 without xjax.distributed.initialize)."""
+    _check_backend(backend)
+    return distributed.process_count()
 
 
 def default_backend():

@@ -14,20 +14,28 @@ _ENV = "XJAX_NUM_CPU_DEVICES"
 
 
 class Device:
-    """A CPU device, as JAX's CpuDevice."""
+    """A CPU device, as JAX's CpuDevice.
+
+    `id` is global (unique over all processes of a distributed run); `local_hardware_id` is the
+    device's index among its own process's devices (the C++ core's device number), None for a
+    device of another process.
+    """
 
     platform = "cpu"
     device_kind = "cpu"
-    process_index = 0
     client = None
 
-    def __init__(self, id):  # noqa: A002 - JAX's name
+    def __init__(self, id, process_index=0, local_hardware_id=None):  # noqa: A002 - JAX's name
         self.id = id
+        self.process_index = process_index
+        self.local_hardware_id = local_hardware_id
 
     @property
     def num_threads(self):
         """The size of this device's share of the thread pool."""
-        return _core.device_num_threads(self.id)
+        if self.local_hardware_id is None:
+            raise ValueError(f"{self!r} belongs to process {self.process_index}; its threads are not ours")
+        return _core.device_num_threads(self.local_hardware_id)
 
     def __repr__(self):
         return f"CpuDevice(id={self.id})"
@@ -36,7 +44,7 @@ class Device:
         return f"cpu:{self.id}"
 
 
-CPU_DEVICE = Device(0)
+CPU_DEVICE = Device(0, 0, 0)
 _devices = None  # the list, once the devices are in use
 
 
@@ -60,11 +68,11 @@ def _requested(value=None):
 
 
 def cpu_devices():
-    """The CPU devices (fixing their number on first call)."""
+    """This process's CPU devices (fixing their number on first call)."""
     global _devices
     if _devices is None:
         _core.set_num_devices(_requested())
-        _devices = [CPU_DEVICE] + [Device(i) for i in range(1, _core.num_devices())]
+        _devices = [CPU_DEVICE] + [Device(i, 0, i) for i in range(1, _core.num_devices())]
     return _devices
 
 
@@ -79,3 +87,37 @@ def _check_update(name, value):
 
 
 config.add_validator(_check_update)
+
+
+_global_devices = None  # every process's devices, set by xjax.distributed.initialize
+
+
+def set_global_devices(counts, process_index):
+    """Numbers the devices of a distributed run: process p's devices take the global ids after those
+    of processes 0 .. p-1 (counts[p] devices each); returns the global list."""
+    global _global_devices
+    local = cpu_devices()
+    out = []
+    for p, count in enumerate(counts):
+        for i in range(count):
+            if p == process_index:
+                d = local[i]
+                d.id, d.process_index = len(out), p
+            else:
+                d = Device(len(out), p, None)
+            out.append(d)
+    _global_devices = out
+    return out
+
+
+def reset_global_devices():
+    """Back to one process (xjax.distributed.shutdown): the local devices take ids 0 .. n-1 again."""
+    global _global_devices
+    _global_devices = None
+    for i, d in enumerate(_devices or []):
+        d.id, d.process_index = i, 0
+
+
+def global_devices():
+    """Every process's devices in a distributed run, else this process's."""
+    return _global_devices if _global_devices is not None else cpu_devices()

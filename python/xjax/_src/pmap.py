@@ -10,13 +10,21 @@ that axis); its results are split back into shards. So pmap gives vmap's results
 parallel.
 
 Under a transformation (jit, grad, vmap: the arguments are tracers) pmap runs as vmap does.
+
+Across processes (after xjax.distributed.initialize, in a run of several processes) the mapped
+axis covers every process's devices: each process passes and gets back the shards of its own
+devices, its segments run on them, and a cut collective runs as one MPI operation over the local
+shards (lax/parallel_mpi.py); an equation holding collectives in its jaxprs gathers its operands
+from every process and runs its vmap rule over all shards.
 """
 import functools
 
+from xjax import _core
 from xjax._src import core, tree_util
 from xjax._src import vmap as vmap_api
 from xjax._src.array import Array
-from xjax._src.devices import cpu_devices
+from xjax._src import distributed
+from xjax._src.devices import cpu_devices, global_devices
 from xjax._src.interpreters import batching
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.graph_lowering import GraphProgram, as_array, is_lowerable
@@ -31,9 +39,19 @@ def _has_collective(jaxpr):
 
 # ---- shards: splitting arguments, stacking results ----------------------------------------------
 
+_HAS_RESHAPED = hasattr(_core.Array, "reshaped")
+
+
+def _reshaped(x, shape):
+    """A concrete x under another shape of as many elements: the same buffer, no op."""
+    return Array(x._value.reshaped(shape), x.aval.update(shape=shape))
+
+
 def _unstack(x, axis, n):
     from xjax._src.lax.layout import index_in_dim
 
+    if n == 1 and _HAS_RESHAPED and type(x) is Array:  # one shard (one device per process): a view
+        return [_reshaped(x, x.shape[:axis] + x.shape[axis + 1:])]
     return [index_in_dim(x, i, axis, keepdims=False) for i in range(n)]
 
 
@@ -41,6 +59,9 @@ def _stack(values, axis):
     """The per-shard values stacked along a new axis (one value for all: broadcast)."""
     from xjax._src.lax.layout import concatenate, expand_dims
 
+    if len(values) == 1 and _HAS_RESHAPED and type(values[0]) is Array:
+        x = values[0]
+        return _reshaped(x, x.shape[:axis] + (1,) + x.shape[axis:])
     if all(v is values[0] for v in values):
         return batching.broadcast_batched(as_array(values[0]), len(values), axis)
     return concatenate([expand_dims(as_array(v), (axis,)) for v in values], axis)
@@ -73,6 +94,15 @@ def _read(env, a):
     return literal_value(a) if type(a) is Literal else env[a]
 
 
+def _bind_stacked(eqn, ins, mapped, n, axis_name):
+    """The equation's vmap rule over inputs stacked along axis 0 (those `mapped`): (value, dim) per output."""
+    trace = batching.BatchTrace(core.current_trace(), batching.AxisData(axis_name, n))
+    with core.extend_axis_env(axis_name, n), core.new_trace(trace):
+        tracers = [batching.BatchTracer(trace, x, 0) if m else x for x, m in zip(ins, mapped)]
+        out = eqn.primitive.bind(*tracers, **eqn.params)
+        return [trace.lift(o) for o in (out if eqn.primitive.multiple_results else [out])]
+
+
 def _run_stacked(eqn, envs, axis_name):
     """One equation over all shards at once: its vmap rule over the shards stacked along axis 0."""
     n = len(envs)
@@ -85,15 +115,51 @@ def _run_stacked(eqn, envs, axis_name):
         same = type(a) is Literal or (not holder and all(v is vals[0] for v in vals))
         ins.append(vals[0] if same else _stack(vals, 0))
         mapped.append(not same)
-    trace = batching.BatchTrace(core.current_trace(), batching.AxisData(axis_name, n))
-    with core.extend_axis_env(axis_name, n), core.new_trace(trace):
-        tracers = [batching.BatchTracer(trace, x, 0) if m else x for x, m in zip(ins, mapped)]
-        out = eqn.primitive.bind(*tracers, **eqn.params)
-        outs = [trace.lift(o) for o in (out if eqn.primitive.multiple_results else [out])]
+    outs = _bind_stacked(eqn, ins, mapped, n, axis_name)
     for var, (val, dim) in zip(eqn.outvars, outs):
         shards = [val] * n if dim is batching.not_mapped else _unstack(val, dim, n)
         for env, s in zip(envs, shards):
             env[var] = s
+
+
+# ---- across processes: this process holds some of the shards ------------------------------------
+
+def _run_across(eqn, envs, shards):
+    """A collective over the devices of every process: lowered to MPI (lax/parallel_mpi.py)."""
+    from xjax._src.lax import parallel_mpi
+
+    ins = [[as_array(_read(env, a)) for env in envs] for a in eqn.invars]
+    outs = parallel_mpi.run(eqn.primitive, shards, ins[0] if ins else [], eqn.params)
+    for env, val in zip(envs, outs):
+        env[eqn.outvars[0]] = val
+
+
+def _run_gathered(eqn, envs, shards):
+    """An equation holding collectives in its jaxprs (cond, scan, ...), across processes: every
+    process gathers all shards of its inputs and runs the vmap rule over them, keeping its own."""
+    from xjax._src.lax import parallel_mpi
+
+    ins, mapped = [], []
+    for a in eqn.invars:
+        if type(a) is Literal:
+            ins.append(literal_value(a))
+            mapped.append(False)
+        else:
+            ins.append(parallel_mpi.allgather_stack(shards, [as_array(_read(env, a)) for env in envs]))
+            mapped.append(True)
+    outs = _bind_stacked(eqn, ins, mapped, shards.size, shards.name)
+    mine = range(shards.offset, shards.offset + shards.count)
+    for var, (val, dim) in zip(eqn.outvars, outs):
+        vals = [val] * len(envs) if dim is batching.not_mapped else \
+            [_unstack_one(val, dim, i) for i in mine]
+        for env, v in zip(envs, vals):
+            env[var] = v
+
+
+def _unstack_one(x, axis, i):
+    from xjax._src.lax.layout import index_in_dim
+
+    return index_in_dim(x, i, axis, keepdims=False)
 
 
 def _run_per_shard(eqn, envs):
@@ -142,8 +208,11 @@ class _Program:
             else:
                 self.steps.append(("per_shard", g))
 
-    def __call__(self, shard_args, device_ids):
-        """Per-shard outputs for per-shard arguments (lists of xjax Arrays, one list per shard)."""
+    def __call__(self, shard_args, device_ids, shards=None):
+        """Per-shard outputs for per-shard arguments (lists of xjax Arrays, one list per shard).
+
+        shards (a parallel_mpi.Shards) when the axis spans processes: these are this process's.
+        """
         jaxpr = self.jaxpr
         envs = []
         for args in shard_args:
@@ -153,7 +222,13 @@ class _Program:
         for step in self.steps:
             if isinstance(step, _Segment):
                 step.run(envs, device_ids)
+            elif step[0] == "stacked" and shards is not None:
+                if step[1].primitive in COLLECTIVES:
+                    _run_across(step[1], envs, shards)
+                else:
+                    _run_gathered(step[1], envs, shards)
             elif step[0] == "stacked":
+                distributed.check_initialized(f"pmap's '{step[1].primitive}'")
                 _run_stacked(step[1], envs, self.axis_name)
             else:
                 _run_per_shard(step[1], envs)
@@ -193,7 +268,7 @@ def _devices_for(n, devices):
         if len(devices) != n:
             raise ValueError("Leading axis size of input to pmapped function must equal the number of local devices "
                              f"passed to pmap. Got axis_size={n}, num_local_devices={len(devices)}.")
-        known = {d.id: d for d in cpu_devices()}
+        known = {d.id: d for d in global_devices()}
         for d in devices:
             if known.get(getattr(d, "id", None)) is not d:
                 raise ValueError(f"pmap: {d!r} is not one of xjax.devices() ({list(known.values())})")
@@ -203,6 +278,37 @@ def _devices_for(n, devices):
         raise ValueError(f"compiling computation that requires {n} logical devices, but only {len(available)} XLA "
                          f"devices are available (num_replicas={n})")
     return available[:n]
+
+
+def _across_processes(n, devices, axis_name):
+    """(this process's devices, their Shards) when the pmap spans processes; None when it is local.
+
+    As in JAX, pmap maps over every process's devices unless `devices` names only local ones, and
+    each process passes the shards of its own devices.
+    """
+    if distributed.process_count() == 1:
+        return None
+    from xjax._src.lax.parallel_mpi import Shards
+
+    everywhere = global_devices()
+    me = distributed.process_index()
+    if devices is not None:
+        devices = list(devices)
+        if all(getattr(d, "process_index", None) == me for d in devices):
+            return None
+        if [getattr(d, "id", None) for d in devices] != [d.id for d in everywhere]:
+            raise NotImplementedError("pmap across processes maps over all of xjax.devices() (devices=None) or over "
+                                      "this process's devices alone; xjax does not map over another subset")
+    local = [d for d in everywhere if d.process_index == me]
+    if n != len(local):
+        raise ValueError(f"pmap across {distributed.process_count()} processes: each process passes the shards of its "
+                         f"own devices along the mapped axis, {len(local)} here (xjax.local_device_count()); got "
+                         f"axis size {n}")
+    return local, Shards(axis_name, len(everywhere), local[0].id, len(local))
+
+
+_UNDER_TRANSFORM = ("pmap across processes under a transformation (jit, grad or vmap of a pmap) is not supported "
+                    "by xjax; apply jit and grad inside the pmapped function")
 
 
 def _output(shards, axis):
@@ -235,6 +341,10 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     mapped along axis 0, and the results stack the shards along out_axes. There are
     xjax.devices() devices (jax_num_cpu_devices / XJAX_NUM_CPU_DEVICES); donate_argnums is
     accepted and ignored (host buffers are not donated).
+
+    In a multi-process run (xjax.distributed.initialize) pmap maps over the devices of every
+    process unless `devices` lists only this process's: each process passes arrays whose mapped
+    axis holds its xjax.local_device_count() shards, and gets its shards of the results back.
     """
     if not callable(fun):
         raise TypeError(f"pmap requires a callable, got {fun!r}")
@@ -279,25 +389,31 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
         axes = arg_axes + [0] * (len(leaves) - len(arg_axes))
         axes = [vmap_api._canonical_in_axis(a, x, "pmap") for a, x in zip(axes, leaves)]
         n = vmap_api._axis_size(fun, dyn_args, kwargs, leaves, axes, axis_size, "pmap")
-        devs = _devices_for(n, devices)
+        across = _across_processes(n, devices, axis_name)
+        devs, shards = across if across else (_devices_for(n, devices), None)
+        size = shards.size if shards else n  # the mapped axis: every process's devices
         if any(isinstance(x, core.Tracer) for x in leaves):  # under a transformation: as vmap
+            if shards:
+                raise NotImplementedError(_UNDER_TRANSFORM)
             return vmap_api.vmap(with_statics, dyn_in_axes, out_axes, axis_name=axis_name)(*dyn_args, **kwargs)
         leaves = [as_array(x) for x in leaves]
         avals = [x.aval if a is None else x.aval.update(shape=x.shape[:a] + x.shape[a + 1:])
                  for x, a in zip(leaves, axes)]
-        key = (in_tree, statics, tuple(axes), tuple(avals), n, core.axis_env(), tuple(d.id for d in devs))
+        key = (in_tree, statics, tuple(axes), tuple(avals), size, core.axis_env(), tuple(d.id for d in devs))
         entry = cache.get(key)
         if entry is None:
             names_fn = lambda: pe.arg_names_of(fun, args, kwargs, static_pos)  # noqa: E731
-            entry = _trace(with_statics, pe.DebugInfo("pmap", fun, names_fn=names_fn), in_tree, avals, n, axis_name,
-                           out_axes)
+            entry = _trace(with_statics, pe.DebugInfo("pmap", fun, names_fn=names_fn), in_tree, avals, size,
+                           axis_name, out_axes)
             if entry is None:  # it closes over tracers: under a transformation
+                if shards:
+                    raise NotImplementedError(_UNDER_TRANSFORM)
                 return vmap_api.vmap(with_statics, dyn_in_axes, out_axes, axis_name=axis_name)(*dyn_args, **kwargs)
             cache[key] = entry
         shard_args = list(zip(*[[x] * n if a is None else _unstack(x, a, n) for x, a in zip(leaves, axes)]))
         if not leaves:
             shard_args = [()] * n
-        outs = entry.program([list(s) for s in shard_args], [d.id for d in devs])
+        outs = entry.program([list(s) for s in shard_args], [d.local_hardware_id for d in devs], shards)
         per_leaf = list(zip(*outs)) if outs and outs[0] else []
         return entry.out_tree.unflatten([_output(vals, ax) for vals, ax in zip(per_leaf, entry.out_axes)])
 

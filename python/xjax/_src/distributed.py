@@ -1,0 +1,230 @@
+"""Multi-process runs: one xjax process per MPI rank (mpirun / srun), joined through mpi4py.
+
+initialize() finds the processes through MPI (the launcher did the rendezvous: no coordinator
+address is needed), numbers every process's CPU devices globally, and makes two communicators out
+of MPI's world: `data` carries the collectives' bytes, `control` the checks around them (each
+collective's signature, and notices of a process that failed or exited; xjax/_src/mpi_channel.py).
+
+Faults: an uncaught exception in one process is announced to the others (a collective waiting
+for it fails at once, naming it), then that process aborts the MPI job after a short grace, so
+the launcher ends every process; a process that exits while others wait for it is reported by
+them; a process that dies or hangs is reported when the collective timeout passes.
+"""
+import atexit
+import functools
+import os
+import sys
+import time
+
+from xjax._src import devices as devices_mod
+
+DEFAULT_TIMEOUT = 300.0  # seconds a process waits in one collective for the others
+_ABORT_GRACE = 1.0  # seconds a failed process waits before aborting, so that others report first
+_TIMEOUT_ENV, _CHECK_ENV = "XJAX_COLLECTIVE_TIMEOUT", "XJAX_CHECK_COLLECTIVES"
+
+
+class DistributedError(RuntimeError):
+    """A multi-process run failed: a process raised, died, timed out or ran other collectives.
+
+    `abort` says whether this process must end the MPI job itself (no other process will).
+    """
+
+    def __init__(self, message, abort=True):
+        super().__init__(message)
+        self.abort = abort
+
+
+DistributedError.__module__ = "xjax.distributed"  # where users find it
+
+
+class _State:
+    def __init__(self):
+        self.mpi = None  # the mpi4py.MPI module, once initialized
+        self.data = self.control = None  # communicators
+        self.process_index, self.process_count = 0, 1
+        self.timeout, self.check = DEFAULT_TIMEOUT, True
+        self.seq = 0  # cross-process collectives started so far
+        self.failed = None  # the DistributedError that broke the run
+        self.notified = False  # whether the others were told that this process ends
+        self.exited = {}  # process -> the collectives it ran before it exited
+
+
+state = _State()
+
+
+def is_initialized():
+    """Whether xjax.distributed.initialize() has run (and shutdown() has not)."""
+    return state.mpi is not None
+
+
+def _import_mpi():
+    try:
+        from mpi4py import MPI
+    except ImportError as e:
+        raise RuntimeError("xjax.distributed.initialize needs mpi4py and an MPI library: "
+                           "pip install 'xjax[distributed]' (or mpi4py built against the system's MPI)") from e
+    return MPI
+
+
+def _timeout_setting(value):
+    if value is None:
+        text = os.environ.get(_TIMEOUT_ENV)
+        if not text:
+            return DEFAULT_TIMEOUT
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(f"{_TIMEOUT_ENV} must be a number of seconds, got {text!r}") from None
+    if not value > 0:
+        raise ValueError(f"xjax.distributed.initialize: collective_timeout must be a positive number of seconds, "
+                         f"got {value!r}")
+    return float(value)
+
+
+def initialize(coordinator_address=None, num_processes=None, process_id=None, local_device_ids=None, *,
+               collective_timeout=None, check_collectives=None):
+    """Joins the processes of a multi-process run (started by mpirun or srun), as jax.distributed.initialize.
+
+    The processes, their number and this one's index come from MPI; num_processes and process_id,
+    when given, are checked against them, and coordinator_address is not needed (MPI's launcher
+    connects the processes). Each process keeps its CPU devices (XJAX_NUM_CPU_DEVICES, the same
+    number in every process); xjax.devices() then lists every process's devices.
+
+    collective_timeout (seconds; default XJAX_COLLECTIVE_TIMEOUT or 300): how long a process waits
+    in one collective for the others before failing with an error naming the missing processes.
+    check_collectives (default on; XJAX_CHECK_COLLECTIVES=0 turns it off): every collective is
+    first announced to the others, so that different collectives, shapes or orders across
+    processes fail with an error instead of hanging or corrupting data.
+    """
+    if is_initialized():
+        raise RuntimeError("xjax.distributed.initialize should only be called once.")
+    if local_device_ids is not None:
+        raise NotImplementedError("xjax.distributed.initialize: local_device_ids selects accelerators; xjax's CPU "
+                                  "devices are set by XJAX_NUM_CPU_DEVICES")
+    timeout = _timeout_setting(collective_timeout)
+    if check_collectives is None:
+        check_collectives = os.environ.get(_CHECK_ENV, "1") != "0"
+    MPI = _import_mpi()
+    world = MPI.COMM_WORLD
+    size, rank = world.Get_size(), world.Get_rank()
+    if num_processes is not None and num_processes != size:
+        raise ValueError(f"xjax.distributed.initialize: num_processes={num_processes}, but MPI started {size} "
+                         f"process(es) (mpirun -np / srun -n set it)")
+    if process_id is not None and process_id != rank:
+        raise ValueError(f"xjax.distributed.initialize: process_id={process_id}, but MPI gave this process rank {rank}")
+    counts = world.allgather(len(devices_mod.cpu_devices()))
+    if len(set(counts)) != 1:
+        raise ValueError(f"xjax.distributed.initialize: every process needs the same number of CPU devices "
+                         f"(XJAX_NUM_CPU_DEVICES); the processes have {counts}")
+    state.data, state.control = world.Dup(), world.Dup()
+    state.process_index, state.process_count = rank, size
+    state.timeout, state.check = timeout, bool(check_collectives)
+    state.seq, state.failed, state.notified, state.exited = 0, None, False, {}
+    state.mpi = MPI
+    devices_mod.set_global_devices(counts, rank)
+    if size > 1:
+        _install_hooks()
+
+
+def shutdown():
+    """Leaves the multi-process run (as jax.distributed.shutdown): back to one process."""
+    if not is_initialized():
+        return
+    _tell_others("exit", "")
+    state.data.Free()
+    state.control.Free()
+    state.mpi = state.data = state.control = None
+    state.process_index, state.process_count = 0, 1
+    devices_mod.reset_global_devices()
+
+
+def process_index():
+    """This process's index in a multi-process run (0 without one)."""
+    return state.process_index
+
+
+def process_count():
+    """The number of processes in the run (1 without xjax.distributed.initialize)."""
+    return state.process_count
+
+
+_LAUNCHER_SIZES = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS")
+
+
+@functools.lru_cache(None)
+def launched_processes():
+    """How many processes the launcher (mpirun, mpiexec, srun) started, read from its environment."""
+    for name in _LAUNCHER_SIZES:
+        text = os.environ.get(name, "")
+        if text.isdigit():
+            return int(text)
+    return 1
+
+
+def check_initialized(api):
+    """Raises the error for a cross-process API run before initialize() in a multi-process launch
+    (without a launcher, one process is the whole run and such APIs work on it alone)."""
+    if not is_initialized() and launched_processes() > 1:
+        raise RuntimeError(f"{api} ran in one of {launched_processes()} processes started by mpirun/srun before "
+                           f"xjax.distributed.initialize(): call it first, so that the processes work together")
+
+
+# ---- faults: telling the others, ending the job -------------------------------------------------
+
+NOTICE_TAG = 2
+
+
+def _tell_others(kind, text):
+    """Sends every other process a notice that this one ends (`kind`: "error" or "exit")."""
+    if state.notified or state.control is None or state.process_count == 1:
+        return
+    state.notified = True
+    msg = {"kind": kind, "process": state.process_index, "text": text, "seq": state.seq}
+    reqs = [state.control.isend(msg, dest=q, tag=NOTICE_TAG)
+            for q in range(state.process_count) if q != state.process_index]
+    deadline = time.monotonic() + 2.0  # small messages go at once; never hang on the way out
+    while not state.mpi.Request.Testall(reqs) and time.monotonic() < deadline:
+        time.sleep(0.001)
+
+
+def _abort():
+    sys.stderr.flush()
+    sys.stdout.flush()
+    state.mpi.COMM_WORLD.Abort(1)
+
+
+_previous_excepthook = None
+
+
+def _excepthook(kind, value, tb):
+    _previous_excepthook(kind, value, tb)
+    if not is_initialized():
+        return
+    if isinstance(value, DistributedError):
+        _tell_others("error", f"{kind.__name__}: {value}")
+        if value.abort:
+            _abort()
+        return
+    # This process failed first: the others learn it at their next collective, report it, and the
+    # abort ends any that are busy elsewhere.
+    _tell_others("error", f"{kind.__name__}: {value}")
+    time.sleep(_ABORT_GRACE)
+    _abort()
+
+
+def _at_exit():
+    if is_initialized():
+        _tell_others("exit", "")
+
+
+_hooks_installed = False
+
+
+def _install_hooks():
+    global _previous_excepthook, _hooks_installed
+    if _hooks_installed:
+        return
+    _hooks_installed = True
+    _previous_excepthook = sys.excepthook
+    sys.excepthook = _excepthook
+    atexit.register(_at_exit)  # runs before mpi4py's MPI_Finalize (registered earlier)

@@ -1,0 +1,133 @@
+"""Multi-process runs: mpirun starts 2 or 3 xjax processes on this machine (over loopback).
+
+The scripts under tests/mpi/ run in every process; each prints "ok ..." when its checks pass.
+Skipped where mpi4py or mpirun is missing (pip install ".[distributed]" brings both).
+"""
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+import xjax
+
+PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(xjax.__file__)))
+TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
+MPIRUN = shutil.which("mpirun", path=os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")]))
+HAS_MPI4PY = importlib.util.find_spec("mpi4py") is not None
+needs_mpi4py = pytest.mark.skipif(not HAS_MPI4PY, reason="no mpi4py")
+needs_mpirun = pytest.mark.skipif(MPIRUN is None or not HAS_MPI4PY, reason="no mpirun or no mpi4py")
+
+
+def test_one_process_without_initialize():
+    assert xjax.process_index() == 0 and xjax.process_count() == 1
+    assert xjax.local_devices() == xjax.devices()
+    assert [d.process_index for d in xjax.devices()] == [0] * xjax.device_count()
+    assert [d.local_hardware_id for d in xjax.devices()] == [d.id for d in xjax.devices()]
+    assert xjax.local_devices(process_index=1) == []
+    assert not xjax.distributed.is_initialized()
+
+
+@needs_mpi4py
+def test_initialize_in_one_process():
+    # MPI's singleton mode: one process is the whole run; initialize's checks and the APIs work.
+    code = """
+        import numpy as np, pytest, xjax
+        from xjax import lax
+        from xjax.experimental import multihost_utils as mh
+        assert mh.process_allgather(np.arange(3)).shape == (1, 3)  # no launcher: one process, no initialize needed
+        with pytest.raises(ValueError, match="collective_timeout must be a positive"):
+            xjax.distributed.initialize(collective_timeout=-1)
+        with pytest.raises(ValueError, match="num_processes=2, but MPI started 1"):
+            xjax.distributed.initialize(num_processes=2)
+        with pytest.raises(ValueError, match="process_id=3, but MPI gave this process rank 0"):
+            xjax.distributed.initialize(process_id=3)
+        with pytest.raises(NotImplementedError, match="XJAX_NUM_CPU_DEVICES"):
+            xjax.distributed.initialize(local_device_ids=[0])
+        xjax.distributed.initialize(num_processes=1, process_id=0, collective_timeout=5)
+        with pytest.raises(RuntimeError, match="should only be called once"):
+            xjax.distributed.initialize()
+        assert xjax.process_count() == 1 and xjax.distributed.is_initialized()
+        out = xjax.pmap(lambda v: lax.psum(v, "i") + lax.axis_index("i"), axis_name="i")(np.ones((2, 3)))
+        np.testing.assert_array_equal(out, [[2, 2, 2], [3, 3, 3]])
+        np.testing.assert_array_equal(mh.process_allgather(np.arange(3), tiled=True), np.arange(3))
+        np.testing.assert_array_equal(mh.broadcast_one_to_all({"a": np.arange(2)})["a"], [0, 1])
+        with pytest.raises(ValueError, match="exactly one process must be the source"):
+            mh.broadcast_one_to_all(np.arange(2), is_source=False)
+        mh.sync_global_devices("x")
+        xjax.distributed.shutdown()
+        assert not xjax.distributed.is_initialized()
+        print("ok")
+    """
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR, XJAX_NUM_CPU_DEVICES="2")
+    for name in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"):
+        env.pop(name, None)
+    res = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=env,
+                         timeout=120)
+    assert res.returncode == 0 and res.stdout.split() == ["ok"], res.stdout + res.stderr
+
+
+def _launcher_flags():
+    """Open MPI refuses more processes than cores, and root, unless asked; MPICH's mpirun does not."""
+    version = subprocess.run([MPIRUN, "--version"], capture_output=True, text=True).stdout
+    if "Open MPI" not in version and "OpenRTE" not in version:
+        return []
+    return ["--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
+
+
+def mpirun(np_, script, *args, timeout=120, **env):
+    """Runs tests/mpi/<script> in np_ processes (they inherit the environment); returns (exit code,
+    output, seconds)."""
+    full_env = dict(os.environ, PYTHONPATH=os.pathsep.join([PYTHON_DIR, TESTS_DIR]), XJAX_NUM_THREADS="1", **env)
+    full_env.pop("JAX_NUM_CPU_DEVICES", None)
+    cmd = [MPIRUN, "-np", str(np_), *_launcher_flags(), sys.executable, os.path.join(TESTS_DIR, "mpi", script), *args]
+    start = time.monotonic()
+    res = subprocess.run(cmd, capture_output=True, text=True, env=full_env, timeout=timeout)
+    return res.returncode, res.stdout + res.stderr, time.monotonic() - start
+
+
+@needs_mpirun
+@pytest.mark.parametrize("processes, devices", [(2, 1), (3, 1), (2, 2)])
+def test_collectives_across_processes(processes, devices):
+    rc, out, _ = mpirun(processes, "collectives.py", str(devices), XJAX_NUM_CPU_DEVICES=str(devices))
+    assert rc == 0, out
+    assert out.count("ok 31") == processes, out
+
+
+FAULTS = {
+    # case: what the output must say (a regular expression)
+    "raise": r"DistributedError: process 1 failed \(ValueError: a failure on purpose\); process 0 stopped in "
+             r"collective #2 \(psum",
+    # a killed process: mpirun ends the job and names it, or the others' timeout does
+    "kill": r"process rank 1 .*(\n.*)?signal 9|process\(es\) \[1\] did not reach",
+    "hang": r"DistributedError: process\(es\) \[1\] did not reach collective #2 \(psum\(axis_name=\('i',\)\) of "
+            r"float32\[3\]\) of process 0 within 4 s",
+    "shape": r"mismatched collectives across processes: process 0 runs collective #2 psum\(axis_name=\('i',\)\) of "
+             r"float32\[3\], process 1 runs collective #2 psum\(axis_name=\('i',\)\) of float32\[4\]",
+    "order": r"mismatched collectives across processes: process 0 runs collective #2 psum.*, process 1 runs "
+             r"collective #2 all_gather",
+    "exit": r"process 0 exited after 1 collective\(s\) while process 1 waits in collective #2",
+}
+
+
+@needs_mpirun
+@pytest.mark.parametrize("case", sorted(FAULTS))
+def test_a_failing_process_is_named_by_the_others(case):
+    rc, out, seconds = mpirun(2, "faults.py", case, XJAX_COLLECTIVE_TIMEOUT="4")
+    assert rc != 0, out
+    assert re.search(FAULTS[case], out), out
+    assert "finished" not in out, out
+    assert seconds < 40, (seconds, out)  # the hanging process sleeps 60 s: the timeout ended the job
+
+
+@needs_mpirun
+@pytest.mark.parametrize("processes", [2, 3])
+def test_data_parallel_training_matches_one_process(processes):
+    rc, out, _ = mpirun(processes, "training.py")
+    assert rc == 0, out
+    assert out.count("ok training") == processes, out
