@@ -3,3 +3,4 @@ from xjax._src.lax import *  # noqa: F401,F403
 from xjax._src.lax import copy_p  # noqa: F401
 from xjax._src.lax.elementwise import RoundingMethod, round  # noqa: F401
 from xjax._src.lax.indexing import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers  # noqa: F401
+from xjax.lax import linalg  # noqa: F401,E402

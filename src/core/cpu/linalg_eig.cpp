@@ -27,15 +27,16 @@ bool finite(const T* a, int64_t size) {
   return true;
 }
 
-// The row-major lower triangle is the column-major upper one: uplo flips. syevd returns the
-// eigenvectors in columns of the column-major matrix, i.e. in rows of ours: transposed at the end.
+// LAPACK sees the column-major matrix A (a transposed copy), as under JAX, so that it reads the
+// same triangle and gives the same eigenvectors (their signs included) as JAX does. syevd returns
+// them in the columns of the column-major result: transposed back at the end.
 template <typename T>
 void eigh_batch(const Tensor& a, const Tensor& v, const Tensor& w, bool lower) {
   const int64_t n = a.shape.back(), count = batch_count(a.shape, 2);
   if (n == 0 || count == 0) return;
   const auto& f = lapack_fns<T>(OpId::eigh_);
   const int ni = int(n), query = -1;
-  const char* uplo = lower ? "U" : "L";
+  const char* uplo = lower ? "L" : "U";
   const auto sizes = workspace(Routine::syevd, a.dtype, {n, 0, 0, 0}, [&] {
     T wk = 0, dummy = 0;
     int iwk = 0, info = 0;
@@ -49,14 +50,12 @@ void eigh_batch(const Tensor& a, const Tensor& v, const Tensor& w, bool lower) {
       const T* src = a.as<T>() + b * n * n;
       T* vb = v.as<T>() + b * n * n;
       T* wb = w.as<T>() + b * n;
-      int info = 0;
+      int info = -1;
       if (finite_triangle(src, n, lower)) {
-        std::memcpy(vb, src, size_t(n * n) * sizeof(T));
+        transpose(src, vb, n, n);
         f.syevd("V", uplo, &ni, vb, &ni, wb, work.data(), &sizes[0], iwork.data(), &sizes[1], &info, 1, 1);
-      } else {
-        info = -1;
       }
-      if (info != 0) {
+      if (info != 0) {  // no convergence, or non-finite input: NaN, as JAX
         fill_nan(vb, n * n);
         fill_nan(wb, n);
         continue;
@@ -66,9 +65,9 @@ void eigh_batch(const Tensor& a, const Tensor& v, const Tensor& w, bool lower) {
   });
 }
 
-// A row-major m x n matrix is the column-major n x m matrix A^T = U' S V'^T, so A = V' S U'^T:
-// gesdd of the buffer as it is gives U' in column-major, which read row-major is U'^T = our vt,
-// and V'^T, which read row-major is V' = our u. No copies but the one gesdd overwrites.
+// gesdd of the column-major A (a transposed copy), as under JAX, for the same singular vectors
+// (signs included); U (m x uc) and V^T (vr x n) come back column-major and are transposed into
+// our row-major results.
 template <typename T>
 void svd_batch(const Tensor& a, const std::vector<Tensor>& out, bool full, bool uv) {
   const int64_t m = a.shape[a.shape.size() - 2], n = a.shape.back(), k = std::min(m, n);
@@ -82,30 +81,34 @@ void svd_batch(const Tensor& a, const std::vector<Tensor>& out, bool full, bool 
   }
   const auto& f = lapack_fns<T>(OpId::svd_);
   const char* jobz = uv ? (full ? "A" : "S") : "N";
-  const int M = int(n), N = int(m), ldu = uv ? int(n) : 1, ldvt = uv ? int(uc) : 1, query = -1;
+  const int mi = int(m), ni = int(n), ldu = uv ? int(m) : 1, ldvt = uv ? int(vr) : 1, query = -1;
   const int lwork = workspace(Routine::gesdd, a.dtype, {m, n, uv ? (full ? 2 : 1) : 0, 0}, [&] {
     T wk = 0, dummy = 0;
     int info = 0, idummy = 0;
-    f.gesdd(jobz, &M, &N, &dummy, &M, &dummy, &dummy, &ldu, &dummy, &ldvt, &wk, &query, &idummy, &info, 1);
+    f.gesdd(jobz, &mi, &ni, &dummy, &mi, &dummy, &dummy, &ldu, &dummy, &ldvt, &wk, &query, &idummy, &info, 1);
     return std::array<int, 2>{lwork_of(wk, OpId::svd_), 0};
   })[0];
   for_batch(count, 20.0 * m * n * k, [&](int64_t b0, int64_t b1) {
-    std::vector<T> copy(size_t(m * n)), work(static_cast<size_t>(lwork));
-    std::vector<int> iwork(size_t(8 * k));
-    T dummy[1];
+    std::vector<T> cm(static_cast<size_t>(m * n)), work(static_cast<size_t>(lwork));
+    std::vector<T> ucm(static_cast<size_t>(uv ? m * uc : 1)), vtcm(static_cast<size_t>(uv ? vr * n : 1));
+    std::vector<int> iwork(static_cast<size_t>(8 * k));
     for (int64_t b = b0; b < b1; ++b) {
       const T* src = a.as<T>() + b * m * n;
       T* s = out[0].as<T>() + b * k;
-      T* u = uv ? out[1].as<T>() + b * m * uc : dummy;
-      T* vt = uv ? out[2].as<T>() + b * vr * n : dummy;
+      T* u = uv ? out[1].as<T>() + b * m * uc : nullptr;
+      T* vt = uv ? out[2].as<T>() + b * vr * n : nullptr;
       int info = -1;
       if (finite(src, m * n)) {
-        std::memcpy(copy.data(), src, size_t(m * n) * sizeof(T));
-        f.gesdd(jobz, &M, &N, copy.data(), &M, s, vt, &ldu, u, &ldvt, work.data(), &lwork, iwork.data(), &info, 1);
+        transpose(src, cm.data(), m, n);
+        f.gesdd(jobz, &mi, &ni, cm.data(), &mi, s, ucm.data(), &ldu, vtcm.data(), &ldvt, work.data(), &lwork,
+                iwork.data(), &info, 1);
       }
       if (info != 0) {  // no convergence, or non-finite input: NaN, as JAX
         fill_nan(s, k);
         if (uv) fill_nan(u, m * uc), fill_nan(vt, vr * n);
+      } else if (uv) {
+        transpose(ucm.data(), u, uc, m);
+        transpose(vtcm.data(), vt, n, vr);
       }
     }
   });
