@@ -284,3 +284,256 @@ def _triangular_solve_batch(axis, vals, dims, **params):
 
 
 triangular_solve_p.def_rules(batch=_triangular_solve_batch)
+
+
+# ---- differentiation rules (JAX's) ----------------------------------------------------------------
+from xjax._src.interpreters import ad  # noqa: E402
+from xjax._src.lax.elementwise import eq, integer_pow, mul, neg, sub  # noqa: E402
+from xjax._src.lax.layout import concatenate, pad, reshape  # noqa: E402
+from xjax._src.lax.layout import slice as _slice  # noqa: E402
+
+
+def _shape(x):
+    return core.get_aval(x).shape
+
+
+def _dtype(x):
+    return core.get_aval(x).dtype
+
+
+def _sub(x, rows=None, cols=None):
+    """x[..., r0:r1, c0:c1]."""
+    shape = _shape(x)
+    r0, r1 = rows or (0, shape[-2])
+    c0, c1 = cols or (0, shape[-1])
+    nb = len(shape) - 2
+    return _slice(x, (0,) * nb + (r0, c0), shape[:-2] + (r1, c1))
+
+
+def _scalar(x, v):
+    return _full(_shape(x), v, _dtype(x))
+
+
+def _as_rows(s, k):
+    """s[..., None, :] broadcast to (..., k, n): every row is s."""
+    shape = _shape(s)
+    nb = len(shape) - 1
+    return broadcast_in_dim(s, shape[:-1] + (k, shape[-1]), tuple(range(nb)) + (nb + 1,))
+
+
+def _as_cols(s, k):
+    """s[..., :, None] broadcast to (..., n, k): every column is s."""
+    shape = _shape(s)
+    nb = len(shape) - 1
+    return broadcast_in_dim(s, shape[:-1] + (shape[-1], k), tuple(range(nb)) + (nb,))
+
+
+def _eye_like(x, n=None):
+    shape = _shape(x)
+    n = shape[-1] if n is None else n
+    return _eye(_dtype(x), shape[:-2] + (n, n))
+
+
+def _diag(x):
+    """The diagonal of each matrix (..., min(m, n)); read with a select, so off-diagonal infs stay out."""
+    shape = _shape(x)
+    k = min(shape[-2:])
+    sq = _sub(x, (0, k), (0, k))
+    from xjax._src.lax.reduction import reduce_sum
+    return reduce_sum(select(_eye(np.bool_, _shape(sq)), sq, _scalar(sq, 0)), (len(shape) - 1,))
+
+
+def _diag_matrix(s):
+    n = _shape(s)[-1]
+    rows = _as_rows(s, n)
+    return select(_eye(np.bool_, _shape(rows)), rows, _scalar(rows, 0))
+
+
+def _permute_rows(x, perm):
+    """x[..., perm, :] (perm int32 [..., m] with x's batch dims): a gather that transposes to a scatter-add."""
+    from xjax._src.lax.sorting import _take_along
+    shape = _shape(x)
+    nb = len(shape) - 2
+    idx = broadcast_in_dim(perm, shape, tuple(range(nb + 1)))
+    return _take_along(x, idx, nb)
+
+
+def _inverse_permutation(perm):
+    from xjax._src.lax.sorting import sort
+    shape = _shape(perm)
+    iota = broadcasted_iota(np.int32, shape, len(shape) - 1)
+    return sort((perm, iota), dimension=len(shape) - 1, num_keys=1)[1]
+
+
+def _cholesky_jvp(primals, tangents):
+    (x,), (sigma_dot,) = primals, tangents
+    L = cholesky_p.bind(x)  # already zero above the diagonal
+    # Forward-mode rule from https://arxiv.org/pdf/1602.07527.pdf: L_dot = L phi(L^-1 sigma_dot L^-T),
+    # phi taking the lower triangle with its diagonal halved.
+    tmp = triangular_solve(L, sigma_dot, left_side=False, transpose_a=True, lower=True)
+    inner = triangular_solve(L, tmp, left_side=True, transpose_a=False, lower=True)
+    phi = div(_tril(inner), add(_scalar(inner, 1), _eye_like(inner)))
+    return L, _matmul(L, phi)
+
+
+cholesky_p.def_rules(jvp=_cholesky_jvp)
+
+
+def _triangular_solve_jvp_a(g_a, ans, a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+    m, n = _shape(b)[-2:]
+    k = 1 if unit_diagonal else 0
+    g_a = _tril(g_a, -k) if lower else _triu(g_a, k)
+    g_a = neg(g_a)
+    g_a = _T(g_a) if transpose_a else g_a
+
+    def a_inverse(rhs):
+        return triangular_solve(a, rhs, left_side=left_side, lower=lower, transpose_a=transpose_a,
+                                unit_diagonal=unit_diagonal)
+
+    # A solve costs about a product: order the two as is cheaper.
+    if left_side:
+        return a_inverse(_matmul(g_a, ans)) if m > n else _matmul(a_inverse(g_a), ans)
+    return a_inverse(_matmul(ans, g_a)) if m < n else _matmul(ans, a_inverse(g_a))
+
+
+def _triangular_solve_transpose(ct, a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+    # Linear in b only (as div in its numerator): the cotangent goes through the transposed solve.
+    assert not ad.is_undefined(a) and ad.is_undefined(b)
+    if type(ct) is ad.Zero:
+        return [None, None]
+    ct_b = triangular_solve(a, ct, left_side=left_side, lower=lower, transpose_a=not transpose_a,
+                            unit_diagonal=unit_diagonal)
+    return [None, ct_b]
+
+
+ad.defjvp2(triangular_solve_p, _triangular_solve_jvp_a,
+           lambda g_b, ans, a, b, **params: triangular_solve_p.bind(a, g_b, **params))
+triangular_solve_p.def_rules(transpose=_triangular_solve_transpose)
+
+
+def _lu_jvp(primals, tangents):
+    # Differentiation of Matrix Functionals Using Triangular Factorization (De Hoog, Anderssen, Lukas):
+    # L' = L tril(L^-1 A' U^-1, -1), U' = triu(L^-1 A' U^-1) U (A' with P's rows).
+    (a,), (a_dot,) = primals, tangents
+    lu_, pivots, permutation = lu_p.bind(a)
+    shape = _shape(a)
+    m, n = shape[-2:]
+    k = min(m, n)
+    nb = len(shape) - 2
+    zero = asarray(0, _dtype(a))
+    no_pad = ((0, 0, 0),) * nb
+    l = pad(_tril(_sub(lu_, cols=(0, k)), -1), zero, no_pad + ((0, 0, 0), (0, m - k, 0)))
+    l = add(l, _eye_like(l))
+    u_eye = pad(_eye(_dtype(a), shape[:-2] + (n - k, n - k)), zero, no_pad + ((k, 0, 0), (k, 0, 0)))
+    u = add(pad(_triu(_sub(lu_, rows=(0, k))), zero, no_pad + ((0, n - k, 0), (0, 0, 0))), u_eye)
+    la = triangular_solve(l, _permute_rows(a_dot, permutation), left_side=True, lower=True, unit_diagonal=True)
+    lau = triangular_solve(u, la, left_side=False, lower=False)
+    lu_dot = add(_matmul(l, _tril(lau, -1)), _matmul(_triu(lau), u))
+    return [lu_, pivots, permutation], [lu_dot, None, None]
+
+
+lu_p.def_rules(jvp=_lu_jvp)
+lu_pivots_to_permutation_p.def_rules(jvp=lambda primals, tangents, **params: (
+    lu_pivots_to_permutation_p.bind(*primals, **params), None))
+
+
+def _lu_solve_transposed(lu_, permutation, b):
+    """X with A^T X = B, given P A = L U (lu_, permutation): A^T = U^T L^T P."""
+    y = triangular_solve(lu_, b, left_side=True, lower=False, transpose_a=True)
+    z = triangular_solve(lu_, y, left_side=True, lower=True, transpose_a=True, unit_diagonal=True)
+    return _permute_rows(z, _inverse_permutation(permutation))
+
+
+def _thin_qr_jvp(q, r, dx):
+    """JVP of the QR decomposition of [..., m, n] matrices with m >= n (j-towns.github.io/papers/qr-derivative.pdf)."""
+    dx_rinv = triangular_solve(r, dx)  # right side: dx R^-1
+    qt_dx_rinv = _matmul(_T(q), dx_rinv)
+    lower = _tril(qt_dx_rinv, -1)
+    do = sub(lower, _T(lower))  # skew-symmetric
+    dq = add(_matmul(q, sub(do, qt_dx_rinv)), dx_rinv)
+    dr = _matmul(sub(qt_dx_rinv, do), r)
+    return dq, dr
+
+
+def _qr_jvp(primals, tangents, *, pivoting, full_matrices, use_magma=None):
+    (x,), (dx,) = primals, tangents
+    q, r = qr_p.bind(x, pivoting=pivoting, full_matrices=full_matrices, use_magma=use_magma)
+    m, n = _shape(x)[-2:]
+    if m < n:  # wide: X = [X1 X2] = Q [R1 R2]; (Q, R1) is the QR of the square X1, R2 = Q^T X2
+        x2, dx1, dx2 = _sub(x, cols=(m, n)), _sub(dx, cols=(0, m)), _sub(dx, cols=(m, n))
+        dq, dr1 = _thin_qr_jvp(q, _sub(r, cols=(0, m)), dx1)
+        dr2 = add(_matmul(_T(dq), x2), _matmul(_T(q), dx2))
+        return [q, r], [dq, concatenate((dr1, dr2), len(_shape(x)) - 1)]
+    q_mn = _sub(q, cols=(0, n)) if full_matrices else q
+    r_nn = _sub(r, rows=(0, n)) if full_matrices else r
+    dq_mn, dr_nn = _thin_qr_jvp(q_mn, r_nn, dx)
+    if not full_matrices or m == n:
+        return [q, r], [dq_mn, dr_nn]
+    # The complete Q of a tall matrix (https://arxiv.org/pdf/2409.13374, eqs. 32-33).
+    q_nn, q_pn, q_mp = _sub(q_mn, rows=(0, n)), _sub(q_mn, rows=(n, m)), _sub(q, cols=(n, m))
+    dq_nn, dq_pn = _sub(dq_mn, rows=(0, n)), _sub(dq_mn, rows=(n, m))
+    lu_, _, perm = lu(sub(q_nn, _eye_like(q_nn)))
+    z_pn_t = _lu_solve_transposed(lu_, perm, _T(q_pn))  # (Q_nn - I)^T Z^T = Q_pn^T
+    z_pn = _T(z_pn_t)
+    dq_mp = sub(_matmul(dq_mn, z_pn_t),
+                _matmul(add(q_mn, _matmul(q_mp, z_pn)), _T(sub(dq_pn, _matmul(z_pn, dq_nn)))))
+    nd = len(_shape(x))
+    zeros = _full(_shape(x)[:-2] + (m - n, n), 0, _dtype(x))
+    return [q, r], [concatenate((dq_mn, dq_mp), nd - 1), concatenate((dr_nn, zeros), nd - 2)]
+
+
+qr_p.def_rules(jvp=_qr_jvp)
+
+
+def _eigh_jvp(primals, tangents, *, lower, sort_eigenvalues, subset_by_index, algorithm):
+    # Distinct eigenvalues (nondegenerate perturbation theory, see
+    # https://people.maths.ox.ac.uk/gilesm/files/NA-08-01.pdf).
+    (a,), (a_dot,) = primals, tangents
+    n = _shape(a)[-1]
+    if not (subset_by_index is None or tuple(subset_by_index) == (0, n)):
+        raise NotImplementedError("Derivatives not defined for partial eigen decomposition.")
+    v, w = eigh_p.bind(symmetrize(a), lower=lower, sort_eigenvalues=sort_eigenvalues,
+                       subset_by_index=subset_by_index, algorithm=algorithm)
+    eye_n = _eye_like(v)
+    # 1 / (w_j - w_i) off the diagonal, 0 on it, without dividing by zero there.
+    fmat = sub(integer_pow(add(eye_n, sub(_as_rows(w, n), _as_cols(w, n))), -1), eye_n)
+    vt_adot_v = _matmul(_matmul(_T(v), a_dot), v)
+    return [v, w], [_matmul(v, mul(fmat, vt_adot_v)), _diag(vt_adot_v)]
+
+
+eigh_p.def_rules(jvp=_eigh_jvp)
+
+
+def _svd_jvp(primals, tangents, *, full_matrices, compute_uv, subset_by_index, algorithm=None):
+    (a,), (da,) = primals, tangents
+    m, n = _shape(a)[-2:]
+    s, u, vt = svd_p.bind(a, full_matrices=False, compute_uv=True, subset_by_index=subset_by_index,
+                          algorithm=algorithm)
+    if compute_uv and full_matrices and m != n:
+        raise NotImplementedError("Singular value decomposition JVP not implemented for full matrices")
+    ut, v = _T(u), _T(vt)
+    k = _shape(s)[-1]
+    ds_mat = _matmul(_matmul(ut, da), v)
+    ds = _diag(ds_mat)
+    if not compute_uv:
+        return [s], [ds]
+    s_row, s_col = _as_rows(s, k), _as_cols(s, k)  # s[..., None, :] and s[..., :, None]
+    eye_k = _eye_like(ds_mat)
+    s_diffs = mul(add(s_row, s_col), sub(s_row, s_col))
+    f = sub(div(_scalar(eye_k, 1), add(s_diffs, eye_k)), eye_k)
+    dss, sds = mul(s_row, ds_mat), mul(s_col, ds_mat)
+    s_zeros = convert_element_type(eq(s, _scalar(s, 0)), _dtype(s))
+    s_inv = sub(div(_scalar(s, 1), add(s, s_zeros)), s_zeros)
+    du_dv_diag = mul(mul(_scalar(ds_mat, 0.5), sub(ds_mat, _T(ds_mat))), _diag_matrix(s_inv))
+    du = _matmul(u, add(mul(f, add(dss, _T(dss))), du_dv_diag))
+    dv = _matmul(v, mul(f, add(sds, _T(sds))))
+    if m > n:
+        dav = _matmul(da, v)
+        du = add(du, div(sub(dav, _matmul(u, _matmul(ut, dav))), _as_rows(s, m)))
+    if n > m:
+        dahu = _matmul(_T(da), u)
+        dv = add(dv, div(sub(dahu, _matmul(v, _matmul(vt, dahu))), _as_rows(s, n)))
+    return [s, u, vt], [ds, du, _T(dv)]
+
+
+svd_p.def_rules(jvp=_svd_jvp)
