@@ -105,10 +105,10 @@ std::vector<TypeInfo> infer_triangular_solve(const std::vector<TypeInfo>& in, co
   const OpId op = OpId::triangular_solve_;
   const TypeInfo &a = in[0], &b = in[1];
   check_matrix(op, a, 0);
-  check_matrix(op, b, 1);
   if (a.dtype != b.dtype)
     fail_type(op, std::string("lax.triangular_solve requires arguments to have the same dtypes, got ") +
                       dtype_name(a.dtype) + ", " + dtype_name(b.dtype) + ".");
+  check_matrix(op, b, 1);
   const size_t ra = a.shape.size(), rb = b.shape.size();
   if (ra != rb)
     fail_type(op, "All inputs to triangular_solve must have the same number of batch dimensions, but got [" +
