@@ -63,13 +63,23 @@ def test_cholesky_not_positive_definite_gives_nan_for_that_matrix_only(dtype):
     a = spd(np.random.default_rng(1), (3,), 4, dtype)
     a[1] = -a[1]
     (l,) = run_op("cholesky", a)
-    assert np.isnan(l[1]).all()
+    assert np.isnan(l[1][np.tril_indices(4)]).all() and not np.triu(l[1], 1).any()  # JAX's, after its tril
     close(l[[0, 2]], np.linalg.cholesky(a[[0, 2]].astype(np.float64)), dtype, 4)
 
 
 def test_cholesky_of_nan_does_not_crash():
     (l,) = run_op("cholesky", np.array([[1.0, np.nan], [np.nan, 1.0]], np.float32))
-    assert np.isnan(l[1]).all()
+    assert np.isnan(l[1]).all()  # as JAX: [[1, 0], [nan, nan]]
+
+
+@pytest.mark.parametrize("n", [200, 333, 520])  # one large matrix: the blocked algorithm over the pool
+def test_cholesky_large(n):
+    rng = np.random.default_rng(n)
+    a = spd(rng, (), n, "float64")
+    (l,) = run_op("cholesky", a)
+    np.testing.assert_allclose(l, np.linalg.cholesky(a), rtol=1e-10, atol=1e-10)
+    a[n - 3, n - 3] = -1e6  # fails late: in the last panel
+    assert np.isnan(run_op("cholesky", a)[0][np.tril_indices(n)]).all()
 
 
 # ---- lu ----------------------------------------------------------------------------------------
@@ -109,6 +119,15 @@ def test_lu_of_singular_matrices_is_finite(dtype):
     lu, piv, perm = run_op("lu", rank1)
     assert np.isfinite(lu).all()
     check_lu(rank1, lu, piv, perm, dtype)
+
+
+@pytest.mark.parametrize("shape", [(300, 300), (400, 260), (260, 530), (2, 200, 200)])
+def test_lu_large(shape):
+    a = rand(np.random.default_rng(sum(shape)), shape, "float64")
+    if len(shape) == 2:
+        a[:, 7] = a[:, 3]  # singular: no NaN, as LAPACK
+    lu, piv, perm = run_op("lu", a)
+    check_lu(a, lu, piv, perm, "float64")
 
 
 def test_lu_recorded_from_jax():

@@ -28,6 +28,12 @@ void for_batch(int64_t count, double cost, const std::function<void(int64_t, int
   parallel_for(count, grain, fn);
 }
 
+void parallel_rows(int64_t rows, int64_t cols, const std::function<void(int64_t, int64_t)>& fn) {
+  // Blocks of 8 rows (the transpose's tile), ~64K elements per task.
+  const int64_t blocks = (rows + 7) / 8, grain = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(8 * cols, 1));
+  parallel_for(blocks, grain, [&](int64_t b0, int64_t b1) { fn(b0 * 8, std::min(rows, b1 * 8)); });
+}
+
 std::array<int, 2> workspace(Routine r, DType dt, std::array<int64_t, 4> dims,
                              const std::function<std::array<int, 2>()>& query) {
   using Key = std::array<int64_t, 6>;

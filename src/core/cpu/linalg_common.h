@@ -45,15 +45,40 @@ int lwork_of(T w, OpId op) {
   return std::max(1, int(v));
 }
 
-// dst (cols x rows, row-major) = transpose of src (rows x cols, row-major): also the conversion
-// between a row-major matrix and a column-major one (leading dimension = rows).
+// dst (cols x rows, row-major) = transpose of src (rows x cols, row-major), for src's rows
+// [r0, r1): also the conversion between a row-major matrix and a column-major one (leading
+// dimension = rows). In 8 x 8 blocks through registers: wider tiles thrash the cache when a
+// dimension is a power of two.
+template <typename T>
+void transpose_rows(const T* src, T* dst, int64_t rows, int64_t cols, int64_t r0, int64_t r1) {
+  constexpr int64_t B = 8;
+  int64_t i0 = r0;
+  for (; i0 + B <= r1; i0 += B) {
+    int64_t j0 = 0;
+    for (; j0 + B <= cols; j0 += B) {
+      T t[B][B];
+      for (int64_t i = 0; i < B; ++i)
+        for (int64_t j = 0; j < B; ++j) t[j][i] = src[(i0 + i) * cols + j0 + j];
+      for (int64_t j = 0; j < B; ++j)
+        for (int64_t i = 0; i < B; ++i) dst[(j0 + j) * rows + i0 + i] = t[j][i];
+    }
+    for (int64_t i = i0; i < i0 + B; ++i)
+      for (int64_t j = j0; j < cols; ++j) dst[j * rows + i] = src[i * cols + j];
+  }
+  for (int64_t i = i0; i < r1; ++i)
+    for (int64_t j = 0; j < cols; ++j) dst[j * rows + i] = src[i * cols + j];
+}
+
 template <typename T>
 void transpose(const T* src, T* dst, int64_t rows, int64_t cols) {
-  constexpr int64_t B = 32;  // tiles, so both sides stay in cache
-  for (int64_t i0 = 0; i0 < rows; i0 += B)
-    for (int64_t j0 = 0; j0 < cols; j0 += B)
-      for (int64_t i = i0; i < std::min(rows, i0 + B); ++i)
-        for (int64_t j = j0; j < std::min(cols, j0 + B); ++j) dst[j * rows + i] = src[i * cols + j];
+  transpose_rows(src, dst, rows, cols, 0, rows);
+}
+
+// The same over the current pool (inline inside a parallel region, or when small).
+void parallel_rows(int64_t rows, int64_t cols, const std::function<void(int64_t, int64_t)>& fn);
+template <typename T>
+void transpose_parallel(const T* src, T* dst, int64_t rows, int64_t cols) {
+  parallel_rows(rows, cols, [&](int64_t r0, int64_t r1) { transpose_rows(src, dst, rows, cols, r0, r1); });
 }
 
 template <typename T>
@@ -78,6 +103,16 @@ void eye(T* p, int64_t rows, int64_t cols) {
   fill(p, rows * cols, T(0));
   for (int64_t i = 0; i < std::min(rows, cols); ++i) p[i * cols + i] = T(1);
 }
+
+// Factorizations of one large matrix split over the current pool (linalg_blocked.cpp), for when
+// the batch is too small to keep the threads busy. Same results as LAPACK's potrf / getrf up to
+// rounding (and the same pivots): the right-looking blocked algorithms LAPACK uses, with the
+// trailing updates (trsm, gemm, syrk) shared out by columns.
+bool use_blocked(int64_t count, int64_t order);  // whether a batch of `count` matrices of that order should
+template <typename T>
+int blocked_potrf_upper(const LapackFns<T>& f, T* a, int64_t n);  // column-major; potrf's info
+template <typename T>
+void blocked_getrf(const LapackFns<T>& f, T* a, int64_t m, int64_t n, int* ipiv);  // column-major, ld m
 
 // The row swaps of LU pivots (0-based) applied in order to the identity permutation of size m, as
 // jax.lax.linalg.lu_pivots_to_permutation: a negative pivot counts from the end, a read out of
