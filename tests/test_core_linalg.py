@@ -187,6 +187,18 @@ def test_qr_matches_numpy(batch, m, n, full, dtype, seed):
     assert not np.tril(mats(r), -1).any()
 
 
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (2, 4, 4), (0, 3)])
+def test_qr_pivoting(shape):
+    a = rand(np.random.default_rng(2), shape, "float64")
+    q, r, p = run_op("qr", a, full_matrices=0, pivoting=1)
+    assert p.shape == shape[:-1][:-1] + (shape[-1],) and p.dtype == np.int32
+    for x, qi, ri, pi in zip(mats(a), mats(q), mats(r), mats(p, 1)):
+        if x.size:
+            want_q, want_r, want_p = scipy.linalg.qr(x, pivoting=True, mode="economic")
+            np.testing.assert_array_equal(pi, want_p)
+            close(qi @ ri, x[:, pi], "float64", 10)
+
+
 def test_qr_of_rank_deficient_and_nan_input_does_not_crash():
     q, r = run_op("qr", np.zeros((4, 3)))
     np.testing.assert_allclose(q @ r, np.zeros((4, 3)))

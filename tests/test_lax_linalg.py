@@ -119,7 +119,8 @@ def test_triangular_solve_vector_right_hand_side():
 
 def test_symmetrize_input_false_reads_one_triangle():
     a = np.array([[4.0, 100.0], [2.0, 3.0]], np.float32)
-    np.testing.assert_allclose(linalg.cholesky(a, symmetrize_input=False), np.linalg.cholesky(np.tril(a) + np.tril(a, -1).T))
+    lower = np.tril(a) + np.tril(a, -1).T
+    np.testing.assert_allclose(linalg.cholesky(a, symmetrize_input=False), np.linalg.cholesky(lower))
     w_low = linalg.eigh(a, symmetrize_input=False)[1]
     w_up = linalg.eigh(a, lower=False, symmetrize_input=False)[1]
     np.testing.assert_allclose(w_low, np.linalg.eigvalsh(a, "L"), rtol=1e-6)
@@ -140,7 +141,6 @@ def test_integer_input():
     (lambda: linalg.cholesky(jnp.ones((2, 3)), symmetrize_input=False), ValueError, "must be a square matrix"),
     (lambda: linalg.lu(jnp.ones((3,))), TypeError, r"Input 0 to lu must have rank at least 2, but got shape=\(3,\)"),
     (lambda: linalg.qr(jnp.ones((3,))), TypeError, "must have rank at least 2"),
-    (lambda: linalg.qr(jnp.ones((3, 3)), pivoting=True), NotImplementedError, "pivoting"),
     (lambda: linalg.eigh(jnp.eye(3), subset_by_index=(0, 2)), NotImplementedError, "subset_by_index"),
     (lambda: linalg.eigh(jnp.eye(3), implementation=linalg.EighImplementation.JACOBI), NotImplementedError, "Jacobi"),
     (lambda: linalg.svd(jnp.eye(3), subset_by_index=(0, 2)), ValueError, "cannot both be set"),
@@ -154,6 +154,32 @@ def test_integer_input():
 def test_errors(call, err, match):
     with pytest.raises(err, match=match):
         call()
+
+
+def test_qr_pivoting_recorded_from_jax():
+    x = jnp.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.5], [7.0, 8.5, 9.0]])
+    q, r, p = linalg.qr(x, pivoting=True)
+    np.testing.assert_array_equal(p, [2, 0, 1])
+    np.testing.assert_allclose(q, [[-0.2608695, -0.76859456, -0.5841312], [-0.5652173, -0.36892483, 0.7378509],
+                                   [-0.78260857, 0.52264416, -0.33818173]], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(r, [[-11.500001, -7.999999, -9.999998], [0, 1.414215, 1.0606622],
+                                   [0, 0, -0.35355222]], rtol=1e-5, atol=1e-5)
+    q, r, p = linalg.qr(jnp.ones((0, 3)), pivoting=True)
+    np.testing.assert_array_equal(p, [0, 0, 0])
+
+
+@pytest.mark.parametrize("shape", [(6, 4), (4, 6), (2, 5, 5)])
+@pytest.mark.parametrize("full", [False, True])
+def test_qr_pivoting_matches_scipy(x64, shape, full):
+    x = tall(np.random.default_rng(10), shape, np.float64)
+    q, r, p = linalg.qr(x, pivoting=True, full_matrices=full)
+    for xi, qi, ri, pi in zip(x.reshape((-1,) + shape[-2:]), np.asarray(q).reshape((-1,) + q.shape[-2:]),
+                              np.asarray(r).reshape((-1,) + r.shape[-2:]), np.asarray(p).reshape(-1, shape[-1])):
+        want_q, want_r, want_p = scipy.linalg.qr(xi, pivoting=True, mode="full" if full else "economic")
+        np.testing.assert_array_equal(pi, want_p)
+        np.testing.assert_allclose(qi, want_q, atol=1e-12)
+        np.testing.assert_allclose(ri, want_r, atol=1e-12)
+        np.testing.assert_allclose(qi @ ri, xi[:, pi], atol=1e-12)
 
 
 def test_svd_subset_covering_everything_is_allowed():
@@ -193,6 +219,7 @@ def test_vmap_of_factorizations(in_axes):
     check_batch(linalg.eigh, (a,), in_axes, rtol=1e-5, atol=1e-5)
     check_batch(linalg.lu, (x,), in_axes, rtol=1e-6, atol=1e-6)
     check_batch(lambda x: linalg.qr(x, full_matrices=True), (x,), in_axes, rtol=1e-5, atol=1e-5)
+    check_batch(lambda x: linalg.qr(x, pivoting=True), (x,), in_axes, rtol=1e-5, atol=1e-5)
     check_batch(lambda x: linalg.svd(x, full_matrices=False), (x,), in_axes, rtol=1e-5, atol=1e-5, jit=True)
     piv = np.moveaxis(rng.integers(0, 4, (3, 2, 4)).astype(np.int32), 0, in_axes)
     check_batch(lambda p: linalg.lu_pivots_to_permutation(p, 5), (piv,), in_axes)
@@ -236,6 +263,14 @@ def test_grads_lu_qr_svd(x64, shape):
         check_grads(lambda x: linalg.qr(x, full_matrices=full), (x,), 1)
     check_grads(lambda x: linalg.svd(x, full_matrices=False), (x,), 1)
     check_grads(lambda x: linalg.svd(x, compute_uv=False), (x,), 2)
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (2, 4, 4)])
+def test_grads_qr_pivoting(x64, shape):
+    # Columns of distinct norms: the pivots stay put under the numerical differences.
+    x = tall(np.random.default_rng(11), shape, np.float64) * np.arange(1, shape[-1] + 1)
+    for full in (False, True):
+        check_grads(lambda x: linalg.qr(x, pivoting=True, full_matrices=full)[:2], (x,), 1)
 
 
 def test_svd_full_matrices_jvp_of_non_square_is_not_implemented(x64):

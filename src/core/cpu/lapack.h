@@ -14,6 +14,8 @@ struct LapackFns {
   void (*potrf)(const char* uplo, const int* n, T* a, const int* lda, int* info, Len);
   void (*getrf)(const int* m, const int* n, T* a, const int* lda, int* ipiv, int* info);
   void (*geqrf)(const int* m, const int* n, T* a, const int* lda, T* tau, T* work, const int* lwork, int* info);
+  void (*geqp3)(const int* m, const int* n, T* a, const int* lda, int* jpvt, T* tau, T* work, const int* lwork,
+                int* info);
   void (*orgqr)(const int* m, const int* n, const int* k, T* a, const int* lda, const T* tau, T* work,
                 const int* lwork, int* info);
   void (*syevd)(const char* jobz, const char* uplo, const int* n, T* a, const int* lda, T* w, T* work,

@@ -30,7 +30,8 @@ void for_batch(int64_t count, double cost, const std::function<void(int64_t, int
 
 void parallel_rows(int64_t rows, int64_t cols, const std::function<void(int64_t, int64_t)>& fn) {
   // Blocks of 8 rows (the transpose's tile), ~64K elements per task.
-  const int64_t blocks = (rows + 7) / 8, grain = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(8 * cols, 1));
+  const int64_t blocks = (rows + 7) / 8;
+  const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(8 * cols, 1));
   parallel_for(blocks, grain, [&](int64_t b0, int64_t b1) { fn(b0 * 8, std::min(rows, b1 * 8)); });
 }
 

@@ -3,7 +3,9 @@
 // follow jax.lax.linalg's. Results:
 //   cholesky(a[..., n, n])            -> l[..., n, n] (lower; NaN where a is not positive definite)
 //   lu(a[..., m, n])                  -> lu[..., m, n], pivots int32[..., min(m, n)], permutation int32[..., m]
-//   qr(a[..., m, n]; full_matrices)   -> q[..., m, k], r[..., k, n]; k = m if full_matrices else min(m, n)
+//   qr(a[..., m, n]; full_matrices, pivoting)
+//                                     -> q[..., m, k], r[..., k, n]; k = m if full_matrices else min(m, n);
+//                                        and with pivoting, p int32[..., n]: A[:, p] = Q R
 //   eigh(a[..., n, n]; lower)         -> v[..., n, n] (eigenvectors in columns), w[..., n] (ascending)
 //   svd(a[..., m, n]; full_matrices, compute_uv)
 //                                     -> s[..., k] (descending), u[..., m, m|k], vt[..., n|k, n]; k = min(m, n)
@@ -71,7 +73,9 @@ std::vector<TypeInfo> infer_qr(const std::vector<TypeInfo>& in, const Attrs& att
     fail_value(OpId::qr_, "q of shape (" + std::to_string(m) + ", " + std::to_string(k) +
                               ") is beyond LAPACK's 32-bit sizes");
   const Shape batch = batch_of(a.shape, 2);
-  return {{with(batch, {m, k}), a.dtype}, {with(batch, {k, n}), a.dtype}};
+  std::vector<TypeInfo> out{{with(batch, {m, k}), a.dtype}, {with(batch, {k, n}), a.dtype}};
+  if (flag(attrs, "pivoting", false)) out.push_back({with(batch, {n}), DType::Int32});
+  return out;
 }
 
 std::vector<TypeInfo> infer_eigh(const std::vector<TypeInfo>& in, const Attrs&) {
@@ -114,7 +118,8 @@ std::vector<TypeInfo> infer_triangular_solve(const std::vector<TypeInfo>& in, co
     fail_type(op, "All inputs to triangular_solve must have the same number of batch dimensions, but got [" +
                       std::to_string(ra - 2) + ", " + std::to_string(rb - 2) + "] batch dimensions for the inputs.");
   if (a.shape[ra - 2] != a.shape[ra - 1])
-    fail_value(op, "The first input to triangular_solve must be a square matrix. Got shape " + shape_str(a.shape) + ".");
+    fail_value(op, "The first input to triangular_solve must be a square matrix. Got shape " + shape_str(a.shape) +
+                       ".");
   const bool left = flag(attrs, "left_side", false);
   if (a.shape[ra - 1] != b.shape[left ? rb - 2 : rb - 1])
     fail_value(op, "Incompatible shapes for arguments to triangular_solve: " + shape_str(a.shape) + " and " +

@@ -49,7 +49,7 @@ def _primitive(name, attrs=None, multiple_results=True):
 
 
 def _qr_attrs(pivoting, full_matrices, use_magma=None):
-    return dict(full_matrices=full_matrices)
+    return dict(full_matrices=full_matrices, pivoting=pivoting)
 
 
 def _eigh_attrs(lower, sort_eigenvalues, subset_by_index, algorithm):
@@ -81,11 +81,6 @@ def _check_params(prim, checker):
     prim.abstract_eval = abstract_eval
 
 
-def _qr_check(aval, *, pivoting, full_matrices, use_magma=None):
-    if pivoting:
-        raise NotImplementedError("qr with pivoting=True is not implemented in xjax yet")
-
-
 def _eigh_check(aval, *, lower, sort_eigenvalues, subset_by_index, algorithm):
     n = aval.shape[-1] if aval.ndim else 0
     if not (subset_by_index is None or tuple(subset_by_index) == (0, n)):
@@ -107,7 +102,6 @@ def _svd_check(aval, *, full_matrices, compute_uv, subset_by_index, algorithm):
         raise NotImplementedError("The SVD Jacobi and Polar algorithms are not implemented on CPU.")
 
 
-_check_params(qr_p, _qr_check)
 _check_params(eigh_p, _eigh_check)
 _check_params(svd_p, _svd_check)
 
@@ -199,9 +193,10 @@ def lu_pivots_to_permutation(pivots, permutation_size):
 
 def qr(x, *, pivoting=False, full_matrices=True, use_magma=None):
     """QR decomposition A = Q R: q [..., m, m] and r [..., m, n] (full_matrices), or q [..., m, k]
-    and r [..., k, n] with k = min(m, n)."""
-    q, r = qr_p.bind(asarray(x), pivoting=bool(pivoting), full_matrices=bool(full_matrices), use_magma=use_magma)
-    return q, r
+    and r [..., k, n] with k = min(m, n). With pivoting, also p (int32 [..., n]) such that
+    A[..., :, p] = Q R with R's diagonal non-increasing in magnitude (LAPACK's geqp3)."""
+    return tuple(qr_p.bind(asarray(x), pivoting=bool(pivoting), full_matrices=bool(full_matrices),
+                           use_magma=use_magma))
 
 
 def eigh(x, *, lower=True, symmetrize_input=True, sort_eigenvalues=True, subset_by_index=None,
@@ -358,6 +353,11 @@ def _permute_rows(x, perm):
     return _take_along(x, idx, nb)
 
 
+def _permute_cols(x, perm):
+    """x[..., :, perm] (perm int32 [..., n] with x's batch dims)."""
+    return _T(_permute_rows(_T(x), perm))
+
+
 def _inverse_permutation(perm):
     from xjax._src.lax.sorting import sort
     shape = _shape(perm)
@@ -457,18 +457,26 @@ def _thin_qr_jvp(q, r, dx):
 
 def _qr_jvp(primals, tangents, *, pivoting, full_matrices, use_magma=None):
     (x,), (dx,) = primals, tangents
-    q, r = qr_p.bind(x, pivoting=pivoting, full_matrices=full_matrices, use_magma=use_magma)
+    outs = qr_p.bind(x, pivoting=pivoting, full_matrices=full_matrices, use_magma=use_magma)
+    dq, dr = _qr_tangents(x, dx, *outs, full_matrices=full_matrices)
+    return outs, [dq, dr] + [None] * (len(outs) - 2)
+
+
+def _qr_tangents(x, dx, q, r, p=None, *, full_matrices):
+    """(dq, dr) of A = Q R, or of A[:, p] = Q R with pivoting (the permutation does not move)."""
+    if p is not None:
+        x, dx = _permute_cols(x, p), _permute_cols(dx, p)
     m, n = _shape(x)[-2:]
     if m < n:  # wide: X = [X1 X2] = Q [R1 R2]; (Q, R1) is the QR of the square X1, R2 = Q^T X2
         x2, dx1, dx2 = _sub(x, cols=(m, n)), _sub(dx, cols=(0, m)), _sub(dx, cols=(m, n))
         dq, dr1 = _thin_qr_jvp(q, _sub(r, cols=(0, m)), dx1)
         dr2 = add(_matmul(_T(dq), x2), _matmul(_T(q), dx2))
-        return [q, r], [dq, concatenate((dr1, dr2), len(_shape(x)) - 1)]
+        return dq, concatenate((dr1, dr2), len(_shape(x)) - 1)
     q_mn = _sub(q, cols=(0, n)) if full_matrices else q
     r_nn = _sub(r, rows=(0, n)) if full_matrices else r
     dq_mn, dr_nn = _thin_qr_jvp(q_mn, r_nn, dx)
     if not full_matrices or m == n:
-        return [q, r], [dq_mn, dr_nn]
+        return dq_mn, dr_nn
     # The complete Q of a tall matrix (https://arxiv.org/pdf/2409.13374, eqs. 32-33).
     q_nn, q_pn, q_mp = _sub(q_mn, rows=(0, n)), _sub(q_mn, rows=(n, m)), _sub(q, cols=(n, m))
     dq_nn, dq_pn = _sub(dq_mn, rows=(0, n)), _sub(dq_mn, rows=(n, m))
@@ -479,7 +487,7 @@ def _qr_jvp(primals, tangents, *, pivoting, full_matrices, use_magma=None):
                 _matmul(add(q_mn, _matmul(q_mp, z_pn)), _T(sub(dq_pn, _matmul(z_pn, dq_nn)))))
     nd = len(_shape(x))
     zeros = _full(_shape(x)[:-2] + (m - n, n), 0, _dtype(x))
-    return [q, r], [concatenate((dq_mn, dq_mp), nd - 1), concatenate((dr_nn, zeros), nd - 2)]
+    return concatenate((dq_mn, dq_mp), nd - 1), concatenate((dr_nn, zeros), nd - 2)
 
 
 qr_p.def_rules(jvp=_qr_jvp)
