@@ -184,6 +184,14 @@ CORE_FAMILIES = [
     ("sort", lambda g, x, s, dt, a: _add(g, "sort", [x], dimension=a, num_keys=1)),
     ("top_k", lambda g, x, s, dt, a: _add(g, "top_k", [x], k=s[-1] if s else 1)),
     ("iota", lambda g, x, s, dt, a: _add(g, "iota", [], dtype="int32", shape=list(s), dimension=a)),
+    ("cholesky", lambda g, x, s, dt, a: _add(g, "cholesky", [x])),
+    ("lu", lambda g, x, s, dt, a: _add(g, "lu", [x])),
+    ("qr", lambda g, x, s, dt, a: _add(g, "qr", [x], full_matrices=a % 2)),
+    ("eigh", lambda g, x, s, dt, a: _add(g, "eigh", [x], lower=a % 2)),
+    ("svd", lambda g, x, s, dt, a: _add(g, "svd", [x], full_matrices=a % 2, compute_uv=1)),
+    ("triangular_solve", lambda g, x, s, dt, a: _add(g, "triangular_solve", [x, x], left_side=a % 2, lower=1)),
+    ("lu_pivots_to_permutation", lambda g, x, s, dt, a: _add(g, "lu_pivots_to_permutation", [x],
+                                                             permutation_size=s[-1] + a if s else 1)),
 ]
 
 

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "core/cpu/contraction_blas.h"
+#include "core/cpu/lapack.h"
 #include "core/float_env.h"
 
 namespace xjax {
@@ -61,6 +62,7 @@ bool load_blas(const std::string& path) {
   // (measured: a 1024x784x64 sgemm 5x slower on 2 cores), and a device's share of the cores
   // could not be given to them.
   set_threads(1);
+  load_lapack(lib);  // LAPACK comes from the same library; without it only the linalg ops fail
   g_api.store(api, std::memory_order_release);  // never unloaded: kernels may hold the pointers
   return true;
 }

@@ -26,6 +26,7 @@ void ensure_registered() {
     register_convolution_infer(t);
     register_window_infer(t);
     register_sort_infer(t);
+    register_linalg_infer(t);
     register_compiler_infer(t);
     register_elementwise_cpu(t);
     register_reduction_cpu(t);
@@ -35,6 +36,7 @@ void ensure_registered() {
     register_convolution_cpu(t);
     register_window_cpu(t);
     register_sort_cpu(t);
+    register_linalg_cpu(t);
   });
 }
 }  // namespace

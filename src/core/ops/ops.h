@@ -21,6 +21,7 @@ constexpr int kNumOps = int(OpId::kCount);
 enum class OpKind {
   Elementwise, Source, Reduction, Cumulative, Layout, Index, Contraction, Sort,
   Window,     // reductions over sliding windows (and their derivatives)
+  Linalg,     // factorizations and solves of matrices in the last two dims (LAPACK)
   Broadcast,  // re-indexes its operand, element order kept (fusible as a load)
   Control,    // runs subgraphs (cond, while)
   Effect,     // side effects (host callbacks): kept by DCE, run in program order
@@ -75,6 +76,7 @@ void register_contraction_infer(OpTable&);
 void register_convolution_infer(OpTable&);
 void register_window_infer(OpTable&);
 void register_sort_infer(OpTable&);
+void register_linalg_infer(OpTable&);
 void register_compiler_infer(OpTable&);  // constant, control flow, callbacks, barrier (src/core/compiler)
 void register_elementwise_cpu(OpTable&);
 void register_reduction_cpu(OpTable&);
@@ -84,6 +86,7 @@ void register_contraction_cpu(OpTable&);
 void register_convolution_cpu(OpTable&);
 void register_window_cpu(OpTable&);
 void register_sort_cpu(OpTable&);
+void register_linalg_cpu(OpTable&);
 
 // Helpers shared by infer functions: "[op] message" errors and axis checks.
 [[noreturn]] void fail_type(OpId op, const std::string& msg);

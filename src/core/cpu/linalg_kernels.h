@@ -1,0 +1,17 @@
+// The CPU kernels of the linear-algebra ops (shape rules and conventions: core/ops/linalg.cpp).
+#pragma once
+#include <vector>
+
+#include "core/ops/ops.h"
+
+namespace xjax {
+
+void cholesky_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs);
+void lu_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs);
+void lu_pivots_to_permutation_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs);
+void qr_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs);
+void eigh_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs);
+void svd_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs);
+void triangular_solve_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs);
+
+}  // namespace xjax
