@@ -63,6 +63,12 @@ void FusedProgram::finalize() {
     if (last_use[out] < 0 && slot_buffer[out] >= 0) free_list.push_back(slot_buffer[out]);  // unused result
   }
   num_buffers = int(persistent.size());
+  // Work per element in units (a step, a gathered load, a reduction); scheduling is sized for
+  // programs of up to kRefUnits, so that a task's work stays about the same.
+  constexpr int64_t kRefUnits = 8;
+  int64_t units = int64_t(steps.size() + reductions.size());
+  for (const FusedLoad& L : loads) units += L.kind == FusedLoad::Kind::Strided;
+  task_elements = kTaskElements * kRefUnits / std::max(kRefUnits, units);
   // A tile's buffers should stay in L2 together with the streams through it.
   tile = num_buffers > 8 ? 512 : 1024;
   if (n < tile) tile = std::max<int64_t>(n, 1);
@@ -105,7 +111,7 @@ void FusedProgram::run_elementwise(const void* const* inputs, void* const* outpu
     for (int64_t i = b; i < e; ++i) t.compute(i * tile, std::min(tile, n - i * tile));
   };
   if (tiles == 1) return body(0, 1);
-  parallel_for(tiles, std::max<int64_t>(1, kTaskElements / tile), body);
+  parallel_for(tiles, std::max<int64_t>(1, task_elements / tile), body);
 }
 
 void FusedProgram::run_empty(void* const* outputs) const {

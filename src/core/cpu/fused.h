@@ -79,7 +79,10 @@ class FusedProgram {
   // "exp(%3), mul(%4, %1) -> sum" style summary.
   std::string describe() const;
 
-  // Filled by finalize(): the tile length and each slot's home (-1: read or written in place).
+  // Filled by finalize(): elements per parallel task (fewer for programs with more work per
+  // element, such as many sibling groups run as one), the tile length and each slot's home (-1:
+  // read or written in place).
+  int64_t task_elements = 1 << 15;
   int64_t tile = 1024;
   std::vector<int> slot_buffer;
   int num_buffers = 0;

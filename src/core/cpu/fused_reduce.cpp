@@ -42,7 +42,7 @@ void FusedProgram::run_inner(const void* const* inputs, void* const* outputs) co
       }
     };
     if (tiles == 1) return body(0, 1);
-    return parallel_for(tiles, std::max<int64_t>(1, kTaskElements / (m * r)), body);
+    return parallel_for(tiles, std::max<int64_t>(1, task_elements / (m * r)), body);
   }
 
   int64_t segs = 1;
@@ -64,7 +64,7 @@ void FusedProgram::run_inner(const void* const* inputs, void* const* outputs) co
     }
   };
   if (tasks == 1) body(0, 1);
-  else parallel_for(tasks, std::max<int64_t>(1, kTaskElements / std::max<int64_t>(1, r / segs)), body);
+  else parallel_for(tasks, std::max<int64_t>(1, task_elements / std::max<int64_t>(1, r / segs)), body);
   for (int64_t row = 0; row < k0; ++row)
     for (size_t j = 0; j < nr; ++j) {
       uint64_t* first = partial.data() + size_t(row * segs) * nr + j;
@@ -120,7 +120,7 @@ void FusedProgram::run_outer(const void* const* inputs, void* const* outputs) co
     }
   };
   if (tasks == 1) body(0, 1);
-  else parallel_for(tasks, std::max<int64_t>(1, kTaskElements / std::max<int64_t>(1, r / segs * w)), body);
+  else parallel_for(tasks, std::max<int64_t>(1, task_elements / std::max<int64_t>(1, r / segs * w)), body);
   if (segs == 1) return;
   for (int64_t bt = 0; bt < base; ++bt) {
     int64_t kk = bt / nb, c = (bt % nb) * w, width = std::min(w, k1 - c);

@@ -57,6 +57,27 @@ void strided_run(char* dst, const char* src, int64_t stride, int64_t n) {
   for (int64_t i = 0; i < n; ++i) d[i] = s[i * stride];
 }
 
+// memcpy for the short runs of windows and slices (a few elements): two overlapping word copies
+// instead of a call.
+inline void copy_run(char* dst, const char* src, size_t bytes) {
+  if (bytes > 16) return (void)std::memcpy(dst, src, bytes);
+  if (bytes >= 8) {
+    uint64_t a, b;
+    std::memcpy(&a, src, 8);
+    std::memcpy(&b, src + bytes - 8, 8);
+    std::memcpy(dst, &a, 8);
+    std::memcpy(dst + bytes - 8, &b, 8);
+  } else if (bytes >= 4) {
+    uint32_t a, b;
+    std::memcpy(&a, src, 4);
+    std::memcpy(&b, src + bytes - 4, 4);
+    std::memcpy(dst, &a, 4);
+    std::memcpy(dst + bytes - 4, &b, 4);
+  } else {
+    for (size_t i = 0; i < bytes; ++i) dst[i] = src[i];
+  }
+}
+
 // dst[0:len] = the load's values at flat indices [start, start + len): runs along the last dim
 // are filled (stride 0), copied (stride 1) or gathered. `idx` holds one counter per dim.
 template <typename Index>
@@ -74,7 +95,7 @@ __attribute__((always_inline)) inline void gather_runs(const FusedLoad& L, const
     int64_t run = std::min(inner - idx[rank - 1], len);
     const char* src = base + off * int64_t(es);
     if (st == 0) fill(dst, src, es, run);
-    else if (st == 1) std::memcpy(dst, src, size_t(run) * es);
+    else if (st == 1) copy_run(dst, src, size_t(run) * es);
     else if (es == 1) strided_run<uint8_t>(dst, src, st, run);
     else if (es == 2) strided_run<uint16_t>(dst, src, st, run);
     else if (es == 4) strided_run<uint32_t>(dst, src, st, run);
@@ -118,9 +139,26 @@ inline void iota(const FusedLoad& L, DType dt, char* dst, int64_t start, int64_t
   });
 }
 
+// Rows of `inner` contiguous elements `row_stride` apart (a window or a slice of a matrix): no
+// per-run index arithmetic, which dominates when rows are a few elements long.
+inline void gather_rows(const FusedLoad& L, const char* base, char* dst, size_t es, int64_t start, int64_t len) {
+  const int64_t inner = L.shape[1], row_step = L.strides[0] * int64_t(es);
+  const size_t row_bytes = size_t(inner) * es;
+  int64_t row = start / inner, col = start % inner;
+  const char* src = base + (row * L.strides[0] + col) * int64_t(es);
+  int64_t run = std::min(inner - col, len);
+  copy_run(dst, src, size_t(run) * es);
+  dst += size_t(run) * es;
+  len -= run;
+  src += row_step - col * int64_t(es);
+  for (; len >= inner; len -= inner, dst += row_bytes, src += row_step) copy_run(dst, src, row_bytes);
+  if (len > 0) copy_run(dst, src, size_t(len) * es);
+}
+
 // Any rank. The counters of up to 16 dims live in a local array, which the compiler keeps apart
 // from the bytes written to dst (a pointer that may reach the heap would be reloaded per run).
 inline void gather(const FusedLoad& L, const char* base, char* dst, size_t es, int64_t start, int64_t len) {
+  if (L.shape.size() == 2 && L.strides[1] == 1) return gather_rows(L, base, dst, es, start, len);
   if (L.shape.size() <= 16) {
     int64_t idx[16];
     gather_runs(L, base, dst, es, start, len, idx);
