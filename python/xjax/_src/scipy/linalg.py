@@ -256,8 +256,9 @@ def block_diag(*arrs):
     arrs = util.promote_dtypes(*[util.asarray(a) for a in arrs])
     for i, a in enumerate(arrs):
         if a.aval.ndim > 2:
-            raise ValueError(f"Arguments to jax.scipy.linalg.block_diag must have at most 2 dimensions, got {a} at "
-                             f"argument {i}.")
+            shape = ",".join(map(str, a.aval.shape))
+            raise ValueError(f"Arguments to jax.scipy.linalg.block_diag must have at most 2 dimensions, got "
+                             f"{a.aval.dtype.name}[{shape}] at argument {i}.")
     blocks = [manipulation.atleast_2d(a) for a in arrs]
     total = sum(b.aval.shape[1] for b in blocks)
     rows, col = [], 0
