@@ -288,3 +288,14 @@ def test_jit_and_vmap_match_eager():
           sl.cho_solve(sl.cho_factor(spds), b), 1e-4)
     close(xjax.vmap(lambda x: sl.lu(x, permute_l=True))(a), sl.lu(a, permute_l=True), 1e-6)
     close(xjax.vmap(xjax.grad(lambda x: sl.expm(x).sum()))(a / 8), xjax.grad(lambda x: sl.expm(x).sum())(a / 8), 1e-4)
+
+
+def test_lists_where_jax_takes_them():
+    # JAX's jax.scipy.linalg runs jnp.asarray on the matrices of these; det/inv/solve/expm reject lists.
+    m = [[2.0, 1.0], [1.0, 3.0]]
+    close(sl.cholesky(m, lower=True), np.linalg.cholesky(np.array(m)), 1e-6)
+    close(sl.solve_triangular(m, [1.0, 2.0]), scipy.linalg.solve_triangular(np.array(m), [1.0, 2.0]), 1e-6)
+    close(sl.solve(m, [1.0, 2.0], assume_a="pos"), np.linalg.solve(np.array(m), [1.0, 2.0]), 1e-6)
+    for call in (lambda: sl.det(m), lambda: sl.expm(m), lambda: sl.lu_solve((np.array(m), [0, 1]), np.ones(2))):
+        with pytest.raises(TypeError):
+            call()

@@ -15,7 +15,8 @@ from xjax._src.numpy.linalg_solve import _gufunc_operands
 
 
 def _inexact(*args):
-    return util.promote_dtypes_inexact(*[util.asarray(a) for a in args])
+    """The operands as arrays (lists too, as JAX's jnp.asarray takes them) promoted to a float dtype."""
+    return util.promote_dtypes_inexact(*[creation.asarray(a) for a in args])
 
 
 def _matrix(name, a, square=False):
