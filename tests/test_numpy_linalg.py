@@ -143,6 +143,10 @@ def test_signatures_match_jax():
         "trace": "(x, /, *, offset=0, dtype=None)", "diagonal": "(x, /, *, offset=0)", "outer": "(x1, x2, /)",
         "cross": "(x1, x2, /, *, axis=-1)", "multi_dot": "(arrays, *, precision=None)",
         "tensorinv": "(a, ind=2)", "tensorsolve": "(a, b, axes=None)", "cond": "(x, p=None)",
+        "matmul": "(x1, x2, /, *, precision=None, preferred_element_type=None)",
+        "tensordot": "(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None, out_sharding=None)",
+        "solve": "(a, b)", "inv": "(a)", "det": "(a)", "norm": "(x, ord=None, axis=None, keepdims=False)",
+        "matrix_power": "(a, n)", "svdvals": "(x, /)", "eig": "(a)", "eigvals": "(a)",
     }
     for name, sig in want.items():
         assert str(inspect.signature(getattr(jnp.linalg, name))) == sig, name

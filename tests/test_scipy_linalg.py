@@ -299,3 +299,30 @@ def test_lists_where_jax_takes_them():
     for call in (lambda: sl.det(m), lambda: sl.expm(m), lambda: sl.lu_solve((np.array(m), [0, 1]), np.ones(2))):
         with pytest.raises(TypeError):
             call()
+
+
+def test_signatures_match_jax():
+    import inspect
+    # Recorded with inspect.signature on jax.scipy.linalg 0.10.2 (type annotations dropped).
+    want = {
+        "cholesky": "(a, lower=False, overwrite_a=False, check_finite=True)",
+        "cho_factor": "(a, lower=False, overwrite_a=False, check_finite=True)",
+        "cho_solve": "(c_and_lower, b, overwrite_b=False, check_finite=True)",
+        "solve_triangular": "(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False, debug=None, "
+                            "check_finite=True)",
+        "lu": "(a, permute_l=False, overwrite_a=False, check_finite=True)",
+        "lu_factor": "(a, overwrite_a=False, check_finite=True)",
+        "lu_solve": "(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True)",
+        "qr": "(a, overwrite_a=False, lwork=None, mode='full', pivoting=False, check_finite=True)",
+        "eigh": "(a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False, turbo=True, "
+                "eigvals=None, type=1, check_finite=True)",
+        "svd": "(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True, lapack_driver='gesdd')",
+        "det": "(a, overwrite_a=False, check_finite=True)", "inv": "(a, overwrite_a=False, check_finite=True)",
+        "solve": "(a, b, lower=False, overwrite_a=False, overwrite_b=False, debug=False, check_finite=True, "
+                 "assume_a='gen')",
+        "expm": "(A, *, upper_triangular=False, max_squarings=16)",
+        "expm_frechet": "(A, E, *, method=None, compute_expm=True)", "block_diag": "(*arrs)",
+    }
+    for name, sig in want.items():
+        assert str(inspect.signature(getattr(sl, name))) == sig, name
+    assert "linalg" in dir(xjax.scipy)

@@ -200,9 +200,17 @@ def cross(x1, x2, /, *, axis=-1):
     return products.cross(x1, x2, axis=axis)
 
 
-def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None):
+def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None, out_sharding=None):
     """tensordot with the Array API's keyword-only axes."""
+    if out_sharding is not None:
+        raise NotImplementedError("jnp.linalg.tensordot: out_sharding is not supported by xjax")
     return products.tensordot(x1, x2, axes, precision=precision, preferred_element_type=preferred_element_type)
+
+
+def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
+    """The matrix product (Array API: positional-only operands), as jnp.matmul."""
+    util.check_arraylike("jnp.linalg.matmul", x1, x2)
+    return products.matmul(x1, x2, precision=precision, preferred_element_type=preferred_element_type)
 
 
 def _chain_order(dims):
