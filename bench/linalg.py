@@ -5,6 +5,10 @@ Cases (float32): cholesky of 512x512, solve of 512x512 (LU and two triangular so
 and det of 256x256. Solves are jnp.linalg.solve (NumPy: np.linalg.solve, LAPACK gesv).
 
     python bench/linalg.py [--lib xjax,jax,numpy] [--only chol512,svd256] [--rounds 5] [--reps 5]
+
+xjax's LAPACK runs single-threaded per call (its pool splits batches, and one large Cholesky or LU
+by blocks); JAX's and NumPy's OpenBLAS use its own threads: OPENBLAS_NUM_THREADS=1 compares
+single-threaded LAPACK with single-threaded LAPACK.
 """
 import argparse
 import importlib

@@ -127,7 +127,7 @@ def _tri_mask(shape, k):
     m, n = shape[-2:]
     rows = broadcasted_iota(np.int32, (m, n), 0)
     cols = broadcasted_iota(np.int32, (m, n), 1)
-    mask = ge(add(rows, asarray(k, np.int32)), cols)
+    mask = ge(add(rows, asarray(k, np.int32)) if k else rows, cols)
     return broadcast_in_dim(mask, tuple(shape), (len(shape) - 2, len(shape) - 1))
 
 
@@ -143,10 +143,9 @@ def _triu(x, k=0):
 
 def _eye(dtype, shape):
     """Identity matrices of `shape` (..., m, n)."""
-    aval_mask = _tri_mask(shape, 0)
-    upper = _tri_mask(shape, -1)
+    on_or_below, below = _tri_mask(shape, 0), _tri_mask(shape, -1)
     one, zero = _full(shape, 1, dtype), _full(shape, 0, dtype)
-    return select(aval_mask, select(upper, zero, one), zero)
+    return select(on_or_below, select(below, zero, one), zero)
 
 
 def _matmul(a, b):
