@@ -1,11 +1,12 @@
-"""Linear solves from factors, shared by jnp.linalg and jax.scipy.linalg: lu_solve, cho_solve, and the
+"""Linear solves from factors, shared by jnp.linalg and jax.scipy.linalg: lu_solve, cho_solve, the
 differentiable square solves (general by LU, positive definite by Cholesky) whose derivatives are
-JAX's custom_linear_solve's: x' = A^-1 (b' - A' x), through the factors of the primal solve.
+JAX's custom_linear_solve's: x' = A^-1 (b' - A' x), through the factors of the primal solve, and inv.
 
 Operands here are already promoted and broadcast: a [..., m, m], b [..., m, k] with equal batch dims.
 """
 from xjax._src.custom_derivatives import SymbolicZero, custom_jvp
-from xjax._src.lax.elementwise import neg, sub
+from xjax._src.lax.elementwise import broadcasted_iota, convert_element_type, eq, neg, sub
+from xjax._src.lax.layout import broadcast_in_dim
 from xjax._src.lax.linalg import (_inverse_permutation, _matmul, _permute_rows, _scalar, _T, cholesky, lu,
                                   triangular_solve)
 
@@ -70,6 +71,36 @@ def safe_cholesky(a, symmetrize_input=True):
     if a.aval.shape[-1] == 0:
         return a
     return cholesky(a, symmetrize_input=symmetrize_input)
+
+
+def _inv_from_lu(lu_, permutation):
+    """A^-1 = U^-1 L^-1 P, P (the identity's rows in the permutation's order) made by a compare: cheaper
+    than gathering the rows of an identity."""
+    shape = lu_.aval.shape
+    nd = len(shape)
+    cols = broadcasted_iota(permutation.aval.dtype, shape, nd - 1)
+    rows = broadcast_in_dim(permutation, shape, tuple(range(nd - 1)))
+    p = convert_element_type(eq(rows, cols), lu_.aval.dtype)
+    x = triangular_solve(lu_, p, left_side=True, lower=True, unit_diagonal=True)
+    return triangular_solve(lu_, x, left_side=True, lower=False)
+
+
+@custom_jvp
+def inv(a):
+    """The inverse of each square matrix (one LU factorisation); a singular one gives infs/NaNs."""
+    lu_, _, permutation = lu(a)
+    return _inv_from_lu(lu_, permutation)
+
+
+def _inv_jvp(primals, tangents):
+    # (A^-1)' = -A^-1 A' A^-1: what the linear-solve rule of solve(A, I) gives, as two products.
+    (a,), (a_dot,) = primals, tangents
+    lu_, _, permutation = lu(a)
+    x = _inv_from_lu(lu_, permutation)
+    return x, neg(_matmul(_matmul(x, a_dot), x))
+
+
+inv.defjvp(_inv_jvp)
 
 
 def cholesky_factor(a, lower):

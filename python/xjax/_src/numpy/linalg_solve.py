@@ -54,14 +54,12 @@ def solve(a, b):
     return _solve_matrix(a, b)
 
 
-@jit
-def _inv(a):
-    eye = util.broadcast_to_shape(creation.eye(a.aval.shape[-1], dtype=a.aval.dtype), a.aval.shape)
-    return linalg_solve.solve(a, eye)
+_inv = jit(linalg_solve.inv)
 
 
 def inv(a):
-    """The inverse of each square matrix (solve against the identity); a singular one gives infs/NaNs."""
+    """The inverse of each square matrix (LU factors solved against a permutation of the identity); a
+    singular one gives infs/NaNs."""
     util.check_arraylike("jnp.linalg.inv", a)
     a, = util.promote_dtypes_inexact(util.asarray(a))
     shape = a.aval.shape
