@@ -1,4 +1,5 @@
-"""Values recorded from jax 0.10.2 for linalg_cases.py (by tools/record_linalg_values.py): label -> [(dtype, shape, values) per result]."""
+"""Values recorded from jax 0.10.2 for linalg_cases.py (by tools/record_linalg_values.py):
+label -> [(dtype, shape, values) per result]."""
 
 nan = float("nan")
 inf = float("inf")

@@ -85,8 +85,8 @@ CASES = [
     ("cholesky_empty", "jnp.linalg.cholesky(EMPTY)", 0),
     ("eigh_empty", "jnp.linalg.eigh(EMPTY)", 0),
     # options
-    ("solve_broadcast", "jnp.linalg.solve(np.stack([INT3, 2 * INT3]).astype(np.float32), np.ones((1, 3, 2), np.float32))",
-     1e-6),
+    ("solve_broadcast",
+     "jnp.linalg.solve(np.stack([INT3, 2 * INT3]).astype(np.float32), np.ones((1, 3, 2), np.float32))", 1e-6),
     ("svd_hermitian", "jnp.linalg.svd(SYM2, hermitian=True)", ("abs", 1e-5)),
     ("eigh_upper_unsymmetrized", "jnp.linalg.eigh(ASYM2, UPLO='U', symmetrize_input=False)", ("abs", 1e-5)),
     ("eigh_lower_unsymmetrized", "jnp.linalg.eigh(ASYM2, UPLO='L', symmetrize_input=False)", ("abs", 1e-5)),

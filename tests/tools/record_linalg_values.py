@@ -29,8 +29,8 @@ def main():
     values = {label: record(eval(expr, env)) for label, expr, _ in linalg_cases.CASES}
     path = os.path.join(os.path.dirname(HERE), "jax_linalg_values.py")
     with open(path, "w") as f:
-        f.write(f'"""Values recorded from jax {jax.__version__} for linalg_cases.py (by tools/record_linalg_values.py): '
-                'label -> [(dtype, shape, values) per result]."""\n\n')
+        f.write(f'"""Values recorded from jax {jax.__version__} for linalg_cases.py (by '
+                'tools/record_linalg_values.py):\nlabel -> [(dtype, shape, values) per result]."""\n\n')
         f.write('nan = float("nan")\ninf = float("inf")\n\n')
         f.write("VALUES = " + pprint.pformat(values, width=116, compact=True) + "\n")
 

@@ -3,7 +3,6 @@ squaring (Higham 2005, "The scaling and squaring method for the matrix exponenti
 JAX computes it; derivatives are those of the algorithm (its control flow is lax.switch and lax.scan)."""
 import numpy as np
 
-from xjax._src import lax
 from xjax._src.autodiff import jvp
 from xjax._src.jit import jit
 from xjax._src.lax import control_flow
