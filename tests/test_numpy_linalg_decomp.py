@@ -330,3 +330,16 @@ def test_jit_and_vmap_match_eager():
     close(w, L.eigvalsh(a @ np.swapaxes(a, 1, 2)), 1e-4)
     grads = xjax.vmap(xjax.grad(lambda x: L.slogdet(x).logabsdet))(a)
     close(grads, np.swapaxes(np.linalg.inv(a), 1, 2), 1e-5)
+
+
+def test_empty_cholesky_does_not_reach_lapack():
+    # The core's potrf call rejects n = 0 (LAPACK prints "parameter number 4 had an illegal value"):
+    # jnp/scipy cholesky return the empty factor without calling it. Run apart, to read its output.
+    import subprocess
+    import sys
+    code = ("import numpy as np, xjax.numpy as jnp, xjax.scipy.linalg as sl\n"
+            "print(jnp.linalg.cholesky(np.zeros((2, 0, 0))).shape, sl.cholesky(np.zeros((0, 0))).shape,\n"
+            "      sl.solve(np.zeros((0, 0)), np.zeros(0), assume_a='pos').shape)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "(2, 0, 0) (0, 0) (0,)" and "illegal" not in out.stderr, (out.stdout, out.stderr)
