@@ -1,9 +1,8 @@
 """Linear-algebra timings: xjax next to JAX and NumPy in one process (jitted, medians, interleaved).
 
 Cases (float32): cholesky of 512x512, solve of 512x512 (LU and two triangular solves), a batch of
-1000 3x3 solves, svd of 256x256 (u, s, vh), qr of 256x256 and eigh of 256x256. xjax solves with
-lax.linalg's lu and triangular_solve (what jnp.linalg.solve is made of); JAX with
-jnp.linalg.solve; NumPy with np.linalg.solve (LAPACK gesv).
+1000 3x3 solves, svd of 256x256 (u, s, vh), qr of 256x256, eigh of 256x256, and jnp.linalg's inv
+and det of 256x256. Solves are jnp.linalg.solve (NumPy: np.linalg.solve, LAPACK gesv).
 
     python bench/linalg.py [--lib xjax,jax,numpy] [--only chol512,svd256] [--rounds 5] [--reps 5]
 
@@ -37,32 +36,25 @@ def inputs():
         "svd256": (rng.standard_normal((256, 256), dtype=np.float32),),
         "qr256": (rng.standard_normal((256, 256), dtype=np.float32),),
         "eigh256": (spd(256),),
+        "inv256": (spd(256) + rng.standard_normal((256, 256), dtype=np.float32) * 0.1,),
+        "det256": (spd(256) / 2,),
     }
-
-
-def xjax_solve(lax, jnp):
-    def solve(a, b):
-        lu, _, perm = lax.linalg.lu(a)
-        pb = jnp.take_along_axis(b, perm[..., None], axis=-2)
-        y = lax.linalg.triangular_solve(lu, pb, left_side=True, lower=True, unit_diagonal=True)
-        return lax.linalg.triangular_solve(lu, y, left_side=True, lower=False)
-
-    return solve
 
 
 def cases(name, data):
     if name == "numpy":
         fns = {"chol512": np.linalg.cholesky, "solve512": np.linalg.solve,
                "solve3x3x1000": np.linalg.solve,
-               "svd256": np.linalg.svd, "qr256": np.linalg.qr, "eigh256": np.linalg.eigh}
+               "svd256": np.linalg.svd, "qr256": np.linalg.qr, "eigh256": np.linalg.eigh,
+               "inv256": np.linalg.inv, "det256": np.linalg.det}
         return {k: (lambda f=fns[k], args=args: f(*args)) for k, args in data.items()}
     jax = importlib.import_module(name)
     jnp = importlib.import_module(name + ".numpy")
     lax = jax.lax
-    solve = xjax_solve(lax, jnp) if name == "xjax" else jnp.linalg.solve
+    solve = jnp.linalg.solve
     fns = {"chol512": lambda a: lax.linalg.cholesky(a), "solve512": solve, "solve3x3x1000": solve,
            "svd256": lambda a: lax.linalg.svd(a), "qr256": lambda a: lax.linalg.qr(a),
-           "eigh256": lambda a: lax.linalg.eigh(a)}
+           "eigh256": lambda a: lax.linalg.eigh(a), "inv256": jnp.linalg.inv, "det256": jnp.linalg.det}
     out = {}
     for k, args in data.items():
         f = jax.jit(fns[k])

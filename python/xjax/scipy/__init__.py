@@ -1,10 +1,10 @@
-"""xjax.scipy: SciPy's API on xjax arrays, as jax.scipy (special, stats).
+"""xjax.scipy: SciPy's API on xjax arrays, as jax.scipy (linalg, special, stats).
 
 Submodules load on first use, as in JAX: `import xjax as jax; jax.scipy.special.logsumexp(x)`.
 """
 import importlib
 
-_SUBMODULES = ("special", "stats")
+_SUBMODULES = ("linalg", "special", "stats")
 
 
 def __getattr__(name):

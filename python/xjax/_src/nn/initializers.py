@@ -1,9 +1,10 @@
 """jax.nn.initializers: functions init(key, shape, dtype) -> a new array.
 
 The random ones draw from xjax.random as JAX's do, so the same key gives JAX's values.
-orthogonal needs a QR decomposition (issue 12) and is not defined yet.
 """
 import math
+
+import numpy as np
 
 from xjax._src import dtypes
 import xjax.numpy as jnp
@@ -118,3 +119,22 @@ he_normal = kaiming_normal = _preset(2.0, "fan_in", "truncated_normal")
 he_uniform = kaiming_uniform = _preset(2.0, "fan_in", "uniform")
 lecun_normal = _preset(1.0, "fan_in", "truncated_normal")
 lecun_uniform = _preset(1.0, "fan_in", "uniform")
+
+
+def orthogonal(scale=1.0, column_axis=-1, dtype=None):
+    """Builds an initializer of uniformly distributed (Haar) orthogonal matrices times `scale`: the
+    axis column_axis against all other axes flattened, orthonormal along the smaller side."""
+    def init(key, shape, dtype=dtype, out_sharding=None):
+        if out_sharding is not None:
+            raise NotImplementedError("orthogonal initializer: out_sharding is not supported")
+        shape, dt = tuple(shape), _dtype(dtype)
+        if len(shape) < 2:
+            raise ValueError("orthogonal initializer requires at least a 2D shape")
+        if any(d == 0 for d in shape):
+            return jnp.zeros(shape, dt)
+        n_rows, n_cols = math.prod(shape) // shape[column_axis], shape[column_axis]
+        q = random.orthogonal(key, n_rows, (), dt, n_cols)
+        q = jnp.reshape(q, tuple(np.delete(shape, column_axis)) + (shape[column_axis],))
+        return jnp.array(scale, dt) * jnp.moveaxis(q, -1, column_axis)
+
+    return init

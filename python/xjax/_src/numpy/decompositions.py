@@ -1,21 +1,50 @@
-"""jnp.linalg's decompositions and the functions built on them, with JAX's signatures.
+"""jnp.linalg's decompositions (cholesky, qr, eigh, eigvalsh, svd, svdvals) on lax.linalg, with JAX's
+signatures, result tuples and promotion (integer input becomes the default float type).
 
-The core has no LAPACK kernels yet: each function checks its arguments as JAX does (so a program
-with JAX's keywords fails at the missing kernel, not with a TypeError) and raises
-NotImplementedError naming itself. The issue that adds the kernels fills in these bodies.
+eig and eigvals need complex dtypes, which xjax does not have: they raise NotImplementedError.
 """
-from xjax._src.numpy import util
+from typing import NamedTuple
+
+import numpy as np
+
+from xjax._src import lax
+from xjax._src.jit import jit
+from xjax._src.lax import linalg as lax_linalg
+from xjax._src.lax import linalg_solve
+from xjax._src.numpy import manipulation, util
 
 
-def _missing(name):
-    raise NotImplementedError(f"jnp.linalg.{name} is not implemented in xjax yet (it needs a decomposition kernel "
-                              "in the core)")
+class EighResult(NamedTuple):
+    eigenvalues: object
+    eigenvectors: object
+
+
+class EigResult(NamedTuple):
+    eigenvalues: object
+    eigenvectors: object
+
+
+class QRResult(NamedTuple):
+    Q: object  # noqa: N815 - JAX's field names
+    R: object  # noqa: N815
+
+
+class SlogdetResult(NamedTuple):
+    sign: object
+    logabsdet: object
+
+
+class SVDResult(NamedTuple):
+    U: object  # noqa: N815
+    S: object  # noqa: N815
+    Vh: object  # noqa: N815
 
 
 def _matrix(name, a, square=False):
-    """The operand as an array of rank >= 2 (square in its last two axes if `square`)."""
+    """The operand as an inexact array of rank >= 2 (square in its last two axes if `square`)."""
     util.check_arraylike(f"jnp.linalg.{name}", a)
-    shape = util.aval_of(a).shape
+    a, = util.promote_dtypes_inexact(util.asarray(a))
+    shape = a.aval.shape
     if len(shape) < 2:
         raise TypeError(f"Input 0 to {name} must have rank at least 2, but got shape={shape}")
     if square and shape[-1] != shape[-2]:
@@ -23,128 +52,114 @@ def _matrix(name, a, square=False):
     return a
 
 
+@jit(static_argnames=("upper", "symmetrize_input"))
+def _cholesky(a, upper, symmetrize_input):
+    factor = linalg_solve.safe_cholesky(a, symmetrize_input=symmetrize_input)
+    return manipulation.matrix_transpose(factor) if upper else factor
+
+
 def cholesky(a, *, upper=False, symmetrize_input=True):
-    """The Cholesky factor of a (lower triangular; upper=True gives its transpose)."""
-    _matrix("cholesky", a, square=True)
-    _missing("cholesky")
+    """The Cholesky factor L of a (a = L L^T), or its transpose U (a = U^T U) with upper=True; a
+    matrix that is not positive definite gives NaNs."""
+    return _cholesky(_matrix("cholesky", a, square=True), bool(upper), bool(symmetrize_input))
+
+
+@jit(static_argnames=("full_matrices", "compute_uv", "subset_by_index"))
+def _svd(a, full_matrices, compute_uv, subset_by_index):
+    if compute_uv:
+        return SVDResult(*lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=True,
+                                         subset_by_index=subset_by_index))
+    return lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=False, subset_by_index=subset_by_index)
+
+
+@jit(static_argnames=("compute_uv", "subset_by_index"))
+def _svd_hermitian(a, compute_uv, subset_by_index):
+    # A symmetric matrix's singular values are its eigenvalues' magnitudes (descending), U its
+    # eigenvectors in that order and Vh = (U times the eigenvalues' signs)^T.
+    v, w = lax_linalg.eigh(a, subset_by_index=subset_by_index)
+    s = lax.abs(w)
+    last = s.aval.ndim - 1
+    if not compute_uv:
+        return lax.rev(lax.sort(s, dimension=last), (last,))
+    idx = lax.broadcasted_iota(np.int32, s.aval.shape, last)
+    s, idx, sign = lax.sort((s, idx, lax.sign(w)), dimension=last, num_keys=1)
+    s, idx, sign = (lax.rev(t, (last,)) for t in (s, idx, sign))
+    from xjax._src.numpy.take import take_along_axis
+    u = take_along_axis(v, idx[..., None, :], axis=-1)
+    return SVDResult(u, s, manipulation.matrix_transpose(u * sign[..., None, :]))
 
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False, subset_by_index=None):
-    """The singular value decomposition (U, S, Vh) of a, or S alone when compute_uv is False."""
-    _matrix("svd", a)
-    _missing("svd")
+    """The singular value decomposition (U, S, Vh) of a, S descending, or S alone when compute_uv is
+    False; hermitian=True reads a as symmetric and takes it from eigh."""
+    a = _matrix("svd", a)
+    subset = None if subset_by_index is None else tuple(subset_by_index)
+    if hermitian:
+        return _svd_hermitian(a, bool(compute_uv), subset)
+    return _svd(a, bool(full_matrices), bool(compute_uv), subset)
 
 
 def svdvals(x, /):
-    """The singular values of x (Array API): svd(x, compute_uv=False)."""
-    _matrix("svdvals", x)
-    _missing("svdvals")
+    """The singular values of x, descending (Array API)."""
+    return svd(_matrix("svdvals", x), compute_uv=False)
 
 
 _QR_MODES = ("reduced", "complete", "r", "raw", "full")
 
 
+@jit(static_argnames=("mode",))
+def _qr(a, mode):
+    q, r = lax_linalg.qr(a, full_matrices=mode == "complete")
+    return r if mode == "r" else QRResult(q, r)
+
+
 def qr(a, mode="reduced"):
-    """The QR decomposition of a; mode is "reduced", "complete", "r" or "raw", as in NumPy."""
-    _matrix("qr", a)
+    """The QR decomposition of a: Q with orthonormal columns and upper-triangular R ("reduced": k =
+    min(m, n) columns, "complete": Q square), or R alone ("r")."""
+    a = _matrix("qr", a)
     if mode not in _QR_MODES:
         raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
-    _missing("qr")
+    if mode == "raw":
+        raise NotImplementedError("jnp.linalg.qr(mode='raw') (Householder reflectors and taus, LAPACK's geqrf) is "
+                                  "not implemented in xjax")
+    return _qr(a, "reduced" if mode == "full" else mode)
 
 
 def eig(a):
-    """Eigenvalues and right eigenvectors of a general square matrix."""
+    """Eigenvalues and right eigenvectors of a general square matrix (complex: not in xjax)."""
     _matrix("eig", a, square=True)
-    _missing("eig")
+    raise NotImplementedError("jnp.linalg.eig returns complex eigenvalues and vectors, and xjax has no complex "
+                              "dtypes yet; for a symmetric matrix use jnp.linalg.eigh")
 
 
 def eigvals(a):
-    """Eigenvalues of a general square matrix."""
+    """Eigenvalues of a general square matrix (complex: not in xjax)."""
     _matrix("eigvals", a, square=True)
-    _missing("eigvals")
+    raise NotImplementedError("jnp.linalg.eigvals returns complex eigenvalues, and xjax has no complex dtypes yet; "
+                              "for a symmetric matrix use jnp.linalg.eigvalsh")
 
 
-def _check_uplo(uplo):
-    if uplo not in (None, "L", "U"):
-        raise ValueError(f"UPLO must be one of None, 'L', or 'U', got {uplo}")
+def _lower(uplo):
+    if uplo is None or uplo == "L":
+        return True
+    if uplo == "U":
+        return False
+    raise ValueError(f"UPLO must be one of None, 'L', or 'U', got {uplo}")
+
+
+@jit(static_argnames=("lower", "symmetrize_input"))
+def _eigh(a, lower, symmetrize_input):
+    v, w = lax_linalg.eigh(a, lower=lower, symmetrize_input=symmetrize_input)
+    return EighResult(w, v)
 
 
 def eigh(a, UPLO=None, symmetrize_input=True):  # noqa: N803 - JAX's name
-    """Eigenvalues (ascending) and eigenvectors of a symmetric matrix."""
-    _matrix("eigh", a, square=True)
-    _check_uplo(UPLO)
-    _missing("eigh")
+    """Eigenvalues (ascending) and eigenvectors (columns) of a symmetric matrix; without
+    symmetrize_input only the triangle UPLO names is read."""
+    lower = _lower(UPLO)
+    return _eigh(_matrix("eigh", a, square=True), lower, bool(symmetrize_input))
 
 
 def eigvalsh(a, UPLO="L", *, symmetrize_input=True):  # noqa: N803 - JAX's name
     """Eigenvalues (ascending) of a symmetric matrix."""
-    _matrix("eigvalsh", a, square=True)
-    _check_uplo(UPLO)
-    _missing("eigvalsh")
-
-
-def inv(a):
-    """The inverse of a square matrix."""
-    _matrix("inv", a, square=True)
-    _missing("inv")
-
-
-def det(a):
-    """The determinant of a square matrix."""
-    _matrix("det", a, square=True)
-    _missing("det")
-
-
-def slogdet(a, *, method=None):
-    """(sign, log|det|) of a square matrix; method is None ("lu") or "qr"."""
-    _matrix("slogdet", a, square=True)
-    if method not in (None, "lu", "qr"):
-        raise ValueError(f"Unknown slogdet method '{method}'. Supported methods are 'lu' (`None`), and 'qr'.")
-    _missing("slogdet")
-
-
-def solve(a, b):
-    """x with a @ x == b, for square a."""
-    _matrix("solve", a, square=True)
-    util.check_arraylike("jnp.linalg.solve", b)
-    _missing("solve")
-
-
-def lstsq(a, b, rcond=None, *, numpy_resid=False):
-    """The least-squares solution of a @ x == b, with residuals, rank and singular values."""
-    _matrix("lstsq", a)
-    util.check_arraylike("jnp.linalg.lstsq", b)
-    _missing("lstsq")
-
-
-def pinv(a, rtol=None, hermitian=False, *, rcond=None):
-    """The Moore-Penrose pseudo-inverse (singular values below rtol * largest are dropped)."""
-    _matrix("pinv", a)
-    _missing("pinv")
-
-
-def matrix_rank(M, rtol=None, *, hermitian=False, tol=None):  # noqa: N803 - JAX's name
-    """The number of singular values above rtol * largest (or above tol)."""
-    _matrix("matrix_rank", M)
-    _missing("matrix_rank")
-
-
-def cond(x, p=None):
-    """The condition number of x in the p-norm (needs svd or inv)."""
-    util.check_arraylike("jnp.linalg.cond", x)
-    shape = util.aval_of(x).shape
-    if len(shape) < 2:
-        raise ValueError(f"jnp.linalg.cond: input array must be at least 2D; got arr.shape={shape}")
-    _missing("cond")
-
-
-def tensorinv(a, ind=2):
-    """The inverse of a tensor seen as a square matrix (needs inv)."""
-    util.check_arraylike("jnp.linalg.tensorinv", a)
-    _missing("tensorinv")
-
-
-def tensorsolve(a, b, axes=None):
-    """x with tensordot(a, x) == b (needs solve)."""
-    util.check_arraylike("jnp.linalg.tensorsolve", a, b)
-    _missing("tensorsolve")
+    return eigh(_matrix("eigvalsh", a, square=True), UPLO, symmetrize_input).eigenvalues

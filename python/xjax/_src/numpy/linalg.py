@@ -1,11 +1,16 @@
-"""xjax.numpy.linalg: norms, and the Array API's linalg products and helpers (over the last two axes).
+"""xjax.numpy.linalg: norms, matrix_power, cond, and the Array API's linalg products and helpers
+(over the last two axes).
 
-The decompositions (svd, qr, cholesky, eig...) live in decompositions.py.
+The decompositions (svd, qr, cholesky, eigh...) live in decompositions.py, the solvers in
+linalg_solve.py, det and slogdet in determinants.py.
 """
 import math
+import operator
+
+import numpy as np
 
 from xjax._src import lax
-from xjax._src.numpy import creation, products, reductions, util
+from xjax._src.numpy import creation, manipulation, products, reductions, ufuncs, util
 
 
 def _abs(x):
@@ -36,6 +41,14 @@ def _matrix_norm(x, ord, axes, keepdims):
     r, c = axes
     if ord in (None, "fro", "f"):
         return lax.sqrt(reductions.sum(lax.mul(x, x), axes, keepdims=keepdims))
+    if ord in ("nuc", 2, -2):
+        from xjax._src.numpy.decompositions import svd
+        s = svd(manipulation.moveaxis(x, axes, (-2, -1)), compute_uv=False)
+        if ord == 2:
+            out = reductions.max(s, -1, initial=0.0 if s.aval.size == 0 else None)
+        else:
+            out = reductions.min(s, -1) if ord == -2 else reductions.sum(s, -1)
+        return manipulation.expand_dims(out, axes) if keepdims else out
     a = _abs(x)
     if ord in (1, -1):
         col_sums = reductions.sum(a, r, keepdims=True)
@@ -45,9 +58,6 @@ def _matrix_norm(x, ord, axes, keepdims):
         row_sums = reductions.sum(a, c, keepdims=True)
         red = reductions.max if ord == math.inf else reductions.min
         out = red(row_sums, r, keepdims=True)
-    elif ord in ("nuc", 2, -2):
-        raise NotImplementedError(f"norm(ord={ord!r}) of a matrix needs singular values (svd), which xjax does not "
-                                  "implement yet")
     else:
         raise ValueError(f"Invalid order '{ord}' for matrix norm.")
     if keepdims:
@@ -55,8 +65,14 @@ def _matrix_norm(x, ord, axes, keepdims):
     return lax.reshape(out, tuple(d for i, d in enumerate(out.aval.shape) if i not in axes))
 
 
+def _improper_axes(axis):
+    return ValueError(f"Improper number of axes for norm: axis={axis}. Pass one axis to compute a vector-norm, or "
+                      "two axes to compute a matrix-norm.")
+
+
 def norm(x, ord=None, axis=None, keepdims=False):
-    """Vector (1-D, or one axis) or matrix (2-D, or two axes) norm; ord as in NumPy."""
+    """Vector (1-D, or one axis) or matrix (2-D, or two axes) norm; ord as in NumPy, including the
+    matrix norms 2, -2 and 'nuc' from the singular values."""
     util.check_arraylike("jnp.linalg.norm", x)
     v = util.to_inexact(util.asarray(x))
     if v.aval.weak_type:
@@ -67,18 +83,14 @@ def norm(x, ord=None, axis=None, keepdims=False):
             flat = lax.reshape(v, (v.aval.size,))
             out = lax.sqrt(reductions.sum(lax.mul(flat, flat)))
             return lax.reshape(out, (1,) * nd) if keepdims else out
-        if nd == 1:
-            return _vector_norm(v, ord, (0,), keepdims)
-        if nd == 2:
-            return _matrix_norm(v, ord, (0, 1), keepdims)
-        raise ValueError("Improper number of axes for norm: pass axis to compute a vector or matrix norm of an "
-                         f"array of dimension {nd}.")
-    axes = util.canonicalize_axes(axis, nd)
+        axes = tuple(range(nd))
+    else:
+        axes = util.canonicalize_axes(axis, nd)
     if len(axes) == 1:
         return _vector_norm(v, ord, axes, keepdims)
     if len(axes) == 2:
         return _matrix_norm(v, ord, axes, keepdims)
-    raise ValueError(f"Invalid axis values ({axis}) for jnp.linalg.norm.")
+    raise _improper_axes(axes)
 
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
@@ -98,22 +110,60 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
 
 
 def matrix_power(a, n):
-    """a raised to the integer power n >= 0 by repeated squaring (negative n needs inv)."""
+    """a raised to the integer power n by repeated squaring (a negative n inverts a first)."""
+    util.check_arraylike("jnp.linalg.matrix_power", a)
     x = util.asarray(a)
-    if x.aval.ndim < 2 or x.aval.shape[-1] != x.aval.shape[-2]:
-        raise ValueError(f"Last 2 dimensions of the array must be square, got shape {x.aval.shape}")
-    n = int(n)
+    if x.aval.ndim < 2:
+        raise TypeError(f"{x.aval.ndim}-dimensional array given. Array must be at least two-dimensional")
+    if x.aval.shape[-1] != x.aval.shape[-2]:
+        raise TypeError("Last 2 dimensions of the array must be square")
+    try:
+        n = operator.index(n)
+    except TypeError as err:
+        raise TypeError(f"exponent must be an integer, got {n}") from err
+    if n == 0:
+        return util.broadcast_to_shape(creation.eye(x.aval.shape[-1], dtype=x.aval.dtype), x.aval.shape)
     if n < 0:
-        raise NotImplementedError("matrix_power with a negative exponent needs jnp.linalg.inv")
-    result = util.broadcast_to_shape(creation.eye(x.aval.shape[-1], dtype=x.aval.dtype), x.aval.shape)
+        from xjax._src.numpy.linalg_solve import inv
+        x, n = inv(x), -n
+    if n == 3:  # JAX's order of the products
+        return products.matmul(products.matmul(x, x), x)
+    result = None
     base = x
     while n:
         if n & 1:
-            result = products.matmul(result, base)
+            result = base if result is None else products.matmul(result, base)
         n >>= 1
         if n:
             base = products.matmul(base, base)
     return result
+
+
+def cond(x, p=None):
+    """The condition number of x in the p-norm: from the singular values for p None, 2 or -2, else
+    norm(x) * norm(inv(x)) (square x). A singular x gives inf."""
+    from xjax._src.numpy.decompositions import svdvals
+    from xjax._src.numpy.linalg_solve import inv
+    util.check_arraylike("cond", x)
+    x = util.asarray(x)
+    shape = x.aval.shape
+    if len(shape) < 2:
+        raise ValueError(f"jnp.linalg.cond: input array must be at least 2D; got arr.shape={shape}")
+    if shape[-1] == 0 or shape[-2] == 0:
+        raise ValueError(f"jnp.linalg.cond: input array must not be empty; got arr.shape={shape}")
+    if p is None or p == 2:
+        s = svdvals(x)
+        return s[..., 0] / s[..., -1]
+    if p == -2:
+        s = svdvals(x)
+        r = s[..., -1] / s[..., 0]
+    else:
+        if shape[-2] != shape[-1]:
+            raise ValueError(f"jnp.linalg.cond: for p={p}, array must be square; got arr.shape={shape}")
+        r = norm(x, ord=p, axis=(-2, -1)) * norm(inv(x), ord=p, axis=(-2, -1))
+    # NaN from inf * 0 (a singular x) reads as an infinite condition number, unless x itself has NaNs.
+    x_nan = reductions.any(ufuncs.isnan(x), axis=(-2, -1))
+    return ufuncs.where(ufuncs.isnan(r) & ~x_nan, np.inf, r)
 
 
 def diagonal(x, /, *, offset=0):
@@ -150,9 +200,17 @@ def cross(x1, x2, /, *, axis=-1):
     return products.cross(x1, x2, axis=axis)
 
 
-def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None):
+def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None, out_sharding=None):
     """tensordot with the Array API's keyword-only axes."""
+    if out_sharding is not None:
+        raise NotImplementedError("jnp.linalg.tensordot: out_sharding is not supported by xjax")
     return products.tensordot(x1, x2, axes, precision=precision, preferred_element_type=preferred_element_type)
+
+
+def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
+    """The matrix product (Array API: positional-only operands), as jnp.matmul."""
+    util.check_arraylike("jnp.linalg.matmul", x1, x2)
+    return products.matmul(x1, x2, precision=precision, preferred_element_type=preferred_element_type)
 
 
 def _chain_order(dims):

@@ -1,1 +1,1 @@
-"""jax.scipy's implementation: special functions and statistical distributions in lax primitives."""
+"""jax.scipy's implementation: SciPy's API (linalg, special, stats) in lax primitives and xjax.numpy."""
