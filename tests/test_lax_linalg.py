@@ -2,6 +2,8 @@
 lu_pivots_to_permutation): values against NumPy/SciPy and JAX-recorded values, JAX's params and
 errors, jit, vmap against a loop, and derivatives (check_grads in x64)."""
 import itertools
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -294,3 +296,22 @@ def test_grad_of_solve_through_lu(x64):
     grad = xjax.grad(lambda a: solve(a, b).sum())(a)
     inv = np.linalg.inv(a)
     np.testing.assert_allclose(grad, -inv.T @ np.ones((3, 2)) @ (inv @ b).T, rtol=1e-8)
+
+
+def test_empty_matrices_never_reach_lapack():
+    # LAPACK's xerbla prints (and some builds abort) on a zero leading dimension.
+    code = """
+import numpy as np
+from xjax.lax import linalg as L
+for s in [(0, 0), (2, 0, 0)]:
+    assert L.cholesky(np.zeros(s, np.float32)).shape == s
+    assert L.lu(np.zeros(s, np.float32))[0].shape == s
+    assert L.eigh(np.zeros(s, np.float32))[1].shape == s[:-1]
+for s in [(3, 0), (0, 3)]:
+    L.qr(np.zeros(s, np.float32), pivoting=True)
+    L.svd(np.zeros(s, np.float32))
+print("done")
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "done", r.stdout + r.stderr
+    assert "illegal value" not in r.stdout + r.stderr, r.stdout + r.stderr

@@ -44,6 +44,7 @@ template <typename T>
 void cholesky_batch(const Tensor& a, const Tensor& l) {
   const auto& f = lapack_fns<T>(OpId::cholesky_);
   const int64_t n = a.shape.back(), nn = n * n, count = batch_count(a.shape, 2);
+  if (n == 0) return;  // LAPACK rejects a leading dimension of 0
   if (use_blocked(count, n)) {
     for (int64_t b = 0; b < count; ++b) cholesky_one(f, a.as<T>() + b * nn, l.as<T>() + b * nn, n, true);
     return;

@@ -65,14 +65,6 @@ def _solve_jvp(primals, tangents):
 solve.defjvp(_solve_jvp, symbolic_zeros=True)
 
 
-def safe_cholesky(a, symmetrize_input=True):
-    """lax.linalg.cholesky, except that 0x0 matrices skip the core: its LAPACK call rejects n = 0
-    (potrf prints "parameter number 4 had an illegal value" for lda = 0)."""
-    if a.aval.shape[-1] == 0:
-        return a
-    return cholesky(a, symmetrize_input=symmetrize_input)
-
-
 def _inv_from_lu(lu_, permutation):
     """A^-1 = U^-1 L^-1 P, P (the identity's rows in the permutation's order) made by a compare: cheaper
     than gathering the rows of an identity."""
@@ -106,8 +98,8 @@ inv.defjvp(_inv_jvp)
 def cholesky_factor(a, lower):
     """The Cholesky factor of A read from its lower (or upper) triangle only, as scipy.linalg.cholesky."""
     if lower:
-        return safe_cholesky(a, symmetrize_input=False)
-    return _T(safe_cholesky(_T(a), symmetrize_input=False))
+        return cholesky(a, symmetrize_input=False)
+    return _T(cholesky(_T(a), symmetrize_input=False))
 
 
 def _pos_solve_impl(lower, a, b):

@@ -10,7 +10,6 @@ import numpy as np
 from xjax._src import lax
 from xjax._src.jit import jit
 from xjax._src.lax import linalg as lax_linalg
-from xjax._src.lax import linalg_solve
 from xjax._src.numpy import manipulation, util
 
 
@@ -54,7 +53,7 @@ def _matrix(name, a, square=False):
 
 @jit(static_argnames=("upper", "symmetrize_input"))
 def _cholesky(a, upper, symmetrize_input):
-    factor = linalg_solve.safe_cholesky(a, symmetrize_input=symmetrize_input)
+    factor = lax_linalg.cholesky(a, symmetrize_input=symmetrize_input)
     return manipulation.matrix_transpose(factor) if upper else factor
 
 
