@@ -1,7 +1,8 @@
-"""xjax.nn: neural-network functions under jax.nn's names (activations, softmax, attention, initializers)."""
+"""xjax.nn: neural-network functions under jax.nn's names (activations, softmax, attention, pooling, initializers)."""
 from xjax._src.nn.activations import (celu, elu, gelu, glu, hard_sigmoid, hard_silu, hard_swish,  # noqa: F401
                                       hard_tanh, identity, leaky_relu, log_sigmoid, relu, relu6, selu, sigmoid,
                                       silu, soft_sign, softplus, swish)
 from xjax._src.nn.attention import dot_product_attention  # noqa: F401
 from xjax._src.nn.normalize import log_softmax, logsumexp, one_hot, softmax, standardize  # noqa: F401
+from xjax._src.nn.pooling import avg_pool, max_pool, min_pool  # noqa: F401
 from xjax.nn import initializers  # noqa: F401
