@@ -131,3 +131,30 @@ def test_data_parallel_training_matches_one_process(processes):
     rc, out, _ = mpirun(processes, "training.py")
     assert rc == 0, out
     assert out.count("ok training") == processes, out
+
+
+@needs_mpirun
+def test_main_job_data_parallel_over_two_processes(tmp_path):
+    job = [sys.executable, "-m", "xjax.examples.train", "--steps", "12", "--epochs", "1"]
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR, XJAX_NUM_THREADS="1")
+    env.pop("JAX_NUM_CPU_DEVICES", None)
+    one = subprocess.run(job + ["--out", str(tmp_path / "one")], capture_output=True, text=True, env=env, timeout=300)
+    two = subprocess.run([MPIRUN, "-np", "2", *_launcher_flags(), *job, "--distributed", "--out", str(tmp_path / "two")],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert one.returncode == 0 and two.returncode == 0, one.stdout + one.stderr + two.stdout + two.stderr
+    assert two.stdout.count("test accuracy:") == 1 and two.stdout.count("plot:") == 1, two.stdout  # process 0 reports
+    assert (tmp_path / "two" / "training.png").exists()
+
+    def accuracy(out):
+        return float(re.search(r"test accuracy: ([0-9.]+)", out).group(1))
+    # Half a batch per process, gradients averaged: the same training as one process on the whole batch.
+    assert abs(accuracy(one.stdout) - accuracy(two.stdout)) <= 2 / 359, one.stdout + two.stdout
+
+
+@needs_mpi4py
+def test_main_job_distributed_batch_must_split_evenly(tmp_path):
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR, XJAX_NUM_CPU_DEVICES="2")
+    res = subprocess.run([sys.executable, "-m", "xjax.examples.train", "--distributed", "--batch-size", "33",
+                          "--out", str(tmp_path)], capture_output=True, text=True, env=env, timeout=120)
+    assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
+    assert "does not split evenly over 2 devices" in res.stderr

@@ -5,8 +5,13 @@ counts the batch's correct predictions, as seed 004's loop does, via value_and_g
 """
 
 
-def make_steps(jax, optim, model, optimizer):
-    """Returns (train_step, eval_step), both jitted: eval_step(params, images, labels) -> correct count."""
+def make_steps(jax, optim, model, optimizer, axis_name=None):
+    """Returns (train_step, eval_step), both jitted: eval_step(params, images, labels) -> correct count.
+
+    With `axis_name`, train_step is pmapped over that axis instead (every device, of every process,
+    takes a slice of the batch: images and labels get a leading device axis) and averages the
+    gradients and loss across it, so the parameters stay identical everywhere.
+    """
     jnp = jax.numpy
 
     def loss_fn(params, images, labels):
@@ -17,13 +22,21 @@ def make_steps(jax, optim, model, optimizer):
     def count_correct(logits, labels):
         return jnp.sum(jnp.argmax(logits, axis=-1) == labels)
 
-    @jax.jit
     def train_step(state, images, labels):
         params, opt_state = state
         (loss, logits), grads = jax.value_and_grad(loss_fn, has_aux=True)(params, images, labels)
+        correct = count_correct(logits, labels)
+        if axis_name is not None:
+            grads, loss = jax.lax.pmean((grads, loss), axis_name)
+            correct = jax.lax.psum(correct, axis_name)
         updates, opt_state = optimizer.update(grads, opt_state, params)
         params = optim.apply_updates(params, updates)
-        return (params, opt_state), loss, count_correct(logits, labels)
+        return (params, opt_state), loss, correct
+
+    if axis_name is None:
+        train_step = jax.jit(train_step)
+    else:
+        train_step = jax.pmap(train_step, axis_name=axis_name, in_axes=(None, 0, 0), out_axes=None)
 
     @jax.jit
     def eval_step(params, images, labels):

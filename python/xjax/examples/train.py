@@ -1,7 +1,8 @@
 """The main job: train a small CNN (or an MLP) on handwritten digits with xjax, plot the curves, report accuracy.
 
     python -m xjax.examples.train [--model cnn|mlp] [--epochs N] [--batch-size B] [--lr LR]
-                                  [--seed S] [--out DIR_OR_PNG] [--data MNIST_DIR]
+                                  [--seed S] [--out DIR_OR_PNG] [--data MNIST_DIR] [--distributed]
+    mpirun -np 2 python -m xjax.examples.train --distributed
 
 By default it trains on scikit-learn's 8x8 digits (shipped in that package) and holds out a fixed
 20% as the test set; `--data DIR` reads real MNIST from the four IDX files in DIR instead. The
@@ -70,6 +71,9 @@ def parse_args(argv):
                    help="train on MNIST read from DIR (train-images-idx3-ubyte, train-labels-idx1-ubyte, "
                         "t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte, each plain or .gz) instead of "
                         "scikit-learn's digits")
+    p.add_argument("--distributed", action="store_true",
+                   help="data-parallel over MPI processes (mpirun -np N ... --distributed): each process "
+                        "takes a slice of every batch, gradients are averaged with pmean, process 0 reports")
     p.add_argument("--steps", type=positive_int, help=argparse.SUPPRESS)  # stops early: quick runs in the tests
     args = p.parse_args(argv)
     if args.epochs is None:
@@ -99,6 +103,19 @@ def plot_path(out):
     return os.path.abspath(path)
 
 
+def start_processes(args):
+    """--distributed: joins the MPI run (one process without mpirun); the batch must split evenly."""
+    require("mpi4py", "mpi4py")
+    try:
+        xjax.distributed.initialize()
+    except (RuntimeError, ValueError, ImportError) as e:
+        raise JobError(f"--distributed: {e}") from None
+    shards = xjax.process_count() * xjax.local_device_count()
+    if args.batch_size % shards:
+        raise JobError(f"--batch-size {args.batch_size} does not split evenly over {shards} devices "
+                       f"({xjax.process_count()} processes)")
+
+
 def load_data(args):
     if args.data is None:
         require("sklearn", "scikit-learn")
@@ -117,6 +134,17 @@ def evaluate(eval_step, params, images, labels):
     return correct / len(labels)
 
 
+def local_shard(images, labels):
+    """The batch as this process's train step takes it: all of it in one process; under
+    --distributed, this process's slice with a leading axis of its devices."""
+    if not xjax.distributed.is_initialized():
+        return images, labels
+    p, count, devices = xjax.process_index(), xjax.process_count(), xjax.local_device_count()
+    n = len(labels) // (count * devices) * devices  # equal slices on every device
+    part = slice(p * n, (p + 1) * n)
+    return (images[part].reshape(devices, -1, *images.shape[1:]), labels[part].reshape(devices, -1))
+
+
 def run_epoch(train_step, state, ds, batches, bar, exclude_first):
     """Runs the train steps over `batches` (index arrays); returns (state, losses, train accuracy, seconds).
 
@@ -127,7 +155,7 @@ def run_epoch(train_step, state, ds, batches, bar, exclude_first):
     losses, pending, correct, seen = [], [], 0, 0
     start = time.perf_counter()
     for i, batch in enumerate(batches):
-        state, loss, hits = train_step(state, ds.train_images[batch], ds.train_labels[batch])
+        state, loss, hits = train_step(state, *local_shard(ds.train_images[batch], ds.train_labels[batch]))
         losses.append(loss)
         pending.append(hits)
         seen += len(batch)
@@ -151,16 +179,17 @@ def train(args, ds, tqdm):
     total = steps_per_epoch * args.epochs if args.steps is None else min(args.steps, steps_per_epoch * args.epochs)
     # Cosine decay to zero: the last epochs settle instead of bouncing around at a constant rate.
     optimizer = optim.adam(optim.cosine_decay_schedule(args.lr, total))
-    train_step, eval_step = step.make_steps(xjax, optim, model, optimizer)
+    axis = "batch" if xjax.distributed.is_initialized() else None
+    train_step, eval_step = step.make_steps(xjax, optim, model, optimizer, axis_name=axis)
     state = (params, optimizer.init(params))
     n_params = sum(int(np.prod(p.shape)) for p in xjax.tree_util.tree_leaves(params))
-    print(f"data: {ds.name}, {len(ds.train_labels)} train / {len(ds.test_labels)} test images; "
+    report(f"data: {ds.name}, {len(ds.train_labels)} train / {len(ds.test_labels)} test images; "
           f"model: {args.model}, {n_params} parameters", flush=True)
 
     rng = np.random.default_rng(args.seed)
     history = {"loss": [], "train_acc": [], "test_acc": []}
     steps, seconds = 0, 0.0
-    bar = tqdm.tqdm(total=total, unit="step", dynamic_ncols=True)
+    bar = tqdm.tqdm(total=total, unit="step", dynamic_ncols=True, disable=xjax.process_index() != 0)
     for epoch in range(args.epochs):
         if steps == total:
             break
@@ -176,12 +205,23 @@ def train(args, ds, tqdm):
         history["test_acc"].append((steps, test_acc))
         bar.set_postfix(loss=f"{history['loss'][-1]:.4f}", acc=f"{train_acc:.3f}", test_acc=f"{test_acc:.3f}")
     bar.close()
+    if axis is not None:  # every process took the same steps from the same start: same parameters
+        from xjax.experimental import multihost_utils
+        multihost_utils.assert_equal(state[0], "the processes' parameters differ after training")
     return history, steps, seconds
+
+
+def report(*args, **kwargs):
+    """print, on process 0 only (every process of a --distributed run computes the same results)."""
+    if xjax.process_index() == 0:
+        print(*args, **kwargs)
 
 
 def main(argv=None):
     try:
         args = parse_args(argv)
+        if args.distributed:
+            start_processes(args)
         tqdm = require("tqdm", "tqdm")
         require("matplotlib", "matplotlib")
         path = plot_path(args.out)
@@ -191,7 +231,8 @@ def main(argv=None):
                            f"({len(ds.train_labels)} images)")
         history, steps, seconds = train(args, ds, tqdm)
         try:
-            plot.write_curves(path, history, f"xjax: {args.model} on {ds.name}")
+            if xjax.process_index() == 0:
+                plot.write_curves(path, history, f"xjax: {args.model} on {ds.name}")
         except OSError as e:
             raise JobError(f"cannot write {path}: {e.strerror or e}") from None
     except JobError as e:
@@ -201,11 +242,11 @@ def main(argv=None):
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
     timed_steps = max(steps - 1, 1)
-    print(f"test accuracy: {history['test_acc'][-1][1]:.4f}")
-    print(f"steps per second: {timed_steps / seconds:.1f} (batch {args.batch_size}, {steps} steps, "
-          f"first step's compile excluded)" if steps > 1 else
-          f"steps per second: {1 / seconds:.1f} (one step, compile included)")
-    print(f"plot: {path}")
+    report(f"test accuracy: {history['test_acc'][-1][1]:.4f}")
+    report(f"steps per second: {timed_steps / seconds:.1f} (batch {args.batch_size}, {steps} steps, "
+           f"first step's compile excluded)" if steps > 1 else
+           f"steps per second: {1 / seconds:.1f} (one step, compile included)")
+    report(f"plot: {path}")
     return 0
 
 
