@@ -29,6 +29,7 @@ from xjax._src.stages import ShapeDtypeStruct  # noqa: F401
 from xjax import errors  # noqa: F401
 from xjax import debug  # noqa: F401
 from xjax import nn  # noqa: F401
+from xjax import export  # noqa: F401
 
 from xjax._src.blas import find_blas_library as _find_blas
 
