@@ -7,6 +7,7 @@ The text is JSON, so that any reader (C++, another language) can parse it:
   a list            [child, ...]
   a dict            {"dict": [[key, child], ...]}         keys: strings or ints, in sorted order
   a namedtuple      {"namedtuple": "module:QualName", "fields": [name, ...], "children": [child, ...]}
+  a typed PRNG key  {"prng_key": "threefry2x32", "children": [child]}     (its key data is the leaf)
 Other node types (custom classes, dataclasses) have no notation yet: exporting one is an error.
 """
 import collections
@@ -21,6 +22,12 @@ class _Leaf:
 
 
 _LEAF = _Leaf()
+
+
+def _keys():
+    from xjax._src.random import keys
+
+    return keys
 
 
 def _is_namedtuple(x):
@@ -44,6 +51,8 @@ def _encode(x, what):
                 raise TypeError(f"{what}: a dict key of type {type(k).__name__} ({k!r}) cannot be stored in an "
                                 "exported signature (keys must be str or int)")
         return {"dict": [[k, _encode(x[k], what)] for k in keys]}
+    if t is _keys().PRNGKeyArray:
+        return {"prng_key": x._impl.name, "children": [_encode(x._base_array, what)]}
     if _is_namedtuple(x):
         return {"namedtuple": f"{t.__module__}:{t.__qualname__}", "fields": list(t._fields),
                 "children": [_encode(c, what) for c in x]}
@@ -89,6 +98,9 @@ def _decode(node):
         if set(node) == {"namedtuple", "fields", "children"}:
             cls = _namedtuple_type(node["namedtuple"], list(node["fields"]))
             return cls(*[_decode(c) for c in node["children"]])
+        if set(node) == {"prng_key", "children"}:
+            keys = _keys()
+            return keys.PRNGKeyArray(keys._IMPLS[node["prng_key"]], _decode(node["children"][0]))
     raise ValueError(f"not a pytree structure: {json.dumps(node)[:80]}")
 
 
@@ -97,6 +109,6 @@ def text_to_treedef(text):
     try:
         node = json.loads(text)
         example = _decode(node)
-    except (ValueError, TypeError, KeyError) as e:
+    except (ValueError, TypeError, KeyError, IndexError) as e:
         raise ValueError(f"xjax.export: a stored pytree structure cannot be read: {e}") from None
     return tree_util.tree_structure(example, is_leaf=lambda x: x is _LEAF)
