@@ -11,14 +11,9 @@
 
 #include "core/array.h"
 #include "core/graph.h"
+#include "xjax/errors.h"  // FormatError: a file that cannot be read (Python: ValueError)
 
 namespace xjax {
-
-// A file that cannot be read: wrong magic or version, truncated, corrupt or hostile. Its message
-// names what is wrong and where. A ValueError (std::invalid_argument) to Python.
-struct FormatError : std::invalid_argument {
-  using std::invalid_argument::invalid_argument;
-};
 
 namespace xjx {
 

@@ -25,17 +25,20 @@ LoadedFunction::LoadedFunction(FunctionDef def, const std::vector<Array>& module
   }
 }
 
-std::vector<Array> LoadedFunction::with_weights(const std::vector<Array>& inputs) const {
-  const std::string api = "[" + def_.name + "] ";
+void LoadedFunction::check(const std::vector<Array>& inputs) const {
   if (inputs.size() != def_.inputs.size())
-    throw ValueError(api + "takes " + std::to_string(def_.inputs.size()) + " arguments, got " +
+    throw ValueError("[" + def_.name + "] takes " + std::to_string(def_.inputs.size()) + " arguments, got " +
                      std::to_string(inputs.size()));
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TypeInfo& t = def_.inputs[i].type;
     if (inputs[i].shape != t.shape || inputs[i].dtype != t.dtype)
-      throw ValueError(api + "argument " + std::to_string(i) + " must be " + dtype_name(t.dtype) + shape_str(t.shape) +
+      throw ValueError("[" + def_.name + "] argument " + std::to_string(i) + " must be " + dtype_name(t.dtype) + shape_str(t.shape) +
                        ", got " + dtype_name(inputs[i].dtype) + shape_str(inputs[i].shape));
   }
+}
+
+std::vector<Array> LoadedFunction::with_weights(const std::vector<Array>& inputs) const {
+  check(inputs);
   std::vector<Array> all = inputs;
   all.insert(all.end(), weights_.begin(), weights_.end());
   return all;

@@ -21,6 +21,8 @@ class LoadedFunction {
   // call_now: on the calling thread, the results computed on return.
   std::vector<Array> call(const std::vector<Array>& inputs) const;
   std::vector<Array> call_now(const std::vector<Array>& inputs) const;
+  // The argument check alone.
+  void check(const std::vector<Array>& inputs) const;
 
  private:
   std::vector<Array> with_weights(const std::vector<Array>& inputs) const;
