@@ -1,6 +1,7 @@
 // The .xjx format in C++: checksum vectors, a round trip (graph text, weights, results), the
 // header checks, hostile files, and a mutation loop whose every case must load or throw
 // FormatError (run under ASan/UBSan by .ci/sanitizers).
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
@@ -248,7 +249,15 @@ void test_mutations() {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "--write-seed") {  // a seed for fuzz_xjx's corpus
+    std::string file = write_module(sample_module());
+    std::FILE* f = std::fopen((std::string(argv[2]) + "/sample.xjx").c_str(), "wb");
+    if (!f) return 1;
+    std::fwrite(file.data(), 1, file.size(), f);
+    std::fclose(f);
+    return 0;
+  }
   test_checksum();
   test_round_trip();
   test_header_errors();
