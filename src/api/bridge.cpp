@@ -115,6 +115,7 @@ xjax::ReadOptions read_options(const LoadOptions& o) {
   xjax::ReadOptions r;
   r.verify_checksum = o.verify_checksum;
   r.max_array_bytes = o.max_array_bytes;
+  r.map_file = o.map_file;
   return r;
 }
 
@@ -205,17 +206,6 @@ const void* value_data(const Value& v) {
 
 std::shared_ptr<ModuleState> module_load(const std::string& path, const LoadOptions& o) {
   apply_global_options(o);
-  if (!o.map_file) {
-    // Read into memory: the file may then change or go while the module lives.
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) throw std::runtime_error("[xjax::load] cannot open '" + path + "': " + std::strerror(errno));
-    std::string data;
-    char buf[1 << 16];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) data.append(buf, n);
-    std::fclose(f);
-    return make_module(xjax::read_module_bytes(data.data(), data.size(), read_options(o)), o);
-  }
   return make_module(xjax::read_module_file(path, read_options(o)), o);
 }
 

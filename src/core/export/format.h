@@ -68,6 +68,7 @@ struct ModuleDef {
 // What the reader allows beyond the file's own bounds.
 struct ReadOptions {
   bool verify_checksum = true;
+  bool map_file = true;  // read_module_file: map the file (weights used in place), else read it into memory
   // The largest value (in bytes) any graph may declare, and the sum of its constants: a file
   // cannot make loading allocate more than this.
   int64_t max_array_bytes = int64_t(1) << 34;
@@ -80,8 +81,8 @@ std::string write_module(const ModuleDef& module);
 // buffers point into it (data should be 64-byte aligned). Throws FormatError.
 ModuleDef read_module(const void* data, size_t size, std::shared_ptr<const void> owner,
                       const ReadOptions& options = {});
-// Maps the file (read-only, no copy) and reads it. Throws FormatError, or std::runtime_error when
-// the file cannot be opened.
+// Maps the file (read-only, no copy; or reads it into memory: options.map_file) and reads it.
+// Throws FormatError, or std::runtime_error when the file cannot be opened.
 ModuleDef read_module_file(const std::string& path, const ReadOptions& options = {});
 // Copies the bytes into aligned memory and reads them.
 ModuleDef read_module_bytes(const void* data, size_t size, const ReadOptions& options = {});

@@ -241,9 +241,24 @@ ModuleDef read_module_file(const std::string& path, const ReadOptions& options) 
   struct stat st;
   if (fstat(f.fd, &st) != 0) throw std::runtime_error("[xjx] cannot stat '" + path + "': " + std::strerror(errno));
   if (!S_ISREG(st.st_mode)) throw FormatError("[xjx] '" + path + "' is not a regular file");
+  if (st.st_size == 0) throw FormatError("[xjx] '" + path + "' is empty");
+  if (!options.map_file) {  // read into aligned memory at once: the file may change afterwards
+    std::shared_ptr<Buffer> copy = Buffer::allocate(size_t(st.st_size));
+    size_t done = 0;
+    while (done < size_t(st.st_size)) {
+      ssize_t n = read(f.fd, static_cast<char*>(copy->data()) + done, size_t(st.st_size) - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) throw std::runtime_error("[xjx] cannot read '" + path + "': " + std::strerror(n ? errno : EIO));
+      done += size_t(n);
+    }
+    try {
+      return read_module(copy->data(), done, copy, options);
+    } catch (const FormatError& e) {
+      throw FormatError(std::string(e.what()) + " in '" + path + "'");
+    }
+  }
   auto map = std::make_shared<Mapping>();
   map->size = size_t(st.st_size);
-  if (map->size == 0) throw FormatError("[xjx] '" + path + "' is empty");
   // Populated at once: the checksum reads every page anyway, and one call faults them in faster.
   int flags = MAP_PRIVATE | (options.verify_checksum ? MAP_POPULATE : 0);
   map->addr = mmap(nullptr, map->size, PROT_READ, flags, f.fd, 0);
