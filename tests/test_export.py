@@ -412,3 +412,17 @@ def test_serialize_twice_is_deterministic():
     assert exp.serialize() == exp.serialize()
     back = deserialize(exp.serialize())
     assert back.serialize() == exp.serialize()
+
+
+@pytest.fixture
+def x64():
+    prev = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    yield
+    jax.config.update("jax_enable_x64", prev)
+
+
+def test_float64_and_int64_round_trip(x64):
+    x = jnp.linspace(-2.0, 2.0, 7)
+    assert x.dtype == jnp.float64
+    assert_round_trip(lambda v, n: (jnp.sinh(v) * n, jnp.cumsum(jnp.arange(7) * n)), x, jnp.int64(5))
