@@ -41,6 +41,16 @@ FUZZ_SCRIPT = textwrap.dedent(r'''
     def noise(k, x):
         return x + jax.random.uniform(k, x.shape)
 
+    def layout_and_indexing(x, idx, img):
+        g = x[idx].sum() + x.at[idx].add(1.0)[::-1]
+        d = lax.dynamic_slice(x, (idx[0],), (3,))
+        c = lax.conv_general_dilated(img, jnp.ones((2, 1, 3, 3)), (1, 1), "SAME")
+        p = lax.reduce_window(c, -jnp.inf, lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")
+        s = jnp.sort(x) + jnp.cumsum(x) + jnp.argmax(x)
+        t = lax.top_k(x, 2)[0]
+        cat = jnp.concatenate([jnp.pad(d, 1), t, jnp.transpose(p.reshape(2, 4)).ravel()])
+        return g.sum() + s, cat
+
     x, y = jnp.ones((2, 8)), jnp.ones((2, 4))
     ex1 = Exporter()
     ex1.add(lambda x: model(params, x), x, name="predict")
@@ -48,7 +58,9 @@ FUZZ_SCRIPT = textwrap.dedent(r'''
     ex2 = Exporter()
     ex2.add(control, 1, jnp.arange(8.0))
     ex2.add(noise, key, jnp.ones(5))
-    files = [ex1.serialize(), ex2.serialize()]
+    ex3 = Exporter()
+    ex3.add(layout_and_indexing, jnp.arange(8.0), jnp.array([1, 3, 5]), jnp.ones((1, 1, 4, 4)))
+    files = [ex1.serialize(), ex2.serialize(), ex3.serialize()]
 
     def reseal(b):
         b[-8:] = struct.pack("<Q", _core.xjx_checksum(bytes(b[:-8])))
@@ -86,6 +98,10 @@ FUZZ_SCRIPT = textwrap.dedent(r'''
         if len(b) >= 72:
             reseal(b)
 
+    def zeros(shape, dtype):
+        n = int(np.prod(shape, dtype=np.int64)) * (2 if dtype == "bfloat16" else np.dtype(dtype).itemsize)
+        return _core.Array.from_buffer(np.zeros(n, np.uint8), shape, dtype)
+
     rng = random.Random(int(sys.argv[1]))
     n_cases = int(sys.argv[2])
     loaded = refused = 0
@@ -93,10 +109,22 @@ FUZZ_SCRIPT = textwrap.dedent(r'''
         b = bytearray(files[k % len(files)])
         mutate(rng, b, k % 7)
         try:
-            deserialize_module(bytes(b), max_array_bytes=1 << 26)
-            loaded += 1
+            module = deserialize_module(bytes(b), max_array_bytes=1 << 26)
         except ValueError:
             refused += 1
+            continue
+        loaded += 1
+        # What the shape rules let through, the kernels must survive: run it on zeros (an exception
+        # is fine, a crash is not). Not loops: a mutated loop may never end.
+        for fn in module._module.functions:
+            if "= while(" in fn.graph.text():
+                continue
+            try:
+                args = [zeros(s, d) for s, d, _ in fn.inputs]
+                for out in fn.call(args):
+                    out.wait()
+            except Exception:  # noqa: BLE001 - any error is an answer; only a crash fails
+                pass
     print(loaded, refused)
 ''')
 

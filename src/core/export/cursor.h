@@ -3,6 +3,7 @@
 // allocated for them, and every failure is a FormatError naming what was read, where, and in what.
 #pragma once
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -51,13 +52,63 @@ class Cursor {
     return s;
   }
 
+  // A str that must be UTF-8 text (names, pytree structures): Python reads these as str.
+  std::string text(const char* what, uint64_t max_bytes = UINT64_MAX) {
+    size_t at = offset();
+    std::string s = str(what, max_bytes);
+    if (!valid_utf8(s)) fail_at(at, std::string(what) + " is not UTF-8 text");
+    return s;
+  }
+
   [[noreturn]] void fail(const std::string& msg) const { fail_at(offset(), msg); }
   [[noreturn]] void fail_at(size_t at, const std::string& msg) const {
-    throw FormatError("[xjx] " + (context.empty() ? "" : context + ": ") + msg + " (at byte " + std::to_string(at) +
-                      ")");
+    throw FormatError(escaped("[xjx] " + (context.empty() ? "" : context + ": ") + msg + " (at byte " +
+                              std::to_string(at) + ")"));
+  }
+
+  // The message with bytes that are not UTF-8 text (names read from a hostile file) as \xNN.
+  static std::string escaped(const std::string& s) {
+    std::string out;
+    for (size_t i = 0; i < s.size();) {
+      size_t len = utf8_length(s, i);
+      if (len) {
+        out.append(s, i, len);
+        i += len;
+      } else {
+        char buf[5];
+        std::snprintf(buf, sizeof buf, "\\x%02x", unsigned(static_cast<unsigned char>(s[i++])));
+        out += buf;
+      }
+    }
+    return out;
   }
 
  private:
+  // The length of the UTF-8 character at s[i] (printable: no control characters), or 0.
+  static size_t utf8_length(const std::string& s, size_t i) {
+    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+    const unsigned char c = p[i];
+    if (c < 0x80) return (c >= 0x20 && c != 0x7f) || c == '\n' ? 1 : 0;
+    size_t len = (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    if (len == 0 || i + len > s.size()) return 0;
+    uint32_t cp = c & (0x7f >> len);
+    for (size_t k = 1; k < len; ++k) {
+      if ((p[i + k] & 0xc0) != 0x80) return 0;
+      cp = (cp << 6) | (p[i + k] & 0x3f);
+    }
+    // Overlong forms, surrogates and values beyond U+10FFFF are not UTF-8.
+    const uint32_t min[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < min[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+    return len;
+  }
+  static bool valid_utf8(const std::string& s) {
+    for (size_t i = 0; i < s.size();) {
+      size_t len = utf8_length(s, i);
+      if (!len && s[i] != '\t' && s[i] != '\r') return false;
+      i += len ? len : 1;
+    }
+    return true;
+  }
   void need(uint64_t n, const char* what, size_t at) const {
     if (n > left())
       fail_at(at, std::string("truncated: ") + what + " needs " + std::to_string(n) + " bytes, " +

@@ -91,7 +91,7 @@ struct GraphReader {
     Attrs attrs;
     for (uint32_t a = 0; a < n_attr; ++a) {
       size_t name_at = c.offset();
-      std::string name = c.str("attribute name", kMaxNameBytes);
+      std::string name = c.text("attribute name", kMaxNameBytes);
       if (attrs.has(name)) c.fail_at(name_at, "attribute '" + name + "' appears twice");
       attrs.set(name, read_attr_value(c));
     }

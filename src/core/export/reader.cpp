@@ -158,7 +158,7 @@ void read_functions(Cursor& c, const Tables& t, const std::vector<std::shared_pt
     c.context = "function " + std::to_string(i);
     FunctionDef f;
     size_t at = c.offset();
-    f.name = c.str("function name", kMaxNameBytes);
+    f.name = c.text("function name", kMaxNameBytes);
     c.context = "function '" + f.name + "'";
     at = c.offset();
     uint32_t gi = c.u32("graph");
@@ -176,8 +176,8 @@ void read_functions(Cursor& c, const Tables& t, const std::vector<std::shared_pt
                            " weights)");
       f.weights.push_back(w);
     }
-    f.in_tree = c.str("input tree");
-    f.out_tree = c.str("output tree");
+    f.in_tree = c.text("input tree");
+    f.out_tree = c.text("output tree");
     // The graph takes the inputs, then the weights; it returns the outputs.
     std::vector<TypeInfo> want = types_of(f.inputs);
     for (int64_t w : f.weights) want.push_back({m.weights[w].shape, m.weights[w].dtype});
@@ -205,7 +205,7 @@ ModuleDef read_module(const void* data, size_t size, std::shared_ptr<const void>
   ModuleDef m;
   Sections s = read_header(p, size, options, m);
   Cursor c(p + s.program_offset, size_t(s.program_size), size_t(s.program_offset));
-  m.producer = c.str("producer", kMaxNameBytes);
+  m.producer = c.text("producer", kMaxNameBytes);
   Tables t = read_tables(c);
   auto graphs = read_graphs(c, t, options);
   read_weights(c, t, p + s.weights_offset, s, owner, m);
