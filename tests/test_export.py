@@ -365,6 +365,18 @@ def test_exporter_several_functions_and_signatures(tmp_path):
     assert mod.producer == f"xjax {jax.__version__}" and mod.format_version == 1
 
 
+def test_mlx_style_exporter_of_one_function(tmp_path):
+    path = tmp_path / "f.xjx"
+    with jax.export.exporter(path, jnp.tanh) as ex:
+        ex(jnp.ones(3))
+        ex(jnp.ones((2, 2), jnp.float32))
+    mod = load(path)
+    assert mod.names == ("tanh",)
+    np.testing.assert_array_equal(mod.call("tanh", jnp.zeros((2, 2))), np.zeros((2, 2), np.float32))
+    with pytest.raises(TypeError, match="no function was given"):
+        Exporter()(jnp.ones(2))
+
+
 def test_weights_are_shared_by_content_and_file_reloads_identically(tmp_path):
     w1 = jnp.ones((64, 64))
     w2 = jnp.ones((64, 64))  # another array with the same bytes

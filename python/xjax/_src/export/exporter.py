@@ -25,12 +25,25 @@ class Exporter:
 
     A name may have several signatures (different input shapes or dtypes); a caller picks one by
     its arguments. An array that several functions close over is stored once. As a context
-    manager, `with xjax.export.exporter("model.xjx") as ex:` saves on leaving the block.
+    manager, `with xjax.export.exporter("model.xjx") as ex:` saves on leaving the block. Given a
+    function, the exporter is called with each signature's arguments (as MLX's exporter):
+
+        with xjax.export.exporter("predict.xjx", predict) as ex:
+            ex(x_one)
+            ex(x_batch)
     """
 
-    def __init__(self, path=None):
+    def __init__(self, path=None, fun=None, name=None):
         self.path = path
+        self._fun = fun
+        self._name = name
         self._functions = []  # (name, Exported)
+
+    def __call__(self, *args, **kwargs):
+        """Adds a signature of the function given at construction; returns its Exported."""
+        if self._fun is None:
+            raise TypeError("Exporter: no function was given at construction; use add(fun, *args)")
+        return self.add(self._fun, *args, name=self._name, **kwargs)
 
     def add(self, fun, *args, name=None, **kwargs):
         """Exports fun for these arguments (arrays or ShapeDtypeStructs) under `name` (default:
@@ -79,9 +92,10 @@ class Exporter:
         return False
 
 
-def exporter(path=None):
-    """An Exporter; as a context manager it saves to `path` when the block ends without error."""
-    return Exporter(path)
+def exporter(path=None, fun=None, name=None):
+    """An Exporter; as a context manager it saves to `path` when the block ends without error.
+    Given `fun`, calling the exporter adds a signature of it (under `name`, default its name)."""
+    return Exporter(path, fun, name)
 
 
 class _WeightIndex:
