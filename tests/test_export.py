@@ -280,6 +280,20 @@ def test_pytree_text_notation():
     assert text_to_treedef(text) == tree
     with pytest.raises(ValueError, match="cannot be read"):
         text_to_treedef('{"tuple": 3}')
+    with pytest.raises(ValueError, match="cannot be read"):
+        text_to_treedef("[" * 100000 + "]" * 100000)
+    with pytest.raises(ValueError, match="cannot be read"):
+        text_to_treedef('{"namedtuple": "m:P", "fields": ["not an identifier"], "children": ["*"]}')
+
+
+def test_local_namedtuples_come_back_as_stand_ins():
+    import collections
+
+    Pair = collections.namedtuple("Pair", ["a", "b"])
+    exp = export(jax.jit(lambda p: Pair(p.b, p.a * 2)))(Pair(jnp.ones(2), jnp.zeros(3)))
+    back = deserialize(exp.serialize())
+    out = back.call(Pair(jnp.ones(2), jnp.zeros(3)))
+    assert type(out).__name__ == "Pair" and out._fields == ("a", "b") and out.b.shape == (2,)
 
 
 def test_custom_pytree_nodes_are_refused_with_their_type():

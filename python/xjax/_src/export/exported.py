@@ -79,7 +79,7 @@ class Exported:
     def call(self, *args, **kwargs):
         """Runs the exported program on arguments of the exported types (structure, shapes, dtypes)."""
         leaves, tree = tree_util.tree_flatten((args, kwargs))
-        if tree != self.in_tree:
+        if tree != self.in_tree and not _same_text(tree, self.in_tree):
             raise TypeError(f"Exported.call of {self.fun_name}: the arguments have the structure {tree}, the "
                             f"exported function takes {self.in_tree}")
         values = [_operand(x, a, i, self.fun_name) for i, (x, a) in enumerate(zip(leaves, self.in_avals))]
@@ -88,6 +88,15 @@ class Exported:
         return self.out_tree.unflatten([wrap(v, a) for v, a in zip(outs, self.out_avals)])
 
     __call__ = call
+
+
+def _same_text(a, b):
+    """Whether two structures are stored alike (a namedtuple read back from a file is a stand-in
+    class of the same name and fields when its own cannot be imported)."""
+    try:
+        return treedef_to_text(a) == treedef_to_text(b)
+    except TypeError:
+        return False
 
 
 def _operand(x, aval, i, name):

@@ -64,9 +64,13 @@ def treedef_to_text(treedef, what="export"):
     """The JSON text of a treedef; TypeError naming the node type it cannot write."""
     example = tree_util.tree_unflatten(treedef, [_LEAF] * treedef.num_leaves)
     text = json.dumps(_encode(example, what), separators=(",", ":"))
-    if text_to_treedef(text) != treedef:
+    # (A namedtuple class that cannot be imported comes back as a stand-in with the same fields.)
+    if text_to_treedef(text).num_leaves != treedef.num_leaves:
         raise TypeError(f"{what}: the pytree structure {treedef} does not survive being stored as text")
     return text
+
+
+_STAND_INS = {}
 
 
 def _namedtuple_type(path, fields):
@@ -80,7 +84,12 @@ def _namedtuple_type(path, fields):
             return obj
     except Exception:  # noqa: BLE001 - any failure to find it: a stand-in of the same shape
         pass
-    return collections.namedtuple(qualname.rpartition(".")[2] or "Node", fields)
+    key = (path, tuple(fields))
+    cls = _STAND_INS.get(key)
+    if cls is None:  # one class per name and fields, named as the original
+        cls = _STAND_INS[key] = collections.namedtuple(qualname.rpartition(".")[2] or "Node", fields, module=module)
+        cls.__qualname__ = qualname
+    return cls
 
 
 def _decode(node):
@@ -109,6 +118,6 @@ def text_to_treedef(text):
     try:
         node = json.loads(text)
         example = _decode(node)
-    except (ValueError, TypeError, KeyError, IndexError) as e:
+    except (ValueError, TypeError, KeyError, IndexError, RecursionError) as e:
         raise ValueError(f"xjax.export: a stored pytree structure cannot be read: {e}") from None
     return tree_util.tree_structure(example, is_leaf=lambda x: x is _LEAF)
