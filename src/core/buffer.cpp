@@ -88,7 +88,16 @@ std::shared_ptr<Buffer> Buffer::allocate(size_t nbytes) {
   return std::shared_ptr<Buffer>(new Buffer(p, nbytes));
 }
 
+std::shared_ptr<Buffer> Buffer::wrap(const void* data, size_t nbytes, std::shared_ptr<const void> owner) {
+  std::shared_ptr<Buffer> b(new Buffer(const_cast<void*>(data), nbytes));
+  b->borrowed_ = true;
+  b->owner_ = std::move(owner);
+  b->read_only_ = true;
+  return b;
+}
+
 Buffer::~Buffer() {
+  if (borrowed_) return;
   size_t padded = padded_size(nbytes_);
   if (padded >= kMinCachedBlock && cache().give(data_, padded)) return;
   std::free(data_);

@@ -10,6 +10,10 @@ constexpr size_t kBufferAlignment = 64;
 class Buffer {
  public:
   static std::shared_ptr<Buffer> allocate(size_t nbytes);
+  // A read-only buffer over memory someone else owns (the weights of a mapped .xjx file): `owner`
+  // is kept alive as long as the buffer (null: the caller keeps the memory alive longer than
+  // the buffer). `data` must be 64-byte aligned.
+  static std::shared_ptr<Buffer> wrap(const void* data, size_t nbytes, std::shared_ptr<const void> owner);
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
@@ -25,6 +29,8 @@ class Buffer {
   void* data_;
   size_t nbytes_;
   bool read_only_ = false;
+  bool borrowed_ = false;              // the memory is owner_'s, not ours to free
+  std::shared_ptr<const void> owner_;
 };
 
 }  // namespace xjax

@@ -19,6 +19,7 @@ using namespace xjax;
 
 // Other binding files, each adding one area to the module.
 void init_pytree(py::module_& m);
+void init_export(py::module_& m);
 
 namespace {
 
@@ -320,4 +321,5 @@ PYBIND11_MODULE(_core, m) {
   m.def("load_blas", &load_blas, py::arg("path"));
   m.def("blas_loaded", &blas_loaded);
   init_pytree(m);
+  init_export(m);
 }

@@ -6,11 +6,15 @@ traced; `debug_callback` calls a Python function with the operands as arrays. Ea
 at once; under jit they lower to the core's `host_callback` op (when the core has it), which
 calls back into Python with the computed values, in program order.
 """
+import os
+import sys
+
 import numpy as np
 
 from xjax import _core
 from xjax._src import core, tree_util
 from xjax._src.backends import cpu
+from xjax._src.jaxpr import params_printer
 from xjax._src.lax.base import asarray
 
 debug_print_p = core.Primitive("debug_print", multiple_results=True)
@@ -46,12 +50,12 @@ def _format_print(args, fmt, in_tree, static_args, np_printoptions):
 
 
 def _debug_print_impl(*args, fmt, has_placeholders, in_tree, logging_record, np_printoptions, ordered, partitioned,
-                      static_args):
+                      static_args, source_info=None):
     _format_print([asarray(x) for x in args], fmt, in_tree, static_args, np_printoptions)
     return []
 
 
-def _debug_callback_impl(*args, callback, effect, partitioned):
+def _debug_callback_impl(*args, callback, effect, partitioned, source_info=None):
     callback(*[asarray(x) for x in args])
     return []
 
@@ -91,10 +95,26 @@ debug_callback_p.abstract_eval = _no_outputs
 debug_callback_p.impl = _debug_callback_impl
 debug_callback_p.can_lower = lambda params: _HAS_HOST_CALLBACK
 debug_callback_p.jaxpr_lowering = _host_callback_lowering(lambda arrays, p: p["callback"](*arrays))
+# The source line of each call is a param (export names it when it refuses one); JAX shows no such param.
+debug_print_p.pp_params = debug_callback_p.pp_params = params_printer(drop=("source_info",))
 
 
 def _is_array_leaf(x):
     return isinstance(x, (core.Tracer, bool, int, float, np.ndarray, np.generic)) or type(x) in core.ARRAY_TYPES
+
+
+_XJAX_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _user_source():
+    """'file:line (in function)' of the first caller outside xjax: where a callback was written
+    (export names it when it refuses the callback)."""
+    f = sys._getframe(1)
+    while f is not None and f.f_code.co_filename.startswith(_XJAX_DIR):
+        f = f.f_back
+    if f is None:
+        return "unknown"
+    return f"{f.f_code.co_filename}:{f.f_lineno} (in {f.f_code.co_name})"
 
 
 def _operand(x):
@@ -108,7 +128,7 @@ def debug_print(fmt, *args, ordered=False, partitioned=False, **kwargs):
     operands = [_operand(x) for x in leaves if _is_array_leaf(x)]
     debug_print_p.bind(*operands, fmt=fmt, has_placeholders="{" in fmt, in_tree=in_tree, logging_record=None,
                        np_printoptions=tuple(np.get_printoptions().items()), ordered=bool(ordered),
-                       partitioned=bool(partitioned), static_args=static_args)
+                       partitioned=bool(partitioned), static_args=static_args, source_info=_user_source())
 
 
 def debug_callback(callback, *args, ordered=False, partitioned=False, **kwargs):
@@ -129,7 +149,8 @@ def debug_callback(callback, *args, ordered=False, partitioned=False, **kwargs):
     _flat_callback.__qualname__ = "debug_callback.<locals>._debug_callback.<locals>._flat_callback"
     operands = [_operand(leaves[i]) for i in array_pos]
     debug_callback_p.bind(*operands, callback=_flat_callback,
-                          effect=ORDERED_DEBUG_EFFECT if ordered else DEBUG_EFFECT, partitioned=bool(partitioned))
+                          effect=ORDERED_DEBUG_EFFECT if ordered else DEBUG_EFFECT, partitioned=bool(partitioned),
+                          source_info=_user_source())
 
 
 def breakpoint(*args, **kwargs):  # noqa: A001 - JAX's name

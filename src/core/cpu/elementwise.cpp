@@ -151,13 +151,15 @@ void run_elementwise(OpId op, const std::vector<Tensor>& in, const Tensor& out, 
       loop(ptrs, dst, end - begin);
       return;
     }
-    // Expand each 0-d operand into a tile once, then run the loop tile by tile.
+    // Expand each 0-d operand into a tile once (no longer than the range: a 4-element add must not
+    // fill a whole tile), then run the loop tile by tile.
+    const int64_t fill = std::min(kTile, end - begin);
     std::vector<std::vector<char>> expanded(scalars.size());
     for (size_t s = 0; s < scalars.size(); ++s) {
       const Tensor& t = in[scalars[s]];
       size_t size = itemsize(t.dtype);
-      expanded[s].resize(size_t(kTile) * size);
-      for (int64_t i = 0; i < kTile; ++i) std::memcpy(expanded[s].data() + i * size, t.data, size);
+      expanded[s].resize(size_t(fill) * size);
+      for (int64_t i = 0; i < fill; ++i) std::memcpy(expanded[s].data() + i * size, t.data, size);
       ptrs[scalars[s]] = expanded[s].data();
     }
     for (int64_t t0 = begin; t0 < end; t0 += kTile) {

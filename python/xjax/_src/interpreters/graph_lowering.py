@@ -222,6 +222,20 @@ def graph_inputs(graph, closed):
     return in_refs, const_refs, ext, list(acc.values())
 
 
+def lower_closed_jaxpr(closed):
+    """The graph of a ClosedJaxpr before compilation (what jit compiles and export stores).
+
+    Returns (graph, output refs, external values, lowerer): the graph's parameters are the
+    jaxpr's invars, its constvars, then the externals (xjax Arrays); its outputs are not set yet
+    (the refs may repeat); `lowerer.callbacks` lists the host callbacks it registered.
+    """
+    graph = _core.Graph()
+    in_refs, const_refs, ext, extern = graph_inputs(graph, closed)
+    lowerer = GraphLowerer(graph, ext)
+    outs = lowerer.lower_jaxpr(closed.jaxpr, const_refs, in_refs)
+    return graph, outs, extern, lowerer
+
+
 class GraphProgram:
     """The compiled graph of a ClosedJaxpr, shared by every jaxpr of the same structure.
 
@@ -232,13 +246,9 @@ class GraphProgram:
     __slots__ = ("run", "exe", "nested_extern", "out_avals", "out_pos", "callbacks", "call")
 
     def __init__(self, closed):
-        jaxpr = closed.jaxpr
-        self.out_avals = out_avals = jaxpr.out_avals
-        graph = _core.Graph()
-        in_refs, const_refs, ext, extern = graph_inputs(graph, closed)
+        self.out_avals = out_avals = closed.jaxpr.out_avals
+        graph, outs, extern, lowerer = lower_closed_jaxpr(closed)
         self.nested_extern = [v._value for v in extern]
-        lowerer = GraphLowerer(graph, ext)
-        outs = lowerer.lower_jaxpr(jaxpr, const_refs, in_refs)
         unique = list(dict.fromkeys(outs))
         self.out_pos = None if len(unique) == len(outs) else [unique.index(r) for r in outs]
         self.callbacks = _Callbacks(lowerer.callbacks) if lowerer.callbacks else None

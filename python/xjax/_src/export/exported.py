@@ -1,0 +1,148 @@
+"""Exported: one function for given argument types, as an .xjx file stores it; export() makes one
+from a jitted function, deserialize() reads one back; both call through the C++ loader's path."""
+import numpy as np
+
+from xjax import _core
+from xjax._src import core, dtypes, tree_util
+from xjax._src.backends import cpu
+from xjax._src.export import lowering
+from xjax._src.export.pytree_spec import text_to_treedef, treedef_to_text
+
+
+def _spec(aval):
+    return (tuple(aval.shape), aval.dtype.name, bool(aval.weak_type))
+
+
+def _aval(spec):
+    shape, dtype, weak = spec
+    return core.ShapedArray(shape, cpu._NP_DTYPE[dtype], weak)
+
+
+class Exported:
+    """A function exported for one signature: `call` runs it, `serialize` gives the .xjx bytes.
+
+    Attributes (as JAX's jax.export.Exported): fun_name, in_tree and out_tree (PyTreeDefs of
+    (args, kwargs) and of the result), in_avals and out_avals (ShapedArrays of the flat leaves),
+    platforms, nr_devices. The arrays the function closes over (weights) travel with it.
+    """
+
+    platforms = ("cpu",)
+    nr_devices = 1
+
+    def __init__(self, fun_name, in_tree, out_tree, in_avals, out_avals, graph, weights, loaded=None):
+        self.fun_name = fun_name
+        self.in_tree = in_tree
+        self.out_tree = out_tree
+        self.in_avals = tuple(in_avals)
+        self.out_avals = tuple(out_avals)
+        self._graph = graph  # _core.Graph before optimisation: inputs, then weights
+        self._weights = list(weights)  # _core.Arrays, one per weight parameter
+        self._loaded = loaded  # the compiled _core.LoadedFunction, made on first call
+
+    def __repr__(self):
+        ins = ", ".join(a.str_short() for a in self.in_avals)
+        outs = ", ".join(a.str_short() for a in self.out_avals)
+        return f"Exported({self.fun_name}: ({ins}) -> ({outs}))"
+
+    def in_shardings_hlo(self):
+        return (None,) * len(self.in_avals)
+
+    def out_shardings_hlo(self):
+        return (None,) * len(self.out_avals)
+
+    def graph_text(self):
+        """The stored graph (before optimisation), one node per line."""
+        return self._graph.text()
+
+    def _record(self, weight_index):
+        """The function as _core.xjx_write takes it, its weights at these module indices."""
+        return (self.fun_name, self._graph, [_spec(a) for a in self.in_avals], [_spec(a) for a in self.out_avals],
+                list(weight_index), treedef_to_text(self.in_tree, f"xjax.export of {self.fun_name}"),
+                treedef_to_text(self.out_tree, f"xjax.export of {self.fun_name}"))
+
+    def _function(self):
+        if self._loaded is None:
+            self._loaded = _core.xjx_compile(self._record(range(len(self._weights))), self._weights)
+        return self._loaded
+
+    def serialize(self, vjp_order=0):
+        """The .xjx file holding this function (use xjax.export.Exporter for several)."""
+        from xjax._src.export.exporter import Exporter
+
+        if vjp_order:
+            raise NotImplementedError("xjax.export: serialize(vjp_order>0) is not supported; export the jitted "
+                                      "gradient function instead")
+        ex = Exporter()
+        ex.add_exported(self)
+        return ex.serialize()
+
+    def call(self, *args, **kwargs):
+        """Runs the exported program on arguments of the exported types (structure, shapes, dtypes)."""
+        leaves, tree = tree_util.tree_flatten((args, kwargs))
+        if tree != self.in_tree and not _same_text(tree, self.in_tree):
+            raise TypeError(f"Exported.call of {self.fun_name}: the arguments have the structure {tree}, the "
+                            f"exported function takes {self.in_tree}")
+        values = [_operand(x, a, i, self.fun_name) for i, (x, a) in enumerate(zip(leaves, self.in_avals))]
+        outs = self._function().call(values)
+        wrap = cpu._array_type
+        return self.out_tree.unflatten([wrap(v, a) for v, a in zip(outs, self.out_avals)])
+
+    __call__ = call
+
+
+def _same_text(a, b):
+    """Whether two structures are stored alike (a namedtuple read back from a file is a stand-in
+    class of the same name and fields when its own cannot be imported)."""
+    try:
+        return treedef_to_text(a) == treedef_to_text(b)
+    except TypeError:
+        return False
+
+
+def _operand(x, aval, i, name):
+    """The _core.Array for argument i, of exactly the exported shape and dtype."""
+    t = type(x)
+    if t in core.ARRAY_TYPES:
+        got = x.aval
+    elif isinstance(x, core.Tracer):
+        raise TypeError(f"Exported.call of {name}: argument {i} is a tracer; an exported function is called on "
+                        "concrete arrays (outside jit, grad and vmap)")
+    elif t in (bool, int, float) and not aval.shape:
+        return cpu.scalar(x, aval.dtype, aval.weak_type)._value
+    else:
+        arr = np.asarray(x)
+        got = core.ShapedArray(arr.shape, dtypes.canonicalize_dtype(arr.dtype))
+        if got.shape == aval.shape and got.dtype == aval.dtype:
+            return cpu.device_put(arr, aval.dtype)._value
+    if got.shape != aval.shape or got.dtype != aval.dtype:
+        raise ValueError(f"Exported.call of {name}: argument {i} is {got.str_short()}, the exported function takes "
+                         f"{aval.str_short()}")
+    return x._value
+
+
+def export(fun_jit, *, platforms=None, **kwargs):
+    """Returns a function that exports `fun_jit` for the given arguments (arrays or
+    ShapeDtypeStructs, with the same structure as a call): export(f)(*args, **kwargs) -> Exported.
+
+    A plain function is jitted first. Static arguments are given as in a call and baked in. Raises
+    ValueError when the function calls back into Python (debug.print, debug.callback).
+    """
+    from xjax._src.jit import JitWrapped, jit
+
+    if platforms is not None and tuple(platforms) != ("cpu",):
+        raise ValueError(f"xjax.export: platforms {tuple(platforms)} are not supported: only ('cpu',)")
+    jitted = fun_jit if isinstance(fun_jit, JitWrapped) else jit(fun_jit)
+
+    def do_export(*args, **call_kwargs):
+        low = lowering.lower(jitted, args, call_kwargs)
+        return Exported(low.fun_name, low.in_tree, low.out_tree, low.in_avals, low.out_avals, low.graph,
+                        [w._value for w in low.weights])
+
+    return do_export
+
+
+def exported_from_loaded(fn, module_weights):
+    """The Exported of a _core.LoadedFunction read from a file."""
+    return Exported(fn.name, text_to_treedef(fn.in_tree), text_to_treedef(fn.out_tree),
+                    [_aval(s) for s in fn.inputs], [_aval(s) for s in fn.outputs], fn.graph,
+                    [module_weights[i] for i in fn.weights], loaded=fn)
