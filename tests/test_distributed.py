@@ -158,3 +158,11 @@ def test_main_job_distributed_batch_must_split_evenly(tmp_path):
                           "--out", str(tmp_path)], capture_output=True, text=True, env=env, timeout=120)
     assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
     assert "does not split evenly over 2 devices" in res.stderr
+
+
+@needs_mpirun
+@pytest.mark.parametrize("processes, devices", [(2, 1), (2, 2)])
+def test_independent_allreduces_share_one_exchange(processes, devices):
+    rc, out, _ = mpirun(processes, "packed.py", XJAX_NUM_CPU_DEVICES=str(devices))
+    assert rc == 0, out
+    assert out.count("ok") == processes, out

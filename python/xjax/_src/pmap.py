@@ -134,6 +134,34 @@ def _run_across(eqn, envs, shards):
         env[eqn.outvars[0]] = val
 
 
+def _packable(step):
+    from xjax._src.lax import parallel as P
+
+    return type(step) is tuple and step[0] == "stacked" and step[1].primitive in (P.psum_p, P.pmax_p, P.pmin_p)
+
+
+def _joins(eqns, eqn):
+    """Whether eqn may run in one exchange with eqns: same collective and axis, reading none of
+    their results."""
+    first = eqns[0]
+    produced = {v for e in eqns for v in e.outvars}
+    return (eqn.primitive is first.primitive and eqn.params == first.params and
+            not any(a in produced for a in eqn.invars if type(a) is not Literal))
+
+
+def _run_allreduce_many(eqns, envs, shards):
+    """Independent psum (pmax, pmin) equations across processes, as one exchange."""
+    from xjax._src.lax import parallel_mpi
+
+    if len(eqns) == 1:
+        return _run_across(eqns[0], envs, shards)
+    operands = [[as_array(_read(env, eqn.invars[0])) for env in envs] for eqn in eqns]
+    outs = parallel_mpi.allreduce_many(eqns[0].primitive, shards, operands, eqns[0].params["axis_name"])
+    for eqn, vals in zip(eqns, outs):
+        for env, val in zip(envs, vals):
+            env[eqn.outvars[0]] = val
+
+
 def _run_gathered(eqn, envs, shards):
     """An equation holding collectives in its jaxprs (cond, scan, ...), across processes: every
     process gathers all shards of its inputs and runs the vmap rule over them, keeping its own."""
@@ -194,6 +222,7 @@ class _Program:
             for eqn in (g if isinstance(g, list) else [g]):
                 live.update(a for a in eqn.invars if type(a) is not Literal)
         self.steps = []
+        self._packed = None
         for g, after in zip(groups, reversed(live_after)):
             if isinstance(g, list):
                 defined, inputs = set(), []
@@ -208,6 +237,22 @@ class _Program:
             else:
                 self.steps.append(("per_shard", g))
 
+    @property
+    def packed_steps(self):
+        """The steps across processes: runs of independent all-reduces of one kind (the psums of a
+        gradient's leaves) become one step, so they cross processes as one message exchange."""
+        if self._packed is None:
+            self._packed = []
+            for step in self.steps:
+                prev = self._packed[-1] if self._packed else None
+                if _packable(step) and type(prev) is tuple and prev[0] == "allreduce_many" and _joins(prev[1], step[1]):
+                    prev[1].append(step[1])
+                elif _packable(step):
+                    self._packed.append(("allreduce_many", [step[1]]))
+                else:
+                    self._packed.append(step)
+        return self._packed
+
     def __call__(self, shard_args, device_ids, shards=None):
         """Per-shard outputs for per-shard arguments (lists of xjax Arrays, one list per shard).
 
@@ -219,9 +264,12 @@ class _Program:
             env = dict(zip(jaxpr.constvars, self.consts))
             env.update(zip(jaxpr.invars, args))
             envs.append(env)
-        for step in self.steps:
+        steps = self.steps if shards is None else self.packed_steps
+        for step in steps:
             if isinstance(step, _Segment):
                 step.run(envs, device_ids)
+            elif step[0] == "allreduce_many":
+                _run_allreduce_many(step[1], envs, shards)
             elif step[0] == "stacked" and shards is not None:
                 if step[1].primitive in COLLECTIVES:
                     _run_across(step[1], envs, shards)

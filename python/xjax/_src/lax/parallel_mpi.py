@@ -31,6 +31,7 @@ from xjax._src.mpi_channel import run_collective
 
 _HAS_EMPTY = hasattr(_core.Array, "empty")
 _WIDENED = {np.dtype(np.float16), np.dtype("bfloat16")}
+_LOCAL_REDUCE = {"psum": reduction.reduce_sum, "pmax": reduction.reduce_max, "pmin": reduction.reduce_min}
 
 
 class Shards:
@@ -125,6 +126,37 @@ def _allreduce_rule(name, local_reduce):
         return [out] * shards.count
 
     return _widened(rule)
+
+
+def allreduce_many(prim, shards, operands, axis_name):
+    """Several independent psum (or pmax, pmin) equations as one message exchange: each operand's
+    local shards reduced here, the results of one dtype packed into one buffer and all-reduced by
+    one Iallreduce (a gradient's leaves, typically). Returns each equation's local result shards."""
+    name = prim.name
+    xs = []
+    for shards_of_one in operands:
+        x = shards_of_one[0] if len(shards_of_one) == 1 else _LOCAL_REDUCE[name](_stack_local(shards_of_one), (0,))
+        xs.append(elementwise.convert_element_type(x, np.float32) if x.dtype in _WIDENED else x)
+    groups = {}  # dtype -> indices of the operands of that dtype
+    for i, x in enumerate(xs):
+        groups.setdefault(x.dtype, []).append(i)
+    packed = []  # (indices, flat send array, fresh receive array)
+    for dtype, idx in groups.items():
+        flat = layout.concatenate([layout.reshape(xs[i], (xs[i].size,)) for i in idx], 0)
+        packed.append((idx, flat, _Fresh((flat.size,), dtype, all(xs[i].aval.weak_type for i in idx))))
+    desc = f"{name}(axis_name={axis_name!r}) of " + ", ".join(_shape_str(x) for x in xs)
+    run_collective(desc, lambda comm: [comm.Iallreduce(_send_view(flat, out.aval.dtype), out.typed(),
+                                                       op=_mpi_op(name, out.aval.dtype)) for _, flat, out in packed])
+    results = [None] * len(xs)
+    for idx, _, out in packed:
+        whole, start = out.array(), 0
+        for i in idx:
+            n = xs[i].size
+            piece = layout.reshape(layout.slice(whole, (start,), (start + n,)), xs[i].shape)
+            dtype = operands[i][0].dtype
+            results[i] = elementwise.convert_element_type(piece, dtype) if piece.dtype != dtype else piece
+            start += n
+    return [[r] * shards.count for r in results]
 
 
 def _axis_index_rule(shards, xs, *, axis_name):
@@ -232,9 +264,9 @@ def _ppermute_rule(shards, xs, *, axis_name, perm):
 
 
 RULES = {
-    P.psum_p: _allreduce_rule("psum", reduction.reduce_sum),
-    P.pmax_p: _allreduce_rule("pmax", reduction.reduce_max),
-    P.pmin_p: _allreduce_rule("pmin", reduction.reduce_min),
+    P.psum_p: _allreduce_rule("psum", _LOCAL_REDUCE["psum"]),
+    P.pmax_p: _allreduce_rule("pmax", _LOCAL_REDUCE["pmax"]),
+    P.pmin_p: _allreduce_rule("pmin", _LOCAL_REDUCE["pmin"]),
     P.axis_index_p: _axis_index_rule,
     P.all_gather_p: _all_gather_rule,
     P.reduce_scatter_p: _psum_scatter_rule,
