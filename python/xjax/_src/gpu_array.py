@@ -90,9 +90,11 @@ class GpuArray(Array):
             raise BufferError(f"this array is on {self._device} (dl_device {self.__dlpack_device__()}); cannot "
                               f"export to dl_device={tuple(dl_device)}: use xjax.device_put first")
         self._device.synchronize()
-        kwargs = {} if max_version is None else {"max_version": max_version, "copy": copy}
         buf = self._buf.copy() if copy else self._buf
-        capsule = buf.__dlpack__(stream=stream, **kwargs)
+        try:
+            capsule = buf.__dlpack__(stream=stream, max_version=max_version)
+        except TypeError:  # a CuPy before DLPack 1.0: a legacy capsule, which every consumer takes
+            capsule = buf.__dlpack__(stream=stream)
         return retag_bfloat16(capsule) if self.aval.dtype == _BF16 else capsule
 
     def __dlpack_device__(self):
