@@ -13,7 +13,7 @@ import xjax
 import xjax.numpy as jnp
 from xjax._src import platforms
 from xjax._src.config import config
-from xjax._src.dlpack import _dtype_field
+from xjax._src.dlpack import Capsule, _dtype_field
 
 HAS_GPU = "cuda" in platforms.backends()
 needs_gpu = pytest.mark.skipif(not HAS_GPU, reason="needs a GPU and CuPy")
@@ -124,6 +124,9 @@ def test_gpu_producer_without_a_gpu_backend():
     with pytest.raises(RuntimeError) as info:  # JAX's words where there is no CUDA backend
         xjax.dlpack.from_dlpack(Producer(None, device=(2, 0)))
     assert str(info.value) == "Unknown backend cuda. Available backends are ['cpu']"
+    with pytest.raises(RuntimeError) as info:  # a GPU consumer of a CPU array, as JAX
+        jnp.ones(2).__dlpack__(dl_device=(2, 0))
+    assert str(info.value) == "Unknown backend cuda. Available backends are ['cpu']"
 
 
 # ---- a real GPU: CuPy and PyTorch ------------------------------------------------------------------
@@ -145,6 +148,11 @@ def test_cupy_both_ways(dtype):
         np.testing.assert_array_equal(np.asarray(back), host)
     got = xjax.dlpack.from_dlpack(x, device=xjax.devices("cpu")[0])
     np.testing.assert_array_equal(np.asarray(got).view(as_bits.dtype), as_bits)
+    if dtype is not BF16:  # a CPU array asked for by a GPU consumer goes there (a copy)
+        capsule = jnp.asarray(host).__dlpack__(dl_device=(2, 0), max_version=(1, 0))
+        np.testing.assert_array_equal(cupy.from_dlpack(Capsule(capsule, (2, 0))).get(), host)
+        with pytest.raises(ValueError, match="requires a copy"):
+            jnp.asarray(host).__dlpack__(dl_device=(2, 0), copy=False)
 
 
 @needs_gpu

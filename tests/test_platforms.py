@@ -187,13 +187,13 @@ def test_jax_platforms_cuda_makes_the_gpu_the_default():
 
 def test_cuda_failures_with_a_visible_gpu():
     no_driver = "CuPy found no usable GPU: cudaErrorNoDevice: no CUDA-capable device is detected"
-    assert error_of("import xjax; xjax.devices()", env={"JAX_PLATFORMS": "cuda,cpu",
-                                                                       "FAKE_CUPY_DEVICES": "error"},
-                    fake_cupy=True, prelude=FAKE_VISIBLE) == f"RuntimeError: Unable to initialize backend 'cuda': {no_driver}" + HINT
-    assert error_of("import xjax; xjax.devices()", env={"JAX_PLATFORMS": "cuda",
-                                                                       "FAKE_CUPY_DEVICES": "0"},
-                    fake_cupy=True, prelude=FAKE_VISIBLE) == ("RuntimeError: Unable to initialize backend 'cuda': Backend 'cuda' provides "
-                                        "no devices." + HINT)
+    code = "import xjax; xjax.devices()"
+    env = {"JAX_PLATFORMS": "cuda,cpu", "FAKE_CUPY_DEVICES": "error"}
+    assert error_of(code, env=env, fake_cupy=True, prelude=FAKE_VISIBLE) == (
+        f"RuntimeError: Unable to initialize backend 'cuda': {no_driver}" + HINT)
+    env = {"JAX_PLATFORMS": "cuda", "FAKE_CUPY_DEVICES": "0"}
+    assert error_of(code, env=env, fake_cupy=True, prelude=FAKE_VISIBLE) == (
+        "RuntimeError: Unable to initialize backend 'cuda': Backend 'cuda' provides no devices." + HINT)
     # Unasked, a failing CUDA is quiet, and named when asked for by name.
     out, err = run("""
         import xjax

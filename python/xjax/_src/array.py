@@ -80,6 +80,8 @@ class Array(metaclass=abc.ABCMeta):
         max_version) a copy, since their capsules cannot mark data read-only. copy=True always copies,
         copy=False never does. bfloat16 goes as DLPack's bfloat16 (which NumPy cannot import, as with JAX).
         """
+        if dl_device is not None and dl_device[0] == DLDeviceType.kDLCUDA:  # a GPU consumer: a copy made there
+            return self._to_gpu_for_dlpack(dl_device[1], copy).__dlpack__(stream=stream, max_version=max_version)
         if stream is not None:
             raise BufferError(f"xjax arrays live on the CPU, where __dlpack__ takes stream=None; got stream={stream!r}")
         if dl_device is not None and tuple(dl_device) != (DLDeviceType.kDLCPU, 0):
@@ -96,6 +98,17 @@ class Array(metaclass=abc.ABCMeta):
 
     def __dlpack_device__(self):
         return DLDeviceType.kDLCPU, 0
+
+    def _to_gpu_for_dlpack(self, index, copy):
+        from xjax._src.api import device_put
+        from xjax._src.platforms import get_backend
+
+        gpu = get_backend("cuda").local_devices()[index]
+        if copy is False:
+            raise ValueError(f"Specified device={gpu!r} which requires a copy since the source device is "
+                             f"{self.device!r}, however copy=False. Set copy=True or copy=None to perform the "
+                             "requested operation.")
+        return device_put(self, gpu)
 
     @property
     def __cuda_array_interface__(self):
