@@ -8,10 +8,15 @@
 namespace py = pybind11;
 using namespace xjax;
 
+void init_cuda_plan(py::module_& m);  // cuda_plan.cpp
+
 namespace {
 
 py::tuple dim3_to_py(const cuda::Dim3& d) { return py::make_tuple(d.x, d.y, d.z); }
 
+}  // namespace
+
+// (also cuda_plan.cpp's)
 py::dict plan_to_py(const cuda::KernelPlan& p) {
   py::list launches, outputs;
   for (const cuda::Launch& l : p.launches) {
@@ -32,8 +37,6 @@ py::dict plan_to_py(const cuda::KernelPlan& p) {
   return d;
 }
 
-}  // namespace
-
 void init_cuda(py::module_& m) {
   py::register_local_exception<cuda::NoKernelError>(m, "NoGpuKernelError", PyExc_NotImplementedError);
   m.def(
@@ -48,4 +51,5 @@ void init_cuda(py::module_& m) {
       "scratch=[bytes], outputs=[(shape, dtype)]). params name buffers: inI, outI, tmpI (scratch, uninitialised). "
       "op may also be 'im2col' (conv_general_dilated's lhs patches, for a cuBLAS GEMM).");
   m.def("cuda_has_kernel", [](const std::string& op) { return cuda::has_kernel(op_from_name(op)); }, py::arg("op"));
+  init_cuda_plan(m);
 }
