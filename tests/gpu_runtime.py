@@ -37,4 +37,4 @@ def to_gpu(x, device):
     """A GPU array on `device` holding NumPy-convertible x (its dtype canonicalised)."""
     from xjax._src import gpu_array
 
-    return gpu_array.from_host(np.asarray(x), device, weak_type=not isinstance(x, np.ndarray) and np.ndim(x) == 0)
+    return gpu_array.from_host(np.asarray(x), device, weak_type=type(x) in (bool, int, float))

@@ -192,7 +192,7 @@ _get_value = operator.attrgetter("_value")
 
 def _make_fast(call, out_tree):
     """The call of a cached entry from flat xjax Array leaves, with as little Python as possible."""
-    if not isinstance(call, GraphCall):
+    if not isinstance(call, GraphCall) or call.extern is None:  # (None: GPU consts, see GraphCall)
         return lambda leaves: out_tree.unflatten(call(leaves))
     run, extern, out_avals, out_pos = call.run, call.extern, call.out_avals, call.out_pos
     wrap, get = Array, _get_value

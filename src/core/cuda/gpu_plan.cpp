@@ -127,6 +127,8 @@ bool is_library_op(OpId op) {
 GpuPlan gpu_plan(const Graph& g) {
   CompileOptions o = default_compile_options();
   o.caps = &cuda_caps();
+  o.reuse_buffers = false;  // the executor gives every storage its own buffer from CuPy's pool (and the
+                            // in-place decisions ask the CPU lowering, which CUDA plans skip)
   return convert(*compile(g, o));
 }
 

@@ -22,7 +22,7 @@ from xjax import _core
 from xjax._src import dtypes
 from xjax._src.backends import cuda_library, gpu_devices
 from xjax._src.backends.lowering import single_primitive_graph
-from xjax._src.gpu_array import GpuArray, GpuComputeError, storage_dtype
+from xjax._src.gpu_array import GpuArray, GpuComputeError, storage_dtype, to_device
 from xjax._src.lru_cache import LRUCache
 
 _NP_DTYPES = {d.name: np.dtype(d) for d in dtypes.SUPPORTED}
@@ -250,7 +250,7 @@ def _buffers(args, device):
     out = []
     for a in args:
         if type(a) is GpuArray:
-            out.append(a._buf)
+            out.append(a._buf if a.device is device else to_device(a, device)._buf)
         else:
             host = a._numpy()
             with device.activate(), device.stream:
@@ -258,10 +258,10 @@ def _buffers(args, device):
     return out
 
 
-def _host_buffers(values, device):
-    """_core.Arrays (a compiled jaxpr's externals) copied to device."""
+def _externals(consts, values, device):
+    """A compiled jaxpr's externals on device: its consts (xjax Arrays), then _core.Arrays (nested consts)."""
     cp = _cp()
-    out = []
+    out = _buffers(consts, device)
     with device.activate(), device.stream:
         for v in values:
             shape, dtype = _type((v.shape, v.dtype))
@@ -278,11 +278,11 @@ def compile_graph(graph, device):
 def run_graph_call(call, args, refusal):
     """A compiled jaxpr (graph_lowering.GraphCall) run on the GPU that holds its GPU arguments; re-raises
     `refusal` (a CPU-only value's error) when none is a GPU array."""
-    device = gpu_device_of(args, "jit")
+    device = gpu_device_of(list(args) + list(call.consts), "jit")
     if device is None or not isinstance(refusal, GpuComputeError):
         raise refusal
     program = call.gpu_program(device, compile_graph)
-    extern = call.gpu_extern(device, _host_buffers)
+    extern = call.gpu_extern(device, _externals)
     outs = program.run(_buffers(args, device) + extern) if program is not None else []
     if call.out_pos is not None:
         outs = [outs[i] for i in call.out_pos]

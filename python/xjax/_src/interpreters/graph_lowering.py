@@ -274,7 +274,7 @@ class GraphProgram:
         """The call of this program with these values of the constvars."""
         if not consts:
             return self.call
-        return GraphCall(self, [c._value for c in consts] + self.nested_extern)
+        return GraphCall(self, self.nested_extern, consts)
 
     def gpu_program(self, device, compile_graph):
         """The program compile_graph(graph, device) makes of this graph for a GPU, once per device; None
@@ -300,11 +300,16 @@ class _Callbacks:
 class GraphCall:
     """A ClosedJaxpr compiled to one Executable: call(list of xjax Arrays) -> list of xjax Arrays."""
 
-    __slots__ = ("run", "extern", "out_avals", "out_pos", "callbacks", "program", "gpu_extern_cache")
+    __slots__ = ("run", "extern", "out_avals", "out_pos", "callbacks", "program", "consts", "gpu_extern_cache")
 
-    def __init__(self, program, extern):
+    def __init__(self, program, nested_extern, consts=()):
         self.program = program
+        self.consts = consts  # xjax Arrays: the values of the jaxpr's constvars
         self.gpu_extern_cache = None  # GPU device -> the externals copied there
+        try:
+            extern = [c._value for c in consts] + nested_extern
+        except NotImplementedError:  # a const on a GPU: only the CUDA executor runs this call
+            extern = None
         self.callbacks = program.callbacks  # keeps them registered while this call lives
         self.run = program.run
         self.extern = extern
@@ -322,17 +327,20 @@ class GraphCall:
         return self.program.gpu_program(device, compile_graph)
 
     def gpu_extern(self, device, upload):
-        """The externals as upload(values, device) placed them on a GPU, once per device."""
+        """The consts and nested externals as upload(xjax Arrays, _core.Arrays, device) placed them on a GPU,
+        once per device."""
         if self.gpu_extern_cache is None:
             self.gpu_extern_cache = {}
         bufs = self.gpu_extern_cache.get(device)
         if bufs is None:
-            bufs = self.gpu_extern_cache[device] = upload(self.extern, device)
+            bufs = self.gpu_extern_cache[device] = upload(self.consts, self.program.nested_extern, device)
         return bufs
 
     def __call__(self, args):
         try:
             values = [a._value for a in args]
+            if self.extern is None:
+                [c._value for c in self.consts]  # (raises the GPU const's refusal)
         except NotImplementedError as err:  # a GPU array's (gpu_array.GpuComputeError): the CUDA executor runs it
             from xjax._src.backends import cuda
 
