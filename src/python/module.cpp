@@ -13,6 +13,7 @@
 #include "core/devices.h"
 #include "core/stream.h"
 #include "core/thread_pool.h"
+#include "convert.h"
 
 namespace py = pybind11;
 using namespace xjax;
@@ -20,6 +21,7 @@ using namespace xjax;
 // Other binding files, each adding one area to the module.
 void init_pytree(py::module_& m);
 void init_export(py::module_& m);
+void init_cuda(py::module_& m);
 
 namespace {
 
@@ -49,11 +51,15 @@ py::tuple shape_to_py(const Shape& s) {
   return t;
 }
 
+}  // namespace
+
 TypeInfo type_from_py(const py::handle& h) {
   auto t = h.cast<py::tuple>();
   if (t.size() != 2) throw ValueError("a type is a (shape, dtype name) pair");
   return {shape_from_py(t[0]), dtype_from_name(t[1].cast<std::string>())};
 }
+
+namespace {
 
 py::tuple type_to_py(const TypeInfo& t) { return py::make_tuple(shape_to_py(t.shape), dtype_name(t.dtype)); }
 
@@ -71,6 +77,8 @@ AttrValue attr_from_py(const std::string& name, const py::handle& v) {
   throw TypeError("attribute '" + name + "' must be an int, float, str, bytes or a sequence of ints");
 }
 
+}  // namespace
+
 Attrs attrs_from_py(const py::dict& d) {
   Attrs a;
   for (auto item : d) {
@@ -79,6 +87,8 @@ Attrs attrs_from_py(const py::dict& d) {
   }
   return a;
 }
+
+namespace {
 
 ValueRef ref_from_py(const py::handle& h) {
   auto t = h.cast<py::tuple>();
@@ -322,4 +332,5 @@ PYBIND11_MODULE(_core, m) {
   m.def("blas_loaded", &blas_loaded);
   init_pytree(m);
   init_export(m);
+  init_cuda(m);
 }

@@ -2,6 +2,7 @@
 #include "core/cpu/index_plan.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -30,6 +31,41 @@ StartPlan make_start_plan(const Shape& operand, const Shape& indices, const std:
     p.batching.push_back({div, indices[dim], strides[operand_batching[i]]});
   }
   return p;
+}
+
+uint64_t fill_bits(const Attrs& attrs, DType dt) {
+  uint64_t bits = 0;
+  dispatch_dtype(dt, [&](auto tag) {
+    using T = decltype(tag);
+    T v{};
+    if (!attrs.has("fill_value")) {
+      if constexpr (std::is_same_v<T, bool>) v = true;
+      else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) v = std::numeric_limits<T>::min();
+      else if constexpr (std::is_integral_v<T>) v = std::numeric_limits<T>::max();
+      else v = T(std::numeric_limits<float>::quiet_NaN());
+    } else if (auto* i = std::get_if<int64_t>(&attrs.items().at("fill_value"))) {
+      if constexpr (std::is_same_v<T, bool>) v = *i != 0;
+      else if constexpr (std::is_integral_v<T>) v = T(*i);  // two's-complement wrap-around
+      else if constexpr (std::is_same_v<T, double>) v = double(*i);
+      else v = T(float(*i));
+    } else {
+      double f = attrs.get_float("fill_value");
+      if constexpr (std::is_same_v<T, bool>) {
+        v = f != 0;
+      } else if constexpr (std::is_integral_v<T>) {  // saturate; NaN gives 0
+        if (std::isnan(f)) v = 0;
+        else if (f <= double(std::numeric_limits<T>::min())) v = std::numeric_limits<T>::min();
+        else if (f >= double(std::numeric_limits<T>::max())) v = std::numeric_limits<T>::max();
+        else v = T(f);
+      } else if constexpr (std::is_same_v<T, double>) {
+        v = f;
+      } else {
+        v = T(float(f));
+      }
+    }
+    std::memcpy(&bits, &v, sizeof(T));
+  });
+  return bits;
 }
 
 namespace {

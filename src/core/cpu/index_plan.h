@@ -26,6 +26,10 @@ StartPlan make_start_plan(const Shape& operand, const Shape& indices, const std:
 // Writes the flat operand offset of the windows [b0, b1), or -1 for a window that is dropped.
 void compute_starts(const StartPlan& p, const Tensor& indices, int64_t b0, int64_t b1, int64_t* out);
 
+// gather's fill value (attribute 'fill_value', else JAX's default) as the bits of an element of
+// dtype dt, converted as NumPy would: integers wrap, floats saturate into integers, NaN gives 0.
+uint64_t fill_bits(const Attrs& attrs, DType dt);
+
 // A window of the operand as `outer` strided steps over runs of `run` contiguous elements.
 struct BlockPlan {
   int64_t run = 0;    // contiguous elements per step

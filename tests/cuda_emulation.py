@@ -1,0 +1,127 @@
+"""Runs generated CUDA plans (_core.cuda_kernel) without a GPU: their sources compiled as host C++
+under src/core/cuda/emulation.h and called through ctypes on NumPy buffers; and compiles them with
+nvcc. Many plans go into one translation unit (each source in its own namespace, its kernel names
+prefixed so that they stay unique), cached in a temporary directory by the hash of its text."""
+import ctypes
+import fcntl
+import hashlib
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import tempfile
+
+import numpy as np
+
+from core_util import _NP_DTYPES
+from xjax import _core
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+EMULATION_H = ROOT / "src" / "core" / "cuda" / "emulation.h"
+CACHE = pathlib.Path(tempfile.gettempdir()) / "xjax_cuda_emulation"
+
+
+def plan(op, input_types, attrs):
+    """The generated plan of op for [(shape, dtype name), ...]."""
+    return _core.cuda_kernel(op, [(tuple(s), d) for s, d in input_types], dict(attrs))
+
+
+def _namespaced(k, p):
+    """Plan k's source in namespace pk, its kernels renamed pk_<name> (still extern "C")."""
+    src = p["source"]
+    for name in {launch["name"] for launch in p["launches"]}:
+        src = src.replace(f"void {name}(", f"void p{k}_{name}(")
+    return f"namespace p{k} {{\n{src}\n}}  // namespace p{k}\n"
+
+
+def _cached(text, suffix, build):
+    """The path of build(source path, output path)'s output for text, built once per text."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    key = hashlib.sha256(text.encode()).hexdigest()[:24]
+    out = CACHE / f"{key}{suffix}"
+    with open(CACHE / f"{key}{suffix}.lock", "w") as lock:  # parallel test workers build it once
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not out.exists():
+            src = CACHE / f"{key}.{os.getpid()}.src"
+            src.write_text(text)
+            tmp = CACHE / f"{key}.{os.getpid()}{suffix}"
+            build(src, tmp)
+            os.replace(tmp, out)
+            src.unlink()
+    return out
+
+
+class Batch:
+    """Plans compiled together: add() them all, then build() once and run() each."""
+
+    def __init__(self):
+        self.plans = []
+        self.lib = None
+
+    def add(self, p):
+        self.plans.append(p)
+        return len(self.plans) - 1
+
+    def host_source(self):
+        parts = ['#include "core/cuda/emulation.h"\n']
+        for k, p in enumerate(self.plans):
+            parts.append(_namespaced(k, p))
+            body = []
+            for launch in p["launches"]:
+                args = ", ".join(re.sub(r"^(in|out|tmp)(\d+)$", r"\1[\2]", prm) for prm in launch["params"])
+                g, b = launch["grid"], launch["block"]
+                body.append(f"  emulate_launch(p{k}::p{k}_{launch['name']}, dim3({g[0]}, {g[1]}, {g[2]}), "
+                            f"dim3({b[0]}, {b[1]}, {b[2]}), {launch['shared']}, {args});")
+            parts.append(f'extern "C" void run_{k}(void** in, void** out, void** tmp) {{\n'
+                         + "\n".join(body) + "\n  (void)in; (void)out; (void)tmp;\n}\n")
+        return "".join(parts)
+
+    def build(self):
+        text = self.host_source() + "// " + hashlib.sha256(EMULATION_H.read_bytes()).hexdigest() + "\n"
+
+        def compile_host(src, out):
+            cmd = ["g++", "-std=c++17", "-O1", "-shared", "-fPIC", "-w", "-x", "c++", f"-I{ROOT / 'src'}",
+                   str(src), "-o", str(out)]
+            subprocess.run(cmd, check=True, capture_output=True, text=True)
+
+        self.lib = ctypes.CDLL(str(_cached(text, ".so", compile_host)))
+        return self
+
+    def run(self, k, inputs):
+        """Runs plan k on NumPy inputs; returns its outputs as NumPy arrays."""
+        p = self.plans[k]
+        ins = [np.ascontiguousarray(x) for x in inputs]
+        outs = [np.zeros(tuple(s), _NP_DTYPES[d]) for s, d in p["outputs"]]
+        # Scratch starts as garbage (a plan must write it before reading it); padded for the
+        # word-wide atomics on 1- and 2-byte elements.
+        tmps = [np.full(int(n) + 8, 0xA5, np.uint8) for n in p["scratch"]]
+        outs_padded = [np.zeros(o.nbytes + 8, np.uint8) for o in outs]
+
+        def ptrs(arrays):
+            return (ctypes.c_void_p * max(1, len(arrays)))(*[a.ctypes.data for a in arrays])
+
+        getattr(self.lib, f"run_{k}")(ptrs(ins), ptrs(outs_padded), ptrs(tmps))
+        return [pad[:o.nbytes].view(o.dtype).reshape(o.shape) for pad, o in zip(outs_padded, outs)]
+
+
+def nvcc_path():
+    return shutil.which("nvcc") or (shutil.which("/usr/local/cuda/bin/nvcc"))
+
+
+def nvcc_compile(plans, arch):
+    """Compiles the plans' sources as one .cu to a cubin for arch (e.g. "sm_80"); returns its path."""
+    text = "".join(_namespaced(k, p) for k, p in enumerate(plans))
+
+    def compile_cu(src, out):
+        cu = src.with_suffix(".cu")
+        src.rename(cu)
+        try:
+            cmd = [nvcc_path(), "--cubin", f"-arch={arch}", "-w", "-o", str(out), str(cu)]
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode:
+                raise AssertionError(f"nvcc -arch={arch} failed:\n{r.stderr[-4000:]}")
+        finally:
+            cu.rename(src)
+
+    return _cached(text + f"// {arch}\n", ".cubin", compile_cu)
