@@ -70,9 +70,11 @@ KernelLoad iota_load(const Node& iota, const Shape& shape) {
 
 // Tells loads apart: equal keys read equal values.
 std::string load_key(const KernelLoad& L, DType dt) {
-  return std::to_string(int(L.kind)) + "/" + std::to_string(L.input) + "+" + std::to_string(L.offset) + "/" +
-         L.value + "/" + std::to_string(int(dt)) + shape_str(L.shape) + shape_str(L.strides) + "/" +
-         std::to_string(L.iota_inner) + "x" + std::to_string(L.iota_len);
+  std::string key = std::to_string(int(L.kind)) + "/" + std::to_string(L.input) + "+" + std::to_string(L.offset) +
+                    "/" + L.value + "/" + std::to_string(int(dt));
+  if (L.kind == KernelLoad::Kind::Strided) key += shape_str(L.shape) + shape_str(L.strides);
+  if (L.kind == KernelLoad::Kind::Iota) key += std::to_string(L.iota_inner) + "x" + std::to_string(L.iota_len);
+  return key;
 }
 
 struct SpecBuilder {
@@ -187,6 +189,7 @@ FusedKernelSpec build_kernel_spec(const Graph& g, const Fusion& fusion, int grou
   SpecBuilder b{g, fusion, group, value_base, {}, {}, {}, {}};
   b.index_space();
   const FusionGroup& gr = fusion.groups[group];
+  b.spec.steps.reserve(gr.nodes.size());
   for (int u : gr.nodes) b.add_node(u);
   FusedKernelSpec& spec = b.spec;
   size_t step = 0;

@@ -28,7 +28,7 @@ struct KernelLoad {
     Contiguous,  // inputs[input][offset + i]
     Fill,        // one value for every i: inputs[input][offset], or `value` when input < 0
     Strided,     // inputs[input][offset + sum_d idx_d * strides[d]], idx = the multi-index of i in `shape`
-    Iota,        // no input: (i / iota_inner) % iota_len, the coordinate of i along an iota's dim
+    Iota,        // no input: (i / iota_inner) % iota_len in the slot's dtype (an iota's coordinate)
   };
   Kind kind = Kind::Contiguous;
   int input = -1;      // index into FusedKernelSpec::inputs, or -1

@@ -148,6 +148,8 @@ std::shared_ptr<FusedProgram> lower_to_cpu(const FusedKernelSpec& spec) {
   p.n = spec.n;
   p.k0 = spec.k0, p.r = spec.r, p.k1 = spec.k1;
   p.slot_dtype = spec.slot_dtype;
+  p.loads.reserve(spec.loads.size());
+  p.steps.reserve(spec.steps.size());
   for (const KernelLoad& kl : spec.loads) {
     FusedLoad L;
     L.kind = load_kind(kl.kind);
