@@ -116,6 +116,7 @@ argsort = _array_function(lambda x, axis=-1: np.argsort(x, axis=axis, kind="stab
 
 _KERNEL = re.compile(r'extern\s+"C"\s+__global__\s+void\s+(\w+)\s*\(([^)]*)\)')
 _pending = []  # RawModules made since the last build
+sources = []  # the code of every RawModule made (tests compile them with nvcc too)
 stats = {"builds": 0, "modules": 0, "launches": 0}
 
 
@@ -126,19 +127,25 @@ def _launcher(k, name, nparams):
             f"dim3(bx, by, bz), shared{', ' if args else ''}{args});\n  (void)a;\n}}\n")
 
 
-def _build_pending():
-    """Compiles every module made since the last build into one host library."""
-    modules, _pending[:] = list(_pending), []
-    parts = ['#include "core/cuda/emulation.h"\n']
-    hoisted = {}  # the sources' preprocessor lines (#include, #define) go first, outside the namespaces
-    bodies = []
-    for m in modules:
-        lines = m.code.splitlines(keepends=True)
+def hoist(codes):
+    """(the sources' preprocessor lines (#include, #define), once each, in order; the sources without them),
+    so that the sources can go into namespaces of one translation unit."""
+    hoisted, bodies = {}, []
+    for code in codes:
+        lines = code.splitlines(keepends=True)
         for line in lines:
             if line.startswith(("#include", "#define")):
                 hoisted.setdefault(line, None)
         bodies.append("".join(line for line in lines if not line.startswith(("#include", "#define"))))
-    parts += list(hoisted)
+    return "".join(hoisted), bodies
+
+
+def _build_pending():
+    """Compiles every module made since the last build into one host library."""
+    modules, _pending[:] = list(_pending), []
+    parts = ['#include "core/cuda/emulation.h"\n']
+    hoisted, bodies = hoist([m.code for m in modules])
+    parts.append(hoisted)
     for k, (m, body) in enumerate(zip(modules, bodies)):
         kernels = _KERNEL.findall(body)
         parts.append(cuda_emulation._namespaced(k, {"source": body, "launches": [{"name": n} for n, _ in kernels]}))
@@ -163,6 +170,7 @@ class RawModule:
     def __init__(self, code, options=(), **kwargs):
         self.code = code
         self.options = options
+        sources.append(code)
         self._lib = None
         self._index = None
         _pending.append(self)

@@ -200,3 +200,34 @@ def test_arguments_on_two_gpus_are_refused(gpu):
         pytest.skip("a second device is made on the emulated runtime only")
     with pytest.raises(ValueError, match="different GPUs"):
         to_gpu(np.ones(2, np.float32), gpu) + to_gpu(np.ones(2, np.float32), other)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_the_sources_programs_generate_compile_with_nvcc(gpu, arch, tmp_path):
+    """What the executor hands to NVRTC for the programs above (the MLP step, convolutions, sorts, loops),
+    compiled by nvcc with the same include path, as one translation unit."""
+    import subprocess
+
+    import cuda_emulation
+    import emulated_cupy
+
+    from xjax._src.backends import gpu_devices
+
+    if gpu_devices.cupy() is not emulated_cupy:
+        pytest.skip("the emulated runtime collects the sources")
+    if not cuda_emulation.nvcc_path():
+        pytest.skip("nvcc is not installed")
+    for test in (test_mlp_grad_step, test_convolution, test_sort_and_top_k, test_while_loop_and_fori_loop,
+                 test_layout_and_indexing, test_random_bits):
+        test(gpu)
+    hoisted, bodies = emulated_cupy.hoist(list(dict.fromkeys(emulated_cupy.sources)))
+    text = hoisted + "".join(
+        cuda_emulation._namespaced(k, {"source": body, "launches": [{"name": n} for n, _ in
+                                                                    emulated_cupy._KERNEL.findall(body)]})
+        for k, body in enumerate(bodies))
+    (tmp_path / "k.cu").write_text(text)
+    res = subprocess.run([cuda_emulation.nvcc_path(), "--cubin", f"-arch={arch}", "-w", "-std=c++17",
+                          f"-I{cuda_emulation.ROOT / 'src'}", "-o", str(tmp_path / "k.cubin"), str(tmp_path / "k.cu")],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr[-4000:]
+    assert len(bodies) >= 20

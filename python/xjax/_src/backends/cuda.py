@@ -48,6 +48,12 @@ def include_dir():
                        "installation lacks")
 
 
+def _options(source):
+    """NVRTC's options for a generated source (which may #include the scalar op headers)."""
+    options = ("--std=c++17",)
+    return options + ("-I" + include_dir(),) if '#include "core/' in source else options
+
+
 # ---- kernels ----
 
 _modules = {}  # (source hash, device) -> RawModule
@@ -59,7 +65,7 @@ def _module(source, device):
     module = _modules.get(key)
     if module is None:
         with device.activate():
-            module = _modules[key] = _cp().RawModule(code=source, options=("-I" + include_dir(), "--std=c++17"))
+            module = _modules[key] = _cp().RawModule(code=source, options=_options(source))
     return module
 
 
