@@ -116,6 +116,52 @@ def test_mlp_grad_step(gpu):
     check(step, params, f32(16, 4), f32(16, 2), gpu=gpu, rtol=1e-5, atol=1e-5)
 
 
+def test_training_step_as_in_seed_004(gpu):
+    """seed_004's train step (value_and_grad with has_aux, log_softmax, argmax accuracy, adam) on the GPU."""
+    from xjax import optim
+
+    def model(params, x):
+        for layer in params[:-1]:
+            x = xjax.nn.relu(x @ layer["w"] + layer["b"])
+        return x @ params[-1]["w"] + params[-1]["b"]
+
+    def loss_and_metric(params, metric, x, y):
+        logits = model(params, x)
+        loss = -jnp.mean(jnp.sum(y * xjax.nn.log_softmax(logits), axis=-1))
+        hits = jnp.sum(jnp.argmax(logits, axis=-1) == jnp.argmax(y, axis=-1))
+        return loss, (metric[0] + hits, metric[1] + y.shape[0])
+
+    optimizer = optim.adam(learning_rate=1e-3)
+
+    @xjax.jit
+    def train_step(state, x, y):
+        params, opt_state, metric = state
+        (loss, metric), grads = xjax.value_and_grad(loss_and_metric, has_aux=True)(params, metric, x, y)
+        updates, opt_state = optimizer.update(grads, opt_state, params)
+        return loss, (optim.apply_updates(params, updates), opt_state, metric)
+
+    params = [{"w": f32(12, 16) * 0.3, "b": np.zeros(16, np.float32)}, {"w": f32(16, 5) * 0.3, "b": f32(5)}]
+    state = xjax.tree_util.tree_map(np.asarray, (params, optimizer.init(params), (np.int32(0), np.int32(0))))
+    y = np.eye(5, dtype=np.float32)[RNG.integers(0, 5, 8)]
+    check(train_step, state, f32(8, 12), y, gpu=gpu, rtol=1e-5, atol=1e-6)
+
+
+def test_closed_over_gpu_arrays_take_the_program_to_the_gpu(gpu):
+    w = to_gpu(f32(3, 2), gpu)
+    x = f32(4, 3)
+    out = xjax.jit(lambda t: jnp.tanh(t @ w))(x)
+    assert type(out) is GpuArray and out.device is gpu
+    np.testing.assert_allclose(np.asarray(out), np.tanh(x @ np.asarray(w)), rtol=1e-5, atol=1e-6)
+
+
+def test_eager_grad_on_gpu_arrays(gpu):
+    x = to_gpu(np.linspace(-1, 1, 5).astype(np.float32), gpu)
+    g = xjax.grad(lambda t: jnp.sum(jnp.sin(t) * t))(x)
+    assert type(g) is GpuArray
+    xs = np.linspace(-1, 1, 5).astype(np.float32)
+    np.testing.assert_allclose(np.asarray(g), np.cos(xs) * xs + np.sin(xs), rtol=1e-5, atol=1e-6)
+
+
 def test_random_bits(gpu):
     @xjax.jit
     def f(key):
