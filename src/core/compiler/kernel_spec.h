@@ -9,7 +9,6 @@
 // of a reduction's output (k0 x k1 elements) folds the slot's values at (a, *, b). Stores still
 // write all n elements then (a value used both whole and by a reduction).
 #pragma once
-#include <memory>
 #include <string>
 #include <vector>
 
