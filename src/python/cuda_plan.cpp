@@ -9,22 +9,12 @@
 namespace py = pybind11;
 using namespace xjax;
 
-py::dict plan_to_py(const cuda::KernelPlan& p);  // cuda.cpp
+// cuda.cpp's conversions.
+py::dict plan_to_py(const cuda::KernelPlan& p);
+py::tuple type_py(const TypeInfo& t);
+py::dict attrs_py(const Attrs& attrs);
 
 namespace {
-
-py::tuple type_to_py(const TypeInfo& t) { return py::make_tuple(py::tuple(py::cast(t.shape)), dtype_name(t.dtype)); }
-
-py::dict attrs_to_py(const Attrs& attrs) {
-  py::dict d;
-  for (const auto& [name, v] : attrs.items()) {
-    if (auto* i = std::get_if<int64_t>(&v)) d[name.c_str()] = *i;
-    else if (auto* f = std::get_if<double>(&v)) d[name.c_str()] = *f;
-    else if (auto* l = std::get_if<std::vector<int64_t>>(&v)) d[name.c_str()] = py::tuple(py::cast(*l));
-    else d[name.c_str()] = py::bytes(std::get<std::string>(v));  // strings may be raw bytes (constants)
-  }
-  return d;
-}
 
 const char* step_kind(cuda::GpuStep::Kind k) {
   switch (k) {
@@ -40,21 +30,21 @@ const char* step_kind(cuda::GpuStep::Kind k) {
 
 py::dict gpu_plan_to_py(const cuda::GpuPlan& p) {
   py::list values, storages, constants, params, steps;
-  for (const TypeInfo& t : p.value_type) values.append(type_to_py(t));
+  for (const TypeInfo& t : p.value_type) values.append(type_py(t));
   for (const cuda::GpuStorage& s : p.storages) {
     const char* kind = s.kind == cuda::GpuStorage::Kind::Param ? "param"
                        : s.kind == cuda::GpuStorage::Kind::Constant ? "constant" : "computed";
     storages.append(py::make_tuple(kind, s.index));
   }
   for (const Array& c : p.constants)
-    constants.append(py::make_tuple(type_to_py({c.shape, c.dtype}),
+    constants.append(py::make_tuple(type_py({c.shape, c.dtype}),
                                     py::bytes(static_cast<const char*>(c.data()), c.nbytes())));
-  for (const TypeInfo& t : p.param_types) params.append(type_to_py(t));
+  for (const TypeInfo& t : p.param_types) params.append(type_py(t));
   for (const cuda::GpuStep& s : p.steps) {
     py::dict d;
     d["kind"] = step_kind(s.kind);
     d["op"] = s.op;
-    d["attrs"] = attrs_to_py(s.attrs);
+    d["attrs"] = attrs_py(s.attrs);
     d["inputs"] = s.inputs;
     d["outputs"] = s.outputs;
     d["kernel"] = s.has_kernel ? py::object(plan_to_py(s.kernel)) : py::object(py::none());

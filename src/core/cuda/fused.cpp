@@ -1,7 +1,7 @@
 // The kernels of fused groups. Without reductions: one grid-stride loop over the index space.
 // With reductions, the space is (k0, r, k1) and two stages fold r, in a fixed order whatever the
 // hardware (results do not depend on scheduling):
-// - stage 1: a block of TX x TY threads takes a tile: one a < k0, TX consecutive b < k1, and one of
+// - stage 1: a block of TX x TY threads takes a tile: TX consecutive outputs o = (a, b) and one of
 //   P parts of r; thread (tx, ty) walks j = part start + ty, += TY, computing (and storing) the
 //   elements (a, j, b) and folding them; the TY partials of each column then meet in a tree in
 //   shared memory. With P = 1 the tree's result is the output, else a partial in scratch;
@@ -139,18 +139,26 @@ struct Tiling {
   int64_t tx, ty, ntx, parts, chunk, tiles;
 };
 
+int64_t pow2_at_least(int64_t v) {
+  int64_t p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+
+// Threads along r: enough for rows of kMinRowsPerThread each, at most 8 when neighbouring outputs
+// are neighbours in memory (k1 >= 32: a warp reads 32 of them at once); the rest of the block
+// takes consecutive outputs.
 Tiling tiling(const FusedKernelSpec& spec) {
   Tiling t;
-  t.tx = 1;
-  while (t.tx < 32 && t.tx < spec.k1) t.tx *= 2;
-  t.ty = kBlock / t.tx;
-  t.ntx = (spec.k1 + t.tx - 1) / t.tx;
-  const int64_t base = spec.k0 * t.ntx;
+  const int64_t outs = spec.k0 * spec.k1;
+  t.ty = std::min(spec.k1 >= 32 ? 8 : kBlock, pow2_at_least((spec.r + kMinRowsPerThread - 1) / kMinRowsPerThread));
+  t.tx = kBlock / t.ty;
+  t.ntx = (outs + t.tx - 1) / t.tx;
   const int64_t by_rows = std::max<int64_t>(1, spec.r / (t.ty * kMinRowsPerThread));
-  t.parts = std::max<int64_t>(1, std::min((kTargetTiles + base - 1) / base, by_rows));
+  t.parts = std::max<int64_t>(1, std::min((kTargetTiles + t.ntx - 1) / t.ntx, by_rows));
   t.chunk = std::max<int64_t>(1, (spec.r + t.parts - 1) / t.parts);
   t.parts = std::max<int64_t>(1, (spec.r + t.chunk - 1) / t.chunk);
-  t.tiles = base * t.parts;
+  t.tiles = t.ntx * t.parts;
   return t;
 }
 
@@ -171,10 +179,10 @@ KernelPlan reducing(const FusedKernelSpec& spec, KernelPlan p) {
   s += "const ix tx = (ix)threadIdx.x % " + lit(t.tx) + ", ty = (ix)threadIdx.x / " + lit(t.tx) + ";\n";
   s += "for (ix t = blockIdx.x; t < " + lit(t.tiles) + "; t += gridDim.x) {\n";
   s += "const ix part = t % " + lit(t.parts) + ", rest = t / " + lit(t.parts) + ";\n";
-  s += "const ix a = rest / " + lit(t.ntx) + ", b = (rest % " + lit(t.ntx) + ") * " + lit(t.tx) + " + tx;\n";
+  s += "const ix o = rest * " + lit(t.tx) + " + tx, a = o / " + lit(spec.k1) + ", b = o % " + lit(spec.k1) + ";\n";
   for (size_t k = 0; k < spec.reductions.size(); ++k)
     s += acc_type(spec.reductions[k]) + " acc" + num(int64_t(k)) + " = " + identity(spec.reductions[k]) + ";\n";
-  s += "if (b < " + lit(spec.k1) + ") {\nconst ix end = part * " + lit(t.chunk) + " + " + lit(t.chunk) + " < " +
+  s += "if (o < " + lit(outs) + ") {\nconst ix end = part * " + lit(t.chunk) + " + " + lit(t.chunk) + " < " +
        lit(spec.r) + " ? part * " + lit(t.chunk) + " + " + lit(t.chunk) + " : " + lit(spec.r) + ";\n";
   s += "for (ix j = part * " + lit(t.chunk) + " + ty; j < end; j += " + lit(t.ty) + ") {\n";
   s += "const ix i = (a * " + lit(spec.r) + " + j) * " + lit(spec.k1) + " + b;\n" + element_body(spec);
@@ -191,11 +199,10 @@ KernelPlan reducing(const FusedKernelSpec& spec, KernelPlan p) {
     s += "for (ix w = " + lit(t.ty / 2) + "; w > 0; w /= 2) {\n";
     s += "if (ty < w) buf[threadIdx.x] = " + fold(r, "buf[threadIdx.x]", "buf[threadIdx.x + w * " + lit(t.tx) + "]") + ";\n";
     s += "__syncthreads();\n}\n";
-    const std::string o = "a * " + lit(spec.k1) + " + b";
     if (partial)
-      s += "if (ty == 0 && b < " + lit(spec.k1) + ") tmp" + num(int64_t(k)) + "[part * " + lit(outs) + " + " + o + "] = buf[tx];\n";
+      s += "if (ty == 0 && o < " + lit(outs) + ") tmp" + num(int64_t(k)) + "[part * " + lit(outs) + " + o] = buf[tx];\n";
     else
-      s += "if (ty == 0 && b < " + lit(spec.k1) + ") out" + num(r.output) + "[" + o + "] = " +
+      s += "if (ty == 0 && o < " + lit(outs) + ") out" + num(r.output) + "[o] = " +
            write_mem(r.dtype, "buf[tx]") + ";\n";
     s += "__syncthreads();\n}\n";  // buf is reused
   }

@@ -178,7 +178,7 @@ def _kernel_step(kernel, ins, outs, out_types):
 
 def _library_step(st, program, ins, outs, in_types, out_types):
     op = st["op"]
-    attrs = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in st["attrs"].items()}
+    attrs = st["attrs"]
     if op == "conv_general_dilated":
         im2col = _Kernel(st["kernel"], program.device)
         (pshape, pdtype), = [_type(t) for t in st["kernel"]["outputs"]]
