@@ -5,6 +5,11 @@ what the CPU computes from the same inputs.
 Runs on the emulated runtime (tests/emulated_cupy.py: the generated CUDA compiled as host C++ under
 the emulation header) everywhere, and again on a real GPU where there is one (see gpu_runtime).
 """
+import os
+import re
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -277,3 +282,22 @@ def test_the_sources_programs_generate_compile_with_nvcc(gpu, arch, tmp_path):
                          capture_output=True, text=True)
     assert res.returncode == 0, res.stderr[-4000:]
     assert len(bodies) >= 20
+
+
+SEEDS = "/work/shared/seed-programs"
+
+
+@pytest.mark.skipif(not os.path.exists(SEEDS), reason="the seed programs are not on this machine")
+def test_a_seed_program_on_the_emulated_gpu_prints_what_jax_printed():
+    """seed_000 with every jitted call on the emulated GPU (tests/run_on_emulated_gpu.py), against JAX's
+    recorded output. (seed_002, 003 and 004 match too; they take minutes under the emulation.)"""
+    name = "seed_000_accelerated_numpy"
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(xjax.__file__))))
+    env.pop("JAX_PLATFORMS", None)
+    res = subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "run_on_emulated_gpu.py"),
+                          os.path.join(SEEDS, name + ".py")], capture_output=True, text=True, env=env, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    with open(os.path.join(SEEDS, "expected", name + ".txt")) as f:
+        assert res.stdout == f.read()
+    launches = int(re.search(r"'launches': (\d+)", res.stderr).group(1))
+    assert launches > 1000  # (the program's jitted work ran on the GPU)
