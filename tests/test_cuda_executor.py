@@ -75,7 +75,8 @@ def test_while_loop_and_fori_loop(gpu):
             return i + 1, v * 0.5 + jnp.cos(v)
         _, v = lax.while_loop(lambda c: c[0] < n, body, (0, x))
         s = lax.fori_loop(0, 4, lambda i, acc: acc + i * x, jnp.zeros_like(x))
-        return v, s
+        c, ys = lax.scan(lambda c, t: (c * 0.9 + t, c * 2), x[:2], x.reshape(3, 2))  # (stacks into `empty`)
+        return v, s, c, ys
 
     check(f, f32(6), np.int32(5), gpu=gpu)
 

@@ -32,8 +32,10 @@ py::dict gpu_plan_to_py(const cuda::GpuPlan& p) {
   py::list values, storages, constants, params, steps;
   for (const TypeInfo& t : p.value_type) values.append(type_py(t));
   for (const cuda::GpuStorage& s : p.storages) {
-    const char* kind = s.kind == cuda::GpuStorage::Kind::Param ? "param"
-                       : s.kind == cuda::GpuStorage::Kind::Constant ? "constant" : "computed";
+    const char* kind = s.kind == cuda::GpuStorage::Kind::Param      ? "param"
+                       : s.kind == cuda::GpuStorage::Kind::Constant ? "constant"
+                       : s.kind == cuda::GpuStorage::Kind::Fresh    ? "fresh"
+                                                                    : "computed";
     storages.append(py::make_tuple(kind, s.index));
   }
   for (const Array& c : p.constants)
@@ -70,7 +72,7 @@ void init_cuda_plan(py::module_& m) {
   m.def(
       "cuda_plan", [](const Graph& g) { return gpu_plan_to_py(cuda::gpu_plan(g)); }, py::arg("graph"),
       "The GPU plan of a graph (compiled with CUDA fusion): dict(values=[(shape, dtype)] per value, "
-      "storage=[storage id or -1] per value, storages=[('param'|'constant'|'computed', index)], "
+      "storage=[storage id or -1] per value, storages=[('param'|'constant'|'fresh'|'computed', index)], "
       "constants=[((shape, dtype), bytes)], params=[(shape, dtype)], outputs=[value ids], steps=[dict(kind="
       "'fused'|'kernel'|'library'|'cond'|'while'|'callback', op, attrs, inputs, outputs, kernel (a cuda_kernel "
       "dict or None), subs=[plans])]). NotImplementedError names an op without a GPU route.");

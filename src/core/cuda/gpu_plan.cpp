@@ -112,6 +112,10 @@ GpuPlan convert(const Executable& exe) {
     if (st.kind == Storage::Kind::Constant) gs = {GpuStorage::Kind::Constant, st.index};
     out.storages.push_back(gs);
   }
+  for (size_t i = 0; i < g.nodes().size(); ++i) {  // `empty` values: nothing writes them
+    const int st = g.nodes()[i].op == OpId::empty_ ? p.value_storage[p.value_base[i]] : -1;
+    if (st >= 0) out.storages[st].kind = GpuStorage::Kind::Fresh;
+  }
   out.constants = p.constants;
   for (const Step& s : p.steps) out.steps.push_back(convert_step(s, g, p));
   return out;

@@ -7,7 +7,8 @@
 //
 // Values are numbered as in the CPU plan; each value that lives in memory has a storage, and
 // values sharing a storage (reshapes, optimization barriers) share the bytes. Storages are
-// parameters, constants (their bytes are in the plan), or written by a step (allocated per run).
+// parameters, constants (their bytes are in the plan), `empty` values (allocated per run), or
+// written by a step (allocated by it).
 #pragma once
 #include <memory>
 #include <string>
@@ -40,7 +41,8 @@ struct GpuStep {
 };
 
 struct GpuStorage {
-  enum class Kind : uint8_t { Param, Constant, Computed };
+  // Fresh: an `empty` value, allocated (uninitialised) per run; Computed: written by a step.
+  enum class Kind : uint8_t { Param, Constant, Fresh, Computed };
   Kind kind;
   int index = -1;  // Param: the parameter's number; Constant: into GpuPlan::constants
 };

@@ -104,6 +104,8 @@ class Program:
         self.num_storages = len(plan["storages"])
         self.params = [(s, index) for s, (kind, index) in enumerate(plan["storages"]) if kind == "param"]
         self.constants = []
+        self.fresh = [(s, self.types[self.storage.index(s)]) for s, (kind, _) in enumerate(plan["storages"])
+                      if kind == "fresh"]
         with device.activate(), device.stream:
             for s, (kind, index) in enumerate(plan["storages"]):
                 if kind == "constant":
@@ -155,6 +157,8 @@ class Program:
         for s, array in self.constants:
             env[s] = array
         with self.device.activate(), self.device.stream:
+            for s, (shape, dtype) in self.fresh:
+                env[s] = _empty(shape, dtype)
             for step, release in zip(self.steps, self.release):
                 step(env)
                 for s in release:
