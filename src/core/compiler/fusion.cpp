@@ -12,7 +12,6 @@
 
 #include "core/compiler/constant.h"
 #include "core/compiler/passes.h"
-#include "core/cpu/elementwise_loops.h"
 
 namespace xjax {
 
@@ -141,19 +140,21 @@ bool generated_in_kernel(const Graph& g, const Resolved& v) {
   return v.flat && g.nodes()[v.root.node].op == OpId::iota_;
 }
 
-bool fusible(const Graph& g, const Node& n) {
+bool fusible(const Graph& g, const Node& n, const BackendCaps& caps) {
   OpKind kind = op_info(n.op).kind;
   if (n.outputs.size() != 1) return false;
   if (kind == OpKind::Reduction) {
     RedOp op;
     int64_t k0, r, k1;
-    return n.inputs.size() == 1 && reduction_op(n.op, op) &&
-           reduction_split(g.type(n.inputs[0]).shape, n.attrs.get_ints("axes"), k0, r, k1);
+    if (n.inputs.size() != 1 || !reduction_op(n.op, op) ||
+        !reduction_split(g.type(n.inputs[0]).shape, n.attrs.get_ints("axes"), k0, r, k1))
+      return false;
+  } else if (kind != OpKind::Elementwise || n.inputs.empty() || n.inputs.size() > 12) {
+    return false;
   }
-  if (kind != OpKind::Elementwise || n.inputs.empty() || n.inputs.size() > 12) return false;
   std::vector<DType> in;
   for (ValueRef v : n.inputs) in.push_back(g.type(v).dtype);
-  return elementwise_loop(n.op, in, n.outputs[0].dtype, n.attrs) != nullptr;
+  return caps.can_fuse(n.op, in, n.outputs[0].dtype, n.attrs);
 }
 
 namespace {
@@ -170,12 +171,13 @@ struct Group {
 
 struct Fuser {
   const Graph& g;
+  const BackendCaps& caps;
   std::vector<Group> groups;
   std::vector<int> parent;
   std::vector<int> group_of;
   int last_effect = -1;
 
-  explicit Fuser(const Graph& graph) : g(graph), group_of(graph.nodes().size(), -1) {}
+  Fuser(const Graph& graph, const BackendCaps& backend) : g(graph), caps(backend), group_of(graph.nodes().size(), -1) {}
 
   int find(int x) {
     while (parent[x] != x) x = parent[x] = parent[parent[x]];
@@ -266,7 +268,7 @@ void Fuser::place(int i) {
   // reader needs it in memory (below).
   if (n.op == OpId::parameter_ || n.op == OpId::constant_ || n.op == OpId::iota_ || is_view(g, i)) return;
   bool reduction = kind == OpKind::Reduction;
-  if ((kind == OpKind::Elementwise || reduction) && fusible(g, n)) return place_fused(i, reduction);
+  if ((kind == OpKind::Elementwise || reduction) && fusible(g, n, caps)) return place_fused(i, reduction);
   int gi = new_group(i, false);
   add_edges(i);
   if (has_effects(n)) {  // effects keep their program order: an edge from the previous one
@@ -377,9 +379,9 @@ void Fuser::merge_siblings() {
 
 }  // namespace
 
-Fusion fuse(const Graph& g, bool enabled) {
+Fusion fuse(const Graph& g, bool enabled, const BackendCaps& caps) {
   const auto& nodes = g.nodes();
-  Fuser f(g);
+  Fuser f(g, caps);
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (enabled) {
       f.place(int(i));
@@ -493,7 +495,7 @@ Fusion fuse(const Graph& g, bool enabled) {
       if (--indeg[s] == 0) ready.push({f.groups[ids[s]].nodes[0], s});
   }
   if (out.groups.size() != ids.size()) {  // never expected: then run unfused
-    if (enabled) return fuse(g, false);
+    if (enabled) return fuse(g, false, caps);
     throw std::logic_error("[fuse] the node graph has a cycle");
   }
   return out;

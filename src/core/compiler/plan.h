@@ -10,6 +10,7 @@
 
 #include "core/array.h"
 #include "core/compiler/fusion.h"
+#include "core/compiler/kernel_spec.h"
 #include "core/cpu/fused.h"
 
 namespace xjax {
@@ -48,7 +49,8 @@ struct Step {
   std::vector<int> nodes;    // the graph nodes it computes
   std::vector<int> inputs;   // values read (a fused step: its program's inputs, in order)
   std::vector<int> outputs;  // values written (a fused step: its program's outputs, in order)
-  std::shared_ptr<FusedProgram> program;
+  std::shared_ptr<const FusedKernelSpec> spec;  // a fused step: what it computes, for any backend
+  std::shared_ptr<FusedProgram> program;        // a fused step: its CPU lowering
   CpuKernel kernel = nullptr;
   Attrs attrs;
   std::vector<std::shared_ptr<Executable>> subs;  // cond branches; while (cond, body)

@@ -24,10 +24,9 @@
 #include <type_traits>
 
 #include "core/dtype.h"
+#include "core/ops/red_op.h"
 
 namespace xjax {
-
-enum class RedOp : uint8_t { Sum, Prod, Max, Min, And, Or, Xor };
 
 namespace red {
 
