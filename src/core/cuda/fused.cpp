@@ -247,7 +247,9 @@ KernelPlan fused_kernel(const FusedKernelSpec& spec) {
   if (!spec.reductions.empty()) counts.push_back(tiling(spec).parts * spec.k0 * spec.k1);
   KernelPlan p;
   p.outputs = spec.output_types;
-  p.source = fused_source_prefix() + prelude(needs_wide(counts)) + "namespace xs = ::xjax::scalar;\n";
+  // Not the generators' prelude: everything but the index type comes from the scalar definitions.
+  p.source = fused_source_prefix() + (needs_wide(counts) ? "typedef long long ix;\n" : "typedef int ix;\n") +
+             "namespace xs = ::xjax::scalar;\n";
   return spec.reductions.empty() ? elementwise(spec, std::move(p)) : reducing(spec, std::move(p));
 }
 

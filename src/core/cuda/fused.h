@@ -7,7 +7,7 @@
 //
 // Buffers as in kernel.h: "in<i>" is spec.inputs[i], "out<i>" spec.outputs[i], "tmp<i>" scratch.
 // Sources start with fused_source_prefix(): the scalar definitions (soft flush-to-zero, since
-// CUDA's float64 has no FTZ mode), then the generators' prelude.
+// CUDA's float64 has no FTZ mode).
 #pragma once
 #include <string>
 #include <vector>
