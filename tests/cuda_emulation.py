@@ -3,6 +3,7 @@ under src/core/cuda/emulation.h and called through ctypes on NumPy buffers; and 
 nvcc. Many plans go into one translation unit (each source in its own namespace, its kernel names
 prefixed so that they stay unique), cached in a temporary directory by the hash of its text."""
 import ctypes
+import fcntl
 import hashlib
 import os
 import pathlib
@@ -39,13 +40,15 @@ def _cached(text, suffix, build):
     CACHE.mkdir(parents=True, exist_ok=True)
     key = hashlib.sha256(text.encode()).hexdigest()[:24]
     out = CACHE / f"{key}{suffix}"
-    if not out.exists():
-        src = CACHE / f"{key}.{os.getpid()}.src"
-        src.write_text(text)
-        tmp = CACHE / f"{key}.{os.getpid()}{suffix}"
-        build(src, tmp)
-        os.replace(tmp, out)
-        src.unlink()
+    with open(CACHE / f"{key}{suffix}.lock", "w") as lock:  # parallel test workers build it once
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not out.exists():
+            src = CACHE / f"{key}.{os.getpid()}.src"
+            src.write_text(text)
+            tmp = CACHE / f"{key}.{os.getpid()}{suffix}"
+            build(src, tmp)
+            os.replace(tmp, out)
+            src.unlink()
     return out
 
 

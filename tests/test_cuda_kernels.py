@@ -86,6 +86,21 @@ for op in ["argmax", "argmin"]:
                                  ((5, 3), 0, "bool", "int64"), ((6, 1), 1, "float64", "int32")]:
         case(op, [sample(shape, dt, nan=shape[0] != 3000, lo=-3, hi=3)], axes=[axis], index_dtype=idx)
 
+# ---- seeded random shapes: transposes, slices, reductions
+for seed in range(16):
+    rng = np.random.default_rng(100 + seed)
+    shape = tuple(int(d) for d in rng.integers(1, 7, rng.integers(1, 5)))
+    dt = ["float32", "int32", "float16", "uint8"][seed % 4]
+    case("transpose", [sample(shape, dt)], name=f"rand{seed}", permutation=rng.permutation(len(shape)).tolist())
+    start = [int(rng.integers(0, d + 1)) for d in shape]
+    limit = [int(rng.integers(s, d + 1)) for s, d in zip(start, shape)]
+    case("slice", [sample(shape, dt)], name=f"rand{seed}", start_indices=start, limit_indices=limit,
+         strides=[int(v) for v in rng.integers(1, 4, len(shape))])
+    axes = sorted(rng.choice(len(shape), int(rng.integers(0, len(shape) + 1)), replace=False).tolist())
+    op = ["reduce_sum", "reduce_max", "reduce_min", "reduce_prod"][seed % 4]
+    x = sample(shape, dt, lo=0, hi=3) if op == "reduce_prod" else sample(shape, dt, nan=True)
+    case(op, [x], rtol=2e-3 if op == "reduce_sum" and dt[0] == "f" else 0, name=f"rand{seed}", axes=axes)
+
 # ---- scans
 for op, dts in [("cumsum", ["float32", "int8", "float16"]), ("cumprod", ["int32", "float64"]),
                 ("cummax", ["float32", "bool", "uint16"]), ("cummin", ["bfloat16", "int64"]),

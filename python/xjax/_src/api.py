@@ -4,28 +4,23 @@ import numpy as np
 from xjax._src import core
 from xjax._src.array import Array
 from xjax._src import distributed
-from xjax._src.devices import cpu_devices, global_devices
+from xjax._src import platforms
 from xjax._src.backends import cpu
 
 
-def _check_backend(backend):
-    if backend not in (None, "cpu"):
-        raise RuntimeError(f"Unknown backend {backend}; xjax has 'cpu'")
-
-
 def devices(backend=None):
-    """Every device: the host CPU as jax_num_cpu_devices (or XJAX_NUM_CPU_DEVICES) CPU devices, in
-    each process of a multi-process run (xjax.distributed.initialize), ordered by process."""
-    _check_backend(backend)
-    return list(global_devices())
+    """Every device of a backend ("cpu", "gpu"/"cuda"; default: the default backend's). The CPU is
+    jax_num_cpu_devices (or XJAX_NUM_CPU_DEVICES) devices in each process of a multi-process run
+    (xjax.distributed.initialize), ordered by process."""
+    return platforms.get_backend(backend).devices()
 
 
 def local_devices(process_index=None, backend=None):
     """The devices of this process (or of process `process_index`)."""
-    _check_backend(backend)
+    b = platforms.get_backend(backend)
     if process_index is None:
-        return list(cpu_devices())
-    return [d for d in global_devices() if d.process_index == process_index]
+        return b.local_devices()
+    return [d for d in b.devices() if d.process_index == process_index]
 
 
 def device_count(backend=None):
@@ -40,33 +35,74 @@ def local_device_count(backend=None):
 
 def process_index(backend=None):
     """This process's index in a multi-process run (0 in a single process)."""
-    _check_backend(backend)
+    platforms.get_backend(backend)
     return distributed.process_index()
 
 
 def process_count(backend=None):
     """The number of processes in the run (1 without xjax.distributed.initialize)."""
-    _check_backend(backend)
+    platforms.get_backend(backend)
     return distributed.process_count()
 
 
 def default_backend():
-    return "cpu"
+    """The default backend's platform: "gpu" where JAX_PLATFORMS puts CUDA first, else "cpu"."""
+    return platforms.get_backend().platform
 
 
-def device_put(x, device=None):
-    """Places x (a pytree of arrays or array-likes) on the device as xjax.Arrays."""
+def _check_target(device):
+    if device is None or getattr(device, "platform", None) in ("cpu", "gpu"):
+        return device
+    raise ValueError("`jax.device_put` only accepts `None`, `jax.sharding.Sharding`, `jax.Device`, `Format`, "
+                     f"`jax.memory.Space` or a pytree of these values. Received invalid value: {device}")
+
+
+def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
+    """Places x (a pytree of arrays or array-likes) on `device` as xjax.Arrays.
+
+    Host data goes to the default device when `device` is None; an xjax Array stays where it is
+    unless `device` names another place (CPU -> GPU, GPU -> CPU, GPU -> GPU are copies). A foreign
+    GPU array (CuPy, PyTorch: __cuda_array_interface__) is copied onto its GPU.
+    """
     from xjax._src import tree_util
 
+    target = _check_target(device)
+    default = None
+
     def put(leaf):
-        if isinstance(leaf, Array):
-            return leaf
+        nonlocal default
         if isinstance(leaf, core.Tracer):
             return leaf
+        if isinstance(leaf, Array):
+            return leaf if target is None else _move(leaf, target)
+        if hasattr(leaf, "__cuda_array_interface__") and not isinstance(leaf, np.ndarray):
+            from xjax._src import gpu_array
+
+            platforms.get_backend("cuda")  # (JAX's error where there is no CUDA backend)
+            return gpu_array.from_cuda_object(leaf, target if getattr(target, "platform", None) == "gpu" else None)
         dtype, weak = _scalar_dtype(leaf)
+        if target is None and default is None:
+            default = platforms.default_device()
+        dest = target or default
+        if dest.platform == "gpu":
+            from xjax._src import gpu_array
+
+            return gpu_array.from_host(leaf, dest, dtype, weak)
         return cpu.device_put(leaf, dtype, weak)
 
     return tree_util.tree_map(put, x)
+
+
+def _move(x, device):
+    """xjax Array x on `device`: CPU devices share the host memory, so only the GPU moves data."""
+    on_gpu = x.device.platform == "gpu"
+    if device.platform == "gpu":
+        from xjax._src import gpu_array
+
+        return gpu_array.to_device(x, device)
+    if on_gpu:
+        return cpu.device_put(x._numpy(), x.dtype, x.weak_type)
+    return x
 
 
 def _scalar_dtype(x):

@@ -4,30 +4,28 @@ Arithmetic operators and methods are attached by xjax._src.numpy.array_methods, 
 definitions serve tracers inside transformations.
 """
 import abc
-import enum
 
 import numpy as np
 
 from xjax._src import core, dtypes
 from xjax._src.backends import cpu
 from xjax._src.devices import CPU_DEVICE, Device  # noqa: F401 - re-exported
+from xjax._src.dlpack import DLDeviceType, retag_bfloat16
 
 
 def check_device(device, fun_name):
     """The device a `device=` argument names: None (uncommitted) or the CPU (every CPU device
-    shares the host memory, where xjax arrays live)."""
+    shares the host memory, where xjax arrays live). A GPU is refused until the CUDA executor can
+    create arrays there (xjax.device_put moves them)."""
     if device is None or device is CPU_DEVICE:
         return device
     if isinstance(device, Device) or getattr(device, "platform", None) == "cpu":
         return CPU_DEVICE
+    if getattr(device, "platform", None) == "gpu":
+        raise NotImplementedError(f"{fun_name}(device={device}): creating arrays on a GPU needs the CUDA executor, "
+                                  "which is not yet part of xjax; create the array on the CPU and move it with "
+                                  "xjax.device_put(x, device)")
     raise ValueError(f"{fun_name}: device must be None or one of xjax.devices() ({[CPU_DEVICE]}), got {device!r}")
-
-
-class DLDeviceType(enum.IntEnum):
-    """DLPack's device types (the CPU is the one xjax exports from)."""
-
-    kDLCPU = 1
-    kDLCUDA = 2
 
 
 class Array(metaclass=abc.ABCMeta):
@@ -80,23 +78,48 @@ class Array(metaclass=abc.ABCMeta):
 
         DLPack 1.0 consumers get a zero-copy, read-only view of the buffer; older ones (no
         max_version) a copy, since their capsules cannot mark data read-only. copy=True always copies,
-        copy=False never does. bfloat16 cannot be exported (NumPy's exporter has no such type).
+        copy=False never does. bfloat16 goes as DLPack's bfloat16 (which NumPy cannot import, as with JAX).
         """
+        if dl_device is not None and dl_device[0] == DLDeviceType.kDLCUDA:  # a GPU consumer: a copy made there
+            return self._to_gpu_for_dlpack(dl_device[1], copy).__dlpack__(stream=stream, max_version=max_version)
         if stream is not None:
             raise BufferError(f"xjax arrays live on the CPU, where __dlpack__ takes stream=None; got stream={stream!r}")
         if dl_device is not None and tuple(dl_device) != (DLDeviceType.kDLCPU, 0):
             raise BufferError(f"xjax arrays live on the CPU (dl_device {(DLDeviceType.kDLCPU, 0)}); cannot export to "
                               f"dl_device={tuple(dl_device)}")
         data = self._numpy()
+        bf16 = data.dtype == dtypes.bfloat16
+        if bf16:
+            data = data.view(np.uint16)  # (NumPy exports no bfloat16: relabelled below)
         if copy is None and (max_version is None or max_version[0] < 1):
             data, copy = data.copy(), False
-        return data.__dlpack__(max_version=max_version, copy=copy)
+        capsule = data.__dlpack__(max_version=max_version, copy=copy)
+        return retag_bfloat16(capsule) if bf16 else capsule
 
     def __dlpack_device__(self):
         return DLDeviceType.kDLCPU, 0
 
+    def _to_gpu_for_dlpack(self, index, copy):
+        from xjax._src.api import device_put
+        from xjax._src.platforms import get_backend
+
+        gpu = get_backend("cuda").local_devices()[index]
+        if copy is False:
+            raise ValueError(f"Specified device={gpu!r} which requires a copy since the source device is "
+                             f"{self.device!r}, however copy=False. Set copy=True or copy=None to perform the "
+                             "requested operation.")
+        return device_put(self, gpu)
+
+    @property
+    def __cuda_array_interface__(self):
+        raise AttributeError("__cuda_array_interface__ is only defined for GPU buffers.")
+
     def to_device(self, device, *, stream=None):
-        """The array on `device` (xjax has one device, the CPU, so this array itself)."""
+        """The array on `device` (this array itself for a CPU device: they share the host memory)."""
+        if getattr(device, "platform", None) == "gpu" and stream is None:
+            from xjax._src.api import device_put
+
+            return device_put(self, device)
         check_device(device, "to_device")
         if stream is not None:
             raise ValueError(f"to_device: xjax arrays live on the CPU, which has no streams; got stream={stream!r}")

@@ -1,6 +1,7 @@
 """Global configuration flags (`xjax.config.update("jax_enable_x64", True)`), as JAX names them.
 
-xjax acts on jax_enable_x64, jax_disable_jit, jax_log_compiles and jax_num_cpu_devices. The other
+xjax acts on jax_enable_x64, jax_disable_jit, jax_log_compiles, jax_num_cpu_devices and the
+platform flags (jax_platforms, jax_platform_name, jax_default_device: see _src/platforms.py). The other
 flags are JAX's names for things xjax has no counterpart of (XLA caches, PRNG and traceback
 settings...): they are accepted and stored, so that programs which set them at start run. A few
 would change results in JAX (NaN checks, strict promotion): setting those to anything but their
@@ -26,6 +27,9 @@ _FLAGS = {
     "jax_disable_jit": (False, bool),
     "jax_log_compiles": (False, bool),
     "jax_num_cpu_devices": (-1, int),  # xjax._src.devices
+    "jax_platforms": (None, str),  # xjax._src.platforms (also read from XJAX_PLATFORMS)
+    "jax_platform_name": ("", str),
+    "jax_default_device": (None, object),
     # Flags that change results in JAX and that xjax does not implement yet (setting them warns).
     "jax_debug_nans": (False, bool),
     "jax_debug_infs": (False, bool),
@@ -36,9 +40,6 @@ _FLAGS = {
     "jax_error_checking_behavior_oob": ("ignore", _ERROR_CHECK),
     # Flags with no counterpart in xjax, accepted and stored.
     "jax_default_matmul_precision": (None, _PRECISIONS),  # the CPU computes at full precision anyway
-    "jax_platforms": (None, str),
-    "jax_platform_name": ("", str),
-    "jax_default_device": (None, object),
     "jax_cpu_enable_async_dispatch": (True, bool),
     "jax_compilation_cache_dir": (None, str),
     "jax_enable_compilation_cache": (True, bool),

@@ -146,6 +146,9 @@ def _abstractify(leaves, fun, names_fn, abstract_ok=False):
             a = cpu.device_put(x)
             avals.append(a.aval)
             ops.append(a)
+        elif t in core.ARRAY_TYPES:  # another kind of xjax Array (a GpuArray)
+            avals.append(x.aval)
+            ops.append(x)
         elif abstract_ok and isinstance(x, (ShapeDtypeStruct, core.ShapedArray)):
             avals.append(core.ShapedArray(x.shape, x.dtype, x.weak_type))
             ops.append(None)

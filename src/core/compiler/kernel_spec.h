@@ -9,7 +9,6 @@
 // of a reduction's output (k0 x k1 elements) folds the slot's values at (a, *, b). Stores still
 // write all n elements then (a value used both whole and by a reduction).
 #pragma once
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,7 +27,7 @@ struct KernelLoad {
     Contiguous,  // inputs[input][offset + i]
     Fill,        // one value for every i: inputs[input][offset], or `value` when input < 0
     Strided,     // inputs[input][offset + sum_d idx_d * strides[d]], idx = the multi-index of i in `shape`
-    Iota,        // no input: (i / iota_inner) % iota_len, the coordinate of i along an iota's dim
+    Iota,        // no input: (i / iota_inner) % iota_len in the slot's dtype (an iota's coordinate)
   };
   Kind kind = Kind::Contiguous;
   int input = -1;      // index into FusedKernelSpec::inputs, or -1

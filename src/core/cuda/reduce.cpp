@@ -72,7 +72,7 @@ struct Acc {
   std::string type;      // accumulator value type
   std::string init;      // its identity
   Combiner comb{};       // plain reductions
-  std::string better;    // arg reductions: name of the device function deciding (v, i) beats (b, j)
+  bool is_max = false;   // arg reductions: argmax (else argmin)
 };
 
 std::string decl(const Acc& a, const std::string& v, const std::string& i) {
@@ -82,7 +82,7 @@ std::string decl(const Acc& a, const std::string& v, const std::string& i) {
 // Folds (v, iv) into (acc, ia).
 std::string fold(const Acc& a, const std::string& acc, const std::string& ia, const std::string& v, const std::string& iv) {
   if (!a.arg) return acc + " = " + combine(a.comb, acc, v) + ";\n";
-  return "if (" + a.better + "(" + v + ", " + iv + ", " + acc + ", " + ia + ")) { " + acc + " = " + v + "; " + ia + " = " +
+  return "if (xjax_better(" + v + ", " + iv + ", " + acc + ", " + ia + ")) { " + acc + " = " + v + "; " + ia + " = " +
          iv + "; }\n";
 }
 
@@ -103,9 +103,8 @@ KernelPlan reduce_plan(const std::string& opname, const Types& in, const Types& 
   const int64_t O = numel(out[0].shape), R = product(sp.reduced);
   KernelPlan p = start_plan(out, {numel(in[0].shape), O * 4});
   if (O == 0) return p;
-  if (acc.arg) p.source += arg_better(acc.better == "max");
-  Acc a = acc;
-  if (a.arg) a.better = "xjax_better";
+  if (acc.arg) p.source += arg_better(acc.is_max);
+  const Acc& a = acc;
 
   // Chunks per output: enough parallel work, chunks not too short.
   int64_t S = 1;
@@ -241,7 +240,7 @@ KernelPlan gen_arg_reduce(OpId op, const Types& in, const Types& out, const Attr
   a.arg = true;
   a.type = compute_type(dt);
   a.init = "(" + a.type + ")0";
-  a.better = op == OpId::argmax_ ? "max" : "min";
+  a.is_max = op == OpId::argmax_;
   return reduce_plan(op_name(op), in, out, attrs.get_ints("axes"), a);
 }
 

@@ -69,7 +69,11 @@ def apply_primitive(prim, *args, **params):
     else:
         entry[1] = _clock()
         exe, avals_out = entry[0]
-    outs = exe.run([a._value for a in args])
+    try:
+        values = [a._value for a in args]
+    except NotImplementedError as err:  # a GPU array's refusal (gpu_array.GpuComputeError): name the primitive
+        raise type(err)(f"{prim.name}: {err}") from None
+    outs = exe.run(values)
     if prim.multiple_results:
         return [_array_type(v, aval) for v, aval in zip(outs, avals_out)]
     return _array_type(outs[0], avals_out[0])

@@ -433,11 +433,10 @@ def fromiter(iterable, dtype, count=-1):
 
 
 def from_dlpack(x, /, *, device=None, copy=None):
-    """An array from an object supporting the DLPack protocol (copied into the runtime)."""
-    check_device(device, "from_dlpack")
-    if copy is False:
-        raise BufferError("from_dlpack(copy=False): xjax copies DLPack data into its own buffers")
-    return creation.asarray(np.from_dlpack(x))
+    """An array from an object supporting the DLPack protocol (see xjax.dlpack.from_dlpack)."""
+    from xjax._src.dlpack import from_dlpack as impl
+
+    return impl(x, device=device, copy=copy)
 
 
 def save(file, arr, allow_pickle=True):
