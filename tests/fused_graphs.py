@@ -104,8 +104,8 @@ class Builder:
         x = sample(self.rng, tuple(big), dtype)
         self.inputs.append(x)
         p = self.g.parameter(tuple(big), dtype)
-        return self.add("slice", [Value(p, dtype, True, dynamic=True)], dtype, True, start_indices=starts, limit_indices=limits,
-                        strides=strides)
+        return self.add("slice", [Value(p, dtype, True, dynamic=True)], dtype, True, start_indices=starts,
+                        limit_indices=limits, strides=strides)
 
     def iota(self, dtype):
         d = int(self.rng.integers(len(self.shape)))

@@ -12,6 +12,7 @@
 #include <algorithm>
 
 #include "core/cuda/generators.h"
+#include "core/ops/scalar_names.h"
 
 namespace xjax::cuda {
 
@@ -33,7 +34,7 @@ int64_t acc_bytes(const KernelReduction& r) {
 
 std::string fold(const KernelReduction& r, const std::string& a, const std::string& b) {
   static const char* fns[] = {"add", "mul", "max", "min", "bitwise_and", "bitwise_or", "bitwise_xor"};
-  return std::string("xs::") + fns[int(r.op)] + "<" + acc_type(r) + ">(" + a + ", " + b + ")";
+  return std::string("xjax::scalar::") + fns[int(r.op)] + "<" + acc_type(r) + ">(" + a + ", " + b + ")";
 }
 
 std::string identity(const KernelReduction& r) {
@@ -42,9 +43,13 @@ std::string identity(const KernelReduction& r) {
   switch (r.op) {
     case RedOp::Sum: case RedOp::Or: case RedOp::Xor: return "(" + t + ")0";
     case RedOp::Prod: return "(" + t + ")1";
-    case RedOp::And: return boolean ? "true" : "(" + t + ")(~(xs::u64)0)";
-    case RedOp::Max: return boolean ? "false" : floating ? "(-xs::infinity<" + t + ">())" : "xs::int_min<" + t + ">()";
-    case RedOp::Min: return boolean ? "true" : floating ? "xs::infinity<" + t + ">()" : "xs::int_max<" + t + ">()";
+    case RedOp::And: return boolean ? "true" : "(" + t + ")(~(xjax::scalar::u64)0)";
+    case RedOp::Max:
+      if (boolean) return "false";
+      return floating ? "(-xjax::scalar::infinity<" + t + ">())" : "xjax::scalar::int_min<" + t + ">()";
+    case RedOp::Min:
+      if (boolean) return "true";
+      return floating ? "xjax::scalar::infinity<" + t + ">()" : "xjax::scalar::int_max<" + t + ">()";
   }
   return "0";
 }
@@ -99,7 +104,8 @@ std::string fills(const FusedKernelSpec& spec) {
   for (const KernelLoad& L : spec.loads) {
     if (L.kind != KernelLoad::Kind::Fill) continue;
     const DType dt = spec.slot_dtype[L.slot];
-    const std::string v = L.input >= 0 ? read_mem(dt, "in" + num(L.input) + "[" + lit(L.offset) + "]") : literal(dt, L.value);
+    const std::string v =
+        L.input >= 0 ? read_mem(dt, "in" + num(L.input) + "[" + lit(L.offset) + "]") : literal(dt, L.value);
     s += "const " + slot_type(dt) + " " + slot(L.slot) + " = " + v + ";\n";
   }
   return s;
@@ -197,10 +203,12 @@ KernelPlan reducing(const FusedKernelSpec& spec, KernelPlan p) {
     const std::string at = acc_type(r);
     s += "{\n" + at + "* buf = (" + at + "*)smem;\nbuf[threadIdx.x] = acc" + num(int64_t(k)) + ";\n__syncthreads();\n";
     s += "for (ix w = " + lit(t.ty / 2) + "; w > 0; w /= 2) {\n";
-    s += "if (ty < w) buf[threadIdx.x] = " + fold(r, "buf[threadIdx.x]", "buf[threadIdx.x + w * " + lit(t.tx) + "]") + ";\n";
+    const std::string other = "buf[threadIdx.x + w * " + lit(t.tx) + "]";
+    s += "if (ty < w) buf[threadIdx.x] = " + fold(r, "buf[threadIdx.x]", other) + ";\n";
     s += "__syncthreads();\n}\n";
     if (partial)
-      s += "if (ty == 0 && o < " + lit(outs) + ") tmp" + num(int64_t(k)) + "[part * " + lit(outs) + " + o] = buf[tx];\n";
+      s += "if (ty == 0 && o < " + lit(outs) + ") tmp" + num(int64_t(k)) + "[part * " + lit(outs) +
+           " + o] = buf[tx];\n";
     else
       s += "if (ty == 0 && o < " + lit(outs) + ") out" + num(r.output) + "[o] = " +
            write_mem(r.dtype, "buf[tx]") + ";\n";
@@ -224,7 +232,8 @@ KernelPlan reducing(const FusedKernelSpec& spec, KernelPlan p) {
       params2.push_back(mem_type(r.dtype) + "* __restrict__ out" + num(r.output));
       names2.push_back("out" + num(r.output));
       body += "{\n" + at + " acc = tmp" + num(int64_t(k)) + "[o];\n";
-      body += "for (ix q = 1; q < " + lit(t.parts) + "; ++q) acc = " + fold(r, "acc", "tmp" + num(int64_t(k)) + "[q * " + lit(outs) + " + o]") + ";\n";
+      const std::string partial_q = "tmp" + num(int64_t(k)) + "[q * " + lit(outs) + " + o]";
+      body += "for (ix q = 1; q < " + lit(t.parts) + "; ++q) acc = " + fold(r, "acc", partial_q) + ";\n";
       body += "out" + num(r.output) + "[o] = " + write_mem(r.dtype, "acc") + ";\n}\n";
     }
     s += kernel_head("xjax_fused_finish", params2) + grid_stride_loop("o", outs) + " {\n" + body + "}\n}\n";
@@ -238,8 +247,7 @@ KernelPlan reducing(const FusedKernelSpec& spec, KernelPlan p) {
 
 std::string fused_source_prefix() {
   // Soft flush-to-zero: CUDA has no FTZ mode for float64, and NVRTC compiles float32 without one.
-  return "#define XJAX_SCALAR_SOFT_FTZ 1\n#include \"core/ops/scalar_ops.h\"\n#include \"core/ops/scalar_convert.h\"\n"
-         "#include \"core/ops/scalar_xla_math.h\"\n";
+  return "#define XJAX_SCALAR_SOFT_FTZ 1\n" + scalar_source();
 }
 
 KernelPlan fused_kernel(const FusedKernelSpec& spec) {
@@ -247,7 +255,8 @@ KernelPlan fused_kernel(const FusedKernelSpec& spec) {
   if (!spec.reductions.empty()) counts.push_back(tiling(spec).parts * spec.k0 * spec.k1);
   KernelPlan p;
   p.outputs = spec.output_types;
-  p.source = fused_source_prefix() + prelude(needs_wide(counts)) + "namespace xs = ::xjax::scalar;\n";
+  // Not the generators' prelude: everything but the index type comes from the scalar definitions.
+  p.source = fused_source_prefix() + (needs_wide(counts) ? "typedef long long ix;\n" : "typedef int ix;\n");
   return spec.reductions.empty() ? elementwise(spec, std::move(p)) : reducing(spec, std::move(p));
 }
 

@@ -7,7 +7,7 @@
 //
 // Buffers as in kernel.h: "in<i>" is spec.inputs[i], "out<i>" spec.outputs[i], "tmp<i>" scratch.
 // Sources start with fused_source_prefix(): the scalar definitions (soft flush-to-zero, since
-// CUDA's float64 has no FTZ mode), then the generators' prelude.
+// CUDA's float64 has no FTZ mode).
 #pragma once
 #include <string>
 #include <vector>
@@ -31,8 +31,8 @@ std::string fused_source_prefix();
 // special functions lgamma, digamma, igamma, ... are host-only), every fusible reduction.
 const BackendCaps& cuda_caps();
 
-// ---- the pieces (fused_scalar.cpp): C++ text over the scalar definitions, for one dtype.
-// Element type in memory (bool: u8; float16/bfloat16: their u16 bits).
+// ---- the pieces (fused_scalar.cpp), over core/ops/scalar_names.h.
+// Element type in memory (the scalar definitions' storage types: xjax::float16, bool, ...).
 std::string mem_type(DType dt);
 // Type a slot holds (float16/bfloat16: float, rounded to the format after each step).
 std::string slot_type(DType dt);
@@ -43,9 +43,9 @@ std::string write_mem(DType dt, const std::string& value);
 std::string literal(DType dt, const std::string& bytes);
 // A slot value of the i64 expression v converted as convert_element_type does (an iota's value).
 std::string from_i64(DType dt, const std::string& v);
-// The value of step st over slot expressions args.
+// The value of step st over slot expressions args (NoKernelError when there is no definition).
 std::string step_expr(const KernelStep& st, const std::vector<std::string>& args);
-// Whether step_expr can express op over these dtypes.
+// Whether a fused kernel can compute op over these dtypes: a scalar definition exists for them.
 bool cuda_can_fuse(OpId op, const std::vector<DType>& in, DType out, const Attrs& attrs);
 
 }  // namespace xjax::cuda

@@ -30,13 +30,11 @@ GraphKernels fused_graph_kernels(const Graph& graph) {
     out.constants[v] = std::move(bytes);
   };
   Fusion fusion = fuse(g, true, cuda_caps());
-  // Fusion leaves a lone elementwise node reading its operands directly to the op's own kernel,
-  // which the GPU does not have: there it is a fused kernel of one step.
-  for (FusionGroup& group : fusion.groups) {
-    const Node& n = nodes[group.nodes[0]];
-    if (!group.fused && group.nodes.size() == 1 && op_info(n.op).kind == OpKind::Elementwise && fusible(g, n, cuda_caps()))
-      group.fused = true;
-  }
+  // Fusion leaves a lone node that reads its operands directly to the op's own kernel. The GPU
+  // has none for elementwise ops, and its fused reductions pick their tiling from the (k0, r, k1)
+  // split: every fusible node runs as a fused kernel.
+  for (FusionGroup& group : fusion.groups)
+    if (!group.fused && group.nodes.size() == 1 && fusible(g, nodes[group.nodes[0]], cuda_caps())) group.fused = true;
   for (size_t gi = 0; gi < fusion.groups.size(); ++gi) {
     const FusionGroup& group = fusion.groups[gi];
     GraphGroup gg;

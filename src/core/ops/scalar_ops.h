@@ -130,11 +130,13 @@ template <class T> XJAX_HD inline T div(T a, T b) {
   else if constexpr (is_int_v<T>) return b == 0 ? T(-1) : (b == T(-1) ? wrap_neg(a) : T(a / b));
   else return ftz(T(ftz(a) / ftz(b)));
 }
-// The remainder has the dividend's sign (C's %, fmod).
+// The remainder has the dividend's sign (C's %, fmod). Floats: libm's fmod in the kernels'
+// environment, as JAX on CPU: a subnormal divisor reads as 0 (NaN), a smaller dividend comes back
+// as it is, subnormal or not.
 template <class T> XJAX_HD inline T rem(T a, T b) {
   if constexpr (is_unsigned_v<T>) return b == 0 ? a : T(a % b);
   else if constexpr (is_int_v<T>) return b == 0 ? a : (b == T(-1) ? T(0) : T(a % b));
-  else return libm::fmod(a, b);
+  else return libm::fmod(a, ftz(b));
 }
 template <class T> XJAX_HD inline T pow(T a, T b) {
   if constexpr (is_unsigned_v<T>) {
@@ -315,6 +317,33 @@ XJAX_HD inline u64 threefry2x32(u32 k0, u32 k1, u32 x0, u32 x1) {
   return (u64(x0) << 32) | x1;
 }
 #undef XJAX_THREEFRY_ROUND
+
+
+// ---- the catalogue of the ops above that are one call on compute values, with the types each
+// accepts (its domain): X(name, Domain). The reference interpreter and the generator-facing
+// table (scalar_names.h) are built from these lists; log, log1p and erf_inv are in
+// scalar_xla_math.h. Ops of other forms: integer_pow(x, y), round(x, method), is_finite (bool
+// result), select_n, nextafter on the 16-bit formats, convert, bitcast and threefry2x32.
+enum class Domain { Any, Numeric, Float, Int, IntOrBool };
+template <Domain D, class T>
+constexpr bool in_domain = D == Domain::Any || (D == Domain::Numeric && !is_bool_v<T>) ||
+                           (D == Domain::Float && is_float_v<T>) || (D == Domain::Int && is_int_v<T>) ||
+                           (D == Domain::IntOrBool && (is_int_v<T> || is_bool_v<T>));
+
+#define XJAX_SCALAR_UNARY_OPS(X)                                                                  \
+  X(neg, Numeric) X(sign, Numeric) X(abs, Numeric) X(square, Numeric) X(copy, Any)              \
+  X(exp, Float) X(exp2, Float) X(expm1, Float) X(log, Float) X(log1p, Float) X(tanh, Float)      \
+  X(logistic, Float) X(sin, Float) X(cos, Float) X(tan, Float) X(asin, Float) X(acos, Float)     \
+  X(atan, Float) X(sinh, Float) X(cosh, Float) X(asinh, Float) X(acosh, Float) X(atanh, Float)  \
+  X(sqrt, Float) X(rsqrt, Float) X(cbrt, Float) X(erf, Float) X(erfc, Float) X(erf_inv, Float)  \
+  X(floor, Float) X(ceil, Float) X(bitwise_not, IntOrBool) X(population_count, Int) X(clz, Int)
+#define XJAX_SCALAR_BINARY_OPS(X)                                                                 \
+  X(add, Any) X(sub, Numeric) X(mul, Any) X(div, Numeric) X(rem, Numeric) X(pow, Numeric)        \
+  X(max, Any) X(min, Any) X(atan2, Float) X(nextafter, Float) X(bitwise_and, IntOrBool)          \
+  X(bitwise_or, IntOrBool) X(bitwise_xor, IntOrBool) X(shift_left, Int)                          \
+  X(shift_right_logical, Int) X(shift_right_arithmetic, Int)
+#define XJAX_SCALAR_COMPARE_OPS(X) X(eq, Any) X(ne, Any) X(lt, Any) X(le, Any) X(gt, Any) X(ge, Any)
+#define XJAX_SCALAR_TERNARY_OPS(X) X(clamp, Any) X(fma, Float)
 
 }  // inline namespace
 }  // namespace scalar

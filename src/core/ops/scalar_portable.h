@@ -6,7 +6,7 @@
 // once (the CPU's F16C array path gives the same bits; tests/test_scalar_ops.py checks it).
 //
 // Self-contained: the CUDA generator prepends this file's text, then scalar_ops.h's, to generated
-// sources (scalar_source.h), so nothing here may include a project header.
+// sources (scalar_source() in scalar_names.h), so nothing here may include a project header.
 #ifndef XJAX_SCALAR_PORTABLE_H
 #define XJAX_SCALAR_PORTABLE_H
 
