@@ -128,16 +128,15 @@ def _launcher(k, name, nparams):
 
 
 def hoist(codes):
-    """(the sources' preprocessor lines (#include, #define), once each, in order; the sources without them),
-    so that the sources can go into namespaces of one translation unit."""
-    hoisted, bodies = {}, []
-    for code in codes:
-        lines = code.splitlines(keepends=True)
-        for line in lines:
-            if line.startswith(("#include", "#define")):
-                hoisted.setdefault(line, None)
-        bodies.append("".join(line for line in lines if not line.startswith(("#include", "#define"))))
-    return "".join(hoisted), bodies
+    """(what goes first in a translation unit of these sources, at global scope; the sources), so that the
+    sources can go into namespaces of one translation unit: the fused kernels' scalar definitions (their
+    include guards make the copies in the namespaces empty) and the sources' #include lines."""
+    from xjax import _core
+
+    includes = {line: None for code in codes for line in code.splitlines(keepends=True) if line.startswith("#include")}
+    bodies = ["".join(line for line in code.splitlines(keepends=True) if not line.startswith("#include"))
+              for code in codes]
+    return _core.cuda_fused_source_prefix() + "".join(includes), bodies
 
 
 def _build_pending():

@@ -3,6 +3,7 @@
 #include "core/cuda/gpu_plan.h"
 
 #include "core/compiler/executable.h"
+#include "core/compiler/fusion.h"
 #include "core/compiler/passes.h"
 #include "core/cuda/fused.h"
 
@@ -10,19 +11,20 @@ namespace xjax::cuda {
 
 namespace {
 
-// A fused kernel of one elementwise op over operands read whole: fusion gives such a group the
-// op's own (CPU) kernel, which the GPU does not have. Operands of one element against a larger
-// result (select_n's and clamp's scalars) are fills.
-FusedKernelSpec single_op_spec(const Node& n, const Step& s, const Plan& p) {
+// A fused kernel of one node reading its operands whole: fusion gives such a group the op's own
+// (CPU) kernel, which the GPU does not have for elementwise ops; a lone reduction too runs as a fused
+// kernel, whose tiling follows its (k0, r, k1) split. Operands of one element against a larger
+// index space (select_n's and clamp's scalars) are fills.
+FusedKernelSpec lone_node_spec(const Node& n, const Step& s, const Plan& p) {
   FusedKernelSpec spec;
-  spec.n = numel(n.outputs[0].shape);
   spec.inputs = s.inputs;
   spec.outputs = s.outputs;
   for (int v : s.inputs) spec.input_types.push_back(p.value_type[v]);
   spec.output_types = n.outputs;
-  KernelStep step;
-  step.op = n.op;
-  step.attrs = n.attrs;
+  const bool reduction = op_info(n.op).kind == OpKind::Reduction;
+  spec.n = numel(reduction ? spec.input_types[0].shape : n.outputs[0].shape);
+  if (reduction) reduction_split(spec.input_types[0].shape, n.attrs.get_ints("axes"), spec.k0, spec.r, spec.k1);
+  std::vector<int> slots;
   for (size_t i = 0; i < s.inputs.size(); ++i) {
     const TypeInfo& t = spec.input_types[i];
     KernelLoad load;
@@ -30,9 +32,19 @@ FusedKernelSpec single_op_spec(const Node& n, const Step& s, const Plan& p) {
     load.input = int(i);
     load.slot = spec.add_slot(t.dtype);
     spec.loads.push_back(load);
-    step.args.push_back(load.slot);
-    step.arg_dtypes.push_back(t.dtype);
+    slots.push_back(load.slot);
   }
+  if (reduction) {
+    KernelReduction red{RedOp{}, spec.input_types[0].dtype, slots[0], 0};
+    reduction_op(n.op, red.op);
+    spec.reductions.push_back(red);
+    return spec;
+  }
+  KernelStep step;
+  step.op = n.op;
+  step.attrs = n.attrs;
+  step.args = slots;
+  for (const TypeInfo& t : spec.input_types) step.arg_dtypes.push_back(t.dtype);
   step.out_dtype = n.outputs[0].dtype;
   step.out = spec.add_slot(step.out_dtype);
   spec.steps.push_back(step);
@@ -74,7 +86,11 @@ GpuStep convert_step(const Step& s, const Graph& g, const Plan& p) {
       break;
   }
   const OpKind kind = op_info(n.op).kind;
-  if (is_library_op(n.op)) {
+  if (kind == OpKind::Reduction && fusible(g, n, cuda_caps())) {
+    out.kind = GpuStep::Kind::Fused;
+    out.kernel = fused_kernel(lone_node_spec(n, s, p));
+    out.has_kernel = true;
+  } else if (is_library_op(n.op)) {
     out.kind = GpuStep::Kind::Library;
     if (n.op == OpId::conv_general_dilated_) {
       out.kernel = generate_kernel("im2col", in_types, n.attrs);
@@ -90,7 +106,7 @@ GpuStep convert_step(const Step& s, const Graph& g, const Plan& p) {
     if (n.outputs.size() != 1 || !cuda_caps().can_fuse(n.op, dts, n.outputs[0].dtype, n.attrs))
       no_route(n, "it has no portable scalar definition for these dtypes " + types_str(in_types));
     out.kind = GpuStep::Kind::Fused;
-    out.kernel = fused_kernel(single_op_spec(n, s, p));
+    out.kernel = fused_kernel(lone_node_spec(n, s, p));
     out.has_kernel = true;
   } else {
     no_route(n, "no CUDA kernel and no CuPy library route");
