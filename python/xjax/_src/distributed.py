@@ -131,6 +131,9 @@ def shutdown():
     if not is_initialized():
         return
     _tell_others("exit", "")
+    from xjax._src import mpi_channel
+
+    mpi_channel.release()
     state.data.Free()
     state.control.Free()
     state.mpi = state.data = state.control = None
