@@ -166,3 +166,11 @@ def test_independent_allreduces_share_one_exchange(processes, devices):
     rc, out, _ = mpirun(processes, "packed.py", XJAX_NUM_CPU_DEVICES=str(devices))
     assert rc == 0, out
     assert out.count("ok") == processes, out
+
+
+@needs_mpirun
+@pytest.mark.parametrize("processes", [2, 3])
+def test_all_reduces_inside_one_compiled_program(processes):
+    rc, out, _ = mpirun(processes, "in_program.py", XJAX_NUM_CPU_DEVICES="1")
+    assert rc == 0, out
+    assert out.count("ok") == processes, out

@@ -20,6 +20,7 @@ using namespace xjax;
 // Other binding files, each adding one area to the module.
 void init_pytree(py::module_& m);
 void init_export(py::module_& m);
+void init_mpi(py::module_& m);
 
 namespace {
 
@@ -322,4 +323,5 @@ PYBIND11_MODULE(_core, m) {
   m.def("blas_loaded", &blas_loaded);
   init_pytree(m);
   init_export(m);
+  init_mpi(m);
 }

@@ -238,6 +238,7 @@ class _Program:
                 live.update(a for a in eqn.invars if type(a) is not Literal)
         self.steps = []
         self._packed = None
+        self._whole = None  # across processes with one device each: the program as one GraphCall
         for g, after in zip(groups, reversed(live_after)):
             if isinstance(g, list):
                 defined, inputs = set(), []
@@ -268,12 +269,29 @@ class _Program:
                     self._packed.append(step)
         return self._packed
 
+    def whole_across(self, shards):
+        """Across processes, with one device in each: the whole program compiled to one GraphCall
+        whose all-reduces run in the core (lax/parallel_core.py), when its only collectives are
+        all-reduces over the pmapped axis; else None (its collectives run between segments)."""
+        if self._whole is None:
+            from xjax._src.lax import parallel_core
+
+            self._whole = False
+            if shards.count == 1 and parallel_core.applies(self.jaxpr, self.axis_name):
+                self._whole = parallel_core.compile_whole(ClosedJaxpr(self.jaxpr, self.consts), self.axis_name) or False
+        return self._whole or None
+
     def __call__(self, shard_args, device_ids, shards=None):
         """Per-shard outputs for per-shard arguments (lists of xjax Arrays, one list per shard).
 
         shards (a parallel_mpi.Shards) when the axis spans processes: these are this process's.
         """
         jaxpr = self.jaxpr
+        whole = self.whole_across(shards) if shards is not None else None
+        if whole is not None:
+            from xjax._src.lax import parallel_core
+
+            return [parallel_core.run(lambda: _waited(whole(shard_args[0])))]
         envs = []
         for args in shard_args:
             env = dict(zip(jaxpr.constvars, self.consts))
@@ -296,6 +314,12 @@ class _Program:
             else:
                 _run_per_shard(step[1], envs)
         return [[_read(env, a) for a in jaxpr.outvars] for env in envs]
+
+
+def _waited(values):
+    for v in values:
+        v._value.wait()
+    return values
 
 
 def _inline_collective_calls(closed):
