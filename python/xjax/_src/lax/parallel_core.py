@@ -88,18 +88,26 @@ def lowering_across(axis_name):
 
 # ---- which programs, and the grouping of independent all-reduces --------------------------------
 
-def _collectives(jaxpr):
+# Primitives whose jaxprs may run on some processes and not others (a predicate computed from each
+# process's data): pmap gives them vmap's meaning (every branch, every shard), so a collective in
+# them runs from Python over all shards gathered, never in the core.
+_DIVERGENT = ("cond", "while")
+
+
+def _collectives(jaxpr, divergent=False):
+    """(equation, whether it sits in a divergent primitive's jaxpr) for every collective."""
     for e in jaxpr.eqns:
         if e.primitive in P.COLLECTIVES:
-            yield e
+            yield e, divergent
         for j in jaxprs_in_params(e.params):
-            yield from _collectives(j)
+            yield from _collectives(j, divergent or e.primitive.name in _DIVERGENT)
 
 
 def applies(jaxpr, axis_name):
-    """Whether every collective in jaxpr (at any depth) is an all-reduce over the pmapped axis alone."""
-    return AVAILABLE and all(e.primitive in _REDUCTIONS and e.params["axis_name"] == (axis_name,)
-                             for e in _collectives(jaxpr))
+    """Whether every collective in jaxpr is an all-reduce over the pmapped axis alone, at the top
+    level or in scans (which run the same steps on every process), none in a cond or while_loop."""
+    return AVAILABLE and all(e.primitive in _REDUCTIONS and e.params["axis_name"] == (axis_name,) and not divergent
+                             for e, divergent in _collectives(jaxpr))
 
 
 def compile_whole(closed, axis_name):
