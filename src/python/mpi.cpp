@@ -1,10 +1,10 @@
-// Bindings of the collectives across processes (src/core/dist/mpi.h): the host installs the MPI
+// Bindings of the collectives across processes (src/core/distributed/mpi.h): the host installs the MPI
 // functions and handles it resolved, and brackets each run of a program holding collectives.
 // Conversion only.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "core/dist/mpi.h"
+#include "core/distributed/mpi.h"
 #include "core/errors.h"
 
 namespace py = pybind11;

@@ -3,7 +3,7 @@
 pmap over the devices of several processes, with one device in each process, compiles the whole
 per-shard program -- collectives included, in loops and branches too -- into one Executable
 when its only collectives are all-reduces over the pmapped axis (pmap.py). Each all-reduce then
-runs in the core (src/core/dist/mpi.h) with no Python between it and the work around it: the
+runs in the core (src/core/distributed/mpi.h) with no Python between it and the work around it: the
 core calls the MPI library that mpi4py loaded, through the function addresses and handles
 installed here, with the same checks as the Python collectives (mpi_channel.py) -- a signature
 exchanged first on the same communicator and tag, the same collective counter, the timeout and
