@@ -33,7 +33,6 @@ void install(const py::dict& d) {
   a.data = handle(d, "data");
   a.control = handle(d, "control");
   a.byte_type = handle(d, "byte");
-  a.in_place = reinterpret_cast<const void*>(handle(d, "in_place"));
   a.sum = handle(d, "sum"), a.max = handle(d, "max"), a.min = handle(d, "min");
   a.lor = handle(d, "lor"), a.land = handle(d, "land");
   for (auto [name, h] : d["types"].cast<py::dict>())

@@ -36,7 +36,6 @@ struct Api {
   int (*Iprobe)(int, int, Handle, int*, void*) = nullptr;
   Handle data = 0, control = 0;  // communicators: the collectives' bytes; signatures and notices
   Handle byte_type = 0;
-  const void* in_place = nullptr;  // MPI_IN_PLACE
   Handle types[kNumDTypes] = {};  // per dtype: MPI's predefined type, 0 where MPI has none
   Handle sum = 0, max = 0, min = 0, lor = 0, land = 0;
   int rank = 0, size = 1, any_source = -1, sig_tag = 1, notice_tag = 2;

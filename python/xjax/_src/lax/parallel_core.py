@@ -185,8 +185,7 @@ def ensure_installed():
     types = {name: h(t) for name, t in ((np.dtype(d).name, MPI._typedict.get(np.dtype(d).char))
                                         for d in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
                                                   "uint32", "uint64", "float32", "float64")) if t is not None}
-    api.update(data=h(state.data), control=h(state.control), byte=h(MPI.BYTE), in_place=int(MPI.IN_PLACE),
-               sum=h(MPI.SUM), max=h(MPI.MAX),
+    api.update(data=h(state.data), control=h(state.control), byte=h(MPI.BYTE), sum=h(MPI.SUM), max=h(MPI.MAX),
                min=h(MPI.MIN), lor=h(MPI.LOR), land=h(MPI.LAND), types=types, rank=state.process_index,
                size=state.process_count, any_source=MPI.ANY_SOURCE, sig_tag=SIG_TAG, notice_tag=NOTICE_TAG)
     _core.mpi_install(api)
