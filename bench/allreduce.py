@@ -5,9 +5,14 @@ Allreduce on NumPy arrays, float32 buffers of 1 KB to 64 MB.
     mpirun -np 2 python bench/allreduce.py
 
 Bandwidth is bytes / time of one allreduce (the median over repetitions, each started after a
-barrier). xjax runs with its collective checks on (the default: each collective is announced to
-the others first) and off (XJAX_CHECK_COLLECTIVES=0). xjax posts MPI's non-blocking Iallreduce, so
-mpi4py's Iallreduce (+ Wait) is shown too: Open MPI picks other algorithms for the two.
+barrier). Columns:
+  mpi4py Allreduce, mpi4py Iallreduce (+ Wait): what MPI gives a Python program on NumPy arrays;
+  pmap checked / unchecked: a call of pmap(psum) end to end, as a user makes it (dispatch, the
+    collective, the result array), with xjax's collective checks on (the default: a signature is
+    exchanged first) and off (XJAX_CHECK_COLLECTIVES=0);
+  in one program: LOOP psums in a fori_loop under one pmap (one compiled program; the collectives
+    run in the core with their checks on), its time divided by LOOP: a collective as a program
+    that computes between collectives gets it, without a Python call per collective.
 """
 import os
 import shutil
@@ -16,6 +21,7 @@ import sys
 import time
 
 SIZES = [1 << k for k in range(10, 27, 2)]  # bytes: 1 KB .. 64 MB
+LOOP = 16  # all-reduces in the one-program measurement
 
 
 def _relaunch(np_):
@@ -48,14 +54,13 @@ def main():
     import xjax
     from xjax import lax
     from xjax._src.distributed import state
-    from xjax._src.lax import parallel_mpi
 
     xjax.distributed.initialize()
     comm = MPI.COMM_WORLD
     me = xjax.process_index()
     psum = xjax.pmap(lambda v: lax.psum(v, "i"), axis_name="i")
-    shards = parallel_mpi.Shards("i", comm.size, me, 1)
-    lowering = parallel_mpi.RULES[lax.psum_p]
+    # LOOP all-reduces in one program: each doubles the value (2 processes), 2**-60 -> 2**(LOOP-60).
+    looped = xjax.pmap(lambda v: lax.fori_loop(0, LOOP, lambda i, c: lax.psum(c, "i"), v), axis_name="i")
     rows = []
     for nbytes in SIZES:
         n = nbytes // 4
@@ -63,7 +68,8 @@ def main():
         a = np.full(n, me + 1.0, np.float32)
         b = np.empty_like(a)
         x = xjax.device_put(a.reshape(1, n))
-        flat = xjax.device_put(a)
+        tiny = xjax.device_put(np.full((1, n), 2.0 ** -60, np.float32))
+
         def checks(on):
             return lambda: setattr(state, "check", on)
 
@@ -71,28 +77,30 @@ def main():
             state.check = check
             out = psum(x)  # warm: traced and compiled once
             assert float(out[0, 0]) == sum(range(1, comm.size + 1))
+        state.check = True
+        if comm.size == 2:
+            assert float(looped(tiny)[0, -1]) == 2.0 ** (LOOP - 60)
         times = _median_times({
             "mpi4py": (checks(True), lambda: comm.Allreduce(a, b)),
             "mpi4py I": (checks(True), lambda: comm.Iallreduce(a, b).Wait()),
-            "lowering": (checks(True), lambda: lowering(shards, [flat], axis_name=("i",))),
             True: (checks(True), lambda: psum(x).block_until_ready()),
             False: (checks(False), lambda: psum(x).block_until_ready()),
+            "loop": (checks(True), lambda: looped(tiny).block_until_ready()),
         }, reps, comm.Barrier)
+        times["loop"] /= LOOP
         rows.append((nbytes, times))
     if me == 0:
         print(f"allreduce of float32 between {comm.size} processes ({MPI.Get_library_version().splitlines()[0][:40]})")
-        print("GB/s (ratio to mpi4py's Allreduce) [median microseconds]; xjax lowering: the psum rule on xjax arrays, "
-              "checked;")
-        print("pmap: pmap(psum) end to end, with the collective checks on and off")
-        print(f"{'bytes':>9} {'mpi4py Allreduce':>17} {'mpi4py Iallreduce':>24} {'xjax lowering':>24} "
-              f"{'pmap checked':>24} {'pmap unchecked':>24}")
+        print("GB/s (ratio to mpi4py's Allreduce) [median microseconds]; pmap: pmap(psum) end to end, collective "
+              f"checks on and off; in one program: {LOOP} psums in a fori_loop under one pmap, per psum")
+        print(f"{'bytes':>9} {'mpi4py Allreduce':>17} {'mpi4py Iallreduce':>24} {'pmap checked':>24} "
+              f"{'pmap unchecked':>24} {'in one program':>24}")
         for nbytes, t in rows:
             ref = t["mpi4py"]
             cells = [f"{nbytes / ref / 1e9:6.3f} [{ref * 1e6:7.0f}]"]
-            for key in ("mpi4py I", "lowering", True, False):
+            for key in ("mpi4py I", True, False, "loop"):
                 cells.append(f"{nbytes / t[key] / 1e9:6.3f} ({ref / t[key]:4.2f}) [{t[key] * 1e6:7.0f}]")
             print(f"{nbytes:>9} " + " ".join(f"{c:>24}" if i else f"{c:>17}" for i, c in enumerate(cells)))
-
 
 if __name__ == "__main__":
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))

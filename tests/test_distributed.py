@@ -12,9 +12,11 @@ import sys
 import textwrap
 import time
 
+import numpy as np
 import pytest
 
 import xjax
+from xjax import _core
 
 PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(xjax.__file__)))
 TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -70,6 +72,29 @@ def test_initialize_in_one_process():
     res = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=env,
                          timeout=120)
     assert res.returncode == 0 and res.stdout.split() == ["ok"], res.stdout + res.stderr
+
+
+def _all_reduce_graph(dtype, signature=b"\0" * 256, reduction="sum"):
+    g = _core.Graph()
+    x = g.parameter((3,), dtype)
+    (y,) = g.add("all_reduce", [x], {"reduction": reduction, "signature": signature})
+    g.set_outputs([y])
+    return g
+
+
+def test_core_all_reduce_checks_its_operands_and_needs_mpi():
+    with pytest.raises(TypeError, match=r"\[all_reduce\] MPI cannot reduce float16"):
+        _all_reduce_graph("float16")
+    with pytest.raises(ValueError, match=r"\[all_reduce\] needs a 'signature' attribute of 256 bytes"):
+        _all_reduce_graph("float32", signature=b"short")
+    with pytest.raises(ValueError, match=r"\[all_reduce\] reduction must be 'sum', 'max' or 'min', got 'prod'"):
+        _all_reduce_graph("float32", reduction="prod")
+    # Without xjax.distributed.initialize in a multi-process run, the core has no MPI: a clear error.
+    exe = _core.compile(_all_reduce_graph("float32"))
+    with pytest.raises(RuntimeError, match=r"\[all_reduce\] a collective across processes ran before "
+                                           r"xjax.distributed.initialize\(\)"):
+        (r,) = exe.run([_core.Array.from_buffer(np.zeros(3, np.float32), (3,), "float32")])
+        r.wait()
 
 
 def _launcher_flags():
@@ -164,5 +189,13 @@ def test_main_job_distributed_batch_must_split_evenly(tmp_path):
 @pytest.mark.parametrize("processes, devices", [(2, 1), (2, 2)])
 def test_independent_allreduces_share_one_exchange(processes, devices):
     rc, out, _ = mpirun(processes, "packed.py", XJAX_NUM_CPU_DEVICES=str(devices))
+    assert rc == 0, out
+    assert out.count("ok") == processes, out
+
+
+@needs_mpirun
+@pytest.mark.parametrize("processes", [2, 3])
+def test_all_reduces_inside_one_compiled_program(processes):
+    rc, out, _ = mpirun(processes, "in_program.py", XJAX_NUM_CPU_DEVICES="1")
     assert rc == 0, out
     assert out.count("ok") == processes, out

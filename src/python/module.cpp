@@ -22,6 +22,7 @@ using namespace xjax;
 void init_pytree(py::module_& m);
 void init_export(py::module_& m);
 void init_cuda(py::module_& m);
+void init_mpi(py::module_& m);
 
 namespace {
 
@@ -333,4 +334,5 @@ PYBIND11_MODULE(_core, m) {
   init_pytree(m);
   init_export(m);
   init_cuda(m);
+  init_mpi(m);
 }

@@ -131,6 +131,11 @@ def shutdown():
     if not is_initialized():
         return
     _tell_others("exit", "")
+    from xjax._src import mpi_channel
+    from xjax._src.lax import parallel_core
+
+    mpi_channel.release()
+    parallel_core.release()
     state.data.Free()
     state.control.Free()
     state.mpi = state.data = state.control = None

@@ -12,8 +12,6 @@ import struct
 import time
 import zlib
 
-import numpy as np
-
 from xjax._src.distributed import NOTICE_TAG, DistributedError, state
 
 SIG_TAG = 1
@@ -22,32 +20,60 @@ _HEAD = struct.Struct("<qII")  # collective number, crc32 of the description, it
 _SPIN_S = 0.002  # poll without sleeping this long (the others are usually there), then back off
 
 
-class _Buffers:
-    """Signature buffers, reused by every collective (one runs at a time): the receive buffers, and
-    the encoded signature of each description seen (its collective number written in per call)."""
+class Signature:
+    """A collective's description, encoded once: what each process sends the others before it runs
+    (the collective's number in program order is written in per call). Programs keep theirs."""
 
-    def __init__(self, peers):
-        self.peers = peers
-        self.recv = [np.zeros(_SIG_BYTES, np.uint8) for _ in peers]
-        self.encoded = {}  # description -> (signature buffer, crc32)
+    __slots__ = ("desc", "encoded", "crc")
 
-    def signature(self, seq, desc):
-        entry = self.encoded.get(desc)
-        if entry is None:
-            if len(self.encoded) > 4096:  # a program sweeping over shapes: start over
-                self.encoded.clear()
-            raw = desc.encode()
-            buf = np.zeros(_SIG_BYTES, np.uint8)
-            _HEAD.pack_into(buf, 0, seq, zlib.crc32(raw), len(raw))
-            shown = raw[:_SIG_BYTES - _HEAD.size]
-            buf[_HEAD.size:_HEAD.size + len(shown)] = np.frombuffer(shown, np.uint8)
-            entry = self.encoded[desc] = (buf, zlib.crc32(raw))
-        _SEQ.pack_into(entry[0], 0, seq)
-        return entry
+    def __init__(self, desc):
+        raw = desc.encode()
+        self.desc, self.crc = desc, zlib.crc32(raw)
+        buf = bytearray(_SIG_BYTES)
+        _HEAD.pack_into(buf, 0, 0, self.crc, len(raw))
+        shown = raw[:_SIG_BYTES - _HEAD.size]
+        buf[_HEAD.size:_HEAD.size + len(shown)] = shown
+        self.encoded = bytes(buf)
+
+
+_signatures = {}  # description -> Signature, for callers that pass a description
+
+
+def signature(desc):
+    sig = _signatures.get(desc)
+    if sig is None:
+        if len(_signatures) > 4096:  # a program sweeping over shapes: start over
+            _signatures.clear()
+        sig = _signatures[desc] = Signature(desc)
+    return sig
+
+
+class _Exchange:
+    """The signature exchange's buffers and persistent MPI requests (one send to and one receive
+    from every other process), made once per communicator and restarted by every collective."""
+
+    def __init__(self, comm, peers):
+        self.comm, self.peers = comm, peers
+        self.send = bytearray(_SIG_BYTES)
+        self.recv = [bytearray(_SIG_BYTES) for _ in peers]
+        self.recv_reqs = [comm.Recv_init(buf, source=q, tag=SIG_TAG) for buf, q in zip(self.recv, peers)]
+        self.reqs = self.recv_reqs + [comm.Send_init(self.send, dest=q, tag=SIG_TAG) for q in peers]
+
+    def free(self):
+        for r in self.reqs:
+            r.Free()
 
 
 _SEQ = struct.Struct("<q")
-_buffers = None
+_exchange = None
+
+
+def release():
+    """Frees the exchange's requests (before its communicator is freed: distributed.shutdown)."""
+    global _exchange
+    if _exchange is not None:
+        _exchange.free()
+        _exchange = None
 
 
 def _decode(buf):
@@ -108,26 +134,27 @@ def _wait(reqs, desc, on_timeout):
             time.sleep(min(0.001, (now - start) / 100))
 
 
-def _exchange_signatures(desc):
-    global _buffers
-    if _buffers is None or _buffers.peers != _peers():
-        _buffers = _Buffers(_peers())
-    peers = _buffers.peers
-    send, mine = _buffers.signature(state.seq, desc)
-    ctl = state.control
-    recvs = [ctl.Irecv(buf, source=q, tag=SIG_TAG) for buf, q in zip(_buffers.recv, peers)]
-    sends = [ctl.Isend(send, dest=q, tag=SIG_TAG) for q in peers]
+def _exchange_signatures(sig):
+    global _exchange
+    ex = _exchange
+    if ex is None or ex.comm is not state.control:
+        ex = _exchange = _Exchange(state.control, _peers())
+    send = ex.send
+    send[:] = sig.encoded
+    _SEQ.pack_into(send, 0, state.seq)
+    state.mpi.Prequest.Startall(ex.reqs)
+    desc = sig.desc
 
     def missing():
-        absent = [q for q, r in zip(peers, recvs) if not r.Test()]
+        absent = [q for q, r in zip(ex.peers, ex.recv_reqs) if not r.Test()]
         return (f"process(es) {absent} did not reach collective #{state.seq} ({desc}) of {_where()} within "
                 f"{state.timeout:g} s: they died, hang, or run a different program (the limit: "
                 f"xjax.distributed.initialize(collective_timeout=...) or XJAX_COLLECTIVE_TIMEOUT)")
 
-    _wait(recvs + sends, desc, missing)
-    for q, buf in zip(peers, _buffers.recv):
+    _wait(ex.reqs, desc, missing)
+    for q, buf in zip(ex.peers, ex.recv):
         seq, crc, _ = _HEAD.unpack_from(buf, 0)
-        if seq != state.seq or crc != mine:
+        if seq != state.seq or crc != sig.crc:
             seq, crc, text = _decode(buf)
             _fail(DistributedError(f"mismatched collectives across processes: {_where()} runs collective "
                                    f"#{state.seq} {desc}, process {q} runs collective #{seq} {text}", abort=False))
@@ -136,20 +163,22 @@ def _exchange_signatures(desc):
 def run_collective(desc, start):
     """Runs one cross-process collective.
 
-    desc: its description (op, dtype, shape, params), the same on every process.
+    desc: its description (op, dtype, shape, params), the same on every process: a string, or its
+      Signature (made once by a caller that runs the collective often).
     start(comm): posts its non-blocking MPI operations on the data communicator; returns their requests.
     """
     if state.mpi is None:
         raise RuntimeError("a collective across processes ran before xjax.distributed.initialize()")
     if state.failed is not None:
         raise DistributedError(f"an earlier collective across processes failed: {state.failed}", abort=False)
+    sig = desc if type(desc) is Signature else signature(desc)
     state.seq += 1
     if state.process_count == 1:
         reqs = start(state.data)
         state.mpi.Request.Waitall(reqs)
         return
     if state.check:
-        _exchange_signatures(desc)
+        _exchange_signatures(sig)
     reqs = start(state.data)
-    _wait(reqs, desc, lambda: (f"collective #{state.seq} ({desc}) did not complete on {_where()} within "
-                               f"{state.timeout:g} s: a process died or stopped during it"))
+    _wait(reqs, sig.desc, lambda: (f"collective #{state.seq} ({sig.desc}) did not complete on {_where()} within "
+                                   f"{state.timeout:g} s: a process died or stopped during it"))

@@ -55,13 +55,21 @@ def _unstack(x, axis, n):
     return [index_in_dim(x, i, axis, keepdims=False) for i in range(n)]
 
 
+_STACKED_AVALS = {}  # (a shard's aval, axis) -> the aval of one shard stacked along axis
+
+
 def _stack(values, axis):
     """The per-shard values stacked along a new axis (one value for all: broadcast)."""
     from xjax._src.lax.layout import concatenate, expand_dims
 
     if len(values) == 1 and _HAS_RESHAPED and type(values[0]) is Array:
         x = values[0]
-        return _reshaped(x, x.shape[:axis] + (1,) + x.shape[axis:])
+        aval = _STACKED_AVALS.get((x.aval, axis))
+        if aval is None:
+            if len(_STACKED_AVALS) > 1024:
+                _STACKED_AVALS.clear()
+            aval = _STACKED_AVALS[x.aval, axis] = x.aval.update(shape=x.shape[:axis] + (1,) + x.shape[axis:])
+        return Array(x._value.reshaped(aval.shape), aval)
     if all(v is values[0] for v in values):
         return batching.broadcast_batched(as_array(values[0]), len(values), axis)
     return concatenate([expand_dims(as_array(v), (axis,)) for v in values], axis)
@@ -149,17 +157,24 @@ def _joins(eqns, eqn):
             not any(a in produced for a in eqn.invars if type(a) is not Literal))
 
 
-def _run_allreduce_many(eqns, envs, shards):
-    """Independent psum (pmax, pmin) equations across processes, as one exchange."""
-    from xjax._src.lax import parallel_mpi
+class _AllreduceRun:
+    """Independent psum (pmax, pmin) equations across processes, run as one exchange."""
 
-    if len(eqns) == 1:
-        return _run_across(eqns[0], envs, shards)
-    operands = [[as_array(_read(env, eqn.invars[0])) for env in envs] for eqn in eqns]
-    outs = parallel_mpi.allreduce_many(eqns[0].primitive, shards, operands, eqns[0].params["axis_name"])
-    for eqn, vals in zip(eqns, outs):
-        for env, val in zip(envs, vals):
-            env[eqn.outvars[0]] = val
+    def __init__(self, eqn):
+        self.eqns = [eqn]
+        self.exchange = None  # a parallel_mpi.Allreduce, made at the first run
+
+    def run(self, envs, shards):
+        from xjax._src.lax import parallel_mpi
+
+        eqns = self.eqns
+        if self.exchange is None:
+            self.exchange = parallel_mpi.Allreduce(eqns[0].primitive, eqns[0].params["axis_name"])
+        operands = [[as_array(_read(env, eqn.invars[0])) for env in envs] for eqn in eqns]
+        outs = self.exchange(shards, operands)
+        for eqn, vals in zip(eqns, outs):
+            for env, val in zip(envs, vals):
+                env[eqn.outvars[0]] = val
 
 
 def _run_gathered(eqn, envs, shards):
@@ -223,6 +238,7 @@ class _Program:
                 live.update(a for a in eqn.invars if type(a) is not Literal)
         self.steps = []
         self._packed = None
+        self._whole = None  # across processes with one device each: the program as one GraphCall
         for g, after in zip(groups, reversed(live_after)):
             if isinstance(g, list):
                 defined, inputs = set(), []
@@ -245,13 +261,25 @@ class _Program:
             self._packed = []
             for step in self.steps:
                 prev = self._packed[-1] if self._packed else None
-                if _packable(step) and type(prev) is tuple and prev[0] == "allreduce_many" and _joins(prev[1], step[1]):
-                    prev[1].append(step[1])
+                if _packable(step) and type(prev) is _AllreduceRun and _joins(prev.eqns, step[1]):
+                    prev.eqns.append(step[1])
                 elif _packable(step):
-                    self._packed.append(("allreduce_many", [step[1]]))
+                    self._packed.append(_AllreduceRun(step[1]))
                 else:
                     self._packed.append(step)
         return self._packed
+
+    def whole_across(self, shards):
+        """Across processes, with one device in each: the whole program compiled to one GraphCall
+        whose all-reduces run in the core (lax/parallel_core.py), when its only collectives are
+        all-reduces over the pmapped axis; else None (its collectives run between segments)."""
+        if self._whole is None:
+            from xjax._src.lax import parallel_core
+
+            self._whole = False
+            if shards.count == 1 and parallel_core.applies(self.jaxpr, self.axis_name):
+                self._whole = parallel_core.compile_whole(ClosedJaxpr(self.jaxpr, self.consts), self.axis_name) or False
+        return self._whole or None
 
     def __call__(self, shard_args, device_ids, shards=None):
         """Per-shard outputs for per-shard arguments (lists of xjax Arrays, one list per shard).
@@ -259,6 +287,11 @@ class _Program:
         shards (a parallel_mpi.Shards) when the axis spans processes: these are this process's.
         """
         jaxpr = self.jaxpr
+        whole = self.whole_across(shards) if shards is not None else None
+        if whole is not None:
+            from xjax._src.lax import parallel_core
+
+            return [parallel_core.run(lambda: _waited(whole(shard_args[0])))]
         envs = []
         for args in shard_args:
             env = dict(zip(jaxpr.constvars, self.consts))
@@ -268,8 +301,8 @@ class _Program:
         for step in steps:
             if isinstance(step, _Segment):
                 step.run(envs, device_ids)
-            elif step[0] == "allreduce_many":
-                _run_allreduce_many(step[1], envs, shards)
+            elif type(step) is _AllreduceRun:
+                step.run(envs, shards)
             elif step[0] == "stacked" and shards is not None:
                 if step[1].primitive in COLLECTIVES:
                     _run_across(step[1], envs, shards)
@@ -281,6 +314,12 @@ class _Program:
             else:
                 _run_per_shard(step[1], envs)
         return [[_read(env, a) for a in jaxpr.outvars] for env in envs]
+
+
+def _waited(values):
+    for v in values:
+        v._value.wait()
+    return values
 
 
 def _inline_collective_calls(closed):
@@ -373,6 +412,30 @@ def _argnums(x):
     return (x,) if isinstance(x, int) else tuple(x)
 
 
+class _Call:
+    """A pmap call for one signature of arguments: the program, and where the shards go (found by
+    pmap's generic path), kept so that a repeated call with xjax Arrays goes straight to work."""
+
+    __slots__ = ("entry", "axes", "shard_avals", "n", "device_ids", "shards", "world")
+
+    def __init__(self, entry, axes, shard_avals, n, device_ids, shards):
+        self.entry, self.axes, self.shard_avals, self.n = entry, axes, shard_avals, n
+        self.device_ids, self.shards = device_ids, shards
+        self.world = global_devices()  # a distributed initialize or shutdown changes it
+
+    def __call__(self, leaves):
+        n, entry = self.n, self.entry
+        if n == 1 and _HAS_RESHAPED:  # one shard: views of the arguments, no op
+            shard_args = [[x if a is None else Array(x._value.reshaped(aval.shape), aval)
+                           for x, a, aval in zip(leaves, self.axes, self.shard_avals)]]
+        else:
+            per_leaf = [[x] * n if a is None else _unstack(x, a, n) for x, a in zip(leaves, self.axes)]
+            shard_args = [list(s) for s in zip(*per_leaf)] if leaves else [[] for _ in range(n)]
+        outs = entry.program(shard_args, self.device_ids, self.shards)
+        per_leaf = list(zip(*outs)) if outs and outs[0] else []
+        return entry.out_tree.unflatten([_output(vals, ax) for vals, ax in zip(per_leaf, entry.out_axes)])
+
+
 class _Entry:
     __slots__ = ("program", "out_tree", "out_axes")
 
@@ -404,9 +467,18 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     vmap_api._check_axis_spec("out_axes", out_axes, "pmap")
     static = _argnums(static_broadcasted_argnums)
     cache = {}
+    fast = {}  # (tree, avals, axis env) of xjax Array arguments -> _Call: a repeated call's plan
 
     @functools.wraps(fun)
     def pmap_f(*args, **kwargs):
+        fast_key = None
+        if not static:
+            leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+            if all(type(x) is Array for x in leaves):
+                fast_key = (in_tree, tuple([x.aval for x in leaves]), core.axis_env())
+                call = fast.get(fast_key)
+                if call is not None and call.world is global_devices():
+                    return call(leaves)
         n_args = len(args)
         static_pos = sorted({i % n_args for i in static if -n_args <= i < n_args})
         statics = tuple((i, args[i]) for i in static_pos)
@@ -458,12 +530,12 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
                     raise NotImplementedError(_UNDER_TRANSFORM)
                 return vmap_api.vmap(with_statics, dyn_in_axes, out_axes, axis_name=axis_name)(*dyn_args, **kwargs)
             cache[key] = entry
-        shard_args = list(zip(*[[x] * n if a is None else _unstack(x, a, n) for x, a in zip(leaves, axes)]))
-        if not leaves:
-            shard_args = [()] * n
-        outs = entry.program([list(s) for s in shard_args], [d.local_hardware_id for d in devs], shards)
-        per_leaf = list(zip(*outs)) if outs and outs[0] else []
-        return entry.out_tree.unflatten([_output(vals, ax) for vals, ax in zip(per_leaf, entry.out_axes)])
+        call = _Call(entry, axes, avals, n, [d.local_hardware_id for d in devs], shards)
+        if fast_key is not None:
+            if len(fast) > 256:
+                fast.clear()
+            fast[fast_key] = call
+        return call(leaves)
 
     return pmap_f
 

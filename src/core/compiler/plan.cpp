@@ -122,7 +122,7 @@ void Builder::single_step(int node) {
       step.subs.push_back(compile(*n.subgraphs[k], sub));
     }
     step.work = int64_t(1) << 40;  // unknown: never inline
-  } else if (kind == OpKind::Effect) {
+  } else if (kind == OpKind::Effect && !op_info(n.op).cpu) {
     step.kind = Step::Kind::Callback;
   } else {
     step.kind = Step::Kind::Kernel;
@@ -161,7 +161,9 @@ Plan build_plan(const Graph& g, const CompileOptions& options) {
   for (ValueRef v : g.outputs()) plan.outputs.push_back(plan.value(v));
   for (const Step& s : plan.steps) {
     add_work(plan.work, s.work);
-    plan.has_effects = plan.has_effects || s.kind == Step::Kind::Callback;
+    bool effect = s.kind == Step::Kind::Callback ||
+                  (s.kind == Step::Kind::Kernel && op_info(g.nodes()[s.nodes[0]].op).kind == OpKind::Effect);
+    plan.has_effects = plan.has_effects || effect;
     for (const auto& sub : s.subs) plan.has_effects = plan.has_effects || sub->plan().has_effects;
   }
   plan_buffers(plan, g, options.reuse_buffers, options.donate_params);

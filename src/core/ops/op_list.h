@@ -68,5 +68,7 @@
   X(select_and_gather_add, Window, 2) X(select_and_scatter_add, Window, 2)                       \
   /* control flow over subgraphs, and effects (never removed, run in program order) */           \
   X(cond, Control, -1) X(while, Control, -1) X(host_callback, Effect, -1)                        \
+  /* a reduction over every process of a multi-process run, through MPI (core/distributed/mpi.h) */        \
+  X(all_reduce, Effect, -1)                                                                     \
   /* identity that no pass sees through (remat keeps its recomputation apart from the original) */ \
   X(optimization_barrier, Barrier, -1)

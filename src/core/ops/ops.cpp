@@ -28,6 +28,7 @@ void ensure_registered() {
     register_sort_infer(t);
     register_linalg_infer(t);
     register_compiler_infer(t);
+    register_collective_ops(t);
     register_elementwise_cpu(t);
     register_reduction_cpu(t);
     register_layout_cpu(t);

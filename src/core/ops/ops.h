@@ -78,6 +78,7 @@ void register_window_infer(OpTable&);
 void register_sort_infer(OpTable&);
 void register_linalg_infer(OpTable&);
 void register_compiler_infer(OpTable&);  // constant, control flow, callbacks, barrier (src/core/compiler)
+void register_collective_ops(OpTable&);  // across processes: all_reduce (src/core/distributed)
 void register_elementwise_cpu(OpTable&);
 void register_reduction_cpu(OpTable&);
 void register_layout_cpu(OpTable&);

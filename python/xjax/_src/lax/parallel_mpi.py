@@ -27,7 +27,7 @@ from xjax._src.interpreters import batching
 from xjax._src.lax import elementwise, layout, reduction
 from xjax._src.lax import parallel as P
 from xjax._src.lax.base import asarray
-from xjax._src.mpi_channel import run_collective
+from xjax._src.mpi_channel import run_collective, signature
 
 _HAS_EMPTY = hasattr(_core.Array, "empty")
 _WIDENED = {np.dtype(np.float16), np.dtype("bfloat16")}
@@ -128,35 +128,82 @@ def _allreduce_rule(name, local_reduce):
     return _widened(rule)
 
 
-def allreduce_many(prim, shards, operands, axis_name):
+def _allreduce_desc(name, axis_name, xs):
+    return f"{name}(axis_name={axis_name!r}) of " + ", ".join(_shape_str(x) for x in xs)
+
+
+def allreduce_many(prim, shards, operands, axis_name, sig=None):
     """Several independent psum (or pmax, pmin) equations as one message exchange: each operand's
     local shards reduced here, the results of one dtype packed into one buffer and all-reduced by
-    one Iallreduce (a gradient's leaves, typically). Returns each equation's local result shards."""
+    one Iallreduce (a gradient's leaves, typically). Returns each equation's local result shards.
+    sig: the exchange's Signature, when the caller keeps it (else made from the operands)."""
     name = prim.name
     xs = []
-    for shards_of_one in operands:
-        x = shards_of_one[0] if len(shards_of_one) == 1 else _LOCAL_REDUCE[name](_stack_local(shards_of_one), (0,))
-        xs.append(elementwise.convert_element_type(x, np.float32) if x.dtype in _WIDENED else x)
+    for shards_of_one in operands:  # 16-bit floats summed in float32 from the start: rounded once, at the end
+        if shards_of_one[0].dtype in _WIDENED:
+            shards_of_one = [elementwise.convert_element_type(x, np.float32) for x in shards_of_one]
+        xs.append(shards_of_one[0] if len(shards_of_one) == 1 else
+                  _LOCAL_REDUCE[name](_stack_local(shards_of_one), (0,)))
     groups = {}  # dtype -> indices of the operands of that dtype
     for i, x in enumerate(xs):
         groups.setdefault(x.dtype, []).append(i)
     packed = []  # (indices, flat send array, fresh receive array)
     for dtype, idx in groups.items():
-        flat = layout.concatenate([layout.reshape(xs[i], (xs[i].size,)) for i in idx], 0)
+        flat = xs[idx[0]] if len(idx) == 1 and xs[idx[0]].ndim == 1 else \
+            layout.concatenate([layout.reshape(xs[i], (xs[i].size,)) for i in idx], 0)
         packed.append((idx, flat, _Fresh((flat.size,), dtype, all(xs[i].aval.weak_type for i in idx))))
-    desc = f"{name}(axis_name={axis_name!r}) of " + ", ".join(_shape_str(x) for x in xs)
-    run_collective(desc, lambda comm: [comm.Iallreduce(_send_view(flat, out.aval.dtype), out.typed(),
-                                                       op=_mpi_op(name, out.aval.dtype)) for _, flat, out in packed])
+    run_collective(sig or _allreduce_desc(name, axis_name, xs),
+                   lambda comm: [comm.Iallreduce(_send_view(flat, out.aval.dtype), out.typed(),
+                                                 op=_mpi_op(name, out.aval.dtype)) for _, flat, out in packed])
     results = [None] * len(xs)
     for idx, _, out in packed:
         whole, start = out.array(), 0
         for i in idx:
             n = xs[i].size
-            piece = layout.reshape(layout.slice(whole, (start,), (start + n,)), xs[i].shape)
+            piece = whole if len(idx) == 1 and whole.shape == xs[i].shape else \
+                layout.reshape(layout.slice(whole, (start,), (start + n,)), xs[i].shape)
             dtype = operands[i][0].dtype
             results[i] = elementwise.convert_element_type(piece, dtype) if piece.dtype != dtype else piece
             start += n
     return [[r] * shards.count for r in results]
+
+
+class Allreduce:
+    """Independent psum (pmax, pmin) equations of one program step across processes, as one
+    exchange (allreduce_many), prepared at the first run for the runs that follow (the operands'
+    types are the program's): its description and Signature, and for the common case -- one
+    operand, one local shard, a dtype MPI reduces -- the MPI datatype and op, so that a run posts
+    one Iallreduce from the operand's buffer into a fresh array with no other work."""
+
+    def __init__(self, prim, axis_name):
+        self.prim, self.axis_name = prim, axis_name
+        self.sig = None
+        self.direct = False
+
+    def _prepare(self, operands):
+        name = self.prim.name
+        xs = [ops[0] for ops in operands]
+        shown = [x.aval.update(dtype=np.float32) if x.dtype in _WIDENED else x.aval for x in xs]
+        self.sig = signature(_allreduce_desc(name, self.axis_name, shown))
+        x = xs[0]
+        # MPI's predefined type of the dtype, as mpi4py picks for a NumPy array (reductions need one).
+        self.mpi_type = getattr(state.mpi, "_typedict", {}).get(x.dtype.char)
+        self.direct = (_HAS_EMPTY and len(operands) == 1 and len(operands[0]) == 1 and x.dtype not in _WIDENED
+                       and self.mpi_type is not None)
+        if self.direct:
+            self.aval, self.dtype_name, self.op = x.aval, x.dtype.name, _mpi_op(name, x.dtype)
+
+    def __call__(self, shards, operands):
+        """operands: per equation, its local shards; returns per equation its local result shards."""
+        if self.sig is None:
+            self._prepare(operands)
+        if not self.direct:
+            return allreduce_many(self.prim, shards, operands, self.axis_name, self.sig)
+        x = operands[0][0]
+        out = _core.Array.empty(self.aval.shape, self.dtype_name)
+        send, recv, t, op = x._value.bytes_view(), out.writable_view(), self.mpi_type, self.op
+        run_collective(self.sig, lambda comm: [comm.Iallreduce([send, t], [recv, t], op=op)])
+        return [[Array(out, self.aval)]]
 
 
 def _axis_index_rule(shards, xs, *, axis_name):

@@ -1,0 +1,227 @@
+"""psum, pmax and pmin across processes as the core's all_reduce op, inside compiled programs.
+
+pmap over the devices of several processes, with one device in each process, compiles the whole
+per-shard program -- collectives included, in loops and branches too -- into one Executable
+when its only collectives are all-reduces over the pmapped axis (pmap.py). Each all-reduce then
+runs in the core (src/core/distributed/mpi.h) with no Python between it and the work around it: the
+core calls the MPI library that mpi4py loaded, through the function addresses and handles
+installed here, with the same checks as the Python collectives (mpi_channel.py) -- a signature
+exchanged first on the same communicator and tag, the same collective counter, the timeout and
+the notices of failed processes -- so the two kinds mix in one program order.
+
+Independent all-reduces of one kind next to each other in the program (a gradient's leaves) are
+one all_reduce op: one exchange, one Iallreduce per dtype. 16-bit floats are reduced as float32.
+"""
+import contextlib
+import ctypes
+import os
+
+import numpy as np
+
+from xjax import _core
+from xjax._src import core
+from xjax._src.distributed import NOTICE_TAG, DistributedError, state
+from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, jaxprs_in_params
+from xjax._src.lax import parallel as P
+from xjax._src.mpi_channel import SIG_TAG, _check_notices, _fail, signature
+
+AVAILABLE = hasattr(_core, "mpi_install")
+_REDUCTIONS = {P.psum_p: "sum", P.pmax_p: "max", P.pmin_p: "min"}
+_WIDENED = {np.dtype(np.float16), np.dtype("bfloat16")}
+_FUNCTIONS = ("MPI_Iallreduce", "MPI_Isend", "MPI_Irecv", "MPI_Test", "MPI_Iprobe")
+
+
+# ---- the op -------------------------------------------------------------------------------------
+
+def _desc(prim, axis_name, avals):
+    shown = ", ".join(f"{(np.dtype(np.float32) if a.dtype in _WIDENED else a.dtype).name}{list(a.shape)}"
+                      for a in avals)
+    return f"{prim.name}(axis_name={axis_name!r}) of {shown}"  # as parallel_mpi describes it
+
+
+def _lower(lowerer, prim, axis_name, ins, avals):
+    """The graph values of the all-reduce of ins (one exchange)."""
+    xs = [lowerer.op("convert_element_type", x, new_dtype="float32")[0] if a.dtype in _WIDENED else x
+          for x, a in zip(ins, avals)]
+    sig = signature(_desc(prim, axis_name, avals))
+    outs = lowerer.graph.add("all_reduce", xs, {"reduction": _REDUCTIONS[prim], "signature": sig.encoded})
+    return [lowerer.op("convert_element_type", y, new_dtype=a.dtype.name)[0] if a.dtype in _WIDENED else y
+            for y, a in zip(outs, avals)]
+
+
+all_reduce_p = core.Primitive("all_reduce_across", multiple_results=True)
+
+
+def _all_reduce_impl(*xs, reduction, axis_name):
+    raise NotImplementedError("all_reduce_across runs only inside pmap's compiled programs")
+
+
+all_reduce_p.def_rules(
+    abstract_eval=lambda *avals, reduction, axis_name: list(avals), impl=_all_reduce_impl,
+    can_lower=lambda params: True,
+    jaxpr_lowering=lambda lowerer, eqn, ins: _lower(lowerer, eqn.params["reduction"], eqn.params["axis_name"], ins,
+                                                    [a.aval for a in eqn.invars]))
+
+
+_lowering_axis = None  # the pmapped axis (a tuple of one name) while a program across processes lowers
+
+
+def can_lower(params):
+    """Whether an all-reduce (psum_p, pmax_p, pmin_p) lowers into a graph: only across processes."""
+    return _lowering_axis is not None and params["axis_name"] == _lowering_axis
+
+
+def lowering(prim):
+    """psum's (pmax's, pmin's) jaxpr_lowering, used where can_lower allows it."""
+    return lambda lowerer, eqn, ins: _lower(lowerer, prim, eqn.params["axis_name"], ins, [eqn.invars[0].aval])
+
+
+@contextlib.contextmanager
+def lowering_across(axis_name):
+    global _lowering_axis
+    previous, _lowering_axis = _lowering_axis, (axis_name,)
+    try:
+        yield
+    finally:
+        _lowering_axis = previous
+
+
+# ---- which programs, and the grouping of independent all-reduces --------------------------------
+
+# Primitives whose jaxprs may run on some processes and not others (a predicate computed from each
+# process's data): pmap gives them vmap's meaning (every branch, every shard), so a collective in
+# them runs from Python over all shards gathered, never in the core.
+_DIVERGENT = ("cond", "while")
+
+
+def _collectives(jaxpr, divergent=False):
+    """(equation, whether it sits in a divergent primitive's jaxpr) for every collective."""
+    for e in jaxpr.eqns:
+        if e.primitive in P.COLLECTIVES:
+            yield e, divergent
+        for j in jaxprs_in_params(e.params):
+            yield from _collectives(j, divergent or e.primitive.name in _DIVERGENT)
+
+
+def applies(jaxpr, axis_name):
+    """Whether every collective in jaxpr is an all-reduce over the pmapped axis alone, at the top
+    level or in scans (which run the same steps on every process), none in a cond or while_loop."""
+    return AVAILABLE and all(e.primitive in _REDUCTIONS and e.params["axis_name"] == (axis_name,) and not divergent
+                             for e, divergent in _collectives(jaxpr))
+
+
+def compile_whole(closed, axis_name):
+    """The GraphCall of the whole per-shard program, its all-reduces grouped and lowered to the
+    core's all_reduce op; None when some equation cannot be compiled, or no output would run it."""
+    from xjax._src.interpreters.graph_lowering import GraphProgram, is_lowerable
+
+    if not ensure_installed():
+        return None
+    with lowering_across(axis_name):
+        whole = grouped(closed)
+        if not all(is_lowerable(e) for e in whole.jaxpr.eqns):
+            return None
+        program = GraphProgram(whole)
+    return program.bind(closed.consts) if program.exe is not None else None
+
+
+def grouped(closed):
+    """closed with each run of independent all-reduces of one kind (adjacent equations, none
+    reading another's result) made one all_reduce_across equation: one exchange."""
+    eqns, run = [], []
+
+    def flush():
+        if run:
+            first = run[0]
+            eqns.append(JaxprEqn([e.invars[0] for e in run], [e.outvars[0] for e in run], all_reduce_p,
+                                 {"reduction": first.primitive, "axis_name": first.params["axis_name"]}))
+            run.clear()
+
+    for e in closed.jaxpr.eqns:
+        if e.primitive in _REDUCTIONS:
+            produced = {v for r in run for v in r.outvars}
+            joins = run and e.primitive is run[0].primitive and e.params == run[0].params and \
+                not any(a in produced for a in e.invars if type(a) is not Literal)
+            if not joins:
+                flush()
+            run.append(e)
+            continue
+        flush()
+        eqns.append(e)
+    flush()
+    j = closed.jaxpr
+    return ClosedJaxpr(Jaxpr(j.constvars, j.invars, j.outvars, eqns), closed.consts)
+
+
+# ---- installing MPI in the core, and running a program ------------------------------------------
+
+_installed_for = None  # the control communicator the core's MPI was installed with
+
+
+def _libmpi():
+    """The MPI library mpi4py loaded (the one that holds the communicators)."""
+    with open("/proc/self/maps") as f:
+        for line in f:
+            path = line.split()[-1] if len(line.split()) >= 6 else ""
+            name = os.path.basename(path)
+            if name.startswith("libmpi.so") or name.startswith("libmpi_"):
+                return ctypes.CDLL(path)
+    return ctypes.CDLL(None)  # linked into the process: look the symbols up globally
+
+
+def ensure_installed():
+    """Hands the core MPI's functions and this run's handles (once per initialize); False when the
+    MPI library or a function is not found (the programs then run their collectives from Python)."""
+    global _installed_for
+    if _installed_for is state.control:
+        return True
+    MPI = state.mpi
+    try:
+        lib = _libmpi()
+        api = {name: ctypes.cast(getattr(lib, name), ctypes.c_void_p).value for name in _FUNCTIONS}
+    except (OSError, AttributeError):
+        return False
+    h = MPI._handleof
+    types = {name: h(t) for name, t in ((np.dtype(d).name, MPI._typedict.get(np.dtype(d).char))
+                                        for d in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
+                                                  "uint32", "uint64", "float32", "float64")) if t is not None}
+    api.update(data=h(state.data), control=h(state.control), byte=h(MPI.BYTE), sum=h(MPI.SUM), max=h(MPI.MAX),
+               min=h(MPI.MIN), lor=h(MPI.LOR), land=h(MPI.LAND), types=types, rank=state.process_index,
+               size=state.process_count, any_source=MPI.ANY_SOURCE, sig_tag=SIG_TAG, notice_tag=NOTICE_TAG)
+    _core.mpi_install(api)
+    _installed_for = state.control
+    return True
+
+
+def release():
+    """Forgets the installed MPI (distributed.shutdown, before the communicators are freed)."""
+    global _installed_for
+    if _installed_for is not None and AVAILABLE:
+        _core.mpi_clear()
+    _installed_for = None
+
+
+def run(fn):
+    """fn() runs a program holding all_reduce ops (and waits for it): the collective counter, the
+    check setting and the timeout go into the core and the counter comes back; a failed collective
+    raises the DistributedError that the Python collectives raise."""
+    if state.failed is not None:
+        raise DistributedError(f"an earlier collective across processes failed: {state.failed}", abort=False)
+    if not ensure_installed():  # (a program compiled before a shutdown and initialize)
+        raise RuntimeError("the MPI library of this run cannot be handed to xjax's core")
+    exited = min(state.exited.values(), default=2 ** 62)
+    _core.mpi_begin(state.seq, state.check, state.timeout, exited)
+    try:
+        return fn()
+    except Exception:
+        failure = _core.mpi_take_failure()
+        if failure is None:
+            raise
+    finally:
+        state.seq = _core.mpi_seq()
+    kind, message = failure
+    if kind == "notice":  # another process failed or exited: its notice names it
+        _check_notices(message)
+        _fail(DistributedError(f"another process stopped while process {state.process_index} waits in collective "
+                               f"#{state.seq} ({message})", abort=False))
+    _fail(DistributedError(message, abort=kind != "mismatch"))

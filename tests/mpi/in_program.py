@@ -1,0 +1,67 @@
+"""Run under mpirun by tests/test_distributed.py (one device per process): all-reduces inside one
+compiled program -- in a fori_loop and a scan, of several dtypes, grouped -- run in the core, one
+exchange each (the collective counter says how many), with the values NumPy gives. A cond holding
+one, whose branch may differ between processes, keeps vmap's meaning (every branch on every shard).
+Prints "ok" when all pass."""
+import numpy as np
+
+import xjax
+import xjax.numpy as jnp
+from xjax import lax
+from xjax._src.distributed import state  # counts the exchanges across processes
+
+xjax.distributed.initialize()
+P, p = xjax.process_count(), xjax.process_index()
+assert xjax.local_device_count() == 1
+rng = np.random.default_rng(1)
+X = rng.normal(size=(P, 5, 3)).astype(np.float32)
+
+
+def exchanges(f, *args):
+    before = state.seq
+    out = f(*args)
+    return out, state.seq - before
+
+
+# K all-reduces in a loop: K exchanges, each reducing the previous result.
+K = 5
+out, n = exchanges(xjax.pmap(lambda v: lax.fori_loop(0, K, lambda i, c: lax.psum(c, "i") / P + 1, v),
+                             axis_name="i"), X[p:p + 1])
+want = X.mean(0)
+for _ in range(K - 1):
+    want = want + 1
+np.testing.assert_allclose(np.asarray(out[0]), want + 1, rtol=1e-5)
+assert n == K, n
+
+
+# A scan whose body all-reduces of several dtypes (one exchange per step).
+def body(c, x):
+    total = lax.psum(x, "i")
+    hi = lax.pmax(x.astype(jnp.int32), "i")
+    return c + total, (hi, lax.pmin(x.astype(jnp.float16), "i"))
+
+
+def f(xs, flag):
+    c, (hi, lo) = lax.scan(body, jnp.zeros(3), xs)
+    return c, hi, lo, lax.psum(flag > 0, "i"), lax.pmin(flag, "i")
+
+
+flags = np.ones(P, np.int32)
+(c, hi, lo, any_flag, min_flag), n = exchanges(xjax.pmap(f, axis_name="i"), X[p:p + 1], flags[p:p + 1])
+np.testing.assert_allclose(np.asarray(c[0]), X.sum(0).sum(0), rtol=1e-5)
+np.testing.assert_array_equal(np.asarray(hi[0]), X.astype(np.int32).max(0))
+np.testing.assert_array_equal(np.asarray(lo[0]), X.astype(np.float16).min(0))
+assert lo.dtype == np.float16 and hi.dtype == np.int32
+assert bool(any_flag[0]) and int(min_flag[0]) == 1
+# scan: 3 exchanges per step (psum, pmax, pmin: different kinds); the last two (psum, pmin:
+# different kinds): 2
+assert n == 3 * 5 + 2, n
+
+# A cond whose predicate differs between processes, a psum in one branch: as vmap, both branches
+# run on every shard (the psum over all of them), from Python.
+g = xjax.pmap(lambda v: lax.cond(v[0] > 0, lambda u: lax.psum(u, "i"), lambda u: -u, v), axis_name="i")
+signs = np.where(np.arange(P) % 2 == 0, 1.0, -1.0).astype(np.float32)[:, None] * np.abs(X[:, 0])
+out = g(signs[p:p + 1])
+want = signs.sum(0) if signs[p, 0] > 0 else -signs[p]
+np.testing.assert_allclose(np.asarray(out[0]), want, rtol=1e-5)
+print("ok")
