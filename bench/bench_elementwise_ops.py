@@ -2,6 +2,7 @@
 
     python bench/bench_elementwise_ops.py                 # every row
     python bench/bench_elementwise_ops.py --only add,exp  # rows whose op is listed
+    python bench/bench_elementwise_ops.py --cpu           # CPU time of all threads, not wall time
 Used to check that a change to the scalar definitions (src/core/ops/scalar_ops.h) costs nothing.
 """
 import argparse
@@ -33,6 +34,7 @@ ROWS = [  # (op, dtype, arity, attrs)
     ("population_count", "uint32", 1, {}), ("clz", "int64", 1, {}), ("bitwise_not", "bool", 1, {}),
     ("clamp", "float32", 3, {}), ("fma", "float32", 3, {}),
 ]
+SELECTS = [["bool", "float32", "float32"], ["int32", "float32", "float32", "float32"], ["int32", "int8", "int8", "int8"]]
 CONVERTS = [("float32", "int32"), ("float64", "float16"), ("int32", "float32"), ("float32", "bfloat16"),
             ("float16", "float32"), ("int64", "bfloat16"), ("float32", "bool")]
 
@@ -40,6 +42,8 @@ CONVERTS = [("float32", "int32"), ("float64", "float16"), ("int32", "float32"), 
 def _operand(dtype, k, rng):
     if dtype == "bool":
         return rng.random(N) < 0.5
+    if k == 0 and dtype == "int32":  # select_n's which (and integer operands): small values
+        return rng.integers(0, 3, N).astype(dtype)
     if dtype in ("float16", "bfloat16", "float32", "float64"):
         x = rng.uniform(0.05, 0.95, N) * (1 if k == 0 else 2)
         from core_util import _NP_DTYPES
@@ -47,14 +51,14 @@ def _operand(dtype, k, rng):
     return rng.integers(1, 100, N).astype(dtype)
 
 
-def _time(exe, args, reps):
+def _time(exe, args, reps, clock):
     exe.run(args)
     samples = []
     for _ in range(reps):
-        t = time.perf_counter()
+        t = clock()
         for r in exe.run(args):
             r.bytes_view()  # waits for the result
-        samples.append(time.perf_counter() - t)
+        samples.append(clock() - t)
     return statistics.median(samples)
 
 
@@ -62,19 +66,22 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--only", default="")
     p.add_argument("--reps", type=int, default=15)
+    p.add_argument("--cpu", action="store_true", help="CPU time of all threads (steadier on a loaded machine)")
     args = p.parse_args()
     only = set(args.only.split(",")) if args.only else None
+    clock = time.process_time if args.cpu else time.perf_counter
     rng = np.random.default_rng(0)
     cases = [(op, [dt] * k, attrs) for op, dt, k, attrs in ROWS]
+    cases += [("select_n", dts, {}) for dts in SELECTS]
     cases += [("convert_element_type", [a], {"new_dtype": b}) for a, b in CONVERTS]
     for op, dts, attrs in cases:
         if only and op not in only:
             continue
         arrays = [to_core(_operand(dt, k, rng)) for k, dt in enumerate(dts)]
         exe = _core.compile_op(op, [(a.shape, a.dtype) for a in arrays], attrs)
-        label = f"{op}_{'_'.join(dts[:1])}" + (f"_to_{attrs['new_dtype']}" if "new_dtype" in attrs else "")
+        label = f"{op}_{'_'.join(dts[:2] if op == 'select_n' else dts[:1])}" + (f"_x{len(dts) - 1}" if op == "select_n" else "") + (f"_to_{attrs['new_dtype']}" if "new_dtype" in attrs else "")
         label += "".join(f"_{k}{v}" for k, v in attrs.items() if k != "new_dtype")
-        print(f"{label:42s} {_time(exe, arrays, args.reps) * 1e3:9.3f} ms", flush=True)
+        print(f"{label:42s} {_time(exe, arrays, args.reps, clock) * 1e3:9.3f} ms", flush=True)
 
 
 if __name__ == "__main__":

@@ -300,3 +300,19 @@ def test_empty_index_space_launches_nothing():
 
     (grp,) = program_of(build)["groups"]
     assert grp["fused"] and grp["plan"]["launches"] == [] and grp["plan"]["outputs"] == [((0, 4), "float32")]
+
+
+def test_empty_reductions_give_identities():
+    """Reductions over an empty axis: every output is the identity (no element reaches the fold)."""
+    cases = []
+    for op, dt in [("reduce_sum", "float16"), ("reduce_max", "float32"), ("reduce_min", "int8"),
+                   ("reduce_prod", "uint32"), ("reduce_and", "bool"), ("reduce_or", "int32"), ("reduce_max", "bool")]:
+        g = _core.Graph()
+        x = g.parameter((3, 0, 2), dt)
+        (y,) = g.add("neg" if dt != "bool" else "bitwise_not", [x], {})
+        g.set_outputs(g.add(op, [y], dict(axes=[1])))
+        cases.append(Case(f"{op}-{dt}", g, [np.zeros((3, 0, 2), _NP_DTYPES[dt])], [True]))
+    build_batches(cases, parts=1)
+    for case in cases:
+        assert [grp["fused"] for grp in case.program["groups"]] == [True], case.cid
+        compare(run_emulated(case)[0], run_cpu(case)[0], True, case.cid)

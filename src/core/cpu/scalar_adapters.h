@@ -10,9 +10,10 @@
 
 namespace xjax::ew::op {
 
-#define XJAX_EW_OP(Name, fn)                                             \
-  struct Name {                                                          \
-    template <class... T> static auto f(T... x) { return scalar::fn(x...); } \
+// Always inlined: a call would also lose the loop's instruction set (target clones).
+#define XJAX_EW_OP(Name, fn)                                                                   \
+  struct Name {                                                                                \
+    template <class... T> [[gnu::always_inline]] static auto f(T... x) { return scalar::fn(x...); } \
   };
 XJAX_EW_OP(Neg, neg) XJAX_EW_OP(Sign, sign) XJAX_EW_OP(Abs, abs) XJAX_EW_OP(Square, square)
 XJAX_EW_OP(Add, add) XJAX_EW_OP(Sub, sub) XJAX_EW_OP(Mul, mul) XJAX_EW_OP(Div, div) XJAX_EW_OP(Rem, rem)
@@ -34,11 +35,11 @@ XJAX_EW_OP(Clz, clz)
 // Ops with an attribute, fixed per loop so that it folds into the loop's code.
 template <int kMethod>
 struct Round {
-  template <class T> static T f(T x) { return scalar::round(x, kMethod); }
+  template <class T> [[gnu::always_inline]] static T f(T x) { return scalar::round(x, kMethod); }
 };
 template <int64_t kY>
 struct IntegerPow {
-  template <class T> static T f(T x) { return scalar::integer_pow(x, kY); }
+  template <class T> [[gnu::always_inline]] static T f(T x) { return scalar::integer_pow(x, kY); }
 };
 
 }  // namespace xjax::ew::op

@@ -274,13 +274,25 @@ template <class T> XJAX_HD inline T clz(T x) {
 
 // ---- selection
 // select_n(which, c0, c1, ...): case `which` (bool or int32), the nearest case when outside
-// [0, n): a chain of "which >= k" tests, which compiles to blends.
-template <class T> XJAX_HD inline T select_chain(i32, int, T v) { return v; }
-template <class T, class... Ts> XJAX_HD inline T select_chain(i32 which, int k, T v, T next, Ts... rest) {
-  return select_chain(which, k + 1, which >= k ? next : v, rest...);
+// [0, n): a chain of "which >= k" tests, which compiles to blends. (Chains of three or more on
+// unsigned integers, the CPU's element-size loops, are written as masks: GCC vectorises those
+// best, and a plain select for two cases.)
+template <class T> XJAX_HD inline T select_if(bool c, T a, T b, bool masks) {
+  if constexpr (is_unsigned_v<T>) {
+    if (!masks) return c ? a : b;
+    T mask = T(T(0) - T(c));
+    return T((a & mask) | (b & T(~mask)));
+  } else {
+    return c ? a : b;
+  }
+}
+template <class T> XJAX_HD inline T select_chain(i32, int, bool, T v) { return v; }
+template <class T, class... Ts> XJAX_HD inline T select_chain(i32 which, int k, bool masks, T v, T next, Ts... rest) {
+  return select_chain(which, k + 1, masks, select_if(which >= k, next, v, masks), rest...);
 }
 template <class W, class T, class... Ts> XJAX_HD inline T select_n(W which, T c0, Ts... cases) {
-  return select_chain(i32(which), 1, c0, cases...);
+  if constexpr (is_bool_v<W>) return select_if(which, cases..., c0, false);  // one more case
+  else return select_chain(i32(which), 1, sizeof...(Ts) > 1, c0, cases...);
 }
 // The same rule as an index, for callers with a runtime number of cases.
 XJAX_HD inline int select_case(i64 which, int num_cases) {

@@ -19,6 +19,16 @@
 #define XJAX_HD
 #endif
 
+// For the few long functions that loops must inline (a call would lose the caller's instruction
+// set: FMA in the CPU's target clones).
+#if defined(XJAX_SCALAR_CUDA)
+#define XJAX_HD_ALWAYS_INLINE __host__ __device__ __forceinline__
+#elif defined(__GNUC__)
+#define XJAX_HD_ALWAYS_INLINE __attribute__((always_inline)) inline
+#else
+#define XJAX_HD_ALWAYS_INLINE inline
+#endif
+
 // Device code of nvcc and all of NVRTC's code (__CUDA_ARCH__ is defined in both): CUDA intrinsics.
 #if defined(__CUDA_ARCH__)
 #define XJAX_SCALAR_DEVICE_CODE 1

@@ -20,14 +20,14 @@ inline namespace hw_ftz {
 #endif
 
 // p = c0; p = fma(p, x, c_i) for each further coefficient.
-template <class T> XJAX_HD inline T horner_fma(T, T p) { return p; }
-template <class T, class... C> XJAX_HD inline T horner_fma(T x, T p, T c, C... rest) {
+template <class T> XJAX_HD_ALWAYS_INLINE T horner_fma(T, T p) { return p; }
+template <class T, class... C> XJAX_HD_ALWAYS_INLINE T horner_fma(T x, T p, T c, C... rest) {
   return horner_fma(x, libm::fma(p, x, c), rest...);
 }
 
 // XLA's float32 log: x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(m) by a degree-8 polynomial.
 // Branch-free (selects), so that loops over it vectorise.
-XJAX_HD inline float log_xla(float x) {
+XJAX_HD_ALWAYS_INLINE float log_xla(float x) {
   const float inf = infinity<float>();
   float xc = x > 1.17549435e-38f ? x : 1.17549435e-38f;  // NaN and small values: fixed up below
   u32 u = bit_cast<u32>(xc);
@@ -58,7 +58,7 @@ XJAX_HD inline float log_xla(float x) {
 
 // XLA's float32 log1p: a Cephes rational for |x| < sqrt(2) - 1, else log(1 + x). (XLA's Horner
 // sums start from 0 * x + c0: the same value, c0.)
-XJAX_HD inline float log1p_xla(float x) {
+XJAX_HD_ALWAYS_INLINE float log1p_xla(float x) {
   float large = log_xla(x + 1.0f);
   float xs = x * x;
   float num = horner_fma(x, 4.5270000862445199635215E-5f, 4.9854102823193375972212E-1f, 6.5787325942061044846969E0f,
@@ -72,7 +72,7 @@ XJAX_HD inline float log1p_xla(float x) {
 }
 
 // XLA's float64 log1p: the same Cephes rational near 0, else libm's log(1 + x).
-XJAX_HD inline double log1p_xla(double x) {
+XJAX_HD_ALWAYS_INLINE double log1p_xla(double x) {
   if (!(libm::fabs(x) < 0.41421356237309504880)) return libm::log(x + 1.0);
   double xs = x * x;
   double num = horner_fma(x, 4.5270000862445199635215E-5, 4.9854102823193375972212E-1, 6.5787325942061044846969E0,
@@ -83,7 +83,7 @@ XJAX_HD inline double log1p_xla(double x) {
   return x + libm::fma(-0.5, xs, (x * xs) * (num / den));
 }
 
-XJAX_HD inline float erf_inv_xla(float y) {
+XJAX_HD_ALWAYS_INLINE float erf_inv_xla(float y) {
   float w = -log1p_xla(-y * y);
   bool lt = w < 5.0f;
   float t = lt ? w - 2.5f : libm::sqrt(w) - 3.0f;
@@ -94,7 +94,7 @@ XJAX_HD inline float erf_inv_xla(float y) {
   return libm::fabs(y) == 1.0f ? y * infinity<float>() : p * y;
 }
 
-XJAX_HD inline double erf_inv_xla(double y) {
+XJAX_HD_ALWAYS_INLINE double erf_inv_xla(double y) {
   double w = -log1p_xla(-y * y);
   double p;
   if (w < 6.25) {
@@ -126,17 +126,17 @@ XJAX_HD inline double erf_inv_xla(double y) {
 }
 
 // The ops. log<double> is libm's (to an ulp of XLA's scalar calls, and vectorisable).
-template <class T> XJAX_HD inline T log(T x) {
+template <class T> XJAX_HD_ALWAYS_INLINE T log(T x) {
   static_assert(is_float_v<T>, "log takes float types");
   x = flush_subnormal(x);
   if constexpr (is_same_v<T, float>) return flush_subnormal(log_xla(x));
   else return flush_subnormal(libm::log(x));
 }
-template <class T> XJAX_HD inline T log1p(T x) {
+template <class T> XJAX_HD_ALWAYS_INLINE T log1p(T x) {
   static_assert(is_float_v<T>, "log1p takes float types");
   return flush_subnormal(log1p_xla(flush_subnormal(x)));
 }
-template <class T> XJAX_HD inline T erf_inv(T x) {
+template <class T> XJAX_HD_ALWAYS_INLINE T erf_inv(T x) {
   static_assert(is_float_v<T>, "erf_inv takes float types");
   return flush_subnormal(erf_inv_xla(flush_subnormal(x)));
 }
