@@ -4,6 +4,8 @@
 #include <cstring>
 #include <string>
 
+#include "core/ops/scalar_portable.h"
+
 namespace xjax {
 
 enum class DType : uint8_t {
@@ -20,32 +22,8 @@ inline bool is_unsigned(DType dt) { return dt >= DType::UInt8 && dt <= DType::UI
 inline bool is_signed_int(DType dt) { return dt >= DType::Int8 && dt <= DType::Int64; }
 inline bool is_integer(DType dt) { return is_unsigned(dt) || is_signed_int(dt); }
 
-// IEEE half precision, stored as bits; arithmetic happens in float.
-struct float16 {
-  uint16_t bits;
-  float16() = default;
-  explicit float16(float f);
-  operator float() const;
-};
-
-// bfloat16: the top half of a float32, round-to-nearest-even on conversion.
-struct bfloat16 {
-  uint16_t bits;
-  bfloat16() = default;
-  explicit bfloat16(float f) {
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    if ((u & 0x7fffffffu) > 0x7f800000u) { bits = uint16_t((u >> 16) | 0x40); return; }  // NaN
-    u += 0x7fffu + ((u >> 16) & 1u);
-    bits = uint16_t(u >> 16);
-  }
-  operator float() const {
-    uint32_t u = uint32_t(bits) << 16;
-    float f;
-    std::memcpy(&f, &u, 4);
-    return f;
-  }
-};
+// float16 and bfloat16 (bits in memory, computed in float32) are defined with their conversions
+// in core/ops/scalar_portable.h, which CUDA code shares.
 
 // The C++ type that stores each dtype, and the type arithmetic is done in.
 template <DType D> struct StorageOf;

@@ -3,9 +3,9 @@
 // kernel run and restored after, so that NumPy in the same process keeps IEEE subnormals.
 // float16 is computed in float32, where its subnormals are normal numbers: they stay, as in JAX.
 #pragma once
-#include <cmath>
 #include <cstdint>
-#include <limits>
+
+#include "core/ops/scalar_portable.h"
 
 #if defined(__x86_64__) || defined(__SSE2__)
 #include <xmmintrin.h>
@@ -29,10 +29,7 @@ inline void set_float_env(uint32_t) {}
 
 // A float32/float64 subnormal as the signed zero that FTZ/DAZ make of it, in any environment: for
 // code that works on the bits (libm) and for the reference interpreter's float64 values.
-template <class T>
-inline T flush_subnormal(T x) {
-  return std::fabs(x) < std::numeric_limits<T>::min() ? std::copysign(T(0), x) : x;
-}
+using scalar::flush_subnormal;
 
 // Flushes subnormals on this thread while alive (kernel runs, constant folding); restores the
 // caller's environment, flags included, when it ends.

@@ -3,6 +3,8 @@
 #include <pybind11/stl.h>
 
 #include "convert.h"
+#include "core/cuda/fused.h"
+#include "core/cuda/fused_graph.h"
 #include "core/cuda/kernel.h"
 
 namespace py = pybind11;
@@ -32,6 +34,46 @@ py::dict plan_to_py(const cuda::KernelPlan& p) {
   return d;
 }
 
+py::tuple type_py(const TypeInfo& t) { return py::make_tuple(py::tuple(py::cast(t.shape)), dtype_name(t.dtype)); }
+
+py::dict attrs_py(const Attrs& attrs) {
+  py::dict d;
+  for (const auto& [name, v] : attrs.items()) {
+    if (name == "data") d["data"] = py::bytes(std::get<std::string>(v));  // a constant's elements
+    else d[py::str(name)] = std::visit([](const auto& x) { return py::cast(x); }, v);
+  }
+  return d;
+}
+
+py::dict graph_kernels_to_py(const cuda::GraphKernels& k) {
+  py::list groups, types;
+  for (const cuda::GraphGroup& gg : k.groups) {
+    py::dict d;
+    d["fused"] = gg.fused;
+    d["inputs"] = gg.inputs;
+    d["outputs"] = gg.outputs;
+    if (gg.fused) {
+      d["plan"] = plan_to_py(gg.plan);
+      d["spec"] = gg.description;
+    } else {
+      const Node& n = k.graph.nodes()[gg.node];
+      d["op"] = op_name(n.op);
+      d["attrs"] = attrs_py(n.attrs);
+    }
+    groups.append(d);
+  }
+  for (const TypeInfo& t : k.value_types) types.append(type_py(t));
+  py::dict constants;
+  for (const auto& [v, bytes] : k.constants) constants[py::int_(v)] = py::bytes(bytes);
+  py::dict d;
+  d["groups"] = groups;
+  d["parameters"] = k.parameters;
+  d["outputs"] = k.outputs;
+  d["constants"] = constants;
+  d["value_types"] = types;
+  return d;
+}
+
 }  // namespace
 
 void init_cuda(py::module_& m) {
@@ -48,4 +90,13 @@ void init_cuda(py::module_& m) {
       "scratch=[bytes], outputs=[(shape, dtype)]). params name buffers: inI, outI, tmpI (scratch, uninitialised). "
       "op may also be 'im2col' (conv_general_dilated's lhs patches, for a cuBLAS GEMM).");
   m.def("cuda_has_kernel", [](const std::string& op) { return cuda::has_kernel(op_from_name(op)); }, py::arg("op"));
+  m.def(
+      "cuda_fused_kernels", [](const Graph& g) { return graph_kernels_to_py(cuda::fused_graph_kernels(g)); },
+      py::arg("graph"),
+      "The graph compiled for CUDA up to its kernels (default passes, fusion with CUDA's capabilities): "
+      "dict(groups=[dict(fused, inputs, outputs: value ids; fused: plan (as cuda_kernel's), spec (text); "
+      "else op, attrs)], parameters, outputs (value ids), constants={value id: bytes}, value_types=[(shape, dtype)]). "
+      "Fused sources start with cuda_fused_source_prefix().");
+  m.def("cuda_fused_source_prefix", &cuda::fused_source_prefix,
+        "The scalar op definitions every fused kernel source starts with.");
 }

@@ -1,6 +1,6 @@
 // float16/bfloat16 <-> float32 over arrays: the bridge every 16-bit float loop goes through.
-// float16 uses the F16C instructions when the CPU has them (checked once), else dtype.h's
-// scalar conversions; both round to nearest even.
+// float16 uses the F16C instructions when the CPU has them (checked once), else the scalar
+// conversions of core/ops/scalar_portable.h; both round to nearest even, to the same bits.
 #include <cstring>
 
 #include "core/cpu/elementwise_impl.h"
@@ -50,22 +50,14 @@ void from_float(const float* a, float16* o, int64_t n) {
   for (int64_t i = 0; i < n; ++i) o[i] = float16(a[i]);
 }
 
-// bfloat16 is the top half of a float32: shifts and integer rounding vectorise as plain loops.
+// bfloat16 is the top half of a float32: the scalar conversions (shifts and integer rounding)
+// vectorise as plain loops.
 XJAX_EW_CLONES void to_float(const bfloat16* a, float* o, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t u = uint32_t(a[i].bits) << 16;
-    std::memcpy(o + i, &u, 4);
-  }
+  for (int64_t i = 0; i < n; ++i) o[i] = float(a[i]);
 }
 
 XJAX_EW_CLONES void from_float(const float* a, bfloat16* o, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t u;
-    std::memcpy(&u, a + i, 4);
-    bool nan = (u & 0x7fffffffu) > 0x7f800000u;
-    uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;  // to nearest even
-    o[i].bits = uint16_t(nan ? (u >> 16) | 0x40u : rounded);
-  }
+  for (int64_t i = 0; i < n; ++i) o[i] = bfloat16(a[i]);
 }
 
 }  // namespace xjax::ew

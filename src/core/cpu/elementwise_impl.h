@@ -1,6 +1,6 @@
-// Building blocks of the elementwise loops (internal): loop templates over small operator
-// structs, integer helpers without undefined behaviour, the float16/bfloat16 bridge, and the
-// per-file lookups that elementwise_loop() combines.
+// Building blocks of the elementwise loops (internal): loop templates over the operator structs
+// of scalar_adapters.h (the scalar definitions), the float16/bfloat16 bridge, and the per-file
+// lookups that elementwise_loop() combines.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/cpu/elementwise_loops.h"
+#include "core/cpu/scalar_adapters.h"
 #include "core/float_env.h"
 
 // Loops over transcendental functions are compiled for AVX-512, AVX2 and baseline x86-64 (picked
@@ -51,52 +52,6 @@ XJAX_EW_CLONES void binary_vec(const void* const* in, void* out, int64_t n) {
   const T* b = arg<T>(in, 1);
   R* o = static_cast<R*>(out);
   for (int64_t i = 0; i < n; ++i) o[i] = Op::f(a[i], b[i]);
-}
-
-// Op with float32/float64 subnormal operands and results flushed to signed zeros: for functions
-// computed by libm (or our own code) on the bits, which FTZ/DAZ do not reach (float_env.h).
-template <class Op>
-struct Flushed {
-  template <class T> static T f(T x) { return flush_subnormal(Op::f(flush_subnormal(x))); }
-  template <class T> static T f(T a, T b) { return flush_subnormal(Op::f(flush_subnormal(a), flush_subnormal(b))); }
-};
-
-// Integer arithmetic wraps around: it is done in an unsigned type at least as wide as `unsigned`
-// (narrower unsigned types would be promoted to int, where overflow is undefined).
-template <class T>
-using Wide = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
-template <class T> T wrap_add(T a, T b) { return T(Wide<T>(a) + Wide<T>(b)); }
-template <class T> T wrap_sub(T a, T b) { return T(Wide<T>(a) - Wide<T>(b)); }
-template <class T> T wrap_mul(T a, T b) { return T(Wide<T>(a) * Wide<T>(b)); }
-template <class T> T wrap_neg(T a) { return T(Wide<T>(0) - Wide<T>(a)); }
-
-// x**e by repeated squaring, multiplying in the same order as JAX's integer_pow lowering.
-template <class T>
-T power_by_squaring(T x, uint64_t e) {
-  auto mul = [](T a, T b) {
-    if constexpr (std::is_integral_v<T>) return wrap_mul(a, b);
-    else return T(a * b);
-  };
-  if (e == 0) return T(1);
-  T acc = x;
-  bool first = true;
-  for (;;) {
-    if (e & 1) {
-      acc = first ? x : mul(acc, x);
-      first = false;
-    }
-    e >>= 1;
-    if (!e) return acc;
-    x = mul(x, x);
-  }
-}
-// integer_pow: a negative y (floats only) gives 1 / x**|y|.
-template <class T>
-T integer_power(T x, int64_t y) {
-  if constexpr (std::is_floating_point_v<T>) {
-    if (y < 0) return T(1) / power_by_squaring(x, uint64_t(0) - uint64_t(y));
-  }
-  return power_by_squaring(x, uint64_t(y));
 }
 
 // float16/bfloat16 <-> float32 over arrays (F16C where the CPU has it; elementwise_half.cpp).

@@ -1,8 +1,7 @@
-// Loops of threefry2x32 (its scalar definition: ops/threefry.h), compiled per instruction set:
+// Loops of threefry2x32 (its scalar definition: core/ops/scalar_ops.h), compiled per instruction set:
 // the 20 rounds of 32-bit adds, shifts and xors vectorise across elements. With the key words
 // given once (the fused engine's 0-d keys) they are read once instead of from filled tiles.
 #include "core/cpu/elementwise_impl.h"
-#include "core/ops/threefry.h"
 
 namespace xjax::ew {
 namespace {
@@ -16,9 +15,9 @@ XJAX_EW_CLONES void threefry(const void* const* in, void* out, int64_t n) {
   uint64_t* o = static_cast<uint64_t*>(out);
   if constexpr (kScalarKey) {
     const uint32_t a = k0[0], b = k1[0];
-    for (int64_t i = 0; i < n; ++i) o[i] = threefry2x32(a, b, x0[i], x1[i]);
+    for (int64_t i = 0; i < n; ++i) o[i] = scalar::threefry2x32(a, b, x0[i], x1[i]);
   } else {
-    for (int64_t i = 0; i < n; ++i) o[i] = threefry2x32(k0[i], k1[i], x0[i], x1[i]);
+    for (int64_t i = 0; i < n; ++i) o[i] = scalar::threefry2x32(k0[i], k1[i], x0[i], x1[i]);
   }
 }
 
@@ -31,7 +30,7 @@ XJAX_EW_CLONES void threefry_xor(const void* const* in, void* out, int64_t n) {
   const uint32_t* x1 = arg<uint32_t>(in, 3);
   uint32_t* o = static_cast<uint32_t*>(out);
   for (int64_t i = 0; i < n; ++i) {
-    uint64_t r = threefry2x32(kScalarKey ? k0[0] : k0[i], kScalarKey ? k1[0] : k1[i], x0[i], x1[i]);
+    uint64_t r = scalar::threefry2x32(kScalarKey ? k0[0] : k0[i], kScalarKey ? k1[0] : k1[i], x0[i], x1[i]);
     o[i] = uint32_t(r >> 32) ^ uint32_t(r);
   }
 }

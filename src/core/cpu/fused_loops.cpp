@@ -1,7 +1,7 @@
 // Tile loops the fused engine prefers over the general elementwise loops: the common arithmetic
 // and comparisons on 32/64-bit types, compiled per instruction set, with forms that read a
 // scalar operand once instead of a filled tile (x * 2.0 streams one tile, not two). They compute
-// exactly what the general loops compute (same formulas, integers wrap).
+// exactly what the general loops compute: both call the scalar definitions (scalar_ops.h).
 #include "core/cpu/fused_loops.h"
 
 #include "core/cpu/elementwise_impl.h"
@@ -18,85 +18,7 @@ namespace xjax {
 
 namespace {
 
-template <class T> using U = std::make_unsigned_t<T>;  // integers wrap: arithmetic in unsigned
-
-struct Add {
-  template <class T> static T f(T a, T b) {
-    if constexpr (std::is_integral_v<T>) return T(U<T>(a) + U<T>(b));
-    else return a + b;
-  }
-};
-struct Sub {
-  template <class T> static T f(T a, T b) {
-    if constexpr (std::is_integral_v<T>) return T(U<T>(a) - U<T>(b));
-    else return a - b;
-  }
-};
-struct Mul {
-  template <class T> static T f(T a, T b) {
-    if constexpr (std::is_integral_v<T>) return T(U<T>(a) * U<T>(b));
-    else return a * b;
-  }
-};
-struct Div {
-  template <class T> static T f(T a, T b) { return a / b; }  // floats only
-};
-struct Max {  // NaN from either side wins, as in the general loop
-  template <class T> static T f(T a, T b) {
-    if constexpr (std::is_integral_v<T>) return a > b ? a : b;
-    else return a != a ? a : (b > a || b != b ? b : a);
-  }
-};
-struct Min {
-  template <class T> static T f(T a, T b) {
-    if constexpr (std::is_integral_v<T>) return a < b ? a : b;
-    else return a != a ? a : (b < a || b != b ? b : a);
-  }
-};
-#define XJAX_CMP(Name, op) \
-  struct Name {            \
-    template <class T>     \
-    static bool f(T a, T b) { return a op b; } \
-  };
-XJAX_CMP(Eq, ==)
-XJAX_CMP(Ne, !=)
-XJAX_CMP(Lt, <)
-XJAX_CMP(Le, <=)
-XJAX_CMP(Gt, >)
-XJAX_CMP(Ge, >=)
-#undef XJAX_CMP
-struct And {
-  template <class T> static T f(T a, T b) { return T(a & b); }
-};
-struct Or {
-  template <class T> static T f(T a, T b) { return T(a | b); }
-};
-struct Xor {
-  template <class T> static T f(T a, T b) { return T(a ^ b); }
-};
-// Shifts by amounts outside [0, bits) shift every bit out, as in the general loops.
-template <class T> constexpr U<T> kBits = U<T>(sizeof(T) * 8);
-struct Shl {
-  template <class T> static T f(T a, T b) { return U<T>(b) >= kBits<T> ? T(0) : T(U<T>(a) << U<T>(b)); }
-};
-struct Shr {
-  template <class T> static T f(T a, T b) { return U<T>(b) >= kBits<T> ? T(0) : T(U<T>(a) >> U<T>(b)); }
-};
-struct Sar {
-  template <class T> static T f(T a, T b) {
-    U<T> amount = U<T>(b) >= kBits<T> ? U<T>(kBits<T> - 1) : U<T>(b);
-    return T(std::make_signed_t<T>(a) >> amount);
-  }
-};
-struct Neg {
-  template <class T> static T f(T a) {
-    if constexpr (std::is_integral_v<T>) return T(U<T>(0) - U<T>(a));
-    else return -a;
-  }
-};
-struct Square {
-  template <class T> static T f(T a) { return Mul::f(a, a); }
-};
+using namespace ew::op;  // the operator structs of the scalar definitions (scalar_adapters.h)
 
 // vv: both operands tiles; sv / vs: the first / second operand is one value (element 0).
 template <class T, class R, class Op>
@@ -136,7 +58,7 @@ XJAX_FUSED_CLONES void select_cmp(const void* const* in, void* out, int64_t n) {
   const T* c1 = static_cast<const T*>(in[3]);
   const T s = b[0];
   T* o = static_cast<T*>(out);
-  for (int64_t i = 0; i < n; ++i) o[i] = Cmp::f(a[i], kScalarB ? s : b[i]) ? c1[i] : c0[i];
+  for (int64_t i = 0; i < n; ++i) o[i] = scalar::select_n(Cmp::f(a[i], kScalarB ? s : b[i]), c0[i], c1[i]);
 }
 
 template <class T>
@@ -169,7 +91,7 @@ ElementwiseLoop typed(OpId op, unsigned scalars) {
     case OpId::add_: return pick<T, T, Add>(scalars);
     case OpId::sub_: return pick<T, T, Sub>(scalars);
     case OpId::mul_: return pick<T, T, Mul>(scalars);
-    case OpId::div_:
+    case OpId::div_:  // integer division's zero tests are left to the general loop
       if constexpr (kFloat) return pick<T, T, Div>(scalars);
       return nullptr;
     case OpId::max_: return pick<T, T, Max>(scalars);
@@ -189,9 +111,9 @@ ElementwiseLoop typed(OpId op, unsigned scalars) {
       case OpId::bitwise_and_: return pick<T, T, And>(scalars);
       case OpId::bitwise_or_: return pick<T, T, Or>(scalars);
       case OpId::bitwise_xor_: return pick<T, T, Xor>(scalars);
-      case OpId::shift_left_: return pick<T, T, Shl>(scalars);
-      case OpId::shift_right_logical_: return pick<T, T, Shr>(scalars);
-      case OpId::shift_right_arithmetic_: return pick<T, T, Sar>(scalars);
+      case OpId::shift_left_: return pick<T, T, ShiftLeft>(scalars);
+      case OpId::shift_right_logical_: return pick<T, T, ShiftRightLogical>(scalars);
+      case OpId::shift_right_arithmetic_: return pick<T, T, ShiftRightArithmetic>(scalars);
       default: break;
     }
   }

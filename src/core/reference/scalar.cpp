@@ -1,12 +1,23 @@
-// The reference semantics of the elementwise ops: one element at a time, floats in double,
-// integers in 64 bits wrapped to their width, bool as 0/1.
-#include <cmath>
-#include <limits>
+// The reference semantics of the elementwise ops: one element at a time through the scalar
+// definitions (core/ops/scalar_ops.h), the same functions the CPU loops and the CUDA generator
+// use. Integers and bool compute at their own type (exact). Floats compute in double: the
+// functions instantiated at double make a higher-precision reference for the float32 and 16-bit
+// kernels (float64 kernels compute the same functions). Ops that move bits or round once (neg,
+// abs, copy, max, min, clamp, fma, rem, nextafter, select_n, convert, bitcast) run at the dtype's
+// own type instead, where they are exact. FTZ/DAZ are emulated here (XJAX_SCALAR_SOFT_FTZ, and loads
+// and stores that flush at the dtype's precision), not taken from the environment.
+#define XJAX_SCALAR_SOFT_FTZ 1
 
 #include "core/reference/scalar.h"
 
+#include <cmath>
+#include <type_traits>
+
 #include "core/float_env.h"
-#include "core/ops/threefry.h"
+#include "core/ops/scalar_convert.h"
+#include "core/ops/scalar_ops.h"
+#include "core/ops/scalar_xla_math.h"
+#include "core/ops/special_functions.h"
 
 namespace xjax::ref {
 
@@ -50,160 +61,185 @@ void set_i(Array& a, int64_t i, int64_t v) {
 
 namespace {
 
-// float -> integer as JAX on CPU: NaN -> 0, saturating, truncating.
-int64_t float_to_int(double x, DType to) {
-  if (x != x) return 0;
-  return dispatch_dtype(to, [&](auto tag) -> int64_t {
-    using T = decltype(tag);
-    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-      double lo = double(std::numeric_limits<T>::min()), hi = double(std::numeric_limits<T>::max());
-      if (x <= lo) return int64_t(std::numeric_limits<T>::min());
-      if (x >= hi) return int64_t(std::numeric_limits<T>::max());
-      return int64_t(T(x));
-    }
-    return 0;
-  });
+// The type the reference computes a dtype's values in, and loads and stores in it: floats read
+// as flushed (DAZ) doubles and are stored with one rounding, flushed (FTZ).
+template <class S> using Ref = std::conditional_t<scalar::is_float_v<scalar::compute_t<S>>, double, S>;
+
+template <class S>
+Ref<S> load(const Array& a, int64_t i) {
+  S s = static_cast<const S*>(a.data())[i];
+  if constexpr (std::is_same_v<Ref<S>, double>) return scalar::flush_subnormal(scalar::convert<S, double>(s));
+  else return s;
+}
+template <class S>
+void store(Array& a, int64_t i, Ref<S> v) {
+  if constexpr (std::is_same_v<Ref<S>, double>) v = scalar::flush_subnormal(v);
+  static_cast<S*>(a.data())[i] = scalar::convert<Ref<S>, S>(v);
+}
+// At the dtype's own compute type, unflushed (the soft-FTZ functions flush where they must).
+template <class S> scalar::compute_t<S> load_own(const Array& a, int64_t i) {
+  return scalar::to_compute(static_cast<const S*>(a.data())[i]);
+}
+template <class S> void store_own(Array& a, int64_t i, scalar::compute_t<S> v) {
+  static_cast<S*>(a.data())[i] = scalar::to_storage<S>(v);
 }
 
-// Float ops that move bits rather than compute (as the kernels do): a subnormal operand passes
-// through unflushed, as in JAX. Decisions compare the (flushed) values; the result is an operand.
-void copy_element(Array& out, int64_t i, const Array& src, int64_t j) {
-  size_t w = itemsize(out.dtype);
-  std::memcpy(static_cast<char*>(out.data()) + i * w, static_cast<const char*>(src.data()) + j * w, w);
-}
-
-bool float_move(OpId op, const std::vector<Array>& in, Array& out, int64_t i, int64_t j0, int64_t j1, int64_t j2) {
-  auto nan = [](double v) { return v != v; };
+bool at_own_type(OpId op) {
   switch (op) {
-    case OpId::copy_: copy_element(out, i, in[0], j0); return true;
-    case OpId::neg_: case OpId::abs_: {
-      copy_element(out, i, in[0], j0);
-      unsigned char* top = static_cast<unsigned char*>(out.data()) + (i + 1) * itemsize(out.dtype) - 1;  // little-endian
-      *top = op == OpId::neg_ ? *top ^ 0x80 : *top & 0x7f;
+    case OpId::neg_: case OpId::abs_: case OpId::copy_: case OpId::max_: case OpId::min_: case OpId::clamp_:
+    case OpId::fma_: case OpId::rem_:
       return true;
-    }
-    case OpId::max_: case OpId::min_: {  // NaN from either side wins
-      double a = get_f(in[0], j0), b = get_f(in[1], j1);
-      bool take_b = !nan(a) && ((op == OpId::max_ ? b > a : b < a) || nan(b));
-      copy_element(out, i, in[take_b], take_b ? j1 : j0);
-      return true;
-    }
-    case OpId::clamp_: {  // min(max(x, lo), hi), NaN from any operand
-      double lo = get_f(in[0], j0), x = get_f(in[1], j1), hi = get_f(in[2], j2);
-      int k = nan(x) ? 1 : (lo > x || nan(lo) ? 0 : 1);
-      double m = k == 0 ? lo : x;
-      if (!nan(m) && (hi < m || nan(hi))) k = 2;
-      copy_element(out, i, in[k], k == 0 ? j0 : (k == 1 ? j1 : j2));
-      return true;
-    }
     default: return false;
   }
 }
 
-// Float -> bool tests the bits (but the sign): a bfloat16 subnormal is true, as in JAX, where
-// arithmetic would read it as 0.
-bool nonzero_float(const Array& a, int64_t i) {
-  if (itemsize(a.dtype) == 2) return (static_cast<const uint16_t*>(a.data())[i] & 0x7fffu) != 0;
-  return get_f(a, i) != 0;  // NaN: true
+bool is_comparison(OpId op) {
+  return op == OpId::eq_ || op == OpId::ne_ || op == OpId::lt_ || op == OpId::le_ || op == OpId::gt_ ||
+         op == OpId::ge_;
 }
 
-bool less(DType dt, int64_t a, int64_t b) { return dt == DType::UInt64 ? uint64_t(a) < uint64_t(b) : a < b; }
-
-double float_unary(OpId op, double x, const Attrs& attrs, bool& ok) {
+// The value of op on R values x[0..arity), into r; false when the op does not take R.
+template <class R>
+bool unary(OpId op, R x, const Attrs& attrs, R& r) {
+  constexpr bool kDouble = std::is_same_v<R, double>;
   switch (op) {
-    case OpId::sign_: return x > 0 ? 1.0 : (x < 0 ? -1.0 : x * 0.0);
-    case OpId::floor_: return std::floor(x);
-    case OpId::ceil_: return std::ceil(x);
-    case OpId::round_: return attrs.get_int_or("rounding_method", 0) == 0 ? std::round(x) : std::nearbyint(x);
-    case OpId::exp_: return std::exp(x);
-    case OpId::exp2_: return std::exp2(x);
-    case OpId::log_: return std::log(x);
-    case OpId::log1p_: return std::log1p(x);
-    case OpId::expm1_: return std::expm1(x);
-    case OpId::tanh_: return std::tanh(x);
-    case OpId::logistic_: return 1.0 / (1.0 + std::exp(-x));
-    case OpId::sin_: return std::sin(x);
-    case OpId::cos_: return std::cos(x);
-    case OpId::tan_: return std::tan(x);
-    case OpId::asin_: return std::asin(x);
-    case OpId::acos_: return std::acos(x);
-    case OpId::atan_: return std::atan(x);
-    case OpId::sinh_: return std::sinh(x);
-    case OpId::cosh_: return std::cosh(x);
-    case OpId::asinh_: return std::asinh(x);
-    case OpId::acosh_: return std::acosh(x);
-    case OpId::atanh_: return std::atanh(x);
-    case OpId::sqrt_: return std::sqrt(x);
-    case OpId::rsqrt_: return 1.0 / std::sqrt(x);
-    case OpId::cbrt_: return std::cbrt(x);
-    case OpId::square_: return x * x;
-    case OpId::integer_pow_: {
-      int64_t y = attrs.get_int("y");
-      double r = 1;
-      for (int64_t k = 0; k < (y < 0 ? -y : y); ++k) r *= x;
-      return y < 0 ? 1.0 / r : r;
+#define XJAX_REF_CASE(name, domain)                                                   \
+  case OpId::name##_:                                                                 \
+    if constexpr (scalar::in_domain<scalar::Domain::domain, R>) return r = scalar::name(x), true; \
+    return false;
+    XJAX_SCALAR_UNARY_OPS(XJAX_REF_CASE)
+#undef XJAX_REF_CASE
+    case OpId::integer_pow_:
+      if constexpr (!scalar::is_bool_v<R>) return r = scalar::integer_pow(x, attrs.get_int("y")), true;
+      return false;
+    case OpId::round_:
+      if constexpr (scalar::is_float_v<R>) return r = scalar::round(x, int(attrs.get_int_or("rounding_method", 0))), true;
+      return false;
+    case OpId::lgamma_: if constexpr (kDouble) return r = special::lgamma(x), true; return false;
+    case OpId::digamma_: if constexpr (kDouble) return r = special::digamma(x), true; return false;
+    case OpId::bessel_i0e_: if constexpr (kDouble) return r = special::bessel_i0e(x), true; return false;
+    case OpId::bessel_i1e_: if constexpr (kDouble) return r = special::bessel_i1e(x), true; return false;
+    default: return false;
+  }
+}
+
+template <class R>
+bool binary(OpId op, R a, R b, R& r) {
+  constexpr bool kDouble = std::is_same_v<R, double>;
+  switch (op) {
+#define XJAX_REF_CASE(name, domain)                                                      \
+  case OpId::name##_:                                                                    \
+    if constexpr (scalar::in_domain<scalar::Domain::domain, R>) return r = scalar::name(a, b), true; \
+    return false;
+    XJAX_SCALAR_BINARY_OPS(XJAX_REF_CASE)
+#undef XJAX_REF_CASE
+    case OpId::igamma_: if constexpr (kDouble) return r = special::igamma(a, b), true; return false;
+    case OpId::igammac_: if constexpr (kDouble) return r = special::igammac(a, b), true; return false;
+    case OpId::igamma_grad_a_: if constexpr (kDouble) return r = special::igamma_grad_a(a, b), true; return false;
+    case OpId::polygamma_: if constexpr (kDouble) return r = special::polygamma(a, b), true; return false;
+    case OpId::zeta_: if constexpr (kDouble) return r = special::zeta(a, b), true; return false;
+    default: return false;
+  }
+}
+
+template <class R>
+bool ternary(OpId op, R a, R b, R c, R& r) {
+  switch (op) {
+#define XJAX_REF_CASE(name, domain)                                                         \
+  case OpId::name##_:                                                                       \
+    if constexpr (scalar::in_domain<scalar::Domain::domain, R>) return r = scalar::name(a, b, c), true; \
+    return false;
+    XJAX_SCALAR_TERNARY_OPS(XJAX_REF_CASE)
+#undef XJAX_REF_CASE
+    case OpId::regularized_incomplete_beta_:
+      if constexpr (std::is_same_v<R, double>) return r = special::betainc(a, b, c), true;
+      return false;
+    default: return false;
+  }
+}
+
+template <class R>
+bool predicate(OpId op, const R* x, bool& r) {
+  switch (op) {
+#define XJAX_REF_CASE(name, domain) \
+  case OpId::name##_: return r = scalar::name(x[0], x[1]), true;
+    XJAX_SCALAR_COMPARE_OPS(XJAX_REF_CASE)
+#undef XJAX_REF_CASE
+    case OpId::is_finite_:
+      if constexpr (scalar::is_float_v<R>) return r = scalar::is_finite(x[0]), true;
+      return false;
+    default: return false;
+  }
+}
+
+// One element of a plain op on operands of storage type S (0-d operands broadcast).
+template <class S, bool kOwn>
+bool element(const Node& n, const std::vector<Array>& in, Array& out, int64_t i) {
+  using R = std::conditional_t<kOwn, scalar::compute_t<S>, Ref<S>>;
+  R x[3] = {};
+  for (size_t k = 0; k < in.size() && k < 3; ++k) {
+    int64_t j = in[k].size() == 1 ? 0 : i;
+    if constexpr (kOwn) x[k] = load_own<S>(in[k], j);
+    else x[k] = load<S>(in[k], j);
+  }
+  if (out.dtype == DType::Bool && (is_comparison(n.op) || n.op == OpId::is_finite_)) {
+    bool r = false;
+    if (!predicate(n.op, x, r)) return false;
+    static_cast<bool*>(out.data())[i] = r;
+    return true;
+  }
+  R r{};
+  bool ok = in.size() == 1 ? unary(n.op, x[0], n.attrs, r)
+            : in.size() == 2 ? binary(n.op, x[0], x[1], r)
+            : in.size() == 3 && ternary(n.op, x[0], x[1], x[2], r);
+  if (!ok) return false;
+  if constexpr (kOwn) store_own<S>(out, i, r);
+  else store<S>(out, i, r);
+  return true;
+}
+
+// The ops of other forms: false when op is none of them.
+bool special_form(const Node& n, const std::vector<Array>& in, Array& out, int64_t i) {
+  auto at = [&](size_t k) { return in[k].size() == 1 ? 0 : i; };
+  switch (n.op) {
+    case OpId::convert_element_type_:
+    case OpId::bitcast_convert_type_:
+      dispatch_dtype(in[0].dtype, [&](auto from) {
+        using From = decltype(from);
+        dispatch_dtype(out.dtype, [&](auto to) {
+          using To = decltype(to);
+          From x = static_cast<const From*>(in[0].data())[i];
+          if (n.op == OpId::convert_element_type_) {
+            static_cast<To*>(out.data())[i] = scalar::convert<From, To>(x);
+          } else if constexpr (sizeof(From) == sizeof(To) && std::is_same_v<From, bool> == std::is_same_v<To, bool>) {
+            static_cast<To*>(out.data())[i] = scalar::bitcast<From, To>(x);
+          }
+        });
+      });
+      return true;
+    case OpId::threefry2x32_: {
+      auto word = [&](size_t k) { return static_cast<const uint32_t*>(in[k].data())[at(k)]; };
+      static_cast<uint64_t*>(out.data())[i] = scalar::threefry2x32(word(0), word(1), word(2), word(3));
+      return true;
     }
-    default: ok = false; return 0;
-  }
-}
-
-int64_t int_unary(OpId op, int64_t x, DType dt, const Attrs& attrs, bool& ok) {
-  bool uns = is_unsigned(dt);
-  switch (op) {
-    case OpId::neg_: return int64_t(0 - uint64_t(x));
-    case OpId::abs_: return uns || x >= 0 ? x : int64_t(0 - uint64_t(x));
-    case OpId::sign_: return uns ? int64_t(x != 0) : (x > 0) - (x < 0);
-    case OpId::square_: return int64_t(uint64_t(x) * uint64_t(x));
-    case OpId::copy_: return x;
-    case OpId::bitwise_not_: return dt == DType::Bool ? int64_t(!x) : ~x;
-    case OpId::integer_pow_: {
-      uint64_t r = 1;
-      for (int64_t k = 0; k < attrs.get_int("y"); ++k) r *= uint64_t(x);
-      return int64_t(r);
+    case OpId::select_n_: {
+      int k = scalar::select_case(get_i(in[0], at(0)), int(in.size()) - 1);
+      size_t w = itemsize(out.dtype);
+      std::memcpy(static_cast<char*>(out.data()) + i * w, static_cast<const char*>(in[1 + k].data()) + at(1 + k) * w, w);
+      return true;
     }
-    default: ok = false; return 0;
-  }
-}
-
-double float_binary(OpId op, double a, double b, bool& ok) {
-  switch (op) {
-    case OpId::add_: return a + b;
-    case OpId::sub_: return a - b;
-    case OpId::mul_: return a * b;
-    case OpId::div_: return a / b;
-    case OpId::pow_: return std::pow(a, b);
-    case OpId::atan2_: return std::atan2(a, b);
-    default: ok = false; return 0;
-  }
-}
-
-int64_t int_binary(OpId op, int64_t a, int64_t b, DType dt, bool& ok) {
-  bool boolean = dt == DType::Bool;
-  switch (op) {
-    case OpId::add_: return boolean ? (a | b) : int64_t(uint64_t(a) + uint64_t(b));
-    case OpId::sub_: return int64_t(uint64_t(a) - uint64_t(b));
-    case OpId::mul_: return boolean ? (a & b) : int64_t(uint64_t(a) * uint64_t(b));
-    case OpId::max_: return less(dt, a, b) ? b : a;
-    case OpId::min_: return less(dt, b, a) ? b : a;
-    case OpId::bitwise_and_: return a & b;
-    case OpId::bitwise_or_: return a | b;
-    case OpId::bitwise_xor_: return a ^ b;
-    default: ok = false; return 0;
-  }
-}
-
-int compare(OpId op, bool floating, DType dt, double fa, double fb, int64_t ia, int64_t ib, bool& ok) {
-  bool lt = floating ? fa < fb : less(dt, ia, ib);
-  bool gt = floating ? fa > fb : less(dt, ib, ia);
-  bool eq = floating ? fa == fb : ia == ib;
-  switch (op) {
-    case OpId::eq_: return eq;
-    case OpId::ne_: return !eq;
-    case OpId::lt_: return lt;
-    case OpId::le_: return lt || eq;
-    case OpId::gt_: return gt;
-    case OpId::ge_: return gt || eq;
-    default: ok = false; return 0;
+    case OpId::nextafter_:  // steps in the operand's own format
+      return dispatch_dtype(out.dtype, [&](auto tag) {
+        using S = decltype(tag);
+        if constexpr (scalar::is_half_v<S> || scalar::is_float_v<S>) {
+          const S* a = static_cast<const S*>(in[0].data());
+          const S* b = static_cast<const S*>(in[1].data());
+          static_cast<S*>(out.data())[i] = scalar::nextafter(a[at(0)], b[at(1)]);
+          return true;
+        }
+        return false;
+      });
+    default: return false;
   }
 }
 
@@ -211,53 +247,6 @@ int compare(OpId op, bool floating, DType dt, double fa, double fb, int64_t ia, 
 
 bool elementwise(const Node& n, const std::vector<Array>& in, Array& out) {
   const int64_t count = out.size();
-  auto at = [&](size_t k, int64_t i) { return in[k].size() == 1 ? 0 : i; };  // 0-d operands broadcast
-  const DType dt = in.empty() ? out.dtype : in[0].dtype;
-  const bool fl = is_floating(dt);
-  bool ok = true;
-  for (int64_t i = 0; i < count && ok; ++i) {
-    if (n.op == OpId::bitcast_convert_type_) {
-      copy_element(out, i, in[0], i);
-    } else if (n.op == OpId::fma_) {  // rounded once, in the operands' precision (16-bit: float32)
-      double a = get_f(in[0], at(0, i)), b = get_f(in[1], at(1, i)), c = get_f(in[2], at(2, i));
-      set_f(out, i, dt == DType::Float64 ? std::fma(a, b, c) : double(std::fmaf(float(a), float(b), float(c))));
-    } else if (n.op == OpId::threefry2x32_) {
-      auto word = [&](size_t k) { return uint32_t(get_i(in[k], at(k, i))); };
-      set_i(out, i, int64_t(threefry2x32(word(0), word(1), word(2), word(3))));
-    } else if (n.op == OpId::select_n_) {
-      int64_t k = get_i(in[0], at(0, i));
-      int64_t cases = int64_t(in.size()) - 1;
-      k = k < 0 ? 0 : (k >= cases ? cases - 1 : k);
-      copy_element(out, i, in[1 + k], at(1 + k, i));
-    } else if (fl && float_move(n.op, in, out, i, at(0, i), in.size() > 1 ? at(1, i) : 0, in.size() > 2 ? at(2, i) : 0)) {
-      continue;
-    } else if (n.op == OpId::clamp_) {
-      int64_t lo = get_i(in[0], at(0, i)), x = get_i(in[1], at(1, i)), hi = get_i(in[2], at(2, i));
-      int64_t m = less(dt, lo, x) ? x : lo;
-      set_i(out, i, less(dt, m, hi) ? m : hi);
-    } else if (n.op == OpId::convert_element_type_) {
-      if (in[0].dtype == out.dtype) copy_element(out, i, in[0], i);
-      else if (is_floating(out.dtype)) set_f(out, i, fl ? get_f(in[0], i) : double(get_i(in[0], i)));
-      else if (out.dtype == DType::Bool) set_i(out, i, fl ? nonzero_float(in[0], i) : get_i(in[0], i) != 0);
-      else if (fl) set_i(out, i, float_to_int(get_f(in[0], i), out.dtype));
-      else set_i(out, i, get_i(in[0], i));
-    } else if (n.op == OpId::is_finite_) {
-      set_i(out, i, std::isfinite(get_f(in[0], i)));
-    } else if (in.size() == 2 && out.dtype == DType::Bool && n.op != OpId::bitwise_and_ && n.op != OpId::bitwise_or_ &&
-               n.op != OpId::bitwise_xor_ && n.op != OpId::max_ && n.op != OpId::min_ && n.op != OpId::add_ &&
-               n.op != OpId::mul_) {
-      set_i(out, i, compare(n.op, fl, dt, fl ? get_f(in[0], at(0, i)) : 0, fl ? get_f(in[1], at(1, i)) : 0,
-                            fl ? 0 : get_i(in[0], at(0, i)), fl ? 0 : get_i(in[1], at(1, i)), ok));
-    } else if (in.size() == 1) {
-      if (fl) set_f(out, i, float_unary(n.op, get_f(in[0], i), n.attrs, ok));
-      else set_i(out, i, int_unary(n.op, get_i(in[0], i), dt, n.attrs, ok));
-    } else if (in.size() == 2) {
-      if (fl) set_f(out, i, float_binary(n.op, get_f(in[0], at(0, i)), get_f(in[1], at(1, i)), ok));
-      else set_i(out, i, int_binary(n.op, get_i(in[0], at(0, i)), get_i(in[1], at(1, i)), dt, ok));
-    } else {
-      ok = false;
-    }
-  }
   if (count == 0) {  // still say whether the op is covered
     Array probe = Array::empty({}, out.dtype);
     std::vector<Array> args;
@@ -265,7 +254,17 @@ bool elementwise(const Node& n, const std::vector<Array>& in, Array& out) {
     for (Array& a : args) std::memset(a.data(), 0, itemsize(a.dtype));
     return elementwise(n, args, probe);
   }
-  return ok;
+  if (in.empty()) return false;
+  const bool own = at_own_type(n.op);
+  for (int64_t i = 0; i < count; ++i) {
+    if (special_form(n, in, out, i)) continue;
+    bool ok = dispatch_dtype(in[0].dtype, [&](auto tag) {
+      using S = decltype(tag);
+      return own ? element<S, true>(n, in, out, i) : element<S, false>(n, in, out, i);
+    });
+    if (!ok) return false;
+  }
+  return true;
 }
 
 }  // namespace xjax::ref

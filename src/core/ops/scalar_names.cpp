@@ -1,0 +1,134 @@
+// Generated-code names of the scalar op definitions (see scalar_names.h). The op -> function
+// mapping comes from scalar_ops.h's catalogue lists: a function is named as its op.
+#include "core/ops/scalar_names.h"
+
+#include <cstdint>
+
+#include "core/ops/scalar_ops.h"
+
+namespace xjax {
+
+extern const char kScalarSourceText[];  // the headers' text, embedded by the build (cmake/embed_text.cmake)
+
+const std::string& scalar_source() {
+  static const std::string text(kScalarSourceText);
+  return text;
+}
+
+std::string scalar_storage_type(DType dt) {
+  switch (dt) {
+    case DType::Bool: return "bool";
+    case DType::Int8: return "xjax::scalar::i8";
+    case DType::Int16: return "xjax::scalar::i16";
+    case DType::Int32: return "xjax::scalar::i32";
+    case DType::Int64: return "xjax::scalar::i64";
+    case DType::UInt8: return "xjax::scalar::u8";
+    case DType::UInt16: return "xjax::scalar::u16";
+    case DType::UInt32: return "xjax::scalar::u32";
+    case DType::UInt64: return "xjax::scalar::u64";
+    case DType::Float16: return "xjax::float16";
+    case DType::BFloat16: return "xjax::bfloat16";
+    case DType::Float32: return "float";
+    case DType::Float64: return "double";
+  }
+  return "";
+}
+
+namespace {
+
+bool is_half(DType dt) { return dt == DType::Float16 || dt == DType::BFloat16; }
+
+std::string call(const std::string& fn, const std::vector<std::string>& args) {
+  std::string s = fn + "(";
+  for (size_t k = 0; k < args.size(); ++k) s += (k ? ", " : "") + args[k];
+  return s + ")";
+}
+
+std::string int_literal(int64_t v) {  // an i64 expression (INT64_MIN has no literal)
+  if (v == INT64_MIN) return "(-9223372036854775807LL - 1)";
+  return std::to_string(v) + "LL";
+}
+
+enum class Form { None, Plain, Predicate };
+
+// Whether op is one call on compute values (the catalogue lists), and whether it gives bool.
+Form plain_form(OpId op) {
+  switch (op) {
+#define XJAX_NAMES_CASE(name, domain) case OpId::name##_:
+    XJAX_SCALAR_UNARY_OPS(XJAX_NAMES_CASE)
+    XJAX_SCALAR_BINARY_OPS(XJAX_NAMES_CASE)
+    XJAX_SCALAR_TERNARY_OPS(XJAX_NAMES_CASE)
+    case OpId::integer_pow_: case OpId::round_:
+      return Form::Plain;
+    XJAX_SCALAR_COMPARE_OPS(XJAX_NAMES_CASE)
+    case OpId::is_finite_:
+      return Form::Predicate;
+#undef XJAX_NAMES_CASE
+    default: return Form::None;
+  }
+}
+
+// Whether the shape rule accepts op on `in` with result dtype `out`.
+bool valid(OpId op, const std::vector<DType>& in, DType out, const Attrs& attrs) {
+  if (op_info(op).kind != OpKind::Elementwise) return false;
+  std::vector<TypeInfo> types;
+  for (DType d : in) types.push_back({{}, d});
+  Attrs checked = attrs;
+  if (op == OpId::convert_element_type_ || op == OpId::bitcast_convert_type_) checked.set("new_dtype", dtype_name(out));
+  try {
+    std::vector<TypeInfo> res = infer_types(op, types, checked);
+    return res.size() == 1 && res[0].dtype == out;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// convert and bitcast act on storage values: operands and results cross to and from them.
+std::string storage_call(const char* fn, DType from, DType to, const std::string& arg) {
+  std::string x = is_half(from) ? "xjax::scalar::to_storage<" + scalar_storage_type(from) + ">(" + arg + ")" : arg;
+  std::string r = std::string("xjax::scalar::") + fn + "<" + scalar_storage_type(from) + ", " +
+                  scalar_storage_type(to) + ">(" + x + ")";
+  return is_half(to) ? "xjax::scalar::to_compute(" + r + ")" : r;
+}
+
+}  // namespace
+
+std::string scalar_compute_type(DType dt) { return is_half(dt) ? "float" : scalar_storage_type(dt); }
+
+std::string scalar_load(DType dt, const std::string& slot) {
+  return is_half(dt) ? "xjax::scalar::to_compute(" + slot + ")" : slot;
+}
+
+std::string scalar_store(DType dt, const std::string& value) {
+  return is_half(dt) ? "xjax::scalar::to_storage<" + scalar_storage_type(dt) + ">(" + value + ")" : value;
+}
+
+std::string scalar_expression(OpId op, const std::vector<DType>& in, DType out, const Attrs& attrs,
+                              const std::vector<std::string>& args) {
+  if (args.size() != in.size() || in.empty() || !valid(op, in, out, attrs)) return "";
+  switch (op) {
+    case OpId::convert_element_type_: return storage_call("convert", in[0], out, args[0]);
+    case OpId::bitcast_convert_type_: return storage_call("bitcast", in[0], out, args[0]);
+    case OpId::threefry2x32_: return call("xjax::scalar::threefry2x32", args);
+    case OpId::select_n_:  // returns one of the cases: nothing to round
+      return call("xjax::scalar::select_n<" + scalar_compute_type(in[0]) + ", " + scalar_compute_type(in[1]) + ">", args);
+    case OpId::nextafter_:
+      if (is_half(out)) {  // steps on the format's own bits
+        std::string s = scalar_storage_type(out);
+        return "xjax::scalar::to_compute(xjax::scalar::nextafter(xjax::scalar::to_storage<" + s + ">(" + args[0] +
+               "), xjax::scalar::to_storage<" + s + ">(" + args[1] + ")))";
+      }
+      break;
+    default: break;
+  }
+  Form form = plain_form(op);
+  if (form == Form::None) return "";
+  std::vector<std::string> operands = args;
+  if (op == OpId::integer_pow_) operands.push_back(int_literal(attrs.get_int("y")));
+  if (op == OpId::round_) operands.push_back(std::to_string(attrs.get_int_or("rounding_method", 0)));
+  std::string e = call("xjax::scalar::" + std::string(op_name(op)) + "<" + scalar_compute_type(in[0]) + ">", operands);
+  if (form == Form::Plain && is_half(out)) e = "xjax::scalar::round_to<" + scalar_storage_type(out) + ">(" + e + ")";
+  return e;
+}
+
+}  // namespace xjax
