@@ -10,10 +10,15 @@
 namespace py = pybind11;
 using namespace xjax;
 
+void init_cuda_plan(py::module_& m);  // cuda_plan.cpp
+
 namespace {
 
 py::tuple dim3_to_py(const cuda::Dim3& d) { return py::make_tuple(d.x, d.y, d.z); }
 
+}  // namespace
+
+// (also cuda_plan.cpp's)
 py::dict plan_to_py(const cuda::KernelPlan& p) {
   py::list launches, outputs;
   for (const cuda::Launch& l : p.launches) {
@@ -34,6 +39,7 @@ py::dict plan_to_py(const cuda::KernelPlan& p) {
   return d;
 }
 
+// (type_py, attrs_py: also cuda_plan.cpp's)
 py::tuple type_py(const TypeInfo& t) { return py::make_tuple(py::tuple(py::cast(t.shape)), dtype_name(t.dtype)); }
 
 py::dict attrs_py(const Attrs& attrs) {
@@ -44,6 +50,8 @@ py::dict attrs_py(const Attrs& attrs) {
   }
   return d;
 }
+
+namespace {
 
 py::dict graph_kernels_to_py(const cuda::GraphKernels& k) {
   py::list groups, types;
@@ -99,4 +107,5 @@ void init_cuda(py::module_& m) {
       "Fused sources start with cuda_fused_source_prefix().");
   m.def("cuda_fused_source_prefix", &cuda::fused_source_prefix,
         "The scalar op definitions every fused kernel source starts with.");
+  init_cuda_plan(m);
 }

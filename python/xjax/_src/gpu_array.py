@@ -4,9 +4,10 @@ __cuda_array_interface__.
 Imported only once the CUDA backend has started (a GpuDevice exists). The buffer (`_buf`) is a
 C-contiguous cupy.ndarray of the array's shape in its storage dtype: the dtype itself, except
 bfloat16, which CuPy lacks and is stored as uint16 (the aval says what the bits are). This is what
-the CUDA executor reads and writes; until it exists, computing on a GPU array raises
-NotImplementedError (every compute path asks for `_value`, the CPU runtime's buffer) rather than
-copying to the host behind the user's back.
+the CUDA executor (backends/cuda.py) reads and writes. Every CPU compute path asks for `_value`, the
+CPU runtime's buffer: a GPU array refuses (GpuComputeError), which is how jit and eager dispatch send
+a computation to the CUDA executor, and how the paths without a GPU route (pmap, export, ...) refuse
+rather than copy to the host behind the user's back.
 """
 import numpy as np
 
@@ -20,7 +21,7 @@ _U16 = np.dtype(np.uint16)
 
 
 class GpuComputeError(NotImplementedError):
-    """Raised when a GPU array reaches a computation: there is no CUDA executor yet."""
+    """Raised when a GPU array reaches the CPU runtime (jit and primitives catch it and run on the GPU)."""
 
 
 def storage_dtype(dtype):
@@ -43,9 +44,9 @@ class GpuArray(Array):
     def _value(self):
         # What the CPU executor (eager and jit alike) would run on: refuse rather than copy.
         raise GpuComputeError(
-            f"the array is on {self._device} ({self.aval.str_short()}) and the CUDA executor is not yet part of "
-            "xjax: computations on GPU arrays are not supported yet. Move the data to the CPU explicitly "
-            "with xjax.device_put(x, xjax.devices('cpu')[0]).")
+            f"the array is on {self._device} ({self.aval.str_short()}) and this operation runs on the CPU only "
+            "(the CUDA executor runs jit-compiled functions and primitives on GPU arrays). Move the data to the "
+            "CPU explicitly with xjax.device_put(x, xjax.devices('cpu')[0]).")
 
     device = property(lambda self: self._device)
 

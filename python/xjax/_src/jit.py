@@ -13,6 +13,7 @@ import functools
 import inspect
 import logging
 import operator
+import sys
 import time
 import weakref
 
@@ -35,6 +36,12 @@ _flatten = tree_util.tree_flatten
 _state = core._state
 _EvalTrace = core.EvalTrace
 _PY_SCALARS = (bool, int, float)
+
+
+def _is_gpu_refusal(err):
+    """Whether err is a GPU array refusing the CPU executor (gpu_array is imported once GPUs exist)."""
+    gpu_array = sys.modules.get("xjax._src.gpu_array")
+    return gpu_array is not None and isinstance(err, gpu_array.GpuComputeError)
 
 # ---- the jit primitive ----------------------------------------------------------------------
 
@@ -185,7 +192,7 @@ _get_value = operator.attrgetter("_value")
 
 def _make_fast(call, out_tree):
     """The call of a cached entry from flat xjax Array leaves, with as little Python as possible."""
-    if not isinstance(call, GraphCall):
+    if not isinstance(call, GraphCall) or call.extern is None:  # (None: GPU consts, see GraphCall)
         return lambda leaves: out_tree.unflatten(call(leaves))
     run, extern, out_avals, out_pos = call.run, call.extern, call.out_avals, call.out_pos
     wrap, get = Array, _get_value
@@ -347,6 +354,10 @@ class JitWrapped:
                     return entry.fast(leaves)
             except AttributeError:  # a leaf that is not an Array: the general path sorts it out
                 pass
+            except NotImplementedError as err:  # a GPU array's refusal of the CPU path: its call goes to the GPU
+                if not _is_gpu_refusal(err):
+                    raise
+                return entry.out_tree.unflatten(entry.call(leaves))
         return self._call(args, kwargs)
 
     def _split(self, args, kwargs):

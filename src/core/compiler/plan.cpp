@@ -94,7 +94,7 @@ void Builder::fused_step(int gi) {
   step.inputs = spec->inputs;
   step.outputs = spec->outputs;
   step.work = spec->n;
-  step.program = lower_to_cpu(*spec);
+  if (!options.caps || options.caps == &cpu_caps()) step.program = lower_to_cpu(*spec);  // else not run here
   step.spec = std::move(spec);
   plan.steps.push_back(std::move(step));
 }
@@ -142,7 +142,7 @@ int Plan::num_kernels() const {
 
 Plan build_plan(const Graph& g, const CompileOptions& options) {
   Plan plan;
-  Fusion fusion = fuse(g, options.fuse);
+  Fusion fusion = fuse(g, options.fuse, options.caps ? *options.caps : cpu_caps());
   const auto& nodes = g.nodes();
   plan.value_base.resize(nodes.size() + 1);
   for (size_t i = 0; i < nodes.size(); ++i) {

@@ -25,6 +25,8 @@ struct CompileOptions {
   // The caller hands over the parameters' buffers: steps may update them in place (while
   // bodies, whose carried buffers the loop owns).
   bool donate_params = false;
+  // What the target's fused kernels compute (fusion.h); null: the CPU's. Subgraphs inherit it.
+  const BackendCaps* caps = nullptr;
 };
 
 struct Storage {

@@ -71,8 +71,10 @@ def apply_primitive(prim, *args, **params):
         exe, avals_out = entry[0]
     try:
         values = [a._value for a in args]
-    except NotImplementedError as err:  # a GPU array's refusal (gpu_array.GpuComputeError): name the primitive
-        raise type(err)(f"{prim.name}: {err}") from None
+    except NotImplementedError as err:  # a GPU array's (gpu_array.GpuComputeError): the CUDA executor runs it
+        from xjax._src.backends import cuda
+
+        return cuda.apply_primitive(prim, args, params, key[1], err)
     outs = exe.run(values)
     if prim.multiple_results:
         return [_array_type(v, aval) for v, aval in zip(outs, avals_out)]

@@ -41,14 +41,20 @@ def abstract_eval(prim, avals_in, params):
     return list(out) if prim.multiple_results else [out]
 
 
-def lower_single_primitive(prim, avals_in, params):
-    """Compiles a graph holding one primitive; returns (Executable, output avals)."""
+def single_primitive_graph(prim, avals_in, params):
+    """The graph holding one primitive over parameters of avals_in; returns (graph, output avals)."""
     avals_out = abstract_eval(prim, avals_in, params)
     graph = _core.Graph()
     inputs = [graph.parameter(a.shape, a.dtype.name) for a in avals_in]
     ctx = LoweringContext(graph, avals_in, avals_out)
     outs = prim.rule("lowering")(ctx, *inputs, **params)
     graph.set_outputs(list(outs))
+    return graph, avals_out
+
+
+def lower_single_primitive(prim, avals_in, params):
+    """Compiles a graph holding one primitive; returns (Executable, output avals)."""
+    graph, avals_out = single_primitive_graph(prim, avals_in, params)
     exe = _core.compile(graph)
     got = exe.output_types
     want = [(a.shape, a.dtype.name) for a in avals_out]

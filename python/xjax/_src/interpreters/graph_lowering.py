@@ -243,7 +243,7 @@ class GraphProgram:
     their consts; `bind(consts)` gives the callable for one set of them.
     """
 
-    __slots__ = ("run", "exe", "nested_extern", "out_avals", "out_pos", "callbacks", "call")
+    __slots__ = ("run", "exe", "nested_extern", "out_avals", "out_pos", "callbacks", "call", "graph", "gpu")
 
     def __init__(self, closed):
         self.out_avals = out_avals = closed.jaxpr.out_avals
@@ -253,8 +253,11 @@ class GraphProgram:
         self.out_pos = None if len(unique) == len(outs) else [unique.index(r) for r in outs]
         self.callbacks = _Callbacks(lowerer.callbacks) if lowerer.callbacks else None
         self.exe = None  # the Executable, when it computes the outputs (pmap runs it per device)
+        self.graph = graph  # what the CUDA executor compiles (None: nothing to run)
+        self.gpu = {}  # GPU device -> its compiled program (backends.cuda)
         if not outs and not lowerer.callbacks:
             self.run = lambda values: []
+            self.graph = None
         elif not outs:
             # Only effects: the graph still runs, with a throwaway result.
             run = _core.compile(_with_outputs(graph, [lowerer.constant(0, dtypes.int32)])).run
@@ -271,7 +274,17 @@ class GraphProgram:
         """The call of this program with these values of the constvars."""
         if not consts:
             return self.call
-        return GraphCall(self, [c._value for c in consts] + self.nested_extern)
+        return GraphCall(self, self.nested_extern, consts)
+
+    def gpu_program(self, device, compile_graph):
+        """The program compile_graph(graph, device) makes of this graph for a GPU, once per device; None
+        when there is nothing to run."""
+        if self.graph is None:
+            return None
+        program = self.gpu.get(device)
+        if program is None:
+            program = self.gpu[device] = compile_graph(self.graph, device)
+        return program
 
 
 class _Callbacks:
@@ -287,9 +300,16 @@ class _Callbacks:
 class GraphCall:
     """A ClosedJaxpr compiled to one Executable: call(list of xjax Arrays) -> list of xjax Arrays."""
 
-    __slots__ = ("run", "extern", "out_avals", "out_pos", "callbacks")
+    __slots__ = ("run", "extern", "out_avals", "out_pos", "callbacks", "program", "consts", "gpu_extern_cache")
 
-    def __init__(self, program, extern):
+    def __init__(self, program, nested_extern, consts=()):
+        self.program = program
+        self.consts = consts  # xjax Arrays: the values of the jaxpr's constvars
+        self.gpu_extern_cache = None  # GPU device -> the externals copied there
+        try:
+            extern = [c._value for c in consts] + nested_extern
+        except NotImplementedError:  # a const on a GPU: only the CUDA executor runs this call
+            extern = None
         self.callbacks = program.callbacks  # keeps them registered while this call lives
         self.run = program.run
         self.extern = extern
@@ -303,8 +323,29 @@ class GraphCall:
             vals = [vals[i] for i in self.out_pos]
         return vals
 
+    def gpu_program(self, device, compile_graph):
+        return self.program.gpu_program(device, compile_graph)
+
+    def gpu_extern(self, device, upload):
+        """The consts and nested externals as upload(xjax Arrays, _core.Arrays, device) placed them on a GPU,
+        once per device."""
+        if self.gpu_extern_cache is None:
+            self.gpu_extern_cache = {}
+        bufs = self.gpu_extern_cache.get(device)
+        if bufs is None:
+            bufs = self.gpu_extern_cache[device] = upload(self.consts, self.program.nested_extern, device)
+        return bufs
+
     def __call__(self, args):
-        vals = self.run_values([a._value for a in args])
+        try:
+            values = [a._value for a in args]
+            if self.extern is None:
+                [c._value for c in self.consts]  # (raises the GPU const's refusal)
+        except NotImplementedError as err:  # a GPU array's (gpu_array.GpuComputeError): the CUDA executor runs it
+            from xjax._src.backends import cuda
+
+            return cuda.run_graph_call(self, args, err)
+        vals = self.run_values(values)
         wrap = cpu._array_type
         return [wrap(v, a) for v, a in zip(vals, self.out_avals)]
 
