@@ -42,14 +42,16 @@
 #include "core/ops/scalar_portable.h"
 #endif
 
-namespace xjax {
-namespace scalar {
-// The two flushing modes are different functions (no ODR clash when both are linked in).
+// The op definitions' namespace, opened and closed by this header and its companions. The two
+// flushing modes are different functions (no ODR clash when both are linked into one program).
 #ifdef XJAX_SCALAR_SOFT_FTZ
-inline namespace soft_ftz {
+#define XJAX_SCALAR_OPS_BEGIN namespace xjax { namespace scalar { inline namespace soft_ftz {
 #else
-inline namespace hw_ftz {
+#define XJAX_SCALAR_OPS_BEGIN namespace xjax { namespace scalar { inline namespace hw_ftz {
 #endif
+#define XJAX_SCALAR_OPS_END }}}
+
+XJAX_SCALAR_OPS_BEGIN
 
 // DAZ/FTZ of hardware arithmetic (see the rules above).
 template <class T> XJAX_HD inline T ftz(T x) {
@@ -357,8 +359,6 @@ constexpr bool in_domain = D == Domain::Any || (D == Domain::Numeric && !is_bool
 #define XJAX_SCALAR_COMPARE_OPS(X) X(eq, Any) X(ne, Any) X(lt, Any) X(le, Any) X(gt, Any) X(ge, Any)
 #define XJAX_SCALAR_TERNARY_OPS(X) X(clamp, Any) X(fma, Float)
 
-}  // inline namespace
-}  // namespace scalar
-}  // namespace xjax
+XJAX_SCALAR_OPS_END
 
 #endif  // XJAX_SCALAR_OPS_H
