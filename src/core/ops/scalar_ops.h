@@ -30,8 +30,11 @@
 //   float64; float32 compiled without -ftz=true). Functions computed by libm or by our own bit
 //   code (exp, sin, pow, sqrt, log, erf_inv, ...) flush operands and result explicitly, in every
 //   mode. Ops that move bits (neg, abs, copy, max, min, clamp, select_n, nextafter, bitcast)
-//   return an operand's bits unflushed; max/min/clamp decide on flushed values. float16's
-//   subnormals are normal numbers in float32: they stay.
+//   return an operand's bits unflushed; max/min/clamp decide on flushed values. rem is libm's
+//   fmod in that environment: a subnormal divisor reads as 0, a smaller dividend comes back as
+//   it is. float16's subnormals are normal numbers in float32: they stay.
+// - A NaN result's sign and payload are unspecified (compilers order a NaN's operands freely).
+// - Conversions (scalar_convert.h): float -> int truncates, saturates, NaN -> 0.
 // - Multiply-adds: float32 log, log1p and erf_inv are XLA's algorithms, bit for bit where the
 //   caller compiles without contraction (GCC -ffp-contract=off; nvcc --fmad=false); every fused
 //   multiply-add they need is an explicit fma.
