@@ -11,6 +11,7 @@
 #include "core/compiler/passes.h"
 #include "core/cpu/blas.h"
 #include "core/devices.h"
+#include "core/ops/scalar_names.h"
 #include "core/stream.h"
 #include "core/thread_pool.h"
 #include "convert.h"
@@ -323,6 +324,23 @@ PYBIND11_MODULE(_core, m) {
     for (auto& t : infer_types(op_from_name(op), in, attrs_from_py(attrs))) out.append(type_to_py(t));
     return out;
   });
+  m.def("scalar_source", &scalar_source, "The scalar op headers' text, which generated CUDA starts with.");
+  m.def(
+      "scalar_expression",
+      [](const std::string& op, const std::vector<std::string>& in, const std::string& out, const py::dict& attrs,
+         const std::vector<std::string>& args) {
+        std::vector<DType> dts;
+        for (const std::string& d : in) dts.push_back(dtype_from_name(d));
+        return scalar_expression(op_from_name(op), dts, dtype_from_name(out), attrs_from_py(attrs), args);
+      },
+      py::arg("op"), py::arg("in_dtypes"), py::arg("out_dtype"), py::arg("attrs"), py::arg("args"),
+      "The C++ expression computing an elementwise op in generated code ('' when none).");
+  m.def("scalar_types", [](const std::string& dt) {
+    DType d = dtype_from_name(dt);
+    return py::make_tuple(scalar_storage_type(d), scalar_compute_type(d));
+  }, "(storage type, compute type) of a dtype in generated code.");
+  m.def("scalar_load", [](const std::string& dt, const std::string& slot) { return scalar_load(dtype_from_name(dt), slot); });
+  m.def("scalar_store", [](const std::string& dt, const std::string& v) { return scalar_store(dtype_from_name(dt), v); });
   m.def("synchronize", [] { Stream::global().synchronize(); }, py::call_guard<py::gil_scoped_release>());
   m.def("num_threads", [] { return ThreadPool::global().size(); });
   m.def("set_num_devices", &set_num_devices, py::arg("n"), "Splits the CPU into n devices (before their first use).");

@@ -13,13 +13,7 @@
 #include "core/ops/scalar_ops.h"
 #endif
 
-namespace xjax {
-namespace scalar {
-#ifdef XJAX_SCALAR_SOFT_FTZ
-inline namespace soft_ftz {
-#else
-inline namespace hw_ftz {
-#endif
+XJAX_SCALAR_OPS_BEGIN
 
 // float -> integer: NaN -> 0, saturating, truncating. The bounds -2^k (or 0) and 2^k = max + 1
 // are exact in C.
@@ -122,8 +116,6 @@ XJAX_HD inline To bitcast(From x) {
   }
 }
 
-}  // inline namespace
-}  // namespace scalar
-}  // namespace xjax
+XJAX_SCALAR_OPS_END
 
 #endif  // XJAX_SCALAR_CONVERT_H

@@ -30,8 +30,11 @@
 //   float64; float32 compiled without -ftz=true). Functions computed by libm or by our own bit
 //   code (exp, sin, pow, sqrt, log, erf_inv, ...) flush operands and result explicitly, in every
 //   mode. Ops that move bits (neg, abs, copy, max, min, clamp, select_n, nextafter, bitcast)
-//   return an operand's bits unflushed; max/min/clamp decide on flushed values. float16's
-//   subnormals are normal numbers in float32: they stay.
+//   return an operand's bits unflushed; max/min/clamp decide on flushed values. rem is libm's
+//   fmod in that environment: a subnormal divisor reads as 0, a smaller dividend comes back as
+//   it is. float16's subnormals are normal numbers in float32: they stay.
+// - A NaN result's sign and payload are unspecified (compilers order a NaN's operands freely).
+// - Conversions (scalar_convert.h): float -> int truncates, saturates, NaN -> 0.
 // - Multiply-adds: float32 log, log1p and erf_inv are XLA's algorithms, bit for bit where the
 //   caller compiles without contraction (GCC -ffp-contract=off; nvcc --fmad=false); every fused
 //   multiply-add they need is an explicit fma.
@@ -42,14 +45,16 @@
 #include "core/ops/scalar_portable.h"
 #endif
 
-namespace xjax {
-namespace scalar {
-// The two flushing modes are different functions (no ODR clash when both are linked in).
+// The op definitions' namespace, opened and closed by this header and its companions. The two
+// flushing modes are different functions (no ODR clash when both are linked into one program).
 #ifdef XJAX_SCALAR_SOFT_FTZ
-inline namespace soft_ftz {
+#define XJAX_SCALAR_OPS_BEGIN namespace xjax { namespace scalar { inline namespace soft_ftz {
 #else
-inline namespace hw_ftz {
+#define XJAX_SCALAR_OPS_BEGIN namespace xjax { namespace scalar { inline namespace hw_ftz {
 #endif
+#define XJAX_SCALAR_OPS_END }}}
+
+XJAX_SCALAR_OPS_BEGIN
 
 // DAZ/FTZ of hardware arithmetic (see the rules above).
 template <class T> XJAX_HD inline T ftz(T x) {
@@ -357,8 +362,6 @@ constexpr bool in_domain = D == Domain::Any || (D == Domain::Numeric && !is_bool
 #define XJAX_SCALAR_COMPARE_OPS(X) X(eq, Any) X(ne, Any) X(lt, Any) X(le, Any) X(gt, Any) X(ge, Any)
 #define XJAX_SCALAR_TERNARY_OPS(X) X(clamp, Any) X(fma, Float)
 
-}  // inline namespace
-}  // namespace scalar
-}  // namespace xjax
+XJAX_SCALAR_OPS_END
 
 #endif  // XJAX_SCALAR_OPS_H

@@ -188,9 +188,9 @@ XJAX_HD inline T flush_subnormal(T x) {
   return libm::fabs(x) < min_normal<T>() ? libm::copysign(T(0), x) : x;
 }
 
-// ---- float16 / bfloat16 <-> float32, round to nearest even (NaNs stay NaN, quieted, with the
-// top of their payload as F16C keeps it). Integer operations only: no float environment reaches
-// them (FTZ/DAZ included).
+// ---- float16 / bfloat16 <-> float32, round to nearest even. NaNs stay NaN with the top of their
+// payload, quieted (as F16C does both ways; bfloat16 -> float32 is exact). Integer operations
+// only: no float environment reaches them (FTZ/DAZ included).
 XJAX_HD inline u16 float16_bits(float f) {
   u32 x = bit_cast<u32>(f);
   u32 sign = (x >> 16) & 0x8000u;
@@ -214,7 +214,7 @@ XJAX_HD inline u16 float16_bits(float f) {
 XJAX_HD inline float float16_value(u16 h) {
   u32 sign = u32(h & 0x8000u) << 16;
   u32 e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-  if (e == 31) return bit_cast<float>(sign | 0x7f800000u | (m << 13));  // inf, NaN
+  if (e == 31) return bit_cast<float>(sign | (m ? 0x7fc00000u : 0x7f800000u) | (m << 13));  // inf; NaN quieted
   if (e != 0) return bit_cast<float>(sign | ((e + 112u) << 23) | (m << 13));
   if (m == 0) return bit_cast<float>(sign);
   // Subnormal m * 2^-24: normalise the significand (integers only: DAZ cannot touch it).

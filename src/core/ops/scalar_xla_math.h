@@ -11,13 +11,7 @@
 #include "core/ops/scalar_ops.h"
 #endif
 
-namespace xjax {
-namespace scalar {
-#ifdef XJAX_SCALAR_SOFT_FTZ
-inline namespace soft_ftz {
-#else
-inline namespace hw_ftz {
-#endif
+XJAX_SCALAR_OPS_BEGIN
 
 // p = c0; p = fma(p, x, c_i) for each further coefficient.
 template <class T> XJAX_HD_ALWAYS_INLINE T horner_fma(T, T p) { return p; }
@@ -141,8 +135,6 @@ template <class T> XJAX_HD_ALWAYS_INLINE T erf_inv(T x) {
   return flush_subnormal(erf_inv_xla(flush_subnormal(x)));
 }
 
-}  // inline namespace
-}  // namespace scalar
-}  // namespace xjax
+XJAX_SCALAR_OPS_END
 
 #endif  // XJAX_SCALAR_XLA_MATH_H
