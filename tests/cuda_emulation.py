@@ -28,7 +28,9 @@ def plan(op, input_types, attrs):
 
 
 def _namespaced(k, p):
-    """Plan k's source in namespace pk, its kernels renamed pk_<name> (still extern "C")."""
+    """Plan k's source in namespace pk, its kernels renamed pk_<name> (still extern "C"). Sources
+    start with the scalar definitions (cuda_fused_source_prefix): callers put that text once at
+    global scope first, where its include guards make the copies in the namespaces empty."""
     src = p["source"]
     for name in {launch["name"] for launch in p["launches"]}:
         src = src.replace(f"void {name}(", f"void p{k}_{name}(")
@@ -64,7 +66,7 @@ class Batch:
         return len(self.plans) - 1
 
     def host_source(self):
-        parts = ['#include "core/cuda/emulation.h"\n']
+        parts = ['#include "core/cuda/emulation.h"\n', _core.cuda_fused_source_prefix()]
         for k, p in enumerate(self.plans):
             parts.append(_namespaced(k, p))
             body = []
@@ -111,7 +113,7 @@ def nvcc_path():
 
 def nvcc_compile(plans, arch):
     """Compiles the plans' sources as one .cu to a cubin for arch (e.g. "sm_80"); returns its path."""
-    text = "".join(_namespaced(k, p) for k, p in enumerate(plans))
+    text = _core.cuda_fused_source_prefix() + "".join(_namespaced(k, p) for k, p in enumerate(plans))
 
     def compile_cu(src, out):
         cu = src.with_suffix(".cu")

@@ -87,13 +87,13 @@ std::string fold(const Acc& a, const std::string& acc, const std::string& ia, co
 }
 
 std::string arg_better(bool is_max) {
-  const std::string cmp = is_max ? ">" : "<";
+  const std::string cmp = is_max ? "gt" : "lt";
   return "template <typename T> __device__ __forceinline__ bool xjax_better(T v, i64 i, T b, i64 j) {\n"
          "  if (j < 0) return i >= 0;\n"
          "  if (i < 0) return false;\n"
-         "  if (xjax_isnan(b)) return xjax_isnan(v) && i < j;\n"
-         "  if (xjax_isnan(v)) return true;\n"
-         "  return v " + cmp + " b || (v == b && i < j);\n}\n";
+         "  if (xjax::scalar::ne(b, b)) return xjax::scalar::ne(v, v) && i < j;\n"  // NaN wins
+         "  if (xjax::scalar::ne(v, v)) return true;\n"
+         "  return xjax::scalar::" + cmp + "(v, b) || (xjax::scalar::eq(v, b) && i < j);\n}\n";
 }
 
 KernelPlan reduce_plan(const std::string& opname, const Types& in, const Types& out, const std::vector<int64_t>& axes,

@@ -1,6 +1,7 @@
-// The pieces every generator uses: the prelude (fixed-width types, the 16-bit float conversions,
-// NaN-propagating max/min, atomic read-modify-write), C names of dtypes, loads and stores,
-// combiners with their identities, index decomposition and launch geometry.
+// The pieces every generator uses: the prelude (the scalar definitions of core/ops/scalar_ops.h and
+// companions, as fused kernels have them, then the short integer type names and atomic
+// read-modify-write), C names of dtypes, loads and stores, combiners with their identities, index
+// decomposition and launch geometry.
 #pragma once
 #include <string>
 #include <vector>
@@ -14,22 +15,23 @@ std::string prelude(bool wide);
 // Whether 32-bit index math cannot hold offsets into arrays of these many elements.
 bool needs_wide(const std::vector<int64_t>& element_counts);
 
-// C names: the storage type of a dtype (u16 for the 16-bit floats, u8 for bool), the type
-// arithmetic happens in (float for the 16-bit floats), an unsigned type of the same size.
+// C names (core/ops/scalar_names.h's): the storage type of a dtype (xjax::float16, bool, ...), the
+// type arithmetic happens in (float for the 16-bit floats), an unsigned type of the same size.
 std::string storage_type(DType dt);
 std::string compute_type(DType dt);
 std::string bits_type(DType dt);
-// A compute-type value from a storage-type expression, and back.
+// A compute-type value from a storage-type expression, and back (16-bit floats round to nearest
+// even, bool is != 0, other dtypes convert as C).
 std::string load(DType dt, const std::string& expr);
 std::string store(DType dt, const std::string& value);
 
-// The combiners of reductions, scans and scatters. Their semantics live here only (integer add and
-// multiply wrap, max/min propagate NaN, bool max/min are or/and); they should come from
-// core/ops/scalar_ops.h once it exists.
+// The combiners of reductions, scans and scatters: calls of the scalar definitions add, mul, max,
+// min, bitwise_and/or/xor (integer add and multiply wrap, max/min propagate NaN, bool add/max are
+// or, mul/min are and).
 enum class Combiner { Add, Mul, Max, Min, And, Or, Xor };
-// The accumulator type of `c` over dtype dt (unsigned for integer add/mul, float for 16-bit floats).
+// The accumulator type of `c` over dtype dt: the compute type (float for 16-bit floats).
 std::string acc_type(Combiner c, DType dt);
-// c(a, b) over accumulator values; a and b must be plain names (they may be evaluated twice).
+// c(a, b) over accumulator values a and b of one type.
 std::string combine(Combiner c, const std::string& a, const std::string& b);
 // The identity of c in the accumulator type.
 std::string identity(Combiner c, DType dt);

@@ -41,8 +41,8 @@ std::string flat_offset(const Shape& x, const std::string& prefix) {
   return s;
 }
 
-// The accumulator of the windowed ops (window.cpp's AccOf): float for 16-bit floats, unsigned
-// for integer sums, u8 for bool.
+// The accumulator of the windowed ops (window.cpp's AccOf): the compute type (float for 16-bit
+// floats; integer sums wrap in the scalar definitions' add).
 std::string window_acc(DType dt, bool sum) { return acc_type(sum ? Combiner::Add : Combiner::Max, dt); }
 
 }  // namespace
@@ -88,7 +88,7 @@ KernelPlan gen_select_and_gather_add(const Types& in, const Types& out, const At
   s += open_taps(dims, "c", "s");
   s += "const ix at = " + flat_offset(x, "s") + ";\n";
   s += "const " + A + " v = (" + A + ")" + load(dt, "in1[at]") + ";\n";
-  s += std::string("if (!(best ") + (ge ? ">=" : "<=") + " v)) { best = v; sel = at; }\n" + close_taps(dims.size());
+  s += std::string("if (!xjax::scalar::") + (ge ? "ge" : "le") + "(best, v)) { best = v; sel = at; }\n" + close_taps(dims.size());
   s += "out0[i] = sel < 0 ? " + store(dt, "0") + " : in0[sel];\n}\n}\n";
   p.source += s;
   p.launches.push_back(grid_stride_launch("xjax_select_and_gather_add", n, {"in0", "in1", "out0"}));
@@ -124,10 +124,10 @@ KernelPlan gen_select_and_scatter_add(const Types& in, const Types& out, const A
   s += open_taps(dims, "o", "s");
   s += "const ix at = " + flat_offset(x, "s") + ";\n";
   s += "const " + A + " v = (" + A + ")" + load(dt, "in1[at]") + ";\n";
-  s += std::string("if (sel < 0 || !(best ") + (ge ? ">=" : "<=") + " v)) { best = v; sel = at; }\n" +
+  s += std::string("if (sel < 0 || !xjax::scalar::") + (ge ? "ge" : "le") + "(best, v)) { best = v; sel = at; }\n" +
        close_taps(dims.size());
   s += "if (sel == i) {\nconst " + Sum + " v = (" + Sum + ")" + load(dt, "in0[" + flat_offset(src, "o") + "]") + ";\n";
-  s += "acc = any ? (" + Sum + ")(acc + v) : v;\nany = true;\n}\n";
+  s += "acc = any ? " + combine(Combiner::Add, "acc", "v") + " : v;\nany = true;\n}\n";
   s += close_taps(dims.size());
   s += "out0[i] = " + store(dt, "acc") + ";\n}\n}\n";
   p.source += s;
