@@ -13,7 +13,6 @@ apply_primitive: one-op programs) come here; results are GPU arrays on the argum
 CuPy is gpu_devices.cupy(): the tests put an emulated one there and this module runs unchanged.
 """
 import hashlib
-import os
 import re
 
 import numpy as np
@@ -38,20 +37,9 @@ def _type(t):
     return tuple(t[0]), _NP_DTYPES[t[1]]
 
 
-def include_dir():
-    """The directory holding core/ops/scalar_*.h, which fused sources #include (NVRTC's -I)."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    for cand in (os.path.join(here, "..", "..", "include"), os.path.join(here, "..", "..", "..", "..", "src")):
-        if os.path.exists(os.path.join(cand, "core", "ops", "scalar_ops.h")):
-            return os.path.normpath(cand)
-    raise RuntimeError("the CUDA executor needs the scalar op headers (core/ops/scalar_ops.h), which this xjax "
-                       "installation lacks")
-
-
-def _options(source):
-    """NVRTC's options for a generated source (which may #include the scalar op headers)."""
-    options = ("--std=c++17",)
-    return options + ("-I" + include_dir(),) if '#include "core/' in source else options
+# Generated sources are self-contained: they start with the scalar definitions' text, whose
+# #include lines are guarded away there. -fmad=false: float32 log/log1p/erf_inv give XLA's bits.
+_NVRTC_OPTIONS = ("--std=c++17", "--fmad=false")
 
 
 # ---- kernels ----
@@ -65,7 +53,7 @@ def _module(source, device):
     module = _modules.get(key)
     if module is None:
         with device.activate():
-            module = _modules[key] = _cp().RawModule(code=source, options=_options(source))
+            module = _modules[key] = _cp().RawModule(code=source, options=_NVRTC_OPTIONS)
     return module
 
 
