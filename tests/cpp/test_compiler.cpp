@@ -9,26 +9,15 @@
 #include "core/compiler/passes.h"
 #include "core/reference/interpreter.h"
 #include "check.h"
+#include "graph_builders.h"
 
 using namespace xjax;
 
 namespace {
 
-ValueRef op(Graph& g, OpId id, std::vector<ValueRef> in, const Attrs& attrs = Attrs()) { return g.add(id, in, attrs)[0]; }
-
-ValueRef scalar(Graph& g, double v, DType dt = DType::Float32) {
-  Attrs a;
-  a.set("dtype", std::string(dtype_name(dt)));
-  a.set("value", v);
-  return g.add(OpId::constant_, {}, a)[0];
-}
-
-ValueRef bcast(Graph& g, ValueRef x, const Shape& shape, std::vector<int64_t> dims) {
-  Attrs a;
-  a.set("shape", shape);
-  a.set("broadcast_dimensions", dims);
-  return op(g, OpId::broadcast_in_dim_, {x}, a);
-}
+using test::bcast;
+using test::op;
+using test::scalar;
 
 int count(const Graph& g, OpId id) {
   int c = 0;
