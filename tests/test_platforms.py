@@ -265,11 +265,21 @@ def test_gpu_arrays_move_print_and_convert():
     """, fake_cupy=True, prelude=GPU_ARRAYS)
 
 
-def test_creating_arrays_on_a_gpu_is_refused():
+def test_creation_functions_place_their_result_on_the_device_asked_for():
     # (Computing on GPU arrays: tests/test_cuda_executor.py, on the emulated runtime.)
     run("""
-        with pytest.raises(NotImplementedError, match=r"zeros\\(device=cuda:0\\): creating arrays on a GPU needs "):
-            jnp.zeros(3, device=gpu0)
+        made = {"zeros": jnp.zeros(3, device=gpu1), "full": jnp.full((2,), 7, device=gpu1),
+                "arange": jnp.arange(4, device=gpu1), "eye": jnp.eye(2, device=gpu1),
+                "asarray": jnp.asarray(np.ones(2), device=gpu1), "array": jnp.array([1, 2], device=gpu1),
+                "linspace": jnp.linspace(0, 1, 3, device=gpu1), "astype": jnp.ones(2).astype("int8", device=gpu1)}
+        for name, x in made.items():
+            assert x.device is gpu1, name
+        np.testing.assert_array_equal(np.asarray(made["arange"]), [0, 1, 2, 3])
+        np.testing.assert_array_equal(np.asarray(made["eye"]), np.eye(2))
+        x = jnp.asarray(made["zeros"], device=cpu)
+        assert x.device == cpu and np.asarray(x).tolist() == [0, 0, 0]
+        with pytest.raises(ValueError, match=r"zeros: device must be None or one of xjax.devices\\(\\) "):
+            jnp.zeros(3, device="cuda:0")
     """, fake_cupy=True, prelude=GPU_ARRAYS)
 
 

@@ -7,9 +7,9 @@ from xjax import _core
 from xjax._src.api import (block_until_ready, default_backend, device_count, device_put, devices,  # noqa: F401
                            local_device_count, local_devices, process_count, process_index)
 from xjax._src.array import Array  # noqa: F401
-from xjax._src.config import (config, debug_infs, debug_nans, default_matmul_precision,  # noqa: F401
-                              disable_jit, enable_checks, enable_x64, log_compiles, numpy_dtype_promotion,
-                              numpy_rank_promotion)
+from xjax._src.config import (config, debug_infs, debug_nans, default_device,  # noqa: F401
+                              default_matmul_precision, disable_jit, enable_checks, enable_x64, log_compiles,
+                              numpy_dtype_promotion, numpy_rank_promotion)
 from xjax import lax, numpy  # noqa: F401
 from xjax import random  # noqa: F401
 from xjax import tree_util, tree  # noqa: F401

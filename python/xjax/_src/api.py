@@ -4,7 +4,7 @@ import numpy as np
 from xjax._src import core
 from xjax._src.array import Array
 from xjax._src import distributed
-from xjax._src import platforms
+from xjax._src import placement, platforms
 from xjax._src.backends import cpu
 
 
@@ -67,10 +67,8 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     from xjax._src import tree_util
 
     target = _check_target(device)
-    default = None
 
     def put(leaf):
-        nonlocal default
         if isinstance(leaf, core.Tracer):
             return leaf
         if isinstance(leaf, Array):
@@ -81,13 +79,12 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
             platforms.get_backend("cuda")  # (JAX's error where there is no CUDA backend)
             return gpu_array.from_cuda_object(leaf, target if getattr(target, "platform", None) == "gpu" else None)
         dtype, weak = _scalar_dtype(leaf)
-        if target is None and default is None:
-            default = platforms.default_device()
-        dest = target or default
-        if dest.platform == "gpu":
+        if target is None:
+            return placement.host_array(leaf, dtype, weak)
+        if target.platform == "gpu":
             from xjax._src import gpu_array
 
-            return gpu_array.from_host(leaf, dest, dtype, weak)
+            return gpu_array.from_host(leaf, target, dtype, weak)
         return cpu.device_put(leaf, dtype, weak)
 
     return tree_util.tree_map(put, x)

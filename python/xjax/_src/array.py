@@ -14,18 +14,27 @@ from xjax._src.dlpack import DLDeviceType, retag_bfloat16
 
 
 def check_device(device, fun_name):
-    """The device a `device=` argument names: None (uncommitted) or the CPU (every CPU device
-    shares the host memory, where xjax arrays live). A GPU is refused until the CUDA executor can
-    create arrays there (xjax.device_put moves them)."""
+    """The device a `device=` argument names: None (the default placement), the CPU (every CPU device
+    shares the host memory) or a GPU device."""
     if device is None or device is CPU_DEVICE:
         return device
-    if isinstance(device, Device) or getattr(device, "platform", None) == "cpu":
+    platform = getattr(device, "platform", None)
+    if isinstance(device, Device) or platform == "cpu":
         return CPU_DEVICE
-    if getattr(device, "platform", None) == "gpu":
-        raise NotImplementedError(f"{fun_name}(device={device}): creating arrays on a GPU needs the CUDA executor, "
-                                  "which is not yet part of xjax; create the array on the CPU and move it with "
-                                  "xjax.device_put(x, device)")
-    raise ValueError(f"{fun_name}: device must be None or one of xjax.devices() ({[CPU_DEVICE]}), got {device!r}")
+    if platform == "gpu":
+        return device
+    from xjax._src import api
+
+    raise ValueError(f"{fun_name}: device must be None or one of xjax.devices() ({api.devices()}), got {device!r}")
+
+
+def put_on(x, device):
+    """x (an array or a tuple of them) on `device`, a check_device result: None leaves x where it was made."""
+    if device is None or (device is CPU_DEVICE and type(x) is Array):
+        return x
+    from xjax._src import api
+
+    return api.device_put(x, device)
 
 
 class Array(metaclass=abc.ABCMeta):

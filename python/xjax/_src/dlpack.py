@@ -112,10 +112,9 @@ def from_dlpack(external_array, device=None, copy=None):
     """
     from xjax._src import api
     from xjax._src.array import Array, check_device
-    from xjax._src.backends import cpu
+    from xjax._src import placement
 
-    if device is not None and getattr(device, "platform", None) != "gpu":
-        device = check_device(device, "from_dlpack")
+    device = check_device(device, "from_dlpack")
     if not hasattr(external_array, "__dlpack__") or not hasattr(external_array, "__dlpack_device__"):
         raise TypeError("The array passed to from_dlpack must have __dlpack__ and __dlpack_device__ methods.")
     if isinstance(external_array, Array):
@@ -132,7 +131,7 @@ def from_dlpack(external_array, device=None, copy=None):
     if copy is False:
         raise BufferError("from_dlpack(copy=False): xjax copies DLPack data into its own buffers")
     if source == "cpu":
-        out = cpu.device_put(host_view(external_array))
+        out = placement.host_array(host_view(external_array))
         return out if device is None else api.device_put(out, device)
     from xjax._src.platforms import get_backend
 

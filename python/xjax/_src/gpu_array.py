@@ -21,7 +21,12 @@ _U16 = np.dtype(np.uint16)
 
 
 class GpuComputeError(NotImplementedError):
-    """Raised when a GPU array reaches the CPU runtime (jit and primitives catch it and run on the GPU)."""
+    """Raised when a GPU array reaches the CPU runtime (jit and primitives catch it and run on the GPU),
+    or when host operands belong on the default GPU (`device`: see xjax._src.placement)."""
+
+    def __init__(self, message, device=None):
+        super().__init__(message)
+        self.device = device
 
 
 def storage_dtype(dtype):

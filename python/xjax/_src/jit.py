@@ -19,7 +19,7 @@ import weakref
 
 import numpy as np
 
-from xjax._src import core, dtypes, tree_util
+from xjax._src import core, dtypes, placement, tree_util
 from xjax._src.array import Array
 from xjax._src.backends import cpu
 from xjax._src.config import config
@@ -150,7 +150,7 @@ def _abstractify(leaves, fun, names_fn, abstract_ok=False):
             avals.append(core.ShapedArray((), dt, weak))
             ops.append(x if tracing else cpu.scalar(x, dt, weak))
         elif isinstance(x, (np.ndarray, np.generic)):
-            a = cpu.device_put(x)
+            a = placement.host_array(x)
             avals.append(a.aval)
             ops.append(a)
         elif t in core.ARRAY_TYPES:  # another kind of xjax Array (a GpuArray)

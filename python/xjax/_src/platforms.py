@@ -126,7 +126,41 @@ def backends():
     else:
         default = started["cpu"]
     _backends, _default = started, default
+    _forget_placement()
     return _backends
+
+
+# Where new arrays, and computations whose operands are all host data, go (JAX places them on the
+# default device): a GpuDevice when the default device is a GPU, else None (the CPU). _UNSET until
+# first asked; a machine with no GPU device file settles on None without fixing the platforms.
+_UNSET = object()
+_placement = _UNSET
+
+
+def placement():
+    """The GPU that new arrays go to (the default device, when it is a GPU), or None for the CPU."""
+    p = _placement
+    return _find_placement() if p is _UNSET else p
+
+
+def _find_placement():
+    global _placement
+    if _backends is None and not _nvidia_gpu_visible():
+        _placement = None
+        return None
+    backends()
+    device = default_device()
+    _placement = device if getattr(device, "platform", None) == "gpu" else None
+    return _placement
+
+
+def _forget_placement(name="jax_default_device", value=None):
+    global _placement
+    if name in ("jax_default_device", "jax_platform_name"):
+        _placement = _UNSET
+
+
+config.on_change(_forget_placement)
 
 
 def backends_are_initialized():

@@ -7,7 +7,7 @@ import ml_dtypes
 import numpy as np
 
 from xjax import _core
-from xjax._src import core, dtypes
+from xjax._src import core, dtypes, platforms
 from xjax._src.backends.lowering import lower_single_primitive
 from xjax._src.lru_cache import LRUCache
 
@@ -70,6 +70,8 @@ def apply_primitive(prim, *args, **params):
         entry[1] = _clock()
         exe, avals_out = entry[0]
     try:
+        if platforms._placement is not None:  # (None: new data stays on the CPU)
+            _check_placement(args)
         values = [a._value for a in args]
     except NotImplementedError as err:  # a GPU array's (gpu_array.GpuComputeError): the CUDA executor runs it
         from xjax._src.backends import cuda
@@ -79,6 +81,18 @@ def apply_primitive(prim, *args, **params):
     if prim.multiple_results:
         return [_array_type(v, aval) for v, aval in zip(outs, avals_out)]
     return _array_type(outs[0], avals_out[0])
+
+
+def _check_placement(operands):
+    """Raises GpuComputeError when a computation on these operands belongs on the default GPU (see
+    xjax._src.placement.gpu_for): the caller's GPU route then runs it there."""
+    from xjax._src import placement
+
+    gpu = placement.gpu_for(operands)
+    if gpu is not None:
+        from xjax._src.gpu_array import GpuComputeError
+
+        raise GpuComputeError(f"host operands placed on the default device {gpu}", device=gpu)
 
 
 def _params_key(params):

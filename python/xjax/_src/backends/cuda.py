@@ -242,6 +242,14 @@ def gpu_device_of(args, what):
     return next(iter(devices)) if devices else None
 
 
+def _device_for(args, what, refusal):
+    """The GPU to run on: the GPU arrays' device, else the default GPU that host operands go to; None when
+    `refusal` is not a GPU refusal (a CPU-only value's error, re-raised by the caller)."""
+    if not isinstance(refusal, GpuComputeError):
+        return None
+    return gpu_device_of(args, what) or refusal.device
+
+
 def _buffers(args, device):
     """The arguments' CuPy buffers on device (CPU arrays are copied there, as JAX's uncommitted ones)."""
     cp = _cp()
@@ -276,8 +284,8 @@ def compile_graph(graph, device):
 def run_graph_call(call, args, refusal):
     """A compiled jaxpr (graph_lowering.GraphCall) run on the GPU that holds its GPU arguments; re-raises
     `refusal` (a CPU-only value's error) when none is a GPU array."""
-    device = gpu_device_of(list(args) + list(call.consts), "jit")
-    if device is None or not isinstance(refusal, GpuComputeError):
+    device = _device_for(list(args) + list(call.consts), "jit", refusal)
+    if device is None:
         raise refusal
     program = call.gpu_program(device, compile_graph)
     extern = call.gpu_extern(device, _externals)
@@ -292,8 +300,8 @@ _eager = LRUCache(1024)  # (primitive, params key, avals, device) -> (Program, o
 
 def apply_primitive(prim, args, params, params_key, refusal):
     """One primitive on GPU arrays (eager dispatch): a one-op program compiled once per signature and device."""
-    device = gpu_device_of(args, prim.name)
-    if device is None or not isinstance(refusal, GpuComputeError):
+    device = _device_for(args, prim.name, refusal)
+    if device is None:
         raise type(refusal)(f"{prim.name}: {refusal}") from None
     avals = tuple(a.aval for a in args)
     key = (prim, params_key, avals, device)

@@ -17,7 +17,7 @@ traces on every call) compile once. Top-level consts are graph inputs, not part 
 import weakref
 
 from xjax import _core
-from xjax._src import core, dtypes
+from xjax._src import core, dtypes, platforms
 from xjax._src.backends import cpu
 from xjax._src.backends.lowering import LoweringContext
 from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, jaxpr_key, params_key
@@ -338,6 +338,8 @@ class GraphCall:
 
     def __call__(self, args):
         try:
+            if platforms._placement is not None:  # (None: new data stays on the CPU)
+                cpu._check_placement(list(args) + list(self.consts))
             values = [a._value for a in args]
             if self.extern is None:
                 [c._value for c in self.consts]  # (raises the GPU const's refusal)

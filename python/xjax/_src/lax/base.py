@@ -36,7 +36,9 @@ def asarray(x, dtype=None, weak_type=None):
         return cpu.scalar(x, dt, weak if weak_type is None else weak_type)
     if isinstance(x, (list, tuple)):
         raise TypeError(f"lax operations accept arrays, not {type(x).__name__}; use jnp.asarray first")
-    return cpu.device_put(x, dtype)
+    from xjax._src import placement
+
+    return placement.host_array(x, dtype)
 
 
 def scalars_like(args):

@@ -5,9 +5,8 @@ import warnings
 
 import numpy as np
 
-from xjax._src import core, dtypes, lax
-from xjax._src.array import Array, check_device
-from xjax._src.backends import cpu
+from xjax._src import core, dtypes, lax, placement
+from xjax._src.array import Array, check_device, put_on
 from xjax._src.core import to_concrete_value as _to_concrete_value
 from xjax._src.numpy import array_from_list, util
 
@@ -43,7 +42,7 @@ def _leaves(obj, out):
 
 def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None):  # noqa: A002 - NumPy's name
     """An xjax Array from an array, a scalar, a NumPy array or a (nested) list of those."""
-    check_device(device, "array")
+    target = check_device(device, "array")
     if order not in (None, "K", "C", "A"):
         raise NotImplementedError(f"Only implemented for order='K', got order={order!r}")
     dt = dtype_arg(dtype, "array")
@@ -73,9 +72,9 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None):  #
         if any(isinstance(leaf, util._ARRAY_TYPES) for leaf in leaves):
             out = array_from_list.stack(x, dt)  # arrays are stacked by the core, traced or not
         else:  # host data only: NumPy reads it once at the edge
-            out = cpu.device_put(np.array(x, dtype=dt), dt)
+            out = placement.host_array(np.array(x, dtype=dt), dt)
     elif hasattr(x, "__jax_array__"):
-        return array(x.__jax_array__(), dtype, copy, order, ndmin)
+        return array(x.__jax_array__(), dtype, copy, order, ndmin, device=device)
     else:
         if not isinstance(x, (np.ndarray, np.generic)):
             try:
@@ -89,15 +88,15 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None):  #
         nd = out.aval.ndim
         shape = (1,) * (ndmin - nd) + out.aval.shape
         out = lax.broadcast_in_dim(out, shape, tuple(range(ndmin - nd, ndmin)))
-    return out
+    return put_on(out, target)
 
 
 def asarray(a, dtype=None, order=None, *, copy=None, device=None):
     """a as an xjax Array without copying when it already is one (converted to dtype if given)."""
-    check_device(device, "asarray")
+    target = check_device(device, "asarray")
     if dtype is None and isinstance(a, util._ARRAY_TYPES):
-        return a
-    return array(a, dtype=dtype, copy=bool(copy), order=order)
+        return put_on(a, target)
+    return array(a, dtype=dtype, copy=bool(copy), order=order, device=target)
 
 
 def copy(a, order=None):
@@ -108,11 +107,11 @@ def copy(a, order=None):
 # ---- filled arrays --------------------------------------------------------------------------
 
 def _filled(shape, value, dtype, fun_name, device):
-    check_device(device, fun_name)
+    target = check_device(device, fun_name)
     shape = util.canonicalize_shape(shape)
     util.check_nonnegative_shape(shape, "broadcast_in_dim")
     dt = dtype_arg(dtype, fun_name) or dtypes.default_float_dtype()
-    return util.full(shape, value, dt)
+    return put_on(util.full(shape, value, dt), target)
 
 
 def zeros(shape, dtype=None, *, device=None):
@@ -132,14 +131,14 @@ def empty(shape, dtype=None, *, device=None):
 
 def full(shape, fill_value, dtype=None, *, device=None):
     """An array of `shape` filled with fill_value (broadcast), with fill_value's dtype by default."""
-    check_device(device, "full")
+    target = check_device(device, "full")
     shape = util.canonicalize_shape(shape)
     util.check_nonnegative_shape(shape, "broadcast_in_dim")
     dt = dtype_arg(dtype, "full")
     v = util.asarray(fill_value) if dt is None else util.convert(fill_value, dt)
     if dt is not None and util.is_array(fill_value) is False and type(fill_value) in util._PY_SCALARS:
         v = util.scalar(fill_value, dt, False)
-    return util.broadcast_to_shape(v, shape)
+    return put_on(util.broadcast_to_shape(v, shape), target)
 
 
 def _like(a, dtype, shape, value, fun_name):
@@ -157,36 +156,36 @@ def _like(a, dtype, shape, value, fun_name):
 def zeros_like(a, dtype=None, shape=None, *, device=None):
     """Zeros with a's shape and dtype (weak type kept)."""
     util.check_arraylike("zeros_like", a)
-    check_device(device, "zeros_like")
-    return _like(a, dtype, shape, 0, "zeros_like")
+    target = check_device(device, "zeros_like")
+    return put_on(_like(a, dtype, shape, 0, "zeros_like"), target)
 
 
 def ones_like(a, dtype=None, shape=None, *, device=None):
     """Ones with a's shape and dtype (weak type kept)."""
     util.check_arraylike("ones_like", a)
-    check_device(device, "ones_like")
-    return _like(a, dtype, shape, 1, "ones_like")
+    target = check_device(device, "ones_like")
+    return put_on(_like(a, dtype, shape, 1, "ones_like"), target)
 
 
 def empty_like(prototype, dtype=None, shape=None, *, device=None):
     """Like zeros_like."""
     util.check_arraylike("empty_like", prototype)
-    check_device(device, "empty_like")
-    return _like(prototype, dtype, shape, 0, "empty_like")
+    target = check_device(device, "empty_like")
+    return put_on(_like(prototype, dtype, shape, 0, "empty_like"), target)
 
 
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
     """fill_value with a's shape and dtype (fill_value converted, e.g. 2.7 -> 2 for ints)."""
     util.check_arraylike("full_like", a)
-    check_device(device, "full_like")
+    target = check_device(device, "full_like")
     aval = util.aval_of(a)
     dt = dtype_arg(dtype, "full_like")
     dt = aval.dtype if dt is None else dt
     shape = aval.shape if shape is None else util.canonicalize_shape(shape)
     if type(fill_value) in util._PY_SCALARS:
         weak = aval.weak_type if dtype is None else False
-        return util.full(shape, fill_value, dt, weak)
-    return util.broadcast_to_shape(util.convert(fill_value, dt), shape)
+        return put_on(util.full(shape, fill_value, dt, weak), target)
+    return put_on(util.broadcast_to_shape(util.convert(fill_value, dt), shape), target)
 
 
 # ---- ranges ---------------------------------------------------------------------------------
@@ -209,7 +208,10 @@ def _concrete_scalar(x, fun_name, what):
 
 def arange(start, stop=None, step=None, dtype=None, *, device=None):
     """Evenly spaced values in [start, stop) (JAX's dtypes: arange(10) is int32, arange(0., 1., .1) float32)."""
-    check_device(device, "arange")
+    return put_on(_arange(start, stop, step, dtype), check_device(device, "arange"))
+
+
+def _arange(start, stop, step, dtype):
     dt = dtype_arg(dtype, "arange")
     args = [a for a in (start, stop, step) if a is not None]
     for a in args:
@@ -263,7 +265,10 @@ def _space_dtypes(start, stop, dtype, fun_name):
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
     """num evenly spaced values from start to stop (endpoint included unless endpoint=False)."""
-    check_device(device, "linspace")
+    return put_on(_linspace(start, stop, num, endpoint, retstep, dtype, axis), check_device(device, "linspace"))
+
+
+def _linspace(start, stop, num, endpoint, retstep, dtype, axis):
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
@@ -351,7 +356,7 @@ def _tri_mask(n, m, k):
 
 def eye(N, M=None, k=0, dtype=None, *, device=None):  # noqa: N803 - NumPy's names
     """Ones on the k-th diagonal, zeros elsewhere."""
-    check_device(device, "eye")
+    target = check_device(device, "eye")
     dt = dtype_arg(dtype, "eye") or dtypes.default_float_dtype()
     n = operator.index(N)
     m = n if M is None else operator.index(M)
@@ -362,7 +367,7 @@ def eye(N, M=None, k=0, dtype=None, *, device=None):  # noqa: N803 - NumPy's nam
     cols = lax.broadcasted_iota(dtypes.int32, (n, m), 1)
     if k:
         rows = lax.add(rows, util.full((n, m), k, dtypes.int32))
-    return lax.convert_element_type(lax.eq(rows, cols), dt)
+    return put_on(lax.convert_element_type(lax.eq(rows, cols), dt), target)
 
 
 def identity(n, dtype=None):

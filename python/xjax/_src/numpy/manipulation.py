@@ -2,7 +2,7 @@
 import numpy as np
 
 from xjax._src import lax
-from xjax._src.array import check_device
+from xjax._src.array import check_device, put_on
 from xjax._src.numpy import util
 from xjax._src.numpy.creation import dtype_arg
 
@@ -34,10 +34,10 @@ def size(a, axis=None):
 
 def astype(x, dtype, /, *, copy=False, device=None):
     """x converted to dtype (never weakly typed)."""
-    check_device(device, "astype")
+    target = check_device(device, "astype")
     x = _operand("astype", x)
     dt = dtype_arg(dtype, "astype")
-    return lax.elementwise._convert(x, dt, weak_type=False)
+    return put_on(lax.elementwise._convert(x, dt, weak_type=False), target)
 
 
 # ---- reshape / transpose --------------------------------------------------------------------

@@ -4,7 +4,7 @@ import operator
 import numpy as np
 
 from xjax import _core
-from xjax._src import core, dtypes, lax
+from xjax._src import core, dtypes, lax, placement
 from xjax._src.array import Array
 from xjax._src.backends import cpu
 
@@ -98,7 +98,7 @@ def asarray(x, dtype=None):
                 raise NotImplementedError("xjax does not support complex dtypes yet")
             raise TypeError(f"Value {x!r} with dtype {x.dtype} is not a valid JAX array type. "
                             "Only arrays of numeric types are supported by JAX.")
-        return cpu.device_put(x, dtype)
+        return placement.host_array(x, dtype)
     if isinstance(x, complex):
         raise NotImplementedError("xjax does not support complex numbers yet")
     # Objects that know how to become arrays (e.g. __jax_array__ or the array protocol).
