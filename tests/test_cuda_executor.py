@@ -289,10 +289,11 @@ SEEDS = "/work/shared/seed-programs"
 
 
 @pytest.mark.skipif(not os.path.exists(SEEDS), reason="the seed programs are not on this machine")
-def test_a_seed_program_on_the_emulated_gpu_prints_what_jax_printed():
-    """seed_000 with every jitted call on the emulated GPU (tests/run_on_emulated_gpu.py), against JAX's
-    recorded output. (seed_002, 003 and 004 match too; they take minutes under the emulation.)"""
-    name = "seed_000_accelerated_numpy"
+@pytest.mark.parametrize("name", ["seed_000_accelerated_numpy", "seed_002_jit", "seed_003_vmap"])
+def test_a_seed_program_on_the_emulated_gpu_prints_what_jax_printed(name):
+    """A seed program with the emulated GPU as its default device (tests/run_on_emulated_gpu.py): its
+    arrays made there, its jitted and eager work run there; against JAX's recorded output.
+    (seed_004 matches too; it takes minutes under the emulation.)"""
     env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(xjax.__file__))))
     env.pop("JAX_PLATFORMS", None)
     res = subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "run_on_emulated_gpu.py"),
@@ -301,4 +302,4 @@ def test_a_seed_program_on_the_emulated_gpu_prints_what_jax_printed():
     with open(os.path.join(SEEDS, "expected", name + ".txt")) as f:
         assert res.stdout == f.read()
     launches = int(re.search(r"'launches': (\d+)", res.stderr).group(1))
-    assert launches > 1000  # (the program's jitted work ran on the GPU)
+    assert launches > 40  # (the program's work ran on the GPU)
