@@ -211,6 +211,23 @@ def test_convolution(gpu):
     check(f, f32(2, 4, 5, 6), f32(3, 4, 3, 2), f32(6, 2, 2, 2), gpu=gpu, rtol=1e-5, atol=1e-5)
 
 
+def test_depthwise_conv_grad_step(gpu):
+    """The weight gradient of a grouped convolution is a conv with batch_group_count (im2col's batch groups)."""
+    def loss(w, x):
+        y = lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"),
+                                     feature_group_count=4)
+        return jnp.mean(jnp.tanh(y) ** 2)
+
+    @xjax.jit
+    def step(w, x):
+        value, g = xjax.value_and_grad(loss)(w, x)
+        return value, w - 0.5 * g
+
+    step_jaxpr = str(xjax.make_jaxpr(xjax.grad(loss))(f32(3, 3, 1, 8), f32(2, 6, 5, 4)))
+    assert "batch_group_count=4" in step_jaxpr
+    check(step, f32(3, 3, 1, 8), f32(2, 6, 5, 4), gpu=gpu, rtol=1e-5, atol=1e-5)
+
+
 def test_eager_primitives_on_gpu_arrays(gpu):
     x = to_gpu(np.arange(6, dtype=np.float32).reshape(2, 3), gpu)
     y = x + 1
@@ -269,8 +286,8 @@ def test_the_sources_programs_generate_compile_with_nvcc(gpu, arch, tmp_path):
         pytest.skip("the emulated runtime collects the sources")
     if not cuda_emulation.nvcc_path():
         pytest.skip("nvcc is not installed")
-    for test in (test_mlp_grad_step, test_convolution, test_sort_and_top_k, test_while_loop_and_fori_loop,
-                 test_layout_and_indexing, test_random_bits):
+    for test in (test_mlp_grad_step, test_convolution, test_depthwise_conv_grad_step, test_sort_and_top_k,
+                 test_while_loop_and_fori_loop, test_layout_and_indexing, test_random_bits):
         test(gpu)
     hoisted, bodies = emulated_cupy.hoist(list(dict.fromkeys(emulated_cupy.sources)))
     text = hoisted + "".join(

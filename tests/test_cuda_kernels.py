@@ -180,6 +180,11 @@ CONVS = [
                                       rhs_dilation=[2, 1], feature_group_count=2)),
     ((3, 5, 10), (4, 5, 3), dict(lhs_spec=[0, 1, 2], rhs_spec=[0, 1, 2], out_spec=[0, 2, 1], window_strides=[3],
                                  padding=[2, 2])),
+    # batch groups: group g reads the g-th run of lhs batch entries (a grouped conv's weight gradient)
+    ((4, 2, 5), (4, 2, 3), dict(lhs_spec=[0, 1, 2], rhs_spec=[0, 1, 2], out_spec=[0, 1, 2], batch_group_count=2)),
+    ((2, 6, 7, 5), (6, 2, 3, 3), dict(lhs_spec=[1, 0, 2, 3], rhs_spec=[0, 1, 2, 3], out_spec=[1, 0, 3, 2],
+                                      window_strides=[2, 1], padding=[1, 1, 0, 2], rhs_dilation=[1, 2],
+                                      batch_group_count=3)),
 ]
 
 OPS_WITHOUT_KERNEL = ["sort", "top_k", "dot_general", "add", "cholesky", "while", "conv_general_dilated"]
@@ -224,7 +229,7 @@ def test_im2col_gemm_matches_conv(batch, k):
     lhs = sample(lhs_shape, "float32")
     rhs = sample(rhs_shape, "float32")
     (patches,) = batch.run(batch.ids[f"im2col-{k}"], [lhs, rhs])
-    g = attrs.get("feature_group_count", 1)
+    g = attrs.get("feature_group_count", 1) * attrs.get("batch_group_count", 1)
     w = np.transpose(rhs, attrs["rhs_spec"])  # (O, I, spatial...)
     w = w.reshape(g, w.shape[0] // g, -1)
     res = np.einsum("gpk,gok->pgo", patches.astype(np.float64), w.astype(np.float64))  # (N*P, G, Og)
@@ -250,8 +255,8 @@ def test_bad_operands_raise_the_ops_error():
         emu.plan("transpose", [((2, 3), "float32")], dict(permutation=[0, 0]))
     with pytest.raises(ValueError, match=r"\[reduce_sum\] axis 3"):
         emu.plan("reduce_sum", [((2, 3), "float32")], dict(axes=[3]))
-    with pytest.raises(NotImplementedError, match="batch_group_count 2"):
-        emu.plan("im2col", [((4, 2, 5), "float32"), ((4, 2, 3), "float32")],
+    with pytest.raises(ValueError, match="batch_group_count must divide"):
+        emu.plan("im2col", [((3, 2, 5), "float32"), ((4, 2, 3), "float32")],
                  dict(lhs_spec=[0, 1, 2], rhs_spec=[0, 1, 2], out_spec=[0, 1, 2], batch_group_count=2))
 
 
