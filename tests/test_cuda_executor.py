@@ -211,6 +211,20 @@ def test_convolution(gpu):
     check(f, f32(2, 4, 5, 6), f32(3, 4, 3, 2), f32(6, 2, 2, 2), gpu=gpu, rtol=1e-5, atol=1e-5)
 
 
+def test_bitcast_across_widths_round_trip(gpu):
+    """float32 -> uint8[..., 4] -> float32 and float32 -> int16[..., 2]: the core's integer ops, fused."""
+    @xjax.jit
+    def f(x):
+        b = lax.bitcast_convert_type(x, jnp.uint8)
+        h = lax.bitcast_convert_type(x * 2, jnp.int16)
+        return b, lax.bitcast_convert_type(b, jnp.float32) + 1, h, lax.bitcast_convert_type(h[..., ::-1], jnp.float32)
+
+    x = f32(3, 5)
+    b, back, h, swapped = check(f, x, gpu=gpu, rtol=0, atol=0)
+    np.testing.assert_array_equal(np.asarray(b), x.view(np.uint8).reshape(3, 5, 4))
+    np.testing.assert_array_equal(np.asarray(h), (x * 2).view(np.int16).reshape(3, 5, 2))
+
+
 def test_depthwise_conv_grad_step(gpu):
     """The weight gradient of a grouped convolution is a conv with batch_group_count (im2col's batch groups)."""
     def loss(w, x):
@@ -286,8 +300,9 @@ def test_the_sources_programs_generate_compile_with_nvcc(gpu, arch, tmp_path):
         pytest.skip("the emulated runtime collects the sources")
     if not cuda_emulation.nvcc_path():
         pytest.skip("nvcc is not installed")
-    for test in (test_mlp_grad_step, test_convolution, test_depthwise_conv_grad_step, test_sort_and_top_k,
-                 test_while_loop_and_fori_loop, test_layout_and_indexing, test_random_bits):
+    for test in (test_mlp_grad_step, test_convolution, test_depthwise_conv_grad_step,
+                 test_bitcast_across_widths_round_trip, test_sort_and_top_k, test_while_loop_and_fori_loop,
+                 test_layout_and_indexing, test_random_bits):
         test(gpu)
     hoisted, bodies = emulated_cupy.hoist(list(dict.fromkeys(emulated_cupy.sources)))
     text = hoisted + "".join(
