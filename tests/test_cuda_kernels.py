@@ -113,6 +113,18 @@ for op, dts in [("cumsum", ["float32", "int8", "float16"]), ("cumprod", ["int32"
             x = 1 + 0.01 * x
         tol = {"float32": 1e-5, "float16": 2e-3, "bfloat16": 1e-2, "float64": 1e-12}.get(dt, 0)
         case(op, [x], rtol=tol if op == "cumlogsumexp" else 0, axis=axis, reverse=rev)
+# Few long lines: the three-launch block scan (tiles of 2048). Integers, max and min exact; float sums
+# group their terms otherwise than the CPU's sequential order: equal up to rounding (rtol of the largest
+# magnitude: float32 1e-5, float16 2e-3).
+for op, dt, shape, axis, rev, tol in [
+        ("cumsum", "int32", (9000,), 0, False, 0), ("cumsum", "int8", (9000,), 0, True, 0),
+        ("cumsum", "uint16", (3, 4096, 2), 1, False, 0), ("cumsum", "float32", (2, 5000), 1, False, 1e-5),
+        ("cumsum", "float16", (4100,), 0, True, 2e-3), ("cummax", "float32", (4500, 3), 0, False, 0),
+        ("cummax", "bool", (5000,), 0, False, 0), ("cummin", "bfloat16", (4097,), 0, True, 0),
+        ("cumprod", "int32", (4200,), 0, False, 0), ("cumlogsumexp", "float32", (2, 4500), 1, True, 1e-5),
+        ("cumsum", "int32", (2048 * 300 + 5,), 0, True, 0)]:  # over 256 tiles: the carries' chunks carry
+    x = sample(shape, dt, nan=op == "cummax", lo=1 if op == "cumprod" else -3, hi=4)
+    case(op, [x], rtol=tol, name="long", axis=axis, reverse=rev)
 
 # ---- gather and scatter: common patterns, then random dimension numbers (as test_core_index.py)
 ROWS = dict(offset_dims=[1], collapsed_slice_dims=[0], start_index_map=[0])
