@@ -225,6 +225,13 @@ def test_bitcast_across_widths_round_trip(gpu):
     np.testing.assert_array_equal(np.asarray(h), (x * 2).view(np.int16).reshape(3, 5, 2))
 
 
+def test_long_scans(gpu):
+    """One long line: the block scan's three launches and scratch, through the executor."""
+    x = RNG.integers(-5, 6, 9000).astype(np.int32)
+    check(xjax.jit(lambda v: (jnp.cumsum(v), lax.cummax(v, reverse=True))), x, gpu=gpu)
+    check(xjax.jit(jnp.cumsum), f32(2, 5000), gpu=gpu, rtol=1e-5, atol=1e-3)
+
+
 def test_depthwise_conv_grad_step(gpu):
     """The weight gradient of a grouped convolution is a conv with batch_group_count (im2col's batch groups)."""
     def loss(w, x):
@@ -253,6 +260,10 @@ def test_eager_primitives_on_gpu_arrays(gpu):
     mixed = x * jnp.ones((2, 3))  # a CPU array goes to the GPU array's device, as an uncommitted one in JAX
     assert type(mixed) is GpuArray and mixed.device is gpu
     np.testing.assert_array_equal(np.asarray(x[1]), [3, 4, 5])
+    b = lax.bitcast_convert_type(x, jnp.uint8)  # across widths: a lowering of several core ops
+    assert type(b) is GpuArray and b.shape == (2, 3, 4)
+    np.testing.assert_array_equal(np.asarray(b), np.arange(6, dtype=np.float32).reshape(2, 3).view(np.uint8)
+                                  .reshape(2, 3, 4))
 
 
 def test_host_callbacks_see_the_values(gpu, capsys):
