@@ -211,6 +211,44 @@ def test_convolution(gpu):
     check(f, f32(2, 4, 5, 6), f32(3, 4, 3, 2), f32(6, 2, 2, 2), gpu=gpu, rtol=1e-5, atol=1e-5)
 
 
+def test_bitcast_across_widths_round_trip(gpu):
+    """float32 -> uint8[..., 4] -> float32 and float32 -> int16[..., 2]: the core's integer ops, fused."""
+    @xjax.jit
+    def f(x):
+        b = lax.bitcast_convert_type(x, jnp.uint8)
+        h = lax.bitcast_convert_type(x * 2, jnp.int16)
+        return b, lax.bitcast_convert_type(b, jnp.float32) + 1, h, lax.bitcast_convert_type(h[..., ::-1], jnp.float32)
+
+    x = f32(3, 5)
+    b, back, h, swapped = check(f, x, gpu=gpu, rtol=0, atol=0)
+    np.testing.assert_array_equal(np.asarray(b), x.view(np.uint8).reshape(3, 5, 4))
+    np.testing.assert_array_equal(np.asarray(h), (x * 2).view(np.int16).reshape(3, 5, 2))
+
+
+def test_long_scans(gpu):
+    """One long line: the block scan's three launches and scratch, through the executor."""
+    x = RNG.integers(-5, 6, 9000).astype(np.int32)
+    check(xjax.jit(lambda v: (jnp.cumsum(v), lax.cummax(v, reverse=True))), x, gpu=gpu)
+    check(xjax.jit(jnp.cumsum), f32(2, 5000), gpu=gpu, rtol=1e-5, atol=1e-3)
+
+
+def test_depthwise_conv_grad_step(gpu):
+    """The weight gradient of a grouped convolution is a conv with batch_group_count (im2col's batch groups)."""
+    def loss(w, x):
+        y = lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"),
+                                     feature_group_count=4)
+        return jnp.mean(jnp.tanh(y) ** 2)
+
+    @xjax.jit
+    def step(w, x):
+        value, g = xjax.value_and_grad(loss)(w, x)
+        return value, w - 0.5 * g
+
+    step_jaxpr = str(xjax.make_jaxpr(xjax.grad(loss))(f32(3, 3, 1, 8), f32(2, 6, 5, 4)))
+    assert "batch_group_count=4" in step_jaxpr
+    check(step, f32(3, 3, 1, 8), f32(2, 6, 5, 4), gpu=gpu, rtol=1e-5, atol=1e-5)
+
+
 def test_eager_primitives_on_gpu_arrays(gpu):
     x = to_gpu(np.arange(6, dtype=np.float32).reshape(2, 3), gpu)
     y = x + 1
@@ -222,6 +260,10 @@ def test_eager_primitives_on_gpu_arrays(gpu):
     mixed = x * jnp.ones((2, 3))  # a CPU array goes to the GPU array's device, as an uncommitted one in JAX
     assert type(mixed) is GpuArray and mixed.device is gpu
     np.testing.assert_array_equal(np.asarray(x[1]), [3, 4, 5])
+    b = lax.bitcast_convert_type(x, jnp.uint8)  # across widths: a lowering of several core ops
+    assert type(b) is GpuArray and b.shape == (2, 3, 4)
+    np.testing.assert_array_equal(np.asarray(b), np.arange(6, dtype=np.float32).reshape(2, 3).view(np.uint8)
+                                  .reshape(2, 3, 4))
 
 
 def test_host_callbacks_see_the_values(gpu, capsys):
@@ -269,7 +311,8 @@ def test_the_sources_programs_generate_compile_with_nvcc(gpu, arch, tmp_path):
         pytest.skip("the emulated runtime collects the sources")
     if not cuda_emulation.nvcc_path():
         pytest.skip("nvcc is not installed")
-    for test in (test_mlp_grad_step, test_convolution, test_sort_and_top_k, test_while_loop_and_fori_loop,
+    for test in (test_mlp_grad_step, test_convolution, test_depthwise_conv_grad_step,
+                 test_bitcast_across_widths_round_trip, test_sort_and_top_k, test_while_loop_and_fori_loop,
                  test_layout_and_indexing, test_random_bits):
         test(gpu)
     hoisted, bodies = emulated_cupy.hoist(list(dict.fromkeys(emulated_cupy.sources)))

@@ -113,6 +113,18 @@ for op, dts in [("cumsum", ["float32", "int8", "float16"]), ("cumprod", ["int32"
             x = 1 + 0.01 * x
         tol = {"float32": 1e-5, "float16": 2e-3, "bfloat16": 1e-2, "float64": 1e-12}.get(dt, 0)
         case(op, [x], rtol=tol if op == "cumlogsumexp" else 0, axis=axis, reverse=rev)
+# Few long lines: the three-launch block scan (tiles of 2048). Integers, max and min exact; float sums
+# group their terms otherwise than the CPU's sequential order: equal up to rounding (rtol of the largest
+# magnitude: float32 1e-5, float16 2e-3).
+for op, dt, shape, axis, rev, tol in [
+        ("cumsum", "int32", (9000,), 0, False, 0), ("cumsum", "int8", (9000,), 0, True, 0),
+        ("cumsum", "uint16", (3, 4096, 2), 1, False, 0), ("cumsum", "float32", (2, 5000), 1, False, 1e-5),
+        ("cumsum", "float16", (4100,), 0, True, 2e-3), ("cummax", "float32", (4500, 3), 0, False, 0),
+        ("cummax", "bool", (5000,), 0, False, 0), ("cummin", "bfloat16", (4097,), 0, True, 0),
+        ("cumprod", "int32", (4200,), 0, False, 0), ("cumlogsumexp", "float32", (2, 4500), 1, True, 1e-5),
+        ("cumsum", "int32", (2048 * 300 + 5,), 0, True, 0)]:  # over 256 tiles: the carries' chunks carry
+    x = sample(shape, dt, nan=op == "cummax", lo=1 if op == "cumprod" else -3, hi=4)
+    case(op, [x], rtol=tol, name="long", axis=axis, reverse=rev)
 
 # ---- gather and scatter: common patterns, then random dimension numbers (as test_core_index.py)
 ROWS = dict(offset_dims=[1], collapsed_slice_dims=[0], start_index_map=[0])
@@ -180,6 +192,11 @@ CONVS = [
                                       rhs_dilation=[2, 1], feature_group_count=2)),
     ((3, 5, 10), (4, 5, 3), dict(lhs_spec=[0, 1, 2], rhs_spec=[0, 1, 2], out_spec=[0, 2, 1], window_strides=[3],
                                  padding=[2, 2])),
+    # batch groups: group g reads the g-th run of lhs batch entries (a grouped conv's weight gradient)
+    ((4, 2, 5), (4, 2, 3), dict(lhs_spec=[0, 1, 2], rhs_spec=[0, 1, 2], out_spec=[0, 1, 2], batch_group_count=2)),
+    ((2, 6, 7, 5), (6, 2, 3, 3), dict(lhs_spec=[1, 0, 2, 3], rhs_spec=[0, 1, 2, 3], out_spec=[1, 0, 3, 2],
+                                      window_strides=[2, 1], padding=[1, 1, 0, 2], rhs_dilation=[1, 2],
+                                      batch_group_count=3)),
 ]
 
 OPS_WITHOUT_KERNEL = ["sort", "top_k", "dot_general", "add", "cholesky", "while", "conv_general_dilated"]
@@ -224,7 +241,7 @@ def test_im2col_gemm_matches_conv(batch, k):
     lhs = sample(lhs_shape, "float32")
     rhs = sample(rhs_shape, "float32")
     (patches,) = batch.run(batch.ids[f"im2col-{k}"], [lhs, rhs])
-    g = attrs.get("feature_group_count", 1)
+    g = attrs.get("feature_group_count", 1) * attrs.get("batch_group_count", 1)
     w = np.transpose(rhs, attrs["rhs_spec"])  # (O, I, spatial...)
     w = w.reshape(g, w.shape[0] // g, -1)
     res = np.einsum("gpk,gok->pgo", patches.astype(np.float64), w.astype(np.float64))  # (N*P, G, Og)
@@ -250,8 +267,8 @@ def test_bad_operands_raise_the_ops_error():
         emu.plan("transpose", [((2, 3), "float32")], dict(permutation=[0, 0]))
     with pytest.raises(ValueError, match=r"\[reduce_sum\] axis 3"):
         emu.plan("reduce_sum", [((2, 3), "float32")], dict(axes=[3]))
-    with pytest.raises(NotImplementedError, match="batch_group_count 2"):
-        emu.plan("im2col", [((4, 2, 5), "float32"), ((4, 2, 3), "float32")],
+    with pytest.raises(ValueError, match="batch_group_count must divide"):
+        emu.plan("im2col", [((3, 2, 5), "float32"), ((4, 2, 3), "float32")],
                  dict(lhs_spec=[0, 1, 2], rhs_spec=[0, 1, 2], out_spec=[0, 1, 2], batch_group_count=2))
 
 

@@ -302,8 +302,49 @@ def test_lax_bitcast_convert_type():
                                   x[:2].astype(ml_dtypes.bfloat16).view(np.uint16))
     with pytest.raises(TypeError, match="does not support bool"):
         lax.bitcast_convert_type(jnp.ones(2, bool), np.uint8)
-    with pytest.raises(NotImplementedError, match="different widths"):
-        lax.bitcast_convert_type(jnp.ones(2, np.float32), np.int16)
+    with pytest.raises(ValueError, match=r"shape \(3,\) from uint8 of size 8 bits to float32 .* 3 \* 8 != 32"):
+        lax.bitcast_convert_type(jnp.ones(3, np.uint8), np.float32)  # JAX's message
+    with pytest.raises(ValueError, match=r"shape \(\) from int16"):
+        lax.bitcast_convert_type(jnp.ones((), np.int16), np.float32)
+
+
+# (operand dtype, new dtype) across widths: both directions, signed pieces, 16-bit floats.
+WIDTH_PAIRS = [("float32", "uint8"), ("float32", "int16"), ("int32", "int8"), ("bfloat16", "uint8"),
+               ("float16", "int8"), ("uint16", "uint8")]
+
+
+@pytest.mark.parametrize("wide,narrow", WIDTH_PAIRS)
+def test_lax_bitcast_convert_type_across_widths(wide, narrow):
+    """Memory order (NumPy's view on a little-endian host, JAX's result): a new last axis of pieces."""
+    rng = np.random.default_rng(3)
+    wdt, ndt = np.dtype(getattr(ml_dtypes, wide, None) or wide), np.dtype(narrow)
+    x = np.frombuffer(rng.bytes(2 * 3 * wdt.itemsize), wdt).reshape(2, 3)
+    want = x.view(ndt).reshape(2, 3, wdt.itemsize // ndt.itemsize)
+    got = lax.bitcast_convert_type(jnp.asarray(x), ndt)
+    assert got.shape == want.shape and got.dtype == ndt
+    np.testing.assert_array_equal(np.asarray(got), want)
+    back = xjax.jit(lambda v: lax.bitcast_convert_type(v, wdt))(got)
+    assert back.shape == x.shape and back.dtype == wdt
+    np.testing.assert_array_equal(np.asarray(back).view(np.uint8), x.view(np.uint8))
+    # vmap over an axis other than 0: the pieces' axis stays last
+    np.testing.assert_array_equal(xjax.vmap(lambda v: lax.bitcast_convert_type(v, ndt), in_axes=1)(jnp.asarray(x)),
+                                  np.swapaxes(want, 0, 1))
+
+
+def test_lax_bitcast_convert_type_across_widths_x64():
+    prev = xjax.config.jax_enable_x64
+    xjax.config.update("jax_enable_x64", True)
+    try:
+        x = np.array([1.5, -2.0, np.inf], np.float64)
+        got = lax.bitcast_convert_type(jnp.asarray(x), np.uint32)
+        np.testing.assert_array_equal(got, x.view(np.uint32).reshape(3, 2))
+        assert got[0].tolist() == [0, 1073217536]  # JAX's
+        np.testing.assert_array_equal(lax.bitcast_convert_type(jnp.asarray(np.array([3, 1], np.uint32)), np.float64),
+                                      np.array([3, 1], np.uint32).view(np.float64))
+        u8 = lax.bitcast_convert_type(jnp.asarray(x), np.uint8)
+        np.testing.assert_array_equal(lax.bitcast_convert_type(u8, np.int64), x.view(np.int64))
+    finally:
+        xjax.config.update("jax_enable_x64", prev)
 
 
 def test_power_rules():

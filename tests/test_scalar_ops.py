@@ -245,3 +245,47 @@ def test_scalar_half_widening_is_the_array_paths(src):
     kernel = _convert(src, "float32", x, reference=False)
     ref = _convert(src, "float32", x, reference=True)
     np.testing.assert_array_equal(ref.view(np.uint32), kernel.view(np.uint32))
+
+
+# ---- coverage: the GPU fuses whatever the CPU accepts -------------------------------------------
+
+def _elementwise_ops():
+    """(name, arity) of every Elementwise op in the catalogue (arity -1: variadic)."""
+    import re
+    text = (ROOT / "src" / "core" / "ops" / "op_list.h").read_text()
+    return [(m[0], int(m[1])) for m in re.findall(r"X\((\w+), Elementwise, (-?\d+)\)", text)]
+
+
+def _accepted_combinations(op, arity):
+    """(in dtypes, out dtype, attrs) of every operand dtype combination op's shape rule accepts (select_n: up
+    to 4 cases of one dtype), with each attribute variant that changes the types."""
+    import itertools
+    variants = {"integer_pow": [{"y": 3}, {"y": -2}], "round": [{"rounding_method": 0}, {"rounding_method": 1}]}
+    arities = [arity] if arity > 0 else [2, 3, 4, 5]
+    for n in arities:
+        for ins in itertools.product(ALL_DTYPES, repeat=n):
+            if op == "select_n" and len(set(ins[1:])) > 1:
+                continue
+            for attrs in variants.get(op, [{}]):
+                targets = ALL_DTYPES if op in ("convert_element_type", "bitcast_convert_type") else [None]
+                for to in targets:
+                    a = dict(attrs, new_dtype=to) if to else attrs
+                    try:
+                        ((_, out),) = _core.infer(op, [((N,), d) for d in ins], a)
+                    except Exception:  # the shape rule refuses these operands
+                        continue
+                    yield list(ins), out, a
+
+
+def test_every_accepted_dtype_combination_has_an_expression():
+    """Mixed dtypes included (select_n's predicate, convert, bitcast): an empty expression is an op the
+    CPU runs and the GPU plan refuses (cuda_can_fuse asks scalar_expression)."""
+    missing, count = [], 0
+    for op, arity in _elementwise_ops():
+        if op in HOST_ONLY or op == "iota":
+            continue
+        for ins, out, attrs in _accepted_combinations(op, arity):
+            count += 1
+            if not _core.scalar_expression(op, ins, out, attrs, [f"x{k}" for k in range(len(ins))]):
+                missing.append((op, ins, out, attrs))
+    assert count > 700 and not missing, missing[:20]

@@ -1,10 +1,10 @@
 // CPU kernels of the scans along one axis (cumsum, cumprod, cummax, cummin, cumlogsumexp), forward
 // or reversed. Lines are independent: they are spread over threads; each line is sequential.
 #include <algorithm>
-#include <cmath>
 #include <stdexcept>
 
 #include "core/cpu/reduction_kernels.h"
+#include "core/ops/scalar_ops.h"
 #include "core/thread_pool.h"
 
 namespace xjax {
@@ -24,20 +24,12 @@ using CumCompute = std::conditional_t<
     std::conditional_t<Op == CumOp::Sum || Op == CumOp::Prod, red::Arith<typename ComputeOf<T>::type>,
                        typename ComputeOf<T>::type>>;
 
-// log(exp(a) + exp(b)) without overflow: the larger one is factored out.
-template <typename A> inline A logaddexp(A a, A b) {
-  if (a != a || b != b) return a + b;
-  if (a == b) return a + A(0.69314718055994530942);  // also two equal infinities
-  A m = std::max(a, b);
-  return m + std::log1p(std::exp(std::min(a, b) - m));
-}
-
 template <CumOp Op, typename A> inline A step(A acc, A v) {
   if constexpr (Op == CumOp::Sum) return A(acc + v);
   if constexpr (Op == CumOp::Prod) return A(acc * v);
   if constexpr (Op == CumOp::Max) return red::max_nan(acc, v);
   if constexpr (Op == CumOp::Min) return red::min_nan(acc, v);
-  if constexpr (Op == CumOp::LogSumExp) return logaddexp(acc, v);
+  if constexpr (Op == CumOp::LogSumExp) return scalar::logaddexp(acc, v);
 }
 
 // The axis is innermost: each line is contiguous. A line is one long dependency chain; for

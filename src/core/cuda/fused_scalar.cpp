@@ -58,7 +58,6 @@ std::string step_expr(const KernelStep& st, const std::vector<std::string>& args
 bool cuda_can_fuse(OpId op, const std::vector<DType>& in, DType out, const Attrs& attrs) {
   const OpKind kind = op_info(op).kind;
   if (kind == OpKind::Reduction) return true;  // every reduction fusion accepts: RedOp over any dtype
-  if (op == OpId::bitcast_convert_type_ && itemsize(in[0]) != itemsize(out)) return false;  // changes the shape
   return kind == OpKind::Elementwise && !scalar_expression(op, in, out, attrs, placeholders(in.size())).empty();
 }
 

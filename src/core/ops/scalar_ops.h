@@ -228,6 +228,14 @@ template <class T> XJAX_HD inline bool is_finite(T x) { return libm::fabs(x) < i
 template <class T> XJAX_HD inline T atan2(T y, T x) {
   return flush_subnormal(libm::atan2(flush_subnormal(y), flush_subnormal(x)));
 }
+// log(exp(a) + exp(b)) without overflow, the larger one factored out: cumlogsumexp's step (not an op
+// of its own; it computes in the scan's environment, unflushed, as the CPU scan always has).
+template <class T> XJAX_HD inline T logaddexp(T a, T b) {
+  if (a != a || b != b) return a + b;
+  if (a == b) return a + T(0.69314718055994530942);  // also two equal infinities
+  const T m = a > b ? a : b, lo = a > b ? b : a;
+  return m + libm::log1p(libm::exp(lo - m));
+}
 // The next representable value after x towards y, in the operand's own format.
 template <class T> XJAX_HD inline T nextafter(T x, T y) { return libm::nextafter(x, y); }
 // The 16-bit formats step on their bits (both are sign-magnitude, like float32).

@@ -95,13 +95,14 @@ def dot_add(ins, attrs, out_types, in_types):
 # ---- conv_general_dilated ----
 
 def conv(ins, attrs, out_types, in_types, patches):
-    """conv_general_dilated from im2col's patches (G, N*P, C*K): one batched GEMM per feature group with
-    the kernel in (G, O/G, C*K), then the (N, spatial..., O) result put in out_spec's layout."""
+    """conv_general_dilated from im2col's patches (G, N*P, C*K): one batched GEMM per group (feature or
+    batch groups: each gives its share of the output features) with the kernel in (G, O/G, C*K), then
+    the (N, spatial..., O) result put in out_spec's layout."""
     cp = _cp()
     (shape, dtype), = out_types
     rhs = ins[1]
     rhs_spec, out_spec = attrs["rhs_spec"], attrs["out_spec"]
-    groups = int(attrs.get("feature_group_count", 1))
+    groups = int(attrs.get("feature_group_count", 1)) * int(attrs.get("batch_group_count", 1))  # one is 1
     ns = len(out_spec) - 2
     n_batch, n_out = shape[out_spec[0]], shape[out_spec[1]]
     spatial = [shape[out_spec[2 + d]] for d in range(ns)]

@@ -166,13 +166,53 @@ def _bitcast_eval(x, *, new_dtype):
         raise TypeError("lax.bitcast_convert_type does not support bool or complex values unless the operand and "
                         f"destination types match. Got operand dtype={x.dtype.name}, new_dtype={new_dtype!r}. "
                         "Consider using the arr.view() method instead.")
-    if x.dtype.itemsize != new_dtype.itemsize:
-        raise NotImplementedError(f"lax.bitcast_convert_type between types of different widths is not supported "
-                                  f"(operand {x.dtype.name}{list(x.shape)}, new_dtype {new_dtype.name}).")
+    a, b = x.dtype.itemsize, new_dtype.itemsize
+    if a > b:  # each element becomes a/b narrower ones along a new last axis
+        return core.ShapedArray(x.shape + (a // b,), new_dtype, False)
+    if a < b:  # the last axis's a/b... elements join into one
+        if not x.shape or x.shape[-1] * a != b:
+            last = x.shape[-1] if x.shape else 1
+            raise ValueError(f"Attempting to convert array of shape {x.shape} from {x.dtype.name} of size {8 * a} bits "
+                             f"to {new_dtype.name} of size {8 * b}, bits but {last} * {8 * a} != {8 * b}")
+        return core.ShapedArray(x.shape[:-1], new_dtype, False)
     return core.ShapedArray(x.shape, new_dtype, False)
 
 
+def _bitcast_lowering(ctx, x, *, new_dtype):
+    """Across widths, in the core's same-width bitcast and integer ops (so every backend that runs those
+    runs it, fused with its neighbours): the bytes in memory order, i.e. little-endian, as XLA on CPU and
+    GPU -- the new last axis holds a wide element's pieces from its least significant one up."""
+    src = ctx.avals_in[0]
+    a, b = src.dtype.itemsize, new_dtype.itemsize
+
+    def bitcast(v, frm, to):
+        return v if frm == to else ctx.op("bitcast_convert_type", v, new_dtype=to)[0]
+
+    if a == b:
+        return ctx.op("bitcast_convert_type", x, new_dtype=new_dtype)
+    wide, narrow = (np.dtype(f"uint{8 * n}") for n in (max(a, b), min(a, b)))
+    k, rank = max(a, b) // min(a, b), len(src.shape)
+    full = src.shape + (k,) if a > b else src.shape
+
+    def shifts():  # the bit offset of each piece along the last axis of `full`
+        data = (np.arange(k, dtype=wide) * wide.type(8 * narrow.itemsize)).tobytes()
+        (c,) = ctx.op("constant", dtype=wide, shape=[k], data=data)
+        return ctx.op("broadcast_in_dim", c, shape=list(full), broadcast_dimensions=[len(full) - 1])[0]
+
+    if a > b:
+        (u,) = ctx.op("broadcast_in_dim", bitcast(x, src.dtype, wide), shape=list(full),
+                      broadcast_dimensions=list(range(rank)))
+        (u,) = ctx.op("shift_right_logical", u, shifts())
+        (u,) = ctx.op("convert_element_type", u, new_dtype=narrow)  # keeps the low bits
+        return [bitcast(u, narrow, new_dtype)]
+    (u,) = ctx.op("convert_element_type", bitcast(x, src.dtype, narrow), new_dtype=wide)  # zero-extends
+    (u,) = ctx.op("shift_left", u, shifts())
+    (u,) = ctx.op("reduce_sum", u, axes=[rank - 1])  # the pieces' bits do not overlap: the sum is their or
+    return [bitcast(u, wide, new_dtype)]
+
+
 bitcast_convert_type_p = define_primitive("bitcast_convert_type", _bitcast_eval)
+bitcast_convert_type_p.lowering = _bitcast_lowering
 
 
 def _iota_eval(*, dtype, shape, dimension, sharding=None):
@@ -277,7 +317,9 @@ def _convert(operand, new_dtype, weak_type=False):
 
 
 def bitcast_convert_type(operand, new_dtype):
-    """Reinterprets the bits of each element as new_dtype (of the same width)."""
+    """Reinterprets the bits of each element as new_dtype. A narrower new_dtype adds a last axis holding each
+    element's pieces in memory order; a wider one joins the operand's last axis (which must hold one element's
+    pieces) into one element."""
     return bitcast_convert_type_p.bind(asarray(operand), new_dtype=dtypes.canonicalize_dtype(new_dtype))
 
 
