@@ -88,9 +88,12 @@ def _tri_mask(n, lower):
 # ---- cholesky ----
 
 def cholesky(ins, attrs, out_types, in_types):
-    """potrf on the lower triangle. CuPy reports no failure, so a failed factorisation is recognised by
-    a diagonal entry of the result that is not positive (where potrf stops, it leaves the non-positive
-    pivot) or a non-finite entry; its lower triangle becomes NaN, as on the CPU."""
+    """potrf on the lower triangle. CuPy reports no failure (its info stays on the device), so a failed
+    factorisation is recognised from the result: a diagonal entry that is not positive (where LAPACK's
+    potrf stops it leaves the non-positive pivot), a non-finite entry, or a row whose squares do not sum
+    to A's diagonal entry as a computed factor's do (|a_ii - sum_k l_ik^2| <= (n+1) eps sum_k l_ik^2,
+    doubled for the rounding of the check), whatever potrf leaves where it stopped. Its lower triangle
+    becomes NaN, as on the CPU."""
     cp = _cp()
     a = ins[0]
     n = a.shape[-1]
@@ -100,7 +103,10 @@ def cholesky(ins, attrs, out_types, in_types):
     l = cp.linalg.cholesky(a)
     l = cp.where(lower, l, cp.zeros((), l.dtype))  # (what is above the diagonal is not the factor's)
     diag = cp.diagonal(l, axis1=-2, axis2=-1)
+    rows = cp.sum(l * l, axis=-1)
+    slack = (4 * (n + 1) * np.finfo(a.dtype).eps) * rows
     bad = ~(diag > 0).all(axis=-1) | ~cp.isfinite(l).all(axis=(-2, -1))
+    bad |= ~(cp.abs(cp.diagonal(a, axis1=-2, axis2=-1) - rows) <= slack).all(axis=-1)
     return [_c(_nan_where(bad, l, lower))]
 
 
