@@ -146,7 +146,8 @@ def lu(ins, attrs, out_types, in_types):
         _swap_rows(perm, rows, j, p)
         d = x[:, j, j][:, None]
         below = x[:, j + 1:, j]
-        scaled = cp.where(cp.abs(d) >= sfmin, below * (1 / cp.where(d == zero, 1, d)), below / d)
+        safe = cp.where(d == zero, 1, d)  # (a zero pivot scales nothing)
+        scaled = cp.where(cp.abs(d) >= sfmin, below * (1 / safe), below / safe)
         x[:, j + 1:, j] = cp.where(d != zero, scaled, below)
         x[:, j + 1:, j + 1:] -= x[:, j + 1:, j:j + 1] * x[:, j:j + 1, j + 1:]
     return [_c(x.reshape(a.shape)), _c(piv.reshape(piv_shape)), _c(perm.reshape(perm_shape))]
