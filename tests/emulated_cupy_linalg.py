@@ -3,7 +3,8 @@ cupyx.scipy.linalg.solve_triangular as CuPy 14 gives them, on NumPy, SciPy and L
 
 What is kept of CuPy's behaviour: the signatures and results (eigh returns (w, v), svd (u, s, vh));
 float32 stays float32; batches are taken (qr and solve_triangular only from CuPy 14 on: an emulated
-version below 14 refuses them as CuPy 13 does); nothing is raised for a failed factorisation (CuPy's
+version below 14 refuses them as CuPy 13 does; eigh's only of matrices up to order 32, syevjBatched's
+limit); nothing is raised for a failed factorisation (CuPy's
 default `linalg='ignore'`): cholesky returns what potrf leaves, a matrix that is not positive definite
 keeping its non-positive pivot on the diagonal (LAPACK's potrf; cuSOLVER's is taken to do the same, which
 the tests check on a real GPU), and solve_triangular divides by a zero diagonal (trsm does not check).
@@ -17,6 +18,10 @@ import scipy.linalg.lapack as lapack
 import emulated_cupy
 
 LinAlgError = np.linalg.LinAlgError
+
+
+class CUSOLVERError(RuntimeError):
+    pass
 
 
 def _wrap(x):
@@ -74,6 +79,8 @@ def eigh(a, UPLO="L"):  # noqa: N803 - (CuPy's name)
     if UPLO not in ("L", "U"):
         raise ValueError("UPLO argument must be 'L' or 'U'")
     _square(a)
+    if a.ndim > 2 and a.shape[-1] > 32:  # (CuPy's batches go to syevjBatched, which refuses them)
+        raise CUSOLVERError("CUSOLVER_STATUS_INVALID_VALUE")
     w, v = np.linalg.eigh(_float(a), UPLO=UPLO)
     return _wrap(w), _wrap(v)
 

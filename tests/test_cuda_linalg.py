@@ -226,6 +226,14 @@ def test_eigh_matches_the_cpu_up_to_eigenvector_signs(gpu, dtype, batch, lower, 
     up_to_column_signs(v, cv, dtype, 50)
 
 
+def test_eigh_of_a_batch_of_large_matrices(gpu):
+    """Beyond order 32 (syevjBatched's limit) a batch goes one matrix at a time."""
+    a = spd((2,), 40, np.float64)
+    v, w = run(lambda x: linalg.eigh(x, symmetrize_input=False), [a], gpu, True)
+    same([w], [np.linalg.eigvalsh(a)], np.float64, 1e3)
+    np.testing.assert_allclose(a @ v, v * w[..., None, :], atol=1e-8 * np.abs(w).max())
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(5, 5), (3, 6, 4), (2, 2, 3, 5)])
 @pytest.mark.parametrize("full", [True, False])

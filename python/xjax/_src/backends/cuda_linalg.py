@@ -241,9 +241,14 @@ def _finite_matrices(x, mask=None):
     return ok.all(axis=(-2, -1))
 
 
+# CuPy's eigh of a batch is cuSOLVER's syevjBatched, which takes matrices up to this order only.
+_SYEVJ_BATCHED_MAX = 32
+
+
 def eigh(ins, attrs, out_types, in_types):
-    """cupy.linalg.eigh (syevd; syevj for a batch) of the symmetric matrix the `lower` triangle makes
-    (written out in full, so that which triangle cuSOLVER reads does not matter): eigenvalues ascending."""
+    """cupy.linalg.eigh (syevd; syevj for a batch of small matrices, syevd one at a time for larger ones)
+    of the symmetric matrix the `lower` triangle makes (written out in full, so that which triangle
+    cuSOLVER reads does not matter): eigenvalues ascending."""
     cp = _cp()
     a = ins[0]
     lower = _flag(attrs, "lower", True)
@@ -258,7 +263,14 @@ def eigh(ins, attrs, out_types, in_types):
     sym = tri + cp.swapaxes(strict, -1, -2)
     finite = _finite_matrices(a, mask)
     sym = cp.where(finite[..., None, None], sym, zero)  # (cuSOLVER's iterations are not meant for NaN)
-    w, v = cp.linalg.eigh(sym, UPLO="L")
+    batched, batch = _batch(sym, 2)
+    if batched.shape[0] == 1:
+        w, v = cp.linalg.eigh(batched[0], UPLO="L")
+    elif n <= _SYEVJ_BATCHED_MAX:
+        w, v = cp.linalg.eigh(batched, UPLO="L")
+    else:
+        w, v = _per_matrix(lambda t: cp.linalg.eigh(t, UPLO="L"), batched)
+    w, v = w.reshape(w_shape), v.reshape(v_shape)
     return [_c(_nan_where(~finite, v).astype(dtype)), _c(_nan_where(~finite, w).astype(dtype))]
 
 
