@@ -19,8 +19,9 @@ import types
 import numpy as np
 
 import cuda_emulation
+from emulated_cupy_linalg import cupyx, linalg  # noqa: F401 - cupy.linalg and cupyx.scipy.linalg
 
-__version__ = "0.0-emulated"
+__version__ = "14.0.0+emulated"  # (the CuPy whose linalg API the emulation follows: qr and solve_triangular batched)
 
 
 class CUDARuntimeError(RuntimeError):
@@ -107,6 +108,19 @@ matmul = _array_function(np.matmul)
 where = _array_function(np.where)
 isnan = _array_function(np.isnan)
 moveaxis = _array_function(np.moveaxis)
+isfinite = _array_function(np.isfinite)
+abs = _array_function(np.abs)  # noqa: A001 - (CuPy's name)
+sqrt = _array_function(np.sqrt)
+clip = _array_function(np.clip)
+argmax = _array_function(np.argmax)
+sum = _array_function(np.sum)  # noqa: A001
+stack = _array_function(np.stack)
+swapaxes = _array_function(np.swapaxes)
+diagonal = _array_function(np.diagonal)
+broadcast_to = _array_function(np.broadcast_to)
+arange = _array_function(np.arange)
+eye = _array_function(np.eye)
+zeros = _array_function(np.zeros)
 take_along_axis = _array_function(np.take_along_axis)
 sort = _array_function(lambda x, axis=-1: np.sort(x, axis=axis, kind="stable"))
 argsort = _array_function(lambda x, axis=-1: np.argsort(x, axis=axis, kind="stable"))  # (CuPy's is stable too)

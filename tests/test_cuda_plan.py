@@ -64,8 +64,26 @@ def test_layout_ops_and_contiguous_windows_run_their_kernels():
     assert ("kernel", "dynamic_slice") in steps and ("kernel", "transpose") in steps  # (and the index's clamp)
 
 
+def all_reduce_graph():
+    """A graph whose one op, all_reduce (MPI between processes), has no GPU route."""
+    g = _core.Graph()
+    x = g.parameter((4,), "float32")
+    g.set_outputs(g.add("all_reduce", [x], {"reduction": "sum", "signature": " " * 256}))
+    return g
+
+
+def test_linalg_ops_are_library_steps():
+    a = np.eye(3, dtype=np.float32)
+    assert kinds(plan_of(lambda x: lax.linalg.cholesky(x, symmetrize_input=False), a)) == [("library", "cholesky")]
+    steps = kinds(plan_of(lambda x: (lax.linalg.lu(x), lax.linalg.qr(x), lax.linalg.eigh(x, symmetrize_input=False),
+                                     lax.linalg.svd(x), lax.linalg.triangular_solve(x, x)), a))
+    assert {op for kind, op in steps if kind == "library"} >= {"lu", "qr", "eigh", "svd", "triangular_solve"}
+    (step,) = plan_of(lambda x: lax.linalg.qr(x, pivoting=True, full_matrices=False), a)["steps"]
+    assert step["kind"] == "library" and len(step["outputs"]) == 3 and step["attrs"]["pivoting"]
+
+
 def test_ops_without_a_gpu_route_fail_at_compile_time_naming_the_op():
-    with pytest.raises(NotImplementedError, match=r"^\[cuda\] no GPU kernel for op 'cholesky' "):
-        plan_of(jnp.linalg.cholesky, np.eye(3, dtype=np.float32))
+    with pytest.raises(NotImplementedError, match=r"^\[cuda\] no GPU kernel for op 'all_reduce' "):
+        _core.cuda_plan(all_reduce_graph())
     with pytest.raises(NotImplementedError, match="'digamma'"):
         plan_of(lambda x: xjax.scipy.special.digamma(x), X)

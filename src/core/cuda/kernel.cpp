@@ -14,6 +14,7 @@ namespace {
     case OpKind::Elementwise: why = "elementwise ops run inside fused kernels"; break;
     case OpKind::Sort: why = "sort and top_k run through CuPy"; break;
     case OpKind::Contraction: why = "dot_general runs on cuBLAS through CuPy; conv_general_dilated as im2col + GEMM"; break;
+    case OpKind::Linalg: why = "the linear-algebra ops run on cuSOLVER and cuBLAS through CuPy"; break;
     default: why = "not implemented for the GPU"; break;
   }
   throw NoKernelError(std::string("[cuda] no GPU kernel for op '") + op_name(op) + "' (" + why + ")");

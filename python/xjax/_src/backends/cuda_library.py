@@ -1,6 +1,6 @@
 """The GPU plan's library steps: the ops that run through CuPy rather than generated CUDA -- dot_general
 (and dot_general_add) on cuBLAS via cupy.matmul, conv_general_dilated as the generated im2col's patches
-times the kernel on cuBLAS, sort and top_k on CuPy's (stable) sort.
+times the kernel on cuBLAS, sort and top_k on CuPy's (stable) sort; the linear-algebra ops (cuda_linalg).
 
 Each takes CuPy arrays of the operands (C-contiguous, in their storage dtype: bfloat16 as its uint16
 bits) and the plan's result types; returns C-contiguous results in storage dtypes. CuPy is
@@ -9,7 +9,7 @@ gpu_devices.cupy(), so the tests' emulated CuPy stands in for it unchanged.
 import numpy as np
 
 from xjax._src import dtypes
-from xjax._src.backends import gpu_devices
+from xjax._src.backends import cuda_linalg, gpu_devices
 
 _BF16 = np.dtype(dtypes.bfloat16)
 
@@ -162,4 +162,4 @@ def top_k(ins, attrs, out_types, in_types):
     return [cp.ascontiguousarray(values), cp.ascontiguousarray(index)]
 
 
-ROUTES = {"dot_general": dot, "dot_general_add": dot_add, "sort": sort, "top_k": top_k}
+ROUTES = {"dot_general": dot, "dot_general_add": dot_add, "sort": sort, "top_k": top_k, **cuda_linalg.ROUTES}
