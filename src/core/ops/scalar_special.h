@@ -3,8 +3,10 @@
 // regularized_incomplete_beta. Each computes in double (float32 rounds the result; the 16-bit
 // formats then round again, to their format) with operands and result flushed as libm functions'
 // are. Where JAX's values depend on the algorithm (iteration counts, branch points, which edge
-// cases give NaN or inf) these follow XLA's, element by element; compile without contraction
-// (-ffp-contract=off, nvcc --fmad=false) for the same bits everywhere.
+// cases give NaN or inf) these follow XLA's, element by element. Compiled without contraction
+// (-ffp-contract=off, nvcc --fmad=false), the CPU loops, the reference and generated code give the
+// same bits; on a GPU the last bits differ where CUDA's libm does (exp, log, pow, tan, lgamma) and
+// where an intermediate is subnormal (the CPU flushes it; CUDA's float64 does not).
 //
 // Host C++, nvcc and NVRTC compile this text, like its companions, but it is not part of
 // scalar_source(): it is long, and only the generated sources that compute one of these functions
