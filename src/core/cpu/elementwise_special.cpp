@@ -55,7 +55,9 @@ void ternary(const void* const* in, void* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) o[i] = Op::f(a[i], b[i], c[i]);
 }
 template <class Op>
-ElementwiseLoop special_unary(DType dt) { return float_loop<unary<float, float, Op>, unary<double, double, Op>, 1>(dt); }
+ElementwiseLoop special_unary(DType dt) {
+  return float_loop<unary<float, float, Op>, unary<double, double, Op>, 1>(dt);
+}
 template <class Op>
 ElementwiseLoop special_binary(DType dt) {
   return float_loop<binary<float, float, Op>, binary<double, double, Op>, 2>(dt);
