@@ -27,10 +27,16 @@ def plan(op, input_types, attrs):
     return _core.cuda_kernel(op, [(tuple(s), d) for s, d in input_types], dict(attrs))
 
 
+def global_prefix():
+    """What sources start with: the scalar definitions (cuda_fused_source_prefix), then, in those
+    computing a special function, scalar_special_source(). Put once at global scope ahead of
+    namespaced sources, their include guards make the copies in the namespaces empty."""
+    return _core.cuda_fused_source_prefix() + _core.scalar_special_source()
+
+
 def _namespaced(k, p):
     """Plan k's source in namespace pk, its kernels renamed pk_<name> (still extern "C"). Sources
-    start with the scalar definitions (cuda_fused_source_prefix): callers put that text once at
-    global scope first, where its include guards make the copies in the namespaces empty."""
+    start with the scalar definitions: callers put global_prefix() once at global scope first."""
     src = p["source"]
     for name in {launch["name"] for launch in p["launches"]}:
         src = src.replace(f"void {name}(", f"void p{k}_{name}(")
@@ -66,7 +72,7 @@ class Batch:
         return len(self.plans) - 1
 
     def host_source(self):
-        parts = ['#include "core/cuda/emulation.h"\n', _core.cuda_fused_source_prefix()]
+        parts = ['#include "core/cuda/emulation.h"\n', global_prefix()]
         for k, p in enumerate(self.plans):
             parts.append(_namespaced(k, p))
             body = []
@@ -113,7 +119,7 @@ def nvcc_path():
 
 def nvcc_compile(plans, arch):
     """Compiles the plans' sources as one .cu to a cubin for arch (e.g. "sm_80"); returns its path."""
-    text = _core.cuda_fused_source_prefix() + "".join(_namespaced(k, p) for k, p in enumerate(plans))
+    text = global_prefix() + "".join(_namespaced(k, p) for k, p in enumerate(plans))
 
     def compile_cu(src, out):
         cu = src.with_suffix(".cu")

@@ -143,14 +143,13 @@ def _launcher(k, name, nparams):
 
 def hoist(codes):
     """(what goes first in a translation unit of these sources, at global scope; the sources), so that the
-    sources can go into namespaces of one translation unit: the fused kernels' scalar definitions (their
-    include guards make the copies in the namespaces empty) and the sources' #include lines."""
-    from xjax import _core
-
+    sources can go into namespaces of one translation unit: the fused kernels' scalar definitions, the special
+    functions' included (their include guards make the copies in the namespaces empty), and the sources'
+    #include lines."""
     includes = {line: None for code in codes for line in code.splitlines(keepends=True) if line.startswith("#include")}
     bodies = ["".join(line for line in code.splitlines(keepends=True) if not line.startswith("#include"))
               for code in codes]
-    return _core.cuda_fused_source_prefix() + "".join(includes), bodies
+    return cuda_emulation.global_prefix() + "".join(includes), bodies
 
 
 def _build_pending():

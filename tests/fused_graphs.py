@@ -2,8 +2,8 @@
 broadcasts, reshapes, static slices, iotas and constants, ending in none, one or several
 reductions. Each graph comes with its inputs and, per output, whether the CPU and a CUDA kernel
 must agree exactly (integer, bool and correctly rounded float work) or within a tolerance (libm
-functions, whose last bits differ between implementations, and float sums and products, whose
-order does)."""
+functions and the special functions built on them, whose last bits differ between implementations,
+and float sums and products, whose order does)."""
 import ml_dtypes
 import numpy as np
 
@@ -21,6 +21,11 @@ FLOAT_EXACT_UNARY = ["neg", "abs", "square", "floor", "ceil", "sign", "sqrt"]
 FLOAT_LIBM_UNARY = ["exp", "sin", "cos", "tanh", "logistic", "atan", "log1p", "expm1", "erf", "cbrt", "rsqrt"]
 FLOAT_EXACT_BINARY = ["add", "sub", "mul", "div", "max", "min", "rem", "nextafter"]
 FLOAT_LIBM_BINARY = ["atan2", "pow"]
+# The special functions (core/ops/scalar_special.h) and their arities. Operands past the first are
+# fresh sources, of moderate size: never two large, nearly equal values, for which igamma's series
+# runs millions of terms.
+FLOAT_SPECIAL = {"lgamma": 1, "digamma": 1, "bessel_i0e": 1, "bessel_i1e": 1, "igamma": 2, "igammac": 2,
+                 "igamma_grad_a": 2, "polygamma": 2, "zeta": 2, "regularized_incomplete_beta": 3}
 INT_UNARY = ["neg", "abs", "sign", "bitwise_not", "square", "population_count", "clz"]
 INT_BINARY = ["add", "sub", "mul", "div", "rem", "max", "min", "bitwise_and", "bitwise_or", "bitwise_xor",
               "shift_left", "shift_right_logical", "shift_right_arithmetic", "pow"]
@@ -170,6 +175,10 @@ class Builder:
             return self.add(str(rng.choice(BOOL_BINARY)), [a, b], "bool", a.exact and b.exact)
         if dtype in FLOATS:
             r = rng.random()
+            if r >= 0.95:
+                op = str(rng.choice(sorted(FLOAT_SPECIAL)))
+                args = [self.operand(dtype)] + [self.source(dtype) for _ in range(FLOAT_SPECIAL[op] - 1)]
+                return self.add(op, args, dtype, False)
             table = (FLOAT_EXACT_UNARY if r < 0.3 else FLOAT_LIBM_UNARY if r < 0.45 else
                      FLOAT_EXACT_BINARY if r < 0.9 else FLOAT_LIBM_BINARY)
             op = str(rng.choice(table))

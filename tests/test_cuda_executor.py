@@ -282,11 +282,24 @@ def test_an_op_without_a_gpu_route_is_an_error_at_compile_time(gpu):
     from test_cuda_plan import all_reduce_graph
     from xjax._src.backends import cuda
 
-    a = to_gpu(np.eye(3, dtype=np.float32) * 2, gpu)
     with pytest.raises(NotImplementedError, match=r"\[cuda\] no GPU kernel for op 'all_reduce'"):
         cuda.compile_graph(all_reduce_graph(), gpu)
-    with pytest.raises(NotImplementedError, match="'lgamma'"):
-        xjax.scipy.special.gammaln(a)
+
+
+def test_special_functions(gpu):
+    """The special functions (core/ops/scalar_special.h) in fused kernels, jitted and eager."""
+    @xjax.jit
+    def f(x, y, p):
+        sp = xjax.scipy.special
+        return (jnp.sum(sp.gammaln(x) * y, axis=0), sp.digamma(x), lax.igamma(x, y), lax.igammac(x, y),
+                lax.igamma_grad_a(x, y), sp.polygamma(2, x), sp.zeta(x + 1, y), sp.i0e(y), sp.i1e(-y),
+                sp.betainc(x, y, p))
+
+    x = np.abs(f32(6, 5)) * 3 + 0.1
+    y = np.abs(f32(6, 5)) * 3 + 0.1
+    p = RNG.random((6, 5)).astype(np.float32)
+    check(f, x, y, p, gpu=gpu, rtol=1e-5, atol=1e-6)
+    check(lambda v: (xjax.scipy.special.gammaln(v), lax.lgamma(v.astype(jnp.bfloat16))), x, gpu=gpu, rtol=1e-5)
 
 
 def test_arguments_on_two_gpus_are_refused(gpu):

@@ -85,5 +85,14 @@ def test_linalg_ops_are_library_steps():
 def test_ops_without_a_gpu_route_fail_at_compile_time_naming_the_op():
     with pytest.raises(NotImplementedError, match=r"^\[cuda\] no GPU kernel for op 'all_reduce' "):
         _core.cuda_plan(all_reduce_graph())
-    with pytest.raises(NotImplementedError, match="'digamma'"):
-        plan_of(lambda x: xjax.scipy.special.digamma(x), X)
+
+
+def test_special_functions_fuse_and_only_their_kernels_carry_their_definitions():
+    special = _core.scalar_special_source()
+    plan = plan_of(lambda x: jnp.sum(xjax.scipy.special.digamma(x) * 2, axis=1), X)
+    assert kinds(plan) == [("fused", "reduce_sum")]
+    assert special in plan["steps"][0]["kernel"]["source"]
+    (step,) = plan_of(lambda a, x: lax.igamma(a, x), X, X)["steps"]  # a lone op: its own fused kernel
+    assert step["kind"] == "fused" and special in step["kernel"]["source"]
+    (step,) = plan_of(lambda x: jnp.sin(x), X)["steps"]
+    assert special not in step["kernel"]["source"] and _core.scalar_source() in step["kernel"]["source"]

@@ -325,6 +325,8 @@ PYBIND11_MODULE(_core, m) {
     return out;
   });
   m.def("scalar_source", &scalar_source, "The scalar op headers' text, which generated CUDA starts with.");
+  m.def("scalar_special_source", &scalar_special_source,
+        "The special functions' header text, which follows scalar_source() in sources that call one.");
   m.def(
       "scalar_expression",
       [](const std::string& op, const std::vector<std::string>& in, const std::string& out, const py::dict& attrs,

@@ -1,6 +1,7 @@
 // Instantiates every scalar op (src/core/ops/scalar_ops.h and companions) for every type it
 // accepts, as CUDA kernels (nvcc -x cu) or host functions (a C++ compiler). Compiled by
-// tests/test_scalar_ops.py after the headers' text (scalar_source()), with no include path: it
+// tests/test_scalar_ops.py after the headers' text (scalar_source(), then scalar_special_source()
+// for the special functions), with no include path: it
 // proves the text is self-contained and that host C++, nvcc and NVRTC accept it.
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 #define XJAX_ENTRY extern "C" __global__
@@ -76,6 +77,9 @@ XJAX_HD void float_ops(const T* a, T* o, bool* c) {
   o[k++] = s::cbrt(x); o[k++] = s::erf(x); o[k++] = s::erfc(x); o[k++] = s::erf_inv(x); o[k++] = s::floor(x);
   o[k++] = s::ceil(x); o[k++] = s::round(x, 0); o[k++] = s::round(x, 1); o[k++] = s::atan2(x, y);
   o[k++] = s::nextafter(x, y); o[k++] = s::fma(x, y, a[2]); o[k++] = s::integer_pow(x, -2);
+  o[k++] = s::lgamma(x); o[k++] = s::digamma(x); o[k++] = s::bessel_i0e(x); o[k++] = s::bessel_i1e(x);
+  o[k++] = s::igamma(x, y); o[k++] = s::igammac(x, y); o[k++] = s::igamma_grad_a(x, y);
+  o[k++] = s::polygamma(x, y); o[k++] = s::zeta(x, y); o[k++] = s::regularized_incomplete_beta(x, y, a[2]);
   c[0] = s::is_finite(x);
 }
 

@@ -1,5 +1,5 @@
 // The reference interpreter defines every elementwise op itself (through core/ops/scalar_ops.h
-// and special_functions.h) for every dtype the op's shape rule accepts, never by falling back to
+// and its companions) for every dtype the op's shape rule accepts, never by falling back to
 // the CPU kernel it is meant to check.
 #include <cstring>
 

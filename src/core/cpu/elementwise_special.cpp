@@ -1,11 +1,11 @@
 // Loops of the special functions libm lacks or computes in single precision poorly: erf_inv, fma,
-// and the functions of core/ops/special_functions.h (lgamma, digamma, igamma, zeta, ...: float32
+// and the functions of core/ops/scalar_special.h (lgamma, digamma, igamma, zeta, ...: float32
 // and the 16-bit formats computed in float64 and rounded); and XLA's float32 log and log1p.
 // erf_inv, log and log1p are XLA's algorithms (core/ops/scalar_xla_math.h), for JAX's bits: this
 // file is compiled with -ffp-contract=off, and without vector libm (the float64 log1p's libm log
 // must be the scalar one).
 #include "core/cpu/elementwise_impl.h"
-#include "core/ops/special_functions.h"
+#include "core/ops/scalar_special.h"
 
 namespace xjax::ew {
 namespace {
@@ -35,38 +35,37 @@ XJAX_FMA_CLONES void fma_loop(const void* const* in, void* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) o[i] = scalar::fma(a[i], b[i], c[i]);
 }
 
-// The special functions of special_functions.h over float operands: computed in double (float32
-// rounds the result), subnormal operands and results flushed to zero as XLA's CPU code does.
-template <class T, double (*F)(double)>
-void special1(const void* const* in, void* out, int64_t n) {
-  const T* a = arg<T>(in, 0);
-  T* o = static_cast<T*>(out);
-  for (int64_t i = 0; i < n; ++i) o[i] = flush_subnormal(T(F(double(flush_subnormal(a[i])))));
-}
-template <class T, double (*F)(double, double)>
-void special2(const void* const* in, void* out, int64_t n) {
-  const T* a = arg<T>(in, 0);
-  const T* b = arg<T>(in, 1);
-  T* o = static_cast<T*>(out);
-  for (int64_t i = 0; i < n; ++i)
-    o[i] = flush_subnormal(T(F(double(flush_subnormal(a[i])), double(flush_subnormal(b[i])))));
-}
-template <class T, double (*F)(double, double, double)>
-void special3(const void* const* in, void* out, int64_t n) {
+// The special functions of scalar_special.h over float operands (the scalar definitions compute
+// in double, round and flush). Plain loops: their per-element iterations do not vectorise.
+#define XJAX_SPECIAL_OP(name, domain) \
+  struct name##_op {                  \
+    template <class... T> static auto f(T... x) { return scalar::name(x...); } \
+  };
+XJAX_SCALAR_SPECIAL_UNARY_OPS(XJAX_SPECIAL_OP)
+XJAX_SCALAR_SPECIAL_BINARY_OPS(XJAX_SPECIAL_OP)
+XJAX_SCALAR_SPECIAL_TERNARY_OPS(XJAX_SPECIAL_OP)
+#undef XJAX_SPECIAL_OP
+
+template <class T, class Op>
+void ternary(const void* const* in, void* out, int64_t n) {
   const T* a = arg<T>(in, 0);
   const T* b = arg<T>(in, 1);
   const T* c = arg<T>(in, 2);
   T* o = static_cast<T*>(out);
-  for (int64_t i = 0; i < n; ++i)
-    o[i] = flush_subnormal(
-        T(F(double(flush_subnormal(a[i])), double(flush_subnormal(b[i])), double(flush_subnormal(c[i])))));
+  for (int64_t i = 0; i < n; ++i) o[i] = Op::f(a[i], b[i], c[i]);
 }
-template <double (*F)(double)>
-ElementwiseLoop special_unary(DType dt) { return float_loop<special1<float, F>, special1<double, F>, 1>(dt); }
-template <double (*F)(double, double)>
-ElementwiseLoop special_binary(DType dt) { return float_loop<special2<float, F>, special2<double, F>, 2>(dt); }
-template <double (*F)(double, double, double)>
-ElementwiseLoop special_ternary(DType dt) { return float_loop<special3<float, F>, special3<double, F>, 3>(dt); }
+template <class Op>
+ElementwiseLoop special_unary(DType dt) {
+  return float_loop<unary<float, float, Op>, unary<double, double, Op>, 1>(dt);
+}
+template <class Op>
+ElementwiseLoop special_binary(DType dt) {
+  return float_loop<binary<float, float, Op>, binary<double, double, Op>, 2>(dt);
+}
+template <class Op>
+ElementwiseLoop special_ternary(DType dt) {
+  return float_loop<ternary<float, Op>, ternary<double, Op>, 3>(dt);
+}
 
 }  // namespace
 
@@ -85,16 +84,15 @@ ElementwiseLoop special_loop(OpId op, DType dt) {
   switch (op) {
     case OpId::erf_inv_: return float_loop<unary_fma<op::ErfInv>, unary_fma<op::ErfInv, double>, 1>(dt);
     case OpId::fma_: return float_loop<fma_loop<float>, fma_loop<double>, 3>(dt);
-    case OpId::lgamma_: return special_unary<special::lgamma>(dt);
-    case OpId::digamma_: return special_unary<special::digamma>(dt);
-    case OpId::igamma_: return special_binary<special::igamma>(dt);
-    case OpId::igammac_: return special_binary<special::igammac>(dt);
-    case OpId::igamma_grad_a_: return special_binary<special::igamma_grad_a>(dt);
-    case OpId::polygamma_: return special_binary<special::polygamma>(dt);
-    case OpId::zeta_: return special_binary<special::zeta>(dt);
-    case OpId::bessel_i0e_: return special_unary<special::bessel_i0e>(dt);
-    case OpId::bessel_i1e_: return special_unary<special::bessel_i1e>(dt);
-    case OpId::regularized_incomplete_beta_: return special_ternary<special::betainc>(dt);
+#define XJAX_SPECIAL_CASE(name, domain) case OpId::name##_: return special_unary<name##_op>(dt);
+    XJAX_SCALAR_SPECIAL_UNARY_OPS(XJAX_SPECIAL_CASE)
+#undef XJAX_SPECIAL_CASE
+#define XJAX_SPECIAL_CASE(name, domain) case OpId::name##_: return special_binary<name##_op>(dt);
+    XJAX_SCALAR_SPECIAL_BINARY_OPS(XJAX_SPECIAL_CASE)
+#undef XJAX_SPECIAL_CASE
+#define XJAX_SPECIAL_CASE(name, domain) case OpId::name##_: return special_ternary<name##_op>(dt);
+    XJAX_SCALAR_SPECIAL_TERNARY_OPS(XJAX_SPECIAL_CASE)
+#undef XJAX_SPECIAL_CASE
     default: return nullptr;
   }
 }

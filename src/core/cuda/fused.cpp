@@ -256,7 +256,11 @@ KernelPlan fused_kernel(const FusedKernelSpec& spec) {
   KernelPlan p;
   p.outputs = spec.output_types;
   // Not the generators' prelude: everything but the index type comes from the scalar definitions.
-  p.source = fused_source_prefix() + (needs_wide(counts) ? "typedef long long ix;\n" : "typedef int ix;\n");
+  p.source = fused_source_prefix();
+  auto special = [](const KernelStep& st) { return scalar_uses_special(st.op); };
+  if (std::any_of(spec.steps.begin(), spec.steps.end(), special))
+    p.source += scalar_special_source();  // only here: the other kernels compile without its length
+  p.source += needs_wide(counts) ? "typedef long long ix;\n" : "typedef int ix;\n";
   return spec.reductions.empty() ? elementwise(spec, std::move(p)) : reducing(spec, std::move(p));
 }
 

@@ -7,7 +7,8 @@
 //
 // Buffers as in kernel.h: "in<i>" is spec.inputs[i], "out<i>" spec.outputs[i], "tmp<i>" scratch.
 // Sources start with fused_source_prefix(): the scalar definitions (soft flush-to-zero, since
-// CUDA's float64 has no FTZ mode).
+// CUDA's float64 has no FTZ mode); those computing a special function (lgamma, igamma, zeta, ...)
+// carry scalar_special_source() next, the others go without its length.
 #pragma once
 #include <string>
 #include <vector>
@@ -27,8 +28,8 @@ KernelPlan fused_kernel(const FusedKernelSpec& spec);
 // The text every fused source starts with: the scalar definitions at global scope.
 std::string fused_source_prefix();
 
-// What fused CUDA kernels compute: every elementwise op with a portable scalar definition (the
-// special functions lgamma, digamma, igamma, ... are host-only), every fusible reduction.
+// What fused CUDA kernels compute: every elementwise op with a portable scalar definition (all of
+// them, the special functions included, but bitcasts that change the width), every fusible reduction.
 const BackendCaps& cuda_caps();
 
 // ---- the pieces (fused_scalar.cpp), over core/ops/scalar_names.h.

@@ -29,7 +29,7 @@
   X(lt, Elementwise, 2) X(le, Elementwise, 2) X(gt, Elementwise, 2) X(ge, Elementwise, 2)         \
   X(shift_left, Elementwise, 2) X(shift_right_logical, Elementwise, 2)                           \
   X(shift_right_arithmetic, Elementwise, 2)                                                      \
-  /* special functions (core/ops/special_functions.h): igamma(a, x), polygamma(n, x), zeta(x, q) */ \
+  /* special functions (core/ops/scalar_special.h): igamma(a, x), polygamma(n, x), zeta(x, q) */ \
   X(igamma, Elementwise, 2) X(igammac, Elementwise, 2) X(igamma_grad_a, Elementwise, 2)          \
   X(polygamma, Elementwise, 2) X(zeta, Elementwise, 2)                                           \
   X(regularized_incomplete_beta, Elementwise, 3) /* (a, b, x) */                                \

@@ -1,18 +1,39 @@
 // Generated-code names of the scalar op definitions (see scalar_names.h). The op -> function
-// mapping comes from scalar_ops.h's catalogue lists: a function is named as its op.
+// mapping comes from the catalogue lists of scalar_ops.h and scalar_special.h: a function is named
+// as its op.
 #include "core/ops/scalar_names.h"
 
 #include <cstdint>
 
 #include "core/ops/scalar_ops.h"
+#include "core/ops/scalar_special.h"
 
 namespace xjax {
 
-extern const char kScalarSourceText[];  // the headers' text, embedded by the build (cmake/embed_text.cmake)
+// The headers' text, embedded by the build (cmake/embed_text.cmake).
+extern const char kScalarSourceText[];
+extern const char kScalarSpecialText[];
 
 const std::string& scalar_source() {
   static const std::string text(kScalarSourceText);
   return text;
+}
+
+const std::string& scalar_special_source() {
+  static const std::string text(kScalarSpecialText);
+  return text;
+}
+
+bool scalar_uses_special(OpId op) {
+  switch (op) {
+#define XJAX_NAMES_CASE(name, domain) case OpId::name##_:
+    XJAX_SCALAR_SPECIAL_UNARY_OPS(XJAX_NAMES_CASE)
+    XJAX_SCALAR_SPECIAL_BINARY_OPS(XJAX_NAMES_CASE)
+    XJAX_SCALAR_SPECIAL_TERNARY_OPS(XJAX_NAMES_CASE)
+#undef XJAX_NAMES_CASE
+      return true;
+    default: return false;
+  }
 }
 
 std::string scalar_storage_type(DType dt) {
@@ -58,6 +79,9 @@ Form plain_form(OpId op) {
     XJAX_SCALAR_UNARY_OPS(XJAX_NAMES_CASE)
     XJAX_SCALAR_BINARY_OPS(XJAX_NAMES_CASE)
     XJAX_SCALAR_TERNARY_OPS(XJAX_NAMES_CASE)
+    XJAX_SCALAR_SPECIAL_UNARY_OPS(XJAX_NAMES_CASE)
+    XJAX_SCALAR_SPECIAL_BINARY_OPS(XJAX_NAMES_CASE)
+    XJAX_SCALAR_SPECIAL_TERNARY_OPS(XJAX_NAMES_CASE)
     case OpId::integer_pow_: case OpId::round_:
       return Form::Plain;
     XJAX_SCALAR_COMPARE_OPS(XJAX_NAMES_CASE)

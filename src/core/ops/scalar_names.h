@@ -22,6 +22,12 @@ namespace xjax {
 // XLA's float32 log/log1p/erf_inv bits.
 const std::string& scalar_source();
 
+// The text of scalar_special.h (lgamma, digamma, igamma, zeta, Bessel i0e/i1e, betainc, ...),
+// which goes after scalar_source() in the sources whose expressions call one of them
+// (scalar_uses_special). Kept apart because it is long: every other source compiles without it.
+const std::string& scalar_special_source();
+bool scalar_uses_special(OpId op);
+
 // The C++ type that stores a dtype's elements in generated code ("xjax::float16",
 // "xjax::scalar::i32", "bool", "float", ...), and the type its values compute in ("float" for
 // float16/bfloat16, else the storage type).
@@ -37,10 +43,9 @@ std::string scalar_store(DType dt, const std::string& value);
 // The expression computing elementwise `op` on operands of dtypes `in` (select_n: {which, case,
 // case, ...}) with result dtype `out` and attributes `attrs` (integer_pow's y and round's
 // rounding_method become literal arguments, convert/bitcast read new_dtype from `out`); `args`
-// are the operands' compute-value expressions, in order. "" when there is none: ops without a
-// portable definition (the special functions: lgamma, digamma, igamma, igammac, igamma_grad_a,
-// polygamma, zeta, bessel_i0e, bessel_i1e, regularized_incomplete_beta), non-elementwise ops, and
-// combinations the op's shape rule rejects (or args.size() != in.size()).
+// are the operands' compute-value expressions, in order. "" when there is none: non-elementwise
+// ops, and combinations the op's shape rule rejects (or args.size() != in.size()). The special
+// functions' expressions need scalar_special_source() in the source.
 std::string scalar_expression(OpId op, const std::vector<DType>& in, DType out, const Attrs& attrs,
                               const std::vector<std::string>& args);
 

@@ -4,9 +4,9 @@
 // (src/core/reference/scalar.cpp) call these; the CUDA generator prepends this text to generated
 // kernels and calls them by the names scalar_names.h gives. Host C++17, nvcc and NVRTC compile it
 // (scalar_portable.h). Two companions hold the rest: scalar_xla_math.h (log, log1p, erf_inv) and
-// scalar_convert.h (convert, bitcast); scalar_source() gives the four files as one text. The
-// special functions (lgamma, digamma, igamma, zeta, Bessel, betainc) stay host-only
-// (special_functions.h).
+// scalar_convert.h (convert, bitcast); scalar_source() gives the four files as one text. A third,
+// scalar_special.h, holds the special functions (lgamma, digamma, igamma, zeta, Bessel, betainc),
+// portable too: its text (scalar_special_source()) goes only into the sources that call one.
 //
 // The rules, once:
 // - Types. T is bool, an integer type, float or double. float16 and bfloat16 compute in float32
@@ -347,7 +347,7 @@ XJAX_HD inline u64 threefry2x32(u32 k0, u32 k1, u32 x0, u32 x1) {
 // ---- the catalogue of the ops above that are one call on compute values, with the types each
 // accepts (its domain): X(name, Domain). The reference interpreter and the generator-facing
 // table (scalar_names.h) are built from these lists; log, log1p and erf_inv are in
-// scalar_xla_math.h. Ops of other forms: integer_pow(x, y), round(x, method), is_finite (bool
+// scalar_xla_math.h, the special functions have lists of their own in scalar_special.h. Ops of other forms: integer_pow(x, y), round(x, method), is_finite (bool
 // result), select_n, nextafter on the 16-bit formats, convert, bitcast and threefry2x32.
 enum class Domain { Any, Numeric, Float, Int, IntOrBool };
 template <Domain D, class T>

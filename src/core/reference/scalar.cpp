@@ -16,8 +16,8 @@
 #include "core/float_env.h"
 #include "core/ops/scalar_convert.h"
 #include "core/ops/scalar_ops.h"
+#include "core/ops/scalar_special.h"
 #include "core/ops/scalar_xla_math.h"
-#include "core/ops/special_functions.h"
 
 namespace xjax::ref {
 
@@ -101,13 +101,13 @@ bool is_comparison(OpId op) {
 // The value of op on R values x[0..arity), into r; false when the op does not take R.
 template <class R>
 bool unary(OpId op, R x, const Attrs& attrs, R& r) {
-  constexpr bool kDouble = std::is_same_v<R, double>;
   switch (op) {
 #define XJAX_REF_CASE(name, domain)                                                   \
   case OpId::name##_:                                                                 \
     if constexpr (scalar::in_domain<scalar::Domain::domain, R>) return r = scalar::name(x), true; \
     return false;
     XJAX_SCALAR_UNARY_OPS(XJAX_REF_CASE)
+    XJAX_SCALAR_SPECIAL_UNARY_OPS(XJAX_REF_CASE)
 #undef XJAX_REF_CASE
     case OpId::integer_pow_:
       if constexpr (!scalar::is_bool_v<R>) return r = scalar::integer_pow(x, attrs.get_int("y")), true;
@@ -115,29 +115,20 @@ bool unary(OpId op, R x, const Attrs& attrs, R& r) {
     case OpId::round_:
       if constexpr (scalar::is_float_v<R>) return r = scalar::round(x, int(attrs.get_int_or("rounding_method", 0))), true;
       return false;
-    case OpId::lgamma_: if constexpr (kDouble) return r = special::lgamma(x), true; return false;
-    case OpId::digamma_: if constexpr (kDouble) return r = special::digamma(x), true; return false;
-    case OpId::bessel_i0e_: if constexpr (kDouble) return r = special::bessel_i0e(x), true; return false;
-    case OpId::bessel_i1e_: if constexpr (kDouble) return r = special::bessel_i1e(x), true; return false;
     default: return false;
   }
 }
 
 template <class R>
 bool binary(OpId op, R a, R b, R& r) {
-  constexpr bool kDouble = std::is_same_v<R, double>;
   switch (op) {
 #define XJAX_REF_CASE(name, domain)                                                      \
   case OpId::name##_:                                                                    \
     if constexpr (scalar::in_domain<scalar::Domain::domain, R>) return r = scalar::name(a, b), true; \
     return false;
     XJAX_SCALAR_BINARY_OPS(XJAX_REF_CASE)
+    XJAX_SCALAR_SPECIAL_BINARY_OPS(XJAX_REF_CASE)
 #undef XJAX_REF_CASE
-    case OpId::igamma_: if constexpr (kDouble) return r = special::igamma(a, b), true; return false;
-    case OpId::igammac_: if constexpr (kDouble) return r = special::igammac(a, b), true; return false;
-    case OpId::igamma_grad_a_: if constexpr (kDouble) return r = special::igamma_grad_a(a, b), true; return false;
-    case OpId::polygamma_: if constexpr (kDouble) return r = special::polygamma(a, b), true; return false;
-    case OpId::zeta_: if constexpr (kDouble) return r = special::zeta(a, b), true; return false;
     default: return false;
   }
 }
@@ -150,10 +141,8 @@ bool ternary(OpId op, R a, R b, R c, R& r) {
     if constexpr (scalar::in_domain<scalar::Domain::domain, R>) return r = scalar::name(a, b, c), true; \
     return false;
     XJAX_SCALAR_TERNARY_OPS(XJAX_REF_CASE)
+    XJAX_SCALAR_SPECIAL_TERNARY_OPS(XJAX_REF_CASE)
 #undef XJAX_REF_CASE
-    case OpId::regularized_incomplete_beta_:
-      if constexpr (std::is_same_v<R, double>) return r = special::betainc(a, b, c), true;
-      return false;
     default: return false;
   }
 }

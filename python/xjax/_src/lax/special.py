@@ -3,7 +3,7 @@ igamma's derivative in a (igamma_grad_a), polygamma, Hurwitz zeta, the scaled Be
 bessel_i0e and bessel_i1e, and the regularized incomplete beta function (betainc).
 
 Each is elementwise (lax broadcasting, operands of one float dtype) and lowers to the C++ op of
-the same name, whose scalar definition follows XLA's algorithm (core/ops/special_functions.h).
+the same name, whose scalar definition follows XLA's algorithm (core/ops/scalar_special.h).
 The derivative rules are JAX's; where JAX has none for an operand, ours raises as JAX's does.
 """
 from xjax._src import core, dtypes
