@@ -84,3 +84,21 @@ def test_setting_the_default_device_to_the_cpu_brings_new_arrays_back(default_gp
     with xjax.default_device(CPU):
         x = jnp.zeros(3)
     assert type(x) is not GpuArray and x.device == CPU
+
+
+def test_an_exported_function_runs_on_the_gpu_of_its_arguments(default_gpu):
+    from xjax import export
+
+    w = np.arange(4.0, dtype=np.float32)
+    f = xjax.jit(lambda a: jnp.tanh(a @ w) + a.sum())
+    exp = export.export(f)(xjax.ShapeDtypeStruct((3, 4), jnp.float32))
+    back = export.deserialize(exp.serialize())
+    x = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+    want = np.tanh(x @ w) + x.sum()
+    for fn in (exp, back):
+        for arg in (x, jnp.asarray(x)):  # NumPy data goes to the default GPU as well
+            out = fn.call(arg)
+            assert on(out, default_gpu)
+            np.testing.assert_allclose(np.asarray(out), want, rtol=1e-5)
+    with pytest.raises(ValueError, match=r"argument 0 is f32\[4,3\], the exported function takes f32\[3,4\]"):
+        exp.call(jnp.asarray(x.T))

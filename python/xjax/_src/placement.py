@@ -6,7 +6,7 @@ A CPU array of rank >= 1 in a computation keeps it on the CPU: under a GPU defau
 exist only where the user put them (device_put(x, cpu)), JAX's committed arrays. 0-d CPU arrays
 are the Python scalars xjax places itself, which follow the computation (JAX's uncommitted ones).
 """
-from xjax._src import platforms
+from xjax._src import core, platforms
 from xjax._src.array import Array
 from xjax._src.backends import cpu
 
@@ -30,4 +30,18 @@ def gpu_for(operands):
     for a in operands:
         if type(a) is not Array or a.aval.shape:
             return None
+    return gpu
+
+
+def gpu_for_call(leaves):
+    """The GPU a call on these arguments (xjax arrays, NumPy data, Python scalars) runs on, for the
+    paths that place a whole call (pmap, Exported.call): a GPU array's device, else the default GPU
+    when no argument is a CPU array of rank >= 1; None for the CPU."""
+    for x in leaves:
+        t = type(x)
+        if t is not Array and t in core.ARRAY_TYPES:  # (a GpuArray)
+            return x.device
+    gpu = platforms.placement()
+    if gpu is None or any(type(x) is Array and x.ndim for x in leaves):
+        return None
     return gpu

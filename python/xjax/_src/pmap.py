@@ -20,7 +20,7 @@ from every process and runs its vmap rule over all shards.
 import functools
 
 from xjax import _core
-from xjax._src import core, tree_util
+from xjax._src import core, placement, tree_util
 from xjax._src import vmap as vmap_api
 from xjax._src.array import Array
 from xjax._src import distributed
@@ -371,8 +371,6 @@ def _on_gpu(leaves, devices, n):
     """Whether the map runs on a GPU: its devices are GPUs, or (devices=None) an argument is a GPU array,
     or the default device is a GPU and no argument is a CPU array (see xjax._src.placement). The shards then run as one vmapped program on that GPU, which holds the results (xjax does not
     spread a pmap over several GPUs yet); n is checked against the GPUs there are, as JAX does."""
-    from xjax._src import platforms
-
     if devices is not None:
         devices = list(devices)
         if {getattr(d, "platform", None) for d in devices} != {"gpu"}:
@@ -381,9 +379,8 @@ def _on_gpu(leaves, devices, n):
             raise ValueError("Leading axis size of input to pmapped function must equal the number of local devices "
                              f"passed to pmap. Got axis_size={n}, num_local_devices={len(devices)}.")
         return True
-    if not any(getattr(getattr(x, "device", None), "platform", None) == "gpu" for x in leaves):
-        if platforms.placement() is None or any(type(x) is Array and x.ndim for x in leaves):
-            return False
+    if placement.gpu_for_call(leaves) is None:
+        return False
     from xjax._src.backends import gpu_devices
 
     available = gpu_devices.cupy().cuda.runtime.getDeviceCount()

@@ -295,6 +295,17 @@ def run_graph_call(call, args, refusal):
     return [GpuArray(b, aval, device) for b, aval in zip(outs, call.out_avals)]
 
 
+def run_exported(exported, args, device):
+    """An Exported's stored graph (its inputs, then its weights) run on device, on GPU arrays there."""
+    entry = exported._gpu_programs.get(device)
+    if entry is None:
+        entry = (compile_graph(exported._graph, device), _externals([], exported._weights, device))
+        exported._gpu_programs[device] = entry
+    program, weights = entry
+    outs = program.run([a._buf for a in args] + weights)
+    return [GpuArray(b, aval, device) for b, aval in zip(outs, exported.out_avals)]
+
+
 _eager = LRUCache(1024)  # (primitive, params key, avals, device) -> (Program, output avals)
 
 

@@ -3,7 +3,8 @@ from a jitted function, deserialize() reads one back; both call through the C++ 
 import numpy as np
 
 from xjax import _core
-from xjax._src import core, dtypes, tree_util
+from xjax._src import core, dtypes, placement, tree_util
+from xjax._src.array import Array
 from xjax._src.backends import cpu
 from xjax._src.export import lowering
 from xjax._src.export.pytree_spec import text_to_treedef, treedef_to_text
@@ -38,6 +39,7 @@ class Exported:
         self._graph = graph  # _core.Graph before optimisation: inputs, then weights
         self._weights = list(weights)  # _core.Arrays, one per weight parameter
         self._loaded = loaded  # the compiled _core.LoadedFunction, made on first call
+        self._gpu_programs = {}  # GpuDevice -> (its backends.cuda Program, the weights there)
 
     def __repr__(self):
         ins = ", ".join(a.str_short() for a in self.in_avals)
@@ -82,6 +84,12 @@ class Exported:
         if tree != self.in_tree and not _same_text(tree, self.in_tree):
             raise TypeError(f"Exported.call of {self.fun_name}: the arguments have the structure {tree}, the "
                             f"exported function takes {self.in_tree}")
+        gpu = placement.gpu_for_call(leaves)
+        if gpu is not None:
+            from xjax._src.backends import cuda
+
+            args = [_operand_on_gpu(x, a, i, self.fun_name, gpu) for i, (x, a) in enumerate(zip(leaves, self.in_avals))]
+            return self.out_tree.unflatten(cuda.run_exported(self, args, gpu))
         values = [_operand(x, a, i, self.fun_name) for i, (x, a) in enumerate(zip(leaves, self.in_avals))]
         outs = self._function().call(values)
         wrap = cpu._array_type
@@ -120,6 +128,24 @@ def _operand(x, aval, i, name):
     return x._value
 
 
+def _host_value(x):
+    """The _core.Array of xjax Array x's data (a GPU array's copied to the host: an Exported keeps its
+    weights there, to write them to a file or upload them to any device)."""
+    return x._value if type(x) is Array else cpu.device_put(x._numpy(), x.dtype)._value
+
+
+def _operand_on_gpu(x, aval, i, name, gpu):
+    """Argument i as an xjax Array on GpuDevice gpu, checked as _operand checks it."""
+    from xjax._src.gpu_array import GpuArray, to_device
+
+    if type(x) is not GpuArray:
+        x = cpu._array_type(_operand(x, aval, i, name), aval)
+    elif x.aval.shape != aval.shape or x.aval.dtype != aval.dtype:
+        raise ValueError(f"Exported.call of {name}: argument {i} is {x.aval.str_short()}, the exported function "
+                         f"takes {aval.str_short()}")
+    return to_device(x, gpu)
+
+
 def export(fun_jit, *, platforms=None, **kwargs):
     """Returns a function that exports `fun_jit` for the given arguments (arrays or
     ShapeDtypeStructs, with the same structure as a call): export(f)(*args, **kwargs) -> Exported.
@@ -136,7 +162,7 @@ def export(fun_jit, *, platforms=None, **kwargs):
     def do_export(*args, **call_kwargs):
         low = lowering.lower(jitted, args, call_kwargs)
         return Exported(low.fun_name, low.in_tree, low.out_tree, low.in_avals, low.out_avals, low.graph,
-                        [w._value for w in low.weights])
+                        [_host_value(w) for w in low.weights])
 
     return do_export
 
