@@ -5,6 +5,7 @@ import pytest
 
 import xjax
 import xjax.numpy as jnp
+from xjax import lax
 from xjax._src import core
 
 
@@ -88,3 +89,18 @@ def test_to_concrete_value():
     seen = []
     xjax.jit(lambda t: seen.append(core.to_concrete_value(t)) or t)(x)
     assert seen == [None]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_lax_pow_takes_an_integer_exponent_for_a_float_base(dtype):
+    # JAX 0.10.2: lax.pow(f32[6], i32[6]) -> [8, -8, inf, 1.1057332e+07, 1, 1] (y converted to x's dtype).
+    x = jnp.array([2.0, -2.0, 0.0, 1.5, np.inf, np.nan], dtype)
+    y = jnp.array([3, 3, -1, 40, 0, 0], jnp.int32)
+    got = lax.pow(x, y)
+    assert got.dtype == x.dtype
+    with np.errstate(divide="ignore", over="ignore"):
+        want = np.power(np.asarray(x, np.float64), np.asarray(y, np.float64)).astype(x.dtype).astype(np.float32)
+    np.testing.assert_allclose(np.asarray(got, np.float32), want, rtol=1e-2 if dtype != "float32" else 1e-7)
+    assert xjax.grad(lambda a: lax.pow(a, jnp.int32(3)).sum())(jnp.array([2.0, -2.0])).tolist() == [12.0, 12.0]
+    with pytest.raises(TypeError, match=f"lax.pow requires arguments to have the same dtypes, got int32, {dtype}"):
+        lax.pow(y, x)

@@ -307,6 +307,16 @@ def convert_element_type(operand, new_dtype):
     return _convert(operand, new_dtype, weak_type=False)
 
 
+def pow(x, y):  # noqa: A001 - lax's name
+    """Elementwise x ** y: operands of equal dtype, or a floating x and an integer y (converted to x's
+    dtype, as JAX lowers it: exact for the integers a float holds)."""
+    x, y = scalars_like((x, y))
+    dx, dy = core.get_aval(x).dtype, core.get_aval(y).dtype
+    if dx != dy and dtypes.issubdtype(dx, np.inexact) and dtypes.issubdtype(dy, np.integer):
+        y = convert_element_type(y, dx)
+    return PRIMITIVES["pow"].bind(x, y)
+
+
 def _convert(operand, new_dtype, weak_type=False):
     x = asarray(operand)
     new_dtype = dtypes.canonicalize_dtype(new_dtype)
