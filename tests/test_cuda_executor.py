@@ -347,6 +347,28 @@ def test_the_sources_programs_generate_compile_with_nvcc(gpu, arch, tmp_path):
 SEEDS = "/work/shared/seed-programs"
 
 
+def test_the_sources_programs_generate_compile_with_nvrtc(gpu):
+    """What the executor hands to RawModule for the programs above, each source compiled on its own by
+    NVRTC (what CuPy runs on the GPU machine) with the executor's options, for sm_80 and sm_90."""
+    import emulated_cupy
+    import nvrtc
+
+    from xjax._src.backends import cuda, gpu_devices
+
+    if gpu_devices.cupy() is not emulated_cupy:
+        pytest.skip("the emulated runtime collects the sources")
+    if not nvrtc.available():
+        pytest.skip("NVRTC is not installed")
+    for test in (test_mlp_grad_step, test_convolution, test_depthwise_conv_grad_step, test_special_functions,
+                 test_bitcast_across_widths_round_trip, test_sort_and_top_k, test_while_loop_and_fori_loop,
+                 test_layout_and_indexing, test_random_bits):
+        test(gpu)
+    sources = list(dict.fromkeys(emulated_cupy.sources))
+    assert len(sources) >= 20
+    for arch in ("compute_80", "compute_90"):
+        assert all(nvrtc.compile_all(sources, cuda._NVRTC_OPTIONS + (f"-arch={arch}",)))
+
+
 @pytest.mark.skipif(not os.path.exists(SEEDS), reason="the seed programs are not on this machine")
 @pytest.mark.parametrize("name", ["seed_000_accelerated_numpy", "seed_002_jit", "seed_003_vmap"])
 def test_a_seed_program_on_the_emulated_gpu_prints_what_jax_printed(name):

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import cuda_emulation as emu
+import nvrtc
 import fused_graphs as fg
 from core_util import _NP_DTYPES, ALL_DTYPES, to_core, to_numpy
 from xjax import _core
@@ -277,6 +278,18 @@ def test_nvcc_compiles_every_fused_kernel(cases):
     with concurrent.futures.ThreadPoolExecutor(2) as ex:
         cubins = list(ex.map(lambda arch: nvcc_compile(unique, arch), ["sm_80", "sm_90"]))
     assert all(c.stat().st_size > 0 for c in cubins)
+
+
+@pytest.mark.skipif(not nvrtc.available(), reason="NVRTC is not installed")
+def test_nvrtc_compiles_the_random_graphs_kernels_as_the_executor_does(cases):
+    """Each fused source of the random graphs on its own, as RawModule gets it (self-contained text, the
+    executor's options); the one-op kernels differ from these only in their step expression."""
+    from xjax._src.backends import cuda
+
+    sources = [grp["plan"]["source"] for cid, c in cases.items() if cid.startswith("graph")
+               for grp in c.program["groups"] if grp["fused"] and grp["plan"]["launches"]]
+    sizes = nvrtc.compile_all(sources, cuda._NVRTC_OPTIONS + ("-arch=compute_80",))
+    assert len(sizes) > 200 and all(sizes)
 
 
 # ---- the plan's shape

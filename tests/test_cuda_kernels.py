@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import cuda_emulation as emu
+import nvrtc
 from core_util import _NP_DTYPES, to_numpy
 from test_core_index import random_dnums
 from xjax import _core
@@ -290,6 +291,15 @@ def all_plans():
     plans += [emu.plan("im2col", [(lhs, "float32"), (rhs, "float32")], attrs) for lhs, rhs, attrs in CONVS]
     unique = {p["source"]: p for p in plans if p["launches"]}
     return list(unique.values())
+
+
+@pytest.mark.skipif(not nvrtc.available(), reason="NVRTC is not installed")
+def test_nvrtc_compiles_every_kernel_as_the_executor_does():
+    """Each source on its own, as RawModule gets it (no include path, the executor's options)."""
+    from xjax._src.backends import cuda
+
+    sizes = nvrtc.compile_all([p["source"] for p in all_plans()], cuda._NVRTC_OPTIONS + ("-arch=compute_90",))
+    assert len(sizes) > 200 and all(sizes)
 
 
 @pytest.mark.skipif(emu.nvcc_path() is None, reason="nvcc is not installed")
