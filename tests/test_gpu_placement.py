@@ -102,3 +102,12 @@ def test_an_exported_function_runs_on_the_gpu_of_its_arguments(default_gpu):
             np.testing.assert_allclose(np.asarray(out), want, rtol=1e-5)
     with pytest.raises(ValueError, match=r"argument 0 is f32\[4,3\], the exported function takes f32\[3,4\]"):
         exp.call(jnp.asarray(x.T))
+
+
+def test_pmap_over_gpu_devices_named_explicitly(gpu):  # noqa: F811 - the fixture
+    xs = np.arange(6, dtype=np.float32).reshape(1, 6)  # host data, the default device being the CPU
+    out = xjax.pmap(lambda v: v * 2, devices=[gpu])(xs)
+    assert on(out, gpu)
+    np.testing.assert_array_equal(np.asarray(out), xs * 2)
+    with pytest.raises(ValueError, match=r"Got axis_size=2, num_local_devices=1"):
+        xjax.pmap(lambda v: v, devices=[gpu])(np.ones((2, 3)))

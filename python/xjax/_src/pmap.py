@@ -367,27 +367,29 @@ def _devices_for(n, devices):
     return available[:n]
 
 
-def _on_gpu(leaves, devices, n):
-    """Whether the map runs on a GPU: its devices are GPUs, or (devices=None) an argument is a GPU array,
-    or the default device is a GPU and no argument is a CPU array (see xjax._src.placement). The shards then run as one vmapped program on that GPU, which holds the results (xjax does not
-    spread a pmap over several GPUs yet); n is checked against the GPUs there are, as JAX does."""
+def _gpu_of(leaves, devices, n):
+    """The GPU the map runs on, or None: the first of its devices when they are GPUs, else (devices=None)
+    the GPU a call on these arguments goes to (xjax._src.placement.gpu_for_call). The shards then run as
+    one vmapped program there, which holds the results (xjax does not spread a pmap over several GPUs
+    yet); n is checked against the GPUs there are, as JAX does."""
     if devices is not None:
         devices = list(devices)
         if {getattr(d, "platform", None) for d in devices} != {"gpu"}:
-            return False
+            return None
         if len(devices) != n:
             raise ValueError("Leading axis size of input to pmapped function must equal the number of local devices "
                              f"passed to pmap. Got axis_size={n}, num_local_devices={len(devices)}.")
-        return True
-    if placement.gpu_for_call(leaves) is None:
-        return False
+        return devices[0]
+    gpu = placement.gpu_for_call(leaves)
+    if gpu is None:
+        return None
     from xjax._src.backends import gpu_devices
 
     available = gpu_devices.cupy().cuda.runtime.getDeviceCount()
     if n > available:
         raise ValueError(f"compiling computation that requires {n} logical devices, but only {available} XLA "
                          f"devices are available (num_replicas={n})")
-    return True
+    return gpu
 
 
 def _across_processes(n, devices, axis_name):
@@ -532,13 +534,17 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
         axes = arg_axes + [0] * (len(leaves) - len(arg_axes))
         axes = [vmap_api._canonical_in_axis(a, x, "pmap") for a, x in zip(axes, leaves)]
         n = vmap_api._axis_size(fun, dyn_args, kwargs, leaves, axes, axis_size, "pmap")
-        if _on_gpu(leaves, devices, n):
-            key = ("gpu", statics, n_args, dyn_in_axes)
+        gpu = _gpu_of(leaves, devices, n)
+        if gpu is not None:
+            key = ("gpu", statics, n_args)
             if key not in cache:
                 from xjax._src.jit import jit
 
                 cache[key] = jit(vmap_api.vmap(with_statics, dyn_in_axes, out_axes, axis_name=axis_name))
-            return cache[key](*dyn_args, **kwargs)
+            from xjax._src.api import device_put
+
+            args, kw = device_put((dyn_args, kwargs), gpu)
+            return cache[key](*args, **kw)
         across = _across_processes(n, devices, axis_name)
         devs, shards = across if across else (_devices_for(n, devices), None)
         size = shards.size if shards else n  # the mapped axis: every process's devices
