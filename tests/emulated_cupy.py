@@ -82,6 +82,10 @@ class ndarray(np.ndarray):
             _on_a_stream("ndarray.get()")
         return np.array(self, copy=True)
 
+    def copy(self, order="C"):
+        _on_a_stream("ndarray.copy()")  # (CuPy copies on the current device and stream)
+        return np.ndarray.copy(self, order=order)
+
     @property
     def device(self):
         return Device(0)
