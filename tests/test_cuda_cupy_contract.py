@@ -12,6 +12,15 @@ from xjax._src.dlpack import Capsule, DLDeviceType
 from gpu_runtime import gpu, to_gpu  # noqa: F401 - the fixture
 
 
+@pytest.fixture
+def fresh_modules(monkeypatch, tmp_path):
+    """No module compiled before (in memory or on disk), so that this test's are compiled and recorded."""
+    from xjax._src.backends import cuda
+
+    monkeypatch.setattr(cuda, "_modules", {})
+    monkeypatch.setenv("XJAX_CUDA_CACHE_DIR", str(tmp_path))
+
+
 def _emulated(gpu):
     import emulated_cupy
     from xjax._src.backends import gpu_devices
@@ -31,7 +40,7 @@ def test_float32_subnormals_survive_a_kernel(gpu):
     np.testing.assert_array_equal(got, tiny)
 
 
-def test_nvrtc_gets_ftz_false_last(gpu):
+def test_nvrtc_gets_ftz_false_last(gpu, fresh_modules):
     """NVRTC takes the last of repeated options; CuPy's RawModule(code=) appends -ftz=true after ours."""
     cupy = _emulated(gpu)
     cupy.nvrtc_options.clear()
@@ -42,7 +51,7 @@ def test_nvrtc_gets_ftz_false_last(gpu):
     assert _last_ftz(cupy.nvrtc_options[-1]) == "-ftz=true"  # (why the executor does not compile that way)
 
 
-def test_nvrtc_ptx_of_a_generated_kernel_has_no_flush_to_zero(gpu):
+def test_nvrtc_ptx_of_a_generated_kernel_has_no_flush_to_zero(gpu, fresh_modules):
     import nvrtc
 
     cupy = _emulated(gpu)
