@@ -28,39 +28,63 @@ class CUDARuntimeError(RuntimeError):
     pass
 
 
+_current = {"device": 0, "streams": []}  # CuPy's current device and the stack of `with stream:` blocks
+
+
 class Device:
-    def __init__(self, i=0):
-        self.id = i
+    def __init__(self, i=None):
+        self.id = _current["device"] if i is None else i
 
     def __enter__(self):
+        self._prev, _current["device"] = _current["device"], self.id
         return self
 
     def __exit__(self, *exc):
-        pass
+        _current["device"] = self._prev
 
 
 class Stream:
-    ptr = 0
+    """A stream made on the current device; `with stream:` makes it CuPy's current one, and refuses (as
+    CuPy's does) where the current device is not the stream's."""
+
     done = True
 
-    def __init__(self, non_blocking=False):
-        pass
+    def __init__(self, null=False, non_blocking=False, ptds=False):
+        self.device_id = _current["device"]
+        self.ptr = 0 if null else 1000 + len(_current["streams"])
 
     def synchronize(self):
         pass
 
     def __enter__(self):
+        if self.device_id != _current["device"]:
+            raise RuntimeError(f"The device that the stream is created on ({self.device_id}) does not match with "
+                               f"the current device ({_current['device']})")
+        _current["streams"].append(self)
         return self
 
     def __exit__(self, *exc):
-        pass
+        _current["streams"].pop()
+
+
+def _on_a_stream(what):
+    """The executor orders all its device work on its device's non-blocking stream, which does not wait for
+    the legacy default stream: work queued there (no `with stream:`, no stream=) would race with it."""
+    if not _current["streams"]:
+        raise RuntimeError(f"emulated CuPy: {what} outside `with stream:` runs on the legacy default stream")
 
 
 class ndarray(np.ndarray):
     """A NumPy array standing for device memory."""
 
-    def get(self, stream=None):
+    def get(self, stream=None, order="C", out=None, blocking=True):
+        if stream is None:
+            _on_a_stream("ndarray.get()")
         return np.array(self, copy=True)
+
+    def copy(self, order="C"):
+        _on_a_stream("ndarray.copy()")  # (CuPy copies on the current device and stream)
+        return np.ndarray.copy(self, order=order)
 
     @property
     def device(self):
@@ -86,13 +110,16 @@ def empty(shape, dtype=np.float32):
     return base[:nbytes].view(dtype).reshape(shape).view(ndarray)
 
 
-def asarray(x, dtype=None):
+def asarray(x, dtype=None, order=None, *, blocking=False):
     if isinstance(x, ndarray) and (dtype is None or x.dtype == dtype):
         return x
+    if not isinstance(x, ndarray):
+        _on_a_stream("cupy.asarray of host data")  # (CuPy copies it on the current stream)
     return _wrap(np.array(x, dtype=dtype, copy=True))  # (host to "device": a copy)
 
 
-def array(x, dtype=None, order="C", copy=True):
+def array(x, dtype=None, copy=True, order="K", subok=False, ndmin=0, *, blocking=False):
+    _on_a_stream("cupy.array")  # (a copy on the current stream, onto the current device)
     return _wrap(np.array(np.asarray(x), dtype=dtype, order=order, copy=True))
 
 
@@ -178,8 +205,40 @@ def _build_pending():
         m._lib, m._index = lib, k
 
 
+_BINARY = b"emulated cubin\n"  # what compile_using_nvrtc's "binary" starts with (the source follows)
+nvrtc_options = []  # the options NVRTC was given for each module compiled (with what CuPy adds)
+
+
+def compile_using_nvrtc(source, options=(), arch=None, filename="kern.cu", name_expressions=None, log_stream=None,
+                        cache_in_memory=False, jitify=None, method=None):
+    """cupy.cuda.compiler.compile_using_nvrtc: what it adds to the options is the target and (CUDA 12 on)
+    --device-as-default-execution-space; returns (binary, name mapping)."""
+    if not isinstance(options, tuple) or not all(isinstance(o, str) for o in options):
+        raise TypeError(f"options must be a tuple of str, got {options!r}")
+    nvrtc_options.append(options + (f"-arch=sm_{arch or '90'}", "--device-as-default-execution-space"))
+    return _BINARY + source.encode(), None
+
+
 class RawModule:
-    def __init__(self, code, options=(), **kwargs):
+    """cupy.RawModule: keyword-only code= (compiled by CuPy, which appends -ftz=true after the caller's
+    options: cupy/cuda/compiler.py) or path= (a cubin or PTX file, loaded as it is)."""
+
+    def __init__(self, *, code=None, path=None, options=(), backend="nvrtc", translate_cucomplex=False,
+                 enable_cooperative_groups=False, name_expressions=None, jitify=None):
+        if (code is None) == (path is None):
+            raise TypeError("Exactly one of `code` and `path` keyword arguments must be given.")
+        if not isinstance(options, tuple):
+            raise TypeError(f"Argument 'options' has incorrect type (expected tuple, got {type(options).__name__})")
+        if code is not None:
+            if not isinstance(code, str):
+                raise TypeError(f"Argument 'code' has incorrect type (expected str, got {type(code).__name__})")
+            compile_using_nvrtc(code, options + ("--std=c++14",) * _default_std(options) + ("-ftz=true",))
+        else:
+            with open(path, "rb") as f:
+                binary = f.read()
+            if not binary.startswith(_BINARY):
+                raise CUDARuntimeError(f"emulated cuModuleLoad: {path} is not a module")
+            code = binary[len(_BINARY):].decode()
         self.code = code
         self.options = options
         sources.append(code)
@@ -189,9 +248,16 @@ class RawModule:
         stats["modules"] += 1
 
     def get_function(self, name):
+        if not isinstance(name, str):
+            raise TypeError(f"Argument 'name' has incorrect type (expected str, got {type(name).__name__})")
         if f"void {name}(" not in self.code:
             raise CUDARuntimeError(f"emulated RawModule: no kernel named {name!r}")
         return _Function(self, name)
+
+
+def _default_std(options):
+    """Whether CuPy adds its --std=c++14 (only when no -std=/--std= option is given)."""
+    return not any("-std=" in o for o in options)
 
 
 class _Function:
@@ -200,7 +266,13 @@ class _Function:
         self.name = name
         self._fn = None
 
-    def __call__(self, grid, block, args, shared_mem=0):
+    def __call__(self, grid, block, args, **kwargs):
+        shared_mem = kwargs.pop("shared_mem", 0)
+        if kwargs:
+            raise TypeError(f"unexpected keyword arguments {sorted(kwargs)}")
+        if type(grid) is not tuple or type(block) is not tuple:  # (CuPy's Function.__call__(tuple grid, tuple block, ...))
+            raise TypeError(f"grid and block must be tuples, got {type(grid).__name__} and {type(block).__name__}")
+        _on_a_stream(f"kernel {self.name}")
         if self._fn is None:
             if self.module._lib is None:
                 _build_pending()
@@ -209,8 +281,9 @@ class _Function:
             if not (isinstance(a, np.ndarray) and a.flags.c_contiguous):
                 raise TypeError(f"emulated kernel {self.name}: arguments must be C-contiguous device arrays")
         ptrs = (ctypes.c_void_p * max(1, len(args)))(*[a.ctypes.data for a in args])
-        grid, block = tuple(grid) + (1,) * (3 - len(grid)), tuple(block) + (1,) * (3 - len(block))
-        self._fn(ptrs, *[ctypes.c_uint(int(v)) for v in grid + block], ctypes.c_ulong(int(shared_mem)))
+        # (CuPy pads to three dimensions with 1 and launches at least one block and thread in each)
+        grid, block = [tuple(max(1, int(v)) for v in (t + (1, 1))[:3]) for t in (grid, block)]
+        self._fn(ptrs, *[ctypes.c_uint(v) for v in grid + block], ctypes.c_ulong(int(shared_mem)))
         stats["launches"] += 1
 
 
@@ -228,6 +301,7 @@ def _properties(i):
 
 
 cuda = types.SimpleNamespace(
-    Device=Device, Stream=Stream,
+    Device=Device, Stream=Stream, compiler=types.SimpleNamespace(compile_using_nvrtc=compile_using_nvrtc),
+    nvrtc=types.SimpleNamespace(getVersion=lambda: (13, 0)),
     runtime=types.SimpleNamespace(getDeviceCount=lambda: 1, getDeviceProperties=_properties,
                                   memGetInfo=lambda: (1 << 30, 1 << 34), CUDARuntimeError=CUDARuntimeError))

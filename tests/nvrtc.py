@@ -61,3 +61,20 @@ def compile_all(sources, options, threads=2):
     unique = list(dict.fromkeys(sources))
     with concurrent.futures.ThreadPoolExecutor(threads) as ex:
         return list(ex.map(lambda s: compile_ptx(s, options), unique))
+
+
+def ptx(source, options):
+    """The PTX text NVRTC makes of one source (options must name a compute_XX target)."""
+    assert available(), "NVRTC is not installed"
+    prog = ctypes.c_void_p()
+    assert _lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), b"xjax_kernel.cu", 0, None, None) == 0
+    try:
+        opts = (ctypes.c_char_p * len(options))(*[o.encode() for o in options])
+        assert _lib.nvrtcCompileProgram(prog, len(options), opts) == 0, f"NVRTC {' '.join(options)} failed"
+        size = ctypes.c_size_t()
+        _lib.nvrtcGetPTXSize(prog, ctypes.byref(size))
+        text = ctypes.create_string_buffer(size.value)
+        _lib.nvrtcGetPTX(prog, text)
+        return text.value.decode()
+    finally:
+        _lib.nvrtcDestroyProgram(ctypes.byref(prog))

@@ -95,8 +95,11 @@ class GpuArray(Array):
         if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
             raise BufferError(f"this array is on {self._device} (dl_device {self.__dlpack_device__()}); cannot "
                               f"export to dl_device={tuple(dl_device)}: use xjax.device_put first")
+        buf = self._buf
+        if copy:  # (ndarray.copy() puts the copy on CuPy's current device and stream: make them ours)
+            with self._device.activate(), self._device.stream:
+                buf = self._buf.copy()
         self._device.synchronize()
-        buf = self._buf.copy() if copy else self._buf
         try:
             capsule = buf.__dlpack__(stream=stream, max_version=max_version)
         except TypeError:  # a CuPy before DLPack 1.0: a legacy capsule, which every consumer takes

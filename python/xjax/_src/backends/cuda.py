@@ -1,8 +1,8 @@
 """The CUDA executor: runs the GPU plan of a compiled graph (_core.cuda_plan) on a GPU through CuPy.
 
 A plan's steps run in order on the device's one stream: generated CUDA (fused groups and the ops
-with kernels) compiled by cupy.RawModule once per source (cached here by source and device, and
-on disk by CuPy) and launched with the plan's grid, block and buffers; library steps through CuPy
+with kernels) compiled by NVRTC through CuPy once per source (cached here by source and device, and
+on disk), loaded as a cupy.RawModule and launched with the plan's grid, block and buffers; library steps through CuPy
 (cuda_library: cuBLAS matmul, CuPy's sort); cond and while with their predicate read back by one
 small device-to-host copy; host callbacks with a copy of their operands each way. Every value the
 plan keeps in memory is a C-contiguous CuPy array (from CuPy's memory pool) in its storage dtype
@@ -13,7 +13,9 @@ apply_primitive: one-op programs) come here; results are GPU arrays on the argum
 CuPy is gpu_devices.cupy(): the tests put an emulated one there and this module runs unchanged.
 """
 import hashlib
+import os
 import re
+import tempfile
 
 import numpy as np
 
@@ -39,7 +41,8 @@ def _type(t):
 
 # Generated sources are self-contained: they start with the scalar definitions' text, whose
 # #include lines are guarded away there. -fmad=false: float32 log/log1p/erf_inv give XLA's bits.
-_NVRTC_OPTIONS = ("--std=c++17", "--fmad=false")
+# --ftz=false: float32 subnormals are kept, as XLA (xla_gpu_ftz=false) and the CPU runtime keep them.
+_NVRTC_OPTIONS = ("--std=c++17", "--fmad=false", "--ftz=false")
 
 
 # ---- kernels ----
@@ -48,12 +51,40 @@ _modules = {}  # (source hash, device) -> RawModule
 _PARAM = re.compile(r"(in|out|tmp)(\d+)")  # a launch parameter: which buffer list, which entry
 
 
+def _cache_dir():
+    """Where compiled modules are kept (beside CuPy's own kernel cache unless XJAX_CUDA_CACHE_DIR says)."""
+    return os.environ.get("XJAX_CUDA_CACHE_DIR") or os.path.join(
+        os.environ.get("CUPY_CACHE_DIR") or os.path.expanduser("~/.cupy/kernel_cache"), "xjax")
+
+
+def _compiled(source, device):
+    """The path of the binary NVRTC makes of `source` for `device` (compiled once, then kept on disk).
+
+    Not RawModule(code=...): CuPy appends -ftz=true after the caller's options there (cupy/cuda/compiler.py,
+    _compile_with_cache_cuda, CuPy 13 and 14) and NVRTC takes the last of repeated options, so every float32
+    subnormal would flush to zero. CuPy's compile_using_nvrtc adds only the target (-arch for the current
+    device) and --device-as-default-execution-space."""
+    cp = _cp()
+    key = "\0".join([source, " ".join(_NVRTC_OPTIONS), str(device.compute_capability),
+                      str(cp.cuda.nvrtc.getVersion()), str(cp.__version__)])
+    path = os.path.join(_cache_dir(), hashlib.sha256(key.encode()).hexdigest() + ".cubin")
+    if not os.path.exists(path):
+        binary, _ = cp.cuda.compiler.compile_using_nvrtc(source, _NVRTC_OPTIONS)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path))  # (written whole, then renamed: processes share it)
+        with os.fdopen(fd, "wb") as f:
+            f.write(binary.encode() if isinstance(binary, str) else binary)
+        os.replace(tmp, path)
+    return path
+
+
 def _module(source, device):
+    """The RawModule of a generated source on device (its kernels are loaded there by get_function)."""
     key = (hashlib.sha256(source.encode()).hexdigest(), device)
     module = _modules.get(key)
     if module is None:
         with device.activate():
-            module = _modules[key] = _cp().RawModule(code=source, options=_NVRTC_OPTIONS)
+            module = _modules[key] = _cp().RawModule(path=_compiled(source, device))
     return module
 
 
@@ -65,10 +96,11 @@ class _Kernel:
     def __init__(self, plan, device):
         module = _module(plan["source"], device) if plan["launches"] else None
         self.launches = []
-        for launch in plan["launches"]:
-            params = [(m.group(1), int(m.group(2))) for m in (_PARAM.fullmatch(p) for p in launch["params"])]
-            self.launches.append((module.get_function(launch["name"]), tuple(launch["grid"]), tuple(launch["block"]),
-                                  int(launch["shared"]), params))
+        with device.activate():  # (get_function loads the module on the current device)
+            for launch in plan["launches"]:
+                params = [(m.group(1), int(m.group(2))) for m in (_PARAM.fullmatch(p) for p in launch["params"])]
+                self.launches.append((module.get_function(launch["name"]), tuple(launch["grid"]),
+                                      tuple(launch["block"]), int(launch["shared"]), params))
         self.scratch = [int(n) for n in plan["scratch"]]
 
     def __call__(self, ins, outs):
