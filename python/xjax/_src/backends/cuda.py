@@ -2,8 +2,8 @@
 
 A plan's steps run in order on the device's one stream: generated CUDA (fused groups and the ops
 with kernels) compiled by NVRTC through CuPy once per source (cached here by source and device, and
-on disk), loaded as a cupy.RawModule and launched with the plan's grid, block and buffers; library steps through CuPy
-(cuda_library: cuBLAS matmul, CuPy's sort); cond and while with their predicate read back by one
+on disk), loaded as a cupy.RawModule and launched with the plan's grid, block and buffers; library
+steps through CuPy (cuda_library: cuBLAS matmul, CuPy's sort, cuda_linalg); cond and while with their predicate read back by one
 small device-to-host copy; host callbacks with a copy of their operands each way. Every value the
 plan keeps in memory is a C-contiguous CuPy array (from CuPy's memory pool) in its storage dtype
 (bfloat16 as uint16 bits), dropped after its last reader so that the pool reuses it.
