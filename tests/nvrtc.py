@@ -33,8 +33,9 @@ def available():
     return bool(_lib)
 
 
-def compile_ptx(source, options):
-    """Compiles one CUDA source with NVRTC; raises AssertionError with the compiler's log on failure."""
+def ptx(source, options):
+    """The PTX text NVRTC makes of one CUDA source (options name a compute_XX target); raises AssertionError
+    with the compiler's log on failure."""
     assert available(), "NVRTC is not installed"
     prog = ctypes.c_void_p()
     assert _lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), b"xjax_kernel.cu", 0, None, None) == 0
@@ -49,32 +50,18 @@ def compile_ptx(source, options):
             raise AssertionError(f"NVRTC {' '.join(options)} failed:\n{log.value.decode()[-4000:]}\n--- source head:\n"
                                  + source[:300])
         _lib.nvrtcGetPTXSize(prog, ctypes.byref(size))
-        return size.value
-    finally:
-        _lib.nvrtcDestroyProgram(ctypes.byref(prog))
-
-
-def compile_all(sources, options, threads=2):
-    """compile_ptx over sources (distinct texts, in threads: NVRTC programs are independent)."""
-    import concurrent.futures
-
-    unique = list(dict.fromkeys(sources))
-    with concurrent.futures.ThreadPoolExecutor(threads) as ex:
-        return list(ex.map(lambda s: compile_ptx(s, options), unique))
-
-
-def ptx(source, options):
-    """The PTX text NVRTC makes of one source (options must name a compute_XX target)."""
-    assert available(), "NVRTC is not installed"
-    prog = ctypes.c_void_p()
-    assert _lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), b"xjax_kernel.cu", 0, None, None) == 0
-    try:
-        opts = (ctypes.c_char_p * len(options))(*[o.encode() for o in options])
-        assert _lib.nvrtcCompileProgram(prog, len(options), opts) == 0, f"NVRTC {' '.join(options)} failed"
-        size = ctypes.c_size_t()
-        _lib.nvrtcGetPTXSize(prog, ctypes.byref(size))
         text = ctypes.create_string_buffer(size.value)
         _lib.nvrtcGetPTX(prog, text)
         return text.value.decode()
     finally:
         _lib.nvrtcDestroyProgram(ctypes.byref(prog))
+
+
+def compile_all(sources, options, threads=2):
+    """The PTX of each distinct source (in threads: NVRTC programs are independent)."""
+    import concurrent.futures
+
+    unique = list(dict.fromkeys(sources))
+    with concurrent.futures.ThreadPoolExecutor(threads) as ex:
+        return list(ex.map(lambda s: ptx(s, options), unique))
+
