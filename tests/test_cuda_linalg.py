@@ -22,10 +22,8 @@ BATCHES = [(), (3,), (2, 2)]
 
 @pytest.fixture(scope="module", autouse=True)
 def x64():
-    prev = xjax.config.jax_enable_x64
-    xjax.config.update("jax_enable_x64", True)
-    yield
-    xjax.config.update("jax_enable_x64", prev)
+    with xjax.enable_x64():
+        yield
 
 
 def rand(shape, dtype):
