@@ -1,5 +1,5 @@
 """Platforms and devices as JAX has them: xjax.devices(backend), default_backend(), JAX_PLATFORMS /
-jax_platforms, and GPU arrays (device_put, printing, refusals until the CUDA executor exists).
+jax_platforms, and GPU arrays (device_put, printing, conversions).
 
 Messages were recorded from JAX 0.10.2. Platform choice is fixed at the first device query, so
 each choice runs in a subprocess. Without a GPU, the GPU plumbing runs against tests/fake_cupy (a
@@ -134,7 +134,7 @@ def test_jax_platforms_is_fixed_once_the_backends_started():
         xjax.devices()
         xjax.config.update("jax_platforms", "foo")  # too late, as in JAX: no effect
         print(xjax.default_backend(), xjax.config.jax_platforms)
-    """)
+    """, env={"JAX_PLATFORMS": "cpu"})
     assert out == "cpu foo\n"
 
 
@@ -158,18 +158,20 @@ def test_gpu_devices_with_cupy():
         print(gpus, [str(d) for d in gpus], gpus[1].device_kind, gpus[0].platform, gpus[0].compute_capability)
         print(xjax.device_count("gpu"), xjax.default_backend(), xjax.devices())
     """, fake_cupy=True, prelude=FAKE_VISIBLE)
-    # While the CUDA executor is missing, an unasked-for GPU does not become the default backend.
+    # Unasked for, the GPU is the default backend, as in JAX.
     assert out == ("[CudaDevice(id=0), CudaDevice(id=1)] ['cuda:0', 'cuda:1'] Fake GPU 1 gpu 9.0\n"
-                   "2 cpu [CpuDevice(id=0)]\n") and err == ""
+                   "2 gpu [CudaDevice(id=0), CudaDevice(id=1)]\n") and err == ""
 
 
-def test_gpu_is_the_default_once_the_executor_is_ready():
-    out, _ = run("""
+def test_gpu_is_the_default_device_unless_jax_platforms_lists_cpu_first():
+    code = """
         import numpy as np, xjax
-        platforms.CUDA_EXECUTOR_READY = True
         print(xjax.default_backend(), xjax.devices(), xjax.device_put(np.ones(2)).device)
-    """, fake_cupy=True, prelude=FAKE_VISIBLE)
+    """
+    out, _ = run(code, fake_cupy=True, prelude=FAKE_VISIBLE)
     assert out == "gpu [CudaDevice(id=0), CudaDevice(id=1)] cuda:0\n"
+    out, _ = run(code, env={"JAX_PLATFORMS": "cpu,cuda"}, fake_cupy=True, prelude=FAKE_VISIBLE)
+    assert out == "cpu [CpuDevice(id=0)] cpu:0\n"
 
 
 def test_jax_platforms_cuda_makes_the_gpu_the_default():
@@ -223,6 +225,7 @@ def test_visible_gpu_without_cupy():
 
 GPU_ARRAYS = FAKE_VISIBLE + """
 import numpy as np, pytest, xjax, xjax.numpy as jnp
+xjax.config.update("jax_platforms", "cpu,cuda")  # the CPU stays the default: the fake CuPy runs no kernels
 gpu0, gpu1 = xjax.devices("gpu")
 cpu = xjax.devices("cpu")[0]
 """

@@ -20,12 +20,6 @@ _AUTO_ORDER = ("cuda", "cpu")
 _NVIDIA_DEVICE_FILES = ("/dev/nvidia0", "/dev/nvidiactl", "/dev/dxg")
 _HINT_EXPLICIT = " (set JAX_PLATFORMS='' to automatically choose an available backend)"
 
-# The GPU becomes the default backend when JAX_PLATFORMS is unset (as in JAX) once the CUDA executor
-# (backends/cuda.py) runs primitives; until then it is the default only where JAX_PLATFORMS lists
-# it first, so that a machine with a GPU and CuPy keeps running xjax programs on the CPU.
-CUDA_EXECUTOR_READY = False
-
-
 class Backend:
     """One started platform: its name as JAX_PLATFORMS spells it ("cpu", "cuda"), its `platform`
     as devices report it ("cpu", "gpu"), and its devices."""
@@ -119,13 +113,7 @@ def backends():
     if not started:  # (JAX fails an assertion here)
         name, why = next(iter(skipped.items()))
         raise RuntimeError(f"Unable to initialize backend '{name}': {why}{_HINT_EXPLICIT}")
-    if asked:
-        default = started[next(iter(started))]
-    elif "cuda" in started and CUDA_EXECUTOR_READY:
-        default = started["cuda"]
-    else:
-        default = started["cpu"]
-    _backends, _default = started, default
+    _backends, _default = started, started[next(iter(started))]  # the first listed, or the GPU when unasked
     _forget_placement()
     return _backends
 
