@@ -20,6 +20,8 @@ from xjax import _core
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 EMULATION_H = ROOT / "src" / "core" / "cuda" / "emulation.h"
 CACHE = pathlib.Path(tempfile.gettempdir()) / "xjax_cuda_emulation"
+ORDER_ENV = "XJAX_EMULATION_ORDER"
+ORDERS = ("forward", "reverse")
 
 
 def plan(op, input_types, attrs):
@@ -96,8 +98,10 @@ class Batch:
         self.lib = ctypes.CDLL(str(_cached(text, ".so", compile_host)))
         return self
 
-    def run(self, k, inputs):
-        """Runs plan k on NumPy inputs; returns its outputs as NumPy arrays."""
+    def run(self, k, inputs, order="forward"):
+        """Runs plan k on NumPy inputs; returns its outputs as NumPy arrays. order "reverse" runs
+        blocks and threads in the opposite order (emulation.h's XJAX_EMULATION_ORDER), so that a
+        kernel whose result depends on their order differs one way or the other."""
         p = self.plans[k]
         ins = [np.ascontiguousarray(x) for x in inputs]
         outs = [np.zeros(tuple(s), _NP_DTYPES[d]) for s, d in p["outputs"]]
@@ -109,7 +113,15 @@ class Batch:
         def ptrs(arrays):
             return (ctypes.c_void_p * max(1, len(arrays)))(*[a.ctypes.data for a in arrays])
 
-        getattr(self.lib, f"run_{k}")(ptrs(ins), ptrs(outs_padded), ptrs(tmps))
+        saved = os.environ.get(ORDER_ENV)
+        os.environ[ORDER_ENV] = order
+        try:
+            getattr(self.lib, f"run_{k}")(ptrs(ins), ptrs(outs_padded), ptrs(tmps))
+        finally:
+            if saved is None:
+                del os.environ[ORDER_ENV]
+            else:
+                os.environ[ORDER_ENV] = saved
         return [pad[:o.nbytes].view(o.dtype).reshape(o.shape) for pad, o in zip(outs_padded, outs)]
 
 

@@ -160,14 +160,14 @@ def build_batches(cases, parts=2):
         list(ex.map(lambda b: b.build(), batches))
 
 
-def run_emulated(case):
+def run_emulated(case, order="forward"):
     prog = case.program
     values = dict(zip(prog["parameters"], case.inputs))
     for vid, data in prog["constants"].items():
         shape, dt = prog["value_types"][vid]
         values[vid] = np.frombuffer(data, _NP_DTYPES[dt]).reshape(shape)
     for grp, k in zip(prog["groups"], case.plan_ids):
-        outs = case.batch.run(k, [values[v] for v in grp["inputs"]])
+        outs = case.batch.run(k, [values[v] for v in grp["inputs"]], order)
         values.update(zip(grp["outputs"], outs))
     return [values[v] for v in prog["outputs"]]
 
@@ -216,10 +216,11 @@ def cases():
 RANDOM_IDS = [f"graph{s}" for s in range(NUM_RANDOM_GRAPHS)]
 
 
+@pytest.mark.parametrize("order", emu.ORDERS)
 @pytest.mark.parametrize("cid", RANDOM_IDS)
-def test_random_fused_graph(cases, cid):
+def test_random_fused_graph(cases, cid, order):
     case = cases[cid]
-    got, want = run_emulated(case), run_cpu(case)
+    got, want = run_emulated(case, order), run_cpu(case)
     assert len(got) == len(want)
     for k, (g, w, exact) in enumerate(zip(got, want, case.exact)):
         compare(g, w, exact, f"{cid} output {k}\n{case.graph.text()}\n" +

@@ -5,7 +5,10 @@
 // Design: blocks run one at a time, in blockIdx order (x fastest); a block's threads run as
 // cooperative fibers (ucontext), each on its own stack, in threadIdx order. A thread runs until it
 // returns or reaches __syncthreads(), which switches back to the block's scheduler; when every
-// live thread of the block waits at the barrier, all are resumed, again in threadIdx order. So
+// live thread of the block waits at the barrier, all are resumed, again in threadIdx order.
+// XJAX_EMULATION_ORDER=reverse runs blocks, and threads within each round, in the opposite order:
+// a kernel whose result depends on the order (a read racing a write with no barrier between them,
+// one block relying on another's writes) gives a different answer one way or the other. So
 // barriers are honoured exactly, and nothing runs concurrently: atomics are plain
 // read-modify-writes. `__shared__` variables are function-local statics: one copy, shared by the
 // threads of the block that runs (only one block runs at a time). Dynamic shared memory
@@ -84,33 +87,38 @@ inline void run_grid(dim3 grid, dim3 block, void (*body)(void*), void* arg) {
   sched.fibers.resize(nthreads);
   for (Fiber& f : sched.fibers)
     if (f.stack.size() != kStackBytes) f.stack.assign(kStackBytes, 0);
-  for (unsigned bz = 0; bz < grid.z; ++bz)
-    for (unsigned by = 0; by < grid.y; ++by)
-      for (unsigned bx = 0; bx < grid.x; ++bx) {
-        block_idx = {bx, by, bz};
-        for (size_t t = 0; t < nthreads; ++t) {
-          Fiber& f = sched.fibers[t];
-          f.done = false;
-          getcontext(&f.ctx);
-          f.ctx.uc_stack.ss_sp = f.stack.data();
-          f.ctx.uc_stack.ss_size = f.stack.size();
-          f.ctx.uc_link = &sched.main;
-          makecontext(&f.ctx, fiber_entry, 0);
-        }
-        // Rounds: each live thread runs to its next barrier (or its end), in threadIdx order.
-        for (bool live = true; live;) {
-          live = false;
-          for (size_t t = 0; t < nthreads; ++t) {
-            Fiber& f = sched.fibers[t];
-            if (f.done) continue;
-            thread_idx = {unsigned(t % block.x), unsigned(t / block.x % block.y), unsigned(t / (size_t(block.x) * block.y))};
-            sched.running = &f;
-            swapcontext(&sched.main, &f.ctx);
-            sched.running = nullptr;
-            live = live || !f.done;
-          }
-        }
+  const char* order = getenv("XJAX_EMULATION_ORDER");
+  const bool reverse = order && strcmp(order, "reverse") == 0;
+  // (index k of n, counted from the end in reverse order)
+  auto nth = [reverse](size_t k, size_t n) { return reverse ? n - 1 - k : k; };
+  const size_t nblocks = size_t(grid.x) * grid.y * grid.z;
+  for (size_t kb = 0; kb < nblocks; ++kb) {
+    const size_t b = nth(kb, nblocks);
+    block_idx = {unsigned(b % grid.x), unsigned(b / grid.x % grid.y), unsigned(b / (size_t(grid.x) * grid.y))};
+    for (size_t t = 0; t < nthreads; ++t) {
+      Fiber& f = sched.fibers[t];
+      f.done = false;
+      getcontext(&f.ctx);
+      f.ctx.uc_stack.ss_sp = f.stack.data();
+      f.ctx.uc_stack.ss_size = f.stack.size();
+      f.ctx.uc_link = &sched.main;
+      makecontext(&f.ctx, fiber_entry, 0);
+    }
+    // Rounds: each live thread runs to its next barrier (or its end), in threadIdx order (or reversed).
+    for (bool live = true; live;) {
+      live = false;
+      for (size_t k = 0; k < nthreads; ++k) {
+        const size_t t = nth(k, nthreads);
+        Fiber& f = sched.fibers[t];
+        if (f.done) continue;
+        thread_idx = {unsigned(t % block.x), unsigned(t / block.x % block.y), unsigned(t / (size_t(block.x) * block.y))};
+        sched.running = &f;
+        swapcontext(&sched.main, &f.ctx);
+        sched.running = nullptr;
+        live = live || !f.done;
       }
+    }
+  }
 }
 
 template <typename... P>

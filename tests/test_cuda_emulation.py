@@ -1,0 +1,73 @@
+"""The emulation header itself (src/core/cuda/emulation.h): barriers are honoured, and a kernel whose
+result depends on the order of its threads or blocks -- a race on a real GPU -- gives a wrong answer
+in one of the two orders the differential tests run (tests/cuda_emulation.py's ORDERS)."""
+import numpy as np
+import pytest
+
+import cuda_emulation as emu
+
+N = 256  # threads per block, as the generators launch them
+
+# Each thread stores its input in shared memory and reads its neighbour's: with a barrier between
+# the two, correct; without one, the neighbour may not have written yet.
+NEIGHBOUR = """
+extern "C" __global__ void {name}(const float* __restrict__ in0, float* __restrict__ out0) {{
+  __shared__ float s[{n}];
+  const unsigned t = threadIdx.x;
+  s[t] = in0[blockIdx.x * {n} + t];
+  {barrier}
+  out0[blockIdx.x * {n} + t] = s[(t + 1) % {n}];
+  {barrier}
+}}
+"""
+
+# Block b adds block b-1's output to its input: right only if blocks ran in order, which CUDA never
+# promises.
+CHAINED = """
+extern "C" __global__ void chained(const float* __restrict__ in0, float* __restrict__ out0) {
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  out0[i] = in0[i] + (blockIdx.x ? out0[i - blockDim.x] : 0.0f);
+}
+"""
+
+
+def plan(source, name, blocks):
+    return {"source": source, "scratch": [], "outputs": [((blocks * N,), "float32")],
+            "launches": [{"name": name, "grid": (blocks, 1, 1), "block": (N, 1, 1), "shared": 0,
+                          "params": ["in0", "out0"]}]}
+
+
+@pytest.fixture(scope="module")
+def kernels():
+    b = emu.Batch()
+    b.ids = {
+        "synced": b.add(plan(NEIGHBOUR.format(name="synced", n=N, barrier="__syncthreads();"), "synced", 2)),
+        "racy": b.add(plan(NEIGHBOUR.format(name="racy", n=N, barrier=""), "racy", 2)),
+        "chained": b.add(plan(CHAINED, "chained", 3)),
+    }
+    return b.build()
+
+
+def neighbour_reference(x):
+    return np.roll(x.reshape(-1, N), -1, axis=1).reshape(-1)
+
+
+@pytest.mark.parametrize("order", emu.ORDERS)
+def test_barriers_are_honoured_in_either_order(kernels, order):
+    x = np.arange(2 * N, dtype=np.float32) + 1
+    (got,) = kernels.run(kernels.ids["synced"], [x], order)
+    np.testing.assert_array_equal(got, neighbour_reference(x))
+
+
+def test_a_missing_barrier_is_caught_by_one_of_the_orders(kernels):
+    x = np.arange(2 * N, dtype=np.float32) + 1
+    right = [np.array_equal(kernels.run(kernels.ids["racy"], [x], order)[0], neighbour_reference(x))
+             for order in emu.ORDERS]
+    assert False in right, right
+
+
+def test_blocks_relying_on_each_others_order_are_caught_by_one_of_the_orders(kernels):
+    x = np.ones(3 * N, dtype=np.float32)
+    want = np.repeat(np.arange(1, 4, dtype=np.float32), N)  # what in-order blocks would give
+    right = [np.array_equal(kernels.run(kernels.ids["chained"], [x], order)[0], want) for order in emu.ORDERS]
+    assert right == [True, False], right
