@@ -22,6 +22,7 @@ EMULATION_H = ROOT / "src" / "core" / "cuda" / "emulation.h"
 CACHE = pathlib.Path(tempfile.gettempdir()) / "xjax_cuda_emulation"
 ORDER_ENV = "XJAX_EMULATION_ORDER"
 ORDERS = ("forward", "reverse")
+GUARD, GARBAGE = 64, 0xA5  # bytes either side of a plan's buffers, and what fills them
 
 
 def plan(op, input_types, attrs):
@@ -104,25 +105,35 @@ class Batch:
         kernel whose result depends on their order differs one way or the other."""
         p = self.plans[k]
         ins = [np.ascontiguousarray(x) for x in inputs]
-        outs = [np.zeros(tuple(s), _NP_DTYPES[d]) for s, d in p["outputs"]]
-        # Scratch starts as garbage (a plan must write it before reading it); padded for the
-        # word-wide atomics on 1- and 2-byte elements.
-        tmps = [np.full(int(n) + 8, 0xA5, np.uint8) for n in p["scratch"]]
-        outs_padded = [np.zeros(o.nbytes + 8, np.uint8) for o in outs]
+        outs = [(tuple(s), _NP_DTYPES[d]) for s, d in p["outputs"]]
+        # Outputs and scratch start as garbage, as the executor's cupy.empty leaves them (a plan must
+        # write every output element, and scratch before reading it), between guard bands that
+        # must come back untouched (the word-wide atomics on 1- and 2-byte elements read into the
+        # band after a buffer and write back what they read).
+        def guarded(nbytes):
+            return np.full(GUARD + int(nbytes) + GUARD, GARBAGE, np.uint8)
 
-        def ptrs(arrays):
-            return (ctypes.c_void_p * max(1, len(arrays)))(*[a.ctypes.data for a in arrays])
+        out_bufs = [guarded(np.prod(s, dtype=np.int64) * dt.itemsize) for s, dt in outs]
+        tmp_bufs = [guarded(n) for n in p["scratch"]]
+
+        def ptrs(arrays, offset=0):
+            return (ctypes.c_void_p * max(1, len(arrays)))(*[a.ctypes.data + offset for a in arrays])
 
         saved = os.environ.get(ORDER_ENV)
         os.environ[ORDER_ENV] = order
         try:
-            getattr(self.lib, f"run_{k}")(ptrs(ins), ptrs(outs_padded), ptrs(tmps))
+            getattr(self.lib, f"run_{k}")(ptrs(ins), ptrs(out_bufs, GUARD), ptrs(tmp_bufs, GUARD))
         finally:
             if saved is None:
                 del os.environ[ORDER_ENV]
             else:
                 os.environ[ORDER_ENV] = saved
-        return [pad[:o.nbytes].view(o.dtype).reshape(o.shape) for pad, o in zip(outs_padded, outs)]
+        for what, bufs in (("output", out_bufs), ("scratch", tmp_bufs)):
+            for i, buf in enumerate(bufs):
+                if (buf[:GUARD] != GARBAGE).any() or (buf[-GUARD:] != GARBAGE).any():
+                    raise AssertionError(f"plan {k} wrote outside its {what} buffer {i}")
+        return [buf[GUARD:GUARD + np.prod(s, dtype=np.int64) * dt.itemsize].view(dt).reshape(s)
+                for buf, (s, dt) in zip(out_bufs, outs)]
 
 
 def nvcc_path():

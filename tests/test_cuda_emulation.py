@@ -1,6 +1,8 @@
-"""The emulation header itself (src/core/cuda/emulation.h): barriers are honoured, and a kernel whose
-result depends on the order of its threads or blocks -- a race on a real GPU -- gives a wrong answer
-in one of the two orders the differential tests run (tests/cuda_emulation.py's ORDERS)."""
+"""The emulation header (src/core/cuda/emulation.h) and the harness that runs plans on it
+(tests/cuda_emulation.py): barriers are honoured; a kernel whose result depends on the order of its
+threads or blocks -- a race on a real GPU -- gives a wrong answer in one of the two orders the
+differential tests run; a write outside an output buffer fails the run, and an element left
+unwritten shows as garbage, as on a GPU."""
 import numpy as np
 import pytest
 
@@ -18,6 +20,14 @@ extern "C" __global__ void {name}(const float* __restrict__ in0, float* __restri
   {barrier}
   out0[blockIdx.x * {n} + t] = s[(t + 1) % {n}];
   {barrier}
+}}
+"""
+
+# Thread i writes element i + shift of an output of `blocks * N` elements.
+SHIFTED = """
+extern "C" __global__ void {name}(const float* __restrict__ in0, float* __restrict__ out0) {{
+  const int i = blockIdx.x * blockDim.x + threadIdx.x + {shift};
+  if (i < {limit}) out0[i] = in0[blockIdx.x * blockDim.x + threadIdx.x];
 }}
 """
 
@@ -44,6 +54,9 @@ def kernels():
         "synced": b.add(plan(NEIGHBOUR.format(name="synced", n=N, barrier="__syncthreads();"), "synced", 2)),
         "racy": b.add(plan(NEIGHBOUR.format(name="racy", n=N, barrier=""), "racy", 2)),
         "chained": b.add(plan(CHAINED, "chained", 3)),
+        "past_end": b.add(plan(SHIFTED.format(name="past_end", shift=1, limit=N + 1), "past_end", 1)),
+        "before_start": b.add(plan(SHIFTED.format(name="before_start", shift=-1, limit=N), "before_start", 1)),
+        "partial": b.add(plan(SHIFTED.format(name="partial", shift=0, limit=N - 1), "partial", 1)),
     }
     return b.build()
 
@@ -71,3 +84,14 @@ def test_blocks_relying_on_each_others_order_are_caught_by_one_of_the_orders(ker
     want = np.repeat(np.arange(1, 4, dtype=np.float32), N)  # what in-order blocks would give
     right = [np.array_equal(kernels.run(kernels.ids["chained"], [x], order)[0], want) for order in emu.ORDERS]
     assert right == [True, False], right
+
+
+@pytest.mark.parametrize("name", ["past_end", "before_start"])
+def test_a_write_outside_the_output_fails_the_run(kernels, name):
+    with pytest.raises(AssertionError, match=r"wrote outside its output buffer 0"):
+        kernels.run(kernels.ids[name], [np.ones(N, np.float32)])
+
+
+def test_an_unwritten_output_element_is_garbage(kernels):
+    (got,) = kernels.run(kernels.ids["partial"], [np.ones(N, np.float32)])
+    assert (got[:-1] == 1).all() and got[-1:].view(np.uint8).tolist() == [emu.GARBAGE] * 4
