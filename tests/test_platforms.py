@@ -196,6 +196,14 @@ def test_cuda_failures_with_a_visible_gpu():
     env = {"JAX_PLATFORMS": "cuda", "FAKE_CUPY_DEVICES": "0"}
     assert error_of(code, env=env, fake_cupy=True, prelude=FAKE_VISIBLE) == (
         "RuntimeError: Unable to initialize backend 'cuda': Backend 'cuda' provides no devices." + HINT)
+    env = {"JAX_PLATFORMS": "cuda", "FAKE_CUPY_NVRTC": "missing"}
+    assert error_of(code, env=env, fake_cupy=True, prelude=FAKE_VISIBLE) == (
+        "RuntimeError: Unable to initialize backend 'cuda': CuPy cannot load NVRTC, which compiles xjax's kernels "
+        "(RuntimeError: Failure finding libnvrtc.so); `pip install 'xjax[cuda]'` installs it with CuPy's [ctk] extra"
+        + HINT)
+    out, err = run("import xjax; print(xjax.default_backend())", env={"FAKE_CUPY_NVRTC": "missing"}, fake_cupy=True,
+                   prelude=FAKE_VISIBLE)
+    assert out == "cpu\n" and err == ""  # unasked: the CPU, quietly
     # Unasked, a failing CUDA is quiet, and named when asked for by name.
     out, err = run("""
         import xjax
@@ -220,7 +228,7 @@ def test_cuda_failures_with_a_visible_gpu():
 def test_visible_gpu_without_cupy():
     assert error_of("import xjax; xjax.devices()", env={"JAX_PLATFORMS": "cuda"}, prelude=FAKE_VISIBLE) == (
         "RuntimeError: Unable to initialize backend 'cuda': CuPy is not installed; install it with "
-        "`pip install 'xjax[cuda]'` (cupy-cuda13x, or cupy-cuda12x for CUDA 12 drivers)" + HINT)
+        "`pip install 'xjax[cuda]'` (cupy-cuda13x[ctk], or cupy-cuda12x[ctk] for CUDA 12 drivers)" + HINT)
 
 
 GPU_ARRAYS = FAKE_VISIBLE + """

@@ -1,7 +1,8 @@
 """A stand-in for CuPy on machines without a GPU: "device" memory is host memory, so the platform
 layer's plumbing (device lists, transfers, printing, refusals) runs here. Only what xjax calls.
 
-FAKE_CUPY_DEVICES sets the device count ("error" makes getDeviceCount fail like a missing driver).
+FAKE_CUPY_DEVICES sets the device count ("error" makes getDeviceCount fail like a missing driver);
+FAKE_CUPY_NVRTC=missing makes NVRTC fail to load, as where CuPy is installed without CUDA's libraries.
 """
 import os
 import types
@@ -102,7 +103,13 @@ def get_default_memory_pool():
     return _Pool()
 
 
+def _nvrtc_version():
+    if os.environ.get("FAKE_CUPY_NVRTC") == "missing":
+        raise RuntimeError("Failure finding libnvrtc.so")
+    return (13, 0)
+
+
 cuda = types.SimpleNamespace(
-    Device=Device, Stream=Stream,
+    Device=Device, Stream=Stream, nvrtc=types.SimpleNamespace(getVersion=_nvrtc_version),
     runtime=types.SimpleNamespace(getDeviceCount=_count, getDeviceProperties=_properties,
                                   memGetInfo=lambda: (1 << 30, 1 << 34), CUDARuntimeError=CUDARuntimeError))

@@ -18,8 +18,8 @@ def probe():
     """This machine's GPUs as GpuDevices; raises RuntimeError saying why there are none."""
     global _cupy
     if importlib.util.find_spec("cupy") is None:
-        raise RuntimeError("CuPy is not installed; install it with `pip install 'xjax[cuda]'` (cupy-cuda13x, or "
-                           "cupy-cuda12x for CUDA 12 drivers)")
+        raise RuntimeError("CuPy is not installed; install it with `pip install 'xjax[cuda]'` (cupy-cuda13x[ctk], "
+                           "or cupy-cuda12x[ctk] for CUDA 12 drivers)")
     try:
         with warnings.catch_warnings():  # (a CuPy without its CUDA libraries may warn: not our noise to add)
             warnings.simplefilter("ignore")
@@ -32,6 +32,11 @@ def probe():
         raise RuntimeError(f"CuPy found no usable GPU: {err}") from err
     if count < 1:
         raise RuntimeError("Backend 'cuda' provides no devices.")
+    try:
+        module.cuda.nvrtc.getVersion()  # (loads NVRTC, which every program needs to compile its kernels)
+    except Exception as err:
+        raise RuntimeError(f"CuPy cannot load NVRTC, which compiles xjax's kernels ({type(err).__name__}: {err}); "
+                           f"`pip install 'xjax[cuda]'` installs it with CuPy's [ctk] extra") from err
     _cupy = module
     return [GpuDevice(i, module.cuda.runtime.getDeviceProperties(i)) for i in range(count)]
 
