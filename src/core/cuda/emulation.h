@@ -5,14 +5,14 @@
 // Design: blocks run one at a time, in blockIdx order (x fastest); a block's threads run as
 // cooperative fibers (ucontext), each on its own stack, in threadIdx order. A thread runs until it
 // returns or reaches __syncthreads(), which switches back to the block's scheduler; when every
-// live thread of the block waits at the barrier, all are resumed, again in threadIdx order.
-// XJAX_EMULATION_ORDER=reverse runs blocks, and threads within each round, in the opposite order:
-// a kernel whose result depends on the order (a read racing a write with no barrier between them,
-// one block relying on another's writes) gives a different answer one way or the other. So
+// live thread of the block waits at the barrier, all are resumed, again in threadIdx order. So
 // barriers are honoured exactly, and nothing runs concurrently: atomics are plain
 // read-modify-writes. `__shared__` variables are function-local statics: one copy, shared by the
 // threads of the block that runs (only one block runs at a time). Dynamic shared memory
 // (`extern __shared__`) is not emulated; generated kernels use static sizes only.
+// XJAX_EMULATION_ORDER=reverse runs blocks, and threads within each round, in the opposite order:
+// a kernel whose result depends on the order (a read racing a write with no barrier between them,
+// one block relying on another's writes) gives a different answer one way or the other.
 #pragma once
 #include <math.h>
 #include <stdint.h>
