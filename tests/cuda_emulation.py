@@ -104,15 +104,20 @@ class Batch:
         blocks and threads in the opposite order (emulation.h's XJAX_EMULATION_ORDER), so that a
         kernel whose result depends on their order differs one way or the other."""
         p = self.plans[k]
-        ins = [np.ascontiguousarray(x) for x in inputs]
         outs = [(tuple(s), _NP_DTYPES[d]) for s, d in p["outputs"]]
-        # Outputs and scratch start as garbage, as the executor's cupy.empty leaves them (a plan must
-        # write every output element, and scratch before reading it), between guard bands that
-        # must come back untouched (the word-wide atomics on 1- and 2-byte elements read into the
-        # band after a buffer and write back what they read).
-        def guarded(nbytes):
-            return np.full(GUARD + int(nbytes) + GUARD, GARBAGE, np.uint8)
+        # Every buffer lies between guard bands of garbage that must come back untouched (the
+        # word-wide atomics on 1- and 2-byte elements read into the band after a buffer and write
+        # back what they read); a read past an input gets garbage. Outputs and scratch start as
+        # garbage, as the executor's cupy.empty leaves them: a plan must write every output element,
+        # and scratch before reading it. Inputs must come back unchanged.
+        def guarded(nbytes, data=None):
+            buf = np.full(GUARD + int(nbytes) + GUARD, GARBAGE, np.uint8)
+            if data is not None:
+                buf[GUARD:GUARD + int(nbytes)] = np.frombuffer(data, np.uint8)
+            return buf
 
+        in_bytes = [np.ascontiguousarray(x).tobytes() for x in inputs]
+        in_bufs = [guarded(len(b), b) for b in in_bytes]
         out_bufs = [guarded(np.prod(s, dtype=np.int64) * dt.itemsize) for s, dt in outs]
         tmp_bufs = [guarded(n) for n in p["scratch"]]
 
@@ -122,16 +127,19 @@ class Batch:
         saved = os.environ.get(ORDER_ENV)
         os.environ[ORDER_ENV] = order
         try:
-            getattr(self.lib, f"run_{k}")(ptrs(ins), ptrs(out_bufs, GUARD), ptrs(tmp_bufs, GUARD))
+            getattr(self.lib, f"run_{k}")(ptrs(in_bufs, GUARD), ptrs(out_bufs, GUARD), ptrs(tmp_bufs, GUARD))
         finally:
             if saved is None:
                 del os.environ[ORDER_ENV]
             else:
                 os.environ[ORDER_ENV] = saved
-        for what, bufs in (("output", out_bufs), ("scratch", tmp_bufs)):
+        for what, bufs in (("input", in_bufs), ("output", out_bufs), ("scratch", tmp_bufs)):
             for i, buf in enumerate(bufs):
                 if (buf[:GUARD] != GARBAGE).any() or (buf[-GUARD:] != GARBAGE).any():
                     raise AssertionError(f"plan {k} wrote outside its {what} buffer {i}")
+        for i, (buf, b) in enumerate(zip(in_bufs, in_bytes)):
+            if buf[GUARD:GUARD + len(b)].tobytes() != b:
+                raise AssertionError(f"plan {k} wrote to its input {i}")
         return [buf[GUARD:GUARD + np.prod(s, dtype=np.int64) * dt.itemsize].view(dt).reshape(s)
                 for buf, (s, dt) in zip(out_bufs, outs)]
 

@@ -1,8 +1,8 @@
 """The emulation header (src/core/cuda/emulation.h) and the harness that runs plans on it
 (tests/cuda_emulation.py): barriers are honoured; a kernel whose result depends on the order of its
 threads or blocks -- a race on a real GPU -- gives a wrong answer in one of the two orders the
-differential tests run; a write outside an output buffer fails the run, and an element left
-unwritten shows as garbage, as on a GPU."""
+differential tests run; a write outside a buffer, or to an input, fails the run; an output element
+left unwritten, or read past an input's end, is garbage, as on a GPU."""
 import numpy as np
 import pytest
 
@@ -28,6 +28,16 @@ SHIFTED = """
 extern "C" __global__ void {name}(const float* __restrict__ in0, float* __restrict__ out0) {{
   const int i = blockIdx.x * blockDim.x + threadIdx.x + {shift};
   if (i < {limit}) out0[i] = in0[blockIdx.x * blockDim.x + threadIdx.x];
+}}
+"""
+
+# Writes its output, then its input (which the executor's buffers must never see), or reads one element
+# past its input's end.
+INPUT_ABUSE = """
+extern "C" __global__ void {name}(float* __restrict__ in0, float* __restrict__ out0) {{
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  out0[i] = in0[i + {read_shift}];
+  {extra}
 }}
 """
 
@@ -57,6 +67,10 @@ def kernels():
         "past_end": b.add(plan(SHIFTED.format(name="past_end", shift=1, limit=N + 1), "past_end", 1)),
         "before_start": b.add(plan(SHIFTED.format(name="before_start", shift=-1, limit=N), "before_start", 1)),
         "partial": b.add(plan(SHIFTED.format(name="partial", shift=0, limit=N - 1), "partial", 1)),
+        "writes_input": b.add(plan(INPUT_ABUSE.format(name="writes_input", read_shift=0, extra="in0[i] = 0.0f;"),
+                                   "writes_input", 1)),
+        "reads_past_input": b.add(plan(INPUT_ABUSE.format(name="reads_past_input", read_shift=1, extra=""),
+                                       "reads_past_input", 1)),
     }
     return b.build()
 
@@ -94,4 +108,14 @@ def test_a_write_outside_the_output_fails_the_run(kernels, name):
 
 def test_an_unwritten_output_element_is_garbage(kernels):
     (got,) = kernels.run(kernels.ids["partial"], [np.ones(N, np.float32)])
+    assert (got[:-1] == 1).all() and got[-1:].view(np.uint8).tolist() == [emu.GARBAGE] * 4
+
+
+def test_a_write_to_an_input_fails_the_run(kernels):
+    with pytest.raises(AssertionError, match=r"wrote to its input 0"):
+        kernels.run(kernels.ids["writes_input"], [np.ones(N, np.float32)])
+
+
+def test_a_read_past_an_input_gets_garbage(kernels):
+    (got,) = kernels.run(kernels.ids["reads_past_input"], [np.ones(N, np.float32)])
     assert (got[:-1] == 1).all() and got[-1:].view(np.uint8).tolist() == [emu.GARBAGE] * 4
