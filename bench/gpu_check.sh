@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Issue 14's checks on a machine with an NVIDIA GPU, CuPy and JAX (the lent device machine's image):
 # builds xjax's core in place, runs the GPU halves of the tests (the `gpu` fixture's "cuda" cases and
-# the tests marked for a real GPU), the seed programs with the GPU as default device, and the
-# issue's compare.py rows next to JAX on the same GPU.
+# the tests marked for a real GPU), the seed programs and the main job with the GPU as default
+# device, and the issue's compare.py rows next to JAX on the same GPU.
 #
 #   bash bench/gpu_check.sh SHARED_DIR [OUT_DIR]
 #
@@ -40,6 +40,10 @@ summary+=("tests: $(tail -1 "$out/pytest.log")")
 # The seed programs with the GPU as the default device.
 JAX_PLATFORMS=cuda,cpu bash "$shared/seed-programs/run.sh" >"$out/seeds.log" 2>&1
 summary+=("seeds (JAX_PLATFORMS=cuda,cpu): $(tail -1 "$out/seeds.log")")
+
+# The main job (README's first command) with the GPU as the default device, as a user runs it.
+python3 -m xjax.examples.train --out "$out" >"$out/train.log" 2>&1
+summary+=("main job on the GPU: rc=$? $(grep -i accuracy "$out/train.log" | tail -1)")
 
 # The issue's rows, xjax and JAX in one process on the same GPU.
 (cd "$shared/bench" && JAX_PLATFORMS=cuda,cpu python3 compare.py --rounds 5 \
