@@ -3,26 +3,11 @@
 Each reproducer runs in its own process, so that a regression (a segfault or a hang) fails its
 test instead of killing the test run.
 """
-import os
-import subprocess
-import sys
-import textwrap
 
 import pytest
+from isolated import run_isolated
 
 HUGE = "float64(2305843009213693953,) is too large: it needs more than 2^62 bytes"
-
-
-def run_isolated(code, prelude="", timeout=120):
-    """Runs prelude + `code` in a fresh interpreter; returns its stdout, failing on a crash, hang or error."""
-    code = prelude + textwrap.dedent(code)
-    try:
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout,
-                             env=dict(os.environ))
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"hung for {timeout} s:\n{code}")
-    assert out.returncode == 0, f"exit status {out.returncode}\nstdout:\n{out.stdout}\nstderr:\n{out.stderr}"
-    return out.stdout
 
 
 ARRAYS = """

@@ -2,6 +2,8 @@
 // hands each new value a free buffer (best fit) or, for a fused kernel, the buffer of an operand
 // read for the last time element for element (in place). Also the plan's text.
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 #include "core/compiler/executable.h"
 #include "core/compiler/plan.h"
@@ -24,6 +26,18 @@ bool kernel_writes_over(OpId op, size_t i) {
       return i == 2;
     default:
       return false;
+  }
+}
+
+// run_plan binds a pooled value to its pool buffer or, written in place, to a parameter's buffer:
+// a plan with a pooled value bound to neither would hand a kernel a null pointer. Refuse it here.
+void check_every_storage_bound(const Plan& plan) {
+  for (size_t st = 0; st < plan.storages.size(); ++st) {
+    const Storage& s = plan.storages[st];
+    if (s.kind != Storage::Kind::Pool || s.index >= 0) continue;
+    int src = plan.reused_in_place[st];
+    if (src < 0 || plan.storages[src].kind != Storage::Kind::Param)
+      throw std::logic_error("[compile] internal error: storage " + std::to_string(st) + " of the plan has no buffer");
   }
 }
 
@@ -98,8 +112,10 @@ void plan_buffers(Plan& plan, const Graph& g, bool reuse, bool donate_params) {
         int ist = plan.value_storage[step.inputs[i]];
         if (!in_place_ok(k, i, ist)) continue;
         claimed.push_back(ist);
-        plan.reused_in_place[st] = ist;
-        if (is_pool(ist)) phys = plan.storages[ist].index;
+        // A value over one that lives in a donated parameter's buffer lives there too: name the parameter.
+        bool in_param = is_pool(ist) && plan.storages[ist].index == -2;
+        plan.reused_in_place[st] = in_param ? plan.reused_in_place[ist] : ist;
+        if (is_pool(ist) && !in_param) phys = plan.storages[ist].index;
       }
       if (kind != Storage::Kind::Pool) continue;  // an output bound to a donated parameter's buffer
       if (plan.reused_in_place[st] >= 0 && phys < 0) {
@@ -141,6 +157,7 @@ void plan_buffers(Plan& plan, const Graph& g, bool reuse, bool donate_params) {
     int src = plan.reused_in_place[st];
     if (src >= 0 && plan.storages[src].kind == Storage::Kind::Param) plan.donated.push_back(plan.storages[src].index);
   }
+  check_every_storage_bound(plan);
 }
 
 namespace {
