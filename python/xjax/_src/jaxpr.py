@@ -9,6 +9,7 @@ printed once up front as `let name = { ... } in`; params printed sorted unless a
 """
 import collections
 import re
+import weakref
 
 import numpy as np
 
@@ -135,6 +136,26 @@ def jaxprs_in_params(params):
                 yield x
             elif isinstance(x, ClosedJaxpr):
                 yield x.jaxpr
+
+
+_axis_names_memo = weakref.WeakKeyDictionary()
+
+
+def axis_names_in(params):
+    """The axis names that equations anywhere in params' jaxprs name (collectives carry `axis_name`):
+    a vmap must interpret such an equation even when none of its operands is batched."""
+    names = set()
+    for j in jaxprs_in_params(params):
+        got = _axis_names_memo.get(j)
+        if got is None:
+            got = set()
+            for e in j.eqns:
+                n = e.params.get("axis_name", ())
+                got.update(n if isinstance(n, tuple) else (n,))
+                got.update(axis_names_in(e.params))
+            got = _axis_names_memo[j] = frozenset(got)
+        names |= got
+    return names
 
 
 def literal_value(lit):

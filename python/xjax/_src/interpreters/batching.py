@@ -10,7 +10,7 @@ once, never a loop over the batch. Values of other traces (constants, outer trac
 import weakref
 
 from xjax._src import core
-from xjax._src.jaxpr import eval_jaxpr, memoize_per_jaxpr
+from xjax._src.jaxpr import axis_names_in, eval_jaxpr, memoize_per_jaxpr
 
 not_mapped = None
 
@@ -73,7 +73,8 @@ class BatchTrace(core.Trace):
             vals.append(v)
             dims.append(d)
         name = self.axis_data.name
-        if all(d is not_mapped for d in dims) and (name is None or name not in named_axes(params)):
+        if all(d is not_mapped for d in dims) and (
+                name is None or (name not in named_axes(params) and name not in axis_names_in(params))):
             return self.bind_in_parent(primitive, vals, params)
         rule = primitive.batch
         if rule is None:

@@ -106,8 +106,7 @@ def inline_jaxpr_lowering(param):
     """The lowering of a primitive that calls the ClosedJaxpr in params[param]: its equations inline."""
 
     def lower(lowerer, eqn, ins):
-        closed = eqn.params[param]
-        return lowerer.lower_jaxpr(closed.jaxpr, [lowerer.const_ref(c) for c in closed.consts], ins)
+        return lowerer.lower_closed_jaxpr(eqn.params[param], ins)
 
     return lower
 
@@ -176,6 +175,10 @@ class GraphLowerer:
             for v, r in zip(eqn.outvars, outs):
                 env[v] = r
         return [self.read(env, a) for a in jaxpr.outvars]
+
+    def lower_closed_jaxpr(self, closed, in_refs):
+        """lower_jaxpr of a ClosedJaxpr: its consts become constants (or the externals holding them)."""
+        return self.lower_jaxpr(closed.jaxpr, [self.const_ref(c) for c in closed.consts], in_refs)
 
     def op(self, name, *inputs, **attrs):
         """Adds a C++ op (attributes converted as lowering rules' are)."""

@@ -43,7 +43,7 @@ def _cond_lowering(lowerer, eqn, ins):
     """The core's `cond` op, each branch a subgraph (the core clamps the index)."""
     branches = eqn.params["branches"]
     op_avals = [a.aval for a in eqn.invars[1:]]
-    graphs = [lowerer.subgraph(op_avals, lambda sub, refs, b=b: sub.lower_jaxpr(b.jaxpr, [], refs)) for b in branches]
+    graphs = [lowerer.subgraph(op_avals, lambda sub, refs, b=b: sub.lower_closed_jaxpr(b, refs)) for b in branches]
     return lowerer.graph.add_subgraph_op("cond", list(ins), {}, graphs)
 
 

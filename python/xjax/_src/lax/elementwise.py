@@ -519,7 +519,7 @@ P["div"].def_rules(transpose=_div_transpose)
 # add_any: the sum of two tangents or cotangents (what accumulation emits); prints as JAX's add_any.
 add_any_p = define_primitive("add_any", _nary_eval("add_any", _ANY))
 add_any_p.def_rules(lowering=broadcasting_lowering("add"))
-ad.deflinear(add_any_p, lambda ct, x, y: [ct, ct])
+ad.deflinear(add_any_p, _add_transpose)  # batching may leave an operand to broadcast
 
 
 def _select_n_jvp(primals, tangents):

@@ -46,14 +46,14 @@ def _while_lowering(lowerer, eqn, ins):
     """The core's `while` op; the consts of both functions are carried along unchanged."""
     p = eqn.params
     cn, bn = p["cond_nconsts"], p["body_nconsts"]
-    cond_j, body_j = p["cond_jaxpr"].jaxpr, p["body_jaxpr"].jaxpr
+    cond_j, body_j = p["cond_jaxpr"], p["body_jaxpr"]
     avals = [a.aval for a in eqn.invars]
 
     def cond_fn(sub, refs):
-        return sub.lower_jaxpr(cond_j, [], refs[:cn] + refs[cn + bn:])
+        return sub.lower_closed_jaxpr(cond_j, refs[:cn] + refs[cn + bn:])
 
     def body_fn(sub, refs):
-        return refs[:cn + bn] + sub.lower_jaxpr(body_j, [], refs[cn:])
+        return refs[:cn + bn] + sub.lower_closed_jaxpr(body_j, refs[cn:])
 
     graphs = [lowerer.subgraph(avals, cond_fn), lowerer.subgraph(avals, body_fn)]
     return lowerer.graph.add_subgraph_op("while", list(ins), {}, graphs)[cn + bn:]
@@ -237,7 +237,8 @@ def _scan_lowering(lowerer, eqn, ins):
     x[t] with dynamic_slice and writes y[t] with dynamic_update_slice into buffers that start as zeros."""
     p = eqn.params
     nc, ncarry, length, reverse = p["num_consts"], p["num_carry"], p["length"], p["reverse"]
-    jaxpr = p["jaxpr"].jaxpr
+    closed = p["jaxpr"]
+    jaxpr = closed.jaxpr
     avals = [a.aval for a in eqn.invars]
     x_avals = avals[nc + ncarry:]
     y_avals = [v.aval for v in jaxpr.outvars[ncarry:]]
@@ -266,7 +267,7 @@ def _scan_lowering(lowerer, eqn, ins):
         for x, a in zip(xs, x_avals):
             (s,) = sub.op("dynamic_slice", x, t, *[zero] * (a.ndim - 1), slice_sizes=[1, *a.shape[1:]])
             x_t += sub.op("reshape", s, new_sizes=list(a.shape[1:]))
-        outs = sub.lower_jaxpr(jaxpr, [], [*consts, *carry, *x_t])
+        outs = sub.lower_closed_jaxpr(closed, [*consts, *carry, *x_t])
         new_ys = []
         for y_buf, y, a in zip(ys, outs[ncarry:], y_avals):
             (y1,) = sub.op("reshape", y, new_sizes=[1, *a.shape])
@@ -417,15 +418,17 @@ def map(f, xs, *, batch_size=None):  # noqa: A001 - lax's name
     """[f(x) for x in xs] along the leading axis, as a scan; with batch_size, a scan over chunks of
     that many examples, each vmapped, then the remainder vmapped (batch_size=0: one vmap), as JAX."""
     leaves = tree_util.tree_leaves(xs)
-    if batch_size is None or not leaves:
+    if batch_size is not None:
+        batch_size = operator.index(batch_size)
+        if batch_size < 0:
+            raise ValueError(f"lax.map batch_size must be non-negative, got {batch_size}")
+    # No examples: no chunks and no remainder, the plain scan of length 0 gives the empty results.
+    if batch_size is None or not leaves or core.get_aval(leaves[0]).shape[0] == 0:
         _, ys = scan(lambda _, x: ((), f(x)), (), xs, _cache_on=(f, "map"))
         return ys
     from xjax._src.vmap import vmap
 
     n = core.get_aval(leaves[0]).shape[0]
-    batch_size = operator.index(batch_size)
-    if batch_size < 0:
-        raise ValueError(f"lax.map batch_size must be non-negative, got {batch_size}")
     nb, rem = divmod(n, batch_size) if batch_size else (0, n)
     vf = vmap(f)
     ys = None
@@ -532,12 +535,46 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
     return p_out, t_out
 
 
-def _while_partial_eval(trace, args, unknown, **params):
+def _while_partial_eval(trace, args, unknown, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    """As JAX: when the condition reads known values only, the known carries come from a loop over
+    them alone, run now; the unknown ones from the whole loop, recorded (its known part computed
+    again). So a while_loop linearizes (jvp and linearize work) but does not transpose."""
+    params = dict(cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr, cond_nconsts=cond_nconsts, body_nconsts=body_nconsts)
+    nc = cond_nconsts + body_nconsts
+    cc_uk, bc_uk, carry_uk = list(unknown[:cond_nconsts]), list(unknown[cond_nconsts:nc]), list(unknown[nc:])
+    while True:
+        body_split = pe.partial_eval_jaxpr(body_jaxpr, bc_uk + carry_uk)
+        new = [a or b for a, b in zip(carry_uk, body_split[2])]
+        if new == carry_uk:
+            break
+        carry_uk = new
+    recorded = pe.DynamicJaxprTrace.process_primitive(trace, while_p, args, params)
+    if pe.partial_eval_jaxpr(cond_jaxpr, cc_uk + carry_uk)[2][0] or all(carry_uk):
+        return recorded
+    cond = pe.partial_eval_jaxpr(cond_jaxpr, cc_uk + carry_uk)[0]
+    known_body = body_split[0]
+    n_known = len(carry_uk) - sum(carry_uk)
+    known_body = _ClosedJaxpr(_Jaxpr(known_body.jaxpr.constvars, known_body.jaxpr.invars,
+                                     known_body.jaxpr.outvars[:n_known], known_body.jaxpr.eqns), known_body.consts)
+    cond, cond_consts = pe.convert_constvars(cond)
+    known_body, body_consts = pe.convert_constvars(known_body)
+    known = lambda xs, uk: [x for x, u in zip(xs, uk) if not u]  # noqa: E731
+    ccs, bcs = args[:cond_nconsts], args[cond_nconsts:nc]
+    known_outs = trace.bind_in_parent(while_p, [*cond_consts, *known(ccs, cc_uk), *body_consts, *known(bcs, bc_uk),
+                                                *known(args[nc:], carry_uk)],
+                                      dict(cond_jaxpr=cond, body_jaxpr=known_body,
+                                           cond_nconsts=len(cond_consts) + cond_nconsts - sum(cc_uk),
+                                           body_nconsts=len(body_consts) + body_nconsts - sum(bc_uk)))
+    it = iter(known_outs)
+    return [r if u else next(it) for r, u in zip(recorded, carry_uk)]
+
+
+def _while_transpose(cts, *args, **params):
     raise ValueError("Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with dynamic "
                      "start/stop values. Try using lax.scan, or using fori_loop with static start/stop.")
 
 
-while_p.def_rules(jvp=_while_jvp, partial_eval=_while_partial_eval)
+while_p.def_rules(jvp=_while_jvp, partial_eval=_while_partial_eval, transpose=_while_transpose)
 
 
 def _scan_jvp(primals, tangents, *, reverse, length, jaxpr, num_consts, num_carry, unroll):

@@ -236,7 +236,7 @@ def _wrap_negative(i, n):
 class _Plan:
     """How a NumPy index maps onto gather/scatter: dimension numbers, the index array and fix-ups."""
 
-    __slots__ = ("indices", "dnums", "slice_sizes", "gather_shape", "rev_dims", "final_shape", "empty")
+    __slots__ = ("indices", "dnums", "slice_sizes", "gather_shape", "rev_dims", "final_shape", "empty", "unique")
 
 
 def _plan(x, entries, wrap_negative=True):
@@ -324,6 +324,7 @@ def _plan(x, entries, wrap_negative=True):
         gshape[p] = slice_sizes[next(it)]
     plan.gather_shape = tuple(gshape)
     plan.empty = empty or util.prod(plan.final_shape) == 0
+    plan.unique = not has_arrays  # scalars and slices name each element once, in order (as JAX marks them)
     plan.indices = _index_array(pieces, batch_shape, where, wrap_negative) if pieces else None
     return plan
 
@@ -395,7 +396,8 @@ def _gather(x, entries, mode, fill_value, indices_are_sorted=False, unique_indic
         # Without a fill_value the core fills with JAX's default (NaN, the most negative int, ...).
         fv = fill_value if m == GatherScatterMode.FILL_OR_DROP else None
         y = lax.gather(x, plan.indices, _gather_dnums(plan), plan.slice_sizes, mode=m, fill_value=fv,
-                       indices_are_sorted=indices_are_sorted, unique_indices=unique_indices)
+                       indices_are_sorted=indices_are_sorted or plan.unique,
+                       unique_indices=unique_indices or plan.unique)
     if plan.rev_dims:
         y = lax.rev(y, plan.rev_dims)
     if y.aval.shape != plan.final_shape:

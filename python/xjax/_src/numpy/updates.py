@@ -25,8 +25,8 @@ def _scatter(x, idx, values, kind, mode=None, indices_are_sorted=False, unique_i
     m = GatherScatterMode.from_any(mode)
     fn = {"set": lax.scatter, "add": lax.scatter_add, "mul": lax.scatter_mul, "min": lax.scatter_min,
           "max": lax.scatter_max}[kind]
-    return fn(x, plan.indices, u, _scatter_dnums(plan), indices_are_sorted=indices_are_sorted,
-              unique_indices=unique_indices, mode=m)
+    return fn(x, plan.indices, u, _scatter_dnums(plan), indices_are_sorted=indices_are_sorted or plan.unique,
+              unique_indices=unique_indices or plan.unique, mode=m)
 
 
 class _IndexUpdateHelper:
