@@ -14,4 +14,5 @@ from xjax._src.lax.stop_gradient import stop_gradient, stop_gradient_p  # noqa: 
 
 copy_p = _ELEMENTWISE["copy"]
 from xjax._src.lax.control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa: F401,E402
+from xjax._src.lax.associative_scan import associative_scan  # noqa: F401,E402
 from xjax._src.lax.control_flow import cond_p, scan_p, while_p  # noqa: F401,E402
