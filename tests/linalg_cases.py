@@ -39,7 +39,9 @@ CASES = [
     ("lstsq_singular", "jnp.linalg.lstsq(SING, ONES3)", 1e-4),
     ("lstsq_singular_numpy_resid", "jnp.linalg.lstsq(SING, ONES3, numpy_resid=True)", 1e-4),
     ("matrix_rank_singular", "jnp.linalg.matrix_rank(SING)", 0),
-    ("cond_singular", "jnp.linalg.cond(SING)", 1e-3),
+    # The smallest singular value of a singular matrix is rounding noise, which differs with the CPU's
+    # BLAS kernels, JAX's too (3.56e7 recorded on one machine, 5.03e7 on another): the order of magnitude.
+    ("cond_singular", "jnp.linalg.cond(SING)", 1.0),
     ("cond_singular_1", "jnp.linalg.cond(SING, 1)", 1e-3),
     ("cond_singular_inf", "jnp.linalg.cond(SING4, np.inf)", 1e-3),
     ("lu_factor_singular", "sl.lu_factor(SING)", 1e-6),

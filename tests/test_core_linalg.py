@@ -84,7 +84,9 @@ def test_cholesky_large(n):
 
 # ---- lu ----------------------------------------------------------------------------------------
 
-def check_lu(a, lu, piv, perm, dtype):
+def check_lu(a, lu, piv, perm, dtype, noise_from=None):
+    """P A = L U, and LAPACK's own factors and pivots (before column `noise_from`, where a singular
+    matrix leaves only rounding noise to pivot on: there any pivot is right)."""
     m, n = a.shape[-2:]
     k = min(m, n)
     assert lu.shape == a.shape and piv.shape == a.shape[:-2] + (k,) and perm.shape == a.shape[:-2] + (m,)
@@ -97,6 +99,9 @@ def check_lu(a, lu, piv, perm, dtype):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)  # singular: no error
                 want_lu, want_piv = scipy.linalg.lu_factor(x, check_finite=False)
+            if noise_from is not None:
+                np.testing.assert_array_equal(p[:noise_from], want_piv[:noise_from])
+                continue
             np.testing.assert_array_equal(p, want_piv)  # LAPACK's pivots
             close(f, want_lu, dtype, np.abs(x).max(initial=1) * max(m, n))
 
@@ -122,12 +127,33 @@ def test_lu_of_singular_matrices_is_finite(dtype):
 
 
 @pytest.mark.parametrize("shape", [(300, 300), (400, 260), (260, 530), (2, 200, 200)])
-def test_lu_large(shape):
+@pytest.mark.parametrize("singular", [False, True])
+def test_lu_large(shape, singular):
     a = rand(np.random.default_rng(sum(shape)), shape, "float64")
-    if len(shape) == 2:
-        a[:, 7] = a[:, 3]  # singular: no NaN, as LAPACK
+    if singular:
+        a[..., 7] = a[..., 3]  # no NaN, as LAPACK
     lu, piv, perm = run_op("lu", a)
-    check_lu(a, lu, piv, perm, "float64")
+    check_lu(a, lu, piv, perm, "float64", noise_from=7 if singular else None)
+
+
+def test_large_factors_are_the_same_bits_for_any_thread_count():
+    code = """
+import sys; sys.path.insert(0, %r)
+import hashlib, numpy as np
+from core_util import run_op
+a = np.random.default_rng(5).standard_normal((2, 300, 300))
+a[..., 7] = a[..., 3]
+spd = a[0] @ a[0].T + 300 * np.eye(300)
+outs = run_op("lu", a) + run_op("cholesky", spd) + run_op("lu", a[0].astype(np.float32))
+print(hashlib.sha256(b"".join(np.ascontiguousarray(o).tobytes() for o in outs)).hexdigest())
+""" % os.path.dirname(os.path.abspath(__file__))
+    digests = set()
+    for threads in ("1", "2", "3", "8"):
+        env = dict(os.environ, XJAX_NUM_THREADS=threads)
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+        assert out.returncode == 0, out.stderr
+        digests.add(out.stdout.strip())
+    assert len(digests) == 1, digests
 
 
 def test_lu_recorded_from_jax():

@@ -344,7 +344,7 @@ def test_the_sources_programs_generate_compile_with_nvcc(gpu, arch, tmp_path):
     assert len(bodies) >= 20
 
 
-SEEDS = "/work/shared/seed-programs"
+SEEDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "seed-programs")  # beside the clone
 
 
 def test_the_sources_programs_generate_compile_with_nvrtc(gpu):

@@ -478,7 +478,8 @@ def test_broadcasting_hypothesis(s1, s2, data):
     try:
         np.broadcast_shapes(tuple(s1), tuple(s2))
     except ValueError:
-        with pytest.raises(TypeError):
+        # As JAX: lax's TypeError for operands of one rank, jnp's rank promotion's ValueError otherwise.
+        with pytest.raises(TypeError if len(s1) == len(s2) else ValueError):
             jnp.subtract(jnp.zeros(tuple(s1)), jnp.zeros(tuple(s2)))
         return
     a = np.arange(int(np.prod(s1)), dtype=np.float32).reshape(s1)

@@ -11,6 +11,7 @@ become its leading arguments.
 """
 import functools
 import inspect
+import itertools
 import logging
 import operator
 import sys
@@ -24,6 +25,7 @@ from xjax._src.array import Array
 from xjax._src.backends import cpu
 from xjax._src.config import config
 from xjax._src.interpreters import ad
+from xjax._src.interpreters import graph_lowering
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.graph_lowering import (GraphCall, compile_closed_jaxpr, inline_jaxpr_lowering,
                                                    jaxpr_is_lowerable)
@@ -221,6 +223,17 @@ def _make_fast(call, out_tree):
 
 _caches = weakref.WeakKeyDictionary()  # function -> {jit options: {signature: _Entry}}
 _strong_caches = {}  # for functions that cannot be weakly referenced
+
+
+def _insert_bounded(cache, key, entry):
+    """Adds a traced signature to a function's cache. Past the compiled-jaxpr cache's limit the
+    oldest signatures go first (an eighth at once), and the programs they hold with them: a function
+    called with ever new shapes keeps as many programs alive as that limit allows, no more."""
+    limit = graph_lowering._programs.maxsize
+    if len(cache) >= limit:
+        for k in list(itertools.islice(cache, len(cache) - limit + max(1, limit // 8))):
+            del cache[k]
+    cache[key] = entry
 
 
 def _cache_for(fun, options):
@@ -471,7 +484,7 @@ class JitWrapped:
             logger.warning("Finished tracing %s for jit in %.9f sec", pe.fun_name(fun), time.perf_counter() - t0)
         entry = _Entry(closed, out_trees[0], lifted)
         if not lifted:
-            self._cache[key] = entry
+            _insert_bounded(self._cache, key, entry)
         return entry
 
     def _compile(self, entry, avals):

@@ -77,14 +77,15 @@ def _axis_size(fun, args, kwargs, leaves, axes, axis_size, api="vmap"):
 
 
 def _map_out(trace, out, axis, size):
-    """An output moved to its out_axis (materialised when unmapped, as JAX does)."""
+    """An output moved to its out_axis (materialised when unmapped, as JAX does; with out_axis None
+    it is returned as it is, a Python scalar included)."""
     val, dim = trace.lift(out)
-    if dim is batching.not_mapped:
-        val = asarray(val)
     if axis is None:
         if dim is not batching.not_mapped:
             raise ValueError(f"at vmap out_axes, got axis spec None but output was batched on axis {dim}")
         return val
+    if dim is batching.not_mapped:
+        val = asarray(val)
     ndim = core.get_aval(val).ndim + (dim is batching.not_mapped)
     if not -ndim <= axis < ndim:
         raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")

@@ -14,12 +14,20 @@ constexpr int64_t kMinOrder = 192;  // below, one LAPACK call beats the steps' s
 constexpr int64_t kColumnGrain = 32;
 
 int64_t panel_width(int64_t n) { return n >= 1024 ? 128 : 64; }
+
+// fn(c0, c1) over [0, n) in blocks of kColumnGrain columns whose bounds do not depend on the number
+// of threads: every BLAS call, and so every rounding, is the same however the blocks are shared out.
+template <typename Fn>
+void for_column_blocks(int64_t n, const Fn& fn) {
+  parallel_for((n + kColumnGrain - 1) / kColumnGrain, 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) fn(b * kColumnGrain, std::min(n, (b + 1) * kColumnGrain));
+  });
+}
 }  // namespace
 
-bool use_blocked(int64_t count, int64_t order) {
-  const int threads = ThreadPool::current().size();
-  return threads > 1 && order >= kMinOrder && count < threads;
-}
+// By order alone (never by the thread count or the batch size): a matrix's factors are the same
+// bits whatever machine, pool or batch it is factored in.
+bool use_blocked(int64_t order) { return order >= kMinOrder; }
 
 // A = U^T U with U upper, U overwriting A's upper triangle. Per step k: U11 = potrf(A11), then
 // U12 = U11^-T A12 and A22 -= U12^T U12, both by column blocks (the latter over the upper triangle:
@@ -39,11 +47,11 @@ int blocked_potrf_upper(const LapackFns<T>& f, T* a, int64_t n) {
     if (rest == 0) break;
     T* a12 = a + k + (k + b) * n;
     T* a22 = a + (k + b) + (k + b) * n;
-    parallel_for(rest, kColumnGrain, [&](int64_t c0, int64_t c1) {
+    for_column_blocks(rest, [&](int64_t c0, int64_t c1) {
       const int w = int(c1 - c0);
       f.trsm("L", "U", "T", "N", &b, &w, &one, a11, &ld, a12 + c0 * n, &ld, 1, 1, 1, 1);
     });
-    parallel_for(rest, kColumnGrain, [&](int64_t c0, int64_t c1) {
+    for_column_blocks(rest, [&](int64_t c0, int64_t c1) {
       const int w = int(c1 - c0), above = int(c0);
       if (above > 0)
         f.gemm("T", "N", &above, &w, &b, &minus_one, a12, &ld, a12 + c0 * n, &ld, &one, a22 + c0 * n, &ld, 1, 1);
@@ -68,7 +76,7 @@ void blocked_getrf(const LapackFns<T>& f, T* a, int64_t m, int64_t n, int* ipiv)
     const int k1 = int(j) + 1, k2 = int(j) + b, below = int(m - j - b);
     const int64_t right0 = j + b;
     // Columns [0, j) then [j + b, n), as one range.
-    parallel_for(j + (n - right0), kColumnGrain, [&](int64_t t0, int64_t t1) {
+    for_column_blocks(j + (n - right0), [&](int64_t t0, int64_t t1) {
       if (t0 < j) {
         const int w = int(std::min(t1, j) - t0);
         f.laswp(&w, a + t0 * m, &ld, &k1, &k2, ipiv, &inc);

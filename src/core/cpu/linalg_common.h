@@ -104,11 +104,11 @@ void eye(T* p, int64_t rows, int64_t cols) {
   for (int64_t i = 0; i < std::min(rows, cols); ++i) p[i * cols + i] = T(1);
 }
 
-// Factorizations of one large matrix split over the current pool (linalg_blocked.cpp), for when
-// the batch is too small to keep the threads busy. Same results as LAPACK's potrf / getrf up to
-// rounding (and the same pivots): the right-looking blocked algorithms LAPACK uses, with the
-// trailing updates (trsm, gemm, syrk) shared out by columns.
-bool use_blocked(int64_t count, int64_t order);  // whether a batch of `count` matrices of that order should
+// Factorizations of one large matrix split over the current pool (linalg_blocked.cpp): the
+// right-looking blocked algorithms LAPACK uses, with the trailing updates (trsm, gemm, syrk) shared
+// out by fixed blocks of columns. Every matrix of at least that order takes this route, whatever the
+// thread count or batch size, so that its factors (and pivots) are the same bits everywhere.
+bool use_blocked(int64_t order);
 template <typename T>
 int blocked_potrf_upper(const LapackFns<T>& f, T* a, int64_t n);  // column-major; potrf's info
 template <typename T>

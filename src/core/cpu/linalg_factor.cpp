@@ -45,7 +45,7 @@ void cholesky_batch(const Tensor& a, const Tensor& l) {
   const auto& f = lapack_fns<T>(OpId::cholesky_);
   const int64_t n = a.shape.back(), nn = n * n, count = batch_count(a.shape, 2);
   if (n == 0) return;  // LAPACK rejects a leading dimension of 0
-  if (use_blocked(count, n)) {
+  if (use_blocked(n)) {
     for (int64_t b = 0; b < count; ++b) cholesky_one(f, a.as<T>() + b * nn, l.as<T>() + b * nn, n, true);
     return;
   }
@@ -90,7 +90,7 @@ void lu_batch(const Tensor& a, const Tensor& lu, const Tensor& piv, const Tensor
   const int64_t count = batch_count(a.shape, 2);
   const bool small = std::max(m, n) <= kSmallLu;
   const LapackFns<T>* f = small ? nullptr : &lapack_fns<T>(OpId::lu_);
-  const bool blocked = !small && use_blocked(count, k);
+  const bool blocked = !small && use_blocked(k);
   auto run = [&](int64_t b0, int64_t b1) {
     std::vector<T> cm(static_cast<size_t>(small ? 0 : m * n));
     std::vector<int> ipiv(static_cast<size_t>(k));

@@ -40,7 +40,7 @@ def top_k(operand, k):
     x = asarray(operand)
     if int(k) < 0:
         raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
-    return tuple(top_k_p.bind(x, k=int(k)))
+    return list(top_k_p.bind(x, k=int(k)))  # a list, as JAX returns
 
 
 # ---- jaxpr printing: the params JAX shows ---------------------------------------------------

@@ -2,6 +2,7 @@
 polynomial arithmetic, block, fill_diagonal/put/put_along_axis, trim_zeros, bitwise_count, and the
 complex-number predicates of real arrays."""
 import math
+import operator
 
 import numpy as np
 
@@ -197,14 +198,21 @@ def polymul(a1, a2, *, trim_leading_zeros=False):
 
 def polyder(p, m=1):
     """The m-th derivative of a polynomial."""
-    x = util.to_inexact(_poly_operand("polyder", p))
-    for _ in range(int(m)):
-        n = x.aval.shape[0]
-        if n <= 1:
-            return util.full((0,), 0, x.aval.dtype)
-        powers = lax.rev(lax.iota(x.aval.dtype, n - 1), (0,))
-        x = ufuncs.multiply(lax.slice(x, (0,), (n - 1,)), ufuncs.add(powers, 1))
-    return x
+    x = util.to_inexact(manipulation.atleast_1d(_operand("polyder", p)))
+    m = operator.index(m)
+    if m < 0:
+        raise ValueError("Order of derivative must be positive")
+    if m == 0:
+        return x
+    # Coefficient i (degree n-1-i) gains the factor (n-1-i)(n-2-i)...(n-m-i); as in JAX, an input of
+    # higher rank multiplies its leading axis's slices by those factors broadcast over its last axis.
+    n = x.aval.shape[0]
+    k = max(n - m, 0)
+    degrees = lax.rev(lax.iota(x.aval.dtype, k), (0,))
+    factor = util.full((k,), 1, x.aval.dtype)
+    for j in range(1, m + 1):
+        factor = ufuncs.multiply(factor, ufuncs.add(degrees, util.scalar(j, x.aval.dtype, False)))
+    return ufuncs.multiply(lax.slice_in_dim(x, 0, k, 1, 0), factor)
 
 
 def polyint(p, m=1, k=None):

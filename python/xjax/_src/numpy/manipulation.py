@@ -231,8 +231,27 @@ def _atleast(a, n):
 
 # ---- joining --------------------------------------------------------------------------------
 
+def _typed_keys(name, arrays):
+    """The arrays if they are all typed PRNG key arrays of one implementation; None if none is."""
+    from xjax._src.random.keys import PRNGKeyArray
+
+    if not any(type(a) is PRNGKeyArray for a in arrays):
+        return None
+    if not all(type(a) is PRNGKeyArray for a in arrays) or len({a._impl for a in arrays}) != 1:
+        key = next(a for a in arrays if type(a) is PRNGKeyArray)
+        raise ValueError(f"dtype={key.dtype.name} is not a valid dtype for JAX type promotion.")  # JAX's words
+    return arrays
+
+
 def concatenate(arrays, axis=0, dtype=None):
     """The arrays joined along an existing axis (axis=None flattens them first)."""
+    keys = None if hasattr(arrays, "aval") else _typed_keys("concatenate", list(arrays))
+    if keys is not None:  # joined over their key data, whose trailing dims are the key's own
+        if axis is None:
+            keys = [k.ravel() for k in keys]
+            axis = 0
+        ax = util.canonicalize_axis(axis, keys[0].ndim)
+        return keys[0]._wrap(concatenate([k._base_array for k in keys], ax))
     if hasattr(arrays, "aval") or isinstance(arrays, np.ndarray):
         x = _operand("concatenate", arrays)
         if x.aval.ndim == 0:
@@ -281,6 +300,9 @@ def stack(arrays, axis=0, out=None, dtype=None):
     arrays = list(arrays)
     if not arrays:
         raise ValueError("Need at least one array to stack.")
+    if _typed_keys("stack", arrays) is not None:
+        ax = util.canonicalize_axis(axis, arrays[0].ndim + 1)
+        return arrays[0]._wrap(stack([k._base_array for k in arrays], ax))
     util.check_arraylike("stack", *arrays)
     shapes = [util.aval_of(a).shape for a in arrays]
     if any(s != shapes[0] for s in shapes):

@@ -122,7 +122,14 @@ tanh = _unary("tanh", _P["tanh"], "Hyperbolic tangent.", True)
 arcsinh = _unary("arcsinh", _P["asinh"], "Inverse hyperbolic sine.", True)
 arccosh = _unary("arccosh", _P["acosh"], "Inverse hyperbolic cosine.", True)
 arctanh = _unary("arctanh", _P["atanh"], "Inverse hyperbolic tangent.", True)
-square = _unary("square", _P["square"], "x * x elementwise.")
+def square(x, /):
+    """x * x elementwise (bools as the default int, as JAX promotes them)."""
+    x = _operand("square", x)
+    if x.aval.dtype == dtypes.bool_:
+        x = util.convert(x, dtypes.default_int_dtype(), x.aval.weak_type)
+    return _P["square"].bind(x)
+
+
 sign = _unary("sign", _P["sign"], "-1, 0 or 1 by the sign of x (NaN stays NaN).")
 asin, acos, atan, asinh, acosh, atanh = arcsin, arccos, arctan, arcsinh, arccosh, arctanh
 
@@ -166,6 +173,13 @@ def _float_mod(x1, x2):
     return mod, adjust
 
 
+def _nonzero_int_divisor(x2):
+    """An integer divisor with its zeros replaced by ones: an integer remainder by zero is 0, as in JAX."""
+    if x2.aval.dtype.kind not in "iu":
+        return x2
+    return lax.select(lax.eq(x2, _c(x2, 0)), util.full(x2.aval.shape, 1, x2.aval.dtype, x2.aval.weak_type), x2)
+
+
 def floor_divide(x1, x2, /):
     """x1 // x2 with Python's flooring semantics."""
     x1, x2 = promote_args("floor_divide", x1, x2)
@@ -173,9 +187,10 @@ def floor_divide(x1, x2, /):
     if dt.kind == "u":
         return lax.div(x1, x2)
     if dt.kind == "i":
+        # Signs compared with sign(), as JAX does: by zero, lax.div's -1 becomes -2 unless x1 is 0.
         q = lax.div(x1, x2)
         zero = _c(q, 0)
-        adjust = lax.bitwise_and(lax.ne(lax.lt(x1, zero), lax.lt(x2, zero)), lax.ne(lax.rem(x1, x2), zero))
+        adjust = lax.bitwise_and(lax.ne(lax.sign(x1), lax.sign(x2)), lax.ne(lax.rem(x1, x2), zero))
         return lax.select(adjust, lax.sub(q, _c(q, 1)), q)
     if dt == dtypes.bool_:
         raise TypeError("floor_divide does not accept dtype bool.")
@@ -192,9 +207,10 @@ def remainder(x1, x2, /):
     x1, x2 = promote_args("remainder", x1, x2)
     dt = x1.aval.dtype
     if dt.kind == "u":
-        return lax.rem(x1, x2)
+        return lax.rem(x1, _nonzero_int_divisor(x2))
     if dt == dtypes.bool_:
         raise TypeError("remainder does not accept dtype bool.")
+    x2 = _nonzero_int_divisor(x2)
     mod, adjust = _float_mod(x1, x2)
     return lax.select(adjust, lax.add(mod, x2), mod)
 
@@ -205,7 +221,7 @@ mod = remainder
 def fmod(x1, x2, /):
     """C's fmod: the remainder with the sign of the dividend."""
     x1, x2 = promote_args("fmod", x1, x2, implicit=True)
-    return lax.rem(x1, x2)
+    return lax.rem(x1, _nonzero_int_divisor(x2))
 
 
 def divmod(x1, x2, /):  # noqa: A001 - NumPy's name

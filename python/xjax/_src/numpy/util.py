@@ -228,6 +228,8 @@ def broadcast_operands(fun_name, ops, implicit=False):
     try:
         shape = broadcast_shapes(*shapes)
     except ValueError:
+        if len({len(s) for s in shapes}) > 1:  # JAX fails in its rank promotion then, with lax's ValueError
+            raise ValueError(f"Incompatible shapes for broadcasting: shapes={[tuple(s) for s in shapes]}") from None
         raise TypeError(f"{fun_name} got incompatible shapes for broadcasting: "
                         f"{', '.join(str(s) for s in shapes)}.") from None
     if not implicit:
