@@ -5,9 +5,10 @@
 #pragma once
 #include <cstdint>
 
+#include "core/arch.h"
 #include "core/ops/scalar_portable.h"
 
-#if defined(__x86_64__) || defined(__SSE2__)
+#if defined(XJAX_ARCH_X86_64) || defined(__SSE2__)
 #include <xmmintrin.h>
 #define XJAX_HAS_MXCSR 1
 #endif
@@ -16,10 +17,23 @@ namespace xjax {
 
 #ifdef XJAX_HAS_MXCSR
 constexpr uint32_t kFlushSubnormals = 0x8040;  // MXCSR bits FTZ (15) and DAZ (6)
-// The calling thread's environment (MXCSR: modes and sticky exception flags).
+// The calling thread's environment (x86-64 MXCSR: modes and sticky exception flags; AArch64 FPCR:
+// modes only).
 inline uint32_t float_env() { return _mm_getcsr(); }
 inline void set_float_env(uint32_t env) {
   if (env != _mm_getcsr()) _mm_setcsr(env);  // writing MXCSR stalls the pipeline: skip when equal
+}
+#elif defined(XJAX_ARCH_AARCH64) && defined(__GNUC__)
+// FPCR.FZ (bit 24) flushes subnormal float32/float64 operands and results alike (FTZ + DAZ);
+// float16 arithmetic has its own bit (FZ16), left clear. The sticky flags live in FPSR, untouched.
+constexpr uint32_t kFlushSubnormals = uint32_t(1) << 24;
+inline uint32_t float_env() {
+  uint64_t fpcr;
+  asm volatile("mrs %0, fpcr" : "=r"(fpcr));
+  return uint32_t(fpcr);
+}
+inline void set_float_env(uint32_t env) {
+  if (env != float_env()) asm volatile("msr fpcr, %0" : : "r"(uint64_t(env)) : "memory");
 }
 #else
 constexpr uint32_t kFlushSubnormals = 0;
@@ -32,7 +46,7 @@ inline void set_float_env(uint32_t) {}
 using scalar::flush_subnormal;
 
 // Flushes subnormals on this thread while alive (kernel runs, constant folding); restores the
-// caller's environment, flags included, when it ends.
+// caller's environment (on x86-64 its flags too) when it ends.
 class FlushSubnormalsScope {
  public:
   FlushSubnormalsScope() : saved_(float_env()) { set_float_env(saved_ | kFlushSubnormals); }

@@ -1,7 +1,5 @@
 #include "core/thread_pool.h"
 
-#include <immintrin.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -12,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/arch.h"
 #include "core/float_env.h"
 
 namespace xjax {
@@ -36,7 +35,7 @@ template <typename Done>
 void spin_until(Done done) {
   auto until = std::chrono::steady_clock::now() + kSpin;
   for (int i = 0; !done(); ++i) {
-    _mm_pause();
+    cpu_relax();
     if ((i & 63) == 63 && std::chrono::steady_clock::now() > until) return;
   }
 }

@@ -4,16 +4,22 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/arch.h"
+
 namespace xjax::contraction {
 
 namespace {
 enum class Isa { Avx512, Avx2, Generic };
 
 Isa detect() {
+#ifdef XJAX_ARCH_X86_64
   __builtin_cpu_init();
   bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
                 __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
   bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  bool avx512 = false, avx2 = false;  // only the generic kernels are built
+#endif
   Isa best = avx512 ? Isa::Avx512 : avx2 ? Isa::Avx2 : Isa::Generic;
   // A request for a narrower set is honoured (to test each build); a wider one is not.
   if (const char* env = std::getenv("XJAX_CONTRACTION_ISA")) {
@@ -31,9 +37,13 @@ Isa isa() {
 
 template <typename T>
 const Kernels<T>& kernels() {
+#ifdef XJAX_ARCH_X86_64
   static const Kernels<T> table = isa() == Isa::Avx512 ? avx512::make_kernels<T>()
                                   : isa() == Isa::Avx2 ? avx2::make_kernels<T>()
                                                        : generic::make_kernels<T>();
+#else
+  static const Kernels<T> table = generic::make_kernels<T>();
+#endif
   return table;
 }
 

@@ -1,6 +1,7 @@
 // Built-in matrix kernels of dot_general: the fallback when no BLAS is loaded, and the only path
 // for integers and bool. They are compiled once per instruction set (contraction_kernels_<isa>.cpp)
-// and picked at run time from the CPU's features, so one build runs fast on any x86-64.
+// and picked at run time from the CPU's features, so one build runs fast on any x86-64 (elsewhere:
+// the generic ones, core/arch.h).
 //
 // Compute types: float, double, uint32_t, uint64_t (integers wrap around, so signed integers are
 // computed with their unsigned twins). All the loops are serial: the caller splits the work.

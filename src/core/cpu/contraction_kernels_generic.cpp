@@ -1,4 +1,5 @@
-// The built-in contraction kernels for any x86-64 (SSE2), the last resort of the dispatch.
+// The built-in contraction kernels for any x86-64 (SSE2), the last resort of the dispatch, and the
+// only ones on other CPUs (16-byte vectors: NEON on AArch64).
 #include <cstdint>
 
 #include "core/cpu/contraction_kernels.h"

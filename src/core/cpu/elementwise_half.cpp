@@ -5,7 +5,7 @@
 
 #include "core/cpu/elementwise_impl.h"
 
-#if defined(__GNUC__) && defined(__x86_64__)
+#if defined(__GNUC__) && defined(XJAX_ARCH_X86_64)  // (core/arch.h, through elementwise_impl.h)
 #include <immintrin.h>
 #define XJAX_HAVE_F16C_PATH 1
 #endif

@@ -9,12 +9,12 @@
 
 #include "core/cpu/elementwise_loops.h"
 #include "core/cpu/scalar_adapters.h"
+#include "core/arch.h"
 #include "core/float_env.h"
 
 // Loops over transcendental functions are compiled for AVX-512, AVX2 and baseline x86-64 (picked
-// at load time) so that they can call glibc's vector math (see elementwise_vecmath.h). Not in
-// sanitizer builds (XJAX_NO_CLONES): the ifunc resolvers would run before the sanitizer runtime.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && !defined(XJAX_NO_CLONES)
+// at load time) so that they can call glibc's vector math (see elementwise_vecmath.h); see arch.h.
+#ifdef XJAX_HAS_TARGET_CLONES
 #define XJAX_EW_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define XJAX_EW_CLONES

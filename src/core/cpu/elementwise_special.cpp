@@ -12,7 +12,7 @@ namespace {
 
 // Loops with fused multiply-adds are compiled for CPUs that have them (x86-64-v3: AVX2 + FMA);
 // elsewhere std::fma is libm's, slower but the same bits.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && !defined(XJAX_NO_CLONES)
+#ifdef XJAX_HAS_TARGET_CLONES  // (core/arch.h, through elementwise_impl.h)
 #define XJAX_FMA_CLONES __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
 #else
 #define XJAX_FMA_CLONES

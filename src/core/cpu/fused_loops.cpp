@@ -8,7 +8,7 @@
 
 #include <type_traits>
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && !defined(XJAX_NO_CLONES)
+#ifdef XJAX_HAS_TARGET_CLONES  // (core/arch.h, through elementwise_impl.h)
 #define XJAX_FUSED_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define XJAX_FUSED_CLONES
