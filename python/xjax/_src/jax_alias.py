@@ -24,7 +24,10 @@ class _JaxModule(types.ModuleType):
         try:
             return getattr(xjax, name)
         except AttributeError:
-            raise AttributeError(f"module 'jax' has no attribute '{name}'") from None
+            pass
+        if not name.startswith("_") and importlib.util.find_spec("xjax." + name) is not None:
+            return importlib.import_module("jax." + name)  # a submodule JAX imports with the package
+        raise AttributeError(f"module 'jax' has no attribute '{name}'")
 
     def __dir__(self):
         import xjax
