@@ -161,11 +161,11 @@ class JVPTrace(core.Trace):
 # ---- rule helpers: each primitive's definition site calls one of these ---------------------------
 
 def _rule_tangents(primitive, rules, ans, primals, tangents, params, with_ans):
+    """Each operand's contribution (all computed first, as JAX does), then their sum."""
+    parts = [rule(t, ans, *primals, **params) if with_ans else rule(t, *primals, **params)
+             for rule, t in zip(rules, tangents) if rule is not None and type(t) is not Zero]
     out = None
-    for rule, t in zip(rules, tangents):
-        if rule is None or type(t) is Zero:
-            continue
-        c = rule(t, ans, *primals, **params) if with_ans else rule(t, *primals, **params)
+    for c in parts:
         out = add_tangents(out, broadcast_to_aval(c, core.get_aval(ans)))
     return out
 

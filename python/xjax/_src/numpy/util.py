@@ -137,7 +137,7 @@ def convert(x, dtype, weak_type=False):
     """x (any array-like) as an operand of `dtype` (weakly typed if weak_type)."""
     if isinstance(x, _ARRAY_TYPES):
         aval = x.aval
-        if aval.dtype == dtype:
+        if aval.dtype == dtype and aval.weak_type == weak_type:
             return x
         return lax.elementwise._convert(x, dtype, weak_type)
     if type(x) in _PY_SCALARS:

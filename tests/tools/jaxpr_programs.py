@@ -1,0 +1,124 @@
+"""Programs whose jaxprs tests/test_jaxpr_jax_text.py compares with JAX's (see record_jaxprs.py).
+
+Each is Python source run with `jax`, `jnp`, `lax` and `np` bound (to JAX's modules when recording,
+to xjax's when testing) that defines `fn` and `args`; the recorded text is
+str(jax.make_jaxpr(fn)(*args)), the recorded types are the outputs' (dtype, weak_type).
+"""
+
+PROGRAMS = {
+    # ---- scalar gradients: Python floats and float32 arrays -------------------------------------
+    "grad_sin_float": "fn = jax.grad(jnp.sin)\nargs = (1.0,)\n",
+    "grad_cos_float": "fn = jax.grad(jnp.cos)\nargs = (1.0,)\n",
+    "grad_tanh_float": "fn = jax.grad(jnp.tanh)\nargs = (1.0,)\n",
+    "grad_exp_float": "fn = jax.grad(jnp.exp)\nargs = (1.0,)\n",
+    "grad_log_float": "fn = jax.grad(jnp.log)\nargs = (2.0,)\n",
+    "grad_log1p_float": "fn = jax.grad(jnp.log1p)\nargs = (0.5,)\n",
+    "grad_expm1_float": "fn = jax.grad(jnp.expm1)\nargs = (0.5,)\n",
+    "grad_sqrt_float": "fn = jax.grad(jnp.sqrt)\nargs = (2.0,)\n",
+    "grad_rsqrt_float": "fn = jax.grad(lax.rsqrt)\nargs = (2.0,)\n",
+    "grad_sigmoid_float": "fn = jax.grad(jax.nn.sigmoid)\nargs = (0.3,)\n",
+    "grad_square_float": "fn = jax.grad(lambda x: x ** 2)\nargs = (3.0,)\n",
+    "grad_cube_float": "fn = jax.grad(lambda x: x ** 3)\nargs = (3.0,)\n",
+    "grad_pow_half_float": "fn = jax.grad(lambda x: x ** 0.5)\nargs = (3.0,)\n",
+    "grad_recip_float": "fn = jax.grad(lambda x: 1.0 / x)\nargs = (3.0,)\n",
+    "grad_where_float": "fn = jax.grad(lambda x: jnp.where(x > 0, x, 2 * x))\nargs = (0.7,)\n",
+    "grad_sum_ones_float": "fn = jax.grad(lambda x: jnp.sum(jnp.ones(3) * x))\nargs = (0.7,)\n",
+    "grad_abs_float": "fn = jax.grad(jnp.abs)\nargs = (-0.7,)\n",
+    "grad_relu_float": "fn = jax.grad(jax.nn.relu)\nargs = (0.7,)\n",
+    "grad_poly_float": "fn = jax.grad(lambda x: 3 * x ** 2 + 2 * x + 1)\nargs = (0.7,)\n",
+    "grad_sin_array": "fn = jax.grad(jnp.sin)\nargs = (jnp.array(1.0),)\n",
+    "grad_tanh_array": "fn = jax.grad(jnp.tanh)\nargs = (jnp.array(1.0),)\n",
+    "grad_square_array": "fn = jax.grad(lambda x: x ** 2)\nargs = (jnp.array(3.0),)\n",
+    "grad_where_array": "fn = jax.grad(lambda x: jnp.where(x > 0, x, 2 * x))\nargs = (jnp.array(0.7),)\n",
+    "grad_sum_ones_array": "fn = jax.grad(lambda x: jnp.sum(jnp.ones(3) * x))\nargs = (jnp.array(0.7),)\n",
+    "grad_logistic_array": "fn = jax.grad(lax.logistic)\nargs = (jnp.array(0.3),)\n",
+    "grad_mul_two_args": "fn = jax.grad(lambda x, y: x * y, argnums=(0, 1))\nargs = (2.0, 3.0)\n",
+    "grad_div_two_args": "fn = jax.grad(lambda x, y: x / y, argnums=(0, 1))\nargs = (2.0, 3.0)\n",
+    "grad_pow_two_args": "fn = jax.grad(lambda x, y: x ** y, argnums=(0, 1))\nargs = (2.0, 3.0)\n",
+    "grad_max_two_args": "fn = jax.grad(lambda x, y: jnp.maximum(x, y), argnums=(0, 1))\nargs = (2.0, 3.0)\n",
+    "grad_min_two_args": "fn = jax.grad(lambda x, y: jnp.minimum(x, y), argnums=(0, 1))\nargs = (2.0, 3.0)\n",
+    "grad_sign_mul": "fn = jax.grad(lambda x: jnp.sign(x) * x)\nargs = (jnp.array(-2.0),)\n",
+    "grad_integer_pow": "fn = jax.grad(lambda x: lax.integer_pow(x, 4))\nargs = (jnp.array(2.0),)\n",
+    # ---- value_and_grad, jvp ---------------------------------------------------------------------
+    "value_and_grad_sin": "fn = jax.value_and_grad(jnp.sin)\nargs = (1.0,)\n",
+    "value_and_grad_sumsq": "fn = jax.value_and_grad(lambda x: jnp.sum(x ** 2))\nargs = (jnp.arange(3.0),)\n",
+    "value_and_grad_has_aux": ("def fn(x):\n    return jax.value_and_grad(lambda x: (jnp.sum(jnp.tanh(x)), x * 2), has_aux=True)(x)\n"
+                               "args = (jnp.arange(3.0),)\n"),
+    "jvp_sin": "def fn(x, t):\n    return jax.jvp(jnp.sin, (x,), (t,))\nargs = (1.0, 1.0)\n",
+    "jvp_tanh_array": "def fn(x, t):\n    return jax.jvp(jnp.tanh, (x,), (t,))\nargs = (jnp.arange(3.0), jnp.ones(3))\n",
+    "jvp_exp_log": "def fn(x, t):\n    return jax.jvp(lambda x: jnp.log(jnp.exp(x) + 1), (x,), (t,))\nargs = (jnp.arange(3.0), jnp.ones(3))\n",
+    "jvp_div": "def fn(x, y, t):\n    return jax.jvp(lambda a, b: a / b, (x, y), (t, t))\nargs = (jnp.arange(3.0), jnp.ones(3), jnp.ones(3))\n",
+    "jvp_sqrt_rsqrt": "def fn(x, t):\n    return jax.jvp(lambda x: jnp.sqrt(x) + lax.rsqrt(x), (x,), (t,))\nargs = (jnp.ones(3), jnp.ones(3))\n",
+    "jvp_logistic": "def fn(x, t):\n    return jax.jvp(jax.nn.sigmoid, (x,), (t,))\nargs = (jnp.ones(3), jnp.ones(3))\n",
+    "jvp_max": "def fn(x, y, t):\n    return jax.jvp(jnp.maximum, (x, y), (t, t))\nargs = (jnp.arange(3.0), jnp.ones(3), jnp.ones(3))\n",
+    "jvp_abs": "def fn(x, t):\n    return jax.jvp(jnp.abs, (x,), (t,))\nargs = (jnp.arange(3.0), jnp.ones(3))\n",
+    "jvp_pow": "def fn(x, y, t):\n    return jax.jvp(lax.pow, (x, y), (t, t))\nargs = (jnp.arange(3.0), jnp.ones(3), jnp.ones(3))\n",
+    "jvp_select": "def fn(x, t):\n    return jax.jvp(lambda x: jnp.where(x > 1, x, -x), (x,), (t,))\nargs = (jnp.arange(3.0), jnp.ones(3))\n",
+    "jvp_reduce_max": "def fn(x, t):\n    return jax.jvp(lambda x: jnp.max(x, axis=0), (x,), (t,))\nargs = (jnp.ones((2, 3)), jnp.ones((2, 3)))\n",
+    # ---- gradients through arrays ------------------------------------------------------------------
+    "grad_sumsq": "fn = jax.grad(lambda x: jnp.sum(x ** 2))\nargs = (jnp.arange(3.0),)\n",
+    "grad_mean": "fn = jax.grad(lambda x: jnp.mean(jnp.sin(x)))\nargs = (jnp.ones((2, 3)),)\n",
+    "grad_max": "fn = jax.grad(lambda x: jnp.max(x))\nargs = (jnp.arange(3.0),)\n",
+    "grad_max_axis": "fn = jax.grad(lambda x: jnp.sum(jnp.max(x, axis=1)))\nargs = (jnp.ones((2, 3)),)\n",
+    "grad_logsumexp": "fn = jax.grad(lambda x: jax.nn.logsumexp(x))\nargs = (jnp.arange(3.0),)\n",
+    "grad_softmax": "fn = jax.grad(lambda x: jnp.sum(jax.nn.softmax(x) * jnp.arange(3.0)))\nargs = (jnp.arange(3.0),)\n",
+    "grad_log_softmax": "fn = jax.grad(lambda x: jnp.sum(jax.nn.log_softmax(x)[0]))\nargs = (jnp.arange(3.0),)\n",
+    "grad_relu_sum": "fn = jax.grad(lambda x: jnp.sum(jax.nn.relu(x)))\nargs = (jnp.arange(3.0) - 1,)\n",
+    "grad_matmul": "fn = jax.grad(lambda w, x: jnp.sum(x @ w))\nargs = (jnp.ones((3, 2)), jnp.ones((4, 3)))\n",
+    "grad_dot_vec": "fn = jax.grad(lambda w, x: jnp.dot(x, w))\nargs = (jnp.ones(3), jnp.ones(3))\n",
+    "grad_layout": ("fn = jax.grad(lambda x: jnp.sum(jnp.expand_dims(x.reshape(3, 2).T, 0).squeeze(0) * jnp.arange(3.0)))\n"
+                    "args = (jnp.ones(6),)\n"),
+    "grad_broadcast": "fn = jax.grad(lambda x: jnp.sum(jnp.broadcast_to(x, (4, 3)) * 2.0))\nargs = (jnp.ones(3),)\n",
+    "grad_convert": "fn = jax.grad(lambda x: jnp.sum(x.astype(jnp.bfloat16)).astype(jnp.float32))\nargs = (jnp.ones(3),)\n",
+    "grad_cumsum": "fn = jax.grad(lambda x: jnp.sum(jnp.cumsum(x) ** 2))\nargs = (jnp.arange(3.0),)\n",
+    "grad_mlp": ("def loss(params, x, y):\n    w1, b1, w2 = params\n    h = jax.nn.relu(x @ w1 + b1)\n"
+                 "    return jnp.mean((h @ w2 - y) ** 2)\n"
+                 "fn = jax.grad(loss)\nargs = ((jnp.ones((3, 4)), jnp.zeros(4), jnp.ones((4, 1))), jnp.ones((2, 3)), jnp.ones((2, 1)))\n"),
+    "grad_linear_regression": ("def loss(theta, x, y):\n    w, b = theta\n    return jnp.mean((w * x + b - y) ** 2)\n"
+                               "fn = jax.grad(loss)\nargs = ((1.0, 0.5), jnp.arange(4.0), jnp.ones(4))\n"),
+    "grad_xent": ("def loss(logits, labels):\n    return -jnp.mean(jnp.sum(jax.nn.log_softmax(logits) * labels, axis=-1))\n"
+                  "fn = jax.grad(loss)\nargs = (jnp.ones((2, 3)), jnp.eye(3)[:2])\n"),
+    "grad_of_grad_sin": "fn = jax.grad(jax.grad(jnp.sin))\nargs = (1.0,)\n",
+    # ---- vmap ---------------------------------------------------------------------------------------
+    "vmap_sin": "fn = jax.vmap(jnp.sin)\nargs = (jnp.ones(3),)\n",
+    "vmap_add_unmapped": "fn = jax.vmap(lambda x, y: x + y, in_axes=(0, None))\nargs = (jnp.ones((3, 2)), jnp.ones(2))\n",
+    "vmap_matvec": "fn = jax.vmap(lambda m, v: m @ v, in_axes=(None, 0))\nargs = (jnp.ones((2, 3)), jnp.ones((4, 3)))\n",
+    "vmap_dot": "fn = jax.vmap(jnp.dot)\nargs = (jnp.ones((4, 3)), jnp.ones((4, 3)))\n",
+    "vmap_sum_axis1": "fn = jax.vmap(lambda x: jnp.sum(x, axis=0), in_axes=1)\nargs = (jnp.ones((2, 3)),)\n",
+    "vmap_argmax": "fn = jax.vmap(jnp.argmax)\nargs = (jnp.ones((2, 3)),)\n",
+    "vmap_max": "fn = jax.vmap(jnp.max)\nargs = (jnp.ones((2, 3)),)\n",
+    "vmap_cumsum": "fn = jax.vmap(jnp.cumsum)\nargs = (jnp.ones((2, 3)),)\n",
+    "vmap_layout": "fn = jax.vmap(lambda x: jnp.expand_dims(x.reshape(3, 2).T, 0))\nargs = (jnp.ones((4, 6)),)\n",
+    "vmap_broadcast": "fn = jax.vmap(lambda x: jnp.broadcast_to(x, (2, 3)))\nargs = (jnp.ones((4, 3)),)\n",
+    "vmap_where": "fn = jax.vmap(lambda x, y: jnp.where(x > 0, x, y))\nargs = (jnp.ones(3), jnp.zeros(3))\n",
+    "vmap_softmax": "fn = jax.vmap(jax.nn.softmax)\nargs = (jnp.ones((2, 3)),)\n",
+    "vmap_convert": "fn = jax.vmap(lambda x: x.astype(jnp.int32))\nargs = (jnp.ones(3),)\n",
+    "vmap_out_axes": "fn = jax.vmap(lambda x: x * 2, out_axes=1)\nargs = (jnp.ones((3, 2)),)\n",
+    "vmap_grad_sin": "fn = jax.vmap(jax.grad(jnp.sin))\nargs = (jnp.ones(3),)\n",
+    "vmap_grad_tanh_x": "fn = jax.vmap(jax.grad(lambda x: jnp.tanh(x) * x))\nargs = (jnp.ones(3),)\n",
+    "vmap_grad_loss": ("def loss(w, x):\n    return jnp.sum(jnp.tanh(x @ w))\n"
+                       "fn = jax.vmap(jax.grad(loss), in_axes=(None, 0))\nargs = (jnp.ones((3, 2)), jnp.ones((5, 3)))\n"),
+    "grad_vmap": "fn = jax.grad(lambda x: jnp.sum(jax.vmap(jnp.sin)(x)))\nargs = (jnp.ones(3),)\n",
+    "jacfwd_sin": "fn = jax.jacfwd(jnp.sin)\nargs = (jnp.ones(3),)\n",
+    "jacrev_tanh": "fn = jax.jacrev(jnp.tanh)\nargs = (jnp.ones(3),)\n",
+    # ---- scan ----------------------------------------------------------------------------------------
+    "scan_weak_carry": "def fn(xs):\n    return lax.scan(lambda c, x: (c + x, c * 2), 0.0, xs)\nargs = (jnp.arange(3.0),)\n",
+    "scan_cumsum_body": "def fn(xs):\n    return lax.scan(lambda c, x: (c + x, c), 0, xs)\nargs = (jnp.arange(3),)\n",
+    "scan_int_to_float": "def fn(xs):\n    return lax.scan(lambda c, x: (c + x, x * 1.5), 0.0, xs)\nargs = (jnp.arange(3.0),)\n",
+    "grad_scan": ("def f(x):\n    c, ys = lax.scan(lambda c, a: (jnp.sin(c) * a, c), x, jnp.arange(3.0))\n    return c + jnp.sum(ys)\n"
+                  "fn = jax.grad(f)\nargs = (1.0,)\n"),
+    "grad_scan_array": ("def f(w, xs):\n    c, _ = lax.scan(lambda c, a: (jnp.tanh(c * w + a), None), jnp.zeros(2), xs)\n    return jnp.sum(c)\n"
+                        "fn = jax.grad(f)\nargs = (jnp.ones(2), jnp.ones((3, 2)))\n"),
+    "jvp_scan": ("def fn(x, t):\n    return jax.jvp(lambda x: lax.scan(lambda c, a: (c * a, c), x, jnp.arange(3.0)), (x,), (t,))\n"
+                 "args = (1.0, 1.0)\n"),
+    "vmap_scan": "fn = jax.vmap(lambda xs: lax.scan(lambda c, a: (c + a, c), 0.0, xs))\nargs = (jnp.ones((2, 3)),)\n",
+    "vmap_grad_scan": ("def f(x):\n    c, _ = lax.scan(lambda c, a: (c * a, None), x, jnp.arange(1.0, 4.0))\n    return c\n"
+                       "fn = jax.vmap(jax.grad(f))\nargs = (jnp.ones(2),)\n"),
+    "fori_loop_grad": "fn = jax.grad(lambda x: lax.fori_loop(0, 3, lambda i, c: c * x, 1.0))\nargs = (2.0,)\n",
+    # ---- dot_general and friends -----------------------------------------------------------------
+    "matmul": "fn = lambda x, y: x @ y\nargs = (jnp.ones((2, 3)), jnp.ones((3, 4)))\n",
+    "jnp_dot": "fn = jnp.dot\nargs = (jnp.ones(3), jnp.ones(3))\n",
+    "einsum": "fn = lambda x, y: jnp.einsum('ij,jk->ik', x, y)\nargs = (jnp.ones((2, 3)), jnp.ones((3, 4)))\n",
+    "weak_sum_ones": "fn = lambda x: jnp.sum(jnp.ones(3) * x)\nargs = (0.7,)\n",
+    "weak_mixed": "fn = lambda x, y: x * y + 1.0\nargs = (0.7, jnp.ones(3, jnp.bfloat16))\n",
+}
