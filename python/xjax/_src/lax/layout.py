@@ -63,7 +63,7 @@ squeeze_p.lowering = _squeeze_lower
 def _canonical_axis(axis, ndim, name="axis"):
     if not -ndim <= axis < ndim:
         raise ValueError(f"{name} {axis} is out of bounds for array of dimension {ndim}")
-    return axis % ndim if ndim else 0
+    return int(axis) % ndim if ndim else 0
 
 
 def reshape(operand, new_sizes, dimensions=None):
@@ -81,7 +81,8 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions):
     """Broadcasts operand to `shape`, operand dim i going to output dim broadcast_dimensions[i]."""
     x = asarray(operand)
     shape = tuple(int(d) for d in shape)
-    bdims = tuple(int(d) for d in broadcast_dimensions)
+    # NumPy integers stay (JAX keeps the dims as given, and its jaxprs print them as np.int64(...)).
+    bdims = tuple(d if isinstance(d, np.integer) else int(d) for d in broadcast_dimensions)
     if core.get_aval(x).shape == shape and bdims == tuple(range(len(shape))):
         return x
     return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=bdims, sharding=None)
@@ -295,13 +296,15 @@ def _reshape_transpose(ct, x, **params):
 
 
 def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions, sharding=None):
+    """JAX's rule: sum over the new dims and the operand's size-1 dims, then put the size-1 dims back."""
     from xjax._src.lax.reduction import reduce_sum
 
-    in_shape = x.aval.shape
-    expanded = tuple(d for i, d in enumerate(broadcast_dimensions) if in_shape[i] == 1 and shape[d] != 1)
-    new = tuple(d for d in range(len(shape)) if d not in broadcast_dimensions)
-    summed = reduce_sum(ct, tuple(sorted(new + expanded)))
-    return [reshape(summed, in_shape)]
+    if not ad.is_undefined(x):
+        return [None]
+    unit_dims = [i for i, d in enumerate(x.aval.shape) if d == 1]
+    bdims = tuple(d for i, d in enumerate(broadcast_dimensions) if i not in unit_dims)
+    axes = tuple(i for i in range(len(shape)) if i not in bdims)
+    return [expand_dims(reduce_sum(ct, axes), unit_dims)]
 
 
 def _transpose_transpose(ct, x, *, permutation):
@@ -397,7 +400,7 @@ def _unstack_batch(axis_data, vals, dims, *, axis):
 ad.deflinear(unstack_p, _unstack_transpose)
 unstack_p.def_rules(batch=_unstack_batch)
 ad.deflinear(reshape_p, _reshape_transpose)
-ad.deflinear(squeeze_p, _reshape_transpose)
+ad.deflinear(squeeze_p, lambda ct, x, *, dimensions: [expand_dims(ct, dimensions)])
 ad.deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
 ad.deflinear(transpose_p, _transpose_transpose)
 ad.deflinear(slice_p, _slice_transpose)
@@ -422,31 +425,25 @@ def _batched_perm(perm, d):
 def _reshape_batch(axis, vals, dims, *, new_sizes, dimensions, sharding):
     # `dimensions` is always None here: lax.reshape binds its transpose as a transpose first.
     (x,), (d,) = vals, dims
-    shape = batching.example_shape(x, d)
-    if tuple(new_sizes[:d]) != shape[:d]:  # row-major order keeps the batch axis only behind an unchanged prefix
-        x, d = batching.moveaxis(x, d, 0), 0
-    out_shape = tuple(new_sizes[:d]) + (axis.size,) + tuple(new_sizes[d:])
-    return reshape_p.bind(x, new_sizes=out_shape, dimensions=None, sharding=sharding), d
+    x = batching.moveaxis(x, d, 0)
+    return reshape(x, (axis.size,) + tuple(new_sizes)), 0
 
 
 def _squeeze_batch(axis, vals, dims, *, dimensions):
     (x,), (d,) = vals, dims
-    return squeeze_p.bind(x, dimensions=batching.shift_axes(dimensions, d)), d - sum(i < d for i in dimensions)
+    return squeeze(batching.moveaxis(x, d, 0), tuple(np.add(1, dimensions))), 0
 
 
 def _broadcast_in_dim_batch(axis, vals, dims, *, shape, broadcast_dimensions, sharding):
-    # The batch axis goes right after the output dim of the operand dim before it: dims stay increasing.
     (x,), (d,) = vals, dims
-    out_d = broadcast_dimensions[d - 1] + 1 if d else 0
-    bdims = list(batching.shift_axes(broadcast_dimensions, out_d))
-    bdims.insert(d, out_d)
-    out_shape = tuple(shape[:out_d]) + (axis.size,) + tuple(shape[out_d:])
-    return broadcast_in_dim_p.bind(x, shape=out_shape, broadcast_dimensions=tuple(bdims), sharding=sharding), out_d
+    x = batching.moveaxis(x, d, 0)
+    bdims = (0,) + tuple(np.add(1, broadcast_dimensions))
+    return broadcast_in_dim(x, (axis.size,) + tuple(shape), bdims), 0
 
 
 def _transpose_batch(axis, vals, dims, *, permutation):
     (x,), (d,) = vals, dims
-    return transpose_p.bind(x, permutation=_batched_perm(permutation, d)), d
+    return transpose(x, (d,) + tuple(i if i < d else i + 1 for i in permutation)), 0
 
 
 def _slice_batch(axis, vals, dims, *, start_indices, limit_indices, strides):
