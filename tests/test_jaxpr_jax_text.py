@@ -21,18 +21,14 @@ from jaxpr_jax_text_values import RECORDED  # noqa: E402
 
 # Programs whose jaxprs still differ from JAX's (see docs/architecture.md, "Jaxprs as JAX prints them").
 KNOWN_DIFFERENT = {
-    "fori_loop_grad": "pending",
     "grad_convert": "pending",
     "grad_cumsum": "pending",
     "grad_layout": "pending",
     "grad_log_softmax": "pending",
     "grad_logsumexp": "pending",
     "grad_mlp": "pending",
-    "grad_pow_two_args": "pending",
     "grad_relu_float": "pending",
     "grad_relu_sum": "pending",
-    "grad_scan": "pending",
-    "grad_scan_array": "pending",
     "grad_sigmoid_float": "pending",
     "grad_softmax": "pending",
     "grad_where_array": "pending",
@@ -41,14 +37,9 @@ KNOWN_DIFFERENT = {
     "jacfwd_sin": "pending",
     "jacrev_tanh": "pending",
     "jvp_logistic": "pending",
-    "jvp_scan": "pending",
     "jvp_select": "pending",
-    "scan_cumsum_body": "pending",
-    "scan_int_to_float": "pending",
-    "scan_weak_carry": "pending",
     "vmap_cumsum": "pending",
     "vmap_grad_scan": "pending",
-    "vmap_scan": "pending",
     "vmap_softmax": "pending",
     "vmap_where": "pending",
 }

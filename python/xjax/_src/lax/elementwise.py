@@ -708,6 +708,18 @@ def _convert_transpose(ct, x, *, new_dtype, weak_type=False, sharding=None):
 convert_element_type_p.def_rules(jvp=_convert_jvp, transpose=_convert_transpose)
 
 
+def _convert_const_fold(x, *, new_dtype, weak_type=False, sharding=None):
+    """A converted scalar constant (a literal to be) is converted on the host, as JAX folds it."""
+    if type(x) is not Array or x.aval.shape or dtypes.is_float(x.aval.dtype) > dtypes.is_float(new_dtype):
+        return None
+    from xjax._src.backends import cpu
+
+    return cpu.scalar(x._numpy().astype(new_dtype).item(), new_dtype, bool(weak_type))
+
+
+convert_element_type_p.def_rules(const_fold=_convert_const_fold)
+
+
 # ---- batching (vmap) -------------------------------------------------------------------------------
 
 for _name in list(UNARY) + ["is_finite"]:

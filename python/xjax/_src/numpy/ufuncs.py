@@ -41,7 +41,7 @@ def _operand(name, x):
 def _binary(name, prim, doc, inexact=False):
     """A ufunc applying `prim` after JAX's promotion and broadcasting.
 
-    Fast paths: two runtime values of one dtype and shape go straight to the primitive; an array
+    Fast paths: two runtime values of one dtype, weak type and shape go straight to the primitive; an array
     and a Python scalar that does not change the array's dtype become array op 0-d scalar (the lax
     op broadcasts it).
     """
@@ -53,7 +53,8 @@ def _binary(name, prim, doc, inexact=False):
         a2 = getattr(x2, "aval", None)
         if a1 is not None:
             if a2 is not None:
-                if a1.dtype == a2.dtype and a1.shape == a2.shape and (not inexact or a1.dtype in _FLOATING):
+                if (a1.dtype == a2.dtype and a1.shape == a2.shape and a1.weak_type == a2.weak_type
+                        and (not inexact or a1.dtype in _FLOATING)):
                     return bind(x1, x2)
             elif type(x2) in _PY_SCALARS:
                 dt, weak = util.scalar_promotion(a1.dtype, a1.weak_type, type(x2))
@@ -516,7 +517,7 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     """x where condition else y (broadcast, promoted); with one argument, nonzero(condition)."""
     ac, ax, ay = getattr(condition, "aval", None), getattr(x, "aval", None), getattr(y, "aval", None)
     if ac is not None and ax is not None and ay is not None and ac.dtype == dtypes.bool_ and \
-            ax.dtype == ay.dtype and ac.shape == ax.shape == ay.shape:
+            ax.dtype == ay.dtype and ax.weak_type == ay.weak_type and ac.shape == ax.shape == ay.shape:
         return _SELECT_N.bind(condition, y, x)  # fast path: nothing to promote or broadcast
     if x is None and y is None:
         from xjax._src.numpy.sorting import nonzero
