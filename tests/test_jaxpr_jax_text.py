@@ -23,7 +23,6 @@ from jaxpr_jax_text_values import RECORDED  # noqa: E402
 KNOWN_DIFFERENT = {
     "grad_convert": "pending",
     "grad_cumsum": "pending",
-    "grad_layout": "pending",
     "grad_log_softmax": "pending",
     "grad_logsumexp": "pending",
     "grad_mlp": "pending",
@@ -39,7 +38,6 @@ KNOWN_DIFFERENT = {
     "jvp_logistic": "pending",
     "jvp_select": "pending",
     "vmap_cumsum": "pending",
-    "vmap_grad_scan": "pending",
     "vmap_softmax": "pending",
     "vmap_where": "pending",
 }

@@ -219,7 +219,8 @@ def broadcast_operands(fun_name, ops, implicit=False):
     """Operands (already runtime values) broadcast to their common shape.
 
     With implicit=True (for lax's binary elementwise ops, which broadcast rank-0 operands and
-    size-1 dimensions themselves) only missing leading dimensions are added, by a reshape.
+    size-1 dimensions themselves) only missing leading dimensions are added, by a broadcast_in_dim
+    (JAX's rank promotion, lax.broadcast_to_rank).
     """
     shapes = [o.aval.shape for o in ops]
     s0 = shapes[0]
@@ -236,7 +237,7 @@ def broadcast_operands(fun_name, ops, implicit=False):
     out = []
     for o, s in zip(ops, shapes):
         if s and len(s) < nd:
-            o = lax.reshape(o, (1,) * (nd - len(s)) + s)
+            o = lax.broadcast_in_dim(o, (1,) * (nd - len(s)) + s, tuple(range(nd - len(s), nd)))
         out.append(o)
     return out
 
