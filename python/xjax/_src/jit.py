@@ -27,7 +27,7 @@ from xjax._src.interpreters import ad
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.graph_lowering import (GraphCall, compile_closed_jaxpr, inline_jaxpr_lowering,
                                                    jaxpr_is_lowerable)
-from xjax._src.jaxpr import eval_jaxpr
+from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, eval_jaxpr, memoize_per_jaxpr
 from xjax._src.stages import ShapeDtypeStruct, Traced
 
 logger = logging.getLogger("xjax._src.jit")
@@ -80,7 +80,7 @@ def _jit_jvp(primals, tangents, *, jaxpr, name, **params):
     jvp_closed, out_nonzeros = ad.jvp_jaxpr(jaxpr, nonzeros)
     ts = [t for t in tangents if type(t) is not ad.Zero]
     n_in = len(primals) + len(ts)
-    outs = jit_p.bind(*primals, *ts, jaxpr=jvp_closed, name=f"jvp({name})", **_fresh(params, n_in))
+    outs = jit_p.bind(*primals, *ts, jaxpr=jvp_closed, name=name, **_fresh(params, n_in))
     n = len(jaxpr.out_avals)
     rest = iter(outs[n:])
     return outs[:n], [next(rest) if nz else ad.Zero(ad.tangent_aval(a)) for a, nz in zip(jaxpr.out_avals, out_nonzeros)]
@@ -89,11 +89,13 @@ def _jit_jvp(primals, tangents, *, jaxpr, name, **params):
 def _jit_partial_eval(trace, args, unknown, *, jaxpr, name, **params):
     """Known part runs now (one jit equation in the parent); the unknown part is recorded (another)."""
     known, unknown_closed, out_unknowns, num_res = pe.partial_eval_jaxpr(jaxpr, unknown)
+    known, res_fwd = _forward_input_residuals(known, num_res)
     known_args = [a for a, u in zip(args, unknown) if not u]
     known_outs = trace.bind_in_parent(jit_p, known_args,
                                       dict(jaxpr=known, name=name, **_fresh(params, len(known_args))))
-    split = len(known_outs) - num_res
-    residuals = known_outs[split:]
+    split = len(known_outs) - (num_res - sum(f is not None for f in res_fwd))
+    computed = iter(known_outs[split:])
+    residuals = [known_args[f] if f is not None else next(computed) for f in res_fwd]
     unknown_args = [*residuals, *(a for a, u in zip(args, unknown) if u)]
     unknown_outs = pe.DynamicJaxprTrace.process_primitive(
         trace, jit_p, unknown_args, dict(jaxpr=unknown_closed, name=name, **_fresh(params, len(unknown_args))))
@@ -101,12 +103,31 @@ def _jit_partial_eval(trace, args, unknown, *, jaxpr, name, **params):
     return [next(u) if unk else next(k) for unk in out_unknowns]
 
 
+_forwarded = weakref.WeakKeyDictionary()
+
+
+def _forward_input_residuals(known, num_res):
+    """(known jaxpr without the residual outputs that are just its inputs, for each residual the index of
+    the input it is or None): those residuals are passed from the caller's operands, as JAX does."""
+    def make():
+        j = known.jaxpr
+        split = len(j.outvars) - num_res
+        pos = {v: i for i, v in enumerate(j.invars)}
+        fwd = [pos.get(v) if type(v) is not Literal else None for v in j.outvars[split:]]
+        if all(f is None for f in fwd):
+            return known, fwd
+        outvars = j.outvars[:split] + [v for v, f in zip(j.outvars[split:], fwd) if f is None]
+        return ClosedJaxpr(Jaxpr(j.constvars, j.invars, outvars, j.eqns), known.consts), fwd
+
+    return memoize_per_jaxpr(_forwarded, known, num_res, make)
+
+
 def _jit_transpose(cts, *args, jaxpr, name, **params):
     linear = [ad.is_undefined(a) for a in args]
     ct_nonzeros = [type(c) is not ad.Zero for c in cts]
     t_closed = ad.transpose_jaxpr(jaxpr, linear, ct_nonzeros)
     ins = [a for a, lin in zip(args, linear) if not lin] + [c for c in cts if type(c) is not ad.Zero]
-    outs = iter(jit_p.bind(*ins, jaxpr=t_closed, name=f"transpose({name})", **_fresh(params, len(ins))))
+    outs = iter(jit_p.bind(*ins, jaxpr=t_closed, name=name, **_fresh(params, len(ins))))
     return [next(outs) if lin else None for lin in linear]
 
 

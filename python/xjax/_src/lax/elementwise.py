@@ -436,10 +436,12 @@ def _const(example, val):
     return asarray(_py_scalar_of(aval.dtype, val), aval.dtype, False)
 
 
-def full_like(x, value, shape=None):
-    """An array of x's dtype and weak type (and shape, unless given) filled with `value`."""
+def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
+    """An array like x (its dtype and weak type, its shape unless given) filled with fill_value."""
     aval = core.get_aval(x)
-    return ad.full_like_aval(aval if shape is None else aval.update(shape=tuple(shape)), value)
+    if dtype is not None:
+        aval = aval.update(dtype=dtypes.canonicalize_dtype(dtype), weak_type=False)
+    return ad.full_like_aval(aval if shape is None else aval.update(shape=tuple(shape)), fill_value)
 
 
 def _zeros(x):
@@ -455,11 +457,11 @@ def _twos(x):
 
 
 def _zero(x):
-    return full_like(x, 0, ())
+    return full_like(x, 0, shape=())
 
 
 def _one(x):
-    return full_like(x, 1, ())
+    return full_like(x, 1, shape=())
 
 
 def _replace_zero(x):
@@ -486,7 +488,7 @@ def _balanced_eq(x, z, y):
     return div(select(_eq_meet(x, z), _ones(z), _zeros(z)), select(_eq_meet(y, z), _twos(z), _ones(z)))
 
 
-def maybe_broadcast(shape, x):
+def _maybe_broadcast(shape, x):
     """x broadcast to `shape` (rank 0, or size-1 dims of equal rank)."""
     x_shape = core.get_aval(x).shape
     if x_shape == tuple(shape):
@@ -576,7 +578,7 @@ ad.defjvp2(P["min"], lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
            lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)))
 ad.defjvp(P["atan2"], lambda g, x, y: mul(g, div(y, add(square(x), square(y)))),
           lambda g, x, y: mul(g, div(neg(x), add(square(x), square(y)))))
-ad.defjvp(P["rem"], lambda g, x, y: maybe_broadcast(broadcast_shapes("rem", [core.get_aval(x).shape,
+ad.defjvp(P["rem"], lambda g, x, y: _maybe_broadcast(broadcast_shapes("rem", [core.get_aval(x).shape,
                                                                             core.get_aval(y).shape]), g),
           lambda g, x, y: mul(neg(g), mul(sign(div(x, y)), floor(abs(div(x, y))))))
 
@@ -590,9 +592,9 @@ def _add_jvp(primals, tangents):
     ans = P["add"].bind(x, y)
     shape = core.get_aval(ans).shape
     if type(gx) is ad.Zero:
-        return ans, maybe_broadcast(shape, gy)
+        return ans, _maybe_broadcast(shape, gy)
     if type(gy) is ad.Zero:
-        return ans, maybe_broadcast(shape, gx)
+        return ans, _maybe_broadcast(shape, gx)
     return ans, add(gx, gy)
 
 
@@ -607,9 +609,9 @@ def _sub_jvp(primals, tangents):
     ans = P["sub"].bind(x, y)
     shape = core.get_aval(ans).shape
     if type(gx) is ad.Zero:
-        return ans, maybe_broadcast(shape, neg(gy))
+        return ans, _maybe_broadcast(shape, neg(gy))
     if type(gy) is ad.Zero:
-        return ans, maybe_broadcast(shape, gx)
+        return ans, _maybe_broadcast(shape, gx)
     return ans, sub(gx, gy)
 
 
@@ -682,7 +684,7 @@ select_n_p.def_rules(jvp=_select_n_jvp, transpose=_select_n_transpose)
 
 def _bound_tangent(g, x):
     """A scalar bound's tangent at x's shape (JAX's select would refuse it)."""
-    return maybe_broadcast(core.get_aval(x).shape, g)
+    return _maybe_broadcast(core.get_aval(x).shape, g)
 
 
 ad.defjvp(clamp_p,
