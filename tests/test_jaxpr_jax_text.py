@@ -26,15 +26,11 @@ KNOWN_DIFFERENT = {
     "grad_log_softmax": "pending",
     "grad_logsumexp": "pending",
     "grad_softmax": "pending",
-    "grad_where_array": "pending",
-    "grad_where_float": "pending",
     "grad_xent": "pending",
     "jacfwd_sin": "pending",
     "jacrev_tanh": "pending",
-    "jvp_select": "pending",
     "vmap_cumsum": "pending",
     "vmap_softmax": "pending",
-    "vmap_where": "pending",
 }
 
 

@@ -514,11 +514,10 @@ def imag(val, /):
 # ---- where ---------------------------------------------------------------------------------
 
 def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
-    """x where condition else y (broadcast, promoted); with one argument, nonzero(condition)."""
-    ac, ax, ay = getattr(condition, "aval", None), getattr(x, "aval", None), getattr(y, "aval", None)
-    if ac is not None and ax is not None and ay is not None and ac.dtype == dtypes.bool_ and \
-            ax.dtype == ay.dtype and ax.weak_type == ay.weak_type and ac.shape == ax.shape == ay.shape:
-        return _SELECT_N.bind(condition, y, x)  # fast path: nothing to promote or broadcast
+    """x where condition else y (broadcast, promoted); with one argument, nonzero(condition).
+
+    As in JAX, the three-argument form is a jitted function (`_where`): traced, it is one jit
+    equation; called eagerly, one compiled kernel that never materialises broadcast scalars."""
     if x is None and y is None:
         from xjax._src.numpy.sorting import nonzero
 
@@ -527,10 +526,29 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
         raise ValueError("Either both or neither of the x and y arguments should be provided to jax.numpy.where, "
                          f"got {x} and {y}.")
     util.check_arraylike("where", condition, x, y)
+    return _where_jit()(condition, x, y)
+
+
+def _where(condition, x, y):
     c = _to_bool(util.asarray(condition))
     xv, yv = util.promote_dtypes(x, y)
-    shape = util.broadcast_shapes(c.aval.shape, xv.aval.shape, yv.aval.shape)  # ValueError, as JAX's
-    c, xv, yv = (util.broadcast_to_shape(v, shape) for v in (c, xv, yv))
+    if c.aval.ndim == 0:  # select takes a scalar predicate as it is
+        shape = util.broadcast_shapes(xv.aval.shape, yv.aval.shape)
+        xv, yv = (util.broadcast_to_shape(v, shape) for v in (xv, yv))
+    else:
+        shape = util.broadcast_shapes(c.aval.shape, xv.aval.shape, yv.aval.shape)  # ValueError, as JAX's
+        c, xv, yv = (util.broadcast_to_shape(v, shape) for v in (c, xv, yv))
     return lax.select(c, xv, yv)
+
+
+_WHERE = []
+
+
+def _where_jit():
+    if not _WHERE:
+        from xjax._src.jit import jit
+
+        _WHERE.append(jit(_where))
+    return _WHERE[0]
 
 
