@@ -278,16 +278,32 @@ def _cumulative(name, prim, a, axis, dtype, promote_integers=False):
     return prim(x, ax, False)
 
 
-def cumsum(a, axis=None, dtype=None, out=None):
-    """Cumulative sum along axis (flattened if None)."""
-    _no_out(out, "cumsum")
-    return _cumulative("cumsum", lax.cumsum, a, axis, dtype)
+def _jitted_cumulative(name, prim):
+    """jnp.<name>: as in JAX, a jit (static axis and dtype) named after the function."""
+    jitted = []
+
+    def impl(a, axis=None, dtype=None):
+        return _cumulative(name, prim, a, axis, dtype)
+
+    impl.__name__ = impl.__qualname__ = name
+
+    def fn(a, axis=None, dtype=None, out=None):
+        _no_out(out, name)
+        if not jitted:
+            from xjax._src.jit import jit
+
+            jitted.append(jit(impl, static_argnames=("axis", "dtype")))
+        _operand(name, a)
+        return jitted[0](a, axis=axis, dtype=dtype)
+
+    fn.__name__ = fn.__qualname__ = name
+    return fn
 
 
-def cumprod(a, axis=None, dtype=None, out=None):
-    """Cumulative product along axis (flattened if None)."""
-    _no_out(out, "cumprod")
-    return _cumulative("cumprod", lax.cumprod, a, axis, dtype)
+cumsum = _jitted_cumulative("cumsum", lax.cumsum)
+cumsum.__doc__ = "Cumulative sum along axis (flattened if None)."
+cumprod = _jitted_cumulative("cumprod", lax.cumprod)
+cumprod.__doc__ = "Cumulative product along axis (flattened if None)."
 
 
 def _cumulative_with_initial(name, prim, x, axis, dtype, include_initial, identity, promote_integers=False):
