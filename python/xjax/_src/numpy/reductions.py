@@ -58,23 +58,31 @@ _PRIMS = {"sum": "reduce_sum", "prod": "reduce_prod", "max": "reduce_max", "min"
 
 
 def _reduce(kind, name, a, axis, dtype, keepdims, initial, where, promote_integers=True, has_identity=True):
+    """JAX's jnp reduction: in the computation dtype (sum and prod of 16-bit floats in float32, when no
+    dtype is asked for), masked by where, combined with initial (initial first), expanded for keepdims,
+    then converted to the result dtype."""
     x = _operand(name, a)
     shape = x.aval.shape
     axes = util.canonicalize_axes(axis, len(shape))
     dt = dtype_arg(dtype, name)
+    result_dt = dt
     if dt is None:
         dt = x.aval.dtype
         if kind in ("sum", "prod") and promote_integers:
             dt = _promoted_int(dt)
         elif kind in ("sum", "prod") and dt == dtypes.bool_:
             dt = dtypes.int32  # JAX casts bools to int32 (not the default int) before summing
+        result_dt = dt
+        if kind in ("sum", "prod") and dt in (dtypes.float16, dtypes.bfloat16):
+            dt = dtypes.float32
     x = _strong(x, dt)
     if where is not None:
         if initial is None and not has_identity:
             raise ValueError(f"reduction operation {name} does not have an identity, so to use a where mask one "
                              "has to specify 'initial'")
-        w = util.broadcast_to_shape(_bool(util.asarray(where)), shape)
-        x = lax.select(w, x, util.full(shape, _identity(kind, dt), dt))
+        from xjax._src.numpy.ufuncs import where as _where
+
+        x = _where(where, x, np.array(_identity(kind, dt), dt))
     if not has_identity and initial is None and builtins.any(shape[i] == 0 for i in axes):
         raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
     if dt == dtypes.bool_ and kind in ("max", "min"):
@@ -87,12 +95,13 @@ def _reduce(kind, name, a, axis, dtype, keepdims, initial, where, promote_intege
         out = getattr(lax, _PRIMS[kind])(x, axes)
     if initial is not None:
         init = util.convert(initial, dt)
-        init = util.broadcast_to_shape(init, out.aval.shape) if init.aval.shape != out.aval.shape else init
+        if init.aval.shape:
+            raise ValueError(f"initial value must be a scalar. Got array of shape {init.aval.shape}")
         combine = {"sum": lax.add, "prod": lax.mul, "max": lax.max, "min": lax.min}[kind]
-        out = combine(out, init)
+        out = combine(init, out)
     if keepdims:
-        out = _keepdims(out, shape, axes)
-    return out
+        out = lax.expand_dims(out, axes)
+    return _strong(out, result_dt)
 
 
 def _bool(x):
