@@ -203,7 +203,7 @@ def concatenate(operands, dimension):
 def pad(operand, padding_value, padding_config):
     """Pads with (low, high, interior) per dimension; negative low/high crop."""
     x, v = scalars_like((operand, padding_value))
-    config = tuple((int(lo), int(hi), int(i)) for lo, hi, i in padding_config)
+    config = tuple(tuple(d if isinstance(d, np.integer) else int(d) for d in triple) for triple in padding_config)
     return pad_p.bind(x, v, padding_config=config)
 
 
@@ -312,13 +312,20 @@ def _transpose_transpose(ct, x, *, permutation):
 
 
 def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):
+    """JAX's rule: the cotangent padded back into place (pads computed with NumPy, as JAX's, so they
+    print as NumPy integers)."""
+    from xjax._src.lax.elementwise import _const
+
     shape = x.aval.shape
-    strides = strides or (1,) * len(shape)
     out_shape = core.get_aval(ct).shape
-    config = [(s, d - (s + (n - 1) * st + 1) if n else d - s, st - 1 if n else 0)
-              for s, d, n, st in zip(start_indices, shape, out_shape, strides)]
-    return [pad(ct, 0, [(lo, hi, i) if n else (0, d, 0) for (lo, hi, i), n, d in zip(config, out_shape, shape)])
-            if all(out_shape) else ad.zeros_like_aval(x.aval)]
+    if not all(out_shape):
+        return [ad.zeros_like_aval(x.aval)]
+    if strides is None or np.all(np.equal(strides, 1)):
+        pads = zip(start_indices, np.subtract(shape, limit_indices), (0,) * len(start_indices))
+    else:
+        real_limits = np.add(start_indices, np.add(1, np.multiply(np.subtract(out_shape, 1), strides)))
+        pads = zip(start_indices, np.subtract(shape, real_limits), np.subtract(strides, 1))
+    return [pad(ct, _const(ct, 0), pads)]
 
 
 def _dynamic_slice_transpose(ct, x, *idx, slice_sizes):
