@@ -121,4 +121,74 @@ PROGRAMS = {
     "einsum": "fn = lambda x, y: jnp.einsum('ij,jk->ik', x, y)\nargs = (jnp.ones((2, 3)), jnp.ones((3, 4)))\n",
     "weak_sum_ones": "fn = lambda x: jnp.sum(jnp.ones(3) * x)\nargs = (0.7,)\n",
     "weak_mixed": "fn = lambda x, y: x * y + 1.0\nargs = (0.7, jnp.ones(3, jnp.bfloat16))\n",
+    # ---- more compositions ------------------------------------------------------------------------
+    "grad_jit": "f = jax.jit(lambda x: jnp.sin(x) * x)\nfn = jax.grad(f)\nargs = (1.0,)\n",
+    "jvp_jit": "f = jax.jit(lambda x: jnp.sin(x) * x)\ndef fn(x, t):\n    return jax.jvp(f, (x,), (t,))\nargs = (1.0, 1.0)\n",
+    "vmap_jit": "fn = jax.vmap(jax.jit(lambda x: jnp.sin(x) * x))\nargs = (jnp.ones(3),)\n",
+    "grad_jit_array": ("f = jax.jit(lambda w, x: jnp.sum(jnp.tanh(x @ w)))\nfn = jax.grad(f)\n"
+                       "args = (jnp.ones((3, 2)), jnp.ones((4, 3)))\n"),
+    "grad_expm1_log1p": "fn = jax.grad(lambda x: jnp.sum(jnp.expm1(x) * jnp.log1p(x)))\nargs = (jnp.arange(3.0),)\n",
+    "grad_integer_pow_neg": "fn = jax.grad(lambda x: jnp.sum(x ** -2))\nargs = (jnp.arange(1.0, 4.0),)\n",
+    "grad_rsqrt_array": "fn = jax.grad(lambda x: jnp.sum(lax.rsqrt(x) + jnp.sqrt(x)))\nargs = (jnp.arange(1.0, 4.0),)\n",
+    "grad_div_array": "fn = jax.grad(lambda x, y: jnp.sum(x / y), argnums=(0, 1))\nargs = (jnp.arange(3.0), jnp.arange(1.0, 4.0))\n",
+    "grad_max_array": "fn = jax.grad(lambda x, y: jnp.sum(jnp.maximum(x, y)), argnums=(0, 1))\nargs = (jnp.arange(3.0), jnp.ones(3))\n",
+    "grad_abs_sign": "fn = jax.grad(lambda x: jnp.sum(jnp.abs(x) * jnp.sign(x)))\nargs = (jnp.arange(3.0) - 1,)\n",
+    "grad_select_n_int": "fn = jax.grad(lambda x: jnp.sum(lax.select_n(jnp.array([0, 1, 2]), x, 2 * x, x * x)))\nargs = (jnp.arange(3.0),)\n",
+    "grad_mean_var": "fn = jax.grad(lambda x: jnp.var(x) + jnp.mean(x ** 2))\nargs = (jnp.arange(4.0),)\n",
+    "grad_sum_keepdims": "fn = jax.grad(lambda x: jnp.sum(jnp.exp(x - jnp.max(x, axis=1, keepdims=True))))\nargs = (jnp.ones((2, 3)),)\n",
+    "grad_transpose_reshape": "fn = jax.grad(lambda x: jnp.sum(x.T.reshape(-1) * jnp.arange(6.0)))\nargs = (jnp.ones((2, 3)),)\n",
+    "grad_broadcast_add": "fn = jax.grad(lambda b, x: jnp.sum(jnp.tanh(x + b)))\nargs = (jnp.zeros(3), jnp.ones((2, 3)))\n",
+    "grad_convert_int": "fn = jax.grad(lambda x: jnp.sum(x * jnp.arange(3)))\nargs = (jnp.ones(3),)\n",
+    "grad_cumsum_axis": "fn = jax.grad(lambda x: jnp.sum(jnp.cumsum(x, axis=1) ** 2))\nargs = (jnp.ones((2, 3)),)\n",
+    "grad_logsumexp_axis": "fn = jax.grad(lambda x: jnp.sum(jax.nn.logsumexp(x, axis=1)))\nargs = (jnp.ones((2, 3)),)\n",
+    "grad_softmax_axis0": "fn = jax.grad(lambda x: jnp.sum(jax.nn.softmax(x, axis=0) ** 2))\nargs = (jnp.ones((2, 3)),)\n",
+    "grad_relu_layer": ("def f(w, b, x):\n    return jnp.sum(jax.nn.relu(jnp.dot(x, w) + b))\n"
+                        "fn = jax.grad(f, argnums=(0, 1))\nargs = (jnp.ones((3, 2)), jnp.zeros(2), jnp.ones((4, 3)))\n"),
+    "value_and_grad_two_args": "fn = jax.value_and_grad(lambda x, y: jnp.sum(x * jnp.sin(y)), argnums=(0, 1))\nargs = (jnp.ones(3), jnp.ones(3))\n",
+    "value_and_grad_float": "fn = jax.value_and_grad(lambda x: x ** 3 / 3)\nargs = (2.0,)\n",
+    "jvp_of_grad": "def fn(x, t):\n    return jax.jvp(jax.grad(jnp.sin), (x,), (t,))\nargs = (1.0, 1.0)\n",
+    "grad_of_grad_tanh": "fn = jax.grad(jax.grad(jnp.tanh))\nargs = (1.0,)\n",
+    "jvp_reduce_sum": "def fn(x, t):\n    return jax.jvp(lambda x: jnp.sum(x ** 2, axis=0), (x,), (t,))\nargs = (jnp.ones((2, 3)), jnp.ones((2, 3)))\n",
+    "jvp_matmul": "def fn(x, y, t):\n    return jax.jvp(lambda a: a @ y, (x,), (t,))\nargs = (jnp.ones((2, 3)), jnp.ones((3, 4)), jnp.ones((2, 3)))\n",
+    "jvp_convert": "def fn(x, t):\n    return jax.jvp(lambda x: x.astype(jnp.bfloat16), (x,), (t,))\nargs = (jnp.ones(3), jnp.ones(3))\n",
+    "jvp_cumsum": "def fn(x, t):\n    return jax.jvp(jnp.cumsum, (x,), (t,))\nargs = (jnp.ones(3), jnp.ones(3))\n",
+    "vmap_dot_both": "fn = jax.vmap(lambda a, b: a @ b)\nargs = (jnp.ones((4, 2, 3)), jnp.ones((4, 3, 5)))\n",
+    "vmap_matmul_axis1": "fn = jax.vmap(lambda a, b: a @ b, in_axes=(1, None))\nargs = (jnp.ones((2, 4, 3)), jnp.ones((3, 5)))\n",
+    "vmap_reduce_keepdims": "fn = jax.vmap(lambda x: x - jnp.max(x, axis=0, keepdims=True))\nargs = (jnp.ones((4, 2, 3)),)\n",
+    "vmap_argmax_axis": "fn = jax.vmap(lambda x: jnp.argmax(x, axis=1), in_axes=1)\nargs = (jnp.ones((2, 4, 3)),)\n",
+    "vmap_transpose": "fn = jax.vmap(lambda x: x.T, in_axes=2)\nargs = (jnp.ones((2, 3, 4)),)\n",
+    "vmap_squeeze_expand": "fn = jax.vmap(lambda x: jnp.expand_dims(jnp.squeeze(x, 0), 1))\nargs = (jnp.ones((4, 1, 3)),)\n",
+    "vmap_select_scalar_pred": "fn = jax.vmap(lambda p, x: jnp.where(p, x, 0.0))\nargs = (jnp.array([True, False]), jnp.ones((2, 3)))\n",
+    "vmap_mul_scalar": "fn = jax.vmap(lambda s, x: s * x)\nargs = (jnp.arange(2.0), jnp.ones((2, 3)))\n",
+    "vmap_log_softmax": "fn = jax.vmap(jax.nn.log_softmax)\nargs = (jnp.ones((2, 3)),)\n",
+    "vmap_logsumexp": "fn = jax.vmap(jax.nn.logsumexp)\nargs = (jnp.ones((2, 3)),)\n",
+    "vmap_relu": "fn = jax.vmap(jax.nn.relu)\nargs = (jnp.ones((2, 3)),)\n",
+    "vmap_integer_pow": "fn = jax.vmap(lambda x: x ** 3 + lax.integer_pow(x, 2))\nargs = (jnp.ones(3),)\n",
+    "vmap_vmap": "fn = jax.vmap(jax.vmap(lambda x, y: x * y + 1.0))\nargs = (jnp.ones((2, 3)), jnp.ones((2, 3)))\n",
+    "grad_vmap_dot": "fn = jax.grad(lambda w, x: jnp.sum(jax.vmap(lambda r: jnp.dot(r, w))(x)))\nargs = (jnp.ones(3), jnp.ones((4, 3)))\n",
+    "vmap_value_and_grad": "fn = jax.vmap(jax.value_and_grad(lambda x: jnp.sin(x) ** 2))\nargs = (jnp.ones(3),)\n",
+    "vmap_jvp": "fn = jax.vmap(lambda x, t: jax.jvp(jnp.exp, (x,), (t,)))\nargs = (jnp.ones(3), jnp.ones(3))\n",
+    "scan_consts": ("def fn(w, xs):\n    return lax.scan(lambda c, x: (c * w + x, jnp.sin(c)), jnp.zeros(2), xs)\n"
+                    "args = (jnp.ones(2), jnp.ones((3, 2)))\n"),
+    "grad_scan_consts": ("def f(w, xs):\n    c, ys = lax.scan(lambda c, x: (c * w + x, jnp.sin(c)), jnp.zeros(2), xs)\n"
+                         "    return jnp.sum(c) + jnp.sum(ys)\nfn = jax.grad(f)\nargs = (jnp.ones(2), jnp.ones((3, 2)))\n"),
+    "grad_scan_xs": ("def f(xs):\n    c, ys = lax.scan(lambda c, x: (c + jnp.exp(x), c * x), 0.0, xs)\n"
+                     "    return c + jnp.sum(ys)\nfn = jax.grad(f)\nargs = (jnp.arange(3.0),)\n"),
+    "jvp_scan_array": ("def fn(w, t):\n    return jax.jvp(lambda w: lax.scan(lambda c, x: (jnp.tanh(c * w + x), c), jnp.zeros(2), jnp.ones((3, 2))), (w,), (t,))\n"
+                       "args = (jnp.ones(2), jnp.ones(2))\n"),
+    "vmap_scan_consts": ("fn = jax.vmap(lambda w: lax.scan(lambda c, x: (c * w + x, None), 0.0, jnp.arange(3.0))[0])\n"
+                         "args = (jnp.ones(2),)\n"),
+    "scan_reverse_grad": ("def f(x):\n    c, _ = lax.scan(lambda c, a: (c * a + 1.0, None), x, jnp.arange(1.0, 4.0), reverse=True)\n"
+                          "    return c\nfn = jax.grad(f)\nargs = (2.0,)\n"),
+    "map_grad": "fn = jax.grad(lambda x: jnp.sum(lax.map(jnp.sin, x)))\nargs = (jnp.ones(3),)\n",
+    "fori_loop_array_grad": ("fn = jax.grad(lambda x: jnp.sum(lax.fori_loop(0, 3, lambda i, c: jnp.tanh(c) * x, x)))\n"
+                             "args = (jnp.ones(2),)\n"),
+    "weak_where_float": "fn = lambda x: jnp.where(x > 0, x, 0.0)\nargs = (jnp.ones(3),)\n",
+    "weak_scalar_mul_array": "fn = lambda x, s: x * s\nargs = (jnp.ones(3), 2.0)\n",
+    "weak_bf16_grad": "fn = lambda x: jax.grad(lambda s: jnp.sum(jnp.ones(3) * s))(x) * jnp.ones(2, jnp.bfloat16)\nargs = (0.7,)\n",
+    "mlp_training_step": ("def loss(p, x, y):\n    h = jnp.tanh(x @ p['w1'] + p['b1'])\n    out = h @ p['w2'] + p['b2']\n"
+                          "    return jnp.mean(jnp.sum((out - y) ** 2, axis=-1))\n"
+                          "def fn(p, x, y):\n    l, g = jax.value_and_grad(loss)(p, x, y)\n"
+                          "    return l, jax.tree_util.tree_map(lambda a, b: a - 0.1 * b, p, g)\n"
+                          "args = ({'w1': jnp.ones((3, 4)), 'b1': jnp.zeros(4), 'w2': jnp.ones((4, 2)), 'b2': jnp.zeros(2)}, jnp.ones((5, 3)), jnp.ones((5, 2)))\n"),
 }

@@ -277,19 +277,21 @@ def unbroadcast(ct, aval):
 
 # ---- reverse mode --------------------------------------------------------------------------------
 
-def backward_pass(jaxpr, consts, cts_out, init_cts=None):
+def backward_pass(jaxpr, consts, cts_out, init_cts=None, undefined_avals=None):
     """Cotangents of a linear jaxpr's invars given its outputs' cotangents (Zero where none).
 
     Every equation of a linear jaxpr (what LinearizeTrace records) is linear in at least one input;
     constvars (residuals) and literals are the non-linear inputs. init_cts (one per invar, None for
     none) are accumulators the invars' cotangents are added to as they come (JAX's accumulators: a
-    loop's running cotangent of a constant).
+    loop's running cotangent of a constant). undefined_avals (one per invar, None to keep its own)
+    is the type the transpose rules see for an invar (a loop carry's: its cotangent's, as in JAX).
     """
     env = {v: c for v, c in zip(jaxpr.constvars, consts)}
     cts = {}
     for v, c in zip(jaxpr.invars, init_cts or ()):
         if c is not None:
             cts[v] = c
+    und = {v: a for v, a in zip(jaxpr.invars, undefined_avals or ()) if a is not None}
 
     def add_ct(v, ct):
         if ct is None or type(ct) is Zero or _is_literal(v) or v in env:
@@ -317,7 +319,7 @@ def backward_pass(jaxpr, consts, cts_out, init_cts=None):
         if all(c is None for c in outs):
             continue
         outs = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outvars, outs)]
-        args = [literal_value(a) if _is_literal(a) else env[a] if a in env else UndefinedPrimal(a.aval)
+        args = [literal_value(a) if _is_literal(a) else env[a] if a in env else UndefinedPrimal(und.get(a, a.aval))
                 for a in eqn.invars]
         rule = eqn.primitive.transpose
         if rule is None:
@@ -370,7 +372,7 @@ def jvp_jaxpr(closed, nonzeros, instantiate=None):
     return memoize_per_jaxpr(_jvp_jaxprs, closed, (tuple(nonzeros), instantiate), make)
 
 
-def transpose_jaxpr(closed, linear, ct_nonzeros, accumulate=None):
+def transpose_jaxpr(closed, linear, ct_nonzeros, accumulate=None, undefined_avals=None):
     """ClosedJaxpr of (non-linear args, accumulators, nonzero output cotangents) -> cotangents of the
     linear args. accumulate[i] (for invar i, linear) gives it an accumulator input its cotangents
     are added to (its output is then the accumulated sum)."""
@@ -378,12 +380,14 @@ def transpose_jaxpr(closed, linear, ct_nonzeros, accumulate=None):
     from xjax._src.jaxpr import Jaxpr
 
     accumulate = tuple(accumulate or (False,) * len(linear))
+    undefined_avals = tuple(undefined_avals or (None,) * len(linear))
 
     def make():
         j = closed.jaxpr
         nonlin_vars = [v for v, lin in zip(j.invars, linear) if not lin]
         lin_vars = [v for v, lin in zip(j.invars, linear) if lin]
         acc = [a for a, lin in zip(accumulate, linear) if lin]
+        und = [a for a, lin in zip(undefined_avals, linear) if lin]
         view = Jaxpr(j.constvars + nonlin_vars, lin_vars, j.outvars, j.eqns)
         n, n_acc = len(nonlin_vars), sum(acc)
 
@@ -391,10 +395,11 @@ def transpose_jaxpr(closed, linear, ct_nonzeros, accumulate=None):
             res, accs, rest = list(args[:n]), iter(args[n:n + n_acc]), iter(args[n + n_acc:])
             init = [next(accs) if a else None for a in acc]
             cts = [next(rest) if nz else Zero(a) for a, nz in zip(closed.out_avals, ct_nonzeros)]
-            return [instantiate(c) for c in backward_pass(view, list(closed.consts) + res, cts, init)]
+            return [instantiate(c) for c in backward_pass(view, list(closed.consts) + res, cts, init, und)]
 
         avals = ([v.aval for v in nonlin_vars] + [v.aval for v, a in zip(lin_vars, acc) if a]
                  + [a for a, nz in zip(closed.out_avals, ct_nonzeros) if nz])
         return pe.trace_to_jaxpr(fun, avals)
 
-    return memoize_per_jaxpr(_transposed_jaxprs, closed, (tuple(linear), tuple(ct_nonzeros), accumulate), make)
+    return memoize_per_jaxpr(_transposed_jaxprs, closed, (tuple(linear), tuple(ct_nonzeros), accumulate,
+                                                         undefined_avals), make)

@@ -698,13 +698,14 @@ def _convert_jvp(primals, tangents, *, new_dtype, weak_type=False, sharding=None
     ans = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type, sharding=sharding)
     if not ad.is_differentiable(new_dtype) or type(g) is ad.Zero:
         return ans, ad.zero_tangent(ans)
-    return ans, convert_element_type_p.bind(g, new_dtype=new_dtype, weak_type=weak_type, sharding=sharding)
+    # _convert: a convert that changes nothing is no equation (JAX's jaxpr traces forward it).
+    return ans, _convert(g, new_dtype, weak_type)
 
 
 def _convert_transpose(ct, x, *, new_dtype, weak_type=False, sharding=None):
     if type(ct) is ad.Zero or not ad.is_differentiable(x.aval.dtype):
         return [None]
-    return [convert_element_type_p.bind(ct, new_dtype=x.aval.dtype, weak_type=x.aval.weak_type, sharding=None)]
+    return [_convert(ct, x.aval.dtype, x.aval.weak_type)]
 
 
 convert_element_type_p.def_rules(jvp=_convert_jvp, transpose=_convert_transpose)

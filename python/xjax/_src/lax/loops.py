@@ -644,7 +644,10 @@ def _scan_transpose(cts, *args, reverse, length, jaxpr, num_consts, num_carry, u
     ct_carry = [ad.instantiate_zero(c) for c in cts[:num_carry]]
     ct_ys = [ad.instantiate_zero(c) for c in cts[num_carry:]]
     # The linear consts' cotangents are carried accumulators, added to as each is found (JAX's order).
-    transposed = ad.transpose_jaxpr(jaxpr, linear, [True] * len(cts), consts_lin + [False] * (len(linear) - num_consts))
+    # The carries' cotangents have the carry outputs' types (a weakly typed initial carry's too).
+    carry_avals = [ad.tangent_aval(a) for a in jaxpr.out_avals[:num_carry]]
+    transposed = ad.transpose_jaxpr(jaxpr, linear, [True] * len(cts), consts_lin + [False] * (len(linear) - num_consts),
+                                    [None] * num_consts + carry_avals + [None] * (len(linear) - num_consts - num_carry))
     nl_consts = [a for a, lin in zip(args[:num_consts], consts_lin) if not lin]
     nl_xs = [a for a, lin in zip(args[num_consts + num_carry:], xs_lin) if not lin]
     n_lc, n_nlc = len(lin_const_avals), len(nl_consts)
