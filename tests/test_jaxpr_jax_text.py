@@ -22,8 +22,6 @@ from jaxpr_jax_text_values import RECORDED  # noqa: E402
 # Programs whose jaxprs still differ from JAX's (see docs/architecture.md, "Jaxprs as JAX prints them").
 KNOWN_DIFFERENT = {
     "grad_mean_var": "pending",
-    "jacfwd_sin": "pending",
-    "jacrev_tanh": "pending",
 }
 
 

@@ -107,6 +107,8 @@ GRAD_CASES = {
     "arange": lambda x: jnp.sum(x * jnp.arange(0.5, 3.5, 1.0)),
     "scan_consts": lambda x: _scan_consts(x[0]),
     "scan_reverse": lambda x: _scan_reverse(x[:, 0]),
+    "split": lambda x: jnp.sum(jnp.split(x, [1, 2], axis=1)[1] ** 2) + jnp.sum(jnp.split(x, 2)[0] ** 3),
+    "jacfwd_jacrev": lambda x: jnp.sum(xjax.jacfwd(jnp.sin)(x[0]) * xjax.jacrev(jnp.tanh)(x[1])),
     "vmap_inside": lambda x: jnp.sum(xjax.vmap(lambda r, s: jnp.dot(r, s) * r, in_axes=(0, None))(x, x[0])),
 }
 
@@ -148,6 +150,7 @@ BATCH_CASES = [
     (lambda a, b: jnp.where(a > 0, a, b), (1, None), (X3, V2)),
     (lambda a, b: a @ b, (0, None), (X3, V2)),
     (lambda a: xjax.nn.softmax(a) + xjax.nn.log_softmax(a, axis=0), 1, (X3,)),
+    (lambda a: jnp.split(a, [1], axis=1)[1] * 2.0, 2, (X3,)),
 ]
 
 

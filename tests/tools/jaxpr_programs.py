@@ -191,4 +191,10 @@ PROGRAMS = {
                           "def fn(p, x, y):\n    l, g = jax.value_and_grad(loss)(p, x, y)\n"
                           "    return l, jax.tree_util.tree_map(lambda a, b: a - 0.1 * b, p, g)\n"
                           "args = ({'w1': jnp.ones((3, 4)), 'b1': jnp.zeros(4), 'w2': jnp.ones((4, 2)), 'b2': jnp.zeros(2)}, jnp.ones((5, 3)), jnp.ones((5, 2)))\n"),
+    "jacfwd_two_args": "fn = jax.jacfwd(lambda x, y: jnp.sin(x) * y[0], argnums=(0, 1))\nargs = (jnp.ones(2), jnp.ones(3))\n",
+    "jacrev_dict": "fn = jax.jacrev(lambda p: {'a': p['w'] @ p['b'], 'b': jnp.sum(p['w'])})\nargs = ({'w': jnp.ones((2, 3)), 'b': jnp.ones(3)},)\n",
+    "hessian_scalar": "fn = jax.hessian(lambda x: jnp.sum(x ** 3))\nargs = (jnp.ones(2),)\n",
+    "split_grad": "fn = jax.grad(lambda x: jnp.sum(jnp.split(x, [1, 3])[1] ** 2))\nargs = (jnp.arange(4.0),)\n",
+    "vmap_split": "fn = jax.vmap(lambda x: jnp.split(x, 2)[0])\nargs = (jnp.ones((3, 4)),)\n",
+    "eye_k": "fn = lambda: jnp.eye(3, 4, k=1)\nargs = ()\n",
 }

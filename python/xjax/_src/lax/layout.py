@@ -38,6 +38,40 @@ def _unstack_lower(ctx, x, *, axis):
     return outs
 
 
+def _split_eval(x, *, sizes, axis):
+    if not 0 <= axis < x.ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {x.ndim}")
+    if any(s < 0 for s in sizes) or int(np.sum(sizes, dtype=np.int64)) != x.shape[axis]:
+        raise ValueError(f"Sum of sizes {int(np.sum(sizes, dtype=np.int64))} must be equal to dimension {axis} of the operand "
+                         f"shape {x.shape}")
+    return [x.update(shape=x.shape[:axis] + (int(s),) + x.shape[axis + 1:]) for s in sizes]
+
+
+def _split_lower(ctx, x, *, sizes, axis):
+    shape = ctx.avals_in[0].shape
+    outs, start = [], 0
+    for size in sizes:
+        lo = [0] * len(shape)
+        hi = list(shape)
+        lo[axis], hi[axis] = start, start + int(size)
+        outs.extend(ctx.op("slice", x, start_indices=lo, limit_indices=hi))
+        start += int(size)
+    return outs
+
+
+# split: consecutive pieces along an axis (JAX's primitive; jnp.split and Jacobians use it).
+split_p = core.Primitive("split", multiple_results=True)
+split_p.def_rules(abstract_eval=_split_eval, lowering=_split_lower)
+split_p.def_rules(impl=functools.partial(cpu.apply_primitive, split_p))
+
+
+def split(operand, sizes, axis=0):
+    """The pieces of operand of the given sizes along `axis` (NumPy integer sizes print as such)."""
+    x = asarray(operand)
+    sizes = tuple(d if isinstance(d, np.integer) else int(d) for d in sizes)
+    return split_p.bind(x, sizes=sizes, axis=_canonical_axis(axis, core.get_aval(x).ndim))
+
+
 # unstack: every slice along an axis in one op (iterating an array is one eager dispatch).
 unstack_p = core.Primitive("unstack", multiple_results=True)
 unstack_p.def_rules(abstract_eval=_unstack_eval, lowering=_unstack_lower)
@@ -404,6 +438,20 @@ def _unstack_batch(axis_data, vals, dims, *, axis):
     return outs, [0] * len(outs)
 
 
+def _split_transpose(cts, x, *, sizes, axis):
+    if all(type(c) is ad.Zero for c in cts):
+        return [None]
+    return [concatenate([ad.instantiate_zero(c) for c in cts], axis)]
+
+
+def _split_batch(axis_data, vals, dims, *, sizes, axis):
+    (x,), (d,) = vals, dims
+    outs = split_p.bind(x, sizes=sizes, axis=axis + 1 if axis >= d else axis)
+    return outs, [d] * len(outs)
+
+
+ad.deflinear(split_p, _split_transpose)
+split_p.def_rules(batch=_split_batch)
 ad.deflinear(unstack_p, _unstack_transpose)
 unstack_p.def_rules(batch=_unstack_batch)
 ad.deflinear(reshape_p, _reshape_transpose)

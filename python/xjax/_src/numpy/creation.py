@@ -361,8 +361,7 @@ def eye(N, M=None, k=0, dtype=None, *, device=None):  # noqa: N803 - NumPy's nam
         raise ValueError(f"negative dimensions are not allowed, got {n} and {m}")
     rows = lax.broadcasted_iota(dtypes.int32, (n, m), 0)
     cols = lax.broadcasted_iota(dtypes.int32, (n, m), 1)
-    if k:
-        rows = lax.add(rows, util.full((n, m), k, dtypes.int32))
+    rows = lax.add(rows, util.scalar(k, dtypes.int32, False))  # i + k == j, as JAX's (k = 0 too)
     return put_on(lax.convert_element_type(lax.eq(rows, cols), dt), target)
 
 
