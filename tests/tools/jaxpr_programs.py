@@ -197,4 +197,21 @@ PROGRAMS = {
     "split_grad": "fn = jax.grad(lambda x: jnp.sum(jnp.split(x, [1, 3])[1] ** 2))\nargs = (jnp.arange(4.0),)\n",
     "vmap_split": "fn = jax.vmap(lambda x: jnp.split(x, 2)[0])\nargs = (jnp.ones((3, 4)),)\n",
     "eye_k": "fn = lambda: jnp.eye(3, 4, k=1)\nargs = ()\n",
+    # ---- the seed programs' transformed functions ------------------------------------------------
+    "seed_vmap_convolve": ("def convolve(x, w):\n    output = []\n    for i in range(1, len(x) - 1):\n"
+                           "        output.append(jnp.dot(x[i - 1:i + 2], w))\n    return jnp.array(output)\n"
+                           "fn = jax.vmap(convolve, in_axes=[0, None])\nargs = (jnp.stack([jnp.arange(5.0)] * 2), jnp.array([2.0, 3.0, 4.0]))\n"),
+    "seed_td_loss_grad": ("def value_fn(theta, s):\n    return jnp.tanh(jnp.dot(theta, s))\n"
+                          "def td_loss(theta, s_tm1, r_t, s_t):\n    v_tm1 = value_fn(theta, s_tm1)\n"
+                          "    target = r_t + value_fn(theta, s_t)\n    return (lax.stop_gradient(target) - v_tm1) ** 2\n"
+                          "fn = jax.grad(td_loss)\nargs = (jnp.array([0.1, -0.2, 0.3]), jnp.array([1.0, 2.0, 0.5]), 1.0, jnp.array([0.3, -1.0, 2.0]))\n"),
+    "seed_training_loss": ("def model(params, x):\n    for layer in params[:-1]:\n        x = jax.nn.relu(x @ layer['w'] + layer['b'])\n"
+                           "    return x @ params[-1]['w'] + params[-1]['b']\n"
+                           "def loss(params, x, y):\n    logits = model(params, x)\n"
+                           "    hits = jnp.sum(jnp.argmax(logits, axis=-1) == jnp.argmax(y, axis=-1))\n"
+                           "    return -jnp.mean(jnp.sum(y * jax.nn.log_softmax(logits), axis=-1)), hits\n"
+                           "fn = jax.value_and_grad(loss, has_aux=True)\n"
+                           "args = ([{'w': jnp.ones((4, 5)), 'b': jnp.zeros(5)}, {'w': jnp.ones((5, 3)), 'b': jnp.zeros(3)}], jnp.ones((2, 4)), jnp.eye(3)[:2])\n"),
+    "seed_linear_regression_vg": ("def loss(w, b, x, y):\n    return jnp.mean((jnp.dot(x, w) + b - y) ** 2)\n"
+                                  "fn = jax.value_and_grad(loss, argnums=(0, 1))\nargs = (jnp.zeros(3), 0.0, jnp.ones((5, 3)), jnp.ones(5))\n"),
 }
