@@ -200,7 +200,8 @@ def _index_scalars(indices, shape):
         if not dtypes.is_int(core.get_aval(i).dtype):
             raise TypeError(f"index arguments to dynamic_slice must be integers, got {core.get_aval(i).dtype.name}")
         if not dtypes.issubdtype(core.get_aval(i).dtype, np.unsignedinteger):
-            i = ew.select(ew.lt(i, 0), ew.add(i, dim), i)
+            # As JAX: i + d with jnp's promotion (a weakly typed i is made strong first).
+            i = ew.select(ew.lt(i, 0), i + ew.convert_element_type(dim, core.get_aval(i).dtype), i)
         out.append(i)
     if out and len({core.get_aval(i).dtype for i in out}) > 1:
         out = [convert_int32(i) for i in out]
@@ -393,16 +394,10 @@ def _dynamic_update_slice_transpose(ct, x, u, *idx):
 
 
 def _concatenate_transpose(ct, *xs, dimension):
-    outs, offset = [], 0
-    for x in xs:
-        aval = x.aval if ad.is_undefined(x) else core.get_aval(x)
-        n = aval.shape[dimension]
-        if ad.is_undefined(x):
-            outs.append(slice_in_dim(ct, offset, offset + n, axis=dimension))
-        else:
-            outs.append(None)
-        offset += n
-    return outs
+    """JAX's rule: the cotangent split back into the operands' pieces."""
+    sizes = tuple((x.aval if ad.is_undefined(x) else core.get_aval(x)).shape[dimension] for x in xs)
+    parts = split(ct, sizes, dimension)
+    return [p if ad.is_undefined(x) else None for p, x in zip(parts, xs)]
 
 
 def _pad_transpose(ct, x, v, *, padding_config):

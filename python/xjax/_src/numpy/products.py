@@ -162,10 +162,9 @@ def outer(a, b, out=None):
         raise NotImplementedError("The 'out' argument to jnp.outer is not supported.")
     util.check_arraylike("outer", a, b)
     x, y = util.promote_dtypes(a, b)
-    n, m = x.aval.size, y.aval.size
-    xb = lax.broadcast_in_dim(lax.reshape(x, (n,)), (n, m), (0,))
-    yb = lax.broadcast_in_dim(lax.reshape(y, (m,)), (n, m), (1,))
-    return lax.mul(xb, yb)
+    x, y = lax.reshape(x, (x.aval.size,)), lax.reshape(y, (y.aval.size,))
+    # As JAX's: a column times a row, lax broadcasting their size-1 axes.
+    return lax.mul(lax.expand_dims(x, (1,)), lax.expand_dims(y, (0,)))
 
 
 def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):

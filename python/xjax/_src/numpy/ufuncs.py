@@ -270,25 +270,21 @@ def float_power(x1, x2, /):
 
 
 def reciprocal(x, /):
-    """1 / x (floating result)."""
+    """1 / x (floating result), as integer_pow(x, -1) (JAX's)."""
     x = util.to_inexact(_operand("reciprocal", x))
-    return lax.div(_c(x, 1, x.aval.weak_type), x)
-
-
-def _ln_const_div(x, value):
-    return lax.div(x, _c(x, value, weak=False))  # JAX's log2/log10 results are strongly typed
+    return lax.integer_pow(x, -1)
 
 
 def log2(x, /):
-    """Base-2 logarithm."""
+    """Base-2 logarithm: log(x) / log(2), as JAX computes it."""
     x = util.to_inexact(_operand("log2", x))
-    return _ln_const_div(lax.log(x), math.log(2))
+    return lax.div(lax.log(x), lax.log(_c(x, 2, weak=False)))
 
 
 def log10(x, /):
-    """Base-10 logarithm."""
+    """Base-10 logarithm: log(x) * (1 / log(10)), as JAX computes it."""
     x = util.to_inexact(_operand("log10", x))
-    return _ln_const_div(lax.log(x), math.log(10))
+    return lax.mul(lax.log(x), _c(x, 0.4342944819032518, weak=False))
 
 
 def deg2rad(x, /):
