@@ -116,16 +116,25 @@ def test_concatenate_mixes_mapped_and_unmapped_operands(data, shape, dtype, size
 X = random_array(np.random.default_rng(0), (2, 3, 4, 5), "float32")
 
 
+@pytest.mark.parametrize("name, fun, want", [
+    ("squeeze", lambda v: lax.squeeze(lax.expand_dims(v, (0,)), (0,)), ["transpose", "broadcast_in_dim", "squeeze"]),
+    ("broadcast_in_dim", lambda v: lax.broadcast_in_dim(v, (2, 6, 4, 5), (0, 2, 3)), ["transpose", "broadcast_in_dim"]),
+    ("transpose", lambda v: lax.transpose(v, (2, 0, 1)), ["transpose"]),
+    ("reshape", lambda v: lax.reshape(v, (2, 20)), ["transpose", "reshape"]),
+])
+def test_layout_ops_batch_with_the_batch_axis_in_front(name, fun, want):
+    """As JAX's rules: squeeze, broadcast_in_dim, reshape move the batch axis to the front (one transpose)
+    and leave it there; transpose folds it into its permutation."""
+    prims = primitive_names(fun, X, in_axes=1)
+    assert prims == want, prims
+    check_eager_and_jit(fun, (X,), 1)
+
+
 @pytest.mark.parametrize("name, fun, out_axis", [
-    ("squeeze", lambda v: lax.squeeze(lax.expand_dims(v, (0,)), (0,)), 1),
-    ("broadcast_in_dim", lambda v: lax.broadcast_in_dim(v, (2, 6, 4, 5), (0, 2, 3)), 1),
-    ("broadcast_in_dim", lambda v: lax.broadcast_in_dim(v, (6, 2, 4, 5), (1, 2, 3)), 2),
-    ("transpose", lambda v: lax.transpose(v, (2, 0, 1)), 1),
     ("slice", lambda v: lax.slice(v, (0, 1, 1), (2, 3, 5), (1, 2, 1)), 1),
     ("rev", lambda v: lax.rev(v, (0, 2)), 1),
     ("pad", lambda v: lax.pad(v, 0.0, ((1, 0, 1), (0, 2, 0), (1, 1, 0))), 1),
     ("concatenate", lambda v: lax.concatenate([v, v], 2), 1),
-    ("reshape", lambda v: lax.reshape(v, (2, 20)), 1),
 ])
 def test_the_batch_axis_stays_in_place(name, fun, out_axis):
     prims = primitive_names(fun, X, in_axes=1, out_axes=out_axis)

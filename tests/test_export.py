@@ -9,7 +9,8 @@ import pytest
 import xjax as jax
 import xjax.numpy as jnp
 from xjax import lax, optim, random
-from xjax.export import Exporter, deserialize, deserialize_module, export, load
+from xjax import export as jax_export
+from xjax.export import Exporter, deserialize, deserialize_module, export, load, text_to_treedef
 
 
 def _bits(tree):
@@ -272,7 +273,7 @@ def test_stored_graph_is_not_optimised():
 
 
 def test_pytree_text_notation():
-    from xjax.export import text_to_treedef, treedef_to_text
+    from xjax.export import treedef_to_text
 
     tree = jax.tree_util.tree_structure(({"b": [1, None], "a": (2,)}, OPTIMIZER.init({"w": jnp.ones(2)})))
     text = treedef_to_text(tree)
@@ -286,32 +287,60 @@ def test_pytree_text_notation():
         text_to_treedef('{"namedtuple": "m:P", "fields": ["not an identifier"], "children": ["*"]}')
 
 
-def test_local_namedtuples_come_back_as_stand_ins():
+def test_namedtuples_are_stored_by_their_registered_name():
     import collections
 
     Pair = collections.namedtuple("Pair", ["a", "b"])
     exp = export(jax.jit(lambda p: Pair(p.b, p.a * 2)))(Pair(jnp.ones(2), jnp.zeros(3)))
-    back = deserialize(exp.serialize())
-    out = back.call(Pair(jnp.ones(2), jnp.zeros(3)))
-    assert type(out).__name__ == "Pair" and out._fields == ("a", "b") and out.b.shape == (2,)
+    assert exp.call(Pair(jnp.ones(2), jnp.zeros(3))).b.shape == (2,)  # no registration needed to call it
+    with pytest.raises(ValueError, match="unregistered type .*Pair.*register_namedtuple_serialization"):
+        exp.serialize()
+    jax_export.register_namedtuple_serialization(Pair, serialized_name="tests.Pair")
+    blob = exp.serialize()
+    assert b"tests.Pair" in blob and b"test_export" not in blob  # the name, never a module path
+    out = deserialize(blob).call(Pair(jnp.ones(2), jnp.zeros(3)))
+    assert type(out) is Pair and out.b.shape == (2,)
+    with pytest.raises(ValueError, match="Duplicate serialization registration"):
+        jax_export.register_namedtuple_serialization(Pair, serialized_name="tests.Pair2")
+    with pytest.raises(ValueError, match="register_pytree_node_serialization"):
+        jax_export.register_namedtuple_serialization(dict, serialized_name="tests.dict")
 
 
-def test_custom_pytree_nodes_are_refused_with_their_type():
+def test_custom_pytree_nodes_are_stored_by_their_registered_name():
     @jax.tree_util.register_pytree_node_class
     class Box:
-        def __init__(self, v):
-            self.v = v
+        def __init__(self, v, scale):
+            self.v, self.scale = v, scale
 
         def tree_flatten(self):
-            return (self.v,), None
+            return (self.v,), self.scale
 
         @classmethod
-        def tree_unflatten(cls, aux, children):
-            return cls(*children)
+        def tree_unflatten(cls, scale, children):
+            return cls(children[0], scale)
 
-    exp = export(jax.jit(lambda b: b.v * 2))(Box(jnp.ones(2)))
-    with pytest.raises(TypeError, match="pytree node type .*Box cannot be stored"):
+    exp = export(jax.jit(lambda b: Box(b.v * b.scale, b.scale)))(Box(jnp.ones(2), 3.0))
+    with pytest.raises(ValueError, match="unregistered type .*Box"):
         exp.serialize()
+    jax_export.register_pytree_node_serialization(Box, serialized_name="tests.Box",
+                                                  serialize_auxdata=lambda s: str(s).encode(),
+                                                  deserialize_auxdata=lambda b: float(b.decode()))
+    out = deserialize(exp.serialize()).call(Box(jnp.ones(2), 3.0))
+    assert type(out) is Box and out.scale == 3.0
+    np.testing.assert_array_equal(out.v, [3.0, 3.0])
+
+
+def test_a_file_never_chooses_a_module_to_import():
+    import sys
+
+    # A structure naming a module (the notation of files from before registrations) is refused
+    # without importing it: `this` prints the Zen of Python when imported.
+    sys.modules.pop("this", None)
+    with pytest.raises(ValueError, match="unregistered type `this:Zen`"):
+        text_to_treedef('{"namedtuple": "this:Zen", "fields": ["a"], "children": ["*"]}')
+    assert "this" not in sys.modules
+    with pytest.raises(ValueError, match="unregistered type `os.system`"):
+        text_to_treedef('{"custom": "os.system", "auxdata": "", "children": []}')
 
 
 # ---- refusals ------------------------------------------------------------------------------

@@ -104,7 +104,7 @@ FUZZ_SCRIPT = textwrap.dedent(r'''
 
     rng = random.Random(int(sys.argv[1]))
     n_cases = int(sys.argv[2])
-    loaded = refused = 0
+    loaded = refused = called = 0
     for k in range(n_cases):
         b = bytearray(files[k % len(files)])
         mutate(rng, b, k % 7)
@@ -125,7 +125,24 @@ FUZZ_SCRIPT = textwrap.dedent(r'''
                     out.wait()
             except Exception:  # noqa: BLE001 - any error is an answer; only a crash fails
                 pass
-    print(loaded, refused)
+        # And as a user calls them: each signature's Exported, its arguments rebuilt from the stored
+        # structure (pytree text parsed), called through Exported.call.
+        for name in module.names:
+            try:
+                sigs = module.signatures(name)
+            except Exception:  # noqa: BLE001
+                continue
+            for exp in sigs:
+                if "= while(" in exp.graph_text():
+                    continue
+                try:
+                    leaves = [jnp.zeros(a.shape, a.dtype) for a in exp.in_avals]
+                    args, kwargs = exp.in_tree.unflatten(leaves)
+                    jax.block_until_ready(exp.call(*args, **kwargs))
+                    called += 1
+                except Exception:  # noqa: BLE001
+                    pass
+    print(loaded, refused, called)
 ''')
 
 
@@ -137,6 +154,7 @@ def test_mutated_files_load_or_raise_value_error():
     proc = subprocess.run([sys.executable, "-c", FUZZ_SCRIPT, "13", "20000"], env=env, capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stderr[-4000:]}"
-    loaded, refused = map(int, proc.stdout.split())
+    loaded, refused, called = map(int, proc.stdout.split())
     assert loaded + refused == 20000
+    assert called > 100  # loaded functions ran through the public API
     assert refused > 15000  # most mutations break something; each one that did was refused cleanly

@@ -4,8 +4,8 @@
     import xjax.numpy as jnp
 """
 from xjax import _core
-from xjax._src.api import (block_until_ready, default_backend, device_count, device_put, devices,  # noqa: F401
-                           local_device_count, local_devices, process_count, process_index)
+from xjax._src.api import (block_until_ready, default_backend, device_count, device_get, device_put,  # noqa: F401
+                           devices, local_device_count, local_devices, process_count, process_index)
 from xjax._src.array import Array  # noqa: F401
 from xjax._src.config import (config, debug_infs, debug_nans, default_device,  # noqa: F401
                               default_matmul_precision, disable_jit, enable_checks, enable_x64, log_compiles,
@@ -33,6 +33,7 @@ from xjax import scipy  # noqa: F401 - its submodules load on first use
 from xjax import distributed  # noqa: F401
 from xjax import export  # noqa: F401
 from xjax import dlpack  # noqa: F401
+from xjax._src.jax_alias import install_as_jax  # noqa: F401
 
 from xjax._src.blas import find_blas_library as _find_blas
 

@@ -1,5 +1,6 @@
 """`python -m xjax --cmake-dir`: where the C++ package is (for find_package(xjax), as pybind11's
---cmakedir), and the other paths a C++ build of a program using include/xjax/xjax.h needs."""
+--cmakedir), and the other paths a C++ build of a program using include/xjax/xjax.h needs.
+`python -m xjax run script.py ARGS...` runs a JAX program unedited on xjax (xjax.install_as_jax())."""
 import argparse
 import os
 import sys
@@ -24,7 +25,24 @@ def cmake_dir():
     return None
 
 
+def run_script(argv):
+    """Runs argv[0] as __main__ with argv as sys.argv, `import jax` giving xjax."""
+    import runpy
+
+    if not argv:
+        print("usage: python -m xjax run script.py [ARGS...]", file=sys.stderr)
+        return 2
+    xjax.install_as_jax()
+    sys.argv = list(argv)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(argv[0])))
+    runpy.run_path(argv[0], run_name="__main__")
+    return 0
+
+
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["run"]:
+        return run_script(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m xjax", description=__doc__.splitlines()[0])
     parser.add_argument("--cmake-dir", "--cmakedir", action="store_true",
                         help="the directory of xjaxConfig.cmake (pass it as xjax_DIR or in CMAKE_PREFIX_PATH)")

@@ -11,5 +11,6 @@ they close over (weights) are stored once. The format is documented in docs/form
 from xjax._src.export.exported import Exported, export  # noqa: F401
 from xjax._src.export.exporter import (Exporter, ExportedModule, deserialize, deserialize_module,  # noqa: F401
                                        exporter, load)
-from xjax._src.export.pytree_spec import text_to_treedef, treedef_to_text  # noqa: F401
+from xjax._src.export.pytree_spec import (register_namedtuple_serialization,  # noqa: F401
+                                          register_pytree_node_serialization, text_to_treedef, treedef_to_text)
 from xjax._core import XJX_FORMAT_VERSION as format_version, XJX_OPSET_VERSION as opset_version  # noqa: F401

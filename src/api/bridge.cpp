@@ -84,7 +84,7 @@ std::shared_ptr<ModuleState> make_module(xjax::ModuleDef def, const LoadOptions&
   auto m = std::make_shared<ModuleState>();
   if (o.num_threads < 0) throw ArgumentError("[xjax::load] num_threads must be >= 0, got " + std::to_string(o.num_threads));
   if (o.num_threads > 0) m->pool = std::make_shared<xjax::ThreadPool>(o.num_threads);
-  std::vector<std::shared_ptr<LoadedFunction>> compiled = xjax::compile_module(def);
+  std::vector<std::shared_ptr<LoadedFunction>> compiled = xjax::compile_module(def, o.max_array_bytes);
   for (size_t i = 0; i < compiled.size(); ++i) {
     const xjax::FunctionDef& f = def.functions[i];
     auto& state = m->functions[f.name];

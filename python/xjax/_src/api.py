@@ -57,6 +57,14 @@ def _check_target(device):
                      f"`jax.memory.Space` or a pytree of these values. Received invalid value: {device}")
 
 
+def device_get(x):
+    """x (a pytree) with each array leaf copied to the host as a NumPy array; other leaves as they are
+    (a traced leaf raises JAX's TracerArrayConversionError)."""
+    from xjax._src import tree_util
+
+    return tree_util.tree_map(lambda leaf: np.asarray(leaf) if hasattr(leaf, "aval") else leaf, x)
+
+
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     """Places x (a pytree of arrays or array-likes) on `device` as xjax.Arrays.
 

@@ -323,20 +323,40 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
     return grad_f
 
 
-def _std_basis(leaves):
-    """The rows of an identity over all the leaves' elements, split by leaf: for each leaf an array
-    (total elements, *leaf shape) of its dtype, row k the one-hot of element k."""
-    from xjax._src.lax import layout
+def _possible_downcast(x, example, always):
+    """x as example's dtype and weak type. With `always`, a traced convert is an equation even when
+    nothing changes, as JAX's basis conversion is (it names a sharding other than its operand's)."""
+    from xjax._src.lax.elementwise import _convert, convert_element_type_p
+
+    aval = core.get_aval(example)
+    if always and isinstance(x, core.Tracer):
+        return convert_element_type_p.bind(x, new_dtype=aval.dtype, weak_type=aval.weak_type, sharding=None)
+    return _convert(x, aval.dtype, aval.weak_type)
+
+
+def _unravel_array_into_pytree(pytree, axis, example, arr):
+    """arr split along `axis` into the leaves of pytree (their shapes in place of that axis), each
+    converted to example's type (or its leaf's, when example is None: the basis, always converted):
+    JAX's Jacobian layout."""
+    from xjax._src.numpy import manipulation
+
+    leaves, treedef = tree_util.tree_flatten(pytree)
+    shape = core.get_aval(arr).shape
+    shapes = [shape[:axis] + np.shape(leaf) + shape[axis + 1:] for leaf in leaves]
+    parts = manipulation.split(arr, np.cumsum([np.size(leaf) for leaf in leaves[:-1]]).astype(int), axis)
+    out = [_possible_downcast(manipulation.reshape(x, s), leaf if example is None else example, example is None)
+           for x, s, leaf in zip(parts, shapes, leaves)]
+    return treedef.unflatten(out)
+
+
+def _std_basis(pytree):
+    """The identity over all the leaves' elements, laid out as pytree (each leaf with a leading axis)."""
     from xjax._src.numpy import creation
 
-    avals = [core.get_aval(x) for x in leaves]
-    total = sum(a.size for a in avals)
-    basis, offset = [], 0
-    for a in avals:
-        block = creation.eye(total, a.size, k=-offset, dtype=a.dtype)  # rows offset..offset+size hold its identity
-        basis.append(layout.reshape(block, (total, *a.shape)))
-        offset += a.size
-    return basis
+    leaves = tree_util.tree_leaves(pytree)
+    n = sum(int(np.size(leaf)) for leaf in leaves)
+    dtype = dtypes.result_type(*[core.get_aval(leaf).dtype for leaf in leaves])
+    return _unravel_array_into_pytree(pytree, 1, None, creation.eye(n, dtype=dtype))
 
 
 def _float0_as_zeros(primal, t):
@@ -354,51 +374,35 @@ def _check_real_output(name, out):
                         "directly.")
 
 
-def _block(x, start, n, axis, shape):
-    """x[start:start+n] along `axis`, reshaped to `shape`."""
-    from xjax._src.lax import layout
-
-    if n != core.get_aval(x).shape[axis]:
-        x = layout.slice_in_dim(x, start, start + n, axis=axis)
-    return layout.reshape(x, shape)
-
-
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
-    """The Jacobian of fun by forward mode: jvp vmapped over the standard basis of the inputs."""
+    """The Jacobian of fun by forward mode: jvp vmapped over the standard basis of the inputs (JAX's
+    construction: the basis an identity split into the inputs, the Jacobian split back along its
+    last axis)."""
     from xjax._src.vmap import vmap
 
     nums, single = _argnums_tuple(argnums)
 
     def jac_f(*args, **kwargs):
         f_of_dyn, dyn = _dynamic_args("jacfwd", fun, nums, args, kwargs, False, holomorphic)
-        leaves, in_tree = tree_util.tree_flatten(dyn)
-        leaves = [_as_operand(x) for x in leaves]
-        primals = in_tree.unflatten(leaves)
+        dyn = tree_util.tree_map(_as_operand, dyn)
 
-        def push(*basis_row):
-            res = jvp(f_of_dyn, primals, in_tree.unflatten(list(basis_row)), has_aux=has_aux)
+        def push(basis):
+            res = jvp(f_of_dyn, dyn, basis, has_aux=has_aux)
             return (res[0], tree_util.tree_map(_float0_as_zeros, res[0], res[1]), *res[2:])
 
-        res = vmap(push, out_axes=(None, -1, None) if has_aux else (None, -1))(*_std_basis(leaves))
-        out_tree = tree_util.tree_structure(res[0])
-        in_avals = [core.get_aval(x) for x in leaves]
-        blocks = []
-        for t in tree_util.tree_leaves(res[1]):  # out shape + (all input elements,)
-            out_shape = core.get_aval(t).shape[:-1]
-            parts, offset = [], 0
-            for a in in_avals:
-                parts.append(_block(t, offset, a.size, len(out_shape), out_shape + a.shape))
-                offset += a.size
-            inner = in_tree.unflatten(parts)
-            blocks.append(inner[0] if single else inner)
-        jac = out_tree.unflatten(blocks)
-        return (jac, res[2]) if has_aux else jac
+        res = vmap(push, out_axes=(None, -1, None) if has_aux else (None, -1))(_std_basis(dyn))
+        y, jac = res[0], res[1]
+        example = dyn[0] if single else dyn
+        jac_tree = tree_util.tree_map(
+            lambda y_leaf, arr: _unravel_array_into_pytree(example, core.get_aval(arr).ndim - 1, y_leaf, arr), y, jac)
+        return (jac_tree, res[2]) if has_aux else jac_tree
 
     return jac_f
 
 
 def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
-    """The Jacobian of fun by reverse mode: the vjp vmapped over the standard basis of the outputs."""
+    """The Jacobian of fun by reverse mode: the vjp vmapped over the standard basis of the outputs (JAX's
+    construction: the Jacobian of each input split along its leading axis into the outputs)."""
     from xjax._src.vmap import vmap
 
     nums, single = _argnums_tuple(argnums)
@@ -406,27 +410,20 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     def jac_f(*args, **kwargs):
         f_of_dyn, dyn = _dynamic_args("jacrev", fun, nums, args, kwargs, allow_int, holomorphic)
         res = vjp(f_of_dyn, *dyn, has_aux=has_aux)
-        out, vjp_fn = res[0], res[1]
-        out_leaves, out_tree = tree_util.tree_flatten(out)
-        out_leaves = [_as_operand(x) for x in out_leaves]
-        for o in out_leaves:
+        y, vjp_fn = res[0], res[1]
+        y = tree_util.tree_map(_as_operand, y)
+        for o in tree_util.tree_leaves(y):
             _check_real_output("jacrev", o)
 
-        def pull(*cts):
-            return tree_util.tree_map(_float0_as_zeros, dyn, vjp_fn(out_tree.unflatten(list(cts))))
+        def pull(ct):
+            return tree_util.tree_map(_float0_as_zeros, dyn, vjp_fn(ct))
 
-        rows = vmap(pull)(*_std_basis(out_leaves))
-        in_tree = tree_util.tree_structure(dyn)
-        row_leaves = tree_util.tree_leaves(rows)  # (all output elements,) + input shape
-        blocks, offset = [], 0
-        for o in out_leaves:
-            a = core.get_aval(o)
-            parts = [_block(r, offset, a.size, 0, a.shape + core.get_aval(r).shape[1:]) for r in row_leaves]
-            offset += a.size
-            inner = in_tree.unflatten(parts)
-            blocks.append(inner[0] if single else inner)
-        jac = out_tree.unflatten(blocks)
-        return (jac, res[2]) if has_aux else jac
+        jac = vmap(pull)(_std_basis(y))
+        jac = jac[0] if single else jac
+        example = dyn[0] if single else dyn
+        jac_tree = tree_util.tree_map(lambda x_leaf, arr: _unravel_array_into_pytree(y, 0, x_leaf, arr), example, jac)
+        jac_tree = tree_util.tree_transpose(tree_util.tree_structure(example), tree_util.tree_structure(y), jac_tree)
+        return (jac_tree, res[2]) if has_aux else jac_tree
 
     return jac_f
 

@@ -76,10 +76,12 @@ class Primitive:
         into known and unknown parts (primitives holding jaxprs)
       batch: the vmap rule
       has_effect: kept by dead-code elimination even when its results are unused
+      const_fold(*args, **params) -> value or None: what a jaxpr trace records instead of the
+        equation when no argument is a tracer (JAX folds converts of literals so)
     """
 
     RULES = ("abstract_eval", "impl", "lowering", "jaxpr_lowering", "can_lower", "pp_params", "jvp",
-             "transpose", "partial_eval", "batch", "has_effect")
+             "transpose", "partial_eval", "batch", "has_effect", "const_fold")
     __slots__ = ("name", "multiple_results", *RULES, "__weakref__")
 
     def __init__(self, name, multiple_results=False, **rules):

@@ -29,7 +29,7 @@ from xjax._src.interpreters import graph_lowering
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.graph_lowering import (GraphCall, compile_closed_jaxpr, inline_jaxpr_lowering,
                                                    jaxpr_is_lowerable)
-from xjax._src.jaxpr import eval_jaxpr
+from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, eval_jaxpr, memoize_per_jaxpr
 from xjax._src.stages import ShapeDtypeStruct, Traced
 
 logger = logging.getLogger("xjax._src.jit")
@@ -82,25 +82,83 @@ def _jit_jvp(primals, tangents, *, jaxpr, name, **params):
     jvp_closed, out_nonzeros = ad.jvp_jaxpr(jaxpr, nonzeros)
     ts = [t for t in tangents if type(t) is not ad.Zero]
     n_in = len(primals) + len(ts)
-    outs = jit_p.bind(*primals, *ts, jaxpr=jvp_closed, name=f"jvp({name})", **_fresh(params, n_in))
+    outs = jit_p.bind(*primals, *ts, jaxpr=jvp_closed, name=name, **_fresh(params, n_in))
     n = len(jaxpr.out_avals)
     rest = iter(outs[n:])
     return outs[:n], [next(rest) if nz else ad.Zero(ad.tangent_aval(a)) for a, nz in zip(jaxpr.out_avals, out_nonzeros)]
 
 
 def _jit_partial_eval(trace, args, unknown, *, jaxpr, name, **params):
-    """Known part runs now (one jit equation in the parent); the unknown part is recorded (another)."""
+    """Known part runs now (one jit equation in the parent); the unknown part is recorded (another).
+    As JAX's jit linearisation: both parts keep the jit's name, dead equations are dropped, and a
+    residual that is an operand or a primal output of the known part is not output again."""
     known, unknown_closed, out_unknowns, num_res = pe.partial_eval_jaxpr(jaxpr, unknown)
+    known, unknown_closed, res_src = _pruned_split(known, unknown_closed, num_res)
     known_args = [a for a, u in zip(args, unknown) if not u]
     known_outs = trace.bind_in_parent(jit_p, known_args,
                                       dict(jaxpr=known, name=name, **_fresh(params, len(known_args))))
-    split = len(known_outs) - num_res
-    residuals = known_outs[split:]
+    n_primal = len(out_unknowns) - sum(out_unknowns)
+    residuals = [known_args[i] if kind == "in" else known_outs[i] if kind == "out" else known_outs[n_primal + i]
+                 for kind, i in res_src]
     unknown_args = [*residuals, *(a for a, u in zip(args, unknown) if u)]
     unknown_outs = pe.DynamicJaxprTrace.process_primitive(
         trace, jit_p, unknown_args, dict(jaxpr=unknown_closed, name=name, **_fresh(params, len(unknown_args))))
-    k, u = iter(known_outs[:split]), iter(unknown_outs)
+    k, u = iter(known_outs[:n_primal]), iter(unknown_outs)
     return [next(u) if unk else next(k) for unk in out_unknowns]
+
+
+_pruned = weakref.WeakKeyDictionary()
+
+
+def _live(jaxpr, outvars):
+    """(equations computing outvars, in order; the variables they and outvars read)."""
+    live = {v for v in outvars if type(v) is not Literal}
+    eqns = []
+    for eqn in reversed(jaxpr.eqns):
+        if eqn.primitive.has_effect or any(v in live for v in eqn.outvars):
+            eqns.append(eqn)
+            live.update(a for a in eqn.invars if type(a) is not Literal)
+    return eqns[::-1], live
+
+
+def _closed(closed, constvars, invars, outvars, eqns):
+    consts = dict(zip(closed.jaxpr.constvars, closed.consts))
+    return ClosedJaxpr(Jaxpr(constvars, invars, outvars, eqns), [consts[v] for v in constvars])
+
+
+def _pruned_split(known, unknown, num_res):
+    """(known, unknown, where each residual the unknown part reads comes from: ("in", i) the i-th known
+    operand, ("out", i) the i-th primal output of the known part, ("res", k) its k-th residual output).
+    Unknown equations nobody reads are dropped, then the residuals they alone read, then the known
+    equations only those needed."""
+    def make():
+        u = unknown.jaxpr
+        u_eqns, u_live = _live(u, u.outvars)
+        used = [v in u_live for v in u.invars[:num_res]]
+        unknown_ = _closed(unknown, [v for v in u.constvars if v in u_live],
+                           [v for v, k in zip(u.invars[:num_res], used) if k] + u.invars[num_res:], u.outvars, u_eqns)
+        k = known.jaxpr
+        n_primal = len(k.outvars) - num_res
+        primal_outs = k.outvars[:n_primal]
+        in_pos = {v: i for i, v in enumerate(k.invars)}
+        out_pos = {v: i for i, v in enumerate(primal_outs) if type(v) is not Literal}
+        res_src, res_outs = [], []
+        for v, keep in zip(k.outvars[n_primal:], used):
+            if not keep:
+                continue
+            if type(v) is not Literal and v in in_pos:
+                res_src.append(("in", in_pos[v]))
+            elif type(v) is not Literal and v in out_pos:
+                res_src.append(("out", out_pos[v]))
+            else:
+                res_src.append(("res", len(res_outs)))
+                res_outs.append(v)
+        outvars = primal_outs + res_outs
+        k_eqns, k_live = _live(k, outvars)
+        known_ = _closed(known, [v for v in k.constvars if v in k_live], k.invars, outvars, k_eqns)
+        return known_, unknown_, res_src
+
+    return memoize_per_jaxpr(_pruned, known, (unknown, num_res), make)
 
 
 def _jit_transpose(cts, *args, jaxpr, name, **params):
@@ -108,7 +166,7 @@ def _jit_transpose(cts, *args, jaxpr, name, **params):
     ct_nonzeros = [type(c) is not ad.Zero for c in cts]
     t_closed = ad.transpose_jaxpr(jaxpr, linear, ct_nonzeros)
     ins = [a for a, lin in zip(args, linear) if not lin] + [c for c in cts if type(c) is not ad.Zero]
-    outs = iter(jit_p.bind(*ins, jaxpr=t_closed, name=f"transpose({name})", **_fresh(params, len(ins))))
+    outs = iter(jit_p.bind(*ins, jaxpr=t_closed, name=name, **_fresh(params, len(ins))))
     return [next(outs) if lin else None for lin in linear]
 
 

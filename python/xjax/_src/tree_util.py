@@ -344,10 +344,20 @@ def _structure_str(tree, is_leaf):
 
 # --- Registration -----------------------------------------------------------------------------
 
+_unflatten_funcs = {}  # node type -> the unflatten function it was registered with
+
+
 def register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_keys_func=None):
     """Makes `nodetype` a pytree node: flatten_func(x) -> (children, aux_data) with hashable
     aux_data, unflatten_func(aux_data, children) -> x. Registering a type twice raises ValueError."""
     _pytree.register_node(nodetype, flatten_func, unflatten_func, flatten_with_keys_func)
+    _unflatten_funcs[nodetype] = unflatten_func
+
+
+def registered_unflatten(nodetype):
+    """The unflatten function nodetype was registered with by register_pytree_node (or its
+    variants), or None (export's serialization registry rebuilds nodes with it)."""
+    return _unflatten_funcs.get(nodetype)
 
 
 def register_pytree_node_class(cls):

@@ -22,6 +22,14 @@ namespace {
 constexpr int64_t kInlineElements = int64_t(1) << 22;
 constexpr size_t kStackOperands = 32;
 
+// An `empty` value's buffer: zeros, so that a graph (one read from a file, say) that reads it before
+// writing it sees no earlier array's contents in a reused block.
+std::shared_ptr<Buffer> zeroed(size_t nbytes) {
+  std::shared_ptr<Buffer> b = Buffer::allocate(nbytes);
+  if (nbytes) std::memset(b->data(), 0, nbytes);
+  return b;
+}
+
 std::string arg_str(const char* what, size_t i, const Array& a) {
   return std::string("[execute] ") + what + " " + std::to_string(i) + " (" + dtype_name(a.dtype) +
          shape_str(a.shape) + ")";
@@ -120,7 +128,7 @@ void Executable::run_plan(const std::shared_ptr<Buffer>* inputs, std::shared_ptr
     if (s.kind == Storage::Kind::Param) f.bind(int(st), inputs[s.index]);
     else if (s.kind == Storage::Kind::Constant) f.bind(int(st), p.constants[s.index].buffer);
     else if (s.kind == Storage::Kind::Pool && s.index >= 0) f.bind(int(st), pool[s.index]);
-    else if (s.kind == Storage::Kind::Fresh) f.bind(int(st), Buffer::allocate(s.nbytes));
+    else if (s.kind == Storage::Kind::Fresh) f.bind(int(st), zeroed(s.nbytes));
   }
   for (size_t st = 0; st < ns; ++st) {  // values written over donated parameters, then fresh outputs
     const Storage& s = p.storages[st];

@@ -79,10 +79,9 @@ void Builder::assign_storages() {
       for (size_t r = 0; r < n.outputs.size(); ++r) plan.value_storage[base + r] = new_storage(k, bytes(n.outputs[r]));
     }
   }
-  for (ValueRef v : g.outputs()) {
+  for (ValueRef v : g.outputs()) {  // (an `empty` result stays Fresh: its zeros are copied out)
     Storage& s = plan.storages[plan.value_storage[plan.value(v)]];
-    if (s.kind == Storage::Kind::Pool || s.kind == Storage::Kind::Dynamic || s.kind == Storage::Kind::Fresh)
-      s.kind = Storage::Kind::Output;
+    if (s.kind == Storage::Kind::Pool || s.kind == Storage::Kind::Dynamic) s.kind = Storage::Kind::Output;
   }
 }
 

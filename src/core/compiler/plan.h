@@ -36,7 +36,7 @@ struct Storage {
     Output,    // holds a graph output: allocated per run, handed to the caller
     Pool,      // an intermediate (index: its pooled buffer)
     Dynamic,   // a control op's result, bound to the buffer its subgraph returns
-    Fresh,     // an `empty` value: a buffer allocated per run, not pooled (a loop may take it over)
+    Fresh,     // an `empty` value: a zero-filled buffer allocated per run, not pooled (a loop may take it over)
     View,      // a contiguous window of another storage's buffer, placed by a View step at run time
   };
   Kind kind;

@@ -1,11 +1,34 @@
 #include "core/export/loaded.h"
 
 #include <algorithm>
+#include <map>
 
 namespace xjax {
 
-LoadedFunction::LoadedFunction(FunctionDef def, const std::vector<Array>& module_weights) : def_(std::move(def)) {
+namespace {
+// The most bytes one run of the plan may hold in its own buffers at once: the pooled ones, the
+// per-run ones (outputs, `empty` values, control results) and, nested, the largest subplan's.
+int64_t peak_bytes(const Plan& p) {
+  int64_t total = 0, nested = 0;
+  for (size_t b : p.pool) total += int64_t(b);
+  for (const Storage& s : p.storages)
+    if (s.kind == Storage::Kind::Output || s.kind == Storage::Kind::Fresh || s.kind == Storage::Kind::Dynamic)
+      total += int64_t(s.nbytes);
+  for (const Step& step : p.steps)
+    for (const auto& sub : step.subs) nested = std::max(nested, peak_bytes(sub->plan()));
+  return total + nested;
+}
+}  // namespace
+
+LoadedFunction::LoadedFunction(FunctionDef def, const std::vector<Array>& module_weights, int64_t max_plan_bytes,
+                               const LoadedFunction* same_graph)
+    : def_(std::move(def)) {
   for (int64_t w : def_.weights) weights_.push_back(module_weights.at(size_t(w)));
+  if (same_graph) {
+    exe_ = same_graph->exe_;
+    out_pos_ = same_graph->out_pos_;
+    return;
+  }
   // The executable returns each value once; results that repeat one share its array.
   std::vector<ValueRef> unique;
   for (ValueRef v : def_.graph->outputs()) {
@@ -23,6 +46,10 @@ LoadedFunction::LoadedFunction(FunctionDef def, const std::vector<Array>& module
   } catch (const std::exception& e) {
     throw FormatError("[xjx] function '" + def_.name + "' does not compile: " + e.what());
   }
+  const int64_t peak = peak_bytes(exe_->plan());
+  if (peak > max_plan_bytes)
+    throw FormatError("[xjx] function '" + def_.name + "' needs " + std::to_string(peak) +
+                      " bytes of buffers per run, more than the limit of " + std::to_string(max_plan_bytes));
 }
 
 void LoadedFunction::check(const std::vector<Array>& inputs) const {
@@ -63,9 +90,15 @@ std::vector<Array> LoadedFunction::call_now(const std::vector<Array>& inputs) co
   return results(exe_->run_now(all));
 }
 
-std::vector<std::shared_ptr<LoadedFunction>> compile_module(const ModuleDef& m) {
+std::vector<std::shared_ptr<LoadedFunction>> compile_module(const ModuleDef& m, int64_t max_plan_bytes) {
   std::vector<std::shared_ptr<LoadedFunction>> out;
-  for (const FunctionDef& f : m.functions) out.push_back(std::make_shared<LoadedFunction>(f, m.weights));
+  std::map<const Graph*, const LoadedFunction*> compiled;  // records sharing a graph share its executable
+  for (const FunctionDef& f : m.functions) {
+    auto it = compiled.find(f.graph.get());
+    out.push_back(std::make_shared<LoadedFunction>(f, m.weights, max_plan_bytes,
+                                                   it == compiled.end() ? nullptr : it->second));
+    compiled.emplace(f.graph.get(), out.back().get());
+  }
   return out;
 }
 

@@ -12,9 +12,11 @@ namespace xjax {
 
 class LoadedFunction {
  public:
-  // Compiles def (its weights are module_weights[def.weights[k]]). Throws FormatError when the
-  // graph does not compile.
-  LoadedFunction(FunctionDef def, const std::vector<Array>& module_weights);
+  // Compiles def (its weights are module_weights[def.weights[k]]), or shares the executable of
+  // `same_graph`, a function over the same graph. Throws FormatError when the graph does not
+  // compile or its buffers would take more than max_plan_bytes at run time.
+  LoadedFunction(FunctionDef def, const std::vector<Array>& module_weights, int64_t max_plan_bytes,
+                 const LoadedFunction* same_graph = nullptr);
   const FunctionDef& def() const { return def_; }
   // Checks the arguments against the signature (ValueError naming the function, the argument, the
   // types), then runs. call: queued on the core's stream (results complete when their events fire);
@@ -34,7 +36,9 @@ class LoadedFunction {
   std::vector<Array> weights_;
 };
 
-// Compiles every function of a module, in order.
-std::vector<std::shared_ptr<LoadedFunction>> compile_module(const ModuleDef& m);
+// Compiles every function of a module, in order; each graph once, however many records use it.
+// max_plan_bytes bounds the buffers any one run may allocate (FormatError past it).
+std::vector<std::shared_ptr<LoadedFunction>> compile_module(const ModuleDef& m,
+                                                            int64_t max_plan_bytes = ReadOptions().max_array_bytes);
 
 }  // namespace xjax

@@ -117,7 +117,12 @@ std::vector<Array> reference_run(const Graph& g, const std::vector<Array>& input
       case OpId::constant_: out = {constant_array(n)}; continue;
       case OpId::host_callback_: call_callback(n.attrs.get_int("callback_id"), in); continue;
       case OpId::optimization_barrier_: out = in; continue;
-      case OpId::empty_: out = {Array::empty(n.outputs[0].shape, n.outputs[0].dtype)}; continue;
+      case OpId::empty_: {  // zero-filled, as the executor's
+        Array a = Array::empty(n.outputs[0].shape, n.outputs[0].dtype);
+        if (a.nbytes()) std::memset(a.data(), 0, a.nbytes());
+        out = {a};
+        continue;
+      }
       case OpId::cond_: {
         int64_t k = get_i(in[0], 0), last = int64_t(n.subgraphs.size()) - 1;
         k = k < 0 ? 0 : (k > last ? last : k);

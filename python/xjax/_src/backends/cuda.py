@@ -177,8 +177,8 @@ class Program:
         for s, array in self.constants:
             env[s] = array
         with self.device.activate(), self.device.stream:
-            for s, (shape, dtype) in self.fresh:
-                env[s] = _empty(shape, dtype)
+            for s, (shape, dtype) in self.fresh:  # `empty` values: zeros, never a freed block's contents
+                env[s] = _cp().zeros(shape, storage_dtype(dtype))
             for step, release in zip(self.steps, self.release):
                 step(env)
                 for s in release:

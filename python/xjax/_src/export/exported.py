@@ -56,15 +56,17 @@ class Exported:
         """The stored graph (before optimisation), one node per line."""
         return self._graph.text()
 
-    def _record(self, weight_index):
-        """The function as _core.xjx_write takes it, its weights at these module indices."""
+    def _record(self, weight_index, for_file=True):
+        """The function as _core.xjx_write takes it, its weights at these module indices. Only a file
+        needs the signature's structures as text (which unregistered node types do not have)."""
+        texts = [treedef_to_text(t, f"xjax.export of {self.fun_name}") if for_file else ""
+                 for t in (self.in_tree, self.out_tree)]
         return (self.fun_name, self._graph, [_spec(a) for a in self.in_avals], [_spec(a) for a in self.out_avals],
-                list(weight_index), treedef_to_text(self.in_tree, f"xjax.export of {self.fun_name}"),
-                treedef_to_text(self.out_tree, f"xjax.export of {self.fun_name}"))
+                list(weight_index), *texts)
 
     def _function(self):
         if self._loaded is None:
-            self._loaded = _core.xjx_compile(self._record(range(len(self._weights))), self._weights)
+            self._loaded = _core.xjx_compile(self._record(range(len(self._weights)), for_file=False), self._weights)
         return self._loaded
 
     def serialize(self, vjp_order=0):
@@ -99,11 +101,11 @@ class Exported:
 
 
 def _same_text(a, b):
-    """Whether two structures are stored alike (a namedtuple read back from a file is a stand-in
-    class of the same name and fields when its own cannot be imported)."""
+    """Whether two structures are stored alike (a custom node read back from a file is rebuilt by its
+    registration, whose aux data may compare unequal to the original's)."""
     try:
         return treedef_to_text(a) == treedef_to_text(b)
-    except TypeError:
+    except (TypeError, ValueError):
         return False
 
 

@@ -177,12 +177,24 @@ class ExportedModule:
 def deserialize_module(blob, *, verify_checksum=True, max_array_bytes=_DEFAULT_LIMIT):
     """Reads .xjx bytes: an ExportedModule of every function in them. Raises ValueError for bytes
     that are not a readable .xjx file (naming what is wrong)."""
-    return ExportedModule(_core.xjx_read(blob, verify_checksum, max_array_bytes))
+    return ExportedModule(_core.xjx_read(_contiguous(blob), verify_checksum, max_array_bytes))
 
 
-def load(path, *, verify_checksum=True, max_array_bytes=_DEFAULT_LIMIT):
-    """Maps an .xjx file (its weights are read in place, not copied): an ExportedModule."""
-    return ExportedModule(_core.xjx_load(str(path), verify_checksum, max_array_bytes))
+def _contiguous(blob):
+    """The bytes of a buffer as one C-contiguous run (a strided view, such as a reversed array, copied)."""
+    view = memoryview(blob)
+    return blob if view.c_contiguous else view.tobytes(order="C")
+
+
+def load(path, *, mmap=False, verify_checksum=True, max_array_bytes=_DEFAULT_LIMIT):
+    """Reads an .xjx file: an ExportedModule.
+
+    By default the file is read into memory, so that replacing or editing it later does not touch
+    the loaded module. mmap=True maps it instead and uses its weights in place (no copy, pages read
+    on demand): the file must then stay as it is while the module lives; truncating it (as `cp` over
+    it does) kills the process with SIGBUS at the next call, and editing it changes the weights.
+    """
+    return ExportedModule(_core.xjx_load(str(path), verify_checksum, max_array_bytes, bool(mmap)))
 
 
 def deserialize(blob, *, verify_checksum=True, max_array_bytes=_DEFAULT_LIMIT):

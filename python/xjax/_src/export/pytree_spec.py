@@ -6,15 +6,64 @@ The text is JSON, so that any reader (C++, another language) can parse it:
   a tuple           {"tuple": [child, ...]}
   a list            [child, ...]
   a dict            {"dict": [[key, child], ...]}         keys: strings or ints, in sorted order
-  a namedtuple      {"namedtuple": "module:QualName", "fields": [name, ...], "children": [child, ...]}
   a typed PRNG key  {"prng_key": "threefry2x32", "children": [child]}     (its key data is the leaf)
-Other node types (custom classes, dataclasses) have no notation yet: exporting one is an error.
+  a registered node {"custom": serialized name, "auxdata": hex bytes, "children": [child, ...]}
+A namedtuple or custom node is stored under the name its user registered
+(register_namedtuple_serialization, register_pytree_node_serialization, as jax.export has them):
+a file names no Python module or class, and loading one never imports anything. Files written
+before registrations stored namedtuples as {"namedtuple": "module:QualName", "fields": [...], ...};
+they load when that text is registered as the serialized name.
 """
-import collections
-import importlib
 import json
 
 from xjax._src import tree_util
+
+_SERIALIZERS = {}    # node type -> (serialized name, serialize_auxdata)
+_DESERIALIZERS = {}  # serialized name -> (node type, deserialize_auxdata, from_children)
+
+
+def register_pytree_node_serialization(nodetype, *, serialized_name, serialize_auxdata, deserialize_auxdata,
+                                       from_children=None):
+    """Stores pytree nodes of `nodetype` in exported signatures under `serialized_name`.
+
+    serialize_auxdata(aux_data) -> bytes and deserialize_auxdata(bytes) -> aux_data convert the node's
+    aux data (what its flatten function returns); from_children(aux_data, children) rebuilds a node,
+    by default the unflatten function nodetype was registered with. Returns nodetype (a decorator).
+    """
+    if nodetype in _SERIALIZERS:
+        raise ValueError(f"Duplicate serialization registration for type `{nodetype}`. Previous registration was "
+                         f"with serialized_name `{_SERIALIZERS[nodetype][0]}`.")
+    if serialized_name in _DESERIALIZERS:
+        raise ValueError(f"Duplicate serialization registration for serialized_name `{serialized_name}`. Previous "
+                         f"registration was for type `{_DESERIALIZERS[serialized_name][0]}`.")
+    if from_children is None:
+        from_children = tree_util.registered_unflatten(nodetype)
+        if from_children is None:
+            raise ValueError(f"If `from_children` is not present, you must call first "
+                             f"`xjax.tree_util.register_pytree_node` for `{nodetype}`")
+    _SERIALIZERS[nodetype] = (serialized_name, serialize_auxdata)
+    _DESERIALIZERS[serialized_name] = (nodetype, deserialize_auxdata, from_children)
+    return nodetype
+
+
+def register_namedtuple_serialization(nodetype, *, serialized_name):
+    """Stores namedtuples of type `nodetype` in exported signatures under `serialized_name` (with their
+    field names, which must match when they are read back). Returns nodetype (a decorator)."""
+    if not (isinstance(nodetype, type) and issubclass(nodetype, tuple) and hasattr(nodetype, "_fields")):
+        raise ValueError("Use `xjax.export.register_pytree_node_serialization` for types other than "
+                         "`collections.namedtuple`.")
+    fields = list(nodetype._fields)
+
+    def deserialize_auxdata(data):
+        stored = json.loads(bytes(data).decode())
+        if stored != fields:
+            raise ValueError(f"The namedtuple `{serialized_name}` was stored with the fields {stored}; the class "
+                             f"registered for it has {fields}")
+        return None
+
+    return register_pytree_node_serialization(
+        nodetype, serialized_name=serialized_name, serialize_auxdata=lambda _: json.dumps(fields).encode(),
+        deserialize_auxdata=deserialize_auxdata, from_children=lambda _, children: nodetype(*children))
 
 
 class _Leaf:
@@ -30,8 +79,10 @@ def _keys():
     return keys
 
 
-def _is_namedtuple(x):
-    return isinstance(x, tuple) and type(x) is not tuple and hasattr(type(x), "_fields")
+def _unregistered(t):
+    return ValueError(f"Cannot serialize PyTreeDef containing an unregistered type `{t}`. Use "
+                      "`xjax.export.register_pytree_node_serialization` or "
+                      "`xjax.export.register_namedtuple_serialization`.")
 
 
 def _encode(x, what):
@@ -53,43 +104,39 @@ def _encode(x, what):
         return {"dict": [[k, _encode(x[k], what)] for k in keys]}
     if t is _keys().PRNGKeyArray:
         return {"prng_key": x._impl.name, "children": [_encode(x._base_array, what)]}
-    if _is_namedtuple(x):
-        return {"namedtuple": f"{t.__module__}:{t.__qualname__}", "fields": list(t._fields),
-                "children": [_encode(c, what) for c in x]}
-    raise TypeError(f"{what}: the pytree node type {t.__module__}.{t.__qualname__} cannot be stored in an exported "
-                    "signature (only tuples, lists, dicts, namedtuples and None)")
+    if t not in _SERIALIZERS:
+        raise _unregistered(t)
+    name, serialize_auxdata = _SERIALIZERS[t]
+    children, aux = tree_util.flatten_one_level(x)
+    data = serialize_auxdata(aux)
+    if not isinstance(data, (bytes, bytearray)):
+        raise ValueError(f"The custom serialization function for `{t}` must return a `bytes` object. It returned a "
+                         f"{type(data)}.")
+    return {"custom": name, "auxdata": bytes(data).hex(), "children": [_encode(c, what) for c in children]}
+
+
+def _register_builtin_nodes():
+    from xjax._src.export import builtin_nodes  # noqa: F401 - registers xjax's own namedtuples once
 
 
 def treedef_to_text(treedef, what="export"):
     """The JSON text of a treedef; TypeError naming the node type it cannot write."""
+    _register_builtin_nodes()
     example = tree_util.tree_unflatten(treedef, [_LEAF] * treedef.num_leaves)
     text = json.dumps(_encode(example, what), separators=(",", ":"))
-    # (A namedtuple class that cannot be imported comes back as a stand-in with the same fields.)
     if text_to_treedef(text).num_leaves != treedef.num_leaves:
         raise TypeError(f"{what}: the pytree structure {treedef} does not survive being stored as text")
     return text
 
 
-_STAND_INS = {}
-
-
-def _namedtuple_type(path, fields):
-    """The class at module:QualName when it is importable and has these fields, else a stand-in."""
-    module, _, qualname = path.partition(":")
-    try:
-        obj = importlib.import_module(module)
-        for part in qualname.split("."):
-            obj = getattr(obj, part)
-        if isinstance(obj, type) and list(getattr(obj, "_fields", ())) == fields:
-            return obj
-    except Exception:  # noqa: BLE001 - any failure to find it: a stand-in of the same shape
-        pass
-    key = (path, tuple(fields))
-    cls = _STAND_INS.get(key)
-    if cls is None:  # one class per name and fields, named as the original
-        cls = _STAND_INS[key] = collections.namedtuple(qualname.rpartition(".")[2] or "Node", fields, module=module)
-        cls.__qualname__ = qualname
-    return cls
+def _registered(name, data, children):
+    """The node serialized under `name`, rebuilt by its registration."""
+    if name not in _DESERIALIZERS:
+        raise ValueError(f"Cannot deserialize a PyTreeDef containing an unregistered type `{name}`. Use "
+                         "`xjax.export.register_pytree_node_serialization` or "
+                         "`xjax.export.register_namedtuple_serialization`.")
+    _, deserialize_auxdata, from_children = _DESERIALIZERS[name]
+    return from_children(deserialize_auxdata(data), children)
 
 
 def _decode(node):
@@ -104,9 +151,12 @@ def _decode(node):
             return tuple(_decode(c) for c in node["tuple"])
         if set(node) == {"dict"}:
             return {k: _decode(c) for k, c in node["dict"]}
-        if set(node) == {"namedtuple", "fields", "children"}:
-            cls = _namedtuple_type(node["namedtuple"], list(node["fields"]))
-            return cls(*[_decode(c) for c in node["children"]])
+        if set(node) == {"custom", "auxdata", "children"}:
+            return _registered(str(node["custom"]), bytes.fromhex(node["auxdata"]),
+                               [_decode(c) for c in node["children"]])
+        if set(node) == {"namedtuple", "fields", "children"}:  # files written before registrations
+            fields = json.dumps(list(node["fields"])).encode()
+            return _registered(str(node["namedtuple"]), fields, [_decode(c) for c in node["children"]])
         if set(node) == {"prng_key", "children"}:
             keys = _keys()
             return keys.PRNGKeyArray(keys._IMPLS[node["prng_key"]], _decode(node["children"][0]))
@@ -115,6 +165,7 @@ def _decode(node):
 
 def text_to_treedef(text):
     """The treedef of treedef_to_text's notation; ValueError for text that is not one."""
+    _register_builtin_nodes()
     try:
         node = json.loads(text)
         example = _decode(node)

@@ -89,6 +89,20 @@ def instantiate_zero(t):
     return zeros_like_aval(t.aval) if type(t) is Zero and t.aval.dtype != float0 else t
 
 
+def instantiate_zero_tangent(t):
+    """instantiate_zero for a tangent a rule passes on as a tangent (a loop's carried tangent): while
+    linearising, the zeros are made in the linear jaxpr (as JAX's loop linearisation makes them), so
+    they are computed when it is evaluated or transposed, not with the primal computation."""
+    if type(t) is not Zero or t.aval.dtype == float0:
+        return t
+    trace = core.current_trace()
+    tangent_side = getattr(trace, "tangent_side", None)
+    if tangent_side is None:
+        return zeros_like_aval(t.aval)
+    with tangent_side():
+        return zeros_like_aval(t.aval)
+
+
 def add_tangents(a, b):
     """a + b for tangents or cotangents, either of which may be None or a symbolic zero."""
     if a is None or type(a) is Zero:
@@ -161,11 +175,11 @@ class JVPTrace(core.Trace):
 # ---- rule helpers: each primitive's definition site calls one of these ---------------------------
 
 def _rule_tangents(primitive, rules, ans, primals, tangents, params, with_ans):
+    """Each operand's contribution (all computed first, as JAX does), then their sum."""
+    parts = [rule(t, ans, *primals, **params) if with_ans else rule(t, *primals, **params)
+             for rule, t in zip(rules, tangents) if rule is not None and type(t) is not Zero]
     out = None
-    for rule, t in zip(rules, tangents):
-        if rule is None or type(t) is Zero:
-            continue
-        c = rule(t, ans, *primals, **params) if with_ans else rule(t, *primals, **params)
+    for c in parts:
         out = add_tangents(out, broadcast_to_aval(c, core.get_aval(ans)))
     return out
 
@@ -263,14 +277,21 @@ def unbroadcast(ct, aval):
 
 # ---- reverse mode --------------------------------------------------------------------------------
 
-def backward_pass(jaxpr, consts, cts_out):
+def backward_pass(jaxpr, consts, cts_out, init_cts=None, undefined_avals=None):
     """Cotangents of a linear jaxpr's invars given its outputs' cotangents (Zero where none).
 
     Every equation of a linear jaxpr (what LinearizeTrace records) is linear in at least one input;
-    constvars (residuals) and literals are the non-linear inputs.
+    constvars (residuals) and literals are the non-linear inputs. init_cts (one per invar, None for
+    none) are accumulators the invars' cotangents are added to as they come (JAX's accumulators: a
+    loop's running cotangent of a constant). undefined_avals (one per invar, None to keep its own)
+    is the type the transpose rules see for an invar (a loop carry's: its cotangent's, as in JAX).
     """
     env = {v: c for v, c in zip(jaxpr.constvars, consts)}
     cts = {}
+    for v, c in zip(jaxpr.invars, init_cts or ()):
+        if c is not None:
+            cts[v] = c
+    und = {v: a for v, a in zip(jaxpr.invars, undefined_avals or ()) if a is not None}
 
     def add_ct(v, ct):
         if ct is None or type(ct) is Zero or _is_literal(v) or v in env:
@@ -278,14 +299,27 @@ def backward_pass(jaxpr, consts, cts_out):
         prev = cts.get(v)
         cts[v] = ct if prev is None else add_tangents(prev, ct)
 
+    # Equations that read no linear value (constants a tangent computation made, e.g. instantiated
+    # zeros) are evaluated first, in order, as JAX's backward pass does; the rest are transposed.
+    linear = set(v for v in jaxpr.invars)
+    lin_eqns = []
+    for eqn in jaxpr.eqns:
+        if any(not _is_literal(a) and a in linear for a in eqn.invars) or not all(
+                _is_literal(a) or a in env for a in eqn.invars):
+            linear.update(eqn.outvars)
+            lin_eqns.append(eqn)
+            continue
+        out = eqn.primitive.bind(*[literal_value(a) if _is_literal(a) else env[a] for a in eqn.invars], **eqn.params)
+        for v, x in zip(eqn.outvars, out if eqn.primitive.multiple_results else [out]):
+            env[v] = x
     for v, ct in zip(jaxpr.outvars, cts_out):
         add_ct(v, ct)
-    for eqn in reversed(jaxpr.eqns):
+    for eqn in reversed(lin_eqns):
         outs = [cts.pop(v, None) for v in eqn.outvars]
         if all(c is None for c in outs):
             continue
         outs = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outvars, outs)]
-        args = [literal_value(a) if _is_literal(a) else env[a] if a in env else UndefinedPrimal(a.aval)
+        args = [literal_value(a) if _is_literal(a) else env[a] if a in env else UndefinedPrimal(und.get(a, a.aval))
                 for a in eqn.invars]
         rule = eqn.primitive.transpose
         if rule is None:
@@ -338,23 +372,34 @@ def jvp_jaxpr(closed, nonzeros, instantiate=None):
     return memoize_per_jaxpr(_jvp_jaxprs, closed, (tuple(nonzeros), instantiate), make)
 
 
-def transpose_jaxpr(closed, linear, ct_nonzeros):
-    """ClosedJaxpr of (non-linear args, nonzero output cotangents) -> cotangents of the linear args."""
+def transpose_jaxpr(closed, linear, ct_nonzeros, accumulate=None, undefined_avals=None):
+    """ClosedJaxpr of (non-linear args, accumulators, nonzero output cotangents) -> cotangents of the
+    linear args. accumulate[i] (for invar i, linear) gives it an accumulator input its cotangents
+    are added to (its output is then the accumulated sum)."""
     from xjax._src.interpreters import partial_eval as pe
     from xjax._src.jaxpr import Jaxpr
+
+    accumulate = tuple(accumulate or (False,) * len(linear))
+    undefined_avals = tuple(undefined_avals or (None,) * len(linear))
 
     def make():
         j = closed.jaxpr
         nonlin_vars = [v for v, lin in zip(j.invars, linear) if not lin]
-        view = Jaxpr(j.constvars + nonlin_vars, [v for v, lin in zip(j.invars, linear) if lin], j.outvars, j.eqns)
-        n = len(nonlin_vars)
+        lin_vars = [v for v, lin in zip(j.invars, linear) if lin]
+        acc = [a for a, lin in zip(accumulate, linear) if lin]
+        und = [a for a, lin in zip(undefined_avals, linear) if lin]
+        view = Jaxpr(j.constvars + nonlin_vars, lin_vars, j.outvars, j.eqns)
+        n, n_acc = len(nonlin_vars), sum(acc)
 
         def fun(*args):
-            res, rest = list(args[:n]), iter(args[n:])
+            res, accs, rest = list(args[:n]), iter(args[n:n + n_acc]), iter(args[n + n_acc:])
+            init = [next(accs) if a else None for a in acc]
             cts = [next(rest) if nz else Zero(a) for a, nz in zip(closed.out_avals, ct_nonzeros)]
-            return [instantiate(c) for c in backward_pass(view, list(closed.consts) + res, cts)]
+            return [instantiate(c) for c in backward_pass(view, list(closed.consts) + res, cts, init, und)]
 
-        avals = [v.aval for v in nonlin_vars] + [a for a, nz in zip(closed.out_avals, ct_nonzeros) if nz]
+        avals = ([v.aval for v in nonlin_vars] + [v.aval for v, a in zip(lin_vars, acc) if a]
+                 + [a for a, nz in zip(closed.out_avals, ct_nonzeros) if nz])
         return pe.trace_to_jaxpr(fun, avals)
 
-    return memoize_per_jaxpr(_transposed_jaxprs, closed, (tuple(linear), tuple(ct_nonzeros)), make)
+    return memoize_per_jaxpr(_transposed_jaxprs, closed, (tuple(linear), tuple(ct_nonzeros), accumulate,
+                                                         undefined_avals), make)

@@ -103,12 +103,15 @@ def moveaxis(x, src, dst):
 
 
 def broadcast_batched(x, size, dst=0):
-    """An unmapped x repeated `size` times along a new axis at `dst`."""
+    """An unmapped x repeated `size` times along a new axis at `dst` (the operand's dims named as JAX
+    names them: NumPy integers, which its jaxprs print as such)."""
+    import numpy as np
+
     from xjax._src.lax import layout
 
-    shape = core.get_aval(x).shape
-    out_shape = shape[:dst] + (size,) + shape[dst:]
-    return layout.broadcast_in_dim(x, out_shape, tuple(i for i in range(len(out_shape)) if i != dst))
+    shape = list(core.get_aval(x).shape)
+    shape.insert(dst, size)
+    return layout.broadcast_in_dim(x, tuple(shape), tuple(np.delete(np.arange(len(shape)), dst)))
 
 
 def matchaxis(x, src, dst, size):
@@ -154,16 +157,20 @@ def shift_axes(axes, dim):
 
 
 def defreducer(primitive, param="axes", keeps_rank=False):
-    """An op along the axes named by its param `param` (an int or a tuple of ints): they shift past the
-    batch axis, which stays where it is (less the dropped axes before it, unless keeps_rank)."""
+    """An op along the axes named by its param `param`: they shift past the batch axis, which stays
+    where it is (less the dropped axes before it, unless keeps_rank). As JAX's reducer batcher, the
+    shifted axes of a reduction are NumPy integers; a cumulative op's axis stays an int."""
+    import numpy as np
 
     def rule(axis_data, vals, dims, /, **params):  # positional: the cumulative ops have an `axis` param
         (x,), (d,) = vals, dims
         given = params[param]
-        axes = tuple(given) if isinstance(given, (tuple, list)) else (given,)
-        moved = shift_axes(axes, d)
-        params[param] = moved if isinstance(given, (tuple, list)) else moved[0]
-        return primitive.bind(x, **params), d if keeps_rank else d - sum(a < d for a in axes)
+        if keeps_rank:
+            params[param] = given if given < d else given + 1
+            return primitive.bind(x, **params), d
+        axes = tuple(np.where(np.less(given, d), given, np.add(given, 1)))
+        params[param] = axes
+        return primitive.bind(x, **params), int(list(np.delete(np.arange(core.get_aval(x).ndim), axes)).index(d))
 
     primitive.def_rules(batch=rule)
 
@@ -188,17 +195,27 @@ def broadcast_operands(vals, dims):
 
 
 def defbroadcasting(primitive):
-    """An n-ary elementwise op with lax's implicit broadcasting."""
+    """An n-ary elementwise op with lax's implicit broadcasting (JAX's broadcast batcher): operands
+    mapped along one axis (and rank-0 ones) bind as they are; otherwise the batch axes go to the
+    front, unmapped operands get a size-1 axis there, and rank-0 mapped ones size-1 trailing axes."""
 
     def rule(axis, vals, dims, **params):
-        ranks = {core.get_aval(v).ndim for v in vals}
-        if len(set(dims)) == 1 and len(ranks) == 1:  # all mapped along the same axis: nothing moves
-            out = primitive.bind(*vals, **params)
-            return out, dims[0]
-        out = primitive.bind(*broadcast_operands(vals, dims), **params)
-        return out, 0
+        shape, dim = next((core.get_aval(v).shape, d) for v, d in zip(vals, dims) if d is not not_mapped)
+        if all(core.get_aval(v).shape == shape and d == dim for v, d in zip(vals, dims) if core.get_aval(v).ndim):
+            return primitive.bind(*vals, **params), dim
+        vals = [bdim_at_front(v, d, 1) if core.get_aval(v).ndim else v for v, d in zip(vals, dims)]
+        nd = max(core.get_aval(v).ndim for v in vals)
+        vals = [_expand_scalar_batch(v, d, nd) for v, d in zip(vals, dims)]
+        return primitive.bind(*vals, **params), 0
 
     primitive.def_rules(batch=rule)
+
+
+def _expand_scalar_batch(x, d, nd):
+    from xjax._src.lax import layout
+
+    n = core.get_aval(x).ndim
+    return x if d is not_mapped or n == nd else layout.expand_dims(x, tuple(range(n, nd)))
 
 
 # ---- batched jaxprs (for primitives that hold jaxprs), memoised per jaxpr, pattern and axis ----------

@@ -11,6 +11,7 @@ become inputs of the equations as they are:
 Python needs concrete values for `if`, `int()`, `np.asarray()`: the tracer's conversions raise
 JAX's errors, naming the function being traced and the arguments the value depends on.
 """
+import contextlib
 import inspect
 import weakref
 
@@ -223,6 +224,11 @@ class DynamicJaxprTrace(core.Trace):
         return entry[1]
 
     def process_primitive(self, primitive, args, params):
+        fold = primitive.const_fold
+        if fold is not None and not any(isinstance(a, core.Tracer) for a in args):
+            out = fold(*args, **params)
+            if out is not None:
+                return out
         atoms = [self.to_atom(a) for a in args]
         rule = primitive.abstract_eval
         if rule is None:
@@ -273,9 +279,23 @@ class LinearizeTrace(DynamicJaxprTrace):
     part runs now and only its unknown part is recorded.
     """
 
+    _record_known = False
+
+    @contextlib.contextmanager
+    def tangent_side(self):
+        """Within it, equations on known values only are recorded too (tangent values made from
+        constants: they belong to the linear jaxpr)."""
+        before, self._record_known = self._record_known, True
+        try:
+            yield
+        finally:
+            self._record_known = before
+
     def process_primitive(self, primitive, args, params):
         unknown = [type(a) is DynamicJaxprTracer and a._trace is self for a in args]
         if not any(unknown):
+            if self._record_known and not any(isinstance(a, core.Tracer) for a in args):
+                return super().process_primitive(primitive, args, params)
             return self.bind_in_parent(primitive, args, params)
         rule = primitive.partial_eval
         if rule is not None and not all(unknown):

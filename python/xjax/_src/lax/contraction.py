@@ -51,11 +51,12 @@ def _ranges_like(*xs):
         start += len(x)
 
 
-def _transpose_lhs(ct, x_aval, y, dimension_numbers, swap_ans=False):
-    """The cotangent of lhs x in ct = dot_general(x, y): ct contracted with y, axes put back in x's order."""
+def _transpose_lhs(ct, x_aval, y, dimension_numbers, preferred_element_type=None, swap_ans=False):
+    """The cotangent of lhs x in ct = dot_general(x, y) (JAX's rule): ct contracted with y over y's free
+    dims, then transposed back to x's axis order (and converted to x's dtype)."""
     import numpy as np
 
-    from xjax._src.lax.elementwise import convert_element_type
+    from xjax._src.lax.elementwise import _convert
     from xjax._src.lax.layout import transpose
 
     (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
@@ -67,19 +68,14 @@ def _transpose_lhs(ct, x_aval, y, dimension_numbers, swap_ans=False):
     else:
         ans_batch, _, ans_y = _ranges_like(x_batch, x_kept, y_kept)
     dims = ((ans_y, y_kept), (ans_batch, tuple(y_batch)))
-    if core.get_aval(y).dtype != core.get_aval(ct).dtype:  # preferred_element_type: contract in ct's type
-        y = convert_element_type(y, core.get_aval(ct).dtype)
+    if core.get_aval(y).dtype != core.get_aval(ct).dtype:  # the core contracts operands of one dtype
+        y = _convert(y, core.get_aval(ct).dtype)
     x_contract_by_y = [x_contract[i] for i in np.argsort(y_contract)]
     out_axes = tuple(int(i) for i in np.argsort(list(x_batch) + x_kept + x_contract_by_y))
-    swapped_axes = tuple(int(i) for i in np.argsort(list(x_batch) + x_contract_by_y + x_kept))
-    if out_axes != tuple(range(x_aval.ndim)) and swapped_axes == tuple(range(x_aval.ndim)):
-        # y contracted with ct lands in x's order already: no transpose (an outer product's cotangent
-        # would otherwise be written twice, a large copy once batched).
-        (ct_contract, y_keep), (ct_batch, y_b) = dims
-        out = dot_general(y, ct, ((y_keep, ct_contract), (y_b, ct_batch)))
-    else:
-        out = transpose(dot_general(ct, y, dims), out_axes)
-    return convert_element_type(out, x_aval.dtype) if core.get_aval(out).dtype != x_aval.dtype else out
+    out = transpose(dot_general(ct, y, dims, preferred_element_type=preferred_element_type), out_axes)
+    if core.get_aval(out).dtype != x_aval.dtype:
+        out = _convert(out, x_aval.dtype, x_aval.weak_type)
+    return out
 
 
 def _dot_general_transpose(ct, x, y, *, dimension_numbers, precision=None, preferred_element_type=None,
@@ -88,8 +84,8 @@ def _dot_general_transpose(ct, x, y, *, dimension_numbers, precision=None, prefe
         return [None, None]
     (lc, rc), (lb, rb) = dimension_numbers
     if ad.is_undefined(x):
-        return [_transpose_lhs(ct, x.aval, y, dimension_numbers), None]
-    return [None, _transpose_lhs(ct, y.aval, x, ((rc, lc), (rb, lb)), swap_ans=True)]
+        return [_transpose_lhs(ct, x.aval, y, dimension_numbers, preferred_element_type), None]
+    return [None, _transpose_lhs(ct, y.aval, x, ((rc, lc), (rb, lb)), preferred_element_type, swap_ans=True)]
 
 
 ad.defbilinear(dot_general_p, _dot_general_transpose)

@@ -3,6 +3,7 @@ iota."""
 import numpy as np
 
 from xjax._src import core, dtypes
+from xjax._src.array import Array
 from xjax._src.lax.base import define_primitive, scalars_like, asarray
 
 # Which dtypes each op accepts (JAX's error says "Accepted dtypes are subtypes of ...").
@@ -227,6 +228,49 @@ iota_p = define_primitive("iota", _iota_eval,
                                                                                      dimension=dimension))
 
 
+# tanh of float32 (and of the 16-bit floats, computed in float32) as XLA's CPU code computes it:
+# a rational approximation evaluated with fused multiply-adds, clamped where it reaches +-1 and the
+# identity near 0. It agrees with JAX bit for bit (libm's tanh differs in the last place on ~1/3 of
+# inputs), which derivatives built from tanh's result (JAX's rule) need to give JAX's values.
+_TANH_NUM = (-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11, 5.12229709037114e-08,
+             1.48572235717979e-05, 6.37261928875436e-04, 4.89352455891786e-03)
+_TANH_DEN = (1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03, 4.89352518554385e-03)
+_TANH_CLAMP = 7.99881172180175781
+
+
+def _tanh_lowering(ctx, x):
+    dtype = ctx.avals_in[0].dtype
+    if dtype not in (dtypes.float32, dtypes.float16, dtypes.bfloat16):
+        return ctx.op("tanh", x)
+    f32 = dtypes.float32
+
+    def c(v):
+        return ctx.op("constant", dtype=f32, shape=[], data=np.float32(v).tobytes())[0]
+
+    def op(name, *args):
+        return ctx.op(name, *args)[0]
+
+    if dtype != f32:
+        x = ctx.op("convert_element_type", x, new_dtype=f32)[0]
+    xc = op("min", op("max", x, c(-_TANH_CLAMP)), c(_TANH_CLAMP))
+    x2 = op("mul", xc, xc)
+
+    def poly(coefs):
+        acc = c(coefs[0])
+        for k in coefs[1:]:
+            acc = op("fma", x2, acc, c(k))
+        return acc
+
+    ratio = op("div", op("mul", xc, poly(_TANH_NUM)), poly(_TANH_DEN))
+    out = op("select_n", op("lt", op("abs", x), c(0.0004)), ratio, x)
+    if dtype != f32:
+        out = ctx.op("convert_element_type", out, new_dtype=dtype)[0]
+    return [out]
+
+
+PRIMITIVES["tanh"].lowering = _tanh_lowering
+
+
 # ---- the lax functions ----------------------------------------------------------------------
 
 def _unary_fn(name):
@@ -318,12 +362,26 @@ def pow(x, y):  # noqa: A001 - lax's name
 
 
 def _convert(operand, new_dtype, weak_type=False):
+    """operand as new_dtype with weak type weak_type, as JAX's _convert_element_type: no equation when
+    nothing changes; Python scalars (here: weakly typed concrete 0-d arrays, which only they make) are
+    converted on the host, so a traced program holds the converted literal; a change of weak type
+    alone re-tags a concrete array without running a kernel."""
     x = asarray(operand)
     new_dtype = dtypes.canonicalize_dtype(new_dtype)
     aval = core.get_aval(x)
+    weak_type = bool(weak_type)
     if aval.dtype == new_dtype and aval.weak_type == weak_type:
         return x
-    return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=bool(weak_type), sharding=None)
+    if type(x) is Array:
+        if aval.dtype == new_dtype:
+            return Array(x._value, aval.update(weak_type=weak_type))
+        if aval.weak_type and not aval.shape and not weak_type:
+            v = x._numpy()
+            if dtypes.is_float(new_dtype) or not dtypes.is_float(aval.dtype) or np.isfinite(v):
+                from xjax._src.backends import cpu
+
+                return cpu.scalar(v.astype(new_dtype).item(), new_dtype, False)
+    return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type, sharding=None)
 
 
 def bitcast_convert_type(operand, new_dtype):
@@ -351,27 +409,96 @@ convert_element_type_p.pp_params = _params_printer(drop=("sharding",))
 
 
 # ---- differentiation rules ------------------------------------------------------------------
-# JVP rules per operand (ad.defjvp: rule(tangent, *primals); defjvp2 also gets the output) and the
-# transposes of the linear ops. A cotangent of a broadcasting operand is summed back to its shape.
+# The formulas are JAX's (lax.py), so that transformed programs print JAX's equations: per-operand
+# JVP rules (ad.defjvp: rule(tangent, *primals); defjvp2 also gets the output), the transposes of
+# the linear ops (a cotangent of a broadcasting operand is summed back to its shape), and the
+# constants made as JAX makes them (`_const`, `_one`, `_zeros`, ...: weakly typed exactly when
+# their example is), which decides the weak types of derivatives.
 from xjax._src.interpreters import ad, batching  # noqa: E402
 
 P = PRIMITIVES
 
 
-def _bool_select(pred, on_true, on_false):
-    return select_n(pred, on_false, on_true)
+def _py_scalar_of(dtype, val):
+    if dtype == dtypes.bool_:
+        return bool(val)
+    if dtypes.is_int(dtype):
+        return int(val)
+    return float(val)
 
 
-def _zeros_of(x):
-    return ad.zeros_like_aval(core.get_aval(x))
+def _const(example, val):
+    """val as a constant for arithmetic with `example`: a weakly typed scalar where `example` is one,
+    else a strongly typed scalar of its dtype."""
+    aval = core.get_aval(example)
+    if aval.weak_type and not aval.shape:
+        return asarray(_py_scalar_of(aval.dtype, val), aval.dtype, True)
+    return asarray(_py_scalar_of(aval.dtype, val), aval.dtype, False)
 
 
-def _full_like(x, value):
-    return ad.full_like_aval(core.get_aval(x), value)
+def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
+    """An array like x (its dtype and weak type, its shape unless given) filled with fill_value."""
+    aval = core.get_aval(x)
+    if dtype is not None:
+        aval = aval.update(dtype=dtypes.canonicalize_dtype(dtype), weak_type=False)
+    return ad.full_like_aval(aval if shape is None else aval.update(shape=tuple(shape)), fill_value)
+
+
+def _zeros(x):
+    return full_like(x, 0)
+
+
+def _ones(x):
+    return full_like(x, 1)
+
+
+def _twos(x):
+    return full_like(x, 2)
+
+
+def _zero(x):
+    return full_like(x, 0, shape=())
 
 
 def _one(x):
-    return asarray(1, core.get_aval(x).dtype, True)
+    return full_like(x, 1, shape=())
+
+
+def _replace_zero(x):
+    return select(eq(x, _const(x, 0)), _ones(x), x)
+
+
+def reciprocal(x):
+    """1 / x, as integer_pow(x, -1)."""
+    return integer_pow(x, -1)
+
+
+def _eq_meet(a, b):
+    da, db = core.get_aval(a).dtype, core.get_aval(b).dtype
+    if da != db:
+        if dtypes.promote_types(da, db) == da:
+            a = convert_element_type(a, db)
+        else:
+            b = convert_element_type(b, da)
+    return eq(a, b)
+
+
+def _balanced_eq(x, z, y):
+    """1 where x is the result z (1/2 where y is too), else 0: max/min's tangent weights."""
+    return div(select(_eq_meet(x, z), _ones(z), _zeros(z)), select(_eq_meet(y, z), _twos(z), _ones(z)))
+
+
+def _maybe_broadcast(shape, x):
+    """x broadcast to `shape` (rank 0, or size-1 dims of equal rank)."""
+    x_shape = core.get_aval(x).shape
+    if x_shape == tuple(shape):
+        return x
+    from xjax._src.lax import layout
+
+    if not x_shape:
+        return layout.broadcast_in_dim(x, tuple(shape), ())
+    dims = [i for i, (a, b) in enumerate(zip(x_shape, shape)) if a == b]
+    return layout.broadcast_in_dim(layout.reshape(x, tuple(x_shape[i] for i in dims)), tuple(shape), tuple(dims))
 
 
 # nextafter has no rule, as in JAX (its derivative is not zero: a zero rule would be silently wrong).
@@ -382,38 +509,38 @@ ad.defjvp_zero(iota_p)
 ad.defjvp_zero(bitcast_convert_type_p)  # as JAX: reinterpreted bits carry no derivative
 
 ad.defjvp2(P["exp"], lambda g, ans, x: mul(g, ans))
-ad.defjvp2(P["exp2"], lambda g, ans, x: mul(g, mul(ans, float(np.log(2)))))
+ad.defjvp2(P["exp2"], lambda g, ans, x: mul(log(_const(x, 2)), mul(g, ans)))
 ad.defjvp(P["log"], lambda g, x: div(g, x))
-ad.defjvp(P["log1p"], lambda g, x: div(g, add(x, 1.0)))
-ad.defjvp2(P["expm1"], lambda g, ans, x: mul(g, add(ans, 1.0)))
-ad.defjvp2(P["tanh"], lambda g, ans, x: mul(g, sub(1.0, square(ans))))
-ad.defjvp2(P["logistic"], lambda g, ans, x: mul(g, mul(ans, sub(1.0, ans))))
+ad.defjvp(P["log1p"], lambda g, x: div(g, add(x, _one(x))))
+ad.defjvp2(P["expm1"], lambda g, ans, x: mul(g, add(ans, _one(ans))))
+ad.defjvp2(P["tanh"], lambda g, ans, x: mul(add(g, mul(g, ans)), sub(_one(x), ans)))
+ad.defjvp2(P["logistic"], lambda g, ans, x: mul(g, mul(ans, sub(_one(ans), ans))))
 ad.defjvp(P["sin"], lambda g, x: mul(g, cos(x)))
 ad.defjvp(P["cos"], lambda g, x: neg(mul(g, sin(x))))
-ad.defjvp2(P["tan"], lambda g, ans, x: mul(g, add(1.0, square(ans))))
-ad.defjvp(P["asin"], lambda g, x: mul(g, rsqrt(sub(1.0, square(x)))))
-ad.defjvp(P["acos"], lambda g, x: neg(mul(g, rsqrt(sub(1.0, square(x))))))
-ad.defjvp(P["atan"], lambda g, x: div(g, add(1.0, square(x))))
+ad.defjvp2(P["tan"], lambda g, ans, x: mul(g, add(_const(x, 1), square(ans))))
+ad.defjvp(P["asin"], lambda g, x: mul(g, rsqrt(sub(_const(x, 1), square(x)))))
+ad.defjvp(P["acos"], lambda g, x: mul(g, neg(rsqrt(sub(_const(x, 1), square(x))))))
+ad.defjvp(P["atan"], lambda g, x: div(g, add(_const(x, 1), square(x))))
 ad.defjvp(P["sinh"], lambda g, x: mul(g, cosh(x)))
 ad.defjvp(P["cosh"], lambda g, x: mul(g, sinh(x)))
-ad.defjvp(P["asinh"], lambda g, x: mul(g, rsqrt(add(square(x), 1.0))))
-ad.defjvp(P["acosh"], lambda g, x: mul(g, rsqrt(mul(sub(x, 1.0), add(x, 1.0)))))
-ad.defjvp(P["atanh"], lambda g, x: div(g, mul(add(1.0, x), sub(1.0, x))))
-ad.defjvp2(P["sqrt"], lambda g, ans, x: div(mul(g, 0.5), ans))
-ad.defjvp2(P["rsqrt"], lambda g, ans, x: mul(g, mul(-0.5, div(ans, x))))
-ad.defjvp2(P["cbrt"], lambda g, ans, x: mul(g, div(1.0 / 3.0, square(ans))))
-ad.defjvp(P["abs"], lambda g, x: _bool_select(ge(x, 0.0), g, neg(g)))
-ad.defjvp(P["erf"], lambda g, x: mul(g, mul(float(2 / np.sqrt(np.pi)), exp(neg(square(x))))))
-ad.defjvp(P["erfc"], lambda g, x: mul(g, mul(float(-2 / np.sqrt(np.pi)), exp(neg(square(x))))))
-ad.defjvp2(P["erf_inv"], lambda g, ans, x: mul(g, mul(float(np.sqrt(np.pi) / 2), exp(square(ans)))))
+ad.defjvp(P["asinh"], lambda g, x: mul(g, rsqrt(add(square(x), _one(x)))))
+ad.defjvp(P["acosh"], lambda g, x: mul(g, rsqrt(sub(square(x), _one(x)))))
+ad.defjvp(P["atanh"], lambda g, x: mul(reciprocal(add(_one(x), x)), div(g, sub(_one(x), x))))
+ad.defjvp2(P["sqrt"], lambda g, ans, x: mul(g, div(_const(x, 0.5), ans)))
+ad.defjvp2(P["rsqrt"], lambda g, ans, x: mul(g, mul(_const(x, -0.5), div(ans, x))))
+ad.defjvp2(P["cbrt"], lambda g, ans, x: mul(g, mul(_const(x, 1 / 3), integer_pow(ans, -2))))
+ad.defjvp2(P["abs"], lambda g, ans, x: select(ge(x, _zero(x)), g, neg(g)))
+ad.defjvp(P["erf"], lambda g, x: mul(_const(x, 2. / np.sqrt(np.pi)), mul(g, exp(neg(square(x))))))
+ad.defjvp(P["erfc"], lambda g, x: mul(_const(x, -2. / np.sqrt(np.pi)), mul(g, exp(neg(square(x))))))
+ad.defjvp2(P["erf_inv"], lambda g, ans, x: mul(_const(x, np.sqrt(np.pi) / 2.), mul(g, exp(square(ans)))))
 ad.defjvp(P["lgamma"], lambda g, x: mul(g, digamma(x)))
-ad.defjvp(P["square"], lambda g, x: mul(g, mul(x, 2.0)))
+ad.defjvp2(P["square"], lambda g, ans, x: mul(g, mul(_const(x, 2), x)))
 
 
 def _digamma_jvp(g, x):
     from xjax._src.lax.special import polygamma  # the special functions build on this module
 
-    return mul(g, polygamma(1, x))
+    return mul(g, polygamma(_const(x, 1), x))
 
 
 ad.defjvp(P["digamma"], _digamma_jvp)
@@ -421,79 +548,84 @@ ad.defjvp(P["digamma"], _digamma_jvp)
 
 def _integer_pow_jvp(g, x, *, y):
     if y == 0:
-        return _zeros_of(g)
-    return mul(g, mul(float(y), x if y == 2 else integer_pow(x, y - 1)))
+        return _zeros(g)
+    if y == 1:
+        return g
+    if y == 2:
+        return mul(g, mul(_const(x, y), x))
+    return mul(g, mul(_const(x, y), integer_pow(x, y - 1)))
 
 
 ad.defjvp(P["integer_pow"], _integer_pow_jvp)
 
 
-def _pow_jvp_base(g, x, y):
-    return mul(g, mul(y, pow(x, sub(y, 1.0))))
+def _pow_jvp_lhs(g, ans, x, y):
+    # lax.pow converts an integer exponent to x's dtype before binding, so y is floating here.
+    dtype = dtypes.result_type(core.get_aval(x).dtype, core.get_aval(y).dtype)
+    x, y = convert_element_type(x, dtype), convert_element_type(y, dtype)
+    return mul(g, mul(y, pow(x, sub(y, _ones(y)))))
 
 
-def _pow_jvp_exponent(g, ans, x, y):
-    safe_x = _bool_select(eq(x, 0.0), _full_like(x, 1.0), x)
-    return mul(g, mul(log(safe_x), ans))
+def _pow_jvp_rhs(g, ans, x, y):
+    return convert_element_type(mul(g, mul(log(_replace_zero(x)), ans)), core.get_aval(y).dtype)
 
 
-def _pow_jvp(primals, tangents):
-    x, y = primals
-    gx, gy = tangents
-    ans = P["pow"].bind(x, y)
-    aval = core.get_aval(ans)
-    t = None
-    if type(gx) is not ad.Zero:
-        t = ad.add_tangents(t, ad.broadcast_to_aval(_pow_jvp_base(gx, x, y), aval))
-    if type(gy) is not ad.Zero:
-        t = ad.add_tangents(t, ad.broadcast_to_aval(_pow_jvp_exponent(gy, ans, x, y), aval))
-    return ans, t
+ad.defjvp2(P["pow"], _pow_jvp_lhs, _pow_jvp_rhs)
 
-
-P["pow"].def_rules(jvp=_pow_jvp)
-
-
-def _minmax_jvp(pick_x):
-    """max/min: the tangent of the chosen operand; ties split the tangent evenly (as JAX)."""
-
-    def rule(g, x, y):
-        ans = P["max" if pick_x == "max" else "min"].bind(x, y)
-        this = select_n(eq(x, ans), _zeros_of(ans), _full_like(ans, 1.0))
-        other = select_n(eq(y, ans), _full_like(ans, 1.0), _full_like(ans, 2.0))
-        return mul(g, div(this, other))
-
-    return rule
-
-
-def _swap(rule):
-    return lambda g, x, y: rule(g, y, x)
-
-
-ad.defjvp(P["max"], _minmax_jvp("max"), _swap(_minmax_jvp("max")))
-ad.defjvp(P["min"], _minmax_jvp("min"), _swap(_minmax_jvp("min")))
+ad.defjvp2(P["max"], lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
+           lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)))
+ad.defjvp2(P["min"], lambda g, ans, x, y: mul(g, _balanced_eq(x, ans, y)),
+           lambda g, ans, x, y: mul(g, _balanced_eq(y, ans, x)))
 ad.defjvp(P["atan2"], lambda g, x, y: mul(g, div(y, add(square(x), square(y)))),
           lambda g, x, y: mul(g, div(neg(x), add(square(x), square(y)))))
-ad.defjvp(P["rem"], lambda g, x, y: g,
+ad.defjvp(P["rem"], lambda g, x, y: _maybe_broadcast(broadcast_shapes("rem", [core.get_aval(x).shape,
+                                                                            core.get_aval(y).shape]), g),
           lambda g, x, y: mul(neg(g), mul(sign(div(x, y)), floor(abs(div(x, y))))))
 
 
-def _linear_operands(args):
-    return [ad.is_undefined(a) for a in args]
+def _ct_aval(x):
+    return x.aval if ad.is_undefined(x) else core.get_aval(x)
+
+
+def _add_jvp(primals, tangents):
+    (x, y), (gx, gy) = primals, tangents
+    ans = P["add"].bind(x, y)
+    shape = core.get_aval(ans).shape
+    if type(gx) is ad.Zero:
+        return ans, _maybe_broadcast(shape, gy)
+    if type(gy) is ad.Zero:
+        return ans, _maybe_broadcast(shape, gx)
+    return ans, add(gx, gy)
 
 
 def _add_transpose(ct, x, y):
-    return [ad.unbroadcast(ct, x.aval) if ad.is_undefined(x) else None,
-            ad.unbroadcast(ct, y.aval) if ad.is_undefined(y) else None]
+    if type(ct) is ad.Zero:
+        return [None, None]
+    return [ad.unbroadcast(ct, _ct_aval(x)), ad.unbroadcast(ct, _ct_aval(y))]
+
+
+def _sub_jvp(primals, tangents):
+    (x, y), (gx, gy) = primals, tangents
+    ans = P["sub"].bind(x, y)
+    shape = core.get_aval(ans).shape
+    if type(gx) is ad.Zero:
+        return ans, _maybe_broadcast(shape, neg(gy))
+    if type(gy) is ad.Zero:
+        return ans, _maybe_broadcast(shape, gx)
+    return ans, sub(gx, gy)
 
 
 def _sub_transpose(ct, x, y):
-    return [ad.unbroadcast(ct, x.aval) if ad.is_undefined(x) else None,
-            ad.unbroadcast(neg(ct), y.aval) if ad.is_undefined(y) and type(ct) is not ad.Zero else None]
+    if type(ct) is ad.Zero:
+        return [None, None]
+    return [ad.unbroadcast(ct, _ct_aval(x)), ad.unbroadcast(neg(ct), _ct_aval(y))]
 
 
 def _mul_transpose(ct, x, y):
     if ad.is_undefined(x) and ad.is_undefined(y):
         raise ValueError("mul is linear in one operand only: both were linear in a transposed jaxpr")
+    if type(ct) is ad.Zero:
+        return [None, None]
     if ad.is_undefined(x):
         return [ad.unbroadcast(mul(ct, y), x.aval), None]
     return [None, ad.unbroadcast(mul(x, ct), y.aval)]
@@ -502,16 +634,18 @@ def _mul_transpose(ct, x, y):
 def _div_transpose(ct, x, y):
     if ad.is_undefined(y):
         raise ValueError("div is linear in its numerator only")
+    if type(ct) is ad.Zero:
+        return [None, None]
     return [ad.unbroadcast(div(ct, y), x.aval), None]
 
 
 ad.deflinear(P["neg"], lambda ct, x: [neg(ct)])
-ad.deflinear(P["copy"], lambda ct, x: [ct])
-ad.deflinear(P["add"], _add_transpose)
-ad.deflinear(P["sub"], _sub_transpose)
+ad.deflinear(P["copy"], lambda ct, x: [P["copy"].bind(ct)])
+P["add"].def_rules(jvp=_add_jvp, transpose=_add_transpose)
+P["sub"].def_rules(jvp=_sub_jvp, transpose=_sub_transpose)
 ad.defjvp(P["mul"], lambda g, x, y: mul(g, y), lambda g, x, y: mul(x, g))
 ad.defjvp(fma_p, lambda g, a, b, c: mul(g, b), lambda g, a, b, c: mul(a, g), lambda g, a, b, c: g)
-ad.defjvp(P["div"], lambda g, x, y: div(g, y), lambda g, x, y: mul(neg(g), div(x, square(y))))
+ad.defjvp(P["div"], lambda g, x, y: div(g, y), lambda g, x, y: mul(mul(neg(g), x), integer_pow(y, -2)))
 P["mul"].def_rules(transpose=_mul_transpose)
 P["div"].def_rules(transpose=_div_transpose)
 
@@ -525,9 +659,11 @@ ad.deflinear(add_any_p, _add_transpose)  # batching may leave an operand to broa
 def _select_n_jvp(primals, tangents):
     which, *cases = primals
     ans = select_n_p.bind(which, *cases)
-    if all(type(t) is ad.Zero for t in tangents[1:]):
+    case_tangents = tangents[1:]
+    if all(type(t) is ad.Zero for t in case_tangents):
         return ans, ad.zero_tangent(ans)
-    return ans, select_n_p.bind(which, *[ad.instantiate(t) for t in tangents[1:]])
+    z = _zeros(next(t for t in case_tangents if type(t) is not ad.Zero))
+    return ans, select_n(which, *[z if type(t) is ad.Zero else t for t in case_tangents])
 
 
 def _select_n_transpose(ct, which, *cases):
@@ -535,30 +671,26 @@ def _select_n_transpose(ct, which, *cases):
         raise ValueError("select_n is not linear in its predicate")
     if type(ct) is ad.Zero:
         return [None] + [None] * len(cases)
-    zeros = _zeros_of(ct)
-    return [None] + [select_n(which, *[ct if j == i else zeros for j in range(len(cases))])
-                     if ad.is_undefined(c) else None for i, c in enumerate(cases)]
+    zeros = full_like(ct, 0)
+    if core.get_aval(which).dtype == dtypes.bool_:
+        ct0 = select(which, zeros, ct) if ad.is_undefined(cases[0]) else None
+        ct1 = select(which, ct, zeros) if len(cases) > 1 and ad.is_undefined(cases[1]) else None
+        return [None, ct0, ct1][:1 + len(cases)]
+    return [None] + [select(eq(which, _const(which, i)), ct, zeros) if ad.is_undefined(c) else None
+                     for i, c in enumerate(cases)]
 
 
 select_n_p.def_rules(jvp=_select_n_jvp, transpose=_select_n_transpose)
 
-
-def _clamp_jvp(primals, tangents):
-    """Each tangent counts where its value is the result strictly (JAX's rule): at x == lo or x == hi
-    no operand gets it, and with lo > hi only hi below x does."""
-    lo, x, hi = primals
-    ans = clamp_p.bind(lo, x, hi)
-    aval = core.get_aval(ans)
-    zeros = ad.zeros_like_aval(aval)
-    t = None
-    for g, pick in zip(tangents, (lambda: bitwise_and(gt(lo, x), lt(lo, hi)), lambda: bitwise_and(gt(x, lo), lt(x, hi)),
-                                  lambda: lt(hi, x))):
-        if type(g) is not ad.Zero:
-            t = ad.add_tangents(t, _bool_select(pick(), ad.broadcast_to_aval(g, aval), zeros))
-    return ans, t
+def _bound_tangent(g, x):
+    """A scalar bound's tangent at x's shape (JAX's select would refuse it)."""
+    return _maybe_broadcast(core.get_aval(x).shape, g)
 
 
-clamp_p.def_rules(jvp=_clamp_jvp)
+ad.defjvp(clamp_p,
+          lambda g, lo, x, hi: select(bitwise_and(gt(lo, x), lt(lo, hi)), _bound_tangent(g, x), _zeros(x)),
+          lambda g, lo, x, hi: select(bitwise_and(gt(x, lo), lt(x, hi)), g, _zeros(x)),
+          lambda g, lo, x, hi: select(lt(hi, x), _bound_tangent(g, x), _zeros(x)))
 
 
 def _convert_jvp(primals, tangents, *, new_dtype, weak_type=False, sharding=None):
@@ -566,16 +698,29 @@ def _convert_jvp(primals, tangents, *, new_dtype, weak_type=False, sharding=None
     ans = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type, sharding=sharding)
     if not ad.is_differentiable(new_dtype) or type(g) is ad.Zero:
         return ans, ad.zero_tangent(ans)
-    return ans, convert_element_type_p.bind(g, new_dtype=new_dtype, weak_type=weak_type, sharding=sharding)
+    # _convert: a convert that changes nothing is no equation (JAX's jaxpr traces forward it).
+    return ans, _convert(g, new_dtype, weak_type)
 
 
 def _convert_transpose(ct, x, *, new_dtype, weak_type=False, sharding=None):
-    if type(ct) is ad.Zero:
+    if type(ct) is ad.Zero or not ad.is_differentiable(x.aval.dtype):
         return [None]
-    return [convert_element_type_p.bind(ct, new_dtype=x.aval.dtype, weak_type=x.aval.weak_type, sharding=None)]
+    return [_convert(ct, x.aval.dtype, x.aval.weak_type)]
 
 
 convert_element_type_p.def_rules(jvp=_convert_jvp, transpose=_convert_transpose)
+
+
+def _convert_const_fold(x, *, new_dtype, weak_type=False, sharding=None):
+    """A converted scalar constant (a literal to be) is converted on the host, as JAX folds it."""
+    if type(x) is not Array or x.aval.shape or dtypes.is_float(x.aval.dtype) > dtypes.is_float(new_dtype):
+        return None
+    from xjax._src.backends import cpu
+
+    return cpu.scalar(x._numpy().astype(new_dtype).item(), new_dtype, bool(weak_type))
+
+
+convert_element_type_p.def_rules(const_fold=_convert_const_fold)
 
 
 # ---- batching (vmap) -------------------------------------------------------------------------------

@@ -38,6 +38,40 @@ def _unstack_lower(ctx, x, *, axis):
     return outs
 
 
+def _split_eval(x, *, sizes, axis):
+    if not 0 <= axis < x.ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {x.ndim}")
+    if any(s < 0 for s in sizes) or int(np.sum(sizes, dtype=np.int64)) != x.shape[axis]:
+        raise ValueError(f"Sum of sizes {int(np.sum(sizes, dtype=np.int64))} must be equal to dimension {axis} of the operand "
+                         f"shape {x.shape}")
+    return [x.update(shape=x.shape[:axis] + (int(s),) + x.shape[axis + 1:]) for s in sizes]
+
+
+def _split_lower(ctx, x, *, sizes, axis):
+    shape = ctx.avals_in[0].shape
+    outs, start = [], 0
+    for size in sizes:
+        lo = [0] * len(shape)
+        hi = list(shape)
+        lo[axis], hi[axis] = start, start + int(size)
+        outs.extend(ctx.op("slice", x, start_indices=lo, limit_indices=hi))
+        start += int(size)
+    return outs
+
+
+# split: consecutive pieces along an axis (JAX's primitive; jnp.split and Jacobians use it).
+split_p = core.Primitive("split", multiple_results=True)
+split_p.def_rules(abstract_eval=_split_eval, lowering=_split_lower)
+split_p.def_rules(impl=functools.partial(cpu.apply_primitive, split_p))
+
+
+def split(operand, sizes, axis=0):
+    """The pieces of operand of the given sizes along `axis` (NumPy integer sizes print as such)."""
+    x = asarray(operand)
+    sizes = tuple(d if isinstance(d, np.integer) else int(d) for d in sizes)
+    return split_p.bind(x, sizes=sizes, axis=_canonical_axis(axis, core.get_aval(x).ndim))
+
+
 # unstack: every slice along an axis in one op (iterating an array is one eager dispatch).
 unstack_p = core.Primitive("unstack", multiple_results=True)
 unstack_p.def_rules(abstract_eval=_unstack_eval, lowering=_unstack_lower)
@@ -63,7 +97,7 @@ squeeze_p.lowering = _squeeze_lower
 def _canonical_axis(axis, ndim, name="axis"):
     if not -ndim <= axis < ndim:
         raise ValueError(f"{name} {axis} is out of bounds for array of dimension {ndim}")
-    return axis % ndim if ndim else 0
+    return int(axis) % ndim if ndim else 0
 
 
 def reshape(operand, new_sizes, dimensions=None):
@@ -81,7 +115,8 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions):
     """Broadcasts operand to `shape`, operand dim i going to output dim broadcast_dimensions[i]."""
     x = asarray(operand)
     shape = tuple(int(d) for d in shape)
-    bdims = tuple(int(d) for d in broadcast_dimensions)
+    # NumPy integers stay (JAX keeps the dims as given, and its jaxprs print them as np.int64(...)).
+    bdims = tuple(d if isinstance(d, np.integer) else int(d) for d in broadcast_dimensions)
     if core.get_aval(x).shape == shape and bdims == tuple(range(len(shape))):
         return x
     return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=bdims, sharding=None)
@@ -165,7 +200,8 @@ def _index_scalars(indices, shape):
         if not dtypes.is_int(core.get_aval(i).dtype):
             raise TypeError(f"index arguments to dynamic_slice must be integers, got {core.get_aval(i).dtype.name}")
         if not dtypes.issubdtype(core.get_aval(i).dtype, np.unsignedinteger):
-            i = ew.select(ew.lt(i, 0), ew.add(i, dim), i)
+            # As JAX: i + d with jnp's promotion (a weakly typed i is made strong first).
+            i = ew.select(ew.lt(i, 0), i + ew.convert_element_type(dim, core.get_aval(i).dtype), i)
         out.append(i)
     if out and len({core.get_aval(i).dtype for i in out}) > 1:
         out = [convert_int32(i) for i in out]
@@ -202,7 +238,7 @@ def concatenate(operands, dimension):
 def pad(operand, padding_value, padding_config):
     """Pads with (low, high, interior) per dimension; negative low/high crop."""
     x, v = scalars_like((operand, padding_value))
-    config = tuple((int(lo), int(hi), int(i)) for lo, hi, i in padding_config)
+    config = tuple(tuple(d if isinstance(d, np.integer) else int(d) for d in triple) for triple in padding_config)
     return pad_p.bind(x, v, padding_config=config)
 
 
@@ -295,13 +331,15 @@ def _reshape_transpose(ct, x, **params):
 
 
 def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions, sharding=None):
+    """JAX's rule: sum over the new dims and the operand's size-1 dims, then put the size-1 dims back."""
     from xjax._src.lax.reduction import reduce_sum
 
-    in_shape = x.aval.shape
-    expanded = tuple(d for i, d in enumerate(broadcast_dimensions) if in_shape[i] == 1 and shape[d] != 1)
-    new = tuple(d for d in range(len(shape)) if d not in broadcast_dimensions)
-    summed = reduce_sum(ct, tuple(sorted(new + expanded)))
-    return [reshape(summed, in_shape)]
+    if not ad.is_undefined(x):
+        return [None]
+    unit_dims = [i for i, d in enumerate(x.aval.shape) if d == 1]
+    bdims = tuple(d for i, d in enumerate(broadcast_dimensions) if i not in unit_dims)
+    axes = tuple(i for i in range(len(shape)) if i not in bdims)
+    return [expand_dims(reduce_sum(ct, axes), unit_dims)]
 
 
 def _transpose_transpose(ct, x, *, permutation):
@@ -309,13 +347,20 @@ def _transpose_transpose(ct, x, *, permutation):
 
 
 def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):
+    """JAX's rule: the cotangent padded back into place (pads computed with NumPy, as JAX's, so they
+    print as NumPy integers)."""
+    from xjax._src.lax.elementwise import _const
+
     shape = x.aval.shape
-    strides = strides or (1,) * len(shape)
     out_shape = core.get_aval(ct).shape
-    config = [(s, d - (s + (n - 1) * st + 1) if n else d - s, st - 1 if n else 0)
-              for s, d, n, st in zip(start_indices, shape, out_shape, strides)]
-    return [pad(ct, 0, [(lo, hi, i) if n else (0, d, 0) for (lo, hi, i), n, d in zip(config, out_shape, shape)])
-            if all(out_shape) else ad.zeros_like_aval(x.aval)]
+    if not all(out_shape):
+        return [ad.zeros_like_aval(x.aval)]
+    if strides is None or np.all(np.equal(strides, 1)):
+        pads = zip(start_indices, np.subtract(shape, limit_indices), (0,) * len(start_indices))
+    else:
+        real_limits = np.add(start_indices, np.add(1, np.multiply(np.subtract(out_shape, 1), strides)))
+        pads = zip(start_indices, np.subtract(shape, real_limits), np.subtract(strides, 1))
+    return [pad(ct, _const(ct, 0), pads)]
 
 
 def _dynamic_slice_transpose(ct, x, *idx, slice_sizes):
@@ -349,16 +394,10 @@ def _dynamic_update_slice_transpose(ct, x, u, *idx):
 
 
 def _concatenate_transpose(ct, *xs, dimension):
-    outs, offset = [], 0
-    for x in xs:
-        aval = x.aval if ad.is_undefined(x) else core.get_aval(x)
-        n = aval.shape[dimension]
-        if ad.is_undefined(x):
-            outs.append(slice_in_dim(ct, offset, offset + n, axis=dimension))
-        else:
-            outs.append(None)
-        offset += n
-    return outs
+    """JAX's rule: the cotangent split back into the operands' pieces."""
+    sizes = tuple((x.aval if ad.is_undefined(x) else core.get_aval(x)).shape[dimension] for x in xs)
+    parts = split(ct, sizes, dimension)
+    return [p if ad.is_undefined(x) else None for p, x in zip(parts, xs)]
 
 
 def _pad_transpose(ct, x, v, *, padding_config):
@@ -394,10 +433,24 @@ def _unstack_batch(axis_data, vals, dims, *, axis):
     return outs, [0] * len(outs)
 
 
+def _split_transpose(cts, x, *, sizes, axis):
+    if all(type(c) is ad.Zero for c in cts):
+        return [None]
+    return [concatenate([ad.instantiate_zero(c) for c in cts], axis)]
+
+
+def _split_batch(axis_data, vals, dims, *, sizes, axis):
+    (x,), (d,) = vals, dims
+    outs = split_p.bind(x, sizes=sizes, axis=axis + 1 if axis >= d else axis)
+    return outs, [d] * len(outs)
+
+
+ad.deflinear(split_p, _split_transpose)
+split_p.def_rules(batch=_split_batch)
 ad.deflinear(unstack_p, _unstack_transpose)
 unstack_p.def_rules(batch=_unstack_batch)
 ad.deflinear(reshape_p, _reshape_transpose)
-ad.deflinear(squeeze_p, _reshape_transpose)
+ad.deflinear(squeeze_p, lambda ct, x, *, dimensions: [expand_dims(ct, dimensions)])
 ad.deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
 ad.deflinear(transpose_p, _transpose_transpose)
 ad.deflinear(slice_p, _slice_transpose)
@@ -422,31 +475,25 @@ def _batched_perm(perm, d):
 def _reshape_batch(axis, vals, dims, *, new_sizes, dimensions, sharding):
     # `dimensions` is always None here: lax.reshape binds its transpose as a transpose first.
     (x,), (d,) = vals, dims
-    shape = batching.example_shape(x, d)
-    if tuple(new_sizes[:d]) != shape[:d]:  # row-major order keeps the batch axis only behind an unchanged prefix
-        x, d = batching.moveaxis(x, d, 0), 0
-    out_shape = tuple(new_sizes[:d]) + (axis.size,) + tuple(new_sizes[d:])
-    return reshape_p.bind(x, new_sizes=out_shape, dimensions=None, sharding=sharding), d
+    x = batching.moveaxis(x, d, 0)
+    return reshape(x, (axis.size,) + tuple(new_sizes)), 0
 
 
 def _squeeze_batch(axis, vals, dims, *, dimensions):
     (x,), (d,) = vals, dims
-    return squeeze_p.bind(x, dimensions=batching.shift_axes(dimensions, d)), d - sum(i < d for i in dimensions)
+    return squeeze(batching.moveaxis(x, d, 0), tuple(np.add(1, dimensions))), 0
 
 
 def _broadcast_in_dim_batch(axis, vals, dims, *, shape, broadcast_dimensions, sharding):
-    # The batch axis goes right after the output dim of the operand dim before it: dims stay increasing.
     (x,), (d,) = vals, dims
-    out_d = broadcast_dimensions[d - 1] + 1 if d else 0
-    bdims = list(batching.shift_axes(broadcast_dimensions, out_d))
-    bdims.insert(d, out_d)
-    out_shape = tuple(shape[:out_d]) + (axis.size,) + tuple(shape[out_d:])
-    return broadcast_in_dim_p.bind(x, shape=out_shape, broadcast_dimensions=tuple(bdims), sharding=sharding), out_d
+    x = batching.moveaxis(x, d, 0)
+    bdims = (0,) + tuple(np.add(1, broadcast_dimensions))
+    return broadcast_in_dim(x, (axis.size,) + tuple(shape), bdims), 0
 
 
 def _transpose_batch(axis, vals, dims, *, permutation):
     (x,), (d,) = vals, dims
-    return transpose_p.bind(x, permutation=_batched_perm(permutation, d)), d
+    return transpose(x, (d,) + tuple(i if i < d else i + 1 for i in permutation)), 0
 
 
 def _slice_batch(axis, vals, dims, *, start_indices, limit_indices, strides):

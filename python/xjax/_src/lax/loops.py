@@ -588,7 +588,7 @@ def _scan_jvp(primals, tangents, *, reverse, length, jaxpr, num_consts, num_carr
     tangents = list(tangents)
     for i, c in enumerate(carry_nz):
         if c:
-            tangents[num_consts + i] = ad.instantiate_zero(tangents[num_consts + i])
+            tangents[num_consts + i] = ad.instantiate_zero_tangent(tangents[num_consts + i])
 
     def group(lo, hi, mask):
         out = []
@@ -680,25 +680,29 @@ def _scan_transpose(cts, *args, reverse, length, jaxpr, num_consts, num_carry, u
     lin_const_avals = [a.aval for a, lin in zip(args[:num_consts], consts_lin) if lin]
     ct_carry = [ad.instantiate_zero(c) for c in cts[:num_carry]]
     ct_ys = [ad.instantiate_zero(c) for c in cts[num_carry:]]
-    transposed = ad.transpose_jaxpr(jaxpr, linear, [True] * len(cts))
+    # The linear consts' cotangents are carried accumulators, added to as each is found (JAX's order).
+    # The carries' cotangents have the carry outputs' types (a weakly typed initial carry's too).
+    carry_avals = [ad.tangent_aval(a) for a in jaxpr.out_avals[:num_carry]]
+    transposed = ad.transpose_jaxpr(jaxpr, linear, [True] * len(cts), consts_lin + [False] * (len(linear) - num_consts),
+                                    [None] * num_consts + carry_avals + [None] * (len(linear) - num_consts - num_carry))
     nl_consts = [a for a, lin in zip(args[:num_consts], consts_lin) if not lin]
     nl_xs = [a for a, lin in zip(args[num_consts + num_carry:], xs_lin) if not lin]
     n_lc, n_nlc = len(lin_const_avals), len(nl_consts)
 
     def body(*vals):
+        # As JAX's transposed scan: consts (residuals), carries (the linear consts' accumulators, then
+        # the carries' cotangents), xs (the ys' cotangents, then the scanned residuals).
         nlc, acc = vals[:n_nlc], vals[n_nlc:n_nlc + n_lc]
         ctc = vals[n_nlc + n_lc:n_nlc + n_lc + num_carry]
         rest = vals[n_nlc + n_lc + num_carry:]
-        nlx, cty = rest[:len(nl_xs)], rest[len(nl_xs):]
-        got = eval_jaxpr(transposed.jaxpr, transposed.consts, *nlc, *nlx, *ctc, *cty)
-        ct_lc, ct_c, ct_x = got[:n_lc], got[n_lc:n_lc + num_carry], got[n_lc + num_carry:]
-        return [ew.add_any_p.bind(a, b) for a, b in zip(acc, ct_lc)] + list(ct_c) + list(ct_x)
+        cty, nlx = rest[:len(ct_ys)], rest[len(ct_ys):]
+        return eval_jaxpr(transposed.jaxpr, transposed.consts, *nlc, *nlx, *acc, *ctc, *cty)
 
-    x_avals = [aval(a).update(shape=aval(a).shape[1:]) for a in nl_xs + ct_ys]
+    x_avals = [aval(a).update(shape=aval(a).shape[1:]) for a in ct_ys + nl_xs]
     body_avals = [aval(a) for a in nl_consts] + lin_const_avals + [aval(a) for a in ct_carry] + x_avals
     body_closed = pe.trace_to_jaxpr(body, body_avals)
     acc0 = [ad.zeros_like_aval(a) for a in lin_const_avals]
-    outs = scan_p.bind(*nl_consts, *acc0, *ct_carry, *nl_xs, *ct_ys, reverse=not reverse, length=length,
+    outs = scan_p.bind(*nl_consts, *acc0, *ct_carry, *ct_ys, *nl_xs, reverse=not reverse, length=length,
                        jaxpr=body_closed, num_consts=n_nlc, num_carry=n_lc + num_carry, unroll=unroll)
     ct_lc, ct_c, ct_x = iter(outs[:n_lc]), outs[n_lc:n_lc + num_carry], iter(outs[n_lc + num_carry:])
     return ([next(ct_lc) if lin else None for lin in consts_lin] + [c if g else None for c, g in zip(ct_c, carry_given)]

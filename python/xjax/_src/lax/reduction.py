@@ -105,7 +105,12 @@ def _broadcast_back(y, shape, axes):
 
 
 def _reduce_sum_transpose(ct, x, *, axes, out_sharding=None):
-    return [_broadcast_back(ct, x.aval.shape, axes)]
+    import numpy as np
+
+    from xjax._src.lax.layout import broadcast_in_dim
+
+    shape = x.aval.shape
+    return [broadcast_in_dim(ct, shape, tuple(np.delete(np.arange(len(shape)), axes)))]
 
 
 def _reduce_chooser_jvp(prim):
@@ -114,12 +119,15 @@ def _reduce_chooser_jvp(prim):
     def jvp(primals, tangents, *, axes, out_sharding=None):
         from xjax._src.lax import elementwise as ew
 
+        from xjax._src.lax.layout import reshape
+
         (x,), (g,) = primals, tangents
         ans = prim.bind(x, axes=axes, out_sharding=out_sharding)
         shape = core.get_aval(x).shape
-        location = ew.convert_element_type(ew.eq(x, _broadcast_back(ans, shape, axes)), core.get_aval(g).dtype)
-        counts = reduce_sum_p.bind(location, axes=axes, out_sharding=None)
-        return ans, ew.div(reduce_sum_p.bind(ew.mul(g, location), axes=axes, out_sharding=None), counts)
+        location = ew.convert_element_type(ew._eq_meet(x, reshape(ans, _keep_dims_shape(shape, axes))),
+                                           core.get_aval(g).dtype)
+        counts = reduce_sum(location, axes)
+        return ans, ew.div(reduce_sum(ew.mul(g, location), axes), counts)
 
     return jvp
 

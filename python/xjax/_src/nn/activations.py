@@ -1,9 +1,11 @@
 """jax.nn's elementwise activation functions, written in xjax.numpy / xjax.lax.
 
-Each is jitted, as in JAX: an eager call runs one fused kernel, and inside a trace the jit is one
-equation that the enclosing lowering inlines. relu and relu6 carry JAX's custom JVP (derivative 0
-at the kinks); the jit sits outside the custom_jvp so an eager call is a cache hit.
+Each is jitted as in JAX (sigmoid inline): an eager call runs one fused kernel, and inside a trace
+the jit is one equation that the enclosing lowering inlines. relu and relu6 are JAX's custom JVP
+(derivative 0 at the kinks) of a jitted function, so they trace to JAX's equations.
 """
+import functools
+
 import numpy as np
 
 from xjax._src import lax
@@ -18,32 +20,24 @@ def _arraylike(name, x):
     return util.asarray(x)
 
 
-def _relu(x):
+@jit
+def relu(x):
     return jnp.maximum(x, 0)
 
 
-_relu = custom_jvp(_relu)
-_relu.defjvps(lambda g, ans, x: lax.select(x > 0, g, jnp.zeros_like(g)))
-
-
-@jit
-def relu(x):
-    """Rectified linear unit, max(x, 0); its derivative at 0 is taken to be 0, as in JAX."""
-    return _relu(x)
-
-
-def _relu6(x):
-    return jnp.minimum(jnp.maximum(x, 0), 6.0)
-
-
-_relu6 = custom_jvp(_relu6)
-_relu6.defjvps(lambda g, ans, x: lax.select((x > 0) & (x < 6), g, jnp.zeros_like(g)))
+relu = custom_jvp(relu)
+relu.__doc__ = "Rectified linear unit, max(x, 0); its derivative at 0 is taken to be 0, as in JAX."
+relu.defjvps(lambda g, ans, x: lax.select(x > 0, g, lax.full_like(g, 0)))
 
 
 @jit
 def relu6(x):
-    """min(max(x, 0), 6); its derivative at 0 and at 6 is 0, as in JAX."""
-    return _relu6(x)
+    return jnp.minimum(jnp.maximum(x, 0), 6.0)
+
+
+relu6 = custom_jvp(relu6)
+relu6.__doc__ = "min(max(x, 0), 6); its derivative at 0 and at 6 is 0, as in JAX."
+relu6.defjvps(lambda g, ans, x: lax.select((x > 0) & (x < 6), g, lax.full_like(g, 0)))
 
 
 def identity(x):
@@ -51,7 +45,7 @@ def identity(x):
     return _arraylike("identity", x)
 
 
-@jit
+@functools.partial(jit, inline=True)
 def sigmoid(x):
     """The logistic function 1 / (1 + exp(-x))."""
     return lax.logistic(x)

@@ -9,6 +9,7 @@ import operator
 import numpy as np
 
 from xjax._src import dtypes, lax
+from xjax._src.config import config
 from xjax._src.custom_derivatives import custom_jvp
 from xjax._src.jit import jit
 from xjax._src.numpy import util
@@ -19,49 +20,44 @@ def _reduction_axes(ndim, axis):
     return tuple(sorted(util.canonicalize_axes(axis, ndim)))
 
 
-def _logsumexp(a, b, where, axis, keepdims, return_sign):
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
+    """log(sum(b * exp(a))) over `axis`, computed stably (jax.nn.logsumexp / jax.scipy.special.logsumexp).
+
+    With return_sign=True returns (log|sum|, sign(sum)); otherwise a negative sum gives NaN. As JAX's
+    (not jitted): the maximum, held constant (stop_gradient; 0 where not finite, so an all -inf slice
+    gives log(0) = -inf), is subtracted before exponentiating and added back.
+    """
+    util.check_arraylike("logsumexp", a)
+    if where is not None:
+        a = jnp.where(where, a, 0)
     if b is not None:
         a, b = util.promote_args_inexact("logsumexp", a, b)
         a = jnp.where(b != 0, a, -np.inf)  # a zero weight removes its term even where a is +inf
     else:
         (a,) = util.promote_args_inexact("logsumexp", a)
-    if where is not None:
-        a = jnp.where(where, a, 0)
-    dims = _reduction_axes(a.ndim, axis)
+    dims = _reduction_axes(a.ndim, _static_axis(axis))
     amax = jnp.max(a, axis=dims, keepdims=keepdims, where=where, initial=-np.inf)
-    # An all -inf (or empty) slice would give inf - inf; shifting by 0 there gives log(0) = -inf.
-    amax = lax.stop_gradient(lax.select(jnp.isfinite(amax), amax, jnp.zeros_like(amax)))
-    shift = amax if keepdims else lax.expand_dims(amax, dims)
-    exp_a = jnp.exp(a - shift)
+    amax = lax.stop_gradient(lax.select(jnp.isfinite(amax), amax, lax.full_like(amax, 0)))
+    amax_with_dims = amax if keepdims else lax.expand_dims(amax, dims)
+    exp_a = lax.exp(lax.sub(a, amax_with_dims.astype(a.dtype)))
     if b is not None:
-        exp_a = exp_a * b
-    sumexp = jnp.sum(exp_a, axis=dims, keepdims=keepdims, where=where)
-    sign = jnp.sign(sumexp)
-    out = jnp.log(jnp.abs(sumexp)) + amax
+        exp_a = lax.mul(exp_a, b)
+    sumexp = exp_a.sum(axis=dims, keepdims=keepdims, where=where)
+    sign = lax.sign(sumexp)
+    sumexp = abs(sumexp)
+    out = lax.add(lax.log(sumexp), amax.astype(sumexp.dtype))
     if return_sign:
         return out, sign
     if b is not None:
-        out = jnp.where(sign < 0, np.nan, out)
+        out = jnp.where(sign < 0, jnp.array(np.nan, dtype=out.dtype), out)
     return out
-
-
-_logsumexp_jit = jit(_logsumexp, static_argnums=(3, 4, 5))
 
 
 def _static_axis(axis):
     return tuple(axis) if isinstance(axis, list) else axis
 
 
-def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
-    """log(sum(b * exp(a))) over `axis`, computed stably (jax.nn.logsumexp / jax.scipy.special.logsumexp).
-
-    With return_sign=True returns (log|sum|, sign(sum)); otherwise a negative sum gives NaN.
-    """
-    util.check_arraylike("logsumexp", a)
-    return _logsumexp_jit(a, b, where, _static_axis(axis), bool(keepdims), bool(return_sign))
-
-
-def _log_softmax(x, where, axis):
+def _log_softmax(x, axis=-1, where=None):
     util.check_arraylike("log_softmax", x)
     x = util.asarray(x)
     x_max = jnp.max(x, axis, where=where, initial=-np.inf, keepdims=True)
@@ -72,17 +68,18 @@ def _log_softmax(x, where, axis):
     return out if where is None else jnp.where(where, out, -np.inf)
 
 
-_log_softmax_jit = jit(_log_softmax, static_argnums=2)
+_log_softmax.__name__ = "log_softmax"
+_log_softmax_jit = jit(_log_softmax, static_argnames=("axis",))
 
 
 def log_softmax(x, axis=-1, where=None):
     """x - logsumexp(x, axis): the log of softmax, stable for large |x|; masked-out entries are -inf."""
-    return _log_softmax_jit(x, where, _static_axis(axis))
+    return _log_softmax_jit(x, axis=_static_axis(axis), where=where)
 
 
-def _softmax_fwd(x, axis, where):
-    x_max = jnp.max(x, axis, where=where, initial=-np.inf, keepdims=True)
-    x_safe = x if where is None else jnp.where(where, x, -np.inf)
+def _softmax_fwd(x, axis, where, initial=-np.inf):
+    x_max = jnp.max(x, axis, where=where, initial=initial, keepdims=True)
+    x_safe = x if where is None else jnp.where(where, x, initial)
     unnormalized = jnp.exp(x_safe - x_max)
     out = unnormalized / jnp.sum(unnormalized, axis, where=where, keepdims=True)
     return out if where is None else jnp.where(where, out, 0)
@@ -94,22 +91,32 @@ _softmax_cjvp = custom_jvp(_softmax_fwd, nondiff_argnums=(1,))
 @_softmax_cjvp.defjvp
 def _softmax_jvp(axis, primals, tangents):
     # d softmax = y * (dx - <y, dx>): the shift by the max drops out without differentiating it.
-    (x, where), (x_dot, _) = primals, tangents
-    y = _softmax_cjvp(x, axis, where)
-    return y, y * (x_dot - jnp.sum(y * x_dot, axis, where=where, keepdims=True))
+    (x, where, initial), (x_dot, _, _) = primals, tangents
+    y = _softmax_cjvp(x, axis, where, initial)
+    return y, y * (x_dot - (y * x_dot).sum(axis, where=where, keepdims=True))
 
 
-def _softmax(x, where, axis):
-    util.check_arraylike("softmax", x)
-    return _softmax_cjvp(util.asarray(x), axis, where)
-
-
-_softmax_jit = jit(_softmax, static_argnums=2)
+def _softmax_deprecated(x, axis=-1, where=None, initial=-np.inf):
+    x_max = jnp.max(x, axis, where=where, initial=initial, keepdims=True)
+    x_safe = x if where is None else jnp.where(where, x, initial)
+    unnormalized = jnp.exp(x_safe - lax.stop_gradient(x_max))
+    result = unnormalized / jnp.sum(unnormalized, axis, where=where, keepdims=True)
+    if where is not None:
+        result = jnp.where(where, result, 0)
+    return result
 
 
 def softmax(x, axis=-1, where=None):
-    """exp(x) / sum(exp(x)) over `axis`; masked-out entries (where=False) are 0."""
-    return _softmax_jit(x, where, _static_axis(axis))
+    """exp(x) / sum(exp(x)) over `axis`; masked-out entries (where=False) are 0.
+
+    As JAX's (not jitted): the maximum is subtracted under stop_gradient, or, with the
+    jax_softmax_custom_jvp option, a custom JVP y * (dx - <y, dx>) is used."""
+    util.check_arraylike("softmax", x)
+    x = util.asarray(x)
+    axis = _static_axis(axis)
+    if config.jax_softmax_custom_jvp:
+        return _softmax_cjvp(x, axis, where, -np.inf)
+    return _softmax_deprecated(x, axis, where)
 
 
 def _standardize(x, mean, variance, epsilon, where, axis, algorithm):

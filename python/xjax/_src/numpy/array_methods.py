@@ -39,7 +39,8 @@ def _binop(fn, prim=None, float_only=False):
         oa = getattr(other, "aval", None)
         if oa is not None:
             sa = self.aval
-            if sa.dtype == oa.dtype and sa.shape == oa.shape and (not float_only or sa.dtype in _FLOATING):
+            if (sa.dtype == oa.dtype and sa.shape == oa.shape and sa.weak_type == oa.weak_type
+                    and (not float_only or sa.dtype in _FLOATING)):
                 return bind(self, other)
         elif type(other) not in _PY_SCALARS and not _accepts(other):
             return NotImplemented
@@ -49,7 +50,8 @@ def _binop(fn, prim=None, float_only=False):
         oa = getattr(other, "aval", None)
         if oa is not None:
             sa = self.aval
-            if sa.dtype == oa.dtype and sa.shape == oa.shape and (not float_only or sa.dtype in _FLOATING):
+            if (sa.dtype == oa.dtype and sa.shape == oa.shape and sa.weak_type == oa.weak_type
+                    and (not float_only or sa.dtype in _FLOATING)):
                 return bind(other, self)
         elif type(other) not in _PY_SCALARS and not _accepts(other):
             return NotImplemented

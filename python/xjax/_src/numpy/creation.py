@@ -232,27 +232,23 @@ def _arange(start, stop, step, dtype):
     n = max(0, math.ceil((hi - lo) / st))
     if dt == dtypes.bool_:
         raise TypeError("arange does not accept dtype bool")
-    if dt.kind in "iu":
-        if isinstance(lo, int) and isinstance(st, int):
-            it = lax.iota(dt, n)
-            if st != 1:
-                it = lax.mul(it, util.full((n,), st, dt))
-            if lo != 0:
-                it = lax.add(it, util.full((n,), lo, dt))
-            return it
+    if dt.kind in "iu" and not (isinstance(lo, int) and isinstance(st, int)):
         ft = dtypes.default_float_dtype()
-        vals = _affine(lax.iota(ft, n), lo, st, ft)
+        vals = _affine(ft, n, lo, st, step is not None)
         return lax.convert_element_type(lax.floor(vals), dt)
-    return _affine(lax.iota(dt, n), lo, st, dt)
+    if step is None:  # as JAX: iota, or start + iota
+        it = lax.iota(dt, n)
+        return it if lo == 0 else lax.add(lax.convert_element_type(lo, dt), it)
+    working = dtypes.float32 if dtypes.is_float(dt) and dt.itemsize < 4 else dt
+    return lax.convert_element_type(_affine(working, n, lo, st, True), dt)
 
 
-def _affine(it, lo, st, dt):
-    n = it.aval.shape[0]
-    if st != 1:
-        it = lax.mul(it, util.full((n,), st, dt))
-    if lo != 0:
-        it = lax.add(it, util.full((n,), lo, dt))
-    return it
+def _affine(dt, n, lo, st, with_step):
+    """lo + st * iota (JAX's form: start + step * iota), in dt."""
+    it = lax.iota(dt, n)
+    if not with_step:
+        return it if lo == 0 else lax.add(lax.convert_element_type(lo, dt), it)
+    return lax.add(lax.convert_element_type(lo, dt), lax.mul(lax.convert_element_type(st, dt), it))
 
 
 def _space_dtypes(start, stop, dtype, fun_name):
@@ -375,8 +371,7 @@ def eye(N, M=None, k=0, dtype=None, *, device=None):  # noqa: N803 - NumPy's nam
         raise ValueError(f"negative dimensions are not allowed, got {n} and {m}")
     rows = lax.broadcasted_iota(dtypes.int32, (n, m), 0)
     cols = lax.broadcasted_iota(dtypes.int32, (n, m), 1)
-    if k:
-        rows = lax.add(rows, util.full((n, m), k, dtypes.int32))
+    rows = lax.add(rows, util.scalar(k, dtypes.int32, False))  # i + k == j, as JAX's (k = 0 too)
     return put_on(lax.convert_element_type(lax.eq(rows, cols), dt), target)
 
 

@@ -1,7 +1,7 @@
 """einsum on dot_general: diagonals and lone indices first, then pairwise contractions, then a transpose."""
 import string
 
-from xjax._src import lax
+from xjax._src import dtypes, lax
 from xjax._src.numpy import util
 
 _SPARE = string.ascii_uppercase + string.ascii_lowercase
@@ -99,7 +99,13 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None, 
     if not isinstance(subscripts, str):
         raise NotImplementedError("einsum with interleaved operands and subscripts is not supported")
     util.check_arraylike("einsum", *operands)
-    ops = util.promote_dtypes(*operands)
+    ops = [util.asarray(o) for o in operands]
+    if preferred_element_type is None:
+        preferred_element_type, weak = util.result_dtype(*ops)
+    else:
+        preferred_element_type, weak = dtypes.canonicalize_dtype(preferred_element_type), False
+    if len({o.aval.dtype for o in ops}) > 1:  # the core contracts operands of one dtype
+        ops = util.promote_dtypes(*ops)
     terms, out_labels = _parse(subscripts, [o.aval.shape for o in ops])
     sizes = {}
     for k, (x, labels) in enumerate(zip(ops, terms)):
@@ -137,7 +143,7 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None, 
     x, labels = _sum_labels(x, labels, set(out_labels))
     if labels != out_labels:
         x = lax.transpose(x, tuple(labels.index(c) for c in out_labels))
-    return x
+    return lax.elementwise._convert(x, preferred_element_type, weak)
 
 
 def einsum_path(subscripts, *operands, optimize="greedy"):

@@ -174,11 +174,13 @@ def _basic(x, entries):
             sizes[d] = 1
         x = lax.dynamic_slice(x, starts, sizes)
     start, limit, strides, rev_dims, out_shape, empty_dims = [], [], [], [], [], []
+    squeeze_dims, new_dims = [], []
     d = 0
     for e in entries:
         if e is None or _is_false(e):
             if e is not None:  # a scalar False: a new axis of length 0
                 empty_dims.append(len(out_shape))
+            new_dims.append(len(out_shape))
             out_shape.append(1)
             continue
         n = x.aval.shape[d]
@@ -199,17 +201,22 @@ def _basic(x, entries):
             start.append(i)
             limit.append(i + 1)
             strides.append(1)
+            squeeze_dims.append(d)
         else:  # a traced scalar, already applied by dynamic_slice
             start.append(0)
             limit.append(1)
             strides.append(1)
+            squeeze_dims.append(d)
         d += 1
     y = lax.slice(x, start, limit, strides)
     if rev_dims:
         y = lax.rev(y, rev_dims)
     out_shape = tuple(out_shape)
-    if y.aval.shape != out_shape:
-        y = lax.reshape(y, out_shape)
+    # As JAX: the integer-indexed axes squeezed, then the new axes inserted.
+    if squeeze_dims:
+        y = lax.squeeze(y, squeeze_dims)
+    if new_dims:
+        y = lax.expand_dims(y, new_dims)
     if empty_dims:
         y = lax.slice(y, (0,) * len(out_shape), tuple(0 if i in empty_dims else n for i, n in enumerate(out_shape)))
     return y

@@ -380,6 +380,8 @@ def _split(name, ary, indices_or_sections, axis, exact):
             idx = np.asarray(util.concrete_value(idx, f"jnp.{name} indices must be static"))
         idx = [int(i) for i in idx]
         bounds = [0] + [min(max(i + n if i < 0 else i, 0), n) for i in idx] + [n]
+    if all(lo <= hi for lo, hi in zip(bounds[:-1], bounds[1:])):  # consecutive pieces: JAX's split primitive
+        return list(lax.split(x, [np.int64(hi - lo) for lo, hi in zip(bounds[:-1], bounds[1:])], ax))
     out = []
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         hi = max(lo, hi)

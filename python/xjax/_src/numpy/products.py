@@ -24,50 +24,87 @@ def _dot_general(a, b, contract, batch, preferred_element_type=None):
                            preferred_element_type=preferred_element_type)
 
 
+def _operands_and_type(a, b, preferred_element_type):
+    """(a, b, the product's dtype, whether it is weakly typed), as JAX's products decide them: the dtype
+    goes to dot_general as preferred_element_type and the result is converted to the weak type. The
+    operands are promoted only where their dtypes differ (the core contracts operands of one dtype)."""
+    a, b = util.asarray(a), util.asarray(b)
+    if preferred_element_type is None:
+        dtype, weak = util.result_dtype(a, b)
+    else:
+        dtype, weak = dtypes.canonicalize_dtype(preferred_element_type), False
+    if a.aval.dtype != b.aval.dtype:
+        a, b = util.promote_dtypes(a, b)
+    return a, b, dtype, weak
+
+
+def _typed(out, dtype, weak):
+    return lax.elementwise._convert(out, dtype, weak)
+
+
 def dot(a, b, *, precision=None, preferred_element_type=None):
     """NumPy's dot: sum over the last axis of a and the second-to-last of b (a product for scalars)."""
     util.check_arraylike("dot", a, b)
-    x, y = util.promote_dtypes(a, b)
-    pet = _pet(preferred_element_type)
+    x, y, pet, weak = _operands_and_type(a, b, preferred_element_type)
     nx, ny = x.aval.ndim, y.aval.ndim
     if nx == 0 or ny == 0:
-        from xjax._src.numpy.ufuncs import multiply
-
-        out = multiply(x, y)
-        return out if pet is None else lax.convert_element_type(out, pet)
-    cy = 0 if ny == 1 else ny - 2
-    return _dot_general(x, y, ((nx - 1,), (cy,)), ((), ()), pet)
+        contract = ((), ())
+    else:
+        contract = ((nx - 1,), (0 if ny == 1 else ny - 2,))
+    return _typed(_dot_general(x, y, contract, ((), ()), pet), pet, weak)
 
 
 def matmul(a, b, *, precision=None, preferred_element_type=None):
     """a @ b: matrix products over the last two axes, broadcasting the leading (batch) axes."""
     util.check_arraylike("matmul", a, b)
-    x, y = util.promote_dtypes(a, b)
-    pet = _pet(preferred_element_type)
+    x, y, pet, weak = _operands_and_type(a, b, preferred_element_type)
     for i, v in enumerate((x, y)):
         if v.aval.ndim == 0:
             raise ValueError(f"matmul input operand {i} must have ndim at least 1, but it has ndim 0")
-    nx, ny = x.aval.ndim, y.aval.ndim
-    if ny <= 2:
-        # (..., m, k) @ (k, n) or (k,): one contraction, no batch dimensions.
-        return _dot_general(x, y, ((nx - 1,), (0,)), ((), ()), pet)
-    if nx == 1:
-        # (k,) @ (..., k, n) -> (..., n)
-        return _dot_general(x, y, ((0,), (ny - 2,)), ((), ()), pet)
-    if nx == 2:
-        out = _dot_general(x, y, ((1,), (ny - 2,)), ((), ()), pet)  # (m, B..., n)
-        nb = ny - 2
-        return lax.transpose(out, tuple(range(1, nb + 1)) + (0, nb + 1))
-    bx, by = x.aval.shape[:-2], y.aval.shape[:-2]
-    try:
-        batch = util.broadcast_shapes(bx, by)
-    except ValueError:
-        raise ValueError(f"Incompatible shapes for matmul arguments: {x.aval.shape} and {y.aval.shape}") from None
-    x = util.broadcast_to_shape(x, batch + x.aval.shape[-2:])
-    y = util.broadcast_to_shape(y, batch + y.aval.shape[-2:])
-    nb = len(batch)
-    bd = tuple(range(nb))
-    return _dot_general(x, y, ((nb + 1,), (nb,)), (bd, bd), pet)
+    x_mat, y_mat = x.aval.ndim > 1, y.aval.ndim > 1
+    xb = x.aval.shape[:-2] if x_mat else ()
+    yb = y.aval.shape[:-2] if y_mat else ()
+    nb = max(len(xb), len(yb))
+    xb = (None,) * (nb - len(xb)) + tuple(xb)
+    yb = (None,) * (nb - len(yb)) + tuple(yb)
+    # Each leading axis is a batch axis of both, a free axis of one (absent or of size 1 in the other:
+    # squeezed away), or of size 1 in both (squeezed from both, put back at the end).
+    x_squeeze, y_squeeze, both_squeeze = [], [], []
+    x_batch, y_batch = [], []
+    at_batch, at_x, at_y = [], [], []  # output positions of the batch and free axes, in dot_general's order
+    for i, (dx, dy) in enumerate(zip(xb, yb)):
+        if dx is None:
+            at_y.append(i)
+        elif dy is None:
+            at_x.append(i)
+        elif dx == 1 and dy == 1:
+            x_squeeze.append(len(at_batch) + len(at_x) + len(x_squeeze))
+            y_squeeze.append(len(at_batch) + len(at_y) + len(y_squeeze))
+            both_squeeze.append(i)
+        elif dx == 1:
+            at_y.append(i)
+            x_squeeze.append(len(at_batch) + len(at_x) + len(x_squeeze))
+        elif dy == 1:
+            at_x.append(i)
+            y_squeeze.append(len(at_batch) + len(at_y) + len(y_squeeze))
+        elif dx == dy:
+            x_batch.append(len(at_batch) + len(at_x))
+            y_batch.append(len(at_batch) + len(at_y))
+            at_batch.append(i)
+        else:
+            raise ValueError(f"Incompatible shapes for matmul arguments: {x.aval.shape} and {y.aval.shape}")
+    if x_mat:
+        at_x.append(nb)
+    if y_mat:
+        at_y.append(nb + x_mat)
+    perm = tuple(int(i) for i in np.argsort(at_batch + at_x + at_y))
+    x = lax.squeeze(x, tuple(x_squeeze))
+    y = lax.squeeze(y, tuple(y_squeeze))
+    out = _dot_general(x, y, ((x.aval.ndim - 1,), (y.aval.ndim - 1 - y_mat,)), (tuple(x_batch), tuple(y_batch)), pet)
+    out = lax.transpose(out, perm)
+    if both_squeeze:
+        out = lax.expand_dims(out, tuple(both_squeeze))
+    return _typed(out, pet, weak)
 
 
 def vdot(a, b, *, precision=None, preferred_element_type=None):
@@ -125,16 +162,15 @@ def outer(a, b, out=None):
         raise NotImplementedError("The 'out' argument to jnp.outer is not supported.")
     util.check_arraylike("outer", a, b)
     x, y = util.promote_dtypes(a, b)
-    n, m = x.aval.size, y.aval.size
-    xb = lax.broadcast_in_dim(lax.reshape(x, (n,)), (n, m), (0,))
-    yb = lax.broadcast_in_dim(lax.reshape(y, (m,)), (n, m), (1,))
-    return lax.mul(xb, yb)
+    x, y = lax.reshape(x, (x.aval.size,)), lax.reshape(y, (y.aval.size,))
+    # As JAX's: a column times a row, lax broadcasting their size-1 axes.
+    return lax.mul(lax.expand_dims(x, (1,)), lax.expand_dims(y, (0,)))
 
 
 def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
     """Sum over the given axes: the last `axes` of a with the first of b, or explicit axis lists."""
     util.check_arraylike("tensordot", a, b)
-    x, y = util.promote_dtypes(a, b)
+    x, y, pet, weak = _operands_and_type(a, b, preferred_element_type)
     nx, ny = x.aval.ndim, y.aval.ndim
     if isinstance(axes, (int, np.integer)):
         k = operator.index(axes)
@@ -152,7 +188,7 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
             raise TypeError(f"tensordot requires axes lists to have equal length, got {ax} and {bx}.")
         ca = tuple(util.canonicalize_axis(i, nx) for i in ax)
         cb = tuple(util.canonicalize_axis(i, ny) for i in bx)
-    return _dot_general(x, y, (ca, cb), ((), ()), _pet(preferred_element_type))
+    return _typed(_dot_general(x, y, (ca, cb), ((), ()), pet), pet, weak)
 
 
 def kron(a, b):

@@ -58,23 +58,31 @@ _PRIMS = {"sum": "reduce_sum", "prod": "reduce_prod", "max": "reduce_max", "min"
 
 
 def _reduce(kind, name, a, axis, dtype, keepdims, initial, where, promote_integers=True, has_identity=True):
+    """JAX's jnp reduction: in the computation dtype (sum and prod of 16-bit floats in float32, when no
+    dtype is asked for), masked by where, combined with initial (initial first), expanded for keepdims,
+    then converted to the result dtype."""
     x = _operand(name, a)
     shape = x.aval.shape
     axes = util.canonicalize_axes(axis, len(shape))
     dt = dtype_arg(dtype, name)
+    result_dt = dt
     if dt is None:
         dt = x.aval.dtype
         if kind in ("sum", "prod") and promote_integers:
             dt = _promoted_int(dt)
         elif kind in ("sum", "prod") and dt == dtypes.bool_:
             dt = dtypes.int32  # JAX casts bools to int32 (not the default int) before summing
+        result_dt = dt
+        if kind in ("sum", "prod") and dt in (dtypes.float16, dtypes.bfloat16):
+            dt = dtypes.float32
     x = _strong(x, dt)
     if where is not None:
         if initial is None and not has_identity:
             raise ValueError(f"reduction operation {name} does not have an identity, so to use a where mask one "
                              "has to specify 'initial'")
-        w = util.broadcast_to_shape(_bool(util.asarray(where)), shape)
-        x = lax.select(w, x, util.full(shape, _identity(kind, dt), dt))
+        from xjax._src.numpy.ufuncs import where as _where
+
+        x = _where(where, x, np.array(_identity(kind, dt), dt))
     if not has_identity and initial is None and builtins.any(shape[i] == 0 for i in axes):
         raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
     if dt == dtypes.bool_ and kind in ("max", "min"):
@@ -87,12 +95,13 @@ def _reduce(kind, name, a, axis, dtype, keepdims, initial, where, promote_intege
         out = getattr(lax, _PRIMS[kind])(x, axes)
     if initial is not None:
         init = util.convert(initial, dt)
-        init = util.broadcast_to_shape(init, out.aval.shape) if init.aval.shape != out.aval.shape else init
+        if init.aval.shape:
+            raise ValueError(f"initial value must be a scalar. Got array of shape {init.aval.shape}")
         combine = {"sum": lax.add, "prod": lax.mul, "max": lax.max, "min": lax.min}[kind]
-        out = combine(out, init)
+        out = combine(init, out)
     if keepdims:
-        out = _keepdims(out, shape, axes)
-    return out
+        out = lax.expand_dims(out, axes)
+    return _strong(out, result_dt)
 
 
 def _bool(x):
@@ -195,38 +204,100 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     return _strong(res, out_dt)
 
 
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None):
-    """Variance over the given axes, dividing by n - ddof."""
-    _no_out(out, "var")
-    if correction is not None:
-        ddof = correction
-    x = _operand("var", a)
-    shape = x.aval.shape
-    axes = util.canonicalize_axes(axis, len(shape))
-    out_dt, comp = _inexact_dtype(x.aval.dtype, dtype, "var")
-    xc = _strong(x, comp)
-    mu = mean(xc, axes, keepdims=True, where=where)
-    centered = lax.sub(xc, util.broadcast_to_shape(mu, shape))
-    sq = lax.mul(centered, centered)
-    total = _reduce("sum", "var", sq, axes, None, keepdims, None, where, promote_integers=False)
-    if where is None:
-        n = float(util.prod(shape[i] for i in axes))
-        denom = util.full(total.aval.shape, n - ddof, comp)
+def _static_axes(axis):
+    return tuple(axis) if isinstance(axis, list) else axis
+
+
+def _jit_once(fun, **jit_kwargs):
+    """fun jitted on first use (jit imports this module)."""
+    cache = []
+
+    def call(*args, **kwargs):
+        if not cache:
+            from xjax._src.jit import jit
+
+            cache.append(jit(fun, **jit_kwargs))
+        return cache[0](*args, **kwargs)
+
+    return call
+
+
+def _var_types(a_dtype, dtype):
+    """(computation dtype, result dtype) of var: floats, 16-bit floats computed in float32 (JAX's)."""
+    if dtype is not None:
+        comp = dtype
     else:
-        w = util.broadcast_to_shape(_bool(util.asarray(where)), shape)
-        cnt = _reduce("sum", "var", lax.convert_element_type(w, comp), axes, None, keepdims, None, None,
-                      promote_integers=False)
-        denom = lax.sub(cnt, util.full(cnt.aval.shape, float(ddof), comp))
-    # NumPy and JAX give NaN (or inf) where n - ddof <= 0: dividing by a non-positive count does so.
-    zero = util.full(denom.aval.shape, 0.0, comp)
-    denom = lax.select(lax.le(denom, zero), util.full(denom.aval.shape, math.nan, comp), denom)
-    return _strong(lax.div(total, denom), out_dt)
+        dtype = comp = a_dtype if a_dtype in _FLOATING else dtypes.to_inexact_dtype(a_dtype)
+    if comp in (dtypes.float16, dtypes.bfloat16):
+        comp = dtypes.float32
+    return comp, dtype
 
 
-def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None):
-    """Standard deviation over the given axes (sqrt of var)."""
-    v = var(a, axis, dtype, out, ddof, keepdims, where=where, correction=correction)
-    return lax.sqrt(v)
+def _var(a, *, axis=None, dtype=None, correction=0, keepdims=False, where=None, a_mean=None):
+    comp, dtype = _var_types(a.aval.dtype, dtype)
+    a = lax.convert_element_type(a, comp)
+    if a_mean is None:
+        a_mean = mean(a, axis, dtype=comp, keepdims=True, where=where)
+    else:
+        a_mean = lax.convert_element_type(util.asarray(a_mean), comp)
+    centered = lax.square(lax.sub(a, a_mean))
+    axes = util.canonicalize_axes(axis, a.aval.ndim)
+    if where is None:
+        normalizer = lax.convert_element_type(util.prod(a.aval.shape[i] for i in axes), comp)
+    else:
+        from xjax._src.numpy.manipulation import broadcast_to
+
+        normalizer = sum(broadcast_to(where, a.aval.shape), axis, dtype=comp, keepdims=keepdims)
+    normalizer = lax.sub(normalizer, lax.convert_element_type(correction, comp))
+    result = sum(centered, axis, dtype=comp, keepdims=keepdims, where=where)
+    result = _strong(lax.div(result, normalizer), dtype)
+    from xjax._src.numpy.ufuncs import where as _where
+
+    return _where(lax.gt(normalizer, _zero_like(normalizer)), result, math.nan)
+
+
+def _zero_like(x):
+    return util.scalar(0, x.aval.dtype, x.aval.weak_type)
+
+
+_var_jit = _jit_once(_var, static_argnames=("axis", "dtype", "keepdims"))
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None, correction=None):
+    """Variance over the given axes, dividing by n - correction (ddof); NaN where that is not positive.
+    As JAX's: a jit named _var (static axis, dtype, keepdims; the correction an operand)."""
+    _no_out(out, "var")
+    if correction is None:
+        correction = ddof
+    elif not isinstance(ddof, int) or ddof != 0:
+        raise ValueError("ddof and correction can't be provided simultaneously.")
+    x = _operand("var", a)
+    dt = dtype_arg(dtype, "var")
+    return _var_jit(x, axis=_static_axes(axis), dtype=dt, correction=correction, keepdims=bool(keepdims),
+                    where=where, a_mean=mean)
+
+
+def _std(a, *, axis=None, dtype=None, correction=0, keepdims=False, where=None, mean=None):
+    return lax.sqrt(var(a, axis=axis, dtype=dtype, correction=correction, keepdims=keepdims, where=where,
+                        mean=mean))
+
+
+_std_jit = _jit_once(_std, static_argnames=("axis", "dtype", "keepdims"))
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, mean=None, correction=None):
+    """Standard deviation over the given axes (sqrt of var); a jit named _std, as JAX's."""
+    _no_out(out, "std")
+    if correction is None:
+        correction = ddof
+    elif not isinstance(ddof, int) or ddof != 0:
+        raise ValueError("ddof and correction can't be provided simultaneously.")
+    x = _operand("std", a)
+    dt = dtype_arg(dtype, "std")
+    if dt is not None and dt not in _FLOATING:
+        raise ValueError(f"dtype argument to jnp.std must be inexact; got {dt}")
+    return _std_jit(x, axis=_static_axes(axis), dtype=dt, correction=correction, keepdims=bool(keepdims),
+                    where=where, mean=mean)
 
 
 def _arg_reduce(name, prim, a, axis, keepdims):
@@ -278,16 +349,32 @@ def _cumulative(name, prim, a, axis, dtype, promote_integers=False):
     return prim(x, ax, False)
 
 
-def cumsum(a, axis=None, dtype=None, out=None):
-    """Cumulative sum along axis (flattened if None)."""
-    _no_out(out, "cumsum")
-    return _cumulative("cumsum", lax.cumsum, a, axis, dtype)
+def _jitted_cumulative(name, prim):
+    """jnp.<name>: as in JAX, a jit (static axis and dtype) named after the function."""
+    jitted = []
+
+    def impl(a, axis=None, dtype=None):
+        return _cumulative(name, prim, a, axis, dtype)
+
+    impl.__name__ = impl.__qualname__ = name
+
+    def fn(a, axis=None, dtype=None, out=None):
+        _no_out(out, name)
+        if not jitted:
+            from xjax._src.jit import jit
+
+            jitted.append(jit(impl, static_argnames=("axis", "dtype")))
+        _operand(name, a)
+        return jitted[0](a, axis=axis, dtype=dtype)
+
+    fn.__name__ = fn.__qualname__ = name
+    return fn
 
 
-def cumprod(a, axis=None, dtype=None, out=None):
-    """Cumulative product along axis (flattened if None)."""
-    _no_out(out, "cumprod")
-    return _cumulative("cumprod", lax.cumprod, a, axis, dtype)
+cumsum = _jitted_cumulative("cumsum", lax.cumsum)
+cumsum.__doc__ = "Cumulative sum along axis (flattened if None)."
+cumprod = _jitted_cumulative("cumprod", lax.cumprod)
+cumprod.__doc__ = "Cumulative product along axis (flattened if None)."
 
 
 def _cumulative_with_initial(name, prim, x, axis, dtype, include_initial, identity, promote_integers=False):

@@ -41,7 +41,7 @@ def _operand(name, x):
 def _binary(name, prim, doc, inexact=False):
     """A ufunc applying `prim` after JAX's promotion and broadcasting.
 
-    Fast paths: two runtime values of one dtype and shape go straight to the primitive; an array
+    Fast paths: two runtime values of one dtype, weak type and shape go straight to the primitive; an array
     and a Python scalar that does not change the array's dtype become array op 0-d scalar (the lax
     op broadcasts it).
     """
@@ -53,7 +53,8 @@ def _binary(name, prim, doc, inexact=False):
         a2 = getattr(x2, "aval", None)
         if a1 is not None:
             if a2 is not None:
-                if a1.dtype == a2.dtype and a1.shape == a2.shape and (not inexact or a1.dtype in _FLOATING):
+                if (a1.dtype == a2.dtype and a1.shape == a2.shape and a1.weak_type == a2.weak_type
+                        and (not inexact or a1.dtype in _FLOATING)):
                     return bind(x1, x2)
             elif type(x2) in _PY_SCALARS:
                 dt, weak = util.scalar_promotion(a1.dtype, a1.weak_type, type(x2))
@@ -285,25 +286,21 @@ def float_power(x1, x2, /):
 
 
 def reciprocal(x, /):
-    """1 / x (floating result)."""
+    """1 / x (floating result), as integer_pow(x, -1) (JAX's)."""
     x = util.to_inexact(_operand("reciprocal", x))
-    return lax.div(_c(x, 1, x.aval.weak_type), x)
-
-
-def _ln_const_div(x, value):
-    return lax.div(x, _c(x, value, weak=False))  # JAX's log2/log10 results are strongly typed
+    return lax.integer_pow(x, -1)
 
 
 def log2(x, /):
-    """Base-2 logarithm."""
+    """Base-2 logarithm: log(x) / log(2), as JAX computes it."""
     x = util.to_inexact(_operand("log2", x))
-    return _ln_const_div(lax.log(x), math.log(2))
+    return lax.div(lax.log(x), lax.log(_c(x, 2, weak=False)))
 
 
 def log10(x, /):
-    """Base-10 logarithm."""
+    """Base-10 logarithm: log(x) * (1 / log(10)), as JAX computes it."""
     x = util.to_inexact(_operand("log10", x))
-    return _ln_const_div(lax.log(x), math.log(10))
+    return lax.mul(lax.log(x), _c(x, 0.4342944819032518, weak=False))
 
 
 def deg2rad(x, /):
@@ -529,11 +526,10 @@ def imag(val, /):
 # ---- where ---------------------------------------------------------------------------------
 
 def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
-    """x where condition else y (broadcast, promoted); with one argument, nonzero(condition)."""
-    ac, ax, ay = getattr(condition, "aval", None), getattr(x, "aval", None), getattr(y, "aval", None)
-    if ac is not None and ax is not None and ay is not None and ac.dtype == dtypes.bool_ and \
-            ax.dtype == ay.dtype and ac.shape == ax.shape == ay.shape:
-        return _SELECT_N.bind(condition, y, x)  # fast path: nothing to promote or broadcast
+    """x where condition else y (broadcast, promoted); with one argument, nonzero(condition).
+
+    As in JAX, the three-argument form is a jitted function (`_where`): traced, it is one jit
+    equation; called eagerly, one compiled kernel that never materialises broadcast scalars."""
     if x is None and y is None:
         from xjax._src.numpy.sorting import nonzero
 
@@ -542,10 +538,29 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
         raise ValueError("Either both or neither of the x and y arguments should be provided to jax.numpy.where, "
                          f"got {x} and {y}.")
     util.check_arraylike("where", condition, x, y)
+    return _where_jit()(condition, x, y)
+
+
+def _where(condition, x, y):
     c = _to_bool(util.asarray(condition))
     xv, yv = util.promote_dtypes(x, y)
-    shape = util.broadcast_shapes(c.aval.shape, xv.aval.shape, yv.aval.shape)  # ValueError, as JAX's
-    c, xv, yv = (util.broadcast_to_shape(v, shape) for v in (c, xv, yv))
+    if c.aval.ndim == 0:  # select takes a scalar predicate as it is
+        shape = util.broadcast_shapes(xv.aval.shape, yv.aval.shape)
+        xv, yv = (util.broadcast_to_shape(v, shape) for v in (xv, yv))
+    else:
+        shape = util.broadcast_shapes(c.aval.shape, xv.aval.shape, yv.aval.shape)  # ValueError, as JAX's
+        c, xv, yv = (util.broadcast_to_shape(v, shape) for v in (c, xv, yv))
     return lax.select(c, xv, yv)
+
+
+_WHERE = []
+
+
+def _where_jit():
+    if not _WHERE:
+        from xjax._src.jit import jit
+
+        _WHERE.append(jit(_where))
+    return _WHERE[0]
 
 

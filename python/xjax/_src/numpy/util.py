@@ -137,7 +137,7 @@ def convert(x, dtype, weak_type=False):
     """x (any array-like) as an operand of `dtype` (weakly typed if weak_type)."""
     if isinstance(x, _ARRAY_TYPES):
         aval = x.aval
-        if aval.dtype == dtype:
+        if aval.dtype == dtype and aval.weak_type == weak_type:
             return x
         return lax.elementwise._convert(x, dtype, weak_type)
     if type(x) in _PY_SCALARS:
@@ -219,7 +219,8 @@ def broadcast_operands(fun_name, ops, implicit=False):
     """Operands (already runtime values) broadcast to their common shape.
 
     With implicit=True (for lax's binary elementwise ops, which broadcast rank-0 operands and
-    size-1 dimensions themselves) only missing leading dimensions are added, by a reshape.
+    size-1 dimensions themselves) only missing leading dimensions are added, by a broadcast_in_dim
+    (JAX's rank promotion, lax.broadcast_to_rank).
     """
     shapes = [o.aval.shape for o in ops]
     s0 = shapes[0]
@@ -238,7 +239,7 @@ def broadcast_operands(fun_name, ops, implicit=False):
     out = []
     for o, s in zip(ops, shapes):
         if s and len(s) < nd:
-            o = lax.reshape(o, (1,) * (nd - len(s)) + s)
+            o = lax.broadcast_in_dim(o, (1,) * (nd - len(s)) + s, tuple(range(nd - len(s), nd)))
         out.append(o)
     return out
 
