@@ -11,9 +11,11 @@
 #include "core/cpu/scalar_adapters.h"
 #include "core/float_env.h"
 
-// Loops over transcendental functions are compiled for AVX-512, AVX2 and baseline x86-64 (picked
-// at load time) so that they can call glibc's vector math (see elementwise_vecmath.h). Not in
-// sanitizer builds (XJAX_NO_CLONES): the ifunc resolvers would run before the sanitizer runtime.
+// Loops over our own transcendental functions (ops/scalar_math.h) and a few others are compiled for
+// AVX-512, AVX2 and baseline x86-64 (picked at load time), each clone vectorised at its width; the
+// functions use no fused multiply-add and their files are compiled without contraction, so every
+// clone gives the same bits. Not in sanitizer builds (XJAX_NO_CLONES): the ifunc resolvers would
+// run before the sanitizer runtime.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && !defined(XJAX_NO_CLONES)
 #define XJAX_EW_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
@@ -39,7 +41,7 @@ void binary(const void* const* in, void* out, int64_t n) {
   R* o = static_cast<R*>(out);
   for (int64_t i = 0; i < n; ++i) o[i] = Op::f(a[i], b[i]);
 }
-// The same, compiled per instruction set: for loops that call vectorisable libm functions.
+// The same, compiled per instruction set: for loops that vectorise (our own math functions).
 template <class T, class R, class Op>
 XJAX_EW_CLONES void unary_vec(const void* const* in, void* out, int64_t n) {
   const T* a = arg<T>(in, 0);

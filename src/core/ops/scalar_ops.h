@@ -3,8 +3,9 @@
 // (src/core/cpu/elementwise_*.cpp, fused_loops.cpp) and the reference interpreter
 // (src/core/reference/scalar.cpp) call these; the CUDA generator prepends this text to generated
 // kernels and calls them by the names scalar_names.h gives. Host C++17, nvcc and NVRTC compile it
-// (scalar_portable.h). Two companions hold the rest: scalar_xla_math.h (log, log1p, erf_inv) and
-// scalar_convert.h (convert, bitcast); scalar_source() gives the four files as one text. A third,
+// (scalar_portable.h). Companions hold the rest: scalar_math.h (our own exp, tanh, pow, ..., which
+// the host computes instead of libm's, fn::), scalar_xla_math.h (log, log1p, erf_inv) and
+// scalar_convert.h (convert, bitcast); scalar_source() gives the five files as one text. Another,
 // scalar_special.h, holds the special functions (lgamma, digamma, igamma, zeta, Bessel, betainc),
 // portable too: its text (scalar_special_source()) goes only into the sources that call one.
 //
@@ -37,12 +38,18 @@
 // - Conversions (scalar_convert.h): float -> int truncates, saturates, NaN -> 0.
 // - Multiply-adds: float32 log, log1p and erf_inv are XLA's algorithms, bit for bit where the
 //   caller compiles without contraction (GCC -ffp-contract=off; nvcc --fmad=false); every fused
-//   multiply-add they need is an explicit fma.
+//   multiply-add they need is an explicit fma. Our own functions (scalar_math.h) fuse none: compiled
+//   without contraction they give the same bits on every instruction set.
+// - Transcendental functions on the host: one definition per function, whatever the position of an
+//   element or the vector width: ours (scalar_math.h) or one scalar libm call, never libmvec.
 #ifndef XJAX_SCALAR_OPS_H
 #define XJAX_SCALAR_OPS_H
 
 #ifndef XJAX_SCALAR_PORTABLE_H
 #include "core/ops/scalar_portable.h"
+#endif
+#ifndef XJAX_SCALAR_MATH_H
+#include "core/ops/scalar_math.h"
 #endif
 
 // The op definitions' namespace, opened and closed by this header and its companions. The two
@@ -143,14 +150,14 @@ template <class T> XJAX_HD inline T rem(T a, T b) {
   else if constexpr (is_int_v<T>) return b == 0 ? a : (b == T(-1) ? T(0) : T(a % b));
   else return libm::fmod(a, ftz(b));
 }
-template <class T> XJAX_HD inline T pow(T a, T b) {
+template <class T> XJAX_HD_ALWAYS_INLINE T pow(T a, T b) {
   if constexpr (is_unsigned_v<T>) {
     return power_by_squaring(a, u64(b));
   } else if constexpr (is_int_v<T>) {
     if (b < 0) return a == 1 ? T(1) : (a == T(-1) ? T((b & 1) ? -1 : 1) : T(0));
     return power_by_squaring(a, u64(b));
   } else {
-    return flush_subnormal(libm::pow(flush_subnormal(a), flush_subnormal(b)));
+    return flush_subnormal(fn::pow(flush_subnormal(a), flush_subnormal(b)));
   }
 }
 // integer_pow(x, y): y is the op's attribute; a negative y (floats only) gives 1 / x**|y|.
@@ -185,19 +192,20 @@ template <class T> XJAX_HD inline T clamp(T lo, T x, T hi) { return min(max(x, l
 template <class T> XJAX_HD inline T fma(T a, T b, T c) { return ftz(libm::fma(ftz(a), ftz(b), ftz(c))); }
 template <class T> XJAX_HD inline T copy(T x) { return x; }
 
-// ---- float functions computed by libm (or our code), flushed explicitly
+// ---- float functions computed by libm or by our own code (fn::, scalar_math.h), flushed
+// explicitly. Always inlined: a call would lose the loop's instruction set (and vectorisation).
 #define XJAX_SCALAR_FLUSHED(name, expr)                        \
-  template <class T> XJAX_HD inline T name(T x) {              \
+  template <class T> XJAX_HD_ALWAYS_INLINE T name(T x) {       \
     static_assert(is_float_v<T>, #name " takes float types");  \
     x = flush_subnormal(x);                                    \
     return flush_subnormal(T(expr));                           \
   }
-XJAX_SCALAR_FLUSHED(exp, libm::exp(x))
-XJAX_SCALAR_FLUSHED(exp2, libm::exp2(x))
-XJAX_SCALAR_FLUSHED(expm1, libm::expm1(x))
-XJAX_SCALAR_FLUSHED(tanh, libm::tanh(x))
+XJAX_SCALAR_FLUSHED(exp, fn::exp(x))
+XJAX_SCALAR_FLUSHED(exp2, fn::exp2(x))
+XJAX_SCALAR_FLUSHED(expm1, fn::expm1(x))
+XJAX_SCALAR_FLUSHED(tanh, fn::tanh(x))
 // 1 / (1 + e^-x): e^-x overflows to inf for very negative x, giving an exact 0; no cancellation.
-XJAX_SCALAR_FLUSHED(logistic, T(1) / (T(1) + libm::exp(-x)))
+XJAX_SCALAR_FLUSHED(logistic, T(1) / (T(1) + fn::exp(-x)))
 XJAX_SCALAR_FLUSHED(sin, libm::sin(x))
 XJAX_SCALAR_FLUSHED(cos, libm::cos(x))
 XJAX_SCALAR_FLUSHED(tan, libm::tan(x))

@@ -1,0 +1,257 @@
+// Part of the scalar op definitions (the rules are in scalar_ops.h): our own exp, exp2, expm1, log
+// (float64), tanh, pow (float32), sin and cos, which the host computes instead of libm's. Each is
+// written once, as plain scalar C++ without branches (selects, bit manipulation, polynomials), so
+// that GCC vectorises the CPU's loops over it, and the same code computes the vector lanes, the
+// tail elements, the fused engine's tiles and the reference interpreter's scalars: a value's bits
+// do not depend on where it sits in an array, on the array's length, on the thread split, or on
+// the vector width the CPU has (libm's scalar and libmvec's vector functions differ in the last
+// bits, and glibc picks FMA or plain variants by CPU). Nothing here fuses a multiply-add: the
+// polynomials are plain multiplies and adds, which round the same on every instruction set, so
+// that compiled without contraction (-ffp-contract=off, as src/core/CMakeLists.txt compiles every
+// file that calls these) the AVX-512, AVX2 and baseline clones of a loop give the same bits.
+//
+// Under CUDA, fn:: (what the ops call) is the device's libm: generated kernels keep CUDA's math
+// functions, and none of this code is compiled there.
+//
+// Accuracy: within about one ulp of the correctly rounded result over the whole range (the float32
+// functions that compute in double, pow and sin/cos, almost always correctly rounded);
+// tests/test_vecmath_bits.py measures it. The polynomial coefficients are our own minimax fits
+// (tools/fit_vecmath.py prints them). Operands are flushed by the ops before they get here;
+// subnormal operands read as zero, and results that would be subnormal may come back as
+// subnormals or zeros (the ops flush them).
+#ifndef XJAX_SCALAR_MATH_H
+#define XJAX_SCALAR_MATH_H
+
+#ifndef XJAX_SCALAR_PORTABLE_H
+#include "core/ops/scalar_portable.h"
+#endif
+
+namespace xjax {
+namespace scalar {
+
+#ifndef XJAX_SCALAR_CUDA
+namespace math {
+
+// c0 + t (c1 + t (c2 + ...)): Horner's rule with separate multiplies and adds.
+template <class T> XJAX_HD_ALWAYS_INLINE T poly(T, T c0) { return c0; }
+template <class T, class... C> XJAX_HD_ALWAYS_INLINE T poly(T t, T c0, C... c) { return c0 + t * poly(t, c...); }
+
+// |x| and x with the sign of s, on the bits.
+XJAX_HD_ALWAYS_INLINE float abs_bits(float x) { return bit_cast<float>(bit_cast<u32>(x) & 0x7fffffffu); }
+XJAX_HD_ALWAYS_INLINE double abs_bits(double x) { return bit_cast<double>(bit_cast<u64>(x) & 0x7fffffffffffffffull); }
+XJAX_HD_ALWAYS_INLINE float with_sign_of(float x, float s) {
+  return bit_cast<float>(bit_cast<u32>(x) | (bit_cast<u32>(s) & 0x80000000u));
+}
+XJAX_HD_ALWAYS_INLINE double with_sign_of(double x, double s) {
+  return bit_cast<double>(bit_cast<u64>(x) | (bit_cast<u64>(s) & 0x8000000000000000ull));
+}
+
+// x clamped to [lo, hi]; NaN stays NaN.
+template <class T> XJAX_HD_ALWAYS_INLINE T clamp_keep_nan(T x, T lo, T hi) { return x < lo ? lo : (x > hi ? hi : x); }
+
+// ---- rounding to an integer without a conversion: x + 1.5 2^23 (2^52) rounds x to the nearest
+// integer k (ties to even) and holds k's two's complement bits in its low bits, for |x| < 2^22
+// (2^51). No float-to-int conversion (NaN would make one undefined), and only integer operations
+// of the float's own width, which every vector instruction set has.
+constexpr float kRound32 = 0x1.8p23f;
+constexpr double kRound64 = 0x1.8p52;
+XJAX_HD_ALWAYS_INLINE u32 int_bits(float t) { return bit_cast<u32>(t) - bit_cast<u32>(kRound32); }
+XJAX_HD_ALWAYS_INLINE u64 int_bits(double t) { return bit_cast<u64>(t) - bit_cast<u64>(kRound64); }
+
+// 2^k for k in [-126, 127] ([-1022, 1023]), k as two's complement bits.
+XJAX_HD_ALWAYS_INLINE float pow2(u32 k) { return bit_cast<float>((k + 127u) << 23); }
+XJAX_HD_ALWAYS_INLINE double pow2(u64 k) { return bit_cast<double>((k + 1023u) << 52); }
+
+// y 2^k for k in [-252, 254] ([-2044, 2046]) as two scalings by normal powers of two: the first
+// is exact for y in [1/2, 2], the second rounds only a result that is subnormal or overflows.
+XJAX_HD_ALWAYS_INLINE float scale(float y, u32 k) {
+  u32 k1 = ((k + 512u) >> 1) - 256u;  // floor(k / 2)
+  return y * pow2(k1) * pow2(k - k1);
+}
+XJAX_HD_ALWAYS_INLINE double scale(double y, u64 k) {
+  u64 k1 = ((k + 4096u) >> 1) - 2048u;
+  return y * pow2(k1) * pow2(k - k1);
+}
+
+// ---- e^r - 1 - r = r^2 Q(r) for |r| <= ln2/2 (tools/fit_vecmath.py exp_f32, exp_f64).
+XJAX_HD_ALWAYS_INLINE float exp_q(float r) {
+  return poly(r, 0x1p-1f, 0x1.555554p-3f, 0x1.5554fap-5f, 0x1.1112bap-7f, 0x1.6d3e08p-10f, 0x1.9ec944p-13f);
+}
+XJAX_HD_ALWAYS_INLINE double exp_q(double r) {
+  return poly(r, 0x1.0000000000009p-1, 0x1.5555555555566p-3, 0x1.55555555501b1p-5, 0x1.1111111108e8ep-7,
+              0x1.6c16c187400e6p-10, 0x1.a01a01e4c41efp-13, 0x1.a0198e7fa709fp-16, 0x1.71dd5d7b87135p-19,
+              0x1.28ba46a44b9cfp-22, 0x1.b087de0901d68p-26);
+}
+
+// x = k ln2 + r with k = round(x / ln2): ln2 in two parts, the first with few enough bits that
+// k times it is exact (k has at most 8 (11) bits here), so x - k ln2_hi is exact too.
+struct Reduced32 {
+  float hi, lo;  // r = hi - lo
+  u32 k;
+};
+struct Reduced64 {
+  double hi, lo;
+  u64 k;
+};
+XJAX_HD_ALWAYS_INLINE Reduced32 reduce_ln2(float x) {
+  float t = x * 0x1.715476p+0f + kRound32;
+  float kf = t - kRound32;
+  return {x - kf * 0x1.62e4p-1f, kf * 0x1.7f7d1cp-20f, int_bits(t)};
+}
+XJAX_HD_ALWAYS_INLINE Reduced64 reduce_ln2(double x) {
+  double t = x * 0x1.71547652b82fep+0 + kRound64;
+  double kf = t - kRound64;
+  return {x - kf * 0x1.62e42fefa38p-1, kf * 0x1.ef35793c7673p-45, int_bits(t)};
+}
+
+// e^x. Below -104 (-746) the result is 0 or subnormal, above 89 (710) it overflows: x is clamped
+// into that range so that 2^k splits into two normal factors.
+XJAX_HD_ALWAYS_INLINE float exp(float x) {
+  Reduced32 d = reduce_ln2(clamp_keep_nan(x, -104.0f, 89.0f));
+  float r = d.hi - d.lo;
+  return scale(1.0f + (r + r * r * exp_q(r)), d.k);
+}
+XJAX_HD_ALWAYS_INLINE double exp(double x) {
+  Reduced64 d = reduce_ln2(clamp_keep_nan(x, -746.0, 710.0));
+  double r = d.hi - d.lo;
+  return scale(1.0 + (r + r * r * exp_q(r)), d.k);
+}
+
+// e^x - 1 = 2^k e^r - 1 = (2^k - 1 + 2^k r) + 2^k (e^r - 1 - r): the first sum is exact where the
+// result is a difference (small k), which keeps the polynomial's rounding from being amplified;
+// c (what rounding r lost) is added to the tail. As (2^(k-1) - 1/2 + ...) 2 so that 2^(k-1) stays
+// finite up to the overflow threshold; for k = 0 the sum r + tail itself (no halving: a tiny x
+// stays x). Below -30 (-60), -1.
+XJAX_HD_ALWAYS_INLINE float expm1(float x) {
+  Reduced32 d = reduce_ln2(clamp_keep_nan(x, -30.0f, 89.0f));
+  float r = d.hi - d.lo;
+  float c = (d.hi - r) - d.lo;
+  float tail = r * r * exp_q(r) + (c + c * r);
+  float s = pow2(d.k - 1u);
+  float y = (((s - 0.5f) + s * r) + s * tail) * 2.0f;
+  y = d.k == 0u ? r + tail : y;
+  return x == 0.0f ? x : y;  // -0 stays -0
+}
+XJAX_HD_ALWAYS_INLINE double expm1(double x) {
+  Reduced64 d = reduce_ln2(clamp_keep_nan(x, -60.0, 710.0));
+  double r = d.hi - d.lo;
+  double c = (d.hi - r) - d.lo;
+  double tail = r * r * exp_q(r) + (c + c * r);
+  double s = pow2(d.k - 1u);
+  double y = (((s - 0.5) + s * r) + s * tail) * 2.0;
+  y = d.k == 0u ? r + tail : y;
+  return x == 0.0 ? x : y;
+}
+
+// 2^x = 2^k 2^f, k = round(x), f = x - k exact; 2^f = 1 + f P(f) (exp2_f32, exp2_f64).
+XJAX_HD_ALWAYS_INLINE float exp2(float x) {
+  float xc = clamp_keep_nan(x, -152.0f, 129.0f);
+  float t = xc + kRound32;
+  float f = xc - (t - kRound32);
+  float p = poly(f, 0x1.62e432p-1f, 0x1.ebfbe6p-3f, 0x1.c6ad6cp-5f, 0x1.3b2446p-7f, 0x1.5fe266p-10f, 0x1.48ebd8p-13f);
+  return scale(1.0f + f * p, int_bits(t));
+}
+XJAX_HD_ALWAYS_INLINE double exp2(double x) {
+  double xc = clamp_keep_nan(x, -1076.0, 1025.0);
+  double t = xc + kRound64;
+  double f = xc - (t - kRound64);
+  double p = poly(f, 0x1.62e42fefa39efp-1, 0x1.ebfbdff82c58ep-3, 0x1.c6b08d704a136p-5, 0x1.3b2ab6fba5077p-7,
+                  0x1.5d87fe7890119p-10, 0x1.430912f7bd5a5p-13, 0x1.ffcbfcc707915p-17, 0x1.62c026cb4111bp-20,
+                  0x1.b524445dd9574p-24, 0x1.e4b1c8e3c99cdp-28, 0x1.eac8700510ef5p-32, 0x1.021beb12d42fbp-35);
+  return scale(1.0 + f * p, int_bits(t));
+}
+
+// ---- log: x = 2^e m with m in [sqrt(1/2), sqrt(2)), f = m - 1 (exact), s = f / (2 + f);
+// log(1 + f) = 2 atanh(s) = f - f^2/2 + s (f^2/2 + z T(z)), z = s^2 (log_f64), summed so that the
+// largest terms come last.
+XJAX_HD_ALWAYS_INLINE double log_t(double z) {
+  return poly(z, 0x1.5555555555555p-1, 0x1.9999999999ea6p-2, 0x1.249249241e45fp-2, 0x1.c71c72682b959p-3,
+              0x1.745cd97f4258ep-3, 0x1.3b21781dcfa09p-3, 0x1.0f4ae7a0980d4p-3, 0x1.10045fee8e659p-3);
+}
+// log(x) for finite x > 0 (normal): e, and the parts of log(m).
+struct LogParts {
+  double e, f, s, hfsq, tail;  // log m = f - (hfsq - s (hfsq + tail))
+};
+XJAX_HD_ALWAYS_INLINE LogParts log_parts(double x) {
+  const u64 kSqrtHalf = 0x3fe6a09e667f3bcdull;
+  u64 t = bit_cast<u64>(x) + (0x3ff0000000000000ull - kSqrtHalf);  // the exponent field: e + 1023
+  double e = bit_cast<double>((t >> 52) | 0x4330000000000000ull) - (0x1p52 + 1023.0);
+  double m = bit_cast<double>((t & 0x000fffffffffffffull) + kSqrtHalf);
+  double f = m - 1.0;
+  double s = f / (2.0 + f);
+  double z = s * s;
+  return {e, f, s, 0.5 * f * f, z * log_t(z)};
+}
+XJAX_HD_ALWAYS_INLINE double log(double x) {
+  LogParts p = log_parts(x);
+  double y = p.e * 0x1.62e42fefa38p-1 - ((p.hfsq - (p.s * (p.hfsq + p.tail) + p.e * 0x1.ef35793c7673p-45)) - p.f);
+  y = x == infinity<double>() ? x : y;
+  // Zero and subnormals (zero to DAZ) give -inf, negative numbers NaN.
+  y = x < min_normal<double>() ? (x > -min_normal<double>() ? -infinity<double>() : quiet_nan<double>()) : y;
+  return x != x ? x : y;
+}
+
+// ---- tanh, odd: on |x|, then x's sign. |x| + |x|^3 P(x^2) below 0.875 (0.55) (tanh_f32,
+// tanh_f64), else 1 - 2 / (e^2|x| + 1) (where 2 / (e^2|x| + 1) <= 1/2: no cancellation).
+XJAX_HD_ALWAYS_INLINE float tanh(float x) {
+  float ax = abs_bits(x);
+  float t = x * x;
+  float small = ax + ax * t * poly(t, -0x1.555514p-2f, 0x1.1104p-3f, -0x1.b8578p-5f, 0x1.57ec08p-6f, -0x1.c8c688p-8f,
+                                   0x1.63349p-10f);
+  float large = 1.0f - 2.0f / (exp(2.0f * clamp_keep_nan(ax, 0.0f, 10.0f)) + 1.0f);
+  return with_sign_of(ax < 0.875f ? small : large, x);
+}
+XJAX_HD_ALWAYS_INLINE double tanh(double x) {
+  double ax = abs_bits(x);
+  double t = x * x;
+  double small =
+      ax + ax * t * poly(t, -0x1.555555555549ep-2, 0x1.11111111029bep-3, -0x1.ba1ba1adfed71p-5, 0x1.664f45f7fcd53p-6,
+                         -0x1.226de50ee36bp-7, 0x1.d6c74b670354ep-9, -0x1.7d00bcbf6eecap-10, 0x1.2ff4eaa964cdap-11,
+                         -0x1.bb39ca0dc47e7p-13, 0x1.b230f74047a77p-15);
+  double large = 1.0 - 2.0 / (exp(2.0 * clamp_keep_nan(ax, 0.0, 20.0)) + 1.0);
+  return with_sign_of(ax < 0.55 ? small : large, x);
+}
+
+// ---- pow(x, y) in float32: e^(y log|x|) computed in double (y log|x| has 53 bits where the
+// result needs 24, so it is almost always correctly rounded), then C99's special cases.
+XJAX_HD_ALWAYS_INLINE float pow(float x, float y) {
+  float ax = abs_bits(x), ay = abs_bits(y);
+  double l = log(double(ax));  // -inf at 0, inf at inf
+  float g = float(exp(double(y) * l));
+  // y an integer (every float from 2^23 up is), an odd one (none from 2^24 up).
+  float t = ay + 0x1p23f;
+  bool y_int = ay >= 0x1p23f || (t - 0x1p23f) == ay;
+  bool y_odd = y_int && ay < 0x1p24f && ((bit_cast<u32>(ay < 0x1p23f ? t : ay) & 1u) != 0);
+  float r = y_odd ? with_sign_of(g, x) : g;               // a negative base (-0 and -inf too)
+  r = (x < 0.0f && x > -infinity<float>() && !y_int) ? quiet_nan<float>() : r;
+  r = (x == 1.0f || y == 0.0f || (x == -1.0f && ay == infinity<float>())) ? 1.0f : r;
+  return r;
+}
+
+}  // namespace math
+#endif  // !XJAX_SCALAR_CUDA
+
+// ---- what the ops call: these functions on the host, the device's libm under CUDA.
+namespace fn {
+#ifdef XJAX_SCALAR_CUDA
+#define XJAX_SCALAR_FN(name, type, params, args) \
+  XJAX_HD_ALWAYS_INLINE type name params { return libm::name args; }
+#else
+#define XJAX_SCALAR_FN(name, type, params, args) \
+  XJAX_HD_ALWAYS_INLINE type name params { return math::name args; }
+#endif
+XJAX_SCALAR_FN(exp, float, (float x), (x)) XJAX_SCALAR_FN(exp, double, (double x), (x))
+XJAX_SCALAR_FN(exp2, float, (float x), (x)) XJAX_SCALAR_FN(exp2, double, (double x), (x))
+XJAX_SCALAR_FN(expm1, float, (float x), (x)) XJAX_SCALAR_FN(expm1, double, (double x), (x))
+XJAX_SCALAR_FN(tanh, float, (float x), (x)) XJAX_SCALAR_FN(tanh, double, (double x), (x))
+XJAX_SCALAR_FN(log, double, (double x), (x))
+XJAX_SCALAR_FN(pow, float, (float x, float y), (x, y))
+#undef XJAX_SCALAR_FN
+// float64 pow stays libm's (one scalar call per element: the same bits wherever the element is).
+XJAX_HD_ALWAYS_INLINE double pow(double x, double y) { return libm::pow(x, y); }
+}  // namespace fn
+
+}  // namespace scalar
+}  // namespace xjax
+
+#endif  // XJAX_SCALAR_MATH_H
