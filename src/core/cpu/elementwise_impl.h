@@ -56,6 +56,28 @@ XJAX_EW_CLONES void binary_vec(const void* const* in, void* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) o[i] = Op::f(a[i], b[i]);
 }
 
+// Loops over functions that our own code computes over a main range and libm beyond it (sin, cos:
+// Op::main, Op::in_main_range; scalar_adapters.h): per block, the main-range code, which
+// vectorises, where the whole block lies in that range, else Op::f element by element. Every
+// element gets Op::f's value either way (Op::main is Op::f in range), whatever block it falls in.
+template <class T, class Op>
+XJAX_EW_CLONES void unary_ranged(const void* const* in, void* out, int64_t n) {
+  using Count = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  constexpr int64_t kBlock = 256;
+  const T* a = arg<T>(in, 0);
+  T* o = static_cast<T*>(out);
+  for (int64_t s = 0; s < n; s += kBlock) {
+    const int64_t m = std::min(kBlock, n - s);
+    Count outside = 0;
+    for (int64_t i = 0; i < m; ++i) outside += Count(!Op::in_main_range(a[s + i]));
+    if (outside == 0) {
+      for (int64_t i = 0; i < m; ++i) o[s + i] = Op::main(a[s + i]);
+    } else {
+      for (int64_t i = 0; i < m; ++i) o[s + i] = Op::f(a[s + i]);
+    }
+  }
+}
+
 // float16/bfloat16 <-> float32 over arrays (F16C where the CPU has it; elementwise_half.cpp).
 void to_float(const float16* a, float* o, int64_t n);
 void to_float(const bfloat16* a, float* o, int64_t n);

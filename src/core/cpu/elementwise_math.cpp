@@ -15,6 +15,11 @@ template <class Op>
 ElementwiseLoop vec_unary(DType dt) {
   return float_loop<unary_vec<float, float, Op>, unary_vec<double, double, Op>, 1>(dt);
 }
+// Our own code over a main range, libm's per element beyond it (sin, cos).
+template <class Op>
+ElementwiseLoop ranged_unary(DType dt) {
+  return float_loop<unary_ranged<float, Op>, unary_ranged<double, Op>, 1>(dt);
+}
 // One scalar libm call per element.
 template <class Op>
 ElementwiseLoop libm_unary(DType dt) {
@@ -40,8 +45,8 @@ ElementwiseLoop math_loop(OpId op, DType dt, const Attrs& attrs) {
     case OpId::expm1_: return vec_unary<op::Expm1>(dt);
     case OpId::tanh_: return vec_unary<op::Tanh>(dt);
     case OpId::logistic_: return vec_unary<op::Logistic>(dt);
-    case OpId::sin_: return libm_unary<op::Sin>(dt);
-    case OpId::cos_: return libm_unary<op::Cos>(dt);
+    case OpId::sin_: return ranged_unary<op::SinRanged>(dt);
+    case OpId::cos_: return ranged_unary<op::CosRanged>(dt);
     case OpId::tan_: return libm_unary<op::Tan>(dt);
     case OpId::asin_: return libm_unary<op::Asin>(dt);
     case OpId::acos_: return libm_unary<op::Acos>(dt);

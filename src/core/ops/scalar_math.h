@@ -228,6 +228,80 @@ XJAX_HD_ALWAYS_INLINE float pow(float x, float y) {
   return r;
 }
 
+// ---- sin and cos: x = k pi/2 + r with |r| <= pi/4 (a little more), then +-sin r or +-cos r by
+// the quadrant k mod 4 (cos x = sin(x + pi/2): quadrant k + 1). Our code covers the main range,
+// |x| <= 2^18 (float32) and 2^20 (float64), where k has at most 20 bits: pi/2 in parts of 33 bits
+// (k times each is exact) and a last rounded one. Beyond it (and for +-inf), libm's scalar
+// function: sin_main and cos_main are the main-range code, for loops that check a block's range
+// first (sincos_main_range) and vectorise it; sin and cos pick per element.
+XJAX_HD_ALWAYS_INLINE bool sincos_main_range(float x) { return !(abs_bits(x) > 0x1p18f); }  // NaN: in
+XJAX_HD_ALWAYS_INLINE bool sincos_main_range(double x) { return !(abs_bits(x) > 0x1p20); }
+
+// float32, in double: the reduction's error is below 2^-80 of r, the polynomials' 2^-37 (the
+// float result is almost always correctly rounded).
+XJAX_HD_ALWAYS_INLINE float sincos_main_f32(float x, u64 quadrant_shift) {
+  double xd = x;
+  double t = xd * 0x1.45f306dc9c883p-1 + kRound64;  // x 2/pi
+  double k = t - kRound64;
+  double r = ((xd - k * 0x1.921fb544p+0) - k * 0x1.0b4611a6p-34) - k * 0x1.3198a2e037073p-69;
+  double z = r * r;
+  double sin_r = r + r * z * poly(z, -0x1.5555554c68a6p-3, 0x1.11110863b4714p-7, -0x1.a00f79c445489p-13,
+                                  0x1.6cd0a845999d4p-19);
+  double cos_r = (1.0 - 0.5 * z) + z * z * poly(z, 0x1.55555552c00f3p-5, -0x1.6c16bb8c7f7b6p-10,
+                                                0x1.a012bd7da1c3bp-16, -0x1.2473b41bfc45cp-22);
+  u64 q = int_bits(t) + quadrant_shift;
+  double y = (q & 1u) ? cos_r : sin_r;
+  return float((q & 2u) ? -y : y);
+}
+XJAX_HD_ALWAYS_INLINE float sin_main(float x) {
+  float y = sincos_main_f32(x, 0u);
+  return x == 0.0f ? x : y;  // -0 stays -0
+}
+XJAX_HD_ALWAYS_INLINE float cos_main(float x) { return sincos_main_f32(x, 1u); }
+
+// a + b = s + e exactly (Knuth's two-sum).
+XJAX_HD_ALWAYS_INLINE double two_sum(double a, double b, double& e) {
+  double s = a + b;
+  double bb = s - a;
+  e = (a - (s - bb)) + (b - bb);
+  return s;
+}
+
+// float64: r as r_hi + r_lo (to about 2^-100 of r even where x is close to a multiple of pi/2:
+// two-sums keep what the subtractions round off); sin(r_hi + r_lo) = sin r_hi + r_lo cos r_hi and
+// cos(r_hi + r_lo) = cos r_hi - r_lo sin r_hi to first order (sin_f64, cos_f64).
+XJAX_HD_ALWAYS_INLINE double sincos_main_f64(double x, u64 quadrant_shift) {
+  double t = x * 0x1.45f306dc9c883p-1 + kRound64;
+  double k = t - kRound64;
+  double t1 = x - k * 0x1.921fb544p+0;  // exact
+  double e2, ea, e3;
+  double t2 = two_sum(t1, -(k * 0x1.0b4611a6p-34), e2);
+  double a = two_sum(e2, -(k * 0x1.3198a2ep-69), ea);
+  double r = two_sum(t2, a, e3);
+  double r_lo = e3 + (ea - k * 0x1.b839a252049c1p-104);
+  double z = r * r;
+  double sin_r = r + (r_lo - 0.5 * z * r_lo +
+                      r * z * poly(z, -0x1.5555555555548p-3, 0x1.111111110f763p-7, -0x1.a01a019befe13p-13,
+                                   0x1.71de355b4879bp-19, -0x1.ae5e50816639ep-26, 0x1.5d8cd73e4a98fp-33));
+  double hz = 0.5 * z;
+  double w = 1.0 - hz;
+  double cos_r = w + (((1.0 - w) - hz) + (z * z * poly(z, 0x1.5555555555553p-5, -0x1.6c16c16c15e87p-10,
+                                                          0x1.a01a019dc89d3p-16, -0x1.27e4f8bab10ccp-22,
+                                                          0x1.1eea573eedc82p-29, -0x1.8fe0f4acf0b32p-37) -
+                                                   r * r_lo));
+  u64 q = int_bits(t) + quadrant_shift;
+  double y = (q & 1u) ? cos_r : sin_r;
+  return (q & 2u) ? -y : y;
+}
+XJAX_HD_ALWAYS_INLINE double sin_main(double x) {
+  double y = sincos_main_f64(x, 0u);
+  return x == 0.0 ? x : y;
+}
+XJAX_HD_ALWAYS_INLINE double cos_main(double x) { return sincos_main_f64(x, 1u); }
+
+template <class T> XJAX_HD_ALWAYS_INLINE T sin(T x) { return sincos_main_range(x) ? sin_main(x) : libm::sin(x); }
+template <class T> XJAX_HD_ALWAYS_INLINE T cos(T x) { return sincos_main_range(x) ? cos_main(x) : libm::cos(x); }
+
 }  // namespace math
 #endif  // !XJAX_SCALAR_CUDA
 
@@ -246,7 +320,20 @@ XJAX_SCALAR_FN(expm1, float, (float x), (x)) XJAX_SCALAR_FN(expm1, double, (doub
 XJAX_SCALAR_FN(tanh, float, (float x), (x)) XJAX_SCALAR_FN(tanh, double, (double x), (x))
 XJAX_SCALAR_FN(log, double, (double x), (x))
 XJAX_SCALAR_FN(pow, float, (float x, float y), (x, y))
+XJAX_SCALAR_FN(sin, float, (float x), (x)) XJAX_SCALAR_FN(sin, double, (double x), (x))
+XJAX_SCALAR_FN(cos, float, (float x), (x)) XJAX_SCALAR_FN(cos, double, (double x), (x))
 #undef XJAX_SCALAR_FN
+// The main-range forms of sin and cos (see above): what sin and cos compute wherever
+// sincos_main_range holds. Under CUDA, libm's functions and the whole range.
+#ifdef XJAX_SCALAR_CUDA
+template <class T> XJAX_HD_ALWAYS_INLINE T sin_main(T x) { return libm::sin(x); }
+template <class T> XJAX_HD_ALWAYS_INLINE T cos_main(T x) { return libm::cos(x); }
+template <class T> XJAX_HD_ALWAYS_INLINE bool sincos_main_range(T) { return true; }
+#else
+using math::cos_main;
+using math::sin_main;
+using math::sincos_main_range;
+#endif
 // float64 pow stays libm's (one scalar call per element: the same bits wherever the element is).
 XJAX_HD_ALWAYS_INLINE double pow(double x, double y) { return libm::pow(x, y); }
 }  // namespace fn

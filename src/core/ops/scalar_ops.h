@@ -206,8 +206,14 @@ XJAX_SCALAR_FLUSHED(expm1, fn::expm1(x))
 XJAX_SCALAR_FLUSHED(tanh, fn::tanh(x))
 // 1 / (1 + e^-x): e^-x overflows to inf for very negative x, giving an exact 0; no cancellation.
 XJAX_SCALAR_FLUSHED(logistic, T(1) / (T(1) + fn::exp(-x)))
-XJAX_SCALAR_FLUSHED(sin, libm::sin(x))
-XJAX_SCALAR_FLUSHED(cos, libm::cos(x))
+// sin and cos: our own code over a main range, libm's beyond it (scalar_math.h); sin_main and
+// cos_main are the same functions for operands in that range (main_range), for loops that check a
+// block's range first and then run code that vectorises. Not ops of their own.
+XJAX_SCALAR_FLUSHED(sin, fn::sin(x))
+XJAX_SCALAR_FLUSHED(cos, fn::cos(x))
+XJAX_SCALAR_FLUSHED(sin_main, fn::sin_main(x))
+XJAX_SCALAR_FLUSHED(cos_main, fn::cos_main(x))
+template <class T> XJAX_HD_ALWAYS_INLINE bool sincos_main_range(T x) { return fn::sincos_main_range(x); }
 XJAX_SCALAR_FLUSHED(tan, libm::tan(x))
 XJAX_SCALAR_FLUSHED(asin, libm::asin(x))
 XJAX_SCALAR_FLUSHED(acos, libm::acos(x))
