@@ -12,7 +12,7 @@ the coefficients as C++ hex-float literals and the fitted error bound.
 import math
 import struct
 import sys
-from decimal import Decimal as D, getcontext
+from decimal import Decimal as D, getcontext, localcontext
 
 getcontext().prec = 80
 PI = D("3.14159265358979323846264338327950288419716939937510582097494459")
@@ -186,6 +186,36 @@ def sqrt(x):
     return x.sqrt()
 
 
+def atan(v):
+    s, p, k = D(0), v, 1
+    while abs(p) > D("1e-75"):
+        s += p / k
+        p = -p * v * v
+        k += 2
+    return s
+
+
+def erf(x):
+    """By its series, at 160 digits (terms grow to e^(x^2) before they shrink)."""
+    with localcontext() as ctx:
+        ctx.prec = 160
+        s, term, n = D(0), x, 0
+        while True:
+            add = term / (2 * n + 1)
+            s += add
+            if abs(add) < D(10) ** -150 and n > 5:
+                break
+            n += 1
+            term = -term * x * x / n
+        return 2 / PI.sqrt() * s
+
+
+def erfcx(x):
+    with localcontext() as ctx:
+        ctx.prec = 160
+        return (x * x).exp() * (1 - erf(x))
+
+
 # name: (fmt, g, w, a, b, fixed leading coefficients, degree, what)
 HALF_LN2 = LN2 / 2 * D("1.0002")
 S_MAX = (D(2).sqrt() - 1) / (D(2).sqrt() + 1) * D("1.0001")  # |s| for m in [sqrt(1/2), sqrt(2))
@@ -240,6 +270,30 @@ def cos_w(t):
     return t * t / cos(t.sqrt())
 
 
+def atan_p(t):
+    v = t.sqrt()
+    return (atan(v) - v) / (v * t)
+
+
+def atan_w(t):
+    v = t.sqrt()
+    return t * v / atan(v)
+
+
+def erf_p(t):
+    x = t.sqrt()
+    return erf(x) / x
+
+
+def erfc_b(u):
+    return erfcx(u + D("1.75"))
+
+
+def erfc_c(t):
+    x = 1 / t.sqrt()
+    return x * erfcx(x)
+
+
 FITS = {
     # e^r = 1 + r + r^2 Q(r) (and e^r - 1 = r + r^2 Q(r)), |r| <= ln2/2
     "exp_f32": ("f32", exp_q, exp_w, -HALF_LN2, HALF_LN2, [], 5, "Q(r) ~ (e^r - 1 - r) / r^2"),
@@ -253,10 +307,17 @@ FITS = {
     "tanh_f32": ("f32", tanh_p, tanh_w, D(0), D("0.7744"), [], 5, "P(t) ~ (tanh(x) - x) / x^3, t = x^2"),
     "tanh_f64": ("f64", tanh_p, tanh_w, D(0), D("0.3025"), [], 9, "P(t) ~ (tanh(x) - x) / x^3, t = x^2"),
     # sin(r) = r + r^3 S(r^2), cos(r) = 1 - r^2/2 + r^4 C(r^2), |r| <= pi/4
-    "sin_f32": ("f32", sin_p, sin_w, D(0), (PI / 4) ** 2 * D("1.001"), [], 3, "S(t) ~ (sin(r) - r) / r^3, t = r^2"),
-    "cos_f32": ("f32", cos_p, cos_w, D(0), (PI / 4) ** 2 * D("1.001"), [], 3, "C(t) ~ (cos(r) - 1 + t/2) / t^2"),
-    "sin_f64": ("f64", sin_p, sin_w, D(0), (PI / 4) ** 2 * D("1.001"), [], 6, "S(t) ~ (sin(r) - r) / r^3, t = r^2"),
-    "cos_f64": ("f64", cos_p, cos_w, D(0), (PI / 4) ** 2 * D("1.001"), [], 6, "C(t) ~ (cos(r) - 1 + t/2) / t^2"),
+    "sin_f64": ("f64", sin_p, sin_w, D(0), (PI / 4) ** 2 * D("1.001"), [], 5, "S(t) ~ (sin(r) - r) / r^3, t = r^2"),
+    "cos_f64": ("f64", cos_p, cos_w, D(0), (PI / 4) ** 2 * D("1.001"), [], 5, "C(t) ~ (cos(r) - 1 + t/2) / t^2"),
+    # the float32 functions computed in double need about 2^-35 (f64 format, low degrees)
+    "sin_f32": ("f64", sin_p, sin_w, D(0), (PI / 4) ** 2 * D("1.001"), [], 3, "S(t) ~ (sin(r) - r) / r^3, t = r^2"),
+    "cos_f32": ("f64", cos_p, cos_w, D(0), (PI / 4) ** 2 * D("1.001"), [], 3, "C(t) ~ (cos(r) - 1 + t/2) / t^2"),
+    # atan(v) = v + v^3 A(v^2), |v| <= tan(pi/8)
+    "atan_f32": ("f64", atan_p, atan_w, D(0), D("0.1717"), [], 6, "A(t) ~ (atan(v) - v) / v^3, t = v^2"),
+    # erf(x) = x P(x^2), |x| < 1; erfc(x) = e^-x^2 B(x - 1.75) on [1, 2.5], e^-x^2 C(1/x^2) / x on [2.5, 10.1]
+    "erf_f32": ("f64", erf_p, lambda t: D(1), D(0), D(1), [], 8, "P(t) ~ erf(x) / x, t = x^2"),
+    "erfc_b_f32": ("f64", erfc_b, lambda u: 1 / erfc_b(u), D("-0.75"), D("0.75"), [], 11, "B(u) ~ e^x^2 erfc(x), u = x - 1.75"),
+    "erfc_c_f32": ("f64", erfc_c, lambda t: 1 / erfc_c(t), D("0.0098"), D("0.16"), [], 9, "C(t) ~ x e^x^2 erfc(x), t = 1/x^2"),
 }
 
 

@@ -21,8 +21,10 @@ namespace s = xjax::scalar;
 // The functions, as the CPU loops compute them (flushed operands and results).
 #define XJAX_UNARY_FUNCTIONS(X)                                                                        \
   X(exp, s::exp(x)) X(exp2, s::exp2(x)) X(expm1, s::expm1(x)) X(tanh, s::tanh(x)) X(logistic, s::logistic(x)) \
-  X(log, s::log(x)) X(log1p, s::log1p(x)) X(sin, s::sin_main(x)) X(cos, s::cos_main(x)) X(erf_inv, s::erf_inv(x))
-#define XJAX_BINARY_FUNCTIONS(X) X(pow, s::pow(x, y))
+  X(log, s::log(x)) X(log1p, s::log1p(x)) X(sin, s::sin_main(x)) X(cos, s::cos_main(x)) X(tan, s::tan(x))      \
+  X(erf_inv, s::erf_inv(x)) X(erf, s::erf(x)) X(erfc, s::erfc(x)) X(atan, s::atan(x)) X(asin, s::asin(x))      \
+  X(acos, s::acos(x)) X(sinh, s::sinh(x)) X(cosh, s::cosh(x))
+#define XJAX_BINARY_FUNCTIONS(X) X(pow, s::pow(x, y)) X(atan2, s::atan2(x, y))
 
 // One loop per function, type and instruction set.
 #define XJAX_LOOPS_FOR(suffix, attr)                                                                   \

@@ -41,7 +41,7 @@ XJAX_EW_OP(Clz, clz)
       return scalar::sincos_main_range(x);                                                           \
     }                                                                                                \
   };
-XJAX_EW_RANGED_OP(Sin, sin) XJAX_EW_RANGED_OP(Cos, cos)
+XJAX_EW_RANGED_OP(Sin, sin) XJAX_EW_RANGED_OP(Cos, cos) XJAX_EW_RANGED_OP(Tan, tan)
 #undef XJAX_EW_RANGED_OP
 
 // Ops with an attribute, fixed per loop so that it folds into the loop's code.

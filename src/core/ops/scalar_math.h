@@ -299,8 +299,120 @@ XJAX_HD_ALWAYS_INLINE double sin_main(double x) {
 }
 XJAX_HD_ALWAYS_INLINE double cos_main(double x) { return sincos_main_f64(x, 1u); }
 
+// tan = sin r / cos r, or -cos r / sin r in odd quadrants (float32, in double).
+XJAX_HD_ALWAYS_INLINE float tan_main(float x) {
+  double xd = x;
+  double t = xd * 0x1.45f306dc9c883p-1 + kRound64;
+  double k = t - kRound64;
+  double r = ((xd - k * 0x1.921fb544p+0) - k * 0x1.0b4611a6p-34) - k * 0x1.3198a2e037073p-69;
+  double z = r * r;
+  double sin_r = r + r * z * poly(z, -0x1.5555554c68a6p-3, 0x1.11110863b4714p-7, -0x1.a00f79c445489p-13,
+                                  0x1.6cd0a845999d4p-19);
+  double cos_r = (1.0 - 0.5 * z) + z * z * poly(z, 0x1.55555552c00f3p-5, -0x1.6c16bb8c7f7b6p-10,
+                                                0x1.a012bd7da1c3bp-16, -0x1.2473b41bfc45cp-22);
+  bool odd = (int_bits(t) & 1u) != 0;
+  float y = float(odd ? -cos_r / sin_r : sin_r / cos_r);
+  return x == 0.0f ? x : y;
+}
+
 template <class T> XJAX_HD_ALWAYS_INLINE T sin(T x) { return sincos_main_range(x) ? sin_main(x) : libm::sin(x); }
 template <class T> XJAX_HD_ALWAYS_INLINE T cos(T x) { return sincos_main_range(x) ? cos_main(x) : libm::cos(x); }
+XJAX_HD_ALWAYS_INLINE float tan(float x) { return sincos_main_range(x) ? tan_main(x) : libm::tan(x); }
+
+// ---- float32 functions computed in double, where 53 bits leave room for the rounding to 24:
+// almost always correctly rounded.
+
+// atan2(y, x): on |y| and |x|, n / d = min / max in [0, 1]; above tan(pi/8) as
+// pi/4 + atan((n - d) / (n + d)) (n - d and n + d are exact), so that the polynomial's argument v
+// stays within tan(pi/8): atan v = v + v^3 A(v^2) (atan_f32). Then the octant: pi/2 - a where |y|
+// was the larger, pi - a for a negative x (-0 too), y's sign. Both zero: 0 or pi; both infinite:
+// pi/4 or 3pi/4 (as n = d = 1).
+XJAX_HD_ALWAYS_INLINE double atan2_f32(double y, double x) {
+  const double kPi = 0x1.921fb54442d18p+1, kPio2 = 0x1.921fb54442d18p+0, kPio4 = 0x1.921fb54442d18p-1;
+  double ay = abs_bits(y), ax = abs_bits(x);
+  bool swap = ay > ax;
+  double n = swap ? ax : ay, d = swap ? ay : ax;
+  bool both_inf = n == infinity<double>();
+  n = both_inf ? 1.0 : n;
+  d = both_inf ? 1.0 : d;
+  bool big = n > 0x1.a827999fcef32p-2 * d;  // tan(pi/8)
+  double v = big ? (n - d) / (n + d) : n / d;
+  v = d == 0.0 ? 0.0 : v;
+  double z = v * v;
+  double a = (big ? kPio4 : 0.0) + (v + v * z * poly(z, -0x1.5555554ed798ep-2, 0x1.999991f46bb1fp-3,
+                                                      -0x1.2490c1c1dfc52p-3, 0x1.c6d1bb4caae2ep-4,
+                                                      -0x1.70885c7742d12p-4, 0x1.1eb79a0ff5dd9p-4,
+                                                      -0x1.39224be0f4f0cp-5));
+  a = swap ? kPio2 - a : a;
+  a = (bit_cast<u64>(x) >> 63) != 0 ? kPi - a : a;
+  a = with_sign_of(a, y);
+  return (x != x || y != y) ? x + y : a;
+}
+XJAX_HD_ALWAYS_INLINE float atan2(float y, float x) { return float(atan2_f32(double(y), double(x))); }
+XJAX_HD_ALWAYS_INLINE float atan(float x) { return float(atan2_f32(double(x), 1.0)); }
+// asin x = atan2(x, sqrt(1 - x^2)), acos x = atan2(sqrt(1 - x^2), x), 1 - x^2 as (1 - x)(1 + x)
+// (both exact in double); |x| > 1 gives the square root of a negative number: NaN.
+XJAX_HD_ALWAYS_INLINE float asin(float x) {
+  double xd = x;
+  return float(atan2_f32(xd, libm::sqrt((1.0 - xd) * (1.0 + xd))));
+}
+XJAX_HD_ALWAYS_INLINE float acos(float x) {
+  double xd = x;
+  return float(atan2_f32(libm::sqrt((1.0 - xd) * (1.0 + xd)), xd));
+}
+
+// sinh |x| = (E + E / (E + 1)) / 2 with E = e^|x| - 1 (no cancellation near 0), x's sign;
+// cosh x = (e^|x| + e^-|x|) / 2. Beyond 100 both overflow float32 anyway.
+XJAX_HD_ALWAYS_INLINE float sinh(float x) {
+  double a = clamp_keep_nan(double(abs_bits(x)), 0.0, 100.0);
+  double e = expm1(a);
+  return float(with_sign_of(0.5 * (e + e / (e + 1.0)), double(x)));
+}
+XJAX_HD_ALWAYS_INLINE float cosh(float x) {
+  double e = exp(clamp_keep_nan(double(abs_bits(x)), 0.0, 100.0));
+  return float(0.5 * (e + 1.0 / e));
+}
+
+// erf and erfc: erf x = x P(x^2) below |x| = 1 (erf_f32); beyond, erfc |x| = e^-x^2 B(|x| - 1.75) up
+// to 2.5 and e^-x^2 C(1/x^2) / |x| up to 10.1 (erfc of more is below float32's range), one
+// polynomial with each lane's coefficients (erfc_b_f32, erfc_c_f32); erf = 1 - erfc there, and
+// erfc = 1 - erf below 1, 2 - erfc |x| for negative x. x^2 is exact in double.
+XJAX_HD_ALWAYS_INLINE double erfc_tail_f32(double ax) {
+  double a = clamp_keep_nan(ax, 1.0, 10.1);
+  bool b = a < 2.5;
+  double inv = 1.0 / a;
+  double v = b ? a - 1.75 : inv * inv;
+  auto c = [b](double cb, double cc) { return b ? cb : cc; };
+  double p = c(-0x1.b9baccd0c1314p-19, 0.0);
+  p = p * v + c(0x1.84fa9fac6029dp-17, 0.0);
+  p = p * v + c(-0x1.1991d1f67432ap-15, -0x1.747d2de0d765cp+8);
+  p = p * v + c(0x1.c737b139b69p-14, 0x1.79d4433a6bd7fp+8);
+  p = p * v + c(-0x1.6841f2a26b1fbp-12, -0x1.69b4ba795753p+7);
+  p = p * v + c(0x1.107f00cff0a6dp-10, 0x1.c7fb83b1d3234p+5);
+  p = p * v + c(-0x1.8bf718f88bc02p-9, -0x1.cfc0d548d45b4p+3);
+  p = p * v + c(0x1.1364393ff95e7p-7, 0x1.cdbc2824f8412p+1);
+  p = p * v + c(-0x1.6cb52f4a077a1p-6, -0x1.0e1b44fbda57fp+0);
+  p = p * v + c(0x1.c8d0cfe8e382ap-5, 0x1.b13f7bb3ceb5dp-2);
+  p = p * v + c(-0x1.0c3d538527d86p-3, -0x1.20dd5653c707dp-2);
+  p = p * v + c(0x1.23cfc2f19f3c3p-2, 0x1.20dd74f555433p-1);
+  return exp(-(a * a)) * (b ? p : p * inv);
+}
+XJAX_HD_ALWAYS_INLINE double erf_small_f32(double x) {
+  return x * poly(x * x, 0x1.20dd750428ca2p+0, -0x1.812746adef687p-2, 0x1.ce2f20ac05373p-4, -0x1.b82cbb8c9182bp-6,
+                  0x1.565895c4877f8p-8, -0x1.bfe211b13b98ep-11, 0x1.f585903c65bcep-14, -0x1.d2daf492584d2p-17,
+                  0x1.1c8791ebeb0b2p-20);
+}
+XJAX_HD_ALWAYS_INLINE float erf(float x) {
+  double xd = x, ax = abs_bits(xd);
+  double large = with_sign_of(1.0 - erfc_tail_f32(ax), xd);
+  return float(ax < 1.0 ? erf_small_f32(xd) : large);
+}
+XJAX_HD_ALWAYS_INLINE float erfc(float x) {
+  double xd = x, ax = abs_bits(xd);
+  double tail = erfc_tail_f32(ax);
+  double large = xd < 0.0 ? 2.0 - tail : tail;
+  return float(ax < 1.0 ? 1.0 - erf_small_f32(xd) : large);
+}
 
 }  // namespace math
 #endif  // !XJAX_SCALAR_CUDA
@@ -322,17 +434,31 @@ XJAX_SCALAR_FN(log, double, (double x), (x))
 XJAX_SCALAR_FN(pow, float, (float x, float y), (x, y))
 XJAX_SCALAR_FN(sin, float, (float x), (x)) XJAX_SCALAR_FN(sin, double, (double x), (x))
 XJAX_SCALAR_FN(cos, float, (float x), (x)) XJAX_SCALAR_FN(cos, double, (double x), (x))
+XJAX_SCALAR_FN(tan, float, (float x), (x)) XJAX_SCALAR_FN(atan, float, (float x), (x))
+XJAX_SCALAR_FN(atan2, float, (float y, float x), (y, x)) XJAX_SCALAR_FN(asin, float, (float x), (x))
+XJAX_SCALAR_FN(acos, float, (float x), (x)) XJAX_SCALAR_FN(sinh, float, (float x), (x))
+XJAX_SCALAR_FN(cosh, float, (float x), (x)) XJAX_SCALAR_FN(erf, float, (float x), (x))
+XJAX_SCALAR_FN(erfc, float, (float x), (x))
 #undef XJAX_SCALAR_FN
+// float64: libm's (one scalar call per element).
+#define XJAX_SCALAR_LIBM_FN(name) \
+  XJAX_HD_ALWAYS_INLINE double name(double x) { return libm::name(x); }
+XJAX_SCALAR_LIBM_FN(tan) XJAX_SCALAR_LIBM_FN(atan) XJAX_SCALAR_LIBM_FN(asin) XJAX_SCALAR_LIBM_FN(acos)
+XJAX_SCALAR_LIBM_FN(sinh) XJAX_SCALAR_LIBM_FN(cosh) XJAX_SCALAR_LIBM_FN(erf) XJAX_SCALAR_LIBM_FN(erfc)
+#undef XJAX_SCALAR_LIBM_FN
+XJAX_HD_ALWAYS_INLINE double atan2(double y, double x) { return libm::atan2(y, x); }
 // The main-range forms of sin and cos (see above): what sin and cos compute wherever
 // sincos_main_range holds. Under CUDA, libm's functions and the whole range.
 #ifdef XJAX_SCALAR_CUDA
 template <class T> XJAX_HD_ALWAYS_INLINE T sin_main(T x) { return libm::sin(x); }
 template <class T> XJAX_HD_ALWAYS_INLINE T cos_main(T x) { return libm::cos(x); }
+XJAX_HD_ALWAYS_INLINE float tan_main(float x) { return libm::tan(x); }
 template <class T> XJAX_HD_ALWAYS_INLINE bool sincos_main_range(T) { return true; }
 #else
 using math::cos_main;
 using math::sin_main;
 using math::sincos_main_range;
+using math::tan_main;
 #endif
 // float64 pow stays libm's (one scalar call per element: the same bits wherever the element is).
 XJAX_HD_ALWAYS_INLINE double pow(double x, double y) { return libm::pow(x, y); }

@@ -213,21 +213,22 @@ XJAX_SCALAR_FLUSHED(sin, fn::sin(x))
 XJAX_SCALAR_FLUSHED(cos, fn::cos(x))
 XJAX_SCALAR_FLUSHED(sin_main, fn::sin_main(x))
 XJAX_SCALAR_FLUSHED(cos_main, fn::cos_main(x))
+XJAX_SCALAR_FLUSHED(tan_main, fn::tan_main(x))  // float32 only
 template <class T> XJAX_HD_ALWAYS_INLINE bool sincos_main_range(T x) { return fn::sincos_main_range(x); }
-XJAX_SCALAR_FLUSHED(tan, libm::tan(x))
-XJAX_SCALAR_FLUSHED(asin, libm::asin(x))
-XJAX_SCALAR_FLUSHED(acos, libm::acos(x))
-XJAX_SCALAR_FLUSHED(atan, libm::atan(x))
-XJAX_SCALAR_FLUSHED(sinh, libm::sinh(x))
-XJAX_SCALAR_FLUSHED(cosh, libm::cosh(x))
+XJAX_SCALAR_FLUSHED(tan, fn::tan(x))
+XJAX_SCALAR_FLUSHED(asin, fn::asin(x))
+XJAX_SCALAR_FLUSHED(acos, fn::acos(x))
+XJAX_SCALAR_FLUSHED(atan, fn::atan(x))
+XJAX_SCALAR_FLUSHED(sinh, fn::sinh(x))
+XJAX_SCALAR_FLUSHED(cosh, fn::cosh(x))
 XJAX_SCALAR_FLUSHED(asinh, libm::asinh(x))
 XJAX_SCALAR_FLUSHED(acosh, libm::acosh(x))
 XJAX_SCALAR_FLUSHED(atanh, libm::atanh(x))
 XJAX_SCALAR_FLUSHED(sqrt, libm::sqrt(x))
 XJAX_SCALAR_FLUSHED(rsqrt, T(1) / libm::sqrt(x))
 XJAX_SCALAR_FLUSHED(cbrt, libm::cbrt(x))
-XJAX_SCALAR_FLUSHED(erf, libm::erf(x))
-XJAX_SCALAR_FLUSHED(erfc, libm::erfc(x))
+XJAX_SCALAR_FLUSHED(erf, fn::erf(x))
+XJAX_SCALAR_FLUSHED(erfc, fn::erfc(x))
 XJAX_SCALAR_FLUSHED(floor, libm::floor(x))
 XJAX_SCALAR_FLUSHED(ceil, libm::ceil(x))
 #undef XJAX_SCALAR_FLUSHED
@@ -239,8 +240,8 @@ template <class T> XJAX_HD inline T round(T x, int method) {
   return flush_subnormal(method == 0 ? libm::round(x) : libm::nearbyint(x));
 }
 template <class T> XJAX_HD inline bool is_finite(T x) { return libm::fabs(x) < infinity<T>(); }  // NaN: false
-template <class T> XJAX_HD inline T atan2(T y, T x) {
-  return flush_subnormal(libm::atan2(flush_subnormal(y), flush_subnormal(x)));
+template <class T> XJAX_HD_ALWAYS_INLINE T atan2(T y, T x) {
+  return flush_subnormal(fn::atan2(flush_subnormal(y), flush_subnormal(x)));
 }
 // log(exp(a) + exp(b)) without overflow, the larger one factored out: cumlogsumexp's step (not an op
 // of its own; it computes in the scan's environment, unflushed, as the CPU scan always has).
