@@ -56,10 +56,11 @@ XJAX_EW_CLONES void binary_vec(const void* const* in, void* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) o[i] = Op::f(a[i], b[i]);
 }
 
-// Loops over functions that our own code computes over a main range and libm beyond it (sin, cos:
-// Op::main, Op::in_main_range; scalar_adapters.h): per block, the main-range code, which
-// vectorises, where the whole block lies in that range, else Op::f element by element. Every
-// element gets Op::f's value either way (Op::main is Op::f in range), whatever block it falls in.
+// Loops over functions with a main-range form (Op::main, Op::in_main_range; scalar_adapters.h:
+// exp and logistic without the handling of extremes, sin and cos where our code rather than libm
+// computes them): per block, the main-range code where the whole block lies in that range, else
+// Op::f element by element. Every element gets Op::f's bits either way (Op::main is Op::f in
+// range), whatever block it falls in.
 template <class T, class Op>
 XJAX_EW_CLONES void unary_ranged(const void* const* in, void* out, int64_t n) {
   using Count = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;

@@ -15,7 +15,8 @@ template <class Op>
 ElementwiseLoop vec_unary(DType dt) {
   return float_loop<unary_vec<float, float, Op>, unary_vec<double, double, Op>, 1>(dt);
 }
-// Our own code over a main range, libm's per element beyond it (sin, cos).
+// Main-range code over blocks that lie in the range, the whole function elsewhere (exp, logistic:
+// vectorised either way; sin, cos: libm's per element beyond our range).
 template <class Op>
 ElementwiseLoop ranged_unary(DType dt) {
   return float_loop<unary_ranged<float, Op>, unary_ranged<double, Op>, 1>(dt);
@@ -44,12 +45,12 @@ void nextafter16(const void* const* in, void* out, int64_t n) {
 
 ElementwiseLoop math_loop(OpId op, DType dt, const Attrs& attrs) {
   switch (op) {
-    case OpId::exp_: return vec_unary<op::Exp>(dt);
+    case OpId::exp_: return ranged_unary<op::ExpRanged>(dt);
     case OpId::exp2_: return vec_unary<op::Exp2>(dt);
     case OpId::log_: return dt == DType::Float64 ? unary_vec<double, double, op::Log> : nullptr;  // else xla_log_loop
     case OpId::expm1_: return vec_unary<op::Expm1>(dt);
     case OpId::tanh_: return vec_unary<op::Tanh>(dt);
-    case OpId::logistic_: return vec_unary<op::Logistic>(dt);
+    case OpId::logistic_: return ranged_unary<op::LogisticRanged>(dt);
     case OpId::sin_: return ranged_unary<op::SinRanged>(dt);
     case OpId::cos_: return ranged_unary<op::CosRanged>(dt);
     case OpId::tan_: return float_loop<unary_ranged<float, op::TanRanged>, unary<double, double, op::Tan>, 1>(dt);

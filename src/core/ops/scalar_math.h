@@ -117,6 +117,24 @@ XJAX_HD_ALWAYS_INLINE double exp(double x) {
   return scale(1.0 + (r + r * r * exp_q(r)), d.k);
 }
 
+// e^x on its main range, [-87, 88] ([-708, 709]), where the result is normal: no clamp, one scaling
+// by 2^k. There it is exp(x) bit for bit (the same r and polynomial; both scalings are exact; and
+// a subnormal operand gives 1 with or without the ops' flushing). Loops run it over blocks whose
+// operands all lie in the range (exp_main_range); tanh, sinh, cosh and erf call it with arguments
+// in the range.
+XJAX_HD_ALWAYS_INLINE float exp_main(float x) {
+  Reduced32 d = reduce_ln2(x);
+  float r = d.hi - d.lo;
+  return (1.0f + (r + r * r * exp_q(r))) * pow2(d.k);
+}
+XJAX_HD_ALWAYS_INLINE double exp_main(double x) {
+  Reduced64 d = reduce_ln2(x);
+  double r = d.hi - d.lo;
+  return (1.0 + (r + r * r * exp_q(r))) * pow2(d.k);
+}
+XJAX_HD_ALWAYS_INLINE bool exp_main_range(float x) { return x >= -87.0f && x <= 88.0f; }  // NaN: out
+XJAX_HD_ALWAYS_INLINE bool exp_main_range(double x) { return x >= -708.0 && x <= 709.0; }
+
 // e^x - 1 = 2^k e^r - 1 = (2^k - 1 + 2^k r) + 2^k (e^r - 1 - r): the first sum is exact where the
 // result is a difference (small k), which keeps the polynomial's rounding from being amplified;
 // c (what rounding r lost) is added to the tail. As (2^(k-1) - 1/2 + ...) 2 so that 2^(k-1) stays
@@ -198,7 +216,7 @@ XJAX_HD_ALWAYS_INLINE float tanh(float x) {
   float t = x * x;
   float small = ax + ax * t * poly(t, -0x1.555514p-2f, 0x1.1104p-3f, -0x1.b8578p-5f, 0x1.57ec08p-6f, -0x1.c8c688p-8f,
                                    0x1.63349p-10f);
-  float large = 1.0f - 2.0f / (exp(2.0f * clamp_keep_nan(ax, 0.0f, 10.0f)) + 1.0f);
+  float large = 1.0f - 2.0f / (exp_main(2.0f * clamp_keep_nan(ax, 0.0f, 10.0f)) + 1.0f);
   return with_sign_of(ax < 0.875f ? small : large, x);
 }
 XJAX_HD_ALWAYS_INLINE double tanh(double x) {
@@ -208,7 +226,7 @@ XJAX_HD_ALWAYS_INLINE double tanh(double x) {
       ax + ax * t * poly(t, -0x1.555555555549ep-2, 0x1.11111111029bep-3, -0x1.ba1ba1adfed71p-5, 0x1.664f45f7fcd53p-6,
                          -0x1.226de50ee36bp-7, 0x1.d6c74b670354ep-9, -0x1.7d00bcbf6eecap-10, 0x1.2ff4eaa964cdap-11,
                          -0x1.bb39ca0dc47e7p-13, 0x1.b230f74047a77p-15);
-  double large = 1.0 - 2.0 / (exp(2.0 * clamp_keep_nan(ax, 0.0, 20.0)) + 1.0);
+  double large = 1.0 - 2.0 / (exp_main(2.0 * clamp_keep_nan(ax, 0.0, 20.0)) + 1.0);
   return with_sign_of(ax < 0.55 ? small : large, x);
 }
 
@@ -369,7 +387,7 @@ XJAX_HD_ALWAYS_INLINE float sinh(float x) {
   return float(with_sign_of(0.5 * (e + e / (e + 1.0)), double(x)));
 }
 XJAX_HD_ALWAYS_INLINE float cosh(float x) {
-  double e = exp(clamp_keep_nan(double(abs_bits(x)), 0.0, 100.0));
+  double e = exp_main(clamp_keep_nan(double(abs_bits(x)), 0.0, 100.0));
   return float(0.5 * (e + 1.0 / e));
 }
 
@@ -395,7 +413,7 @@ XJAX_HD_ALWAYS_INLINE double erfc_tail_f32(double ax) {
   p = p * v + c(0x1.c8d0cfe8e382ap-5, 0x1.b13f7bb3ceb5dp-2);
   p = p * v + c(-0x1.0c3d538527d86p-3, -0x1.20dd5653c707dp-2);
   p = p * v + c(0x1.23cfc2f19f3c3p-2, 0x1.20dd74f555433p-1);
-  return exp(-(a * a)) * (b ? p : p * inv);
+  return exp_main(-(a * a)) * (b ? p : p * inv);
 }
 XJAX_HD_ALWAYS_INLINE double erf_small_f32(double x) {
   return x * poly(x * x, 0x1.20dd750428ca2p+0, -0x1.812746adef687p-2, 0x1.ce2f20ac05373p-4, -0x1.b82cbb8c9182bp-6,
@@ -447,15 +465,20 @@ XJAX_SCALAR_LIBM_FN(tan) XJAX_SCALAR_LIBM_FN(atan) XJAX_SCALAR_LIBM_FN(asin) XJA
 XJAX_SCALAR_LIBM_FN(sinh) XJAX_SCALAR_LIBM_FN(cosh) XJAX_SCALAR_LIBM_FN(erf) XJAX_SCALAR_LIBM_FN(erfc)
 #undef XJAX_SCALAR_LIBM_FN
 XJAX_HD_ALWAYS_INLINE double atan2(double y, double x) { return libm::atan2(y, x); }
-// The main-range forms of sin and cos (see above): what sin and cos compute wherever
-// sincos_main_range holds. Under CUDA, libm's functions and the whole range.
+// The main-range forms of exp, sin, cos and tan (see above): what exp, sin, cos and tan compute
+// wherever exp_main_range / sincos_main_range holds. Under CUDA, libm's functions and the whole
+// range.
 #ifdef XJAX_SCALAR_CUDA
+template <class T> XJAX_HD_ALWAYS_INLINE T exp_main(T x) { return libm::exp(x); }
+template <class T> XJAX_HD_ALWAYS_INLINE bool exp_main_range(T) { return true; }
 template <class T> XJAX_HD_ALWAYS_INLINE T sin_main(T x) { return libm::sin(x); }
 template <class T> XJAX_HD_ALWAYS_INLINE T cos_main(T x) { return libm::cos(x); }
 XJAX_HD_ALWAYS_INLINE float tan_main(float x) { return libm::tan(x); }
 template <class T> XJAX_HD_ALWAYS_INLINE bool sincos_main_range(T) { return true; }
 #else
 using math::cos_main;
+using math::exp_main;
+using math::exp_main_range;
 using math::sin_main;
 using math::sincos_main_range;
 using math::tan_main;

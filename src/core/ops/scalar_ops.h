@@ -206,6 +206,15 @@ XJAX_SCALAR_FLUSHED(expm1, fn::expm1(x))
 XJAX_SCALAR_FLUSHED(tanh, fn::tanh(x))
 // 1 / (1 + e^-x): e^-x overflows to inf for very negative x, giving an exact 0; no cancellation.
 XJAX_SCALAR_FLUSHED(logistic, T(1) / (T(1) + fn::exp(-x)))
+// exp and logistic over their main ranges (scalar_math.h's exp_main), for loops that check a
+// block's range first: there they equal exp and logistic bit for bit, and flushing operands or
+// results changes nothing (results are normal; a subnormal operand gives what zero gives). Not ops.
+template <class T> XJAX_HD_ALWAYS_INLINE T exp_main(T x) { return fn::exp_main(x); }
+template <class T> XJAX_HD_ALWAYS_INLINE bool exp_main_range(T x) { return fn::exp_main_range(x); }
+template <class T> XJAX_HD_ALWAYS_INLINE T logistic_main(T x) { return T(1) / (T(1) + fn::exp_main(-x)); }
+template <class T> XJAX_HD_ALWAYS_INLINE bool logistic_main_range(T x) {
+  return fn::exp_main_range(x) && fn::exp_main_range(-x);  // [-87, 87]: e^-x in range, result normal
+}
 // sin and cos: our own code over a main range, libm's beyond it (scalar_math.h); sin_main and
 // cos_main are the same functions for operands in that range (main_range), for loops that check a
 // block's range first and then run code that vectorises. Not ops of their own.
@@ -215,6 +224,9 @@ XJAX_SCALAR_FLUSHED(sin_main, fn::sin_main(x))
 XJAX_SCALAR_FLUSHED(cos_main, fn::cos_main(x))
 XJAX_SCALAR_FLUSHED(tan_main, fn::tan_main(x))  // float32 only
 template <class T> XJAX_HD_ALWAYS_INLINE bool sincos_main_range(T x) { return fn::sincos_main_range(x); }
+template <class T> XJAX_HD_ALWAYS_INLINE bool sin_main_range(T x) { return fn::sincos_main_range(x); }
+template <class T> XJAX_HD_ALWAYS_INLINE bool cos_main_range(T x) { return fn::sincos_main_range(x); }
+template <class T> XJAX_HD_ALWAYS_INLINE bool tan_main_range(T x) { return fn::sincos_main_range(x); }
 XJAX_SCALAR_FLUSHED(tan, fn::tan(x))
 XJAX_SCALAR_FLUSHED(asin, fn::asin(x))
 XJAX_SCALAR_FLUSHED(acos, fn::acos(x))
