@@ -1,5 +1,6 @@
-// Part of the scalar op definitions (the rules are in scalar_ops.h): our own exp, exp2, expm1, log
-// (float64), tanh, pow (float32), sin and cos, which the host computes instead of libm's. Each is
+// Part of the scalar op definitions (the rules are in scalar_ops.h): our own exp, exp2, expm1, tanh,
+// sin, cos, float64 log, and float32 pow, tan, atan, atan2, asin, acos, sinh, cosh, erf and erfc,
+// which the host computes instead of libm's (docs/architecture.md). Each is
 // written once, as plain scalar C++ without branches (selects, bit manipulation, polynomials), so
 // that GCC vectorises the CPU's loops over it, and the same code computes the vector lanes, the
 // tail elements, the fused engine's tiles and the reference interpreter's scalars: a value's bits
@@ -14,7 +15,7 @@
 // functions, and none of this code is compiled there.
 //
 // Accuracy: within about one ulp of the correctly rounded result over the whole range (the float32
-// functions that compute in double, pow and sin/cos, almost always correctly rounded);
+// functions that compute in double almost always correctly rounded);
 // tests/test_vecmath_bits.py measures it. The polynomial coefficients are our own minimax fits
 // (tools/fit_vecmath.py prints them). Operands are flushed by the ops before they get here;
 // subnormal operands read as zero, and results that would be subnormal may come back as
@@ -62,7 +63,7 @@ XJAX_HD_ALWAYS_INLINE u64 int_bits(double t) { return bit_cast<u64>(t) - bit_cas
 XJAX_HD_ALWAYS_INLINE float pow2(u32 k) { return bit_cast<float>((k + 127u) << 23); }
 XJAX_HD_ALWAYS_INLINE double pow2(u64 k) { return bit_cast<double>((k + 1023u) << 52); }
 
-// y 2^k for k in [-252, 254] ([-2044, 2046]) as two scalings by normal powers of two: the first
+// y 2^k for k in [-250, 254] ([-2042, 2046]) as two scalings by normal powers of two: the first
 // is exact for y in [1/2, 2], the second rounds only a result that is subnormal or overflows.
 XJAX_HD_ALWAYS_INLINE float scale(float y, u32 k) {
   u32 k1 = ((k + 512u) >> 1) - 256u;  // floor(k / 2)
