@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "core/cpu/elementwise_impl.h"
-#include "core/cpu/elementwise_vecmath.h"
 
 namespace xjax::ew {
 namespace {
@@ -26,7 +25,8 @@ ElementwiseLoop numeric_unary(DType dt) {
   });
 }
 
-// kBoolOk: whether the op accepts bool operands; kVec: float loops call vector libm.
+// kBoolOk: whether the op accepts bool operands; kVec: float loops compiled per instruction set
+// (pow: our own float32 pow vectorises, ops/scalar_math.h).
 template <class Op, bool kBoolOk, bool kVec = false>
 ElementwiseLoop numeric_binary(DType dt) {
   return dispatch_dtype(dt, [](auto tag) -> ElementwiseLoop {

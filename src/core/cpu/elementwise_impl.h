@@ -12,8 +12,10 @@
 #include "core/arch.h"
 #include "core/float_env.h"
 
-// Loops over transcendental functions are compiled for AVX-512, AVX2 and baseline x86-64 (picked
-// at load time) so that they can call glibc's vector math (see elementwise_vecmath.h); see arch.h.
+// Loops over our own transcendental functions (ops/scalar_math.h) and a few others are compiled for
+// AVX-512, AVX2 and baseline x86-64 (picked at load time; see arch.h), each clone vectorised at its
+// width; the functions use no fused multiply-add and their files are compiled without contraction,
+// so every clone gives the same bits.
 #ifdef XJAX_HAS_TARGET_CLONES
 #define XJAX_EW_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
@@ -39,7 +41,7 @@ void binary(const void* const* in, void* out, int64_t n) {
   R* o = static_cast<R*>(out);
   for (int64_t i = 0; i < n; ++i) o[i] = Op::f(a[i], b[i]);
 }
-// The same, compiled per instruction set: for loops that call vectorisable libm functions.
+// The same, compiled per instruction set: for loops that vectorise (our own math functions).
 template <class T, class R, class Op>
 XJAX_EW_CLONES void unary_vec(const void* const* in, void* out, int64_t n) {
   const T* a = arg<T>(in, 0);
@@ -52,6 +54,29 @@ XJAX_EW_CLONES void binary_vec(const void* const* in, void* out, int64_t n) {
   const T* b = arg<T>(in, 1);
   R* o = static_cast<R*>(out);
   for (int64_t i = 0; i < n; ++i) o[i] = Op::f(a[i], b[i]);
+}
+
+// Loops over functions with a main-range form (Op::main, Op::in_main_range; scalar_adapters.h:
+// exp and logistic without the handling of extremes, sin and cos where our code rather than libm
+// computes them): per block, the main-range code where the whole block lies in that range, else
+// Op::f element by element. Every element gets Op::f's bits either way (Op::main is Op::f in
+// range), whatever block it falls in.
+template <class T, class Op>
+XJAX_EW_CLONES void unary_ranged(const void* const* in, void* out, int64_t n) {
+  using Count = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  constexpr int64_t kBlock = 256;
+  const T* a = arg<T>(in, 0);
+  T* o = static_cast<T*>(out);
+  for (int64_t s = 0; s < n; s += kBlock) {
+    const int64_t m = std::min(kBlock, n - s);
+    Count outside = 0;
+    for (int64_t i = 0; i < m; ++i) outside += Count(!Op::in_main_range(a[s + i]));
+    if (outside == 0) {
+      for (int64_t i = 0; i < m; ++i) o[s + i] = Op::main(a[s + i]);
+    } else {
+      for (int64_t i = 0; i < m; ++i) o[s + i] = Op::f(a[s + i]);
+    }
+  }
 }
 
 // float16/bfloat16 <-> float32 over arrays (F16C where the CPU has it; elementwise_half.cpp).

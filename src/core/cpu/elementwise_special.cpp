@@ -2,8 +2,7 @@
 // and the functions of core/ops/scalar_special.h (lgamma, digamma, igamma, zeta, ...: float32
 // and the 16-bit formats computed in float64 and rounded); and XLA's float32 log and log1p.
 // erf_inv, log and log1p are XLA's algorithms (core/ops/scalar_xla_math.h), for JAX's bits: this
-// file is compiled with -ffp-contract=off, and without vector libm (the float64 log1p's libm log
-// must be the scalar one).
+// file is compiled with -ffp-contract=off (the float64 log1p's libm log is the scalar one, XLA's).
 #include "core/cpu/elementwise_impl.h"
 #include "core/ops/scalar_special.h"
 
@@ -71,7 +70,8 @@ ElementwiseLoop special_ternary(DType dt) {
 
 // float32 log and log1p are XLA's too (the functions erf_inv builds on): JAX's bits for the
 // samplers built on them (exponential, gumbel, logistic, poisson, ...); float64 log1p too (float64
-// log keeps libmvec's vector loop, faster than XLA's scalar libm calls, to an ulp or so).
+// log is our own, ops/scalar_math.h, in elementwise_math.cpp: vectorised, within an ulp of XLA's
+// scalar libm calls).
 ElementwiseLoop xla_log_loop(OpId op, DType dt) {
   switch (op) {
     case OpId::log_: return dt == DType::Float64 ? nullptr : float_loop<unary_fma<op::Log>, nullptr, 1>(dt);

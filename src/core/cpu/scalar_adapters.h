@@ -32,6 +32,20 @@ XJAX_EW_OP(ShiftRightArithmetic, shift_right_arithmetic) XJAX_EW_OP(PopCount, po
 XJAX_EW_OP(Clz, clz)
 #undef XJAX_EW_OP
 
+// Functions with a main-range form (unary_ranged): exp and logistic (their code without the
+// handling of extremes), sin, cos and tan (our code, where libm's takes over beyond the range).
+#define XJAX_EW_RANGED_OP(Name, fn)                                                                  \
+  struct Name##Ranged {                                                                              \
+    template <class T> [[gnu::always_inline]] static T f(T x) { return scalar::fn(x); }              \
+    template <class T> [[gnu::always_inline]] static T main(T x) { return scalar::fn##_main(x); }    \
+    template <class T> [[gnu::always_inline]] static bool in_main_range(T x) {                      \
+      return scalar::fn##_main_range(x);                                                             \
+    }                                                                                                \
+  };
+XJAX_EW_RANGED_OP(Sin, sin) XJAX_EW_RANGED_OP(Cos, cos) XJAX_EW_RANGED_OP(Tan, tan) XJAX_EW_RANGED_OP(Exp, exp)
+XJAX_EW_RANGED_OP(Logistic, logistic)
+#undef XJAX_EW_RANGED_OP
+
 // Ops with an attribute, fixed per loop so that it folds into the loop's code.
 template <int kMethod>
 struct Round {

@@ -15,7 +15,7 @@
 
 namespace xjax {
 
-// The text of scalar_portable.h, scalar_ops.h, scalar_xla_math.h and scalar_convert.h in that
+// The text of scalar_portable.h, scalar_math.h, scalar_ops.h, scalar_xla_math.h and scalar_convert.h in that
 // order: self-contained C++17 that host compilers, nvcc and NVRTC accept (no includes under
 // CUDA). Define XJAX_SCALAR_SOFT_FTZ before it where the target does not flush float32/float64
 // subnormals in hardware (see scalar_ops.h); compile without contraction (nvcc --fmad=false) for

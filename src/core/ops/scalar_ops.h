@@ -3,8 +3,9 @@
 // (src/core/cpu/elementwise_*.cpp, fused_loops.cpp) and the reference interpreter
 // (src/core/reference/scalar.cpp) call these; the CUDA generator prepends this text to generated
 // kernels and calls them by the names scalar_names.h gives. Host C++17, nvcc and NVRTC compile it
-// (scalar_portable.h). Two companions hold the rest: scalar_xla_math.h (log, log1p, erf_inv) and
-// scalar_convert.h (convert, bitcast); scalar_source() gives the four files as one text. A third,
+// (scalar_portable.h). Companions hold the rest: scalar_math.h (our own exp, tanh, pow, ..., which
+// the host computes instead of libm's, fn::), scalar_xla_math.h (log, log1p, erf_inv) and
+// scalar_convert.h (convert, bitcast); scalar_source() gives the five files as one text. Another,
 // scalar_special.h, holds the special functions (lgamma, digamma, igamma, zeta, Bessel, betainc),
 // portable too: its text (scalar_special_source()) goes only into the sources that call one.
 //
@@ -37,12 +38,18 @@
 // - Conversions (scalar_convert.h): float -> int truncates, saturates, NaN -> 0.
 // - Multiply-adds: float32 log, log1p and erf_inv are XLA's algorithms, bit for bit where the
 //   caller compiles without contraction (GCC -ffp-contract=off; nvcc --fmad=false); every fused
-//   multiply-add they need is an explicit fma.
+//   multiply-add they need is an explicit fma. Our own functions (scalar_math.h) fuse none: compiled
+//   without contraction they give the same bits on every instruction set.
+// - Transcendental functions on the host: one definition per function, whatever the position of an
+//   element or the vector width: ours (scalar_math.h) or one scalar libm call, never libmvec.
 #ifndef XJAX_SCALAR_OPS_H
 #define XJAX_SCALAR_OPS_H
 
 #ifndef XJAX_SCALAR_PORTABLE_H
 #include "core/ops/scalar_portable.h"
+#endif
+#ifndef XJAX_SCALAR_MATH_H
+#include "core/ops/scalar_math.h"
 #endif
 
 // The op definitions' namespace, opened and closed by this header and its companions. The two
@@ -143,14 +150,14 @@ template <class T> XJAX_HD inline T rem(T a, T b) {
   else if constexpr (is_int_v<T>) return b == 0 ? a : (b == T(-1) ? T(0) : T(a % b));
   else return libm::fmod(a, ftz(b));
 }
-template <class T> XJAX_HD inline T pow(T a, T b) {
+template <class T> XJAX_HD_ALWAYS_INLINE T pow(T a, T b) {
   if constexpr (is_unsigned_v<T>) {
     return power_by_squaring(a, u64(b));
   } else if constexpr (is_int_v<T>) {
     if (b < 0) return a == 1 ? T(1) : (a == T(-1) ? T((b & 1) ? -1 : 1) : T(0));
     return power_by_squaring(a, u64(b));
   } else {
-    return flush_subnormal(libm::pow(flush_subnormal(a), flush_subnormal(b)));
+    return flush_subnormal(fn::pow(flush_subnormal(a), flush_subnormal(b)));
   }
 }
 // integer_pow(x, y): y is the op's attribute; a negative y (floats only) gives 1 / x**|y|.
@@ -185,35 +192,55 @@ template <class T> XJAX_HD inline T clamp(T lo, T x, T hi) { return min(max(x, l
 template <class T> XJAX_HD inline T fma(T a, T b, T c) { return ftz(libm::fma(ftz(a), ftz(b), ftz(c))); }
 template <class T> XJAX_HD inline T copy(T x) { return x; }
 
-// ---- float functions computed by libm (or our code), flushed explicitly
+// ---- float functions computed by libm or by our own code (fn::, scalar_math.h), flushed
+// explicitly. Always inlined: a call would lose the loop's instruction set (and vectorisation).
 #define XJAX_SCALAR_FLUSHED(name, expr)                        \
-  template <class T> XJAX_HD inline T name(T x) {              \
+  template <class T> XJAX_HD_ALWAYS_INLINE T name(T x) {       \
     static_assert(is_float_v<T>, #name " takes float types");  \
     x = flush_subnormal(x);                                    \
     return flush_subnormal(T(expr));                           \
   }
-XJAX_SCALAR_FLUSHED(exp, libm::exp(x))
-XJAX_SCALAR_FLUSHED(exp2, libm::exp2(x))
-XJAX_SCALAR_FLUSHED(expm1, libm::expm1(x))
-XJAX_SCALAR_FLUSHED(tanh, libm::tanh(x))
+XJAX_SCALAR_FLUSHED(exp, fn::exp(x))
+XJAX_SCALAR_FLUSHED(exp2, fn::exp2(x))
+XJAX_SCALAR_FLUSHED(expm1, fn::expm1(x))
+XJAX_SCALAR_FLUSHED(tanh, fn::tanh(x))
 // 1 / (1 + e^-x): e^-x overflows to inf for very negative x, giving an exact 0; no cancellation.
-XJAX_SCALAR_FLUSHED(logistic, T(1) / (T(1) + libm::exp(-x)))
-XJAX_SCALAR_FLUSHED(sin, libm::sin(x))
-XJAX_SCALAR_FLUSHED(cos, libm::cos(x))
-XJAX_SCALAR_FLUSHED(tan, libm::tan(x))
-XJAX_SCALAR_FLUSHED(asin, libm::asin(x))
-XJAX_SCALAR_FLUSHED(acos, libm::acos(x))
-XJAX_SCALAR_FLUSHED(atan, libm::atan(x))
-XJAX_SCALAR_FLUSHED(sinh, libm::sinh(x))
-XJAX_SCALAR_FLUSHED(cosh, libm::cosh(x))
+XJAX_SCALAR_FLUSHED(logistic, T(1) / (T(1) + fn::exp(-x)))
+// exp and logistic over their main ranges (scalar_math.h's exp_main), for loops that check a
+// block's range first: there they equal exp and logistic bit for bit, and flushing operands or
+// results changes nothing (results are normal; a subnormal operand gives what zero gives). Not ops.
+template <class T> XJAX_HD_ALWAYS_INLINE T exp_main(T x) { return fn::exp_main(x); }
+template <class T> XJAX_HD_ALWAYS_INLINE bool exp_main_range(T x) { return fn::exp_main_range(x); }
+template <class T> XJAX_HD_ALWAYS_INLINE T logistic_main(T x) { return T(1) / (T(1) + fn::exp_main(-x)); }
+template <class T> XJAX_HD_ALWAYS_INLINE bool logistic_main_range(T x) {
+  return fn::exp_main_range(x) && fn::exp_main_range(-x);  // [-87, 87]: e^-x in range, result normal
+}
+// sin and cos: our own code over a main range, libm's beyond it (scalar_math.h); sin_main and
+// cos_main are the same functions for operands in that range (main_range), for loops that check a
+// block's range first and then run code that vectorises. Not ops of their own.
+XJAX_SCALAR_FLUSHED(sin, fn::sin(x))
+XJAX_SCALAR_FLUSHED(cos, fn::cos(x))
+XJAX_SCALAR_FLUSHED(sin_main, fn::sin_main(x))
+XJAX_SCALAR_FLUSHED(cos_main, fn::cos_main(x))
+XJAX_SCALAR_FLUSHED(tan_main, fn::tan_main(x))  // float32 only
+template <class T> XJAX_HD_ALWAYS_INLINE bool sincos_main_range(T x) { return fn::sincos_main_range(x); }
+template <class T> XJAX_HD_ALWAYS_INLINE bool sin_main_range(T x) { return fn::sincos_main_range(x); }
+template <class T> XJAX_HD_ALWAYS_INLINE bool cos_main_range(T x) { return fn::sincos_main_range(x); }
+template <class T> XJAX_HD_ALWAYS_INLINE bool tan_main_range(T x) { return fn::sincos_main_range(x); }
+XJAX_SCALAR_FLUSHED(tan, fn::tan(x))
+XJAX_SCALAR_FLUSHED(asin, fn::asin(x))
+XJAX_SCALAR_FLUSHED(acos, fn::acos(x))
+XJAX_SCALAR_FLUSHED(atan, fn::atan(x))
+XJAX_SCALAR_FLUSHED(sinh, fn::sinh(x))
+XJAX_SCALAR_FLUSHED(cosh, fn::cosh(x))
 XJAX_SCALAR_FLUSHED(asinh, libm::asinh(x))
 XJAX_SCALAR_FLUSHED(acosh, libm::acosh(x))
 XJAX_SCALAR_FLUSHED(atanh, libm::atanh(x))
 XJAX_SCALAR_FLUSHED(sqrt, libm::sqrt(x))
 XJAX_SCALAR_FLUSHED(rsqrt, T(1) / libm::sqrt(x))
 XJAX_SCALAR_FLUSHED(cbrt, libm::cbrt(x))
-XJAX_SCALAR_FLUSHED(erf, libm::erf(x))
-XJAX_SCALAR_FLUSHED(erfc, libm::erfc(x))
+XJAX_SCALAR_FLUSHED(erf, fn::erf(x))
+XJAX_SCALAR_FLUSHED(erfc, fn::erfc(x))
 XJAX_SCALAR_FLUSHED(floor, libm::floor(x))
 XJAX_SCALAR_FLUSHED(ceil, libm::ceil(x))
 #undef XJAX_SCALAR_FLUSHED
@@ -225,8 +252,8 @@ template <class T> XJAX_HD inline T round(T x, int method) {
   return flush_subnormal(method == 0 ? libm::round(x) : libm::nearbyint(x));
 }
 template <class T> XJAX_HD inline bool is_finite(T x) { return libm::fabs(x) < infinity<T>(); }  // NaN: false
-template <class T> XJAX_HD inline T atan2(T y, T x) {
-  return flush_subnormal(libm::atan2(flush_subnormal(y), flush_subnormal(x)));
+template <class T> XJAX_HD_ALWAYS_INLINE T atan2(T y, T x) {
+  return flush_subnormal(fn::atan2(flush_subnormal(y), flush_subnormal(x)));
 }
 // log(exp(a) + exp(b)) without overflow, the larger one factored out: cumlogsumexp's step (not an op
 // of its own; it computes in the scan's environment, unflushed, as the CPU scan always has).
