@@ -233,11 +233,12 @@ def _samples(op, dtype, n=1 << 18, seed=0):
 
 
 # Measured worst cases (over all float32 values for the float32 functions): exp 0.95, exp2 1.10,
-# expm1 1.27, tanh 1.12, sin/cos 0.5 (0.56 beyond 2^18: glibc's), pow, tan, atan, asin, acos, sinh,
+# expm1 1.27, tanh 4.38 (XLA's approximation: JAX's values bit for bit, test_transformed_numerics),
+# sin/cos 0.5 (0.56 beyond 2^18: glibc's), pow, tan, atan, asin, acos, sinh,
 # cosh, erf, erfc 0.5001 (computed in double); float64: exp 1.0, exp2 1.19, expm1 1.36, tanh 1.44,
 # log 0.84, sin/cos 0.78. logistic is 1 / (1 + exp(-x)) (three roundings).
 ULP_BOUND = {
-    ("exp", "float32"): 1.0, ("exp2", "float32"): 1.2, ("expm1", "float32"): 1.35, ("tanh", "float32"): 1.2,
+    ("exp", "float32"): 1.0, ("exp2", "float32"): 1.2, ("expm1", "float32"): 1.35, ("tanh", "float32"): 4.5,
     ("sin", "float32"): 0.6, ("cos", "float32"): 0.6, ("logistic", "float32"): 2.6, ("tan", "float32"): 0.51,
     ("atan", "float32"): 0.51, ("asin", "float32"): 0.51, ("acos", "float32"): 0.51, ("sinh", "float32"): 0.51,
     ("cosh", "float32"): 0.51, ("erf", "float32"): 0.51, ("erfc", "float32"): 0.51,

@@ -17,7 +17,7 @@
 // width; the functions use no fused multiply-add and their files are compiled without contraction,
 // so every clone gives the same bits.
 #ifdef XJAX_HAS_TARGET_CLONES
-#define XJAX_EW_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define XJAX_EW_CLONES __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
 #else
 #define XJAX_EW_CLONES
 #endif

@@ -210,15 +210,27 @@ XJAX_HD_ALWAYS_INLINE double log(double x) {
   return x != x ? x : y;
 }
 
-// ---- tanh, odd: on |x|, then x's sign. |x| + |x|^3 P(x^2) below 0.875 (0.55) (tanh_f32,
-// tanh_f64), else 1 - 2 / (e^2|x| + 1) (where 2 / (e^2|x| + 1) <= 1/2: no cancellation).
+// ---- tanh. float32 as XLA's CPU backend computes it, so that JAX's values (and derivatives, which
+// JAX builds from tanh's result) come out bit for bit: x clamped to +-7.99881172, then
+// x P(x^2) / Q(x^2) with both polynomials evaluated by fused multiply-adds, and x itself below
+// |x| = 0.0004. double: odd, on |x| then x's sign: |x| + |x|^3 P(x^2) below 0.55, else
+// 1 - 2 / (e^2|x| + 1) (where 2 / (e^2|x| + 1) <= 1/2: no cancellation).
 XJAX_HD_ALWAYS_INLINE float tanh(float x) {
-  float ax = abs_bits(x);
-  float t = x * x;
-  float small = ax + ax * t * poly(t, -0x1.555514p-2f, 0x1.1104p-3f, -0x1.b8578p-5f, 0x1.57ec08p-6f, -0x1.c8c688p-8f,
-                                   0x1.63349p-10f);
-  float large = 1.0f - 2.0f / (exp_main(2.0f * clamp_keep_nan(ax, 0.0f, 10.0f)) + 1.0f);
-  return with_sign_of(ax < 0.875f ? small : large, x);
+  const float xc = clamp_keep_nan(x, -7.99881172180175781f, 7.99881172180175781f);
+  const float t = xc * xc;
+  float p = -2.76076847742355e-16f;
+  p = libm::fma(t, p, 2.00018790482477e-13f);
+  p = libm::fma(t, p, -8.60467152213735e-11f);
+  p = libm::fma(t, p, 5.12229709037114e-08f);
+  p = libm::fma(t, p, 1.48572235717979e-05f);
+  p = libm::fma(t, p, 6.37261928875436e-04f);
+  p = libm::fma(t, p, 4.89352455891786e-03f);
+  float q = 1.19825839466702e-06f;
+  q = libm::fma(t, q, 1.18534705686654e-04f);
+  q = libm::fma(t, q, 2.26843463243900e-03f);
+  q = libm::fma(t, q, 4.89352518554385e-03f);
+  const float r = xc * p / q;
+  return abs_bits(x) < 0.0004f ? x : r;
 }
 XJAX_HD_ALWAYS_INLINE double tanh(double x) {
   double ax = abs_bits(x);

@@ -228,47 +228,6 @@ iota_p = define_primitive("iota", _iota_eval,
                                                                                      dimension=dimension))
 
 
-# tanh of float32 (and of the 16-bit floats, computed in float32) as XLA's CPU code computes it:
-# a rational approximation evaluated with fused multiply-adds, clamped where it reaches +-1 and the
-# identity near 0. It agrees with JAX bit for bit (libm's tanh differs in the last place on ~1/3 of
-# inputs), which derivatives built from tanh's result (JAX's rule) need to give JAX's values.
-_TANH_NUM = (-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11, 5.12229709037114e-08,
-             1.48572235717979e-05, 6.37261928875436e-04, 4.89352455891786e-03)
-_TANH_DEN = (1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03, 4.89352518554385e-03)
-_TANH_CLAMP = 7.99881172180175781
-
-
-def _tanh_lowering(ctx, x):
-    dtype = ctx.avals_in[0].dtype
-    if dtype not in (dtypes.float32, dtypes.float16, dtypes.bfloat16):
-        return ctx.op("tanh", x)
-    f32 = dtypes.float32
-
-    def c(v):
-        return ctx.op("constant", dtype=f32, shape=[], data=np.float32(v).tobytes())[0]
-
-    def op(name, *args):
-        return ctx.op(name, *args)[0]
-
-    if dtype != f32:
-        x = ctx.op("convert_element_type", x, new_dtype=f32)[0]
-    xc = op("min", op("max", x, c(-_TANH_CLAMP)), c(_TANH_CLAMP))
-    x2 = op("mul", xc, xc)
-
-    def poly(coefs):
-        acc = c(coefs[0])
-        for k in coefs[1:]:
-            acc = op("fma", x2, acc, c(k))
-        return acc
-
-    ratio = op("div", op("mul", xc, poly(_TANH_NUM)), poly(_TANH_DEN))
-    out = op("select_n", op("lt", op("abs", x), c(0.0004)), ratio, x)
-    if dtype != f32:
-        out = ctx.op("convert_element_type", out, new_dtype=dtype)[0]
-    return [out]
-
-
-PRIMITIVES["tanh"].lowering = _tanh_lowering
 
 
 # ---- the lax functions ----------------------------------------------------------------------
