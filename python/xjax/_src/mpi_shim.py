@@ -9,9 +9,9 @@ guessed type, and it works alike for Open MPI (handles are pointers), MPICH and 
 
 Building it: the compiler is the MPI's own wrapper, which knows where its mpi.h is -- the first
 of XJAX_MPICC (a command), the mpicc mpi4py was built with (mpi4py.get_config()), the mpicc next
-to the MPI library mpi4py loaded (<prefix>/bin), mpicc on the PATH, and the C compiler (CC, cc)
-with <prefix>/include where that holds an mpi.h -- that compiles the shim and whose mpi.h matches
-that library (the implementation mpi.h names, and the sizes of the handles, which mpi4py reports
+to the MPI library mpi4py loaded (<prefix>/bin; mpicc_abi first for a standard-ABI libmpi_abi),
+mpicc on the PATH, and the C compiler (CC, cc) with <prefix>/include where that holds an mpi.h --
+that compiles the shim and whose mpi.h matches that library (the implementation mpi.h names, and the sizes of the handles, which mpi4py reports
 with MPI._sizeof). It is built into a temporary directory once per process (a C file of 200 lines:
 about 0.1 s) and loaded from there. Binding: the shim looks each MPI function up as the dynamic
 linker bound mpi4py's calls -- the global scope, then mpi4py's extension module's own libraries,
@@ -112,7 +112,10 @@ def _compilers(MPI, libpath):
     if configured and fresh(shlex.split(configured)):
         yield shlex.split(configured)
     prefix = os.path.dirname(os.path.dirname(libpath))
-    candidates = [os.path.join(prefix, "bin", "mpicc"), shutil.which("mpicc")]
+    # A standard-ABI library (libmpi_abi: mpi4py's MPI-ABI build over an MPI 5 ABI library) needs
+    # the ABI's mpi.h: Open MPI's wrapper for it is mpicc_abi.
+    names = ("mpicc_abi", "mpicc") if os.path.basename(libpath).startswith("libmpi_abi") else ("mpicc",)
+    candidates = [os.path.join(prefix, "bin", name) for name in names] + [shutil.which(name) for name in names]
     for path in candidates:
         if path and os.path.isfile(path) and os.access(path, os.X_OK) and fresh([os.path.realpath(path)]):
             yield [path]
@@ -135,6 +138,8 @@ def _header_matches(shim, MPI):
         return (f"its mpi.h ({header}) has handles of {list(sizes)} bytes (MPI_Comm, MPI_Datatype, MPI_Op, "
                 f"MPI_Request, MPI_Status), mpi4py's MPI {want}")
     library = MPI.Get_library_version()
+    if header.startswith("MPI ABI"):  # the standard ABI: any implementation's library (the sizes differ from others')
+        return None
     if header.startswith("Open MPI") != library.startswith("Open MPI"):
         return f"its mpi.h is {header}, the library mpi4py loaded {library.splitlines()[0][:60]}"
     if header.startswith("Open MPI"):

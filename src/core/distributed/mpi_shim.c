@@ -37,7 +37,7 @@ int xjax_mpi_version(void) { return XJAX_MPI_SHIM_VERSION; }
 
 int xjax_mpi_header(char* text, int text_bytes, int64_t* sizes) {
   char name[96];
-#if defined(MPI_ABI_VERSION)
+#if defined(MPI_ABI_VERSION) && MPI_ABI_VERSION > 0 /* the standard ABI (MPI 5): one for every MPI */
   snprintf(name, sizeof name, "MPI ABI %d.%d", (int)MPI_ABI_VERSION, (int)MPI_ABI_SUBVERSION);
 #elif defined(OPEN_MPI)
   snprintf(name, sizeof name, "Open MPI %d.%d.%d", (int)OMPI_MAJOR_VERSION, (int)OMPI_MINOR_VERSION,
