@@ -135,7 +135,8 @@ void test_round_trip() {
     Array i = Array::empty({}, DType::Int32);
     *static_cast<int32_t*>(i.data()) = branch_index;
     Array x = filled({2, 3}, -2.0f);
-    LoadedFunction orig(m.functions[0], m.weights), loaded(r.functions[0], r.weights);
+    const int64_t limit = ReadOptions().max_array_bytes;  // (compile_module's default)
+    LoadedFunction orig(m.functions[0], m.weights, limit), loaded(r.functions[0], r.weights, limit);
     std::vector<Array> a = orig.call_now({i, x}), b = loaded.call(std::vector<Array>{i, x});
     CHECK(a.size() == 3 && b.size() == 3);
     for (size_t k = 0; k < b.size(); ++k) {
@@ -145,7 +146,7 @@ void test_round_trip() {
     CHECK(b[0].buffer == b[2].buffer);  // a repeated result is the same array
   }
   // Arguments are checked against the signature.
-  LoadedFunction f(r.functions[0], r.weights);
+  LoadedFunction f(r.functions[0], r.weights, ReadOptions().max_array_bytes);
   try {
     f.call_now({filled({2, 3}, 0)});
     CHECK(false);
