@@ -206,8 +206,9 @@ ANSWER_TAG = 4  # the answer (int64: the collective this process waits in)
 
 # MPI requests that a failed wait left in flight, with their buffers (mpi4py's requests do not keep
 # a collective's): kept for the life of the process. Freed, MPI would still write into them
-# (collectives cannot be cancelled) when a late process completes the operation. Bounded: a process abandons at most one wait
-# per initialize() (no collective runs after a failure: state.failed) and its notices once.
+# (collectives cannot be cancelled) when a late process completes the operation. Bounded: a
+# process abandons at most one wait per initialize() (no collective runs after a failure:
+# state.failed) and its notices once.
 abandoned = []
 
 

@@ -106,16 +106,17 @@ def _check_notices(desc):
 
 # ---- the failure paths' small messages: roll calls and their answers -----------------------------
 
-_outbox = []  # sends of roll calls and answers, until MPI is done with them (the requests hold the bytes)
+_outbox = []  # (request, bytes) of roll calls and answers sent, until MPI is done with them
 
 
 def _send_small(dest, tag, value):
-    _outbox.append(state.control.Isend([_SEQ.pack(value), state.mpi.BYTE], dest=dest, tag=tag))
+    data = _SEQ.pack(value)
+    _outbox.append((state.control.Isend([data, state.mpi.BYTE], dest=dest, tag=tag), data))
 
 
 def _flush_outbox():
     if _outbox:
-        _outbox[:] = [r for r in _outbox if not r.Test()]
+        _outbox[:] = [(r, data) for r, data in _outbox if not r.Test()]
 
 
 def _receive_all(tag, on_message):
@@ -234,6 +235,10 @@ def run_collective(desc, start):
         return
     if state.check:
         _check(sig)
-    reqs = start(state.data)
+    try:
+        reqs = start(state.data)
+    except BaseException:  # (some of its operations may be in flight: their buffers stay)
+        abandoned.append(([], start))
+        raise
     _wait(reqs, sig.desc, lambda: (f"collective #{state.seq} ({sig.desc}) did not complete on {_where()} within "
                                    f"{state.timeout:g} s: a process died or stopped during it"), start)

@@ -11,9 +11,9 @@ Building it: the compiler is the MPI's own wrapper, which knows where its mpi.h 
 of XJAX_MPICC (a command), the mpicc mpi4py was built with (mpi4py.get_config()), the mpicc next
 to the MPI library mpi4py loaded (<prefix>/bin; mpicc_abi first for a standard-ABI libmpi_abi),
 mpicc on the PATH, and the C compiler (CC, cc) with <prefix>/include where that holds an mpi.h --
-that compiles the shim and whose mpi.h matches that library (the implementation mpi.h names, and the sizes of the handles, which mpi4py reports
-with MPI._sizeof). It is built into a temporary directory once per process (a C file of 200 lines:
-about 0.1 s) and loaded from there. Binding: the shim looks each MPI function up as the dynamic
+that compiles the shim and whose mpi.h matches that library (the implementation mpi.h names, and
+the sizes of the handles, which mpi4py reports with MPI._sizeof). It is built into a temporary
+directory once per process (a C file of 200 lines: about 0.1 s) and loaded from there. Binding: the shim looks each MPI function up as the dynamic
 linker bound mpi4py's calls -- the global scope, then mpi4py's extension module's own libraries,
 through that module's handle -- and checks that the library it found is the initialized one.
 

@@ -220,7 +220,8 @@ void receive_all(int tag, F&& on_message) {
 
 // Tells every process that asked which collective this one waits in (its number; 0: none yet).
 void answer_roll_calls() {
-  receive_all(state().api.roll_tag, [](int source, int64_t) { send_small(source, state().api.answer_tag, state().seq); });
+  receive_all(state().api.roll_tag,
+              [](int source, int64_t) { send_small(source, state().api.answer_tag, state().seq); });
   flush_outbox();
 }
 
@@ -347,7 +348,8 @@ int mpi_type(DType dt) {
 
 int reduce_op(const std::string& reduction, DType dt) {
   bool b = dt == DType::Bool;  // booleans: or for sum and max, and for min
-  if (reduction == "sum" || reduction == "max") return b ? XJAX_MPI_LOR : (reduction == "sum" ? XJAX_MPI_SUM : XJAX_MPI_MAX);
+  if (reduction == "sum" || reduction == "max")
+    return b ? XJAX_MPI_LOR : (reduction == "sum" ? XJAX_MPI_SUM : XJAX_MPI_MAX);
   return b ? XJAX_MPI_LAND : XJAX_MPI_MIN;
 }
 
