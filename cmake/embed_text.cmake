@@ -1,6 +1,7 @@
 # Writes OUT, a C++ source defining the char array NAME in namespace xjax with the text of the
 # files INPUTS (a ;-list), concatenated in order. Run by the build (cmake -P) whenever one of the
-# files changes; used for the scalar op headers that generated CUDA sources start with.
+# files changes; used for the scalar op headers that generated CUDA sources start with, and the MPI
+# shim that xjax.distributed compiles at run time.
 set(text "")
 set(names "")
 foreach(f IN LISTS INPUTS)

@@ -4,6 +4,7 @@ The scripts under tests/mpi/ run in every process; each prints "ok ..." when its
 Skipped where mpi4py or mpirun is missing (pip install ".[distributed]" brings both).
 """
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -72,6 +73,85 @@ def test_initialize_in_one_process():
     res = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=env,
                          timeout=120)
     assert res.returncode == 0 and res.stdout.split() == ["ok"], res.stdout + res.stderr
+
+
+def _run_alone(code, **env):
+    """Runs `code` in one process without a launcher (MPI's singleton mode); returns its result."""
+    full_env = dict(os.environ, PYTHONPATH=PYTHON_DIR, **env)
+    for name in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"):
+        full_env.pop(name, None)
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          env=full_env, timeout=120)
+
+
+@needs_mpi4py
+def test_mpi_thread_level_below_serialized_is_refused():
+    # The core calls MPI from the thread that runs a program: FUNNELED (main thread only) is not enough.
+    code = """
+        import mpi4py
+        mpi4py.rc.thread_level = "funneled"
+        import pytest, xjax
+        with pytest.raises(RuntimeError, match=r"MPI_THREAD_FUNNELED, but xjax needs MPI_THREAD_SERIALIZED or "
+                                               r"MPI_THREAD_MULTIPLE.*mpi4py.rc.thread_level"):
+            xjax.distributed.initialize()
+        assert not xjax.distributed.is_initialized()
+        print("ok")
+    """
+    res = _run_alone(code)
+    assert res.returncode == 0 and res.stdout.split() == ["ok"], res.stdout + res.stderr
+    # SERIALIZED is enough.
+    res = _run_alone("""
+        import mpi4py
+        mpi4py.rc.thread_level = "serialized"
+        import xjax
+        xjax.distributed.initialize()
+        print("ok")
+    """)
+    assert res.returncode == 0 and res.stdout.split() == ["ok"], res.stdout + res.stderr
+
+
+_SHIM_CODE = """
+    import builtins, json, warnings
+    import numpy as np, xjax
+    from xjax import lax
+    from xjax._src import mpi_shim
+    from xjax._src.lax import parallel_core
+
+    real_open = builtins.open
+    def guarded_open(file, *args, **kwargs):  # the MPI library is found through mpi4py, not /proc
+        assert "/proc/self/maps" not in str(file), file
+        return real_open(file, *args, **kwargs)
+    builtins.open = guarded_open
+    xjax.distributed.initialize(collective_timeout=10)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        installed = parallel_core.ensure_installed()
+    f = xjax.pmap(lambda v: lax.fori_loop(0, 3, lambda i, c: lax.psum(c, "i") + 1, v), axis_name="i")
+    np.testing.assert_array_equal(np.asarray(f(np.ones((1, 4), np.float32))), 4)
+    print(json.dumps([installed, mpi_shim.describe(), [str(w.message) for w in caught]]))
+"""
+
+
+@needs_mpi4py
+def test_mpi_shim_is_built_against_mpi4py_mpi():
+    # (The all-reduces run in the core across processes: tests/mpi/in_program.py.)
+    res = _run_alone(_SHIM_CODE, XJAX_NUM_CPU_DEVICES="1")
+    assert res.returncode == 0, res.stdout + res.stderr
+    installed, describe, warnings_ = json.loads(res.stdout)
+    assert installed and warnings_ == [], res.stdout + res.stderr
+    from mpi4py import MPI  # the shim's mpi.h is that of mpi4py's MPI
+    assert describe.startswith("compiled by "), describe
+    assert ("against Open MPI" in describe) == MPI.Get_library_version().startswith("Open MPI"), describe
+
+
+@needs_mpi4py
+def test_without_a_working_mpi_compiler_the_collectives_run_from_python():
+    res = _run_alone(_SHIM_CODE, XJAX_NUM_CPU_DEVICES="1", XJAX_MPICC="false")
+    assert res.returncode == 0, res.stdout + res.stderr
+    installed, describe, warnings_ = json.loads(res.stdout)
+    assert not installed and describe == "", res.stdout
+    assert len(warnings_) == 1 and "the core cannot call MPI (the MPI shim could not be built: false" in warnings_[0], \
+        warnings_
 
 
 def _all_reduce_graph(dtype, signature=b"\0" * 256, reduction="sum"):
@@ -148,6 +228,38 @@ def test_a_failing_process_is_named_by_the_others(case):
     assert re.search(FAULTS[case], out), out
     assert "finished" not in out, out
     assert seconds < 40, (seconds, out)  # the hanging process sleeps 60 s: the timeout ended the job
+
+
+FAULTS_OF_THREE = {
+    # the last of 3 processes misbehaves; process 0 names it (a roll call finds which one is absent)
+    "hang": r"DistributedError: process\(es\) \[2\] did not reach collective #2 \(psum\(axis_name=\('i',\)\) of "
+            r"float32\[3\]\) of process [01] within 4 s",
+    "shape": r"mismatched collectives across processes: process [01] runs collective #2 psum\(axis_name=\('i',\)\) of "
+             r"float32\[3\], process 2 runs collective #2 psum\(axis_name=\('i',\)\) of float32\[4\]",
+    "raise": r"DistributedError: process 2 failed \(ValueError: a failure on purpose\); process [01] stopped in "
+             r"collective #2 \(psum",
+}
+
+
+@needs_mpirun
+@pytest.mark.parametrize("case", sorted(FAULTS_OF_THREE))
+@pytest.mark.parametrize("devices", [1, 2])  # the psums in the core; from Python
+def test_a_failing_process_among_three_is_named(case, devices):
+    rc, out, seconds = mpirun(3, "faults.py", case, XJAX_COLLECTIVE_TIMEOUT="4", XJAX_NUM_CPU_DEVICES=str(devices))
+    assert rc != 0, out
+    assert re.search(FAULTS_OF_THREE[case], out), out
+    assert "finished" not in out, out
+    assert seconds < 40, (seconds, out)
+
+
+@needs_mpirun
+@pytest.mark.parametrize("path", ["core", "python"])
+def test_a_late_process_completes_what_another_abandoned(path):
+    # Process 0 times out and goes on; process 1's late data completes the operation process 0
+    # abandoned: it lands in memory kept for it (process 0 checks its arrays meanwhile).
+    rc, out, _ = mpirun(2, "late.py", path, XJAX_NUM_CPU_DEVICES="1" if path == "core" else "2")
+    assert rc == 0, out
+    assert out.count("ok late") == 2, out
 
 
 @needs_mpirun

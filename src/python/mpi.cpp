@@ -1,6 +1,6 @@
-// Bindings of the collectives across processes (src/core/distributed/mpi.h): the host installs the MPI
-// functions and handles it resolved, and brackets each run of a program holding collectives.
-// Conversion only.
+// Bindings of the collectives across processes (src/core/distributed/mpi.h): the host installs the
+// functions of the MPI shim it compiled and bound (src/core/distributed/mpi_shim.h), and brackets
+// each run of a program holding collectives. Conversion only.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -12,33 +12,27 @@ using namespace xjax;
 
 namespace {
 
+// The address of a shim function, as the type mpi_shim.h gives it (the shim defines it so).
 template <typename Fn>
-void function(const py::dict& d, const char* name, Fn& fn) {
-  if (!d.contains(name)) throw ValueError(std::string("[mpi_install] missing the address of ") + name);
-  fn = reinterpret_cast<Fn>(d[name].cast<uintptr_t>());
-}
-
-mpi::Handle handle(const py::dict& d, const char* name) {
-  if (!d.contains(name)) throw ValueError(std::string("[mpi_install] missing the handle ") + name);
-  return mpi::Handle(d[name].cast<int64_t>());
+void function(const py::dict& functions, const char* name, Fn*& fn) {
+  if (!functions.contains(name)) throw ValueError(std::string("[mpi_install] missing the address of ") + name);
+  uintptr_t address = functions[name].cast<uintptr_t>();
+  if (!address) throw ValueError(std::string("[mpi_install] a null address for ") + name);
+  fn = reinterpret_cast<Fn*>(address);
 }
 
 void install(const py::dict& d) {
   mpi::Api a;
-  function(d, "MPI_Iallreduce", a.Iallreduce);
-  function(d, "MPI_Isend", a.Isend);
-  function(d, "MPI_Irecv", a.Irecv);
-  function(d, "MPI_Test", a.Test);
-  function(d, "MPI_Iprobe", a.Iprobe);
-  a.data = handle(d, "data");
-  a.control = handle(d, "control");
-  a.byte_type = handle(d, "byte");
-  a.sum = handle(d, "sum"), a.max = handle(d, "max"), a.min = handle(d, "min");
-  a.lor = handle(d, "lor"), a.land = handle(d, "land");
-  for (auto [name, h] : d["types"].cast<py::dict>())
-    a.types[int(dtype_from_name(name.cast<std::string>()))] = mpi::Handle(h.cast<int64_t>());
-  a.rank = d["rank"].cast<int>(), a.size = d["size"].cast<int>(), a.any_source = d["any_source"].cast<int>();
-  a.sig_tag = d["sig_tag"].cast<int>(), a.notice_tag = d["notice_tag"].cast<int>();
+  py::dict f = d["functions"].cast<py::dict>();
+  function(f, "xjax_mpi_iallreduce", a.iallreduce);
+  function(f, "xjax_mpi_iallgather", a.iallgather);
+  function(f, "xjax_mpi_isend", a.isend);
+  function(f, "xjax_mpi_iprobe", a.iprobe);
+  function(f, "xjax_mpi_recv", a.recv);
+  function(f, "xjax_mpi_test", a.test);
+  a.rank = d["rank"].cast<int>(), a.size = d["size"].cast<int>();
+  a.notice_tag = d["notice_tag"].cast<int>(), a.roll_tag = d["roll_tag"].cast<int>();
+  a.answer_tag = d["answer_tag"].cast<int>();
   mpi::install(a);
 }
 
@@ -46,7 +40,7 @@ void install(const py::dict& d) {
 
 void init_mpi(py::module_& m) {
   m.def("mpi_install", &install, py::arg("api"),
-        "Installs MPI for the all_reduce op: function addresses, handles (as ints), rank, size, tags.");
+        "Installs the MPI shim for the all_reduce op: {'functions': {name: address}, rank, size, tags}.");
   m.def("mpi_clear", &mpi::clear);
   m.def("mpi_begin", &mpi::begin, py::arg("seq"), py::arg("check"), py::arg("timeout"), py::arg("exited_after"));
   m.def("mpi_seq", &mpi::seq);
@@ -54,4 +48,8 @@ void init_mpi(py::module_& m) {
     auto [kind, msg] = mpi::take_failure();
     return kind.empty() ? py::object(py::none()) : py::object(py::make_tuple(kind, msg));
   });
+  m.def("mpi_abandoned", &mpi::abandoned, "Sets of MPI operations abandoned in flight (their memory kept alive).");
+  m.def("mpi_shim_source", [] { return std::string(mpi::shim_source()); },
+        "The MPI shim's C source (mpi_shim.h, then mpi_shim.c), compiled by the host against mpi.h.");
+  m.def("mpi_shim_version", [] { return XJAX_MPI_SHIM_VERSION; });
 }

@@ -1,5 +1,6 @@
-"""Run under mpirun by tests/test_distributed.py: one process misbehaves (argv[1] says how); the
-others must fail with an error naming it, within a bounded time."""
+"""Run under mpirun by tests/test_distributed.py: one process -- the last -- misbehaves (argv[1]
+says how); the others must fail with an error naming it, within a bounded time. With one device
+per process the psums run in the core (one compiled program), with more from Python."""
 import os
 import signal
 import sys
@@ -11,13 +12,13 @@ import xjax
 from xjax import lax
 
 xjax.distributed.initialize()
-case, p = sys.argv[1], xjax.process_index()
+case, p, P, L = sys.argv[1], xjax.process_index(), xjax.process_count(), xjax.local_device_count()
 psum = xjax.pmap(lambda v: lax.psum(v, "i"), axis_name="i")
 gather = xjax.pmap(lambda v: lax.all_gather(v, "i"), axis_name="i")
-x = np.ones((1, 3), np.float32)
+x = np.ones((L, 3), np.float32)
 psum(x).block_until_ready()  # collective #1: everyone is up
 
-if p == 1:
+if p == P - 1:
     if case == "raise":
         raise ValueError("a failure on purpose")
     if case == "kill":
@@ -25,7 +26,7 @@ if p == 1:
     if case == "hang":
         time.sleep(60)
     if case == "shape":
-        x = np.ones((1, 4), np.float32)
+        x = np.ones((L, 4), np.float32)
     if case == "order":
         gather(x)
 if p == 0 and case == "exit":

@@ -7,7 +7,8 @@ import numpy as np
 
 import xjax
 import xjax.numpy as jnp
-from xjax import lax
+from xjax import _core, lax
+from xjax._src import mpi_shim
 from xjax._src.distributed import state  # counts the exchanges across processes
 
 xjax.distributed.initialize()
@@ -32,6 +33,9 @@ for _ in range(K - 1):
     want = want + 1
 np.testing.assert_allclose(np.asarray(out[0]), want + 1, rtol=1e-5)
 assert n == K, n
+# ... in the core, through the MPI shim built against mpi4py's MPI (not from Python)
+assert _core.mpi_seq() == state.seq == K, (_core.mpi_seq(), state.seq)
+assert mpi_shim.describe().startswith("compiled by"), mpi_shim.describe()
 
 
 # A scan whose body all-reduces of several dtypes (one exchange per step).

@@ -3,7 +3,8 @@
 initialize() finds the processes through MPI (the launcher did the rendezvous: no coordinator
 address is needed), numbers every process's CPU devices globally, and makes two communicators out
 of MPI's world: `data` carries the collectives' bytes, `control` the checks around them (each
-collective's signature, and notices of a process that failed or exited; xjax/_src/mpi_channel.py).
+collective's check all-reduce, roll calls, and notices of a process that failed or exited;
+xjax/_src/mpi_channel.py). MPI must provide MPI_THREAD_SERIALIZED at least (_check_thread_level).
 
 Faults: an uncaught exception in one process is announced to the others (a collective waiting
 for it fails at once, naming it), then that process aborts the MPI job after a short grace, so
@@ -105,6 +106,7 @@ def initialize(coordinator_address=None, num_processes=None, process_id=None, lo
     if check_collectives is None:
         check_collectives = os.environ.get(_CHECK_ENV, "1") != "0"
     MPI = _import_mpi()
+    _check_thread_level(MPI)
     world = MPI.COMM_WORLD
     size, rank = world.Get_size(), world.Get_rank()
     if num_processes is not None and num_processes != size:
@@ -124,6 +126,27 @@ def initialize(coordinator_address=None, num_processes=None, process_id=None, lo
     devices_mod.set_global_devices(counts, rank)
     if size > 1:
         _install_hooks()
+
+
+_THREAD_LEVELS = ("MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED", "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE")
+
+
+def _check_thread_level(MPI):
+    """xjax calls MPI from more than the main thread: its compiled programs (the core's all_reduce
+    op) call it from the thread that runs them, and the Python collectives from the thread that
+    calls pmap. It never makes two calls at once: the calling thread waits for the program, and
+    programs holding collectives run one at a time, in program order. MPI_THREAD_SERIALIZED is
+    therefore what it needs (MPI_THREAD_MULTIPLE, mpi4py's default request, is more than enough)."""
+    provided = MPI.Query_thread()
+    if provided >= MPI.THREAD_SERIALIZED:
+        return
+    levels = {getattr(MPI, name[4:]): name for name in _THREAD_LEVELS}
+    raise RuntimeError(
+        f"xjax.distributed.initialize: MPI was initialized with thread support {levels.get(provided, provided)}, but "
+        f"xjax needs MPI_THREAD_SERIALIZED or MPI_THREAD_MULTIPLE: its compiled programs call MPI from the thread "
+        f"that runs them, not only from the main thread (one call at a time). mpi4py asks for MPI_THREAD_MULTIPLE "
+        f"unless mpi4py.rc.thread_level or MPI4PY_RC_THREAD_LEVEL says less: set it to 'serialized' or 'multiple' "
+        f"before mpi4py.MPI is imported (an MPI library that provides less cannot run xjax across processes)")
 
 
 def shutdown():
@@ -176,7 +199,17 @@ def check_initialized(api):
 
 # ---- faults: telling the others, ending the job -------------------------------------------------
 
-NOTICE_TAG = 2
+# Tags on the control communicator (the checks are collectives there, untagged).
+NOTICE_TAG = 2  # a process failed or exits (pickled dict)
+ROLL_TAG = 3  # a process whose check timed out asks which collective the others wait in (int64: its own)
+ANSWER_TAG = 4  # the answer (int64: the collective this process waits in)
+
+# MPI requests that a failed wait left in flight, with their buffers (mpi4py's requests do not keep
+# a collective's): kept for the life of the process. Freed, MPI would still write into them
+# (collectives cannot be cancelled) when a late process completes the operation. Bounded: a
+# process abandons at most one wait per initialize() (no collective runs after a failure:
+# state.failed) and its notices once.
+abandoned = []
 
 
 def _tell_others(kind, text):
@@ -188,7 +221,10 @@ def _tell_others(kind, text):
     reqs = [state.control.isend(msg, dest=q, tag=NOTICE_TAG)
             for q in range(state.process_count) if q != state.process_index]
     deadline = time.monotonic() + 2.0  # small messages go at once; never hang on the way out
-    while not state.mpi.Request.Testall(reqs) and time.monotonic() < deadline:
+    while not state.mpi.Request.Testall(reqs):
+        if time.monotonic() > deadline:
+            abandoned.append((reqs, msg))  # (mpi4py's isend requests hold their pickled bytes)
+            break
         time.sleep(0.001)
 
 

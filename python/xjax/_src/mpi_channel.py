@@ -1,34 +1,45 @@
 """Checked cross-process collectives: every wait is bounded and every mismatch is reported.
 
-A collective runs in two steps. First (unless check_collectives is off) each process sends every
-other one a signature -- the collective's number in program order and a description of it (op,
-dtype, shape, params) -- and compares what it receives: a process that does not arrive within the
-timeout is named, and a different collective, shape or order is reported on every process before
-any data moves. Then the collective's non-blocking MPI operations are posted and polled. While
-waiting, a process reads the notices of processes that failed or exited (distributed.py) and fails
-at once with their error.
+A collective runs in two steps. First (unless check_collectives is off) the processes check that
+they all run the same collective: one all-reduce (MAX) on the control communicator of its number
+in program order, the crc32 and the length of its description (op, dtype, shape, params), and
+their negations -- the same on every process iff each maximum equals the minimum: O(log P)
+messages, whatever the number of processes. A mismatch, which every process learns at once, is
+then named: the processes all-gather their signatures (number and description) and each reports
+its own collective and the first process that differs. Then the collective's non-blocking MPI
+operations are posted and polled. While waiting, a process reads the notices of processes that
+failed or exited (distributed.py) and fails at once with their error, and answers roll calls: a
+process whose check timed out asks every other one which collective it waits in, and names those
+that do not answer with its own number within a second. The core's all_reduce op (lax/
+parallel_core.py, src/core/distributed/mpi.cpp) runs the same steps, so the two interleave.
+
+A wait that fails leaves its MPI operations in flight (collectives cannot be cancelled): their
+requests and buffers are kept for the life of the process (distributed.abandoned), so that a late
+process's data never lands in freed memory.
 """
 import struct
 import time
 import zlib
 
-from xjax._src.distributed import NOTICE_TAG, DistributedError, state
+import numpy as np
 
-SIG_TAG = 1
+from xjax._src.distributed import ANSWER_TAG, NOTICE_TAG, ROLL_TAG, DistributedError, abandoned, state
+
 _SIG_BYTES = 256
 _HEAD = struct.Struct("<qII")  # collective number, crc32 of the description, its length
 _SPIN_S = 0.002  # poll without sleeping this long (the others are usually there), then back off
+_ROLL_CALL_S = 1.0  # how long a process that timed out waits for the answers to its roll call
 
 
 class Signature:
-    """A collective's description, encoded once: what each process sends the others before it runs
-    (the collective's number in program order is written in per call). Programs keep theirs."""
+    """A collective's description, encoded once: what the processes check before it runs (the
+    collective's number in program order is written in per call). Programs keep theirs."""
 
-    __slots__ = ("desc", "encoded", "crc")
+    __slots__ = ("desc", "encoded", "crc", "length")
 
     def __init__(self, desc):
         raw = desc.encode()
-        self.desc, self.crc = desc, zlib.crc32(raw)
+        self.desc, self.crc, self.length = desc, zlib.crc32(raw), len(raw)
         buf = bytearray(_SIG_BYTES)
         _HEAD.pack_into(buf, 0, 0, self.crc, len(raw))
         shown = raw[:_SIG_BYTES - _HEAD.size]
@@ -48,32 +59,11 @@ def signature(desc):
     return sig
 
 
-class _Exchange:
-    """The signature exchange's buffers and persistent MPI requests (one send to and one receive
-    from every other process), made once per communicator and restarted by every collective."""
-
-    def __init__(self, comm, peers):
-        self.comm, self.peers = comm, peers
-        self.send = bytearray(_SIG_BYTES)
-        self.recv = [bytearray(_SIG_BYTES) for _ in peers]
-        self.recv_reqs = [comm.Recv_init(buf, source=q, tag=SIG_TAG) for buf, q in zip(self.recv, peers)]
-        self.reqs = self.recv_reqs + [comm.Send_init(self.send, dest=q, tag=SIG_TAG) for q in peers]
-
-    def free(self):
-        for r in self.reqs:
-            r.Free()
-
-
 _SEQ = struct.Struct("<q")
-_exchange = None
 
 
 def release():
-    """Frees the exchange's requests (before its communicator is freed: distributed.shutdown)."""
-    global _exchange
-    if _exchange is not None:
-        _exchange.free()
-        _exchange = None
+    """Nothing to free (distributed.shutdown): the checks keep no MPI objects between collectives."""
 
 
 def _decode(buf):
@@ -114,50 +104,115 @@ def _check_notices(desc):
                                    abort=False))
 
 
-def _wait(reqs, desc, on_timeout):
-    """Polls `reqs` until done; reads notices meanwhile; on the deadline raises on_timeout()'s message."""
+# ---- the failure paths' small messages: roll calls and their answers -----------------------------
+
+_outbox = []  # (request, bytes) of roll calls and answers sent, until MPI is done with them
+
+
+def _send_small(dest, tag, value):
+    data = _SEQ.pack(value)
+    _outbox.append((state.control.Isend([data, state.mpi.BYTE], dest=dest, tag=tag), data))
+
+
+def _flush_outbox():
+    if _outbox:
+        _outbox[:] = [(r, data) for r, data in _outbox if not r.Test()]
+
+
+def _receive_all(tag, on_message):
+    """Receives every message waiting on `tag` (each probed first: no receive is left posted)."""
+    MPI = state.mpi
+    status = MPI.Status()
+    while state.control.Iprobe(source=MPI.ANY_SOURCE, tag=tag, status=status):
+        n, source = status.Get_count(MPI.BYTE), status.Get_source()
+        buf = bytearray(max(n, _SEQ.size))
+        state.control.Recv([buf, n, MPI.BYTE], source=source, tag=tag)
+        on_message(source, _SEQ.unpack_from(buf)[0])
+
+
+def _answer_roll_calls():
+    """Tells every process that asked which collective this one waits in."""
+    _receive_all(ROLL_TAG, lambda q, _: _send_small(q, ANSWER_TAG, state.seq))
+    _flush_outbox()
+
+
+def _absent_processes():
+    """After a timeout: the processes that do not answer the roll call with this collective's number."""
+    for q in _peers():
+        _send_small(q, ROLL_TAG, state.seq)
+    answer = {state.process_index: state.seq}
+    start = time.monotonic()
+    while True:
+        _answer_roll_calls()
+        _receive_all(ANSWER_TAG, answer.__setitem__)
+        if all(answer.get(q) == state.seq for q in range(state.process_count)) or \
+                time.monotonic() - start > min(_ROLL_CALL_S, state.timeout):
+            break
+        time.sleep(0.001)
+    return [q for q in range(state.process_count) if answer.get(q) != state.seq]
+
+
+# ---- waiting, checking ---------------------------------------------------------------------------
+
+def _wait(reqs, desc, on_timeout, keep):
+    """Polls `reqs` until done; reads notices and answers roll calls meanwhile; on the deadline
+    raises on_timeout()'s message. Raising, it keeps the requests and `keep` -- what holds their
+    buffers (mpi4py's requests do not always: a collective's do not) -- for good."""
     Testall = state.mpi.Request.Testall
     if Testall(reqs):
         return
-    start = time.monotonic()
-    deadline = start + state.timeout
-    polls = 0
-    while not Testall(reqs):
-        polls += 1
-        if polls % 64:
-            continue
-        _check_notices(desc)
-        now = time.monotonic()
-        if now > deadline:
-            _fail(DistributedError(on_timeout()))
-        if now - start > _SPIN_S:
-            time.sleep(min(0.001, (now - start) / 100))
+    try:
+        start = time.monotonic()
+        deadline = start + state.timeout
+        polls = 0
+        while not Testall(reqs):
+            polls += 1
+            if polls % 64:
+                continue
+            _answer_roll_calls()
+            _check_notices(desc)
+            now = time.monotonic()
+            if now > deadline:
+                _fail(DistributedError(on_timeout()))
+            if now - start > _SPIN_S:
+                time.sleep(min(0.001, (now - start) / 100))
+    except BaseException:
+        abandoned.append((reqs, keep))
+        raise
 
 
-def _exchange_signatures(sig):
-    global _exchange
-    ex = _exchange
-    if ex is None or ex.comm is not state.control:
-        ex = _exchange = _Exchange(state.control, _peers())
-    send = ex.send
-    send[:] = sig.encoded
-    _SEQ.pack_into(send, 0, state.seq)
-    state.mpi.Prequest.Startall(ex.reqs)
-    desc = sig.desc
+def _check(sig):
+    """Step 1: every process runs the same collective (an all-reduce), else the difference is named."""
+    MPI, desc = state.mpi, sig.desc
+    key = (state.seq, sig.crc, sig.length)
+    mine = np.array(key + tuple(-k for k in key), np.int64)
+    top = np.empty(6, np.int64)
 
     def missing():
-        absent = [q for q, r in zip(ex.peers, ex.recv_reqs) if not r.Test()]
+        absent = _absent_processes()
+        if not absent:
+            return (f"collective #{state.seq} ({desc}) did not start on {_where()} within {state.timeout:g} s, "
+                    f"though every process answered that it waits in it")
         return (f"process(es) {absent} did not reach collective #{state.seq} ({desc}) of {_where()} within "
                 f"{state.timeout:g} s: they died, hang, or run a different program (the limit: "
                 f"xjax.distributed.initialize(collective_timeout=...) or XJAX_COLLECTIVE_TIMEOUT)")
 
-    _wait(ex.reqs, desc, missing)
-    for q, buf in zip(ex.peers, ex.recv):
-        seq, crc, _ = _HEAD.unpack_from(buf, 0)
-        if seq != state.seq or crc != sig.crc:
-            seq, crc, text = _decode(buf)
-            _fail(DistributedError(f"mismatched collectives across processes: {_where()} runs collective "
-                                   f"#{state.seq} {desc}, process {q} runs collective #{seq} {text}", abort=False))
+    _wait([state.control.Iallreduce(mine, top, op=MPI.MAX)], desc, missing, (mine, top))
+    if (top[:3] == -top[3:]).all():
+        return
+    # The failure path: every process's signature, to name the difference.
+    own = bytearray(sig.encoded)
+    _SEQ.pack_into(own, 0, state.seq)
+    everyone = bytearray(_SIG_BYTES * state.process_count)
+    mismatch = f"mismatched collectives across processes: {_where()} runs collective #{state.seq} {desc}"
+    _wait([state.control.Iallgather([own, MPI.BYTE], [everyone, MPI.BYTE])], desc,
+          lambda: f"{mismatch}; the others' descriptions did not arrive within {state.timeout:g} s", (own, everyone))
+    for q in _peers():
+        theirs = everyone[q * _SIG_BYTES:(q + 1) * _SIG_BYTES]
+        if theirs[:_HEAD.size] != own[:_HEAD.size]:
+            seq, _, text = _decode(theirs)
+            _fail(DistributedError(f"{mismatch}, process {q} runs collective #{seq} {text}", abort=False))
+    _fail(DistributedError(f"{mismatch}, and another process a different one", abort=False))
 
 
 def run_collective(desc, start):
@@ -166,6 +221,7 @@ def run_collective(desc, start):
     desc: its description (op, dtype, shape, params), the same on every process: a string, or its
       Signature (made once by a caller that runs the collective often).
     start(comm): posts its non-blocking MPI operations on the data communicator; returns their requests.
+      It holds the buffers of those operations (in its closure): kept with them if the wait fails.
     """
     if state.mpi is None:
         raise RuntimeError("a collective across processes ran before xjax.distributed.initialize()")
@@ -178,7 +234,11 @@ def run_collective(desc, start):
         state.mpi.Request.Waitall(reqs)
         return
     if state.check:
-        _exchange_signatures(sig)
-    reqs = start(state.data)
+        _check(sig)
+    try:
+        reqs = start(state.data)
+    except BaseException:  # (some of its operations may be in flight: their buffers stay)
+        abandoned.append(([], start))
+        raise
     _wait(reqs, sig.desc, lambda: (f"collective #{state.seq} ({sig.desc}) did not complete on {_where()} within "
-                                   f"{state.timeout:g} s: a process died or stopped during it"))
+                                   f"{state.timeout:g} s: a process died or stopped during it"), start)

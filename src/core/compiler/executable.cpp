@@ -174,9 +174,11 @@ void Executable::run_step(const Step& step, Frame& f) const {
         ts.resize(values.size());
         for (size_t k = 0; k < values.size(); ++k) {
           const TypeInfo& t = p.value_type[values[k]];
-          ts[k].data = f.ptr[p.value_storage[values[k]]];
+          const int st = p.value_storage[values[k]];
+          ts[k].data = f.ptr[st];
           ts[k].shape = t.shape;
           ts[k].dtype = t.dtype;
+          ts[k].owner = &f.buf[st];
         }
       };
       fill(in, step.inputs);

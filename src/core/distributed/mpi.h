@@ -1,44 +1,55 @@
 // Collectives across processes inside compiled programs, over MPI.
 //
-// The core neither includes nor links MPI: the host (xjax.distributed, through mpi4py) hands over
-// the addresses of the few MPI functions used, resolved in the MPI library already loaded, and the
-// handles of the communicators, datatypes and ops. Handles travel as integers: an MPI whose handles
-// are pointers (Open MPI) and one whose handles are ints (MPICH) are called alike (the callee reads
-// the int from the low half of the register; a request it writes is read back the same way).
+// The core neither includes nor links MPI. The host (xjax.distributed, through mpi4py) compiles
+// a small shim against the mpi.h of the MPI library mpi4py loaded (mpi_shim.h, mpi_shim.c),
+// binds it to that library and to this run's communicators, and installs the shim's functions
+// here: C functions with xjax's own fixed prototypes (mpi_shim.h), called through pointers of
+// exactly those types. MPI handles stay inside the shim; the core names communicators, datatypes
+// and ops by small codes and holds requests as opaque storage.
 //
 // The all_reduce op (kind Effect: kept and run in program order) runs one checked exchange, as
-// the host's Python collectives do (xjax/_src/mpi_channel.py), on the same communicators and tags,
-// so the two kinds interleave in one program order:
-//   1. unless checks are off, a 256-byte signature goes to every other process on the control
-//      communicator: the collective's number (a counter shared with the host) and a description
-//      (crc32, length, text); a different signature fails on every process before data moves;
+// the host's Python collectives do (xjax/_src/mpi_channel.py), on the same communicators, tags
+// and collectives, so the two kinds interleave in one program order:
+//   1. unless checks are off, one all-reduce (MAX) over the control communicator of the
+//      collective's number (a counter shared with the host), the crc32 and the length of its
+//      description, and their negations: every process runs the same collective iff the maxima
+//      equal the minima. A mismatch, known on every process at once, is then named: the
+//      processes all-gather their 256-byte signatures (number, crc32, length, text) and each
+//      reports its own collective and the first process that differs (the failure path only);
 //   2. one MPI_Iallreduce per dtype of the operands (several operands of one dtype are packed).
 // Every wait polls: a process that does not arrive within the timeout, or a notice from a process
 // that failed or exited (tag `notice_tag` on the control communicator), ends the wait with an
-// error, recorded for the host (take_failure) so that it can raise its own DistributedError.
+// error, recorded for the host (take_failure) so that it can raise its own DistributedError. On a
+// timeout in step 1 a roll call names the absent processes: the process asks every other one
+// (`roll_tag`) which collective it waits in, and those that do not answer (`answer_tag`) with
+// this one's number within a second are named. Every wait loop answers roll calls.
+//
+// A wait that gives up leaves MPI operations in flight: the collectives cannot be cancelled, and
+// a late process may still complete them. What they read and write is then kept alive for the
+// life of the process (the operands' buffers, through Tensor::owner, or the core's own staging
+// buffers), never freed under MPI's feet; after that every collective fails at once (the host's
+// state.failed; here too), so a process abandons at most one set per initialize(). The core
+// posts no receive that could be left pending: it receives only messages it probed.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
 
-#include "core/dtype.h"
+#include "core/distributed/mpi_shim.h"
 
 namespace xjax::mpi {
 
-using Handle = intptr_t;  // MPI_Comm, MPI_Datatype, MPI_Op: pointers or ints
-
 struct Api {
-  // The MPI functions, with handles passed as Handle and MPI_Request*/MPI_Status* as void*.
-  int (*Iallreduce)(const void*, void*, int, Handle, Handle, Handle, void*) = nullptr;
-  int (*Isend)(const void*, int, Handle, int, int, Handle, void*) = nullptr;
-  int (*Irecv)(void*, int, Handle, int, int, Handle, void*) = nullptr;
-  int (*Test)(void*, int*, void*) = nullptr;
-  int (*Iprobe)(int, int, Handle, int*, void*) = nullptr;
-  Handle data = 0, control = 0;  // communicators: the collectives' bytes; signatures and notices
-  Handle byte_type = 0;
-  Handle types[kNumDTypes] = {};  // per dtype: MPI's predefined type, 0 where MPI has none
-  Handle sum = 0, max = 0, min = 0, lor = 0, land = 0;
-  int rank = 0, size = 1, any_source = -1, sig_tag = 1, notice_tag = 2;
+  // The shim's functions (mpi_shim.h), bound to the host's MPI library and communicators.
+  xjax_mpi_iallreduce_t* iallreduce = nullptr;
+  xjax_mpi_iallgather_t* iallgather = nullptr;
+  xjax_mpi_isend_t* isend = nullptr;
+  xjax_mpi_iprobe_t* iprobe = nullptr;
+  xjax_mpi_recv_t* recv = nullptr;
+  xjax_mpi_test_t* test = nullptr;
+  int rank = 0, size = 1;
+  int notice_tag = 2, roll_tag = 3, answer_tag = 4;  // on the control communicator
 };
 
 // Installs the API (xjax.distributed.initialize); clear() forgets it (shutdown).
@@ -55,5 +66,11 @@ int64_t seq();
 // The failure that stopped the last collective, taken once: kind ("timeout", "mismatch",
 // "notice", "mpi") and message; kind is empty when there was none.
 std::pair<std::string, std::string> take_failure();
+
+// How many sets of MPI operations this process abandoned in flight (their memory kept alive).
+size_t abandoned();
+
+// The shim's C source (mpi_shim.h, then mpi_shim.c), which the host compiles against mpi.h.
+const char* shim_source();
 
 }  // namespace xjax::mpi

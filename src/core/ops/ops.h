@@ -1,5 +1,6 @@
 // Op identities, the catalogue lookup, and the per-op rules: shape/dtype inference and kernels.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,8 @@
 #include "core/shape.h"
 
 namespace xjax {
+
+class Buffer;
 
 enum class OpId : int {
 #define XJAX_OP_ENUM(name, kind, arity) name##_,
@@ -39,6 +42,9 @@ struct Tensor {
   void* data;
   Shape shape;
   DType dtype;
+  // The buffer holding `data` where the executor knows it (null elsewhere): a kernel that hands
+  // `data` to something outliving the call (an MPI operation abandoned on an error) keeps it alive.
+  const std::shared_ptr<Buffer>* owner = nullptr;
   int64_t size() const { return numel(shape); }
   template <typename T> T* as() const { return static_cast<T*>(data); }
 };

@@ -4,31 +4,29 @@ pmap over the devices of several processes, with one device in each process, com
 per-shard program -- collectives included, in loops and branches too -- into one Executable
 when its only collectives are all-reduces over the pmapped axis (pmap.py). Each all-reduce then
 runs in the core (src/core/distributed/mpi.h) with no Python between it and the work around it: the
-core calls the MPI library that mpi4py loaded, through the function addresses and handles
-installed here, with the same checks as the Python collectives (mpi_channel.py) -- a signature
-exchanged first on the same communicator and tag, the same collective counter, the timeout and
-the notices of failed processes -- so the two kinds mix in one program order.
+core calls the MPI library that mpi4py loaded through xjax's MPI shim (mpi_shim.py: compiled
+against that library's mpi.h, bound here), with the same checks as the Python collectives
+(mpi_channel.py) -- the same check all-reduce on the same communicator, the same collective
+counter, the timeout, the roll call and the notices of failed processes -- so the two kinds mix in
+one program order.
 
 Independent all-reduces of one kind next to each other in the program (a gradient's leaves) are
 one all_reduce op: one exchange, one Iallreduce per dtype. 16-bit floats are reduced as float32.
 """
 import contextlib
-import ctypes
-import os
 
 import numpy as np
 
 from xjax import _core
-from xjax._src import core
-from xjax._src.distributed import NOTICE_TAG, DistributedError, state
+from xjax._src import core, mpi_shim
+from xjax._src.distributed import ANSWER_TAG, NOTICE_TAG, ROLL_TAG, DistributedError, state
 from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, jaxprs_in_params
 from xjax._src.lax import parallel as P
-from xjax._src.mpi_channel import SIG_TAG, _check_notices, _fail, signature
+from xjax._src.mpi_channel import _check_notices, _fail, signature
 
 AVAILABLE = hasattr(_core, "mpi_install")
 _REDUCTIONS = {P.psum_p: "sum", P.pmax_p: "max", P.pmin_p: "min"}
 _WIDENED = {np.dtype(np.float16), np.dtype("bfloat16")}
-_FUNCTIONS = ("MPI_Iallreduce", "MPI_Isend", "MPI_Irecv", "MPI_Test", "MPI_Iprobe")
 
 
 # ---- the op -------------------------------------------------------------------------------------
@@ -158,37 +156,20 @@ def grouped(closed):
 _installed_for = None  # the control communicator the core's MPI was installed with
 
 
-def _libmpi():
-    """The MPI library mpi4py loaded (the one that holds the communicators)."""
-    with open("/proc/self/maps") as f:
-        for line in f:
-            path = line.split()[-1] if len(line.split()) >= 6 else ""
-            name = os.path.basename(path)
-            if name.startswith("libmpi.so") or name.startswith("libmpi_"):
-                return ctypes.CDLL(path)
-    return ctypes.CDLL(None)  # linked into the process: look the symbols up globally
-
-
 def ensure_installed():
-    """Hands the core MPI's functions and this run's handles (once per initialize); False when the
-    MPI library or a function is not found (the programs then run their collectives from Python)."""
+    """Hands the core the functions of the MPI shim, bound to mpi4py's MPI library and this run's
+    communicators (once per initialize); False when the shim cannot be built or bound here (the
+    programs then run their collectives from Python; xjax warns once, saying why)."""
     global _installed_for
     if _installed_for is state.control:
         return True
-    MPI = state.mpi
     try:
-        lib = _libmpi()
-        api = {name: ctypes.cast(getattr(lib, name), ctypes.c_void_p).value for name in _FUNCTIONS}
-    except (OSError, AttributeError):
+        functions = mpi_shim.bind(state.mpi, state.data, state.control)
+    except mpi_shim.ShimError as e:
+        mpi_shim.warn_once(e)
         return False
-    h = MPI._handleof
-    types = {name: h(t) for name, t in ((np.dtype(d).name, MPI._typedict.get(np.dtype(d).char))
-                                        for d in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
-                                                  "uint32", "uint64", "float32", "float64")) if t is not None}
-    api.update(data=h(state.data), control=h(state.control), byte=h(MPI.BYTE), sum=h(MPI.SUM), max=h(MPI.MAX),
-               min=h(MPI.MIN), lor=h(MPI.LOR), land=h(MPI.LAND), types=types, rank=state.process_index,
-               size=state.process_count, any_source=MPI.ANY_SOURCE, sig_tag=SIG_TAG, notice_tag=NOTICE_TAG)
-    _core.mpi_install(api)
+    _core.mpi_install({"functions": functions, "rank": state.process_index, "size": state.process_count,
+                       "notice_tag": NOTICE_TAG, "roll_tag": ROLL_TAG, "answer_tag": ANSWER_TAG})
     _installed_for = state.control
     return True
 

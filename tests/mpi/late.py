@@ -1,0 +1,54 @@
+"""Run under mpirun -np 2 by tests/test_distributed.py: process 1 arrives late at collective #2,
+after process 0 gave up waiting for it (a timeout it catches and survives). Process 1's data then
+completes the MPI operation that process 0 abandoned: it must land in memory process 0 kept, not
+in memory freed and reused since (process 0 allocates and computes meanwhile, and checks its
+arrays). Afterwards every collective fails at once on process 0. argv[1]: "core" runs the psum in
+one compiled program (one device per process), "python" from Python (two devices per process)."""
+import sys
+import time
+
+import numpy as np
+
+import xjax
+import xjax.numpy as jnp
+from xjax import _core, lax
+from xjax._src.distributed import DistributedError, abandoned, state
+
+xjax.distributed.initialize(collective_timeout=2)
+p, L = xjax.process_index(), xjax.local_device_count()
+assert L == (1 if sys.argv[1] == "core" else 2), L
+psum = xjax.pmap(lambda v: lax.psum(v, "i"), axis_name="i")
+x = np.ones((L, 1 << 16), np.float32)
+np.testing.assert_array_equal(np.asarray(psum(x)), 2 * L)  # collective #1: everyone is up
+
+if p == 1:
+    time.sleep(4)  # process 0 times out meanwhile
+try:
+    psum(x).block_until_ready()
+    raise AssertionError("collective #2 did not fail")
+except DistributedError as e:
+    print(f"process {p} failed: {e}", flush=True)
+    if p == 0:
+        assert "process(es) [1] did not reach collective #2" in str(e), e
+    else:  # its data never comes: process 0 left the collective
+        assert "did not complete" in str(e) or "exited" in str(e), e
+if sys.argv[1] == "core":
+    assert _core.mpi_abandoned() == 1, _core.mpi_abandoned()
+else:
+    assert len(abandoned) == 1, abandoned
+if p == 0:
+    # Allocate, compute and check while process 1's late contribution arrives (MPI progresses in
+    # every MPI call: the probes here).
+    MPI, deadline = state.mpi, time.monotonic() + 5
+    while time.monotonic() < deadline:
+        a = [np.full(1 << 14, k, np.float32) for k in range(16)]
+        b = jnp.asarray(np.arange(1 << 15, dtype=np.float32)) * 2
+        state.control.Iprobe(source=MPI.ANY_SOURCE, tag=99)
+        time.sleep(0.01)
+        assert all(float(v[7]) == k for k, v in enumerate(a)) and float(b[5]) == 10
+try:
+    psum(x)
+    raise AssertionError("a collective ran after a failed one")
+except DistributedError as e:
+    assert "an earlier collective across processes failed" in str(e), e
+print("ok late", p, flush=True)
