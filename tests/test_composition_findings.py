@@ -180,3 +180,23 @@ def test_vjp_function_is_a_pytree():
     _, pb = jax.vjp(lambda x: x * jnp.arange(3.0), jnp.ones(3))
     np.testing.assert_allclose(jax.jit(lambda pb, c: pb(c))(pb, jnp.ones(3))[0], [0.0, 1.0, 2.0])
     np.testing.assert_allclose(jax.vmap(lambda c: pb(c))(jnp.eye(3))[0], np.diag([0.0, 1.0, 2.0]))
+
+
+# ---- linearize's function runs only the equations its outputs need (as JAX's) ---------------------------
+
+def test_linearize_with_unused_custom_vjp_result():
+    @jax.custom_vjp
+    def cv(x):
+        return jnp.sin(x)
+
+    cv.defvjp(lambda x: (cv(x), x), lambda r, g: (g * r,))
+
+    def f(x):
+        cv(x)
+        return x * 2.0
+
+    assert float(jax.linearize(f, 1.0)[1](1.0)) == 2.0
+    assert float(jax.linearize(lambda x: jax.checkpoint(f)(x), 1.0)[1](1.0)) == 2.0
+    assert float(jax.linearize(jax.grad(f), 1.0)[1](1.0)) == 0.0
+    with pytest.raises(TypeError, match="forward-mode autodiff"):
+        jax.linearize(lambda x: cv(x) * 2.0, 1.0)[1](1.0)

@@ -47,12 +47,16 @@ class LinearFunction:
         self.out_zero = out_zero  # outputs whose tangent is a symbolic zero (no outvar)
         self.in_avals = in_avals  # tangent avals
         self.out_avals = out_avals
+        self.live = None  # closed without dead equations, for jvp
 
     def jvp(self, tangents):
         from xjax._src.jaxpr import eval_jaxpr
+        from xjax._src.remat import dce_jaxpr
 
+        if self.live is None:  # as JAX: an equation whose result nobody reads does not run (custom_lin would raise)
+            self.live = dce_jaxpr(self.closed)
         ins = [t for t, z in zip(tangents, self.in_zero) if not z]
-        outs = iter(eval_jaxpr(self.closed.jaxpr, self.closed.consts, *ins))
+        outs = iter(eval_jaxpr(self.live.jaxpr, self.live.consts, *ins))
         return [ad.Zero(a) if z else next(outs) for a, z in zip(self.out_avals, self.out_zero)]
 
     def transpose(self, cts, consts=None):
