@@ -113,7 +113,8 @@ def compare_values(ref, got, rtol=1e-4, atol=1e-5, check_weak=True, dtypes=True)
                                        f"({int((~ok).sum())} of {ok.size} differ)")
         elif list(gv) != list(rv) and not (gd.startswith("float") and not dtypes):
             i = next(i for i, (x, y) in enumerate(zip(gv, rv)) if x != y) if len(gv) == len(rv) else 0
-            return "wrong value", f"output {k} {rd}{rs}: element {i} is {gv[i] if gv else None}, JAX {rv[i] if rv else None}"
+            return "wrong value", (f"output {k} {rd}{rs}: element {i} is {gv[i] if gv else None}, "
+                                   f"JAX {rv[i] if rv else None}")
     return None
 
 
@@ -155,9 +156,11 @@ def arbitrate(ref32, got, ref64):
 
 def compare(ref, got, rtol=1e-4, atol=1e-5, check_weak=True):
     if "crash" in got:
-        return "crash", f"exit status {got['crash']}" + (" (only after other programs in its process)" if got.get("batch_only") else "") + "\n" + got["stderr"][-800:]
+        note = " (only after other programs in its process)" if got.get("batch_only") else ""
+        return "crash", f"exit status {got['crash']}{note}\n{got['stderr'][-800:]}"
     if "hang" in got:
-        return "hang", "ran past its time limit" + (" (only after other programs)" if got.get("batch_only") else "") + "\n" + got["stderr"][-800:]
+        note = " (only after other programs in its process)" if got.get("batch_only") else ""
+        return "hang", f"ran past its time limit{note}\n{got['stderr'][-800:]}"
     if "error" in ref and "error" in got:
         if ref["error"] != got["error"]:
             return "wrong error", f"xjax raised {got['error']}: {got['msg']}\nJAX raised {ref['error']}: {ref['msg']}"

@@ -337,10 +337,12 @@ def _batched_jvp(axis, jvp, in_batched, tag=None, out_dims=None):
             return [trace.lift(p) for p in p_out], [t if type(t) is ad.Zero else trace.lift(t) for t in t_out]
 
         p_out, t_out = _run(axis, trace, run)
-        want = out_dims.fix([batching.not_mapped if pd is batching.not_mapped and (type(t) is ad.Zero or t[1] is batching.not_mapped)
-                             else 0 for (_, pd), t in zip(p_out, t_out)])
+        unmapped = batching.not_mapped
+        # an output is batched where its primal or its tangent is
+        want = out_dims.fix([unmapped if pd is unmapped and (type(t) is ad.Zero or t[1] is unmapped) else 0
+                             for (_, pd), t in zip(p_out, t_out)])
         p_out = [out_dims.conform(axis, v, d, w) for (v, d), w in zip(p_out, want)]
-        t_out = [(ad.Zero(_batched_aval(t.aval, axis.size)) if w is not batching.not_mapped else t) if type(t) is ad.Zero
+        t_out = [(t if w is unmapped else ad.Zero(_batched_aval(t.aval, axis.size))) if type(t) is ad.Zero
                  else out_dims.conform(axis, t[0], t[1], w) for t, w in zip(t_out, want)]
         return p_out, t_out
 
