@@ -2,9 +2,9 @@
 
 Each program is rebuilt from its seed and run under xjax in a subprocess, several per process (a
 crash or hang is isolated by re-running its program alone, so the failing seed is named); xjax must
-raise exactly where JAX raised (the same exception type), and otherwise give JAX's dtypes, shapes
-and values (rtol 1e-4 for float32, or the program's recorded rtol where JAX's own float32 results
-are that far from its float64 ones; integers exactly).
+raise exactly where JAX raised (the same exception type), and otherwise give JAX's dtypes, weak
+types, shapes and values (rtol 1e-4 for float32, or the program's recorded rtol where JAX's own
+float32 results are that far from its float64 ones; integers exactly).
 
 The values come from tests/tools/record_composition_values.py (run with JAX installed), which also
 stores a hash of each program's source: a generator that no longer makes the recorded programs
@@ -68,7 +68,7 @@ def _check(seeds, batch):
     failures = []
     for s in seeds:
         ref = PROGRAMS[s]["outcome"]
-        res = compare(ref, got[s], rtol=max(RECORD["rtol"], PROGRAMS[s].get("rtol", 0.0)), check_weak=False)
+        res = compare(ref, got[s], rtol=max(RECORD["rtol"], PROGRAMS[s].get("rtol", 0.0)))
         if res is not None:
             kind, detail = res
             failures.append(f"seed {s}: {kind}: {detail}\n    (python tests/compositions/generator.py {s})")
