@@ -200,3 +200,19 @@ def test_linearize_with_unused_custom_vjp_result():
     assert float(jax.linearize(jax.grad(f), 1.0)[1](1.0)) == 0.0
     with pytest.raises(TypeError, match="forward-mode autodiff"):
         jax.linearize(lambda x: cv(x) * 2.0, 1.0)[1](1.0)
+
+
+# ---- x[index_array]'s default mode is JAX's promise_in_bounds --------------------------------------
+# (an out-of-bounds index reads clamped, and its cotangent is dropped; xjax clamped both ways, so the
+# gradient counted the clamped element once more per out-of-bounds index)
+
+def test_gradient_of_out_of_bounds_gather_drops_like_jax():
+    x = jnp.array([0.5, 1.5])
+    idx = jnp.array([0, 2, 5, -1])
+    np.testing.assert_array_equal(x[idx], [0.5, 1.5, 1.5, 1.5])
+    np.testing.assert_array_equal(jax.grad(lambda x: jnp.sum(x[idx] * jnp.arange(4.0)))(x), [0.0, 3.0])
+    np.testing.assert_array_equal(jax.jit(jax.grad(lambda x: jnp.sum(x[idx] * jnp.arange(4.0))))(x), [0.0, 3.0])
+    np.testing.assert_array_equal(jax.grad(lambda s: jnp.sum(s[None][jnp.array([0, 1])]))(0.5), 1.0)
+    # an explicit mode keeps its meaning
+    np.testing.assert_array_equal(jax.grad(lambda x: jnp.sum(x.at[idx].get(mode="clip") * jnp.arange(4.0)))(x),
+                                  [0.0, 6.0])

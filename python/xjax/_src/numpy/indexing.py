@@ -401,7 +401,9 @@ def _gather(x, entries, mode, fill_value, indices_are_sorted=False, unique_indic
     if plan.indices is None:
         y = x
     else:
-        m = GatherScatterMode.from_any(mode) if mode is not None else GatherScatterMode.CLIP
+        # JAX's default: indices promised in bounds (an out-of-bounds one is clamped; in the transposed
+        # scatter-add of a gradient, dropped)
+        m = GatherScatterMode.from_any(mode) if mode is not None else GatherScatterMode.PROMISE_IN_BOUNDS
         # Without a fill_value the core fills with JAX's default (NaN, the most negative int, ...).
         fv = fill_value if m == GatherScatterMode.FILL_OR_DROP else None
         y = lax.gather(x, plan.indices, _gather_dnums(plan), plan.slice_sizes, mode=m, fill_value=fv,
