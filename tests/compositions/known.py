@@ -13,6 +13,9 @@ def _grad_level(tags):
 
 
 KNOWN = [
+    # JAX's own bugs and quirks (not xjax's)
+    ("JAX:lax_map_batch_zero_dim", "JAX's lax.map(batch_size=) over an array with an empty non-leading axis raises "
+     "ZeroDivisionError", lambda tags, kind, detail: "JAX raised ZeroDivisionError: integer modulo by zero" in detail),
     # by what xjax said first
     ("reshape_transpose", "grad of vmap(grad) with in_axes=(None, 0): _reshape_transpose reshape error",
      lambda tags, kind, detail: "_reshape_transpose" in detail),
@@ -43,6 +46,16 @@ KNOWN = [
      lambda tags, kind, detail: "int_div_by_var" in tags and kind == "wrong value"),
     ("collective_nested", "collectives inside control flow inside vmap(axis_name=...) (as collective_in_scan_in_vmap)",
      lambda tags, kind, detail: "collective_nested" in tags and kind != "crash"),
+    # found by these programs, reported, not fixed (see tests/test_composition_findings.py's notes)
+    ("NEW:custom_vjp_jvp_unexecuted", "jvp through a custom_vjp call that does not run (an untaken cond branch, a "
+     "loop body): JAX raises when it compiles the program, xjax only if the call runs",
+     lambda tags, kind, detail: "xjax computed it" in detail and "can't apply forward-mode autodiff" in detail),
+    ("NEW:custom_lin_jvp_order", "forward mode reaches a custom_vjp's custom_lin in another order than JAX's: "
+     "NotImplementedError for custom_lin's JVP where JAX raises its TypeError (both refuse)",
+     lambda tags, kind, detail: "Differentiation rule for 'custom_lin'" in detail and "forward-mode" in detail),
+    ("NEW:custom_vjp_unbatched_output", "custom_vjp under vmap with an output that does not depend on the batch: "
+     "JAX gives bwd that output's cotangent summed over the batch, xjax the per-example one",
+     lambda tags, kind, detail: kind == "wrong value" and "L_custom_vjp" in tags and "L_vmap" in tags),
 ]
 
 
