@@ -275,3 +275,18 @@ def test_jvp_through_an_untaken_custom_vjp_branch_raises():
     cv.defvjp(lambda x: (cv(x), x), lambda r, g: (g * r,))
     with pytest.raises(TypeError, match="forward-mode autodiff"):
         jax.jvp(lambda x: lax.cond(x > 100.0, cv, jnp.cos, x), (1.0,), (1.0,))
+
+
+@pytest.mark.xfail(reason="a control-flow equation with no batched operand skips vmap's batching rule, so a "
+                          "collective in its body runs outside the vmap (probably the known bug of psum/pmax in a "
+                          "scan in vmap(axis_name=...))", strict=False)
+@pytest.mark.parametrize("body", [
+    lambda x: lax.cond(True, lambda: lax.axis_index("i") * 1.0, lambda: 0.5),
+    lambda x: lax.switch(1, [lambda: 0, lambda: lax.axis_index("i")]),
+    lambda x: lax.scan(lambda c, _: (c + lax.axis_index("i"), None), 0, None, length=2)[0],
+    lambda x: lax.fori_loop(0, 2, lambda i, c: c + lax.axis_index("i"), 0),
+    lambda x: lax.while_loop(lambda c: c < 3, lambda c: c + 1 + lax.axis_index("i"), 0),
+], ids=["cond", "switch", "scan", "fori_loop", "while_loop"])
+def test_axis_index_in_control_flow_without_batched_operands(body):
+    out = jax.vmap(body, axis_name="i")(jnp.ones(2))
+    assert out.shape == (2,)
