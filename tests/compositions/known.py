@@ -27,8 +27,9 @@ KNOWN = [
     ("at_mul_grad", "grad of x.at[i].mul(y) w.r.t. y",
      lambda tags, kind, detail: "scatter_mul gradients" in detail or ("at_mul" in tags and _grad_level(tags)
                                                                        and kind == "wrong value")),
-    ("collective_in_scan_in_vmap", "psum/pmax inside a scan inside vmap(axis_name=...)",
-     lambda tags, kind, detail: "ran outside the vmap or pmap" in detail),
+    ("collective_in_scan_in_vmap", "psum/pmax inside a scan inside vmap(axis_name=...); also axis_index in any "
+     "control flow whose operands are not batched (NameError under jit)",
+     lambda tags, kind, detail: "ran outside the vmap or pmap" in detail or "unbound axis name" in detail),
     ("grad_pmax", "grad of pmax",
      lambda tags, kind, detail: ("pmax" in tags or "pmin" in tags) and (
          "Differentiation rule for 'pm" in detail or _grad_level(tags | {"L_jvp"}))),
