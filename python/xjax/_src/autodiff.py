@@ -47,17 +47,23 @@ class LinearFunction:
         self.out_zero = out_zero  # outputs whose tangent is a symbolic zero (no outvar)
         self.in_avals = in_avals  # tangent avals
         self.out_avals = out_avals
+        self.live = None  # closed without dead equations, for jvp
 
     def jvp(self, tangents):
         from xjax._src.jaxpr import eval_jaxpr
+        from xjax._src.remat import dce_jaxpr
 
+        if self.live is None:  # as JAX: an equation whose result nobody reads does not run (custom_lin would raise)
+            self.live = dce_jaxpr(self.closed)
         ins = [t for t, z in zip(tangents, self.in_zero) if not z]
-        outs = iter(eval_jaxpr(self.closed.jaxpr, self.closed.consts, *ins))
+        outs = iter(eval_jaxpr(self.live.jaxpr, self.live.consts, *ins))
         return [ad.Zero(a) if z else next(outs) for a, z in zip(self.out_avals, self.out_zero)]
 
-    def transpose(self, cts):
+    def transpose(self, cts, consts=None):
+        """The input cotangents of output cotangents `cts` (with other values for the residuals: consts)."""
         cts = [c for c, z in zip(cts, self.out_zero) if not z]
-        got = iter(ad.backward_pass(self.closed.jaxpr, self.closed.consts, cts))
+        consts = self.closed.consts if consts is None else consts
+        got = iter(ad.backward_pass(self.closed.jaxpr, consts, cts))
         return [ad.Zero(a) if z else next(got) for a, z in zip(self.in_avals, self.in_zero)]
 
 
@@ -249,33 +255,39 @@ def linearize(fun, *primals, has_aux=False):
 
 
 def vjp(fun, *primals, has_aux=False):
-    """(fun(*primals), vjp_fn) where vjp_fn(cotangent) pulls an output cotangent back to the inputs."""
+    """(fun(*primals), vjp_fn) where vjp_fn(cotangent) pulls an output cotangent back to the inputs.
+
+    vjp_fn is a pytree, as in JAX (a tree_util.Partial whose leaves are the residuals): it can be
+    passed to jit or returned as a custom_vjp residual."""
     leaves, in_tree, outs, lin, out_tree, aux = _linearize_tree(fun, primals, has_aux)
     in_avals = [core.get_aval(x) for x in leaves]
-
-    def vjp_fn(ct):
-        ct_leaves, ct_tree = tree_util.tree_flatten(ct)
-        if ct_tree != out_tree:
-            raise ValueError(f"unexpected tree structure of argument to vjp function: got {ct_tree}, but expected "
-                             f"to match {out_tree}")
-        cts = []
-        for c, a in zip(ct_leaves, lin.out_avals):
-            if a.dtype == float0:
-                cts.append(ad.Zero(a))
-                continue
-            c = _as_operand(c)
-            ca = core.get_aval(c)
-            if ca.shape != a.shape or ca.dtype != a.dtype:
-                raise ValueError(f"unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got "
-                                 f"{ca.str_short()}, but expected {a.str_short()} because the corresponding output "
-                                 f"of the differentiated function had JAX type {a.str_short()}")
-            cts.append(c)
-        got = lin.transpose(cts)
-        got = [_cotangent_of(g, a) for g, a in zip(got, in_avals)]
-        return tuple(in_tree.unflatten(got))
-
+    pullback = functools.partial(_vjp_pullback, lin, in_tree, out_tree, tuple(in_avals))
+    vjp_fn = tree_util.Partial(pullback, list(lin.closed.consts))
     result = (out_tree.unflatten(outs), vjp_fn)
     return (*result, aux) if has_aux else result
+
+
+def _vjp_pullback(lin, in_tree, out_tree, in_avals, residuals, ct):
+    """vjp's function: the output cotangent `ct` pulled back through `lin` with these residuals."""
+    ct_leaves, ct_tree = tree_util.tree_flatten(ct)
+    if ct_tree != out_tree:
+        raise ValueError(f"unexpected tree structure of argument to vjp function: got {ct_tree}, but expected "
+                         f"to match {out_tree}")
+    cts = []
+    for c, a in zip(ct_leaves, lin.out_avals):
+        if a.dtype == float0:
+            cts.append(ad.Zero(a))
+            continue
+        c = _as_operand(c)
+        ca = core.get_aval(c)
+        if ca.shape != a.shape or ca.dtype != a.dtype:
+            raise ValueError(f"unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got "
+                             f"{ca.str_short()}, but expected {a.str_short()} because the corresponding output "
+                             f"of the differentiated function had JAX type {a.str_short()}")
+        cts.append(c)
+    got = lin.transpose(cts, residuals)
+    got = [_cotangent_of(g, a) for g, a in zip(got, in_avals)]
+    return tuple(in_tree.unflatten(got))
 
 
 def _cotangent_of(ct, primal_aval):

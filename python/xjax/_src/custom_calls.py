@@ -46,7 +46,30 @@ class CustomCallPrimitive(core.Primitive):
         if isinstance(trace, pe.LinearizeTrace) and not any(trace.is_unknown(a) for a in args):
             return trace.bind_in_parent(self, args, params)
         if isinstance(trace, batching.BatchTrace):  # its rule batches the function and the rules lazily
-            return trace.process_primitive(self, args, params)
+            vals, dims = zip(*[trace.lift(a) for a in args]) if args else ((), ())
+            if self is not custom_jvp_call_p and all(d is batching.not_mapped for d in dims):
+                # Nothing batched: custom_vjp runs unbatched unless it closes over values of this vmap.
+                parent = trace.parent
+                if type(parent) is core.EvalTrace or isinstance(parent, (ad.JVPTrace, pe.LinearizeTrace,
+                                                                         batching.BatchTrace)):
+                    try:
+                        return trace.bind_in_parent(self, list(vals), params)
+                    except core.UnexpectedTracerError:
+                        pass  # it does (it ran with one of them as a constant): batch it (below)
+                else:
+                    ops, staged = stage(list(vals), params)
+                    if not any(type(c) is batching.BatchTracer and c._trace.tag is trace.tag
+                               for c in ops[:staged["num_consts"]]):
+                        return trace.bind_in_parent(self, ops, staged)
+            # custom_jvp always runs its batching rule (as JAX's process_custom_jvp_call), which leaves
+            # unbatched the outputs that do not depend on the batch.
+            _batch_traces.append(trace)
+            try:
+                with core.set_current_trace(trace.parent):
+                    outs, out_dims = self.batch(trace.axis_data, list(vals), list(dims), **params)
+            finally:
+                _batch_traces.pop()
+            return [trace.pack(v, d) for v, d in zip(outs, out_dims)]
         ops, staged = stage(args, params)
         return trace.process_primitive(self, ops, staged)
 
@@ -237,8 +260,18 @@ def _at_front(axis, pairs):
     return [batching.bdim_at_front(v, d, axis.size) for v, d in pairs]
 
 
-def _batch_context(axis):
-    trace = batching.BatchTrace(core.current_trace(), axis)
+# The BatchTraces whose batching rule for a lazy custom call is running. The function and rules run
+# later under a new BatchTrace with the tag of the vmap's own (as JAX's batch_subtrace does): the
+# values of that vmap they close over are then batched values of theirs, not escaped tracers.
+_batch_traces = []
+
+
+def _vmap_tag(axis):
+    return _batch_traces[-1].tag if _batch_traces and _batch_traces[-1].axis_data is axis else None
+
+
+def _batch_context(axis, tag=None):
+    trace = batching.BatchTrace(core.current_trace(), axis, tag)
 
     def wrap(x, batched):
         return batching.BatchTracer(trace, x, 0) if batched else x
@@ -255,18 +288,47 @@ def _run(axis, trace, fn):
         return fn()
 
 
-def _batched_fun(axis, fun, in_batched):
+class _OutDims:
+    """Where a lazy custom_jvp call's outputs are batched: fixed by whichever of the function and its
+    JVP rule runs first (not_mapped for an output that depends on no batched value, as JAX's
+    batch_subtrace), later runs conforming to it. None in `dims` until then."""
+
+    __slots__ = ("dims",)
+
+    def __init__(self, dims=None):
+        self.dims = dims
+
+    def fix(self, dims):
+        if self.dims is None:
+            self.dims = list(dims)
+        return self.dims
+
+    @staticmethod
+    def conform(axis, v, d, want):
+        if want is batching.not_mapped:
+            if d is not batching.not_mapped:
+                raise NotImplementedError("a custom_jvp function under vmap gave an unbatched output where its "
+                                          "JVP rule gives a batched one")
+            return v
+        return batching.bdim_at_front(v, d, axis.size)
+
+
+def _batched_fun(axis, fun, in_batched, tag=None, out_dims=None):
     def call(*args):
-        trace, wrap, _ = _batch_context(axis)
+        trace, wrap, _ = _batch_context(axis, tag)
         outs = _run(axis, trace, lambda: fun(*[wrap(a, b) for a, b in zip(args, in_batched)]))
-        return _at_front(axis, [trace.lift(o) for o in outs])
+        pairs = [trace.lift(o) for o in outs]
+        if out_dims is None:
+            return _at_front(axis, pairs)
+        want = out_dims.fix([batching.not_mapped if d is batching.not_mapped else 0 for _, d in pairs])
+        return [out_dims.conform(axis, v, d, w) for (v, d), w in zip(pairs, want)]
 
     return FlatFun(call, fun.fn, fun.traced_for)
 
 
-def _batched_jvp(axis, jvp, in_batched):
+def _batched_jvp(axis, jvp, in_batched, tag=None, out_dims=None):
     def call(primals, tangents):
-        trace, wrap, zero = _batch_context(axis)
+        trace, wrap, zero = _batch_context(axis, tag)
 
         def run():
             ps = [wrap(p, b) for p, b in zip(primals, in_batched)]
@@ -275,16 +337,21 @@ def _batched_jvp(axis, jvp, in_batched):
             return [trace.lift(p) for p in p_out], [t if type(t) is ad.Zero else trace.lift(t) for t in t_out]
 
         p_out, t_out = _run(axis, trace, run)
-        t_out = [ad.Zero(_batched_aval(t.aval, axis.size)) if type(t) is ad.Zero else _at_front(axis, [t])[0]
-                 for t in t_out]
-        return _at_front(axis, p_out), t_out
+        unmapped = batching.not_mapped
+        # an output is batched where its primal or its tangent is
+        want = out_dims.fix([unmapped if pd is unmapped and (type(t) is ad.Zero or t[1] is unmapped) else 0
+                             for (_, pd), t in zip(p_out, t_out)])
+        p_out = [out_dims.conform(axis, v, d, w) for (v, d), w in zip(p_out, want)]
+        t_out = [(t if w is unmapped else ad.Zero(_batched_aval(t.aval, axis.size))) if type(t) is ad.Zero
+                 else out_dims.conform(axis, t[0], t[1], w) for t, w in zip(t_out, want)]
+        return p_out, t_out
 
     return FlatFun(call, jvp.fn, jvp.traced_for)
 
 
-def _batched_fwd(axis, fwd, in_batched):
+def _batched_fwd(axis, fwd, in_batched, tag=None):
     def call(primals, nonzeros):
-        trace, wrap, _ = _batch_context(axis)
+        trace, wrap, _ = _batch_context(axis, tag)
 
         def run():
             outs, res, res_tree = fwd([wrap(p, b) for p, b in zip(primals, in_batched)], nonzeros)
@@ -296,7 +363,7 @@ def _batched_fwd(axis, fwd, in_batched):
     return FlatFun(call, fwd.fn, fwd.traced_for)
 
 
-def _batched_bwd(axis, bwd, res_batched, in_batched):
+def _batched_bwd(axis, bwd, res_batched, in_batched, tag=None):
     """bwd on residuals batched where res_batched says and output cotangents batched along 0; an
     input that is not batched gets the sum over the batch of its per-example cotangents (res_batched
     None: every residual is batched)."""
@@ -304,7 +371,7 @@ def _batched_bwd(axis, bwd, res_batched, in_batched):
     from xjax._src.lax import reduction
 
     def call(res_tree, res, cts):
-        trace, wrap, zero = _batch_context(axis)
+        trace, wrap, zero = _batch_context(axis, tag)
 
         def run():
             rs = [wrap(r, b) for r, b in zip(res, [True] * len(res) if res_batched is None else res_batched)]
@@ -336,18 +403,24 @@ def _custom_call_batch(prim):
         in_batched = [d is not batching.not_mapped for d in dims]
         n_consts = params.get("num_consts", 0)
         new = dict(params)
+        tag = _vmap_tag(axis)
+        jvp_call = prim is custom_jvp_call_p
+        out_dims = _OutDims() if jvp_call and "fun" in params else None
         if "fun" in params:
-            new["fun"] = _batched_fun(axis, params["fun"], in_batched)
+            new["fun"] = _batched_fun(axis, params["fun"], in_batched, tag, out_dims)
         else:
             new["call_jaxpr"], _ = batching.batch_jaxpr(params["call_jaxpr"], axis, in_batched, True)
+            out_dims = _OutDims([0] * len(params["call_jaxpr"].out_avals)) if jvp_call else None
         primal_batched = in_batched[n_consts:]
-        if prim is custom_jvp_call_p:
-            new["jvp"] = _batched_jvp(axis, params["jvp"], primal_batched)
+        if jvp_call:
+            new["jvp"] = _batched_jvp(axis, params["jvp"], primal_batched, tag, out_dims)
         else:
-            new["fwd"] = _batched_fwd(axis, params["fwd"], primal_batched)
-            new["bwd"] = _batched_bwd(axis, params["bwd"], None, primal_batched)
+            new["fwd"] = _batched_fwd(axis, params["fwd"], primal_batched, tag)
+            new["bwd"] = _batched_bwd(axis, params["bwd"], None, primal_batched, tag)
         outs = prim.bind(*_moved_to_front(vals, dims), **new)
-        return outs, [0] * len(outs)
+        if out_dims is None:
+            return outs, [0] * len(outs)
+        return outs, out_dims.fix([0] * len(outs))
 
     return rule
 

@@ -14,15 +14,21 @@ from xjax._src import core
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.graph_lowering import HAS_BARRIER, inline_jaxpr_lowering, jaxpr_is_lowerable
-from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var, eval_jaxpr
+from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var, eval_jaxpr, memoize_per_jaxpr
 
 
 def _remat_abstract_eval(*avals, jaxpr, **_):
     return jaxpr.out_avals
 
 
+_live_jaxprs = weakref.WeakKeyDictionary()
+
+
 def _remat_impl(*args, jaxpr, **_):
-    return eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
+    # without its dead equations, as JAX's: one that would raise when run (custom_lin, the JVP of a
+    # custom_vjp function whose result the checkpointed function drops) does not run
+    live = memoize_per_jaxpr(_live_jaxprs, jaxpr, "dce", lambda: dce_jaxpr(jaxpr))
+    return eval_jaxpr(live.jaxpr, live.consts, *args)
 
 
 _inline = inline_jaxpr_lowering("jaxpr")

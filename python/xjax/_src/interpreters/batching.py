@@ -57,8 +57,8 @@ def named_axes(params):
 class BatchTrace(core.Trace):
     """Interprets primitives on batched values by their batching rules."""
 
-    def __init__(self, parent, axis_data):
-        super().__init__(parent)
+    def __init__(self, parent, axis_data, tag=None):
+        super().__init__(parent, tag)
         self.axis_data = axis_data
 
     def lift(self, x):

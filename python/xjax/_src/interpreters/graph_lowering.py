@@ -455,10 +455,27 @@ _programs = LRUCache(512)  # structural key -> GraphProgram / PlanProgram
 _stats = {"compiles": 0, "generation": 0}
 
 
+def _without_dead_equations(closed):
+    """The jaxpr without the equations whose results nobody reads (effects kept; constants kept, so
+    that the program binds the same ones). As JAX's lowering: an equation that would raise when run
+    (custom_lin, the JVP of a custom_vjp function) raises only where its result is used."""
+    jaxpr = closed.jaxpr
+    live = {a for a in jaxpr.outvars if type(a) is Var}
+    kept = []
+    for eqn in reversed(jaxpr.eqns):
+        if eqn.primitive.has_effect or any(v in live for v in eqn.outvars):
+            kept.append(eqn)
+            live.update(a for a in eqn.invars if type(a) is Var)
+    if len(kept) == len(jaxpr.eqns):
+        return closed
+    return ClosedJaxpr(Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, kept[::-1]), closed.consts)
+
+
 def _program(key, closed):
     program = _programs.get(key)
     if program is None:
         _stats["compiles"] += 1
+        closed = _without_dead_equations(closed)
         program = GraphProgram(closed) if jaxpr_is_lowerable(closed.jaxpr) else PlanProgram(closed)
         _programs.put(key, program)
     return program

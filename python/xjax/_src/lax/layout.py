@@ -180,8 +180,24 @@ def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - 
     x = asarray(operand)
     start = tuple(int(i) for i in start_indices)
     limit = tuple(int(i) for i in limit_indices)
+    shape = tuple(core.get_aval(x).shape)
+    # JAX's shape rule's errors (the core's would be ValueErrors)
+    if len(start) != len(shape):
+        raise TypeError(f"slice start_indices must have length equal to the number of dimensions of the operand, got "
+                        f"indices {start} for operand shape {shape}.")
+    if len(start) != len(limit):
+        raise TypeError(f"slice limit_indices must have the same length as start_indices, got start_indices {start} "
+                        f"and limit_indices {limit}.")
+    if not all(d >= lim for d, lim in zip(shape, limit)):
+        raise TypeError(f"slice limit_indices must be less than or equal to operand shape, got limit_indices {limit} "
+                        f"for operand shape {shape}.")
+    if not all(i >= 0 for i in start):
+        raise TypeError(f"slice start_indices must be greater than or equal to zero, got start_indices of {start}.")
+    if not all(lim >= i for i, lim in zip(start, limit)):
+        raise TypeError(f"slice limit_indices must be greater than or equal to start_indices, got start_indices "
+                        f"{start} and limit_indices {limit}.")
     strides = None if strides is None or all(s == 1 for s in strides) else tuple(int(s) for s in strides)
-    if start == (0,) * len(start) and limit == core.get_aval(x).shape and strides is None:
+    if start == (0,) * len(start) and limit == shape and strides is None:
         return x
     return slice_p.bind(x, start_indices=start, limit_indices=limit, strides=strides)
 
@@ -214,17 +230,43 @@ def convert_int32(i):
     return convert_element_type(i, dtypes.int32) if core.get_aval(i).dtype != dtypes.int32 else i
 
 
+def _check_start_indices(start_indices, shape):
+    if len(start_indices) != len(shape):
+        raise ValueError(f"Length of slice indices must match number of operand dimensions ({len(start_indices)} vs "
+                         f"{tuple(shape)})")
+
+
 def dynamic_slice(operand, start_indices, slice_sizes):
     """A slice of static size at traced start indices (clamped into range)."""
     x = asarray(operand)
-    idx = _index_scalars(start_indices, core.get_aval(x).shape)
-    return dynamic_slice_p.bind(x, *idx, slice_sizes=tuple(int(s) for s in slice_sizes))
+    shape = core.get_aval(x).shape
+    _check_start_indices(start_indices, shape)
+    sizes = tuple(int(s) for s in slice_sizes)
+    # JAX's shape rule's errors (the core's would be ValueErrors)
+    if len(sizes) != len(shape) or not all(d >= s for d, s in zip(shape, sizes)):
+        raise TypeError(f"slice slice_sizes must be less than or equal to operand shape, got slice_sizes {sizes} for "
+                        f"operand shape {tuple(shape)}.")
+    if not all(s >= 0 for s in sizes):
+        raise TypeError(f"slice slice_sizes must be greater than or equal to zero, got slice_sizes of {sizes}.")
+    idx = _index_scalars(start_indices, shape)
+    return dynamic_slice_p.bind(x, *idx, slice_sizes=sizes)
 
 
 def dynamic_update_slice(operand, update, start_indices):
     """operand with `update` written at the (clamped) start indices."""
     x, u = scalars_like((operand, update))
-    return dynamic_update_slice_p.bind(x, u, *_index_scalars(start_indices, core.get_aval(x).shape))
+    shape, ushape = core.get_aval(x).shape, core.get_aval(u).shape
+    # JAX's shape rule's errors (the core's would be ValueErrors)
+    if len(shape) != len(ushape):
+        raise TypeError(f"dynamic_update_slice update must have the same rank as operand, got update shape "
+                        f"{tuple(ushape)} for operand shape {tuple(shape)}.")
+    if len(start_indices) != len(shape):
+        raise TypeError(f"dynamic_update_slice start_indices must have length equal to the rank of operand, got "
+                        f"indices {start_indices} for operand shape {tuple(shape)}.")
+    if not all(d >= s for d, s in zip(shape, ushape)):
+        raise TypeError(f"dynamic_update_slice update shape must be smaller than operand shape, got update shape "
+                        f"{tuple(ushape)} for operand shape {tuple(shape)}.")
+    return dynamic_update_slice_p.bind(x, u, *_index_scalars(start_indices, shape))
 
 
 def concatenate(operands, dimension):

@@ -493,7 +493,7 @@ def _ppermute_rule(axis, vals, dims, *, axis_name, perm):
         return x, not_mapped  # every index receives the same value
     x = _moved_to_front(x, d, n)
     # One gather along the batch axis; a destination nobody sends to reads out of bounds: zero.
-    idx = asarray(np.array([[src_of.get(j, n)] for j in range(n)], np.int32))
+    idx = asarray(np.array([src_of.get(j, n) for j in range(n)], np.int32).reshape(n, 1))  # (n, 1) for n = 0 too
     shape = _shape(x)
     dn = GatherDimensionNumbers(offset_dims=tuple(range(1, len(shape))), collapsed_slice_dims=(0,),
                                 start_index_map=(0,))

@@ -243,7 +243,8 @@ def _wrap_negative(i, n):
 class _Plan:
     """How a NumPy index maps onto gather/scatter: dimension numbers, the index array and fix-ups."""
 
-    __slots__ = ("indices", "dnums", "slice_sizes", "gather_shape", "rev_dims", "final_shape", "empty", "unique")
+    __slots__ = ("indices", "dnums", "slice_sizes", "gather_shape", "rev_dims", "final_shape", "empty", "unique",
+                 "zero_axis")
 
 
 def _plan(x, entries, wrap_negative=True):
@@ -271,6 +272,7 @@ def _plan(x, entries, wrap_negative=True):
         final_shape.extend(bshape)
         out_pos = nb
     empty = False
+    zero_axis = None  # the first empty axis an index array indexes
     y = 0
     for k, e in enumerate(entries):
         if e is None:
@@ -290,12 +292,16 @@ def _plan(x, entries, wrap_negative=True):
                 v = np.asarray(v, dtype=np.int64)  # negative values wrap in _index_array
             rank = v.ndim if isinstance(v, np.ndarray) else v.aval.ndim
             dims = tuple(range(adv_at + nb - rank, adv_at + nb)) if rank else ()
+            if n == 0:
+                if not rank:  # JAX's error for a scalar index into an empty axis (get and update alike)
+                    raise IndexError(f"index is out of bounds for axis {y} with size 0")
+                empty = True
+                if zero_axis is None:
+                    zero_axis = y
             pieces.append((v, dims, n))
             collapsed.append(y)
             start_map.append(y)
             slice_sizes.append(1)
-            if n == 0:
-                empty = True
         else:
             low, length, step, rev = _slice_bounds(e, n)
             if step == 1 or length <= 1:
@@ -332,6 +338,7 @@ def _plan(x, entries, wrap_negative=True):
     plan.gather_shape = tuple(gshape)
     plan.empty = empty or util.prod(plan.final_shape) == 0
     plan.unique = not has_arrays  # scalars and slices name each element once, in order (as JAX marks them)
+    plan.zero_axis = zero_axis
     plan.indices = _index_array(pieces, batch_shape, where, wrap_negative) if pieces else None
     return plan
 
@@ -395,11 +402,17 @@ def default_fill_value(dtype):
 def _gather(x, entries, mode, fill_value, indices_are_sorted=False, unique_indices=False):
     plan = _plan(x, entries)
     if plan.empty:
+        if plan.zero_axis is not None and util.prod(plan.final_shape):
+            # JAX gathers a non-empty result from an empty axis, which its gather refuses
+            raise TypeError(f"Slice size at index {plan.zero_axis} in gather op is out of range, must be within "
+                            "[0, 0 + 1), got 1.")
         return util.full(plan.final_shape, 0, x.aval.dtype, x.aval.weak_type)
     if plan.indices is None:
         y = x
     else:
-        m = GatherScatterMode.from_any(mode) if mode is not None else GatherScatterMode.CLIP
+        # JAX's default: indices promised in bounds (an out-of-bounds one is clamped; in the transposed
+        # scatter-add of a gradient, dropped)
+        m = GatherScatterMode.from_any(mode) if mode is not None else GatherScatterMode.PROMISE_IN_BOUNDS
         # Without a fill_value the core fills with JAX's default (NaN, the most negative int, ...).
         fv = fill_value if m == GatherScatterMode.FILL_OR_DROP else None
         y = lax.gather(x, plan.indices, _gather_dnums(plan), plan.slice_sizes, mode=m, fill_value=fv,

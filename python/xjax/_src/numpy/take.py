@@ -50,7 +50,7 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indic
     shape = x.aval.shape
     out_shape = shape[:ax] + ishape + shape[ax + 1:]
     if util.prod(out_shape) == 0 or n == 0:
-        if n == 0 and util.prod(ishape) and m != "fill":
+        if n == 0 and util.prod(ishape):  # JAX's error, whatever the mode
             raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
         fv = default_fill_value(x.aval.dtype) if fill_value is None else fill_value
         return util.full(out_shape, fv if n == 0 and util.prod(ishape) else 0, x.aval.dtype, x.aval.weak_type)
@@ -92,7 +92,7 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
             except ValueError:
                 raise ValueError(f"Incompatible shapes for broadcasting: {xs} and {ishp}") from None
     out_shape = tuple(out_shape)
-    if util.prod(out_shape) == 0:
+    if util.prod(out_shape) == 0 or n == 0:  # JAX: zeros from an empty axis, whatever the indices
         return util.full(out_shape, 0, x.aval.dtype, x.aval.weak_type)
     idx = util.broadcast_to_shape(idx, out_shape)
     cols = []
