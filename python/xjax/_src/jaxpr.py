@@ -138,6 +138,18 @@ def jaxprs_in_params(params):
                 yield x.jaxpr
 
 
+def live_equations(jaxpr):
+    """(the equations whose results are read, or that have effects, in order; the vars they and the
+    outputs read): dead-code elimination's one walk, for whoever prunes a jaxpr."""
+    live = {a for a in jaxpr.outvars if type(a) is Var}
+    kept = []
+    for eqn in reversed(jaxpr.eqns):
+        if eqn.primitive.has_effect or any(v in live for v in eqn.outvars):
+            kept.append(eqn)
+            live.update(a for a in eqn.invars if type(a) is Var)
+    return kept[::-1], live
+
+
 _axis_names_memo = weakref.WeakKeyDictionary()
 
 

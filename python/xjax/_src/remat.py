@@ -14,7 +14,7 @@ from xjax._src import core
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.graph_lowering import HAS_BARRIER, inline_jaxpr_lowering, jaxpr_is_lowerable
-from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var, eval_jaxpr, memoize_per_jaxpr
+from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var, eval_jaxpr, live_equations, memoize_per_jaxpr
 
 
 def _remat_abstract_eval(*avals, jaxpr, **_):
@@ -260,16 +260,11 @@ def _nothing_saveable(*_, **__):
 def dce_jaxpr(closed):
     """The jaxpr without equations whose results nobody reads (effects are kept)."""
     jaxpr = closed.jaxpr
-    live = {a for a in jaxpr.outvars if type(a) is Var}
-    kept = []
-    for eqn in reversed(jaxpr.eqns):
-        if eqn.primitive.has_effect or any(v in live for v in eqn.outvars):
-            kept.append(eqn)
-            live.update(a for a in eqn.invars if type(a) is Var)
+    kept, live = live_equations(jaxpr)
     if len(kept) == len(jaxpr.eqns):
         return closed
     consts = [(v, c) for v, c in zip(jaxpr.constvars, closed.consts) if v in live]
-    new = Jaxpr([v for v, _ in consts], jaxpr.invars, jaxpr.outvars, kept[::-1])
+    new = Jaxpr([v for v, _ in consts], jaxpr.invars, jaxpr.outvars, kept)
     return ClosedJaxpr(new, [c for _, c in consts])
 
 

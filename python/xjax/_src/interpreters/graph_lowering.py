@@ -20,7 +20,7 @@ from xjax import _core
 from xjax._src import core, dtypes, platforms
 from xjax._src.backends import cpu
 from xjax._src.backends.lowering import LoweringContext
-from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, jaxpr_key, params_key
+from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, jaxpr_key, live_equations, params_key
 from xjax._src.lru_cache import LRUCache
 
 
@@ -460,15 +460,10 @@ def _without_dead_equations(closed):
     that the program binds the same ones). As JAX's lowering: an equation that would raise when run
     (custom_lin, the JVP of a custom_vjp function) raises only where its result is used."""
     jaxpr = closed.jaxpr
-    live = {a for a in jaxpr.outvars if type(a) is Var}
-    kept = []
-    for eqn in reversed(jaxpr.eqns):
-        if eqn.primitive.has_effect or any(v in live for v in eqn.outvars):
-            kept.append(eqn)
-            live.update(a for a in eqn.invars if type(a) is Var)
+    kept, _ = live_equations(jaxpr)
     if len(kept) == len(jaxpr.eqns):
         return closed
-    return ClosedJaxpr(Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, kept[::-1]), closed.consts)
+    return ClosedJaxpr(Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, kept), closed.consts)
 
 
 def _program(key, closed):
