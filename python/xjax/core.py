@@ -1,0 +1,7 @@
+"""xjax.core (jax.core): the tracing core's public names, as JAX 0.10 exports them.
+
+More of JAX's `jax.core` surface lives in `xjax.extend.core`, as it does in JAX.
+"""
+from xjax._src.core import Primitive as _Primitive  # noqa: F401 - jax.extend.core re-exports it
+from xjax._src.core import ShapedArray, Trace, Tracer  # noqa: F401
+from xjax._src.jaxpr import eval_jaxpr  # noqa: F401
