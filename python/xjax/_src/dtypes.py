@@ -1,4 +1,5 @@
 """dtypes as JAX defines them: canonical dtypes (x64 off by default), weak types and promotion."""
+import abc
 import functools
 
 import ml_dtypes
@@ -17,6 +18,23 @@ _SUPPORTED_SET = frozenset(SUPPORTED)
 FLOATING = (float16, bfloat16, float32, float64)
 INTEGER = (int8, int16, int32, int64, uint8, uint16, uint32, uint64)
 
+DType = np.dtype  # JAX's name for the type of dtypes
+
+
+class extended(np.generic):
+    """The abstract scalar type of extended dtypes (PRNG keys, library-defined ones): a second
+    argument of issubdtype, never instantiated."""
+
+
+class ExtendedDType(abc.ABC):
+    """The base class of dtypes that are not NumPy's; `type` is their subclass of `extended`."""
+
+    @property
+    @abc.abstractmethod
+    def type(self):
+        ...
+
+
 _X64_TO_X32 = {int64: int32, uint64: uint32, float64: float32}
 
 
@@ -28,8 +46,8 @@ def canonicalize_dtype(dtype):
     """The dtype JAX actually uses for `dtype`: 64-bit types narrow to 32 bits when x64 is off."""
     dt = np.dtype(dtype)
     if dt not in _SUPPORTED_SET:
-        if dt.kind == "c":
-            raise NotImplementedError(f"xjax does not support complex dtypes yet (got {dt.name})")
+        if dt.kind == "c" or dt.name.startswith("float8"):
+            raise NotImplementedError(f"xjax does not support {dt.name} arrays yet")
         raise TypeError(f"JAX only supports number and bool dtypes, got dtype {dt}.")
     if not x64_enabled():
         return _X64_TO_X32.get(dt, dt)

@@ -38,7 +38,7 @@ from xjax._src.numpy.reductions import (all, amax, amin, any, argmax, argmin, co
                                         nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmin, nanprod, nanstd,
                                         nansum, nanvar, prod, ptp, std, sum, var)
 from xjax._src.numpy.scalar_types import (bfloat16, bool_, double, float16, float32, float64, float_,  # noqa: F401
-                                          int8, int16, int32, int64, int_, single, uint, uint8, uint16, uint32,
+                                          float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, int8, int16, int32, int64, int_, single, uint, uint8, uint16, uint32,
                                           uint64)
 from xjax._src.numpy.selection import (bincount, choose, compress, diag_indices, diag_indices_from,  # noqa: F401
                                        extract, histogram, in1d, intersect1d, isin, ix_, ravel_multi_index, select,

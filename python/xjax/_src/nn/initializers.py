@@ -3,6 +3,7 @@
 The random ones draw from xjax.random as JAX's do, so the same key gives JAX's values.
 """
 import math
+import typing
 
 import numpy as np
 
@@ -138,3 +139,28 @@ def orthogonal(scale=1.0, column_axis=-1, dtype=None):
         return jnp.array(scale, dt) * jnp.moveaxis(q, -1, column_axis)
 
     return init
+
+
+def delta_orthogonal(scale=1.0, column_axis=-1, dtype=None):
+    """Builds an initializer of convolution kernels (3-5 dims, spatial axes first) that are zero but
+    at the spatial centre, where they hold an orthogonal in x out matrix: a delta-orthogonal
+    kernel keeps a convolution's input norm (Xiao et al. 2018)."""
+    def init(key, shape, dtype=dtype, out_sharding=None):
+        shape, dt = tuple(shape), _dtype(dtype)
+        if len(shape) not in (3, 4, 5):
+            raise ValueError(f"delta_orthogonal initializer requires a 3D, 4D or 5D shape, got {shape}")
+        if shape[-1] < shape[-2]:
+            raise ValueError(f"delta_orthogonal initializer: fan_in ({shape[-2]}) must be at most fan_out "
+                             f"({shape[-1]})")
+        centre = tuple((k - 1) // 2 for k in shape[:-2])
+        matrix = orthogonal(scale, column_axis, dt)(key, shape[-2:], out_sharding=out_sharding)
+        return jnp.zeros(shape, dt).at[centre].set(matrix)
+
+    return init
+
+
+class Initializer(typing.Protocol):
+    """The type of an initializer: init(key, shape, dtype) -> array."""
+
+    def __call__(self, key, shape, dtype=None):
+        ...

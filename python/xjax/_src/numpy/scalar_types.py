@@ -46,6 +46,11 @@ float16 = _make("float16", np.float16)
 bfloat16 = _make("bfloat16", ml_dtypes.bfloat16)
 float32 = _make("float32", np.float32)
 float64 = _make("float64", np.float64)
+# The 8-bit floats exist as names (libraries declare them); arrays of them are not supported yet.
+float8_e4m3fn = _make("float8_e4m3fn", ml_dtypes.float8_e4m3fn)
+float8_e5m2 = _make("float8_e5m2", ml_dtypes.float8_e5m2)
+float8_e4m3fnuz = _make("float8_e4m3fnuz", ml_dtypes.float8_e4m3fnuz)
+float8_e5m2fnuz = _make("float8_e5m2fnuz", ml_dtypes.float8_e5m2fnuz)
 # Aliases following the x64 flag are resolved by their dtype when used.
 int_ = int64
 uint = uint64

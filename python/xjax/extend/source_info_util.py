@@ -1,0 +1,3 @@
+"""xjax.extend.source_info_util (jax.extend.source_info_util): which source files tracebacks and
+source information leave out."""
+from xjax._src.traceback_util import register_exclusion  # noqa: F401

@@ -1,0 +1,1 @@
+"""xjax.interpreters (jax.interpreters): the transformations' public registration points."""
