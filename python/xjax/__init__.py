@@ -14,8 +14,8 @@ from xjax import lax, numpy  # noqa: F401
 from xjax import random  # noqa: F401
 from xjax import tree_util, tree  # noqa: F401
 from xjax._src.jit import jit  # noqa: F401
-from xjax._src.autodiff import (grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad,  # noqa: F401
-                                vjp)
+from xjax._src.autodiff import (grad, hessian, jacfwd, jacrev, jacrev as jacobian, jvp, linearize,  # noqa: F401
+                                value_and_grad, vjp)
 from xjax._src.vmap import vmap  # noqa: F401
 from xjax._src.pmap import pmap  # noqa: F401
 from xjax._src.caches import clear_caches  # noqa: F401

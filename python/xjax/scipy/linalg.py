@@ -1,4 +1,4 @@
 """xjax.scipy.linalg: SciPy's linear algebra on xjax arrays (jax.scipy.linalg's names)."""
 from xjax._src.scipy.expm import expm, expm_frechet  # noqa: F401
 from xjax._src.scipy.linalg import (block_diag, cho_factor, cho_solve, cholesky, det, eigh, inv, lu,  # noqa: F401
-                                    lu_factor, lu_solve, qr, solve, solve_triangular, svd)
+                                    lu_factor, lu_solve, qr, solve, solve_triangular, svd, toeplitz)

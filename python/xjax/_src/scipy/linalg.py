@@ -268,3 +268,21 @@ def block_diag(*arrs):
         rows.append(lax.pad(b, util.full((), 0, b.aval.dtype), ((0, 0, 0), (col, total - col - cols, 0))))
         col += cols
     return manipulation.concatenate(rows, axis=0)
+
+
+def toeplitz(c, r=None):
+    """The Toeplitz matrix with first column c and first row r (r[0] is ignored; r defaults to c):
+    A[i, j] = c[i - j] for i >= j, r[j - i] for i < j. Leading axes of c and r broadcast."""
+    import xjax.numpy as jnp
+
+    c = jnp.asarray(c)
+    r = c if r is None else jnp.asarray(r)
+    if c.ndim < 1 or r.ndim < 1:
+        raise ValueError(f"toeplitz: c and r need at least one axis, got shapes {c.shape} and {r.shape}")
+    batch = np.broadcast_shapes(c.shape[:-1], r.shape[:-1])
+    c = jnp.broadcast_to(c, batch + c.shape[-1:])
+    r = jnp.broadcast_to(r, batch + r.shape[-1:])
+    m, n = c.shape[-1], r.shape[-1]
+    diagonals = jnp.concatenate([jnp.flip(c, -1), r[..., 1:]], axis=-1)  # index m-1+j-i holds A[i, j]
+    index = (m - 1) - np.arange(m)[:, None] + np.arange(n)[None, :]
+    return diagonals[..., index]

@@ -15,3 +15,10 @@ from xjax.scipy.stats import norm as norm  # noqa: F401
 from xjax.scipy.stats import poisson as poisson  # noqa: F401
 from xjax.scipy.stats import t as t  # noqa: F401
 from xjax.scipy.stats import uniform as uniform  # noqa: F401
+
+
+class gaussian_kde:
+    """SciPy's Gaussian kernel density estimate: not implemented in xjax yet."""
+
+    def __init__(self, dataset, bw_method=None, weights=None):
+        raise NotImplementedError("jax.scipy.stats.gaussian_kde is not implemented in xjax yet")

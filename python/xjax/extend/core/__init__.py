@@ -28,3 +28,7 @@ def get_opaque_trace_state(convention=None):
     """The current trace, opaquely: equal states mean the same trace is current."""
     del convention  # JAX's argument names the caller; the state is the same for all
     return OpaqueTraceState(current_trace())
+
+
+from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var  # noqa: F401,E402
+from xjax.extend.core import primitives  # noqa: F401,E402
