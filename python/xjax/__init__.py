@@ -17,7 +17,7 @@ from xjax._src.jit import jit  # noqa: F401
 from xjax._src.autodiff import (grad, hessian, jacfwd, jacrev, jacrev as jacobian, jvp, linearize,  # noqa: F401
                                 value_and_grad, vjp)
 from xjax._src.vmap import vmap  # noqa: F401
-from xjax._src.pmap import pmap  # noqa: F401
+from xjax._src.pmap import pmap, shard_map  # noqa: F401
 from xjax._src.caches import clear_caches  # noqa: F401
 from xjax._src.make_jaxpr import eval_shape, make_jaxpr  # noqa: F401
 from xjax._src.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
