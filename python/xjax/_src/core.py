@@ -267,6 +267,7 @@ class _TraceState(threading.local):
     def __init__(self):
         self.trace = EVAL_TRACE
         self.axis_env = ()  # ((name, size), ...) of the named axes bound by enclosing vmap/pmap
+        self.compile_time_eval = False  # inside ensure_compile_time_eval
 
 
 EVAL_TRACE = EvalTrace()
@@ -277,6 +278,11 @@ def current_trace():
     return _state.trace
 
 
+def trace_state_clean():
+    """Whether no transformation is in progress (JAX's name; NumPyro asks it)."""
+    return _state.trace is EVAL_TRACE and not _state.axis_env
+
+
 @contextlib.contextmanager
 def set_current_trace(trace):
     """Makes `trace` interpret the primitives bound inside the block."""
@@ -285,6 +291,21 @@ def set_current_trace(trace):
         yield
     finally:
         _state.trace = prev
+
+
+@contextlib.contextmanager
+def ensure_compile_time_eval():
+    """Inside the block, a primitive whose operands are all concrete runs at once even while a
+    function is being traced (jit, scan bodies): its result is concrete, usable by Python `if`."""
+    prev, _state.compile_time_eval = _state.compile_time_eval, True
+    try:
+        yield
+    finally:
+        _state.compile_time_eval = prev
+
+
+def compile_time_eval():
+    return _state.compile_time_eval
 
 
 @contextlib.contextmanager

@@ -26,6 +26,10 @@ class extended(np.generic):
     argument of issubdtype, never instantiated."""
 
 
+class prng_key(extended):
+    """The scalar type of PRNG key dtypes (key<fry>)."""
+
+
 class ExtendedDType(abc.ABC):
     """The base class of dtypes that are not NumPy's; `type` is their subclass of `extended`."""
 

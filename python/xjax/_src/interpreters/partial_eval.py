@@ -229,6 +229,9 @@ class DynamicJaxprTrace(core.Trace):
             out = fold(*args, **params)
             if out is not None:
                 return out
+        if core.compile_time_eval() and not any(isinstance(a, core.Tracer) for a in args):
+            with core.set_current_trace(core.EVAL_TRACE):
+                return primitive.bind(*args, **params)
         atoms = [self.to_atom(a) for a in args]
         rule = primitive.abstract_eval
         if rule is None:

@@ -110,10 +110,14 @@ def _branches_call(index, branches, names, operands, what, traced_for):
 
 def cond(pred, true_fun, false_fun, *operands, operand=None, linear=None):
     """true_fun(*operands) if pred else false_fun(*operands), with both traced and compiled."""
+    if not (callable(true_fun) and callable(false_fun)):
+        if callable(false_fun) and len(operands) == 2 and callable(operands[1]):
+            # The old form, cond(pred, true_operand, true_fun, false_operand, false_fun), still accepted
+            x_true, f_true, x_false, f_false = true_fun, false_fun, *operands
+            return cond(pred, lambda x, _: f_true(x), lambda _, x: f_false(x), x_true, x_false)
+        raise TypeError("lax.cond: true_fun and false_fun arguments should be callable.")
     if operand is not None:
         operands = (*operands, operand)
-    if not (callable(true_fun) and callable(false_fun)):
-        raise TypeError("lax.cond: true_fun and false_fun arguments should be callable.")
     shape = np.shape(pred) if not hasattr(pred, "aval") else pred.aval.shape
     if shape:
         raise TypeError(f"Pred must be a scalar, got {pred} of shape {shape}.")

@@ -57,10 +57,11 @@ class PRNGSpec:
         return isinstance(other, PRNGSpec) and self._impl is other._impl
 
 
-class KeyTy:
+class KeyTy(dtypes.ExtendedDType):
     """The dtype of typed key arrays: `key<fry>` for threefry2x32 keys."""
 
     __slots__ = ("_impl",)
+    type = dtypes.prng_key
 
     def __init__(self, impl):
         self._impl = impl
