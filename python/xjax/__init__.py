@@ -20,6 +20,7 @@ from xjax._src.vmap import vmap  # noqa: F401
 from xjax._src.pmap import pmap, shard_map  # noqa: F401
 from xjax._src.caches import clear_caches  # noqa: F401
 from xjax._src.core import ensure_compile_time_eval  # noqa: F401
+from xjax._src.name_stack import named_call, named_scope  # noqa: F401
 from xjax._src.make_jaxpr import eval_shape, make_jaxpr  # noqa: F401
 from xjax._src.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
 from xjax._src.custom_gradient import closure_convert, custom_gradient  # noqa: F401

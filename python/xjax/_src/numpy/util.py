@@ -43,9 +43,11 @@ def aval_of(x):
 _INT_BOUNDS = {False: (-2**31, 2**31 - 1), True: (-2**63, 2**63 - 1)}
 
 
-def _check_int_range(value):
+def _check_int_range(value, dtype=None):
+    """OverflowError unless the default int dtype, or the integer `dtype` itself (uint32), holds value."""
     lo, hi = _INT_BOUNDS[dtypes.x64_enabled()]
-    if not lo <= value <= hi:
+    if not lo <= value <= hi and not (dtype is not None and dtype.kind in "iu"
+                                      and np.iinfo(dtype).min <= value <= np.iinfo(dtype).max):
         raise OverflowError(f"Python int {value} too large to convert to {dtypes.default_int_dtype().name}")
 
 
@@ -65,7 +67,7 @@ def scalar(value, dtype, weak_type):
         if out is not None:
             return out
     if t is int:
-        _check_int_range(value)
+        _check_int_range(value, dtype)
     elif t is float and dtype.kind in "iub":
         return lax.convert_element_type(scalar(value, dtypes.default_float_dtype(), weak_type), dtype)
     out = Array(_core.Array.from_scalar(value, _DTYPE_NAMES[dtype]), core.ShapedArray((), dtype, weak_type))
