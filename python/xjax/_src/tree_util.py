@@ -496,3 +496,14 @@ register_pytree_node(
     lambda p: ((p.args, p.keywords), _partial_func(p)),
     lambda func, children: Partial(func, *children[0], **children[1]),
 )
+
+
+class _NodeTypes:
+    """The pytree node types, for `type(x) in _registry` (the test JAX's private registry answers;
+    Flax NNX asks it): the built-in and registered node types are in it."""
+
+    def __contains__(self, typ):
+        return isinstance(typ, type) and _pytree.is_node(typ)
+
+
+_registry = _NodeTypes()

@@ -1,4 +1,5 @@
 """Experimental APIs, as jax.experimental."""
+from xjax._src.state.types import Ref as MutableArray  # noqa: F401 - jax.experimental's old name of jax.Ref
 
 
 def io_callback(callback, result_shape_dtypes, *args, sharding=None, ordered=False, **kwargs):

@@ -1,0 +1,1 @@
+"""Mutable array references (JAX's `jax.Ref`): not implemented in xjax yet."""
