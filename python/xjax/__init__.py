@@ -5,7 +5,7 @@
 """
 from xjax import _core
 from xjax._src.api import (block_until_ready, default_backend, device_count, device_get, device_put,  # noqa: F401
-                           devices, local_device_count, local_devices, process_count, process_index)
+                           devices, local_device_count, local_devices, process_count, process_index, typeof)
 from xjax._src.array import Array  # noqa: F401
 from xjax._src.devices import Device  # noqa: F401
 from xjax._src.config import (config, debug_infs, debug_nans, default_device,  # noqa: F401

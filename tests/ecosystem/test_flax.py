@@ -1,5 +1,6 @@
 """Flax runs unchanged on xjax (`install_as_jax`): a linen CNN with BatchNorm (its batch_stats a
-mutable collection) and Dropout, trained with optax.adamw.
+mutable collection) and Dropout, trained with optax.adamw; an NNX model trained with nnx.Optimizer
+under nnx.jit, in train() then eval() mode.
 
 Each program runs in a fresh interpreter (install_as_jax is process-global). The references were
 recorded by running the same program with JAX 0.10.2.
@@ -98,4 +99,76 @@ def test_linen_cnn_batchnorm_dropout_adamw():
     out = json.loads(run_isolated(LINEN_PROGRAM, PRELUDE, timeout=300))
     # The dropout masks are JAX's (the same threefry bits), so training follows JAX's to rounding.
     for name, want in JAX_LINEN.items():
+        np.testing.assert_allclose(out[name], want, rtol=1e-4, atol=1e-6, err_msg=name)
+
+
+NNX_PROGRAM = """
+import json
+import numpy as np
+import jax
+import jax.numpy as jnp
+import optax
+from flax import nnx
+
+
+class MLP(nnx.Module):
+    def __init__(self, rngs):
+        self.linear1 = nnx.Linear(4, 16, use_bias=False, rngs=rngs)  # BatchNorm follows: a bias would get a zero gradient
+        self.bn = nnx.BatchNorm(16, momentum=0.9, rngs=rngs)
+        self.dropout = nnx.Dropout(0.2, rngs=rngs)
+        self.linear2 = nnx.Linear(16, 3, rngs=rngs)
+
+    def __call__(self, x):
+        x = nnx.relu(self.bn(self.linear1(x)))
+        return self.linear2(self.dropout(x))
+
+
+rng = np.random.RandomState(0)
+x = rng.randn(32, 4).astype(np.float32)
+labels = rng.randint(0, 3, 32)
+
+model = MLP(nnx.Rngs(0))
+optimizer = nnx.Optimizer(model, optax.adamw(1e-2, weight_decay=1e-3), wrt=nnx.Param)
+
+
+@nnx.jit
+def train_step(model, optimizer, x, labels):
+    def loss_fn(model):
+        logits = model(x)
+        return optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
+
+    loss, grads = nnx.value_and_grad(loss_fn)(model)
+    optimizer.update(model, grads)
+    return loss
+
+
+model.train()
+losses = [float(train_step(model, optimizer, x, labels)) for _ in range(5)]
+model.eval()
+eval_logits = model(x[:2])
+print(json.dumps({"losses": losses, "bn_mean": np.asarray(model.bn.mean[...]).tolist(),
+                  "bias2": np.asarray(model.linear2.bias[...]).tolist(),
+                  "eval_logits": np.asarray(eval_logits).tolist(), "step": int(optimizer.step[...])}))
+"""
+
+# Recorded from JAX 0.10.2 (the same program, with jax itself).
+JAX_NNX = {
+    "losses": [1.2849068641662598, 1.3096674680709839, 1.2211273908615112, 1.1954584121704102, 1.1045780181884766],
+    "bn_mean": [0.08265822380781174, -0.03315575793385506, -0.12450715154409409, 0.09358421713113785,
+                0.028898393735289574, 0.11384951323270798, 0.16105076670646667, -0.07049888372421265,
+                0.14947208762168884, -0.13417324423789978, 0.05332183837890625, 0.02377016469836235,
+                -0.023112354800105095, 0.04625396057963371, 0.04219145327806473, 0.00417870469391346],
+    "bias2": [-0.0471230112016201, -0.04714873805642128, 0.0497061088681221],
+    "eval_logits": [[0.39785733819007874, 0.6213560700416565, -2.4645984172821045],
+                    [-0.11075088381767273, 0.33463412523269653, -0.42590567469596863]],
+}
+
+
+def test_nnx_optimizer_jit_train_eval():
+    _needs("flax", "optax")
+    out = json.loads(run_isolated(NNX_PROGRAM, PRELUDE, timeout=300))
+    assert out.pop("step") == 5  # nnx.Optimizer counted its updates
+    # Dropout draws from nnx.Rngs' typed keys as JAX's; eval() turns it and BatchNorm's batch
+    # statistics off, so eval logits use the running averages the training steps left.
+    for name, want in JAX_NNX.items():
         np.testing.assert_allclose(out[name], want, rtol=1e-4, atol=1e-6, err_msg=name)

@@ -126,3 +126,12 @@ def block_until_ready(x):
         if hasattr(leaf, "block_until_ready"):
             leaf.block_until_ready()
     return x
+
+
+def typeof(x):
+    """The abstract value of x (jax.typeof): its shape, dtype and weak type."""
+    from xjax._src.random.keys import KeyShapedArray, PRNGKeyArray
+
+    if type(x) is PRNGKeyArray:
+        return KeyShapedArray(x.shape, x.dtype)
+    return core.get_aval(x)

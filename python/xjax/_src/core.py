@@ -22,6 +22,7 @@ class ShapedArray:
     """The abstract value of an array: static shape, dtype and weak type."""
 
     __slots__ = ("shape", "dtype", "weak_type", "_hash")
+    sharding = None  # xjax arrays live on one device, unsplit
 
     def __init__(self, shape, dtype, weak_type=False):
         self.shape = tuple(shape)

@@ -79,6 +79,32 @@ class KeyTy(dtypes.ExtendedDType):
         return hash((KeyTy, self._impl.name))
 
 
+class KeyShapedArray:
+    """The abstract value of a typed key array (what jax.typeof gives): its shape and key dtype."""
+
+    __slots__ = ("shape", "dtype")
+    weak_type = False
+    sharding = None
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = tuple(shape), dtype
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: math.prod(self.shape))
+
+    def str_short(self):
+        return f"{self.dtype.name}[{','.join(str(d) for d in self.shape)}]"
+
+    def __eq__(self, other):
+        return isinstance(other, KeyShapedArray) and (self.shape, self.dtype) == (other.shape, other.dtype)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype))
+
+    def __repr__(self):
+        return f"ShapedArray({self.str_short()})"
+
+
 def resolve_impl(spec):
     """The PRNGImpl named by `impl=` / `dtype=` arguments (None: the configured default)."""
     if spec is None:
@@ -200,6 +226,10 @@ def _dtype_name(x):
 
 tree_util.register_pytree_node(PRNGKeyArray, lambda k: ((k._base_array,), k._impl),
                                lambda impl, children: PRNGKeyArray(impl, children[0]))
+
+from xjax._src.array import Array as _Array  # noqa: E402 - (array imports this module's users)
+
+_Array.register(PRNGKeyArray)  # isinstance(key, jax.Array) holds for typed keys, as in JAX
 
 
 # ---- the key argument of every random function ----------------------------------------------------
