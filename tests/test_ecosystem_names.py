@@ -208,3 +208,38 @@ def test_missing_features_raise_by_name(call, name):
 
     with pytest.raises(NotImplementedError, match=name):
         call()
+
+
+def test_api_boundary_leaves_excluded_frames_out():
+    import traceback
+
+    from xjax._src import traceback_util
+
+    def inner():
+        raise ValueError("boom")
+
+    wrapped = traceback_util.api_boundary(lambda: inner())
+
+    def frames():
+        with pytest.raises(ValueError, match="boom") as info:
+            wrapped()
+        return [f.name for f in traceback.extract_tb(info.value.__traceback__)]
+
+    traceback_util.register_exclusion(__file__)
+    try:
+        assert "<lambda>" not in frames() and frames()[-1] == "inner"  # the raising frame stays
+        with _filtering_off():
+            assert "<lambda>" in frames()
+    finally:
+        traceback_util._exclude_paths.remove(__file__)
+
+
+class _filtering_off:
+    """jax_traceback_filtering="off" inside the block."""
+
+    def __enter__(self):
+        self.prev = xjax.config.read("jax_traceback_filtering")
+        xjax.config.update("jax_traceback_filtering", "off")
+
+    def __exit__(self, *exc):
+        xjax.config.update("jax_traceback_filtering", self.prev)
