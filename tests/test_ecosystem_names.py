@@ -131,8 +131,18 @@ def test_samplers_take_unsplit_out_sharding():
     for sharding in (None, PartitionSpec(), PartitionSpec(None), NamedSharding(mesh, PartitionSpec()),
                      SingleDeviceSharding(xjax.devices()[0]), xjax.typeof(want).sharding):
         np.testing.assert_array_equal(xjax.random.normal(key, (3,), out_sharding=sharding), want)
-    with pytest.raises(NotImplementedError, match="out_sharding"):
+    with pytest.raises(NotImplementedError, match="jax.random.normal: out_sharding"):
         xjax.random.normal(key, (3,), out_sharding=PartitionSpec("x"))
+
+
+def test_array_makers_take_unsplit_out_sharding():
+    x = jnp.arange(6.0)
+    np.testing.assert_array_equal(jnp.reshape(x, (2, 3), out_sharding=PartitionSpec()), np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(jnp.zeros(3, out_sharding=None), np.zeros(3))
+    np.testing.assert_array_equal(lax.broadcast_in_dim(x, (2, 6), (1,), out_sharding=PartitionSpec(None, None)),
+                                  np.broadcast_to(np.arange(6.0), (2, 6)))
+    with pytest.raises(NotImplementedError, match="jax.numpy.ones: out_sharding"):
+        jnp.ones(3, out_sharding=PartitionSpec("x"))
 
 
 def test_mesh_context_and_shardings():

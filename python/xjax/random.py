@@ -11,13 +11,10 @@ from xjax._src.random.multivariate import ball, multivariate_normal, orthogonal 
 from xjax._src.random.derived import (double_sided_maxwell, f, generalized_normal, geometric, rayleigh,  # noqa: F401
                                       triangular, wald)
 
-from xjax._src.random.out_sharding import accepts_out_sharding as _accepts_out_sharding  # noqa: E402
+from xjax._src.out_sharding import add_out_sharding as _add_out_sharding  # noqa: E402
 
-# JAX's samplers take out_sharding=...; each of ours accepts it through one wrapper.
-for _name in ("ball", "bernoulli", "beta", "bits", "categorical", "cauchy", "chisquare", "dirichlet", "exponential",
-              "f", "gamma", "generalized_normal", "geometric", "gumbel", "laplace", "loggamma", "logistic",
-              "lognormal", "maxwell", "multivariate_normal", "normal", "orthogonal", "pareto", "permutation",
-              "poisson", "rademacher", "randint", "rayleigh", "t", "triangular", "truncated_normal", "uniform",
-              "wald"):
-    globals()[_name] = _accepts_out_sharding(globals()[_name])
-del _name
+_add_out_sharding(globals(), "jax.random", (
+    "ball", "bernoulli", "beta", "bits", "categorical", "cauchy", "chisquare", "dirichlet", "exponential", "f", "gamma",
+    "generalized_normal", "geometric", "gumbel", "laplace", "loggamma", "logistic", "lognormal", "maxwell",
+    "multivariate_normal", "normal", "orthogonal", "pareto", "permutation", "poisson", "rademacher", "randint",
+    "rayleigh", "t", "triangular", "truncated_normal", "uniform", "wald"))

@@ -6,3 +6,8 @@ from xjax._src.lax.indexing import GatherDimensionNumbers, GatherScatterMode, Sc
 from xjax._src.random.gamma import random_gamma_grad  # noqa: F401,E402 - defined with the gamma sampler
 from xjax.lax import linalg  # noqa: F401,E402
 from xjax._src.numpy.manipulation import broadcast_shapes  # noqa: F401,E402 - NumPy's rule, as jax.lax's
+
+from xjax._src.out_sharding import add_out_sharding as _add_out_sharding  # noqa: E402
+
+_add_out_sharding(globals(), "jax.lax", ("broadcast", "broadcast_in_dim", "broadcasted_iota", "conv_general_dilated",
+                                         "dot", "reduce_sum", "reshape"))

@@ -91,3 +91,9 @@ set_printoptions = _np.set_printoptions
 printoptions = _np.printoptions
 
 del _math
+
+from xjax._src.out_sharding import add_out_sharding as _add_out_sharding  # noqa: E402
+
+_add_out_sharding(globals(), "jax.numpy", (
+    "arange", "array", "asarray", "bincount", "broadcast_to", "dot", "einsum", "empty", "full", "full_like", "matmul",
+    "ones", "ones_like", "percentile", "ravel", "repeat", "reshape", "tensordot", "zeros", "zeros_like"))
