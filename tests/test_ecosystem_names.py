@@ -253,3 +253,10 @@ class _filtering_off:
 
     def __exit__(self, *exc):
         xjax.config.update("jax_traceback_filtering", self.prev)
+
+
+def test_check_tracer_leaks_is_a_flag_context():
+    assert not xjax.config.read("jax_check_tracer_leaks")
+    with xjax.check_tracer_leaks():
+        assert xjax.config.read("jax_check_tracer_leaks")
+    assert not xjax.config.read("jax_check_tracer_leaks")

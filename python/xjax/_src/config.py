@@ -252,6 +252,7 @@ default_matmul_precision = _FlagContext("jax_default_matmul_precision")
 numpy_rank_promotion = _FlagContext("jax_numpy_rank_promotion")
 numpy_dtype_promotion = _FlagContext("jax_numpy_dtype_promotion")
 enable_checks = _FlagContext("jax_enable_checks")
+check_tracer_leaks = _FlagContext("jax_check_tracer_leaks")
 default_device = _FlagContext("jax_default_device")  # `with xjax.default_device(device):` (see platforms)
 
 
