@@ -224,6 +224,9 @@ class DynamicJaxprTrace(core.Trace):
         return entry[1]
 
     def process_primitive(self, primitive, args, params):
+        if core.eager_constant_folding() and not any(isinstance(a, core.Tracer) for a in args):
+            with core.set_current_trace(core.EVAL_TRACE):  # ensure_compile_time_eval: computed now
+                return primitive.bind(*args, **params)
         fold = primitive.const_fold
         if fold is not None and not any(isinstance(a, core.Tracer) for a in args):
             out = fold(*args, **params)
