@@ -173,8 +173,19 @@ class Trace:
         self.tag = TraceTag() if tag is None else tag
         self.alive = True
 
+    # Whether a custom_jvp/custom_vjp call bound here runs its Python function or rules directly
+    # (evaluation and the transformations of values) rather than tracing the function to a jaxpr.
+    runs_custom_calls_lazily = False
+
     def process_primitive(self, primitive, args, params):
         raise NotImplementedError
+
+    def process_custom_call(self, primitive, args, params):
+        """A custom_jvp/custom_vjp call bound with its Python function (JAX's process_custom_jvp_call and
+        process_custom_vjp_call). By default the call is staged: its function traced to a jaxpr, and
+        the staged primitive processed as any other."""
+        ops, staged = primitive.stage(args, params)
+        return self.process_primitive(primitive, ops, staged)
 
     def bind_in_parent(self, primitive, args, params):
         """Binds the primitive with this trace's parent current."""
@@ -184,6 +195,14 @@ class Trace:
 
 class EvalTrace(Trace):
     """Runs primitives on concrete arrays."""
+
+    runs_custom_calls_lazily = True
+
+    def process_custom_call(self, primitive, args, params):
+        for a in args:
+            if isinstance(a, Tracer):
+                raise a._escaped_error()
+        return params["fun"](*args)  # the function itself runs (Python control flow on values works)
 
     def process_primitive(self, primitive, args, params):
         for a in args:

@@ -283,6 +283,12 @@ class LinearizeTrace(DynamicJaxprTrace):
     """
 
     _record_known = False
+    runs_custom_calls_lazily = True
+
+    def process_custom_call(self, primitive, args, params):
+        if not any(self.is_unknown(a) for a in args):
+            return self.bind_in_parent(primitive, args, params)  # known values: the parent decides
+        return super().process_custom_call(primitive, args, params)
 
     @contextlib.contextmanager
     def tangent_side(self):
