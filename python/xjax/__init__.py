@@ -34,6 +34,10 @@ from xjax import distributed  # noqa: F401
 from xjax import export  # noqa: F401
 from xjax import dlpack  # noqa: F401
 from xjax._src.jax_alias import install_as_jax  # noqa: F401
+from xjax._src.naming import named_scope  # noqa: F401
+from xjax._src.devices import Device  # noqa: F401
+from xjax._src.core import ensure_compile_time_eval  # noqa: F401
+from xjax import core, interpreters, stages  # noqa: F401 - JAX imports these with the package
 
 from xjax._src.blas import find_blas_library as _find_blas
 

@@ -238,3 +238,7 @@ def finfo(dtype):
 
 def iinfo(dtype):
     return ml_dtypes.iinfo(np.dtype(dtype))
+
+
+class TypePromotionError(ValueError):
+    """Operands whose dtypes do not promote to a common one (JAX's, for code that catches it)."""
