@@ -43,6 +43,8 @@ from xjax._src.core import get_aval as typeof  # noqa: F401 - the abstract value
 from xjax._src.linear_transpose import linear_transpose  # noqa: F401
 from xjax._src.autodiff import float0, jacrev as jacobian  # noqa: F401 - JAX's jacobian is jacrev
 from xjax._src.devices import Device  # noqa: F401
+from xjax._src.callbacks import pure_callback  # noqa: F401
+from xjax._src.naming import named_call, named_scope  # noqa: F401
 
 from xjax._src.blas import find_blas_library as _find_blas
 

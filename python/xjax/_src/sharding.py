@@ -193,8 +193,8 @@ class AbstractMesh(_MeshBase):
         return hash((AbstractMesh, self.axis_sizes, self.axis_names, self.axis_types))
 
     def __repr__(self):
-        axes = ", ".join(f"'{n}': {s}" for n, s in self.shape_tuple)
-        return f"AbstractMesh(({axes}), axis_types={self.axis_types})"
+        axes = ", ".join(f"'{n}': {s}" for n, s in self.shape_tuple) or "()"
+        return f"AbstractMesh({axes}, axis_types={self.axis_types})"
 
 
 EMPTY_ABSTRACT_MESH = AbstractMesh((), ())
@@ -244,6 +244,10 @@ class Mesh(_MeshBase, contextlib.ContextDecorator):
     def __repr__(self):
         return (f"Mesh(axis_sizes={self.axis_sizes}, axis_names={self.axis_names}, "
                 f"axis_types={self.axis_types})")
+
+    def __str__(self):
+        axes = ", ".join(f"'{n}': {s}" for n, s in self.shape_tuple)
+        return f"Mesh({axes}, axis_types={self.axis_types})"
 
 
 class _State(threading.local):
@@ -374,7 +378,7 @@ class NamedSharding(Sharding):
 
     def __repr__(self):
         kind = "" if self.memory_kind is None else f", memory_kind={self.memory_kind}"
-        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}{kind})"
+        return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}{kind})"
 
 
 def _axis_names(spec):
@@ -400,7 +404,7 @@ def check_trivial(sharding, api):
         if all(mesh.shape.get(n, 1) == 1 for n in names) and all(n in mesh.axis_names for n in names):
             return sharding
     elif isinstance(sharding, NamedSharding):
-        if sharding.is_fully_replicated and (isinstance(sharding.mesh, AbstractMesh) or sharding.mesh.size == 1):
+        if sharding.is_fully_replicated:  # every CPU device shares the host memory: one copy serves all
             return sharding
     else:
         raise TypeError(f"{api}: expected a jax.sharding.Sharding or PartitionSpec, got {sharding!r}")
