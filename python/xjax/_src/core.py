@@ -48,6 +48,13 @@ class ShapedArray(AbstractValue):
             n *= d
         return n
 
+    @property
+    def sharding(self):
+        """As JAX's for a value on one device: no dim split, over the empty mesh."""
+        from xjax._src.sharding import aval_sharding
+
+        return aval_sharding(len(self.shape))
+
     def update(self, shape=None, dtype=None, weak_type=None):
         return ShapedArray(self.shape if shape is None else shape,
                            self.dtype if dtype is None else dtype,
