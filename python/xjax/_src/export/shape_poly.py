@@ -13,13 +13,19 @@ import re
 _BASE = 100  # sample sizes sit well above any lower bound and away from one another (see _samples)
 
 
+def _dim(terms, const, scope):
+    """An affine expression, or the int it is when no symbol is left in it (b - b is 0)."""
+    terms = {name: c for name, c in terms.items() if c}
+    return SymbolicDim(terms, const, scope) if terms else const
+
+
 class SymbolicDim:
     """An affine expression of named symbolic sizes: `const + sum(coeff * symbol)`."""
 
     __slots__ = ("terms", "const", "scope")
 
     def __init__(self, terms, const=0, scope=None):
-        self.terms = {name: c for name, c in terms.items() if c}
+        self.terms = terms
         self.const = const
         self.scope = scope  # the SymbolicScope holding the symbols' lower bounds
 
@@ -28,9 +34,9 @@ class SymbolicDim:
             terms = dict(self.terms)
             for name, c in other.terms.items():
                 terms[name] = terms.get(name, 0) + sign * c
-            return SymbolicDim(terms, self.const + sign * other.const, self.scope or other.scope)
+            return _dim(terms, self.const + sign * other.const, self.scope or other.scope)
         if isinstance(other, int):
-            return SymbolicDim(self.terms, self.const + sign * other, self.scope)
+            return _dim(self.terms, self.const + sign * other, self.scope)
         return NotImplemented
 
     def __add__(self, other):
@@ -50,7 +56,7 @@ class SymbolicDim:
     def __mul__(self, other):
         if not isinstance(other, int):
             return NotImplemented
-        return SymbolicDim({n: c * other for n, c in self.terms.items()}, self.const * other, self.scope)
+        return _dim({n: c * other for n, c in self.terms.items()}, self.const * other, self.scope)
 
     __rmul__ = __mul__
 
@@ -68,11 +74,13 @@ class SymbolicDim:
 
     __index__ = __int__ = __lt__ = __le__ = __gt__ = __ge__ = _concrete
 
-    def __repr__(self):
-        parts = [name if c == 1 else f"{c}*{name}" for name, c in sorted(self.terms.items())]
-        if self.const or not parts:
-            parts.append(str(self.const))
-        return " + ".join(parts).replace("+ -", "- ")
+    def __repr__(self):  # as JAX prints dimension expressions: "8*b + 1", "- b + 2"
+        text = ""
+        for name, c in sorted(self.terms.items()):
+            text += (" - " if c < 0 else " + ") + (name if abs(c) == 1 else f"{abs(c)}*{name}")
+        if self.const or not self.terms:
+            text += (" - " if self.const < 0 else " + ") + str(abs(self.const))
+        return text[3:] if text.startswith(" + ") else "- " + text[3:]
 
     __str__ = __repr__
 
@@ -125,6 +133,13 @@ def is_symbolic_dim(p):
     return isinstance(p, SymbolicDim)
 
 
+def check_concrete(shape):
+    """Refuses a shape with a symbolic dimension where xjax needs sizes (a trace, a compiled program)."""
+    for d in shape:
+        if is_symbolic_dim(d):
+            d._concrete()
+
+
 def has_symbolic_dims(leaves):
     return any(is_symbolic_dim(d) for leaf in leaves for d in getattr(leaf, "shape", ()) or ())
 
@@ -167,7 +182,11 @@ def eval_shape_symbolic(eval_shape, tree_util, make_struct, fun, args, kwargs):
 
     def at(env):
         a, kw = treedef.unflatten([_substitute(leaf, env, make_struct) for leaf in leaves])
-        out = eval_shape(fun, *a, **kw)
+        try:
+            out = eval_shape(fun, *a, **kw)
+        except Exception as e:
+            e.add_note(f"(raised by eval_shape with the symbolic dimensions at the sample sizes {env})")
+            raise
         return tree_util.tree_flatten(out)
 
     (out_base, out_tree), others = at(base), [at(env) for env in moved]
@@ -190,7 +209,7 @@ def eval_shape_symbolic(eval_shape, tree_util, make_struct, fun, args, kwargs):
                                               f"is not an affine function of the symbolic sizes")
                 terms[name] = step // 3
             const = d0 - sum(c * base[n] for n, c in terms.items())
-            dim = SymbolicDim(terms, const, scope) if any(terms.values()) else const
+            dim = _dim(terms, const, scope)
             want = const + sum(c * check[n] for n, c in terms.items())
             if out_check[i].shape[k] != want:
                 raise NotImplementedError(f"eval_shape with symbolic dimensions: dimension {k} of output {i} "
