@@ -1,4 +1,5 @@
 """Runs the seed programs in ../shared/seed-programs (when present) and diffs their output."""
+import importlib.util
 import os
 import pathlib
 import subprocess
@@ -18,6 +19,19 @@ def test_seed_program(name):
     proc = _run_seed(name)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout == (SEED_DIR / "expected" / f"{name}.txt").read_text()
+
+
+KERAS_SEED = "keras_seed_004"  # Keras 3 on its JAX backend: it runs with `jax` aliased to xjax
+KERAS_SEED_MISSING = ("../shared/seed-programs not present" if not (SEED_DIR / f"{KERAS_SEED}.py").is_file() else
+                      next((f"{m} is not installed" for m in ("keras", "sklearn") if importlib.util.find_spec(m) is None),
+                           None))
+
+
+@pytest.mark.skipif(KERAS_SEED_MISSING is not None, reason=str(KERAS_SEED_MISSING))
+def test_keras_seed_program():
+    proc = _run_seed(KERAS_SEED)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout == (SEED_DIR / "expected" / f"{KERAS_SEED}.txt").read_text()
 
 
 def _run_seed(name):

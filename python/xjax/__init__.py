@@ -7,7 +7,6 @@ from xjax import _core
 from xjax._src.api import (block_until_ready, default_backend, device_count, device_get, device_put,  # noqa: F401
                            devices, local_device_count, local_devices, process_count, process_index, typeof)
 from xjax._src.array import Array  # noqa: F401
-from xjax._src.devices import Device  # noqa: F401
 from xjax._src.config import (check_tracer_leaks, config, debug_infs, debug_nans, default_device,  # noqa: F401
                               default_matmul_precision, disable_jit, enable_checks, enable_x64, log_compiles,
                               numpy_dtype_promotion, numpy_rank_promotion)
@@ -15,13 +14,11 @@ from xjax import lax, numpy  # noqa: F401
 from xjax import random  # noqa: F401
 from xjax import tree_util, tree  # noqa: F401
 from xjax._src.jit import jit  # noqa: F401
-from xjax._src.autodiff import (grad, hessian, jacfwd, jacrev, jacrev as jacobian, jvp, linearize,  # noqa: F401
-                                value_and_grad, vjp)
+from xjax._src.autodiff import (grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad,  # noqa: F401
+                                vjp)
 from xjax._src.vmap import vmap  # noqa: F401
 from xjax._src.pmap import pmap, shard_map  # noqa: F401
 from xjax._src.caches import clear_caches  # noqa: F401
-from xjax._src.core import ensure_compile_time_eval  # noqa: F401
-from xjax._src.name_stack import named_call, named_scope  # noqa: F401
 from xjax._src.make_jaxpr import eval_shape, make_jaxpr  # noqa: F401
 from xjax._src.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
 from xjax._src.custom_gradient import closure_convert, custom_gradient  # noqa: F401
@@ -36,8 +33,19 @@ from xjax import scipy  # noqa: F401 - its submodules load on first use
 from xjax import distributed  # noqa: F401
 from xjax import export  # noqa: F401
 from xjax import dlpack  # noqa: F401
-from xjax import dtypes, flatten_util, sharding  # noqa: F401
 from xjax._src.jax_alias import install_as_jax  # noqa: F401
+from xjax import sharding  # noqa: F401
+from xjax import flatten_util  # noqa: F401
+from xjax import dtypes  # noqa: F401
+from xjax import ops  # noqa: F401
+from xjax._src.sharding import NamedSharding, P, make_mesh, set_mesh  # noqa: F401
+from xjax._src.linear_transpose import linear_transpose  # noqa: F401
+from xjax._src.autodiff import float0, jacrev as jacobian  # noqa: F401 - JAX's jacobian is jacrev
+from xjax._src.devices import Device  # noqa: F401
+from xjax._src.callbacks import pure_callback  # noqa: F401
+from xjax._src.naming import named_call, named_scope  # noqa: F401
+from xjax._src.core import ensure_compile_time_eval  # noqa: F401
+from xjax import core, interpreters, stages  # noqa: F401 - JAX imports these with the package
 
 from xjax._src.blas import find_blas_library as _find_blas
 

@@ -18,25 +18,36 @@ _SUPPORTED_SET = frozenset(SUPPORTED)
 FLOATING = (float16, bfloat16, float32, float64)
 INTEGER = (int8, int16, int32, int64, uint8, uint16, uint32, uint64)
 
-DType = np.dtype  # JAX's name for the type of dtypes
 
 
 class extended(np.generic):
-    """The abstract scalar type of extended dtypes (PRNG keys, library-defined ones): a second
-    argument of issubdtype, never instantiated."""
+    """The scalar type of dtypes NumPy does not have (PRNG keys): `issubdtype(key.dtype, extended)`."""
 
 
 class prng_key(extended):
-    """The scalar type of PRNG key dtypes (key<fry>)."""
+    """The scalar type of PRNG key dtypes (`key<fry>`)."""
+
+
+DType = np.dtype  # JAX's name for the type of (NumPy) dtypes
 
 
 class ExtendedDType(abc.ABC):
-    """The base class of dtypes that are not NumPy's; `type` is their subclass of `extended`."""
+    """The base class of dtypes that are not NumPy's (key<fry>, a library's own); `type` is their
+    subclass of `extended`."""
 
     @property
     @abc.abstractmethod
     def type(self):
         ...
+
+
+def is_extended(dtype):
+    """Whether `dtype` is an extended dtype instance (such as a key array's `key<fry>`)."""
+    return isinstance(getattr(dtype, "type", None), type) and issubclass(dtype.type, extended)
+
+
+class TypePromotionError(ValueError):
+    """Raised where promoting the given dtypes is not allowed."""
 
 
 _X64_TO_X32 = {int64: int32, uint64: uint32, float64: float32}
@@ -50,8 +61,8 @@ def canonicalize_dtype(dtype):
     """The dtype JAX actually uses for `dtype`: 64-bit types narrow to 32 bits when x64 is off."""
     dt = np.dtype(dtype)
     if dt not in _SUPPORTED_SET:
-        if dt.kind == "c" or dt.name.startswith("float8"):
-            raise NotImplementedError(f"xjax does not support {dt.name} arrays yet")
+        if dt.kind == "c":
+            raise NotImplementedError(f"xjax does not support complex dtypes yet (got {dt.name})")
         raise TypeError(f"JAX only supports number and bool dtypes, got dtype {dt}.")
     if not x64_enabled():
         return _X64_TO_X32.get(dt, dt)
@@ -260,3 +271,7 @@ def finfo(dtype):
 
 def iinfo(dtype):
     return ml_dtypes.iinfo(np.dtype(dtype))
+
+
+class TypePromotionError(ValueError):
+    """Operands whose dtypes do not promote to a common one (JAX's, for code that catches it)."""

@@ -31,6 +31,7 @@ from xjax._src.interpreters.graph_lowering import (GraphCall, compile_closed_jax
                                                    jaxpr_is_lowerable)
 from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, eval_jaxpr, memoize_per_jaxpr
 from xjax._src.stages import ShapeDtypeStruct, Traced
+from xjax._src.export import shape_poly
 
 logger = logging.getLogger("xjax._src.jit")
 
@@ -217,6 +218,7 @@ def _abstractify(leaves, fun, names_fn, abstract_ok=False):
             avals.append(x.aval)
             ops.append(x)
         elif abstract_ok and isinstance(x, (ShapeDtypeStruct, core.ShapedArray)):
+            shape_poly.check_concrete(x.shape)
             avals.append(core.ShapedArray(x.shape, x.dtype, x.weak_type))
             ops.append(None)
         else:

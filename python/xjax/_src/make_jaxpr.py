@@ -3,6 +3,7 @@ import contextlib
 import functools
 
 from xjax._src import core, tree_util
+from xjax._src.export import shape_poly
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.jit import _abstractify, _normalize_argnums
 from xjax._src.stages import ShapeDtypeStruct
@@ -55,5 +56,7 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstra
 
 def eval_shape(fun, *args, **kwargs):
     """The shapes and dtypes of fun's results (ShapeDtypeStructs), computed without running it."""
+    if shape_poly.has_symbolic_dims(tree_util.tree_leaves((args, kwargs))):
+        return shape_poly.eval_shape_symbolic(eval_shape, tree_util, ShapeDtypeStruct, fun, args, kwargs)
     closed, out_tree = _trace_for(fun, (), args, kwargs)
     return out_tree.unflatten([ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in closed.out_avals])

@@ -3,6 +3,7 @@ ShapeDtypeStruct, which stands for an array argument by its shape and dtype."""
 import numpy as np
 
 from xjax._src import dtypes
+from xjax._src.export.shape_poly import is_symbolic_dim
 from xjax._src.interpreters import partial_eval as pe
 
 
@@ -12,7 +13,7 @@ class ShapeDtypeStruct:
     __slots__ = ("shape", "dtype", "weak_type", "sharding")
 
     def __init__(self, shape, dtype, *, weak_type=False, sharding=None):
-        self.shape = tuple(int(d) for d in shape)
+        self.shape = tuple(d if is_symbolic_dim(d) else int(d) for d in shape)
         self.dtype = dtypes.canonicalize_dtype(dtype)
         self.weak_type = bool(weak_type)
         self.sharding = sharding

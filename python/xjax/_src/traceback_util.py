@@ -1,45 +1,32 @@
-"""Traceback filtering: an error raised inside xjax's API is shown without the frames of excluded
-files (xjax's own, and those libraries register), as JAX's `api_boundary` does."""
-import functools
+"""Which source files are a library's machinery rather than user code (JAX's traceback_util, which
+libraries such as Equinox and Flax register their own files with).
+
+xjax shows full tracebacks (it does not rewrite them at API boundaries, whatever
+jax_traceback_filtering says), so `api_boundary` leaves a function as it is; `include_frame` tells
+a caller that walks the stack itself whether a frame is user code.
+"""
 import os
 
-from xjax._src.config import config
-
-_exclude_paths = [os.path.dirname(os.path.dirname(__file__))]  # xjax's package directory
+_exclude_paths = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]  # xjax itself
 
 
 def register_exclusion(path):
-    """Leaves the frames of files under `path` out of filtered tracebacks."""
-    _exclude_paths.append(path)
+    """Frames from files under `path` (a file or a directory) are not user code."""
+    _exclude_paths.append(os.path.abspath(path))
 
 
-def _excluded(frame):
-    return any(frame.f_code.co_filename.startswith(p) for p in _exclude_paths)
+def include_filename(filename):
+    filename = os.path.abspath(filename)
+    return not any(filename == p or filename.startswith(p.rstrip(os.sep) + os.sep) for p in _exclude_paths)
 
 
-def _filtered(tb):
-    """The traceback without excluded frames (the last frame, where the error was raised, stays)."""
-    frames = []
-    while tb is not None:
-        frames.append(tb)
-        tb = tb.tb_next
-    kept = [t for t in frames[:-1] if not _excluded(t.tb_frame)] + frames[-1:]
-    out = None
-    for t in reversed(kept):
-        out = type(t)(out, t.tb_frame, t.tb_lasti, t.tb_lineno)
-    return out
+def include_frame(frame):
+    return include_filename(frame.f_code.co_filename)
 
 
-def api_boundary(fun):
-    """Wraps an API function so that errors escaping it carry filtered tracebacks."""
-
-    @functools.wraps(fun)
-    def wrapped(*args, **kwargs):
-        try:
-            return fun(*args, **kwargs)
-        except Exception as e:
-            if config.read("jax_traceback_filtering") == "off":
-                raise
-            raise e.with_traceback(_filtered(e.__traceback__))
-
-    return wrapped
+def api_boundary(fun=None, **kwargs):
+    """Marks a public API function (usable as @api_boundary or @api_boundary(...)): xjax keeps
+    tracebacks whole, so the function is returned unchanged."""
+    if fun is None:
+        return lambda f: f
+    return fun

@@ -1,2 +1,2 @@
-"""xjax.extend (jax.extend): the machinery libraries build on (primitives, tracing state)."""
+"""xjax.extend (jax.extend): the tracing machinery's names for libraries that extend it."""
 from xjax.extend import core, linear_util, source_info_util  # noqa: F401

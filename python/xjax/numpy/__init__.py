@@ -37,8 +37,10 @@ from xjax._src.numpy.reductions import (all, amax, amin, any, argmax, argmin, co
                                         cumsum, cumulative_prod, cumulative_sum, max, mean, min, nanargmax,
                                         nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmin, nanprod, nanstd,
                                         nansum, nanvar, prod, ptp, std, sum, var)
-from xjax._src.numpy.scalar_types import (bfloat16, bool_, double, float16, float32, float64, float_,  # noqa: F401
-                                          float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, int8, int16, int32, int64, int_, single, uint, uint8, uint16, uint32,
+from xjax._src.numpy.scalar_types import (bfloat16, bool_, cdouble, complex64, complex128, complex_, csingle,
+                                          double, float16, float32, float64, float_,  # noqa: F401
+                                          float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz,
+                                          int8, int16, int32, int64, int_, single, uint, uint8, uint16, uint32,
                                           uint64)
 from xjax._src.numpy.selection import (bincount, choose, compress, diag_indices, diag_indices_from,  # noqa: F401
                                        extract, histogram, in1d, intersect1d, isin, ix_, ravel_multi_index, select,
@@ -94,6 +96,5 @@ del _math
 
 from xjax._src.out_sharding import add_out_sharding as _add_out_sharding  # noqa: E402
 
-_add_out_sharding(globals(), "jax.numpy", (
-    "arange", "array", "asarray", "bincount", "broadcast_to", "dot", "einsum", "empty", "full", "full_like", "matmul",
-    "ones", "ones_like", "percentile", "ravel", "repeat", "reshape", "tensordot", "zeros", "zeros_like"))
+_add_out_sharding(globals(), "jax.numpy", ("arange", "array", "asarray", "bincount", "broadcast_to", "dot", "einsum",
+                                           "matmul", "percentile", "ravel", "repeat", "reshape", "tensordot"))

@@ -51,11 +51,18 @@ float8_e4m3fn = _make("float8_e4m3fn", ml_dtypes.float8_e4m3fn)
 float8_e5m2 = _make("float8_e5m2", ml_dtypes.float8_e5m2)
 float8_e4m3fnuz = _make("float8_e4m3fnuz", ml_dtypes.float8_e4m3fnuz)
 float8_e5m2fnuz = _make("float8_e5m2fnuz", ml_dtypes.float8_e5m2fnuz)
+# Complex numbers are issue 27: the names exist (code compares dtypes with them), arrays of them are
+# refused by canonicalize_dtype with a NotImplementedError.
+complex64 = _make("complex64", np.complex64)
+complex128 = _make("complex128", np.complex128)
 # Aliases following the x64 flag are resolved by their dtype when used.
 int_ = int64
 uint = uint64
 float_ = float64
 single = float32
 double = float64
+complex_ = complex128
+csingle = complex64
+cdouble = complex128
 
 del dtypes

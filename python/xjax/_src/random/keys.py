@@ -61,12 +61,12 @@ class KeyTy(dtypes.ExtendedDType):
     """The dtype of typed key arrays: `key<fry>` for threefry2x32 keys."""
 
     __slots__ = ("_impl",)
-    type = dtypes.prng_key
 
     def __init__(self, impl):
         self._impl = impl
 
     name = property(lambda self: f"key<{self._impl.tag}>")
+    type = dtypes.prng_key  # its scalar type, as for NumPy's dtypes
     itemsize = property(lambda self: 4 * math.prod(self._impl.key_shape))
 
     def __repr__(self):

@@ -1,11 +1,30 @@
-"""xjax.extend.core.primitives (jax.extend.core.primitives): the primitives under JAX's names.
+"""xjax.extend.core.primitives (jax.extend.core.primitives): xjax's primitives by JAX's names, for
+libraries that interpret jaxprs equation by equation."""
+import importlib as _importlib
+import pkgutil as _pkgutil
 
-`call_p` and `closed_call_p` are JAX's call primitives; xjax never emits them (a call is inlined
-or is a `jit`), so they have no rules: libraries compare equations against them.
-"""
-from xjax._src.core import Primitive as _Primitive
-from xjax._src.jit import jit_p  # noqa: F401
-from xjax._src.lax import *  # noqa: F401,F403
+from xjax._src import core as _core
+from xjax._src import lax as _lax
 
-call_p = _Primitive("call", multiple_results=True)
-closed_call_p = _Primitive("closed_call", multiple_results=True)
+
+def _collect():
+    """Every `*_p` Primitive defined in xjax's lax modules and the other _src modules that hold
+    primitives of JAX's list."""
+    found = {}
+    modules = [_importlib.import_module(f"xjax._src.lax.{m.name}") for m in _pkgutil.iter_modules(_lax.__path__)]
+    modules += [_importlib.import_module(f"xjax._src.{m}") for m in
+                ("jit", "custom_calls", "checkpoint", "remat", "debugging", "random.prng", "random.threefry")]
+    for mod in modules:
+        for name, value in vars(mod).items():
+            if name.endswith("_p") and not name.startswith("_") and isinstance(value, _core.Primitive):
+                found.setdefault(name, value)
+    return found
+
+
+globals().update(_collect())
+del _collect
+
+# JAX's call primitives: xjax never emits them (a call is inlined or is a `jit`), so they have no
+# rules; libraries that walk jaxprs (NumPyro's provenance) compare equations against them.
+call_p = _core.Primitive("call", multiple_results=True)
+closed_call_p = _core.Primitive("closed_call", multiple_results=True)

@@ -1,0 +1,1 @@
+"""Pallas kernels: not implemented in xjax (see jax.experimental.pallas)."""
