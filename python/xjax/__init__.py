@@ -35,6 +35,7 @@ from xjax import export  # noqa: F401
 from xjax import dlpack  # noqa: F401
 from xjax._src.jax_alias import install_as_jax  # noqa: F401
 from xjax._src.naming import named_scope  # noqa: F401
+from xjax._src.devices import Device  # noqa: F401
 
 from xjax._src.blas import find_blas_library as _find_blas
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from xjax._src import core, dtypes
 from xjax._src.backends import cpu
-from xjax._src.devices import CPU_DEVICE, Device  # noqa: F401 - re-exported
+from xjax._src.devices import CPU_DEVICE, CpuDevice
 from xjax._src.dlpack import DLDeviceType, retag_bfloat16
 
 
@@ -19,7 +19,7 @@ def check_device(device, fun_name):
     if device is None or device is CPU_DEVICE:
         return device
     platform = getattr(device, "platform", None)
-    if isinstance(device, Device) or platform == "cpu":
+    if isinstance(device, CpuDevice) or platform == "cpu":
         return CPU_DEVICE
     if platform == "gpu":
         return device
