@@ -30,33 +30,23 @@ with open(os.path.join(HERE, "compositions", "jax_values.json")) as _f:
     RECORD = json.load(_f)
 PROGRAMS = {int(k): v for k, v in RECORD["programs"].items()}
 
-# Programs that hit a known xjax bug (tests/compositions/known.py names them): left out of the
-# batched tests; test_known_bug runs each group (xfail, not strict: an XPASS says the group can go
-# back). Delete a group once its bug is fixed.
-KNOWN_FAILING = {
-    "associative_scan": [4, 36, 39, 78, 81, 91, 96, 118, 123, 144, 154, 166, 171, 190, 232, 250, 251, 256, 284, 295,
-                         309, 311, 370, 376, 382, 401, 403, 405, 414, 429, 432, 439, 440, 444, 447, 450, 459, 464,
-                         469, 478, 479, 491, 495, 499, 523, 528, 533, 584],
-    "at_mul_grad": [241, 332],
-    "collective_in_scan_in_vmap": [64, 503, 529],
-    "cond_custom_jvp_closure": [151],          # KeyError Var
-    "grad_pmax": [111, 276, 289],
-    "lax_map_empty_batch": [17, 231, 282],
-    "linearize_traced_loop": [68, 189, 264, 297, 398, 485],
-    "while_reverse_eager": [51, 82, 321, 456],  # grad/vjp through an unused while_loop (see known.py)
-}
-
 # Programs where JAX's outcome is a JAX bug or an accident of its dead-code elimination: not run.
 JAX_DIFFERS = {
+    111: "JAX has no derivative for pmax even where vmap(axis_name=) made it a max over the batch axis; xjax "
+         "differentiates that max as jnp.max's",
+    251: "JAX has no derivative for pmin even where vmap(axis_name=) made it a min over the batch axis; xjax "
+         "differentiates that min as jnp.min's",
+    289: "JAX has no derivative for pmax even where vmap(axis_name=) made it a max over the batch axis; xjax "
+         "differentiates that max as jnp.max's",
     363: "JAX's lax.map(batch_size=) over an array with an empty non-leading axis: ZeroDivisionError",
     411: "JAX's lax.map(batch_size=) over an array with an empty non-leading axis: ZeroDivisionError",
+    456: "JAX's lax.map(batch_size=) over an array with an empty non-leading axis: ZeroDivisionError",
     476: "JAX's lax.map(batch_size=) over an array with an empty non-leading axis: ZeroDivisionError",
     593: "JAX raises for the JVP of a custom_vjp function in a dead loop under lax.map(batch_size=)'s vmap only",
 }
 
-_LEFT_OUT = {s for seeds in KNOWN_FAILING.values() for s in seeds} | set(JAX_DIFFERS)
 CHUNK = 30
-SEEDS = sorted(s for s in PROGRAMS if s not in _LEFT_OUT)
+SEEDS = sorted(s for s in PROGRAMS if s not in JAX_DIFFERS)
 CHUNKS = [SEEDS[i:i + CHUNK] for i in range(0, len(SEEDS), CHUNK)]
 
 
@@ -79,13 +69,6 @@ def _check(seeds, batch):
 def test_programs_match_jax(chunk):
     failures = _check(CHUNKS[chunk], CHUNK)
     assert not failures, f"{len(failures)} of {len(CHUNKS[chunk])} programs differ from JAX:\n" + "\n".join(failures)
-
-
-@pytest.mark.parametrize("bug", sorted(KNOWN_FAILING))
-def test_known_bug(bug, request):
-    request.applymarker(pytest.mark.xfail(reason=f"known bug: {bug}", strict=False))
-    failures = _check(KNOWN_FAILING[bug], CHUNK)
-    assert not failures, f"{len(failures)} of {len(KNOWN_FAILING[bug])} still fail:\n" + "\n".join(failures)
 
 
 # ---- the harness itself: a crash or hang is one program's outcome, named by its seed ---------------

@@ -34,8 +34,19 @@ from xjax import distributed  # noqa: F401
 from xjax import export  # noqa: F401
 from xjax import dlpack  # noqa: F401
 from xjax._src.jax_alias import install_as_jax  # noqa: F401
-from xjax._src.naming import named_scope  # noqa: F401
+from xjax import sharding  # noqa: F401
+from xjax import flatten_util  # noqa: F401
+from xjax import dtypes  # noqa: F401
+from xjax import ops  # noqa: F401
+from xjax._src.sharding import NamedSharding, P, make_mesh, set_mesh  # noqa: F401
+from xjax._src.core import get_aval as typeof  # noqa: F401 - the abstract value (type) of a value
+from xjax._src.linear_transpose import linear_transpose  # noqa: F401
+from xjax._src.autodiff import float0, jacrev as jacobian  # noqa: F401 - JAX's jacobian is jacrev
 from xjax._src.devices import Device  # noqa: F401
+from xjax._src.callbacks import pure_callback  # noqa: F401
+from xjax._src.naming import named_call, named_scope  # noqa: F401
+from xjax._src.core import ensure_compile_time_eval  # noqa: F401
+from xjax import core, interpreters, stages  # noqa: F401 - JAX imports these with the package
 
 from xjax._src.blas import find_blas_library as _find_blas
 

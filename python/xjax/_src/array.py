@@ -10,14 +10,20 @@ import numpy as np
 from xjax._src import core, dtypes
 from xjax._src.backends import cpu
 from xjax._src.devices import CPU_DEVICE, CpuDevice
+from xjax._src.sharding import PartitionSpec, Sharding, SingleDeviceSharding, check_trivial
 from xjax._src.dlpack import DLDeviceType, retag_bfloat16
 
 
 def check_device(device, fun_name):
     """The device a `device=` argument names: None (the default placement), the CPU (every CPU device
-    shares the host memory) or a GPU device."""
+    shares the host memory) or a GPU device. A sharding names its one device, or the default placement
+    for a layout that leaves arrays whole; one that splits them is refused (sharding.check_trivial)."""
     if device is None or device is CPU_DEVICE:
         return device
+    if isinstance(device, (Sharding, PartitionSpec)):
+        sharding = check_trivial(device, fun_name)
+        device = next(iter(sharding.device_set)) if isinstance(sharding, SingleDeviceSharding) else None
+        return check_device(device, fun_name)
     platform = getattr(device, "platform", None)
     if isinstance(device, CpuDevice) or platform == "cpu":
         return CPU_DEVICE
@@ -56,7 +62,7 @@ class Array(metaclass=abc.ABCMeta):
     itemsize = property(lambda self: self.aval.dtype.itemsize)
     nbytes = property(lambda self: self.aval.size * self.aval.dtype.itemsize)
     device = property(lambda self: CPU_DEVICE)
-    sharding = property(lambda self: None)
+    sharding = property(lambda self: SingleDeviceSharding(self.device))  # the whole array on its device
     is_fully_addressable = True
 
     def devices(self):

@@ -5,7 +5,9 @@ runs it (eagerly, through the backend); the transformations (jit tracing, jvp, v
 their own Trace subclasses, so one primitive definition serves all of them.
 """
 import contextlib
+import operator
 import threading
+import weakref
 
 import numpy as np
 
@@ -18,7 +20,13 @@ _SHORT_NAMES = {
 }
 
 
-class ShapedArray:
+class AbstractValue:
+    """What tracing knows of a value without its contents (the base of ShapedArray, as in JAX)."""
+
+    __slots__ = ()
+
+
+class ShapedArray(AbstractValue):
     """The abstract value of an array: static shape, dtype and weak type."""
 
     __slots__ = ("shape", "dtype", "weak_type", "_hash")
@@ -39,6 +47,13 @@ class ShapedArray:
         for d in self.shape:
             n *= d
         return n
+
+    @property
+    def sharding(self):
+        """As JAX's for a value on one device: no dim split, over the empty mesh."""
+        from xjax._src.sharding import aval_sharding
+
+        return aval_sharding(len(self.shape))
 
     def update(self, shape=None, dtype=None, weak_type=None):
         return ShapedArray(self.shape if shape is None else shape,
@@ -91,6 +106,7 @@ class Primitive:
             setattr(self, r, None)
         self.has_effect = False
         self.def_rules(**rules)
+        _primitives.add(self)
 
     def def_rules(self, **rules):
         """Sets rules by name; an unknown name is an error (rules are declared, not ad hoc)."""
@@ -103,6 +119,28 @@ class Primitive:
     def bind(self, *args, **params):
         return _state.trace.process_primitive(self, args, params)
 
+    # JAX's decorators for a primitive defined outside xjax (jax.extend.core.Primitive): each sets
+    # one rule field and returns the function, as JAX's do.
+    def def_impl(self, impl):
+        self.impl = impl
+        return impl
+
+    def def_abstract_eval(self, abstract_eval):
+        self.abstract_eval = abstract_eval
+        return abstract_eval
+
+    def def_effectful_abstract_eval(self, effectful_abstract_eval):
+        """A rule returning (avals, effects): xjax tracks no effects, so only pure rules are honoured."""
+
+        def abstract_eval(*avals, **params):
+            out, effects = effectful_abstract_eval(*avals, **params)
+            if effects:
+                raise NotImplementedError(f"Primitive '{self.name}': effects ({effects}) are not supported by xjax")
+            return out
+
+        self.abstract_eval = abstract_eval
+        return effectful_abstract_eval
+
     def rule(self, kind, transformation=None):
         """The rule of the given kind, or a NotImplementedError naming primitive and transformation."""
         r = getattr(self, kind)
@@ -113,6 +151,13 @@ class Primitive:
 
     def __repr__(self):
         return self.name
+
+
+_primitives = weakref.WeakSet()  # every primitive made (JAX's rule tables can be iterated)
+
+
+def all_primitives():
+    return list(_primitives)
 
 
 class TraceTag:
@@ -135,8 +180,19 @@ class Trace:
         self.tag = TraceTag() if tag is None else tag
         self.alive = True
 
+    # Whether a custom_jvp/custom_vjp call bound here runs its Python function or rules directly
+    # (evaluation and the transformations of values) rather than tracing the function to a jaxpr.
+    runs_custom_calls_lazily = False
+
     def process_primitive(self, primitive, args, params):
         raise NotImplementedError
+
+    def process_custom_call(self, primitive, args, params):
+        """A custom_jvp/custom_vjp call bound with its Python function (JAX's process_custom_jvp_call and
+        process_custom_vjp_call). By default the call is staged: its function traced to a jaxpr, and
+        the staged primitive processed as any other."""
+        ops, staged = primitive.stage(args, params)
+        return self.process_primitive(primitive, ops, staged)
 
     def bind_in_parent(self, primitive, args, params):
         """Binds the primitive with this trace's parent current."""
@@ -146,6 +202,14 @@ class Trace:
 
 class EvalTrace(Trace):
     """Runs primitives on concrete arrays."""
+
+    runs_custom_calls_lazily = True
+
+    def process_custom_call(self, primitive, args, params):
+        for a in args:
+            if isinstance(a, Tracer):
+                raise a._escaped_error()
+        return params["fun"](*args)  # the function itself runs (Python control flow on values works)
 
     def process_primitive(self, primitive, args, params):
         for a in args:
@@ -267,6 +331,7 @@ class _TraceState(threading.local):
     def __init__(self):
         self.trace = EVAL_TRACE
         self.axis_env = ()  # ((name, size), ...) of the named axes bound by enclosing vmap/pmap
+        self.eager_constant_folding = False  # set by ensure_compile_time_eval
 
 
 EVAL_TRACE = EvalTrace()
@@ -275,6 +340,82 @@ _state = _TraceState()
 
 def current_trace():
     return _state.trace
+
+
+def find_top_trace(_):
+    """The current trace (JAX's traces are stackless too, so the arguments do not choose it)."""
+    return _state.trace
+
+
+@contextlib.contextmanager
+def take_current_trace():
+    """Yields the current trace, which the block must not bind into (rules that hand values on to a
+    trace of their choosing); a bind inside the block without set_current_trace is an error."""
+    prev = _state.trace
+    _state.trace = _NO_TRACE
+    try:
+        yield prev
+    finally:
+        _state.trace = prev
+
+
+class _NoTrace(Trace):
+    def process_primitive(self, primitive, args, params):
+        raise RuntimeError(f"'{primitive.name}' was bound inside take_current_trace() without a current trace")
+
+
+_NO_TRACE = _NoTrace()
+
+
+def eval_context():
+    """Binds run eagerly inside the block, whatever transformation is in progress."""
+    return set_current_trace(EVAL_TRACE)
+
+
+@contextlib.contextmanager
+def ensure_compile_time_eval():
+    """Inside the block, a jaxpr trace computes primitives whose operands are all concrete now
+    (JAX's eager constant folding), so their results are concrete and usable in Python control flow."""
+    prev, _state.eager_constant_folding = _state.eager_constant_folding, True
+    try:
+        yield
+    finally:
+        _state.eager_constant_folding = prev
+
+
+def eager_constant_folding():
+    return _state.eager_constant_folding
+
+
+class OpaqueTraceState:
+    """The identity of the trace current when it was taken, comparable with another's (Flax checks
+    that a module is used in the trace it was created in)."""
+
+    __slots__ = ("_trace_ref",)
+
+    def __init__(self, trace):
+        self._trace_ref = weakref.ref(trace)  # does not keep an ended trace alive
+
+    def __eq__(self, other):
+        return isinstance(other, OpaqueTraceState) and self._trace_ref == other._trace_ref
+
+    def __hash__(self):
+        return hash(self._trace_ref)
+
+
+def get_opaque_trace_state(convention=None):
+    del convention  # JAX's callers name themselves; the state is the same for all
+    return OpaqueTraceState(_state.trace)
+
+
+def min_dim(d1, d2):
+    """min(d1, d2) for dimension sizes (xjax's shapes are always constant)."""
+    return min(operator.index(d1), operator.index(d2))
+
+
+def max_dim(d1, d2):
+    """max(d1, d2) for dimension sizes (xjax's shapes are always constant)."""
+    return max(operator.index(d1), operator.index(d2))
 
 
 @contextlib.contextmanager

@@ -7,7 +7,8 @@ A call primitive is bound in one of two forms:
   - staged: where a jaxpr is being built (jit, make_jaxpr, ...) the function is traced to
     `call_jaxpr`, and the values it closes over become leading operands (`num_consts`). Evaluating
     the equation runs the jaxpr; lowering inlines it, as jit's does.
-Under a JVPTrace the custom rule runs instead of the function; under a BatchTrace the function and
+Each trace decides what a lazy call does (`Trace.process_custom_call`, as JAX's process_custom_jvp_call):
+under a JVPTrace the custom rule runs instead of the function; under a BatchTrace the function and
 its rules are wrapped to run batched (lazily too). custom_vjp's rule runs `fwd` on the primals and
 binds custom_lin on the residuals and tangents: reverse mode records custom_lin into the linear
 jaxpr and its transpose calls `bwd`; evaluating it (forward mode) is JAX's TypeError.
@@ -32,46 +33,35 @@ class CustomCallPrimitive(core.Primitive):
     def bind(self, *args, **params):
         if "fun" not in params:
             return core.Primitive.bind(self, *args, **params)
-        # What JAX's per-trace process_custom_*_call methods decide: evaluation runs the function, JVP
-        # runs the rule, partial evaluation of known values defers to its parent; every other trace
-        # (one building a jaxpr) gets the staged form.
-        trace = core.current_trace()
-        if type(trace) is core.EvalTrace:
-            for a in args:
-                if isinstance(a, core.Tracer):
-                    raise a._escaped_error()
-            return params["fun"](*args)
-        if isinstance(trace, ad.JVPTrace):
-            return trace.process_primitive(self, args, params)
-        if isinstance(trace, pe.LinearizeTrace) and not any(trace.is_unknown(a) for a in args):
-            return trace.bind_in_parent(self, args, params)
-        if isinstance(trace, batching.BatchTrace):  # its rule batches the function and the rules lazily
-            vals, dims = zip(*[trace.lift(a) for a in args]) if args else ((), ())
-            if self is not custom_jvp_call_p and all(d is batching.not_mapped for d in dims):
-                # Nothing batched: custom_vjp runs unbatched unless it closes over values of this vmap.
-                parent = trace.parent
-                if type(parent) is core.EvalTrace or isinstance(parent, (ad.JVPTrace, pe.LinearizeTrace,
-                                                                         batching.BatchTrace)):
-                    try:
-                        return trace.bind_in_parent(self, list(vals), params)
-                    except core.UnexpectedTracerError:
-                        pass  # it does (it ran with one of them as a constant): batch it (below)
-                else:
-                    ops, staged = stage(list(vals), params)
-                    if not any(type(c) is batching.BatchTracer and c._trace.tag is trace.tag
-                               for c in ops[:staged["num_consts"]]):
-                        return trace.bind_in_parent(self, ops, staged)
-            # custom_jvp always runs its batching rule (as JAX's process_custom_jvp_call), which leaves
-            # unbatched the outputs that do not depend on the batch.
-            _batch_traces.append(trace)
-            try:
-                with core.set_current_trace(trace.parent):
-                    outs, out_dims = self.batch(trace.axis_data, list(vals), list(dims), **params)
-            finally:
-                _batch_traces.pop()
-            return [trace.pack(v, d) for v, d in zip(outs, out_dims)]
-        ops, staged = stage(args, params)
-        return trace.process_primitive(self, ops, staged)
+        return core.current_trace().process_custom_call(self, args, params)  # each trace decides
+
+    def stage(self, args, params):
+        return stage(args, params)
+
+    def process_batched(self, trace, args, params):
+        """Under a BatchTrace: the batching rule wraps the function and its rules to run batched, lazily."""
+        vals, dims = zip(*[trace.lift(a) for a in args]) if args else ((), ())
+        if self is not custom_jvp_call_p and all(d is batching.not_mapped for d in dims):
+            # Nothing batched: custom_vjp runs unbatched unless it closes over values of this vmap.
+            if trace.parent.runs_custom_calls_lazily:
+                try:
+                    return trace.bind_in_parent(self, list(vals), params)
+                except core.UnexpectedTracerError:
+                    pass  # it does (it ran with one of them as a constant): batch it (below)
+            else:
+                ops, staged = stage(list(vals), params)
+                if not any(type(c) is batching.BatchTracer and c._trace.tag is trace.tag
+                           for c in ops[:staged["num_consts"]]):
+                    return trace.bind_in_parent(self, ops, staged)
+        # custom_jvp always runs its batching rule (as JAX's process_custom_jvp_call), which leaves
+        # unbatched the outputs that do not depend on the batch.
+        _batch_traces.append(trace)
+        try:
+            with core.set_current_trace(trace.parent):
+                outs, out_dims = self.batch(trace.axis_data, list(vals), list(dims), **params)
+        finally:
+            _batch_traces.pop()
+        return [trace.pack(v, d) for v, d in zip(outs, out_dims)]
 
 
 def stage(args, params):

@@ -17,6 +17,25 @@ _SUPPORTED_SET = frozenset(SUPPORTED)
 FLOATING = (float16, bfloat16, float32, float64)
 INTEGER = (int8, int16, int32, int64, uint8, uint16, uint32, uint64)
 
+
+
+class extended(np.generic):
+    """The scalar type of dtypes NumPy does not have (PRNG keys): `issubdtype(key.dtype, extended)`."""
+
+
+class prng_key(extended):
+    """The scalar type of PRNG key dtypes (`key<fry>`)."""
+
+
+def is_extended(dtype):
+    """Whether `dtype` is an extended dtype instance (such as a key array's `key<fry>`)."""
+    return isinstance(getattr(dtype, "type", None), type) and issubclass(dtype.type, extended)
+
+
+class TypePromotionError(ValueError):
+    """Raised where promoting the given dtypes is not allowed."""
+
+
 _X64_TO_X32 = {int64: int32, uint64: uint32, float64: float32}
 
 
@@ -238,3 +257,7 @@ def finfo(dtype):
 
 def iinfo(dtype):
     return ml_dtypes.iinfo(np.dtype(dtype))
+
+
+class TypePromotionError(ValueError):
+    """Operands whose dtypes do not promote to a common one (JAX's, for code that catches it)."""

@@ -69,6 +69,7 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
             module = _JaxModule("jax", xjax.__doc__)
             module.__version__ = JAX_API_VERSION
+            module.__version_info__ = tuple(int(p) for p in JAX_API_VERSION.split("."))
             module.__path__ = []  # a package: its submodules come from this finder alone
             return module
         module = sys.modules["xjax" + spec.name[3:]]

@@ -27,8 +27,10 @@ class _Key:
     __slots__ = ()
     _field = ""
 
-    def __init__(self, value):
-        object.__setattr__(self, self._field, value)
+    def __init__(self, *args, **kwargs):  # SequenceKey(0) or SequenceKey(idx=0), as JAX's
+        if len(args) + len(kwargs) != 1 or (kwargs and self._field not in kwargs):
+            raise TypeError(f"{type(self).__name__}() takes one argument, {self._field}")
+        object.__setattr__(self, self._field, args[0] if args else kwargs[self._field])
 
     def __setattr__(self, name, value):
         raise AttributeError(f"{type(self).__name__} is immutable")

@@ -5,3 +5,6 @@ from xjax._src.lax.elementwise import RoundingMethod, round  # noqa: F401
 from xjax._src.lax.indexing import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers  # noqa: F401
 from xjax._src.random.gamma import random_gamma_grad  # noqa: F401,E402 - defined with the gamma sampler
 from xjax.lax import linalg  # noqa: F401,E402
+# Public lax.broadcast_shapes is NumPy's rule over shape tuples (the one the primitives' shape rules use
+# takes the primitive's name first).
+from xjax._src.numpy.util import broadcast_shapes  # noqa: F401,E402

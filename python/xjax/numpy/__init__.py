@@ -37,7 +37,8 @@ from xjax._src.numpy.reductions import (all, amax, amin, any, argmax, argmin, co
                                         cumsum, cumulative_prod, cumulative_sum, max, mean, min, nanargmax,
                                         nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmin, nanprod, nanstd,
                                         nansum, nanvar, prod, ptp, std, sum, var)
-from xjax._src.numpy.scalar_types import (bfloat16, bool_, double, float16, float32, float64, float_,  # noqa: F401
+from xjax._src.numpy.scalar_types import (bfloat16, bool_, cdouble, complex64, complex128, complex_, csingle,
+                                          double, float16, float32, float64, float_,  # noqa: F401
                                           int8, int16, int32, int64, int_, single, uint, uint8, uint16, uint32,
                                           uint64)
 from xjax._src.numpy.selection import (bincount, choose, compress, diag_indices, diag_indices_from,  # noqa: F401

@@ -143,6 +143,11 @@ class JVPTracer(core.Tracer):
 class JVPTrace(core.Trace):
     """Interprets primitives on (primal, tangent) pairs by their jvp rules."""
 
+    runs_custom_calls_lazily = True
+
+    def process_custom_call(self, primitive, args, params):
+        return self.process_primitive(primitive, args, params)  # its jvp rule runs the custom rule
+
     def lift(self, x):
         """(primal, tangent) of x: values that are not this trace's tracers have zero tangents."""
         if type(x) is JVPTracer and x._trace.tag is self.tag:

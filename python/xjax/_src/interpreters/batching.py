@@ -85,6 +85,11 @@ class BatchTrace(core.Trace):
             return [self.pack(v, d) for v, d in zip(out, out_dims)]
         return self.pack(out, out_dims)
 
+    runs_custom_calls_lazily = True
+
+    def process_custom_call(self, primitive, args, params):
+        return primitive.process_batched(self, args, params)
+
     def pack(self, val, dim):
         return val if dim is not_mapped else BatchTracer(self, val, dim)
 

@@ -224,6 +224,9 @@ class DynamicJaxprTrace(core.Trace):
         return entry[1]
 
     def process_primitive(self, primitive, args, params):
+        if core.eager_constant_folding() and not any(isinstance(a, core.Tracer) for a in args):
+            with core.set_current_trace(core.EVAL_TRACE):  # ensure_compile_time_eval: computed now
+                return primitive.bind(*args, **params)
         fold = primitive.const_fold
         if fold is not None and not any(isinstance(a, core.Tracer) for a in args):
             out = fold(*args, **params)
@@ -280,6 +283,12 @@ class LinearizeTrace(DynamicJaxprTrace):
     """
 
     _record_known = False
+    runs_custom_calls_lazily = True
+
+    def process_custom_call(self, primitive, args, params):
+        if not any(self.is_unknown(a) for a in args):
+            return self.bind_in_parent(primitive, args, params)  # known values: the parent decides
+        return super().process_custom_call(primitive, args, params)
 
     @contextlib.contextmanager
     def tangent_side(self):

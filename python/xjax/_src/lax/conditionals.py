@@ -108,10 +108,15 @@ def _branches_call(index, branches, names, operands, what, traced_for):
     return traced, ops, trees[0]
 
 
-def cond(pred, true_fun, false_fun, *operands, operand=None, linear=None):
+_NO_OPERAND = object()  # `operand=None` is an operand: the branches take one argument, None
+
+
+def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND, linear=None):
     """true_fun(*operands) if pred else false_fun(*operands), with both traced and compiled."""
-    if operand is not None:
-        operands = (*operands, operand)
+    if operand is not _NO_OPERAND:
+        if operands:
+            raise TypeError("if `operand` is passed, positional `operands` should not be passed")
+        operands = (operand,)
     if not (callable(true_fun) and callable(false_fun)):
         raise TypeError("lax.cond: true_fun and false_fun arguments should be callable.")
     shape = np.shape(pred) if not hasattr(pred, "aval") else pred.aval.shape

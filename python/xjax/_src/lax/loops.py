@@ -774,7 +774,10 @@ def _while_until_all_done(cond, body, cond_nconsts, body_nconsts):
             cc, bc, carry = args[:cond_nconsts], args[cond_nconsts:nc], args[nc:]
             (pred,) = eval_jaxpr(cond.jaxpr, cond.consts, *cc, *carry)
             new = eval_jaxpr(body.jaxpr, body.consts, *bc, *carry)
-            return [ew.select(per_example(pred, c), n, c) for n, c in zip(new, carry)]
+            # The loop's results have the body's types, weak types included (as JAX's, which selects
+            # in the lowering), not the select's.
+            return [ew._convert(ew.select(per_example(pred, c), n, c), core.get_aval(n).dtype,
+                                weak_type=core.get_aval(n).weak_type) for n, c in zip(new, carry)]
 
         new_cond = pe.trace_to_jaxpr(any_running, list(cond.in_avals))
         new_body = pe.trace_to_jaxpr(step, list(cond.in_avals[:cond_nconsts]) + list(body.in_avals))

@@ -7,7 +7,7 @@ import numpy as np
 
 from xjax._src import core, dtypes, lax, placement
 from xjax._src.array import Array, check_device, put_on
-from xjax._src.core import to_concrete_value as _to_concrete_value
+from xjax._src.core import ShapedArray as _ShapedArray, to_concrete_value as _to_concrete_value
 from xjax._src.numpy import array_from_list, util
 
 _X64_NAMES = ("int64", "uint64", "float64")
@@ -114,24 +114,24 @@ def _filled(shape, value, dtype, fun_name, device):
     return put_on(util.full(shape, value, dt), target)
 
 
-def zeros(shape, dtype=None, *, device=None):
+def zeros(shape, dtype=None, *, device=None, out_sharding=None):
     """An array of zeros (default dtype float32)."""
-    return _filled(shape, 0, dtype, "zeros", device)
+    return _filled(shape, 0, dtype, "zeros", _target(device, out_sharding, "zeros"))
 
 
-def ones(shape, dtype=None, *, device=None):
+def ones(shape, dtype=None, *, device=None, out_sharding=None):
     """An array of ones (default dtype float32)."""
-    return _filled(shape, 1, dtype, "ones", device)
+    return _filled(shape, 1, dtype, "ones", _target(device, out_sharding, "ones"))
 
 
-def empty(shape, dtype=None, *, device=None):
+def empty(shape, dtype=None, *, device=None, out_sharding=None):
     """Like zeros: xjax arrays are always initialised."""
-    return _filled(shape, 0, dtype, "empty", device)
+    return _filled(shape, 0, dtype, "empty", _target(device, out_sharding, "empty"))
 
 
-def full(shape, fill_value, dtype=None, *, device=None):
+def full(shape, fill_value, dtype=None, *, device=None, out_sharding=None):
     """An array of `shape` filled with fill_value (broadcast), with fill_value's dtype by default."""
-    target = check_device(device, "full")
+    target = _target(device, out_sharding, "full")
     shape = util.canonicalize_shape(shape)
     util.check_nonnegative_shape(shape, "broadcast_in_dim")
     dt = dtype_arg(dtype, "full")
@@ -141,8 +141,29 @@ def full(shape, fill_value, dtype=None, *, device=None):
     return put_on(util.broadcast_to_shape(v, shape), target)
 
 
+def _target(device, out_sharding, fun_name):
+    """The placement a `device=` or `out_sharding=` argument asks for (check_device)."""
+    if out_sharding is not None:
+        if device is not None:
+            raise ValueError(f"{fun_name}: pass device or out_sharding, not both")
+        device = out_sharding
+    return check_device(device, fun_name)
+
+
+def _check_like(fun_name, a):
+    """The *_like functions take arrays, scalars, or anything with a shape and dtype (ShapeDtypeStruct)."""
+    if not (hasattr(a, "shape") and hasattr(a, "dtype")):
+        util.check_arraylike(fun_name, a)
+
+
+def _aval_like(a):
+    if hasattr(a, "aval") or not (hasattr(a, "shape") and hasattr(a, "dtype")):
+        return util.aval_of(a)
+    return _ShapedArray(a.shape, dtypes.canonicalize_dtype(a.dtype), getattr(a, "weak_type", False))
+
+
 def _like(a, dtype, shape, value, fun_name):
-    aval = util.aval_of(a)
+    aval = _aval_like(a)
     dt = dtype_arg(dtype, fun_name)
     weak = aval.weak_type if dt is None else False
     dt = aval.dtype if dt is None else dt
@@ -153,32 +174,32 @@ def _like(a, dtype, shape, value, fun_name):
     return util.full(shape, value, dt, weak)
 
 
-def zeros_like(a, dtype=None, shape=None, *, device=None):
+def zeros_like(a, dtype=None, shape=None, *, device=None, out_sharding=None):
     """Zeros with a's shape and dtype (weak type kept)."""
-    util.check_arraylike("zeros_like", a)
-    target = check_device(device, "zeros_like")
+    _check_like("zeros_like", a)
+    target = _target(device, out_sharding, "zeros_like")
     return put_on(_like(a, dtype, shape, 0, "zeros_like"), target)
 
 
-def ones_like(a, dtype=None, shape=None, *, device=None):
+def ones_like(a, dtype=None, shape=None, *, device=None, out_sharding=None):
     """Ones with a's shape and dtype (weak type kept)."""
-    util.check_arraylike("ones_like", a)
-    target = check_device(device, "ones_like")
+    _check_like("ones_like", a)
+    target = _target(device, out_sharding, "ones_like")
     return put_on(_like(a, dtype, shape, 1, "ones_like"), target)
 
 
-def empty_like(prototype, dtype=None, shape=None, *, device=None):
+def empty_like(prototype, dtype=None, shape=None, *, device=None, out_sharding=None):
     """Like zeros_like."""
-    util.check_arraylike("empty_like", prototype)
-    target = check_device(device, "empty_like")
+    _check_like("empty_like", prototype)
+    target = _target(device, out_sharding, "empty_like")
     return put_on(_like(prototype, dtype, shape, 0, "empty_like"), target)
 
 
-def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
+def full_like(a, fill_value, dtype=None, shape=None, *, device=None, out_sharding=None):
     """fill_value with a's shape and dtype (fill_value converted, e.g. 2.7 -> 2 for ints)."""
-    util.check_arraylike("full_like", a)
-    target = check_device(device, "full_like")
-    aval = util.aval_of(a)
+    _check_like("full_like", a)
+    target = _target(device, out_sharding, "full_like")
+    aval = _aval_like(a)
     dt = dtype_arg(dtype, "full_like")
     dt = aval.dtype if dt is None else dt
     shape = aval.shape if shape is None else util.canonicalize_shape(shape)

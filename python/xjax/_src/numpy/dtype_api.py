@@ -33,6 +33,10 @@ def issubdtype(arg1, arg2):
     """np.issubdtype that knows bfloat16 and jnp's scalar types."""
     a = _np_dtype_like(arg1)
     b = _np_dtype_like(arg2)
+    if dtypes.is_extended(a):  # key<fry> is a prng_key, an extended and a generic, and nothing numeric
+        return a == b if dtypes.is_extended(b) else isinstance(b, type) and issubclass(a.type, b)
+    if dtypes.is_extended(b):
+        return False
     if isinstance(b, np.dtype):
         b = b.type
     if isinstance(a, np.dtype) and a == dtypes.bfloat16 or a is ml_dtypes.bfloat16:

@@ -46,11 +46,18 @@ float16 = _make("float16", np.float16)
 bfloat16 = _make("bfloat16", ml_dtypes.bfloat16)
 float32 = _make("float32", np.float32)
 float64 = _make("float64", np.float64)
+# Complex numbers are issue 27: the names exist (code compares dtypes with them), arrays of them are
+# refused by canonicalize_dtype with a NotImplementedError.
+complex64 = _make("complex64", np.complex64)
+complex128 = _make("complex128", np.complex128)
 # Aliases following the x64 flag are resolved by their dtype when used.
 int_ = int64
 uint = uint64
 float_ = float64
 single = float32
 double = float64
+complex_ = complex128
+csingle = complex64
+cdouble = complex128
 
 del dtypes

@@ -49,6 +49,11 @@ def _check_int_range(value):
         raise OverflowError(f"Python int {value} too large to convert to {dtypes.default_int_dtype().name}")
 
 
+def _fits(value, dtype):
+    info = dtypes.iinfo(dtype)
+    return info.min <= value <= info.max
+
+
 _DTYPE_NAMES = {d: d.name for d in dtypes.SUPPORTED}  # np.dtype.name is slow to compute
 
 
@@ -65,7 +70,8 @@ def scalar(value, dtype, weak_type):
         if out is not None:
             return out
     if t is int:
-        _check_int_range(value)
+        if not (dtype.kind in "iu" and _fits(value, dtype)):  # uint32's 2**32 - 1 is no default int
+            _check_int_range(value)
     elif t is float and dtype.kind in "iub":
         return lax.convert_element_type(scalar(value, dtypes.default_float_dtype(), weak_type), dtype)
     out = Array(_core.Array.from_scalar(value, _DTYPE_NAMES[dtype]), core.ShapedArray((), dtype, weak_type))

@@ -66,6 +66,7 @@ class KeyTy:
         self._impl = impl
 
     name = property(lambda self: f"key<{self._impl.tag}>")
+    type = dtypes.prng_key  # its scalar type, as for NumPy's dtypes
     itemsize = property(lambda self: 4 * math.prod(self._impl.key_shape))
 
     def __repr__(self):
