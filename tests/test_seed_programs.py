@@ -22,9 +22,10 @@ def test_seed_program(name):
 
 
 KERAS_SEED = "keras_seed_004"  # Keras 3 on its JAX backend: it runs with `jax` aliased to xjax
-KERAS_SEED_MISSING = ("../shared/seed-programs not present" if not (SEED_DIR / f"{KERAS_SEED}.py").is_file() else
-                      next((f"{m} is not installed" for m in ("keras", "sklearn") if importlib.util.find_spec(m) is None),
-                           None))
+KERAS_SEED_MISSING = next((why for why, missing in [
+    ("../shared/seed-programs not present", not (SEED_DIR / f"{KERAS_SEED}.py").is_file()),
+    ("keras is not installed", importlib.util.find_spec("keras") is None),
+    ("scikit-learn is not installed", importlib.util.find_spec("sklearn") is None)] if missing), None)
 
 
 @pytest.mark.skipif(KERAS_SEED_MISSING is not None, reason=str(KERAS_SEED_MISSING))

@@ -41,3 +41,8 @@ def test_pallas_is_importable_but_not_implemented():
     with pytest.raises(NotImplementedError, match="pallas_call"):
         pl.pallas_call
     assert not hasattr(pl, "__wrapped__")  # dunder probes are plain AttributeErrors
+
+
+def test_device_is_the_base_of_every_device():
+    assert all(isinstance(d, jax.Device) for d in jax.devices())
+    assert not isinstance("cpu:0", jax.Device)

@@ -128,3 +128,51 @@ def test_stateless_training_loop():
         [3.052701234817505, -1.5532314777374268, -1.6169098615646362, -0.31976285576820374],
         [-1.2830826044082642, 2.4088077545166016, -1.1788978576660156, -1.362328052520752],
         [-1.1502019166946411, 0.035238541662693024, 1.8564496040344238, -1.629235029220581]])
+
+
+LAYERS = """
+import keras
+import numpy as np
+from sklearn.datasets import load_digits
+
+keras.utils.set_random_seed(11)
+digits = load_digits()
+images = (digits.data[:192] / 16.0).astype("float32").reshape(-1, 8, 8, 1)
+rows = images.reshape(-1, 8, 8)
+y = digits.target[:192]
+loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+conv = keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Conv2D(8, 3, padding="same", activation="relu"),
+                         keras.layers.MaxPooling2D(), keras.layers.Flatten(), keras.layers.Dense(10)])
+conv.compile("adam", loss, metrics=["accuracy"])
+h = conv.fit(images, y, batch_size=32, epochs=2, verbose=0, validation_split=0.25, shuffle=False).history
+print("conv", [h["loss"], h["val_loss"], h["val_accuracy"]])
+
+lstm = keras.Sequential([keras.Input((8, 8)), keras.layers.LSTM(16), keras.layers.Dense(10)])
+lstm.compile("rmsprop", loss)
+print("lstm", lstm.fit(rows, y, batch_size=32, epochs=2, verbose=0, shuffle=False).history["loss"])
+
+tokens = (rows.reshape(-1, 64)[:, :16] * 4).astype("int32")
+gru = keras.Sequential([keras.Input((16,), dtype="int32"), keras.layers.Embedding(5, 8), keras.layers.GRU(8),
+                        keras.layers.LayerNormalization(), keras.layers.Dense(10)])
+gru.compile(keras.optimizers.AdamW(1e-2), loss)
+print("gru", gru.fit(tokens, y, batch_size=64, epochs=2, verbose=0, shuffle=False).history["loss"])
+
+inputs = keras.Input((8, 8))
+attended = keras.layers.GlobalAveragePooling1D()(keras.layers.MultiHeadAttention(2, 4)(inputs, inputs))
+attention = keras.Model(inputs, keras.layers.Dense(10)(attended))
+attention.compile("sgd", loss)
+print("attention", attention.fit(rows, y, batch_size=64, epochs=2, verbose=0, shuffle=False).history["loss"])
+"""
+
+
+def test_fit_conv_recurrent_and_attention_layers():
+    """Conv2D + pooling (with a validation split), LSTM (orthogonal initializer: a QR factorisation), GRU over
+    an Embedding with LayerNormalization and AdamW, and MultiHeadAttention, each fitted for two epochs."""
+    out = run_keras(LAYERS)
+    # Recorded from JAX 0.10.2 (keras 3.15.1), the same program with the real jax.
+    assert_close(out["conv"], [[2.301058769226074, 2.2730250358581543], [2.300008535385132, 2.272711753845215],
+                               [0.2916666567325592, 0.3125]])
+    assert_close(out["lstm"], [2.300577402114868, 2.282909393310547])
+    assert_close(out["gru"], [2.418384075164795, 2.317596912384033])
+    assert_close(out["attention"], [2.463670492172241, 2.4433348178863525])

@@ -9,7 +9,7 @@ import numpy as np
 
 from xjax._src import core, dtypes
 from xjax._src.backends import cpu
-from xjax._src.devices import CPU_DEVICE, Device  # noqa: F401 - re-exported
+from xjax._src.devices import CPU_DEVICE, CpuDevice
 from xjax._src.sharding import PartitionSpec, Sharding, SingleDeviceSharding, check_trivial
 from xjax._src.dlpack import DLDeviceType, retag_bfloat16
 
@@ -25,7 +25,7 @@ def check_device(device, fun_name):
         device = next(iter(sharding.device_set)) if isinstance(sharding, SingleDeviceSharding) else None
         return check_device(device, fun_name)
     platform = getattr(device, "platform", None)
-    if isinstance(device, Device) or platform == "cpu":
+    if isinstance(device, CpuDevice) or platform == "cpu":
         return CPU_DEVICE
     if platform == "gpu":
         return device

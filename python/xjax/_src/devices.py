@@ -14,6 +14,10 @@ _ENV = "XJAX_NUM_CPU_DEVICES"
 
 
 class Device:
+    """A device (jax.Device): what xjax's CPU and GPU devices are instances of."""
+
+
+class CpuDevice(Device):
     """A CPU device, as JAX's CpuDevice.
 
     `id` is global (unique over all processes of a distributed run); `local_hardware_id` is the
@@ -44,7 +48,7 @@ class Device:
         return f"cpu:{self.id}"
 
 
-CPU_DEVICE = Device(0, 0, 0)
+CPU_DEVICE = CpuDevice(0, 0, 0)
 _devices = None  # the list, once the devices are in use
 
 
@@ -72,7 +76,7 @@ def cpu_devices():
     global _devices
     if _devices is None:
         _core.set_num_devices(_requested())
-        _devices = [CPU_DEVICE] + [Device(i, 0, i) for i in range(1, _core.num_devices())]
+        _devices = [CPU_DEVICE] + [CpuDevice(i, 0, i) for i in range(1, _core.num_devices())]
     return _devices
 
 
@@ -104,7 +108,7 @@ def set_global_devices(counts, process_index):
                 d = local[i]
                 d.id, d.process_index = len(out), p
             else:
-                d = Device(len(out), p, None)
+                d = CpuDevice(len(out), p, None)
             out.append(d)
     _global_devices = out
     return out

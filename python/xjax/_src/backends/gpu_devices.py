@@ -6,6 +6,8 @@ imports CuPy.
 import importlib.util
 import warnings
 
+from xjax._src.devices import Device
+
 _cupy = None  # the module, once probe() has imported it
 
 
@@ -41,7 +43,7 @@ def probe():
     return [GpuDevice(i, module.cuda.runtime.getDeviceProperties(i)) for i in range(count)]
 
 
-class GpuDevice:
+class GpuDevice(Device):
     """A CUDA GPU, as JAX's CudaDevice: platform "gpu", device_kind the CUDA device name.
 
     Each device has one CuPy stream (`stream`), created on first use, on which transfers, and the

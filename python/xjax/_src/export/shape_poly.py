@@ -11,6 +11,7 @@ a symbolic dimension (jit, make_jaxpr, an array's shape) raises NotImplementedEr
 import re
 
 _BASE = 100  # sample sizes sit well above any lower bound and away from one another (see _samples)
+_STEP = 3
 
 
 def _dim(terms, const, scope):
@@ -155,12 +156,23 @@ def _symbols(leaves):
 
 
 def _samples(lower):
-    """Sizes for each symbol: a base point, one point per symbol moved by 3, and a check point."""
+    """Sizes for each symbol: a base point, one point per symbol moved by _STEP, and a check point."""
     names = sorted(lower)
     base = {n: max(lower[n], 1) + _BASE + 10 * i for i, n in enumerate(names)}
-    moved = [{**base, n: base[n] + 3} for n in names]
+    moved = [{**base, n: base[n] + _STEP} for n in names]
     check = {n: v + 7 for n, v in base.items()}
     return names, base, moved, check
+
+
+def _affine(at_base, at_moved, at_check, names, base, check, scope, where):
+    """The affine dimension through the sampled sizes (an int when no symbol moves it), checked at `check`."""
+    steps = [d - at_base for d in at_moved]
+    terms = {name: step // _STEP for name, step in zip(names, steps)}
+    const = at_base - sum(c * base[n] for n, c in terms.items())
+    if any(step % _STEP for step in steps) or at_check != const + sum(c * check[n] for n, c in terms.items()):
+        raise NotImplementedError(f"eval_shape with symbolic dimensions: {where} is not an affine function of the "
+                                  f"symbolic sizes")
+    return _dim(terms, const, scope)
 
 
 def _substitute(leaf, env, make_struct):
@@ -196,24 +208,10 @@ def eval_shape_symbolic(eval_shape, tree_util, make_struct, fun, args, kwargs):
                                   f"depends on the symbolic sizes")
     result = []
     for i, leaf in enumerate(out_base):
-        if not hasattr(leaf, "shape"):
-            result.append(leaf)
-            continue
-        dims = []
-        for k, d0 in enumerate(leaf.shape):
-            terms = {}
-            for name, (outs, _) in zip(names, others):
-                step = outs[i].shape[k] - d0
-                if step % 3:
-                    raise NotImplementedError(f"eval_shape with symbolic dimensions: dimension {k} of output {i} "
-                                              f"is not an affine function of the symbolic sizes")
-                terms[name] = step // 3
-            const = d0 - sum(c * base[n] for n, c in terms.items())
-            dim = _dim(terms, const, scope)
-            want = const + sum(c * check[n] for n, c in terms.items())
-            if out_check[i].shape[k] != want:
-                raise NotImplementedError(f"eval_shape with symbolic dimensions: dimension {k} of output {i} "
-                                          f"is not an affine function of the symbolic sizes")
-            dims.append(dim)
-        result.append(make_struct(tuple(dims), leaf.dtype, weak_type=leaf.weak_type))
+        if hasattr(leaf, "shape"):
+            leaf = make_struct(tuple(
+                _affine(d, [outs[i].shape[k] for outs, _ in others], out_check[i].shape[k], names, base, check,
+                        scope, f"dimension {k} of output {i}")
+                for k, d in enumerate(leaf.shape)), leaf.dtype, weak_type=leaf.weak_type)
+        result.append(leaf)
     return out_tree.unflatten(result)
