@@ -14,15 +14,20 @@ template <> constexpr const char* kind<int64_t>() { return "an int"; }
 template <> constexpr const char* kind<std::vector<int64_t>>() { return "a sequence of ints"; }
 template <> constexpr const char* kind<std::string>() { return "a string"; }
 
+// The attribute, or null when it is absent and not required.
+const AttrValue* lookup(OpId op, const Attrs& attrs, const std::string& name, bool required) {
+  auto it = attrs.items().find(name);
+  if (it != attrs.items().end()) return &it->second;
+  if (required) fail_value(op, "missing attribute '" + name + "'");
+  return nullptr;
+}
+
 // The attribute as a T, or null when it is absent and not required.
 template <typename T>
 const T* find(OpId op, const Attrs& attrs, const std::string& name, bool required, const char* what = kind<T>()) {
-  auto it = attrs.items().find(name);
-  if (it == attrs.items().end()) {
-    if (required) fail_value(op, "missing attribute '" + name + "'");
-    return nullptr;
-  }
-  if (const T* v = std::get_if<T>(&it->second)) return v;
+  const AttrValue* v = lookup(op, attrs, name, required);
+  if (!v) return nullptr;
+  if (const T* t = std::get_if<T>(v)) return t;
   fail_type(op, "attribute '" + name + "' must be " + what);
 }
 
@@ -45,10 +50,9 @@ bool bool_attr_or(OpId op, const Attrs& attrs, const std::string& name, bool dfl
 }
 
 double number_attr(OpId op, const Attrs& attrs, const std::string& name) {
-  auto it = attrs.items().find(name);
-  if (it == attrs.items().end()) fail_value(op, "missing attribute '" + name + "'");
-  if (const auto* i = std::get_if<int64_t>(&it->second)) return double(*i);
-  if (const auto* d = std::get_if<double>(&it->second)) return *d;
+  const AttrValue* v = lookup(op, attrs, name, true);
+  if (const auto* i = std::get_if<int64_t>(v)) return double(*i);
+  if (const auto* d = std::get_if<double>(v)) return *d;
   fail_type(op, "attribute '" + name + "' must be a number");
 }
 
