@@ -756,7 +756,7 @@ def test_bad_attributes():
     f32, i32 = ((3,), "float32"), ((3,), "int32")
     with pytest.raises(ValueError, match=r"\[integer_pow\].*missing.*'y'"):
         infer("integer_pow", f32)
-    with pytest.raises(ValueError, match=r"\[integer_pow\].*'y' must be an int"):
+    with pytest.raises(TypeError, match=r"\[integer_pow\] attribute 'y' must be an int"):
         infer("integer_pow", f32, y=2.5)
     with pytest.raises(TypeError, match=r"\[integer_pow\].*negative exponent"):
         infer("integer_pow", i32, y=-1)
@@ -766,7 +766,7 @@ def test_bad_attributes():
         infer("convert_element_type", f32)
     with pytest.raises(ValueError, match=r"\[convert_element_type\].*not a dtype.*'complex64'"):
         infer("convert_element_type", f32, new_dtype="complex64")
-    with pytest.raises(ValueError, match=r"\[convert_element_type\].*dtype name"):
+    with pytest.raises(TypeError, match=r"\[convert_element_type\] attribute 'new_dtype' must be a dtype name"):
         infer("convert_element_type", f32, new_dtype=3)
     with pytest.raises(TypeError, match=r"\[iota\].*bool"):
         infer("iota", dtype="bool", shape=(3,), dimension=0)

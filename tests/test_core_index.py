@@ -571,9 +571,6 @@ def test_gather_bad_dtypes(idx_type, attrs, match):
     ((2, 1), gather_attrs(slice_sizes=[2, 3]), "slice size 1"),
     ((2, 1), gather_attrs(offset_dims=[]), "offset, collapsed or batching"),
     ((2, 1), gather_attrs(mode="wrap"), "mode"),
-    ((2, 1), gather_attrs(mode=3), "mode"),
-    ((2, 1), gather_attrs(fill_value="x"), "fill_value"),
-    ((2, 1), gather_attrs(offset_dims=7), "sequence of ints"),
     ((4, 1), gather_attrs(offset_dims=[], start_index_map=[1], collapsed_slice_dims=[1], slice_sizes=[1, 1],
                           operand_batching_dims=[0], start_indices_batching_dims=[1]), "out of range"),
     ((3, 1), gather_attrs(offset_dims=[], start_index_map=[1], collapsed_slice_dims=[1], slice_sizes=[1, 1],
@@ -590,6 +587,16 @@ def test_gather_bad_dtypes(idx_type, attrs, match):
 def test_gather_bad_dimension_numbers(idx_shape, attrs, match):
     with pytest.raises(ValueError, match=r"\[gather\].*" + match):
         _core.infer("gather", [X23, (idx_shape, "int32")], attrs)
+
+
+@pytest.mark.parametrize("attrs, match", [
+    (gather_attrs(mode=3), "attribute 'mode' must be a string"),
+    (gather_attrs(fill_value="x"), "attribute 'fill_value' must be a number"),
+    (gather_attrs(offset_dims=7), "attribute 'offset_dims' must be a sequence of ints"),
+])
+def test_gather_mistyped_attributes(attrs, match):
+    with pytest.raises(TypeError, match=r"\[gather\] " + match):
+        _core.infer("gather", [X23, ((2, 1), "int32")], attrs)
 
 
 def test_gather_missing_attribute():

@@ -1,5 +1,6 @@
 // The graph compiler from C++: passes by node counts, fused kernels against the reference
-// interpreter on random graphs, a while loop, execute()'s checks. Exits non-zero on the first failure.
+// interpreter on random graphs, a while loop and the counted-loop analysis, execute()'s checks.
+// Exits non-zero on the first failure.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -100,6 +101,49 @@ void test_while() {
   CHECK(*static_cast<int32_t*>(out[0].data()) == 6);
 }
 
+// recognize_counted_loop finds `carry < int32 constant` conditions and nothing else; the plan keeps
+// what it found on the while step, and both kinds of loop run to the same answer.
+void test_counted_loop_recognition() {
+  auto condition = [](OpId cmp, bool counter_first, DType dt, bool through_add) {
+    Graph c;
+    c.parameter({{3}, DType::Float32});
+    ValueRef i = c.parameter({{}, dt});
+    if (through_add) i = op(c, OpId::add_, {i, scalar(c, 1, dt)});
+    ValueRef n = scalar(c, 7, dt);
+    c.set_outputs({op(c, cmp, {counter_first ? i : n, counter_first ? n : i})});
+    return c;
+  };
+  const CountedLoop counted = recognize_counted_loop(condition(OpId::lt_, true, DType::Int32, false));
+  CHECK(counted.found() && counted.counter == 1 && counted.bound == 7);
+  CHECK(!recognize_counted_loop(condition(OpId::le_, true, DType::Int32, false)).found());
+  CHECK(!recognize_counted_loop(condition(OpId::lt_, false, DType::Int32, false)).found());
+  CHECK(!recognize_counted_loop(condition(OpId::lt_, true, DType::Int64, false)).found());
+  CHECK(!recognize_counted_loop(condition(OpId::lt_, true, DType::Int32, true)).found());
+  Graph two;  // a bound that is another carry
+  ValueRef i = two.parameter({{}, DType::Int32}), n = two.parameter({{}, DType::Int32});
+  two.set_outputs({op(two, OpId::lt_, {i, n})});
+  CHECK(!recognize_counted_loop(two).found());
+
+  for (OpId cmp : {OpId::lt_, OpId::le_}) {  // i += 2 while i < 7 (counted) or i <= 7 (not)
+    Graph cond, body, g;
+    ValueRef ci = cond.parameter({{}, DType::Int32});
+    cond.set_outputs({op(cond, cmp, {ci, scalar(cond, 7, DType::Int32)})});
+    ValueRef bi = body.parameter({{}, DType::Int32});
+    body.set_outputs({op(body, OpId::add_, {bi, scalar(body, 2, DType::Int32)})});
+    ValueRef i0 = g.parameter({{}, DType::Int32});
+    g.set_outputs(g.add_subgraph_op(OpId::while_, {i0}, {}, {std::make_shared<Graph>(cond), std::make_shared<Graph>(body)}));
+    auto exe = compile(g);
+    const Step& loop = exe->plan().steps.back();
+    CHECK(loop.kind == Step::Kind::While && loop.counted.found() == (cmp == OpId::lt_));
+    CHECK((exe->plan_text().find("counted(carry 0 < 7)") != std::string::npos) == (cmp == OpId::lt_));
+    Array start = Array::empty({}, DType::Int32);
+    *static_cast<int32_t*>(start.data()) = 1;
+    std::vector<Array> out = exe->run({start});
+    out[0].wait();
+    CHECK(*static_cast<int32_t*>(out[0].data()) == (cmp == OpId::lt_ ? 7 : 9));
+  }
+}
+
 // threefry2x32 on Random123's known answer, fused with the iota of its counters and the xor of its
 // words (what 32-bit random bits compute), against the reference interpreter.
 void test_threefry_bits() {
@@ -191,6 +235,7 @@ int main() {
   test_passes();
   test_random_graphs();
   test_while();
+  test_counted_loop_recognition();
   test_threefry_bits();
   test_execute_checks_its_arguments_and_outputs();
   return check_report();

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "core/ops/op_attrs.h"
 #include "core/size.h"
 
 namespace xjax {
@@ -29,56 +30,31 @@ Shape shape_attr(const Attrs& a) { return a.has("shape") ? a.get_ints("shape") :
 
 std::vector<TypeInfo> infer_constant(const std::vector<TypeInfo>&, const Attrs& attrs) {
   const OpId op = OpId::constant_;
-  if (!attrs.has("dtype") || !std::holds_alternative<std::string>(attrs.items().at("dtype")))
-    fail_value(op, "needs a 'dtype' attribute naming the element type");
-  DType dt;
-  try {
-    dt = dtype_from_name(attrs.get_str("dtype"));
-  } catch (const std::invalid_argument&) {
-    fail_value(op, "attribute 'dtype' is not a dtype: '" + attrs.get_str("dtype") + "'");
-  }
-  Shape shape;
-  if (attrs.has("shape")) {
-    if (!std::holds_alternative<std::vector<int64_t>>(attrs.items().at("shape")))
-      fail_value(op, "attribute 'shape' must be a sequence of ints");
-    shape = attrs.get_ints("shape");
-  }
+  const DType dt = dtype_attr(op, attrs, "dtype");
+  const Shape shape = ints_attr_or(op, attrs, "shape", {});
   const int64_t want = checked_size(shape, dt, "constant").bytes;
   bool has_value = attrs.has("value"), has_data = attrs.has("data");
   if (has_value == has_data) fail_value(op, "needs exactly one of the attributes 'value' and 'data'");
   if (has_value) {
-    const AttrValue& v = attrs.items().at("value");
-    if (!std::holds_alternative<int64_t>(v) && !std::holds_alternative<double>(v))
-      fail_value(op, "attribute 'value' must be an int or a float");
+    number_attr(op, attrs, "value");
   } else {
-    const AttrValue& v = attrs.items().at("data");
-    if (!std::holds_alternative<std::string>(v)) fail_value(op, "attribute 'data' must be bytes");
-    if (std::get<std::string>(v).size() != size_t(want))
-      fail_value(op, "attribute 'data' has " + std::to_string(std::get<std::string>(v).size()) + " bytes, " +
-                         dtype_name(dt) + shape_str(shape) + " needs " + std::to_string(want));
+    const size_t bytes = str_attr(op, attrs, "data").size();
+    if (bytes != size_t(want))
+      fail_value(op, "attribute 'data' has " + std::to_string(bytes) + " bytes, " + dtype_name(dt) + shape_str(shape) +
+                         " needs " + std::to_string(want));
   }
   return {{shape, dt}};
 }
 
 std::vector<TypeInfo> infer_host_callback(const std::vector<TypeInfo>&, const Attrs& attrs) {
-  if (!attrs.has("callback_id") || !std::holds_alternative<int64_t>(attrs.items().at("callback_id")))
-    fail_value(OpId::host_callback_, "needs an int attribute 'callback_id'");
+  int_attr(OpId::host_callback_, attrs, "callback_id");
   return {};
 }
 
 std::vector<TypeInfo> infer_empty(const std::vector<TypeInfo>&, const Attrs& attrs) {
   const OpId op = OpId::empty_;
-  if (!attrs.has("dtype") || !std::holds_alternative<std::string>(attrs.items().at("dtype")))
-    fail_value(op, "needs a 'dtype' attribute naming the element type");
-  if (!attrs.has("shape") || !std::holds_alternative<std::vector<int64_t>>(attrs.items().at("shape")))
-    fail_value(op, "needs a 'shape' attribute (a sequence of ints)");
-  DType dt;
-  try {
-    dt = dtype_from_name(attrs.get_str("dtype"));
-  } catch (const std::invalid_argument&) {
-    fail_value(op, "attribute 'dtype' is not a dtype: '" + attrs.get_str("dtype") + "'");
-  }
-  return {{attrs.get_ints("shape"), dt}};
+  const DType dt = dtype_attr(op, attrs, "dtype");
+  return {{ints_attr(op, attrs, "shape"), dt}};
 }
 
 std::vector<TypeInfo> infer_barrier(const std::vector<TypeInfo>& in, const Attrs&) { return in; }

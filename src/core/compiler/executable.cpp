@@ -5,7 +5,6 @@
 #include <cstring>
 
 #include "core/compiler/callbacks.h"
-#include "core/compiler/constant.h"
 #include "core/compiler/passes.h"
 #include "core/cpu/layout_copy.h"
 #include "core/devices.h"
@@ -260,32 +259,6 @@ void Executable::run_control(const Step& step, Frame& f) const {
   }
 }
 
-namespace {
-// A counted loop's condition, `carried[k] < limit` over an int32 counter (what scan and fori_loop
-// lower to): read directly instead of running the condition's plan every iteration. k = -1 otherwise.
-struct CountedCond {
-  int k = -1;
-  int32_t limit = 0;
-};
-
-CountedCond counted_cond(const Graph& cond) {
-  CountedCond c;
-  if (cond.outputs().size() != 1) return c;
-  const auto& nodes = cond.nodes();
-  const Node& lt = nodes[cond.outputs()[0].node];
-  if (lt.op != OpId::lt_) return c;
-  const Node& i = nodes[lt.inputs[0].node];
-  const Node& n = nodes[lt.inputs[1].node];
-  const TypeInfo scalar{{}, DType::Int32};
-  if (i.op != OpId::parameter_ || !(i.outputs[0] == scalar) || !is_splat_constant(n) || !(n.outputs[0] == scalar))
-    return c;
-  std::string v = splat_bytes(n);
-  std::memcpy(&c.limit, v.data(), sizeof(int32_t));
-  c.k = int(i.attrs.get_int("index"));
-  return c;
-}
-}  // namespace
-
 // Runs a while step's loop over the carried buffers. Per iteration, what can be is reused: the
 // intermediate buffers of the condition and the body, the predicate's buffer, and as the body's
 // fresh results the buffers of the previous iteration's values that nothing holds any more.
@@ -297,11 +270,11 @@ void Executable::run_while(const Step& step, std::vector<std::shared_ptr<Buffer>
   std::vector<char> takes(n);
   for (size_t k = 0; k < n; ++k) takes[k] = body.output_takes_buffer(k);
   const bool cond_takes = cond.output_takes_buffer(0);
-  const CountedCond counted = counted_cond(cond.graph());
+  const CountedLoop& counted = step.counted;  // found by the planner: no condition plan to run
   std::shared_ptr<Buffer> pred;
   for (;;) {
-    if (counted.k >= 0) {
-      if (!(*static_cast<const int32_t*>(carried[counted.k]->data()) < counted.limit)) break;
+    if (counted.found()) {
+      if (!(*static_cast<const int32_t*>(carried[counted.counter]->data()) < counted.bound)) break;
     } else {
       if (!cond_takes || pred.use_count() != 1) pred.reset();
       cond.run_plan(carried.data(), &pred, &cond_pool);

@@ -39,6 +39,17 @@ Graph run_passes(const Graph& g, const std::vector<std::string>& passes);
 // What compile() runs by default.
 const std::vector<std::string>& default_passes();
 
+// A while loop counted by an int32 carry: its condition is `carried[counter] < bound` (what scan
+// and fori_loop lower to). The plan keeps it on the loop's step, and the executor compares the
+// counter itself instead of running the condition's plan every iteration.
+struct CountedLoop {
+  int counter = -1;  // the carried value that counts; -1: the condition is something else
+  int32_t bound = 0;
+  bool found() const { return counter >= 0; }
+};
+// Recognises a counted loop from its (optimised) condition graph (counted_loop.cpp).
+CountedLoop recognize_counted_loop(const Graph& cond);
+
 // True when a node has effects: an Effect op, or a control op whose subgraphs hold one.
 bool has_effects(const Node& n);
 

@@ -120,6 +120,7 @@ void Builder::single_step(int node) {
       sub.donate_params = n.op == OpId::while_ && k == 1;  // the loop owns the body's carried buffers
       step.subs.push_back(compile(*n.subgraphs[k], sub));
     }
+    if (n.op == OpId::while_) step.counted = recognize_counted_loop(step.subs[0]->graph());
     step.work = int64_t(1) << 40;  // unknown: never inline
   } else if (kind == OpKind::Effect && !op_info(n.op).cpu) {
     step.kind = Step::Kind::Callback;

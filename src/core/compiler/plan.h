@@ -11,6 +11,7 @@
 #include "core/array.h"
 #include "core/compiler/fusion.h"
 #include "core/compiler/kernel_spec.h"
+#include "core/compiler/passes.h"
 #include "core/cpu/fused.h"
 
 namespace xjax {
@@ -57,6 +58,7 @@ struct Step {
   Attrs attrs;
   std::vector<std::shared_ptr<Executable>> subs;  // cond branches; while (cond, body)
   std::vector<char> consumed;  // while: per input, read here for the last time (the loop takes its buffer)
+  CountedLoop counted;         // while: its condition when recognize_counted_loop finds one
   int64_t work = 0;                               // elements touched, for the inline decision
 };
 

@@ -185,6 +185,8 @@ std::string Plan::text(const Graph& g) const {
     for (size_t k = 0; k < st.consumed.size(); ++k)
       if (st.consumed[k]) takes += (takes.empty() ? "" : " ") + value_name(*this, st.inputs[k]);
     if (!takes.empty()) t += " takes(" + takes + ")";
+    if (st.counted.found())
+      t += " counted(carry " + std::to_string(st.counted.counter) + " < " + std::to_string(st.counted.bound) + ")";
     if (st.program) t += " {" + st.program->describe() + "}";
     t += "\n";
     for (size_t k = 0; k < st.subs.size(); ++k) {  // the subgraphs' plans, indented

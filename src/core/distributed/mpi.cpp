@@ -16,7 +16,7 @@
 
 #include "core/buffer.h"
 #include "core/errors.h"
-#include "core/ops/ops.h"
+#include "core/ops/op_attrs.h"
 
 namespace xjax {
 extern const char kMpiShimText[];  // mpi_shim.h and mpi_shim.c (cmake/embed_text.cmake)
@@ -435,12 +435,9 @@ void all_reduce_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>&
 
 std::vector<TypeInfo> infer_all_reduce(const std::vector<TypeInfo>& in, const Attrs& attrs) {
   const OpId op = OpId::all_reduce_;
-  if (!attrs.has("reduction") || !std::holds_alternative<std::string>(attrs.items().at("reduction")))
-    fail_value(op, "needs a 'reduction' attribute: 'sum', 'max' or 'min'");
-  const std::string& r = attrs.get_str("reduction");
+  const std::string& r = str_attr(op, attrs, "reduction");
   if (r != "sum" && r != "max" && r != "min") fail_value(op, "reduction must be 'sum', 'max' or 'min', got '" + r + "'");
-  if (!attrs.has("signature") || !std::holds_alternative<std::string>(attrs.items().at("signature")) ||
-      attrs.get_str("signature").size() != kSigBytes)
+  if (str_attr(op, attrs, "signature").size() != kSigBytes)
     fail_value(op, "needs a 'signature' attribute of " + std::to_string(kSigBytes) + " bytes");
   if (in.empty()) fail_value(op, "needs at least one operand");
   for (const TypeInfo& t : in)

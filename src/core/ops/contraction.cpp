@@ -5,28 +5,13 @@
 // lax.dot_general raises them.
 #include <algorithm>
 
-#include "core/ops/ops.h"
+#include "core/ops/op_attrs.h"
 
 namespace xjax {
 
 namespace {
 
 constexpr OpId kOp = OpId::dot_general_;
-
-std::string dims_str(const std::vector<int64_t>& d) {
-  std::string s = "(";
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
-  return s + (d.size() == 1 ? ",)" : ")");
-}
-
-const std::vector<int64_t>& dims_attr(const Attrs& attrs, const char* name, bool required) {
-  static const std::vector<int64_t> none;
-  if (!attrs.has(name)) {
-    if (required) fail_value(kOp, std::string("missing attribute '") + name + "'");
-    return none;
-  }
-  return attrs.get_ints(name);
-}
 
 // Range, uniqueness and disjointness of one operand's batch and contracting dimensions.
 void check_operand_dims(const char* side, const TypeInfo& t, const std::vector<int64_t>& contracting,
@@ -37,22 +22,22 @@ void check_operand_dims(const char* side, const TypeInfo& t, const std::vector<i
       if (d < 0 || d >= rank)
         fail_type(kOp, std::string("requires ") + side + " dimension numbers to be nonnegative and less than the " +
                            "rank of the " + side + " (" + std::to_string(rank) + "), got " + side + "_batch " +
-                           dims_str(batch) + " and " + side + "_contracting " + dims_str(contracting) + "; " + ctx);
+                           shape_str(batch) + " and " + side + "_contracting " + shape_str(contracting) + "; " + ctx);
   std::vector<bool> seen_batch(rank, false), seen_contract(rank, false);
   for (int64_t d : batch) {
     if (seen_batch[d])
-      fail_type(kOp, std::string("requires ") + side + " batch dimensions to be distinct, got " + dims_str(batch) +
+      fail_type(kOp, std::string("requires ") + side + " batch dimensions to be distinct, got " + shape_str(batch) +
                          "; " + ctx);
     seen_batch[d] = true;
   }
   for (int64_t d : contracting) {
     if (seen_contract[d])
       fail_type(kOp, std::string("requires ") + side + " contracting dimensions to be distinct, got " +
-                         dims_str(contracting) + "; " + ctx);
+                         shape_str(contracting) + "; " + ctx);
     if (seen_batch[d])
       fail_type(kOp, std::string("requires ") + side + " batch dimensions to be disjoint from contracting " +
-                         "dimensions, got " + side + "_batch " + dims_str(batch) + " and " + side + "_contracting " +
-                         dims_str(contracting) + "; " + ctx);
+                         "dimensions, got " + side + "_batch " + shape_str(batch) + " and " + side + "_contracting " +
+                         shape_str(contracting) + "; " + ctx);
     seen_contract[d] = true;
   }
 }
@@ -64,18 +49,18 @@ std::vector<TypeInfo> infer_dot_general(const std::vector<TypeInfo>& in, const A
   if (lhs.dtype != rhs.dtype)
     fail_type(kOp, std::string("operands must have the same dtype, got ") + dtype_name(lhs.dtype) + " and " +
                        dtype_name(rhs.dtype) + "; " + ctx);
-  const auto& lc = dims_attr(attrs, "lhs_contracting_dimensions", true);
-  const auto& rc = dims_attr(attrs, "rhs_contracting_dimensions", true);
-  const auto& lb = dims_attr(attrs, "lhs_batch_dimensions", false);
-  const auto& rb = dims_attr(attrs, "rhs_batch_dimensions", false);
+  const auto& lc = ints_attr(kOp, attrs, "lhs_contracting_dimensions");
+  const auto& rc = ints_attr(kOp, attrs, "rhs_contracting_dimensions");
+  const auto lb = ints_attr_or(kOp, attrs, "lhs_batch_dimensions", {});
+  const auto rb = ints_attr_or(kOp, attrs, "rhs_batch_dimensions", {});
   check_operand_dims("lhs", lhs, lc, lb, ctx);
   check_operand_dims("rhs", rhs, rc, rb, ctx);
   if (lb.size() != rb.size())
-    fail_type(kOp, "requires equal numbers of lhs_batch and rhs_batch dimensions, got lhs_batch " + dims_str(lb) +
-                       " and rhs_batch " + dims_str(rb) + "; " + ctx);
+    fail_type(kOp, "requires equal numbers of lhs_batch and rhs_batch dimensions, got lhs_batch " + shape_str(lb) +
+                       " and rhs_batch " + shape_str(rb) + "; " + ctx);
   if (lc.size() != rc.size())
     fail_type(kOp, "requires equal numbers of lhs and rhs contracting dimensions, got lhs_contracting " +
-                       dims_str(lc) + " and rhs_contracting " + dims_str(rc) + "; " + ctx);
+                       shape_str(lc) + " and rhs_contracting " + shape_str(rc) + "; " + ctx);
   Shape lbs, rbs, lcs, rcs;
   for (size_t i = 0; i < lb.size(); ++i) lbs.push_back(lhs.shape[lb[i]]), rbs.push_back(rhs.shape[rb[i]]);
   for (size_t i = 0; i < lc.size(); ++i) lcs.push_back(lhs.shape[lc[i]]), rcs.push_back(rhs.shape[rc[i]]);
@@ -104,8 +89,7 @@ static int bit_width(DType dt) { return dt == DType::Bool ? 1 : int(itemsize(dt)
 // JAX's rules for preferred_element_type: integers and bool may not narrow; floats stay floats
 // (any width: f32 -> bf16 rounds the float32 result); integers may become floats.
 DType preferred_result_dtype(OpId op, DType in, const Attrs& attrs, const std::string& ctx) {
-  if (!attrs.has("preferred_element_type")) return in;
-  const std::string& name = attrs.get_str("preferred_element_type");
+  const std::string name = str_attr_or(op, attrs, "preferred_element_type", "");
   if (name.empty()) return in;
   DType pref;
   try {

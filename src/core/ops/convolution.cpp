@@ -5,6 +5,7 @@
 // in lhs and out; of out feature, in feature, spatial... in rhs), window_strides, padding (lo, hi
 // per spatial dim), lhs_dilation, rhs_dilation, feature_group_count, batch_group_count and an
 // optional preferred_element_type.
+#include "core/ops/op_attrs.h"
 #include "core/ops/window_dims.h"
 
 namespace xjax {
@@ -13,20 +14,11 @@ namespace {
 
 constexpr OpId kOp = OpId::conv_general_dilated_;
 
-int64_t int_attr_or(const Attrs& attrs, const char* name, int64_t dflt) {
-  if (!attrs.has(name)) return dflt;
-  const auto* v = std::get_if<int64_t>(&attrs.items().at(name));
-  if (!v) fail_value(kOp, std::string("attribute '") + name + "' must be an int");
-  return *v;
-}
-
 std::vector<int64_t> spec_attr(const Attrs& attrs, const char* name, size_t rank, const std::string& ctx) {
-  if (!attrs.has(name)) fail_value(kOp, std::string("missing attribute '") + name + "'");
-  const auto* v = std::get_if<std::vector<int64_t>>(&attrs.items().at(name));
-  if (!v) fail_value(kOp, std::string("attribute '") + name + "' must be a sequence of ints");
+  const std::vector<int64_t>& v = ints_attr(kOp, attrs, name);
   std::vector<bool> seen(rank, false);
-  bool ok = v->size() == rank;
-  for (int64_t d : *v) {
+  bool ok = v.size() == rank;
+  for (int64_t d : v) {
     if (!ok || d < 0 || d >= int64_t(rank) || seen[d]) {
       ok = false;
       break;
@@ -34,9 +26,9 @@ std::vector<int64_t> spec_attr(const Attrs& attrs, const char* name, size_t rank
     seen[d] = true;
   }
   if (!ok)
-    fail_value(kOp, std::string("dimension numbers ") + name + " " + int_list_str(*v) +
+    fail_value(kOp, std::string("dimension numbers ") + name + " " + shape_str(v) +
                         " must be a permutation of the " + std::to_string(rank) + " operand dimensions; " + ctx);
-  return *v;
+  return v;
 }
 
 std::vector<TypeInfo> infer_conv(const std::vector<TypeInfo>& in, const Attrs& attrs) {
@@ -67,8 +59,8 @@ ConvDims conv_dims(const Shape& lhs, const Shape& rhs, const Attrs& attrs) {
   d.lhs_spec = spec_attr(attrs, "lhs_spec", rank, ctx);
   d.rhs_spec = spec_attr(attrs, "rhs_spec", rank, ctx);
   d.out_spec = spec_attr(attrs, "out_spec", rank, ctx);
-  d.feature_groups = int_attr_or(attrs, "feature_group_count", 1);
-  d.batch_groups = int_attr_or(attrs, "batch_group_count", 1);
+  d.feature_groups = int_attr_or(kOp, attrs, "feature_group_count", 1);
+  d.batch_groups = int_attr_or(kOp, attrs, "batch_group_count", 1);
   const int64_t fg = d.feature_groups, bg = d.batch_groups;
   const int64_t lhs_features = lhs[d.lhs_spec[1]], lhs_batch = lhs[d.lhs_spec[0]];
   const int64_t rhs_out = rhs[d.rhs_spec[0]], rhs_in = rhs[d.rhs_spec[1]];

@@ -1,8 +1,6 @@
 // Shape and dtype rules of the elementwise ops (operands of equal shapes; broadcasting is explicit)
 // and of iota.
-#include <variant>
-
-#include "core/ops/ops.h"
+#include "core/ops/op_attrs.h"
 
 namespace xjax {
 
@@ -54,29 +52,6 @@ const char* describe(Allowed a) {
 bool to_bool(OpId op) {
   return op == OpId::eq_ || op == OpId::ne_ || op == OpId::lt_ || op == OpId::le_ || op == OpId::gt_ ||
          op == OpId::ge_ || op == OpId::is_finite_;
-}
-
-const AttrValue& attr(OpId op, const Attrs& attrs, const char* name) {
-  auto it = attrs.items().find(name);
-  if (it == attrs.items().end()) fail_value(op, std::string("missing attribute '") + name + "'");
-  return it->second;
-}
-
-int64_t int_attr(OpId op, const Attrs& attrs, const char* name) {
-  const AttrValue& v = attr(op, attrs, name);
-  if (auto* i = std::get_if<int64_t>(&v)) return *i;
-  fail_value(op, std::string("attribute '") + name + "' must be an int");
-}
-
-DType dtype_attr(OpId op, const Attrs& attrs, const char* name) {
-  const AttrValue& v = attr(op, attrs, name);
-  auto* s = std::get_if<std::string>(&v);
-  if (!s) fail_value(op, std::string("attribute '") + name + "' must be a dtype name");
-  try {
-    return dtype_from_name(*s);
-  } catch (const std::invalid_argument&) {
-    fail_value(op, std::string("attribute '") + name + "' is not a dtype: '" + *s + "'");
-  }
 }
 
 void check_same_shapes(OpId op, const std::vector<TypeInfo>& in) {
@@ -156,15 +131,13 @@ std::vector<TypeInfo> infer_threefry(OpId op, const std::vector<TypeInfo>& in) {
 std::vector<TypeInfo> infer_iota(OpId op, const Attrs& attrs) {
   DType dt = dtype_attr(op, attrs, "dtype");
   if (dt == DType::Bool) fail_type(op, "dtype must be numeric, got bool");
-  const AttrValue& shape_v = attr(op, attrs, "shape");
-  auto* shape = std::get_if<std::vector<int64_t>>(&shape_v);
-  if (!shape) fail_value(op, "attribute 'shape' must be a sequence of ints");
-  for (int64_t d : *shape)
-    if (d < 0) fail_value(op, "negative dimension in shape " + shape_str(*shape));
+  const Shape& shape = ints_attr(op, attrs, "shape");
+  for (int64_t d : shape)
+    if (d < 0) fail_value(op, "negative dimension in shape " + shape_str(shape));
   int64_t dim = int_attr(op, attrs, "dimension");
-  if (dim < 0 || dim >= int64_t(shape->size()))
-    fail_value(op, "dimension " + std::to_string(dim) + " is out of range for shape " + shape_str(*shape));
-  return {{*shape, dt}};
+  if (dim < 0 || dim >= int64_t(shape.size()))
+    fail_value(op, "dimension " + std::to_string(dim) + " is out of range for shape " + shape_str(shape));
+  return {{shape, dt}};
 }
 
 std::vector<TypeInfo> infer_elementwise(OpId op, const std::vector<TypeInfo>& in, const Attrs& attrs) {
@@ -186,8 +159,8 @@ std::vector<TypeInfo> infer_elementwise(OpId op, const std::vector<TypeInfo>& in
     if (y < 0 && !is_floating(dt))
       fail_type(op, "negative exponent " + std::to_string(y) + " needs a floating-point operand, got " + types_str(in));
   }
-  if (op == OpId::round_ && attrs.has("rounding_method")) {
-    int64_t m = int_attr(op, attrs, "rounding_method");
+  if (op == OpId::round_) {
+    int64_t m = int_attr_or(op, attrs, "rounding_method", 0);
     if (m != 0 && m != 1)
       fail_value(op, "rounding_method must be 0 (half away from zero) or 1 (half to even), got " + std::to_string(m));
   }

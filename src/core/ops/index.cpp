@@ -1,30 +1,20 @@
 // Shape and dtype rules of the index ops: XLA's gather and scatter, with JAX's convention that
 // the index vector is the last dimension of the indices. The checks follow XLA's shape inference.
 #include <algorithm>
-#include <variant>
 
 #include "core/ops/index_dims.h"
+#include "core/ops/op_attrs.h"
 
 namespace xjax {
 
 namespace {
 
-std::vector<int64_t> list_attr(OpId op, const Attrs& attrs, const std::string& name, bool required) {
-  if (!attrs.has(name)) {
-    if (required) fail_value(op, "missing attribute '" + name + "'");
-    return {};
-  }
-  if (auto* v = std::get_if<std::vector<int64_t>>(&attrs.items().at(name))) return *v;
-  fail_value(op, "attribute '" + name + "' must be a sequence of ints");
-}
-
 IndexMode mode_attr(OpId op, const Attrs& attrs) {
-  if (!attrs.has("mode")) return IndexMode::Fill;  // JAX's default (FILL_OR_DROP)
-  const std::string* s = std::get_if<std::string>(&attrs.items().at("mode"));
-  if (s && *s == "clip") return IndexMode::Clip;
-  if (s && *s == "fill") return IndexMode::Fill;
-  if (s && *s == "promise_in_bounds") return IndexMode::PromiseInBounds;
-  fail_value(op, "mode must be 'clip', 'fill' or 'promise_in_bounds'");
+  const std::string s = str_attr_or(op, attrs, "mode", "fill");  // JAX's default (FILL_OR_DROP)
+  if (s == "clip") return IndexMode::Clip;
+  if (s == "fill") return IndexMode::Fill;
+  if (s == "promise_in_bounds") return IndexMode::PromiseInBounds;
+  fail_value(op, "mode must be 'clip', 'fill' or 'promise_in_bounds', got '" + s + "'");
 }
 
 bool contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
@@ -110,11 +100,7 @@ std::vector<TypeInfo> infer_gather(const std::vector<TypeInfo>& in, const Attrs&
     if (d.slice_sizes[b] > 1)
       fail_value(op, "operand_batching_dims " + shape_str(d.operand_batching_dims) +
                          " must have slice size 0 or 1, slice_sizes " + shape_str(d.slice_sizes));
-  if (attrs.has("fill_value")) {
-    const AttrValue& v = attrs.items().at("fill_value");
-    if (!std::holds_alternative<double>(v) && !std::holds_alternative<int64_t>(v))
-      fail_value(op, "fill_value must be a number");
-  }
+  if (attrs.has("fill_value")) number_attr(op, attrs, "fill_value");  // the kernel reads it as a number
 
   // Batch dimensions (the indices' dims but the last) fill the positions that are not offset_dims.
   Shape out(size_t(out_rank), 0);
@@ -183,23 +169,23 @@ std::vector<TypeInfo> infer_scatter(const std::vector<TypeInfo>& in, const Attrs
 
 GatherDims gather_dims(OpId op, const Attrs& attrs) {
   GatherDims d;
-  d.offset_dims = list_attr(op, attrs, "offset_dims", true);
-  d.collapsed_slice_dims = list_attr(op, attrs, "collapsed_slice_dims", true);
-  d.start_index_map = list_attr(op, attrs, "start_index_map", true);
-  d.operand_batching_dims = list_attr(op, attrs, "operand_batching_dims", false);
-  d.start_indices_batching_dims = list_attr(op, attrs, "start_indices_batching_dims", false);
-  d.slice_sizes = list_attr(op, attrs, "slice_sizes", true);
+  d.offset_dims = ints_attr(op, attrs, "offset_dims");
+  d.collapsed_slice_dims = ints_attr(op, attrs, "collapsed_slice_dims");
+  d.start_index_map = ints_attr(op, attrs, "start_index_map");
+  d.operand_batching_dims = ints_attr_or(op, attrs, "operand_batching_dims", {});
+  d.start_indices_batching_dims = ints_attr_or(op, attrs, "start_indices_batching_dims", {});
+  d.slice_sizes = ints_attr(op, attrs, "slice_sizes");
   d.mode = mode_attr(op, attrs);
   return d;
 }
 
 ScatterDims scatter_dims(OpId op, const Attrs& attrs) {
   ScatterDims d;
-  d.update_window_dims = list_attr(op, attrs, "update_window_dims", true);
-  d.inserted_window_dims = list_attr(op, attrs, "inserted_window_dims", true);
-  d.scatter_dims_to_operand_dims = list_attr(op, attrs, "scatter_dims_to_operand_dims", true);
-  d.operand_batching_dims = list_attr(op, attrs, "operand_batching_dims", false);
-  d.scatter_indices_batching_dims = list_attr(op, attrs, "scatter_indices_batching_dims", false);
+  d.update_window_dims = ints_attr(op, attrs, "update_window_dims");
+  d.inserted_window_dims = ints_attr(op, attrs, "inserted_window_dims");
+  d.scatter_dims_to_operand_dims = ints_attr(op, attrs, "scatter_dims_to_operand_dims");
+  d.operand_batching_dims = ints_attr_or(op, attrs, "operand_batching_dims", {});
+  d.scatter_indices_batching_dims = ints_attr_or(op, attrs, "scatter_indices_batching_dims", {});
   d.mode = mode_attr(op, attrs);
   return d;
 }

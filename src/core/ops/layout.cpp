@@ -2,33 +2,12 @@
 // the kernels in cpu/layout.cpp trust the inferred shapes and never re-validate.
 #include <algorithm>
 
-#include "core/ops/ops.h"
+#include "core/ops/op_attrs.h"
 #include "core/size.h"
 
 namespace xjax {
 
 namespace {
-
-std::string ints_str(const std::vector<int64_t>& v) {
-  std::string s = "(";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + (v.size() == 1 ? ",)" : ")");
-}
-
-// Reads an int-list attribute, turning a missing or mistyped one into an error naming the op.
-std::vector<int64_t> ints_attr(OpId op, const Attrs& attrs, const std::string& name) {
-  if (!attrs.has(name)) fail_value(op, "missing attribute '" + name + "'");
-  const AttrValue& v = attrs.items().at(name);
-  if (auto* p = std::get_if<std::vector<int64_t>>(&v)) return *p;
-  fail_type(op, "attribute '" + name + "' must be a sequence of ints");
-}
-
-int64_t int_attr(OpId op, const Attrs& attrs, const std::string& name) {
-  if (!attrs.has(name)) fail_value(op, "missing attribute '" + name + "'");
-  const AttrValue& v = attrs.items().at(name);
-  if (auto* p = std::get_if<int64_t>(&v)) return *p;
-  fail_type(op, "attribute '" + name + "' must be an int");
-}
 
 // Rejects results whose size would overflow, before the rule computes with their element count.
 void check_size(OpId op, const Shape& s, DType dt) { checked_size(s, dt, op_name(op)); }
@@ -36,7 +15,7 @@ void check_size(OpId op, const Shape& s, DType dt) { checked_size(s, dt, op_name
 void check_length(OpId op, const std::string& name, const std::vector<int64_t>& v, size_t rank,
                   const TypeInfo& t) {
   if (v.size() != rank)
-    fail_value(op, name + " " + ints_str(v) + " must have one entry per dimension of the operand " +
+    fail_value(op, name + " " + shape_str(v) + " must have one entry per dimension of the operand " +
                        types_str({t}) + ", got " + std::to_string(v.size()) + " for rank " + std::to_string(rank));
 }
 
@@ -67,7 +46,7 @@ std::vector<TypeInfo> infer_transpose(const std::vector<TypeInfo>& in, const Att
     if (ok) seen[p] = true;
   }
   if (!ok)
-    fail_value(op, "permutation " + ints_str(perm) + " is not a permutation of the dimensions of operand " +
+    fail_value(op, "permutation " + shape_str(perm) + " is not a permutation of the dimensions of operand " +
                        types_str(in));
   Shape out(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) out[i] = x.shape[perm[i]];
@@ -95,7 +74,7 @@ std::vector<TypeInfo> infer_broadcast_in_dim(const std::vector<TypeInfo>& in, co
     if (d < 0) fail_value(op, "target shape " + shape_str(out) + " has a negative dimension");
   check_size(op, out, x.dtype);
   const std::string ctx = " (operand " + types_str(in) + ", shape " + shape_str(out) + ", broadcast_dimensions " +
-                          ints_str(dims) + ")";
+                          shape_str(dims) + ")";
   if (dims.size() != x.shape.size())
     fail_value(op, "broadcast_dimensions must have one entry per operand dimension" + ctx);
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -116,17 +95,17 @@ std::vector<TypeInfo> infer_slice(const std::vector<TypeInfo>& in, const Attrs& 
   const size_t rank = x.shape.size();
   auto start = ints_attr(op, attrs, "start_indices");
   auto limit = ints_attr(op, attrs, "limit_indices");
-  auto strides = attrs.has("strides") ? ints_attr(op, attrs, "strides") : std::vector<int64_t>(rank, 1);
+  auto strides = ints_attr_or(op, attrs, "strides", std::vector<int64_t>(rank, 1));
   check_length(op, "start_indices", start, rank, x);
   check_length(op, "limit_indices", limit, rank, x);
   check_length(op, "strides", strides, rank, x);
   Shape out(rank);
   for (size_t i = 0; i < rank; ++i) {
     if (start[i] < 0 || start[i] > limit[i] || limit[i] > x.shape[i])
-      fail_value(op, "start_indices " + ints_str(start) + " and limit_indices " + ints_str(limit) +
+      fail_value(op, "start_indices " + shape_str(start) + " and limit_indices " + shape_str(limit) +
                          " must satisfy 0 <= start <= limit <= dim for operand " + types_str(in) +
                          " (dimension " + std::to_string(i) + ")");
-    if (strides[i] < 1) fail_value(op, "strides " + ints_str(strides) + " must be positive");
+    if (strides[i] < 1) fail_value(op, "strides " + shape_str(strides) + " must be positive");
     out[i] = limit[i] == start[i] ? 0 : (limit[i] - start[i] - 1) / strides[i] + 1;
   }
   return {{out, x.dtype}};
@@ -141,7 +120,7 @@ std::vector<TypeInfo> infer_dynamic_slice(const std::vector<TypeInfo>& in, const
   check_length(op, "slice_sizes", sizes, x.shape.size(), x);
   for (size_t i = 0; i < sizes.size(); ++i)
     if (sizes[i] < 0 || sizes[i] > x.shape[i])
-      fail_value(op, "slice_sizes " + ints_str(sizes) + " must satisfy 0 <= size <= dim for operand " +
+      fail_value(op, "slice_sizes " + shape_str(sizes) + " must satisfy 0 <= size <= dim for operand " +
                          types_str({x}) + " (dimension " + std::to_string(i) + ")");
   return {{Shape(sizes), x.dtype}};
 }
@@ -191,7 +170,7 @@ std::vector<TypeInfo> infer_pad(const std::vector<TypeInfo>& in, const Attrs& at
   auto cfg = ints_attr(op, attrs, "padding_config");
   const size_t rank = x.shape.size();
   if (cfg.size() != 3 * rank)
-    fail_value(op, "padding_config " + ints_str(cfg) + " must hold one (low, high, interior) triple per dimension of " +
+    fail_value(op, "padding_config " + shape_str(cfg) + " must hold one (low, high, interior) triple per dimension of " +
                        types_str({x}));
   Shape out(rank);
   for (size_t i = 0; i < rank; ++i) {
@@ -201,9 +180,9 @@ std::vector<TypeInfo> infer_pad(const std::vector<TypeInfo>& in, const Attrs& at
                          std::to_string(i));
     __int128 size = __int128(lo) + hi + d + __int128(std::max<int64_t>(d - 1, 0)) * interior;
     if (size < 0)
-      fail_value(op, "padding_config " + ints_str(cfg) + " gives a negative size " + std::to_string(int64_t(size)) +
+      fail_value(op, "padding_config " + shape_str(cfg) + " gives a negative size " + std::to_string(int64_t(size)) +
                          " in dimension " + std::to_string(i) + " of operand " + types_str({x}));
-    if (size > (__int128(1) << 62)) fail_value(op, "padding_config " + ints_str(cfg) + " gives a too large result");
+    if (size > (__int128(1) << 62)) fail_value(op, "padding_config " + shape_str(cfg) + " gives a too large result");
     out[i] = int64_t(size);
   }
   check_size(op, out, x.dtype);
@@ -217,7 +196,7 @@ std::vector<TypeInfo> infer_rev(const std::vector<TypeInfo>& in, const Attrs& at
   std::vector<bool> seen(x.shape.size(), false);
   for (int64_t d : dims) {
     if (d < 0 || d >= int64_t(x.shape.size()) || seen[d])
-      fail_value(op, "dimensions " + ints_str(dims) + " must be unique and in range for operand " + types_str(in));
+      fail_value(op, "dimensions " + shape_str(dims) + " must be unique and in range for operand " + types_str(in));
     seen[d] = true;
   }
   return {x};

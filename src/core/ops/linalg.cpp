@@ -15,15 +15,13 @@
 #include <limits>
 #include <string>
 
-#include "core/ops/ops.h"
+#include "core/ops/op_attrs.h"
 
 namespace xjax {
 
 namespace {
 
 constexpr int64_t kMaxInt = std::numeric_limits<int32_t>::max();
-
-bool flag(const Attrs& attrs, const char* name, bool dflt) { return attrs.get_int_or(name, dflt ? 1 : 0) != 0; }
 
 // Checks the rank and dtype of operand `pos` and that its matrices fit LAPACK's 32-bit sizes.
 void check_matrix(OpId op, const TypeInfo& t, int pos) {
@@ -68,13 +66,13 @@ std::vector<TypeInfo> infer_qr(const std::vector<TypeInfo>& in, const Attrs& att
   const TypeInfo& a = in[0];
   check_matrix(OpId::qr_, a, 0);
   const int64_t m = a.shape[a.shape.size() - 2], n = a.shape.back();
-  const int64_t k = flag(attrs, "full_matrices", true) ? m : std::min(m, n);
+  const int64_t k = bool_attr_or(OpId::qr_, attrs, "full_matrices", true) ? m : std::min(m, n);
   if (m > kMaxInt / std::max<int64_t>(k, 1))
     fail_value(OpId::qr_, "q of shape (" + std::to_string(m) + ", " + std::to_string(k) +
                               ") is beyond LAPACK's 32-bit sizes");
   const Shape batch = batch_of(a.shape, 2);
   std::vector<TypeInfo> out{{with(batch, {m, k}), a.dtype}, {with(batch, {k, n}), a.dtype}};
-  if (flag(attrs, "pivoting", false)) out.push_back({with(batch, {n}), DType::Int32});
+  if (bool_attr_or(OpId::qr_, attrs, "pivoting", false)) out.push_back({with(batch, {n}), DType::Int32});
   return out;
 }
 
@@ -92,10 +90,10 @@ std::vector<TypeInfo> infer_svd(const std::vector<TypeInfo>& in, const Attrs& at
   const TypeInfo& a = in[0];
   check_matrix(OpId::svd_, a, 0);
   const int64_t m = a.shape[a.shape.size() - 2], n = a.shape.back(), k = std::min(m, n);
-  const bool full = flag(attrs, "full_matrices", true);
+  const bool full = bool_attr_or(OpId::svd_, attrs, "full_matrices", true);
   const Shape batch = batch_of(a.shape, 2);
   std::vector<TypeInfo> out{{with(batch, {k}), a.dtype}};
-  if (flag(attrs, "compute_uv", true)) {
+  if (bool_attr_or(OpId::svd_, attrs, "compute_uv", true)) {
     const int64_t uc = full ? m : k, vr = full ? n : k;
     if (m > kMaxInt / std::max<int64_t>(uc, 1) || n > kMaxInt / std::max<int64_t>(vr, 1))
       fail_value(OpId::svd_, "singular vectors of " + shape_str(a.shape) + " are beyond LAPACK's 32-bit sizes");
@@ -120,7 +118,7 @@ std::vector<TypeInfo> infer_triangular_solve(const std::vector<TypeInfo>& in, co
   if (a.shape[ra - 2] != a.shape[ra - 1])
     fail_value(op, "The first input to triangular_solve must be a square matrix. Got shape " + shape_str(a.shape) +
                        ".");
-  const bool left = flag(attrs, "left_side", false);
+  const bool left = bool_attr_or(op, attrs, "left_side", false);
   if (a.shape[ra - 1] != b.shape[left ? rb - 2 : rb - 1])
     fail_value(op, "Incompatible shapes for arguments to triangular_solve: " + shape_str(a.shape) + " and " +
                        shape_str(b.shape) + ".");
@@ -137,8 +135,7 @@ std::vector<TypeInfo> infer_lu_pivots_to_permutation(const std::vector<TypeInfo>
   if (p.dtype != DType::Int32)
     fail_type(op, std::string("lu_pivots_to_permutation does not accept dtype ") + dtype_name(p.dtype) +
                       " at position 0. Accepted dtypes at position 0 are subtypes of int32.");
-  if (!attrs.has("permutation_size")) fail_value(op, "missing attribute 'permutation_size'");
-  const int64_t size = attrs.get_int("permutation_size");
+  const int64_t size = int_attr(op, attrs, "permutation_size");
   if (size < p.shape.back())
     fail_value(op, "Output permutation size " + std::to_string(size) +
                        " has to exceed the trailing dimension of the pivots. Got pivots size " +

@@ -3,33 +3,11 @@
 #include <algorithm>
 #include <climits>
 
-#include "core/ops/ops.h"
+#include "core/ops/op_attrs.h"
 
 namespace xjax {
 
 namespace {
-
-std::string ints_str(const std::vector<int64_t>& v) {
-  std::string s = "(";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + (v.size() == 1 ? ",)" : ")");
-}
-
-const AttrValue& attr(OpId op, const Attrs& attrs, const std::string& name) {
-  auto it = attrs.items().find(name);
-  if (it == attrs.items().end()) fail_value(op, "missing attribute '" + name + "'");
-  return it->second;
-}
-
-const std::vector<int64_t>& ints_attr(OpId op, const Attrs& attrs, const std::string& name) {
-  if (auto* v = std::get_if<std::vector<int64_t>>(&attr(op, attrs, name))) return *v;
-  fail_value(op, "attribute '" + name + "' must be a sequence of ints");
-}
-
-int64_t int_attr(OpId op, const Attrs& attrs, const std::string& name) {
-  if (auto* v = std::get_if<int64_t>(&attr(op, attrs, name))) return *v;
-  fail_value(op, "attribute '" + name + "' must be an int");
-}
 
 // Checks that axes are in [0, rank) and unique; returns the shape with them removed.
 Shape reduced_shape(OpId op, const TypeInfo& t, const std::vector<int64_t>& axes) {
@@ -37,9 +15,9 @@ Shape reduced_shape(OpId op, const TypeInfo& t, const std::vector<int64_t>& axes
   std::vector<bool> seen(t.shape.size(), false);
   for (int64_t a : axes) {
     if (a < 0 || a >= rank)
-      fail_value(op, "axis " + std::to_string(a) + " in axes " + ints_str(axes) + " is out of range for operand " +
+      fail_value(op, "axis " + std::to_string(a) + " in axes " + shape_str(axes) + " is out of range for operand " +
                          types_str({t}) + " (axes must be in [0, " + std::to_string(rank) + "))");
-    if (seen[a]) fail_value(op, "duplicate axis " + std::to_string(a) + " in axes " + ints_str(axes));
+    if (seen[a]) fail_value(op, "duplicate axis " + std::to_string(a) + " in axes " + shape_str(axes));
     seen[a] = true;
   }
   Shape out;
@@ -65,13 +43,10 @@ std::vector<TypeInfo> infer_arg(const std::vector<TypeInfo>& in, const Attrs& at
   const TypeInfo& t = in[0];
   const std::vector<int64_t>& axes = ints_attr(Op, attrs, "axes");
   if (axes.size() != 1)
-    fail_value(Op, "needs exactly one axis, got axes " + ints_str(axes) + " for operand " + types_str(in));
-  const AttrValue& idx = attr(Op, attrs, "index_dtype");
-  const std::string* name = std::get_if<std::string>(&idx);
-  if (!name) fail_value(Op, "attribute 'index_dtype' must be a dtype name");
-  if (*name != "int32" && *name != "int64")
-    fail_type(Op, "index_dtype must be int32 or int64, got '" + *name + "'");
-  DType index_dtype = dtype_from_name(*name);
+    fail_value(Op, "needs exactly one axis, got axes " + shape_str(axes) + " for operand " + types_str(in));
+  const DType index_dtype = dtype_attr(Op, attrs, "index_dtype");
+  if (index_dtype != DType::Int32 && index_dtype != DType::Int64)
+    fail_type(Op, std::string("index_dtype must be int32 or int64, got '") + dtype_name(index_dtype) + "'");
   Shape out = reduced_shape(Op, t, axes);
   int64_t n = t.shape[axes[0]];
   if (n == 0)
@@ -93,10 +68,7 @@ std::vector<TypeInfo> infer_cum(const std::vector<TypeInfo>& in, const Attrs& at
   if (axis < 0 || axis >= rank)
     fail_value(Op, "axis " + std::to_string(axis) + " is out of range for operand " + types_str(in) +
                        " (axis must be in [0, " + std::to_string(rank) + "))");
-  if (attrs.has("reverse")) {
-    int64_t r = int_attr(Op, attrs, "reverse");
-    if (r != 0 && r != 1) fail_value(Op, "attribute 'reverse' must be a bool, got " + std::to_string(r));
-  }
+  bool_attr_or(Op, attrs, "reverse", false);  // checked here, read by the kernel
   return {t};
 }
 

@@ -5,6 +5,7 @@
 // Attributes: window_dimensions, window_strides, padding (lo, hi per dimension), base_dilation,
 // window_dilation (select_and_scatter_add has no dilations), and select_prim ("ge": max, "le":
 // min) for the select_and_* ops.
+#include "core/ops/op_attrs.h"
 #include "core/ops/window_dims.h"
 
 namespace xjax {
@@ -12,15 +13,12 @@ namespace xjax {
 namespace {
 
 std::vector<int64_t> window_attr(OpId op, const Attrs& attrs, size_t rank, const std::string& ctx) {
-  if (!attrs.has("window_dimensions")) fail_value(op, "missing attribute 'window_dimensions'");
-  const auto* v = std::get_if<std::vector<int64_t>>(&attrs.items().at("window_dimensions"));
-  if (!v) fail_value(op, "attribute 'window_dimensions' must be a sequence of ints");
-  if (v->size() != rank)
-    fail_value(op, "window_dimensions " + int_list_str(*v) + " must have one entry per dimension of the operand; " +
-                       ctx);
-  for (int64_t w : *v)
-    if (w < 1) fail_value(op, "window_dimensions " + int_list_str(*v) + " must be positive; " + ctx);
-  return *v;
+  const std::vector<int64_t>& v = ints_attr(op, attrs, "window_dimensions");
+  if (v.size() != rank)
+    fail_value(op, "window_dimensions " + shape_str(v) + " must have one entry per dimension of the operand; " + ctx);
+  for (int64_t w : v)
+    if (w < 1) fail_value(op, "window_dimensions " + shape_str(v) + " must be positive; " + ctx);
+  return v;
 }
 
 Shape windowed_shape(const std::vector<WindowDim>& dims) {
@@ -30,9 +28,8 @@ Shape windowed_shape(const std::vector<WindowDim>& dims) {
 }
 
 void check_select_prim(OpId op, const Attrs& attrs) {
-  if (!attrs.has("select_prim")) fail_value(op, "missing attribute 'select_prim'");
-  const auto* s = std::get_if<std::string>(&attrs.items().at("select_prim"));
-  if (!s || (*s != "ge" && *s != "le"))
+  const std::string& s = str_attr(op, attrs, "select_prim");
+  if (s != "ge" && s != "le")
     fail_value(op, "attribute 'select_prim' must be \"ge\" (max) or \"le\" (min)");
 }
 

@@ -1,6 +1,8 @@
 // Reading and checking the window attributes of the windowed ops (see window_dims.h).
 #include "core/ops/window_dims.h"
 
+#include "core/ops/op_attrs.h"
+
 namespace xjax {
 
 namespace {
@@ -12,23 +14,14 @@ constexpr __int128 kMaxExtent = __int128(1) << 62;
 // An optional int-list attribute of `n` entries, or `n` copies of `dflt` when absent.
 std::vector<int64_t> list_attr(OpId op, const Attrs& attrs, const char* name, size_t n, int64_t dflt,
                                const std::string& ctx) {
-  if (!attrs.has(name)) return std::vector<int64_t>(n, dflt);
-  const AttrValue& v = attrs.items().at(name);
-  const auto* list = std::get_if<std::vector<int64_t>>(&v);
-  if (!list) fail_value(op, std::string("attribute '") + name + "' must be a sequence of ints");
-  if (list->size() != n)
-    fail_value(op, std::string(name) + " " + int_list_str(*list) + " must have " + std::to_string(n) +
+  std::vector<int64_t> list = ints_attr_or(op, attrs, name, std::vector<int64_t>(n, dflt));
+  if (list.size() != n)
+    fail_value(op, std::string(name) + " " + shape_str(list) + " must have " + std::to_string(n) +
                        " entries (one per spatial dimension); " + ctx);
-  return *list;
+  return list;
 }
 
 }  // namespace
-
-std::string int_list_str(const std::vector<int64_t>& v) {
-  std::string s = "(";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + (v.size() == 1 ? ",)" : ")");
-}
 
 std::vector<WindowDim> window_dims(OpId op, const Shape& sizes, const Shape& windows, const Attrs& attrs,
                                    WindowAttrNames names, const std::string& ctx) {
@@ -36,18 +29,13 @@ std::vector<WindowDim> window_dims(OpId op, const Shape& sizes, const Shape& win
   const auto strides = list_attr(op, attrs, "window_strides", n, 1, ctx);
   const auto base = list_attr(op, attrs, names.base_dilation, n, 1, ctx);
   const auto wdil = list_attr(op, attrs, names.window_dilation, n, 1, ctx);
-  std::vector<int64_t> pads(2 * n, 0);
-  if (attrs.has("padding")) {
-    const auto* p = std::get_if<std::vector<int64_t>>(&attrs.items().at("padding"));
-    if (!p) fail_value(op, "attribute 'padding' must be a sequence of ints");
-    if (p->size() != 2 * n)
-      fail_value(op, "padding " + int_list_str(*p) + " must hold one (low, high) pair per spatial dimension (" +
-                         std::to_string(n) + "); " + ctx);
-    pads = *p;
-  }
+  const std::vector<int64_t> pads = ints_attr_or(op, attrs, "padding", std::vector<int64_t>(2 * n, 0));
+  if (pads.size() != 2 * n)
+    fail_value(op, "padding " + shape_str(pads) + " must hold one (low, high) pair per spatial dimension (" +
+                       std::to_string(n) + "); " + ctx);
   auto positive = [&](const std::vector<int64_t>& v, const char* name) {
     for (int64_t x : v)
-      if (x < 1) fail_value(op, std::string(name) + " " + int_list_str(v) + " must be positive; " + ctx);
+      if (x < 1) fail_value(op, std::string(name) + " " + shape_str(v) + " must be positive; " + ctx);
   };
   positive(strides, "window_strides");
   positive(base, names.base_dilation);
@@ -66,7 +54,7 @@ std::vector<WindowDim> window_dims(OpId op, const Shape& sizes, const Shape& win
     const __int128 padded = dilated + d.pad_lo + d.pad_hi;
     const __int128 span = d.window == 0 ? 0 : __int128(d.window - 1) * d.window_dilation + 1;
     if (padded < 0)
-      fail_value(op, "negative padding " + int_list_str(pads) + " is larger than the dilated size " +
+      fail_value(op, "negative padding " + shape_str(pads) + " is larger than the dilated size " +
                          std::to_string(int64_t(dilated)) + " of spatial dimension " + std::to_string(i) + "; " + ctx);
     if (dilated >= kMaxExtent || padded >= kMaxExtent || span >= kMaxExtent || d.pad_lo <= -kMaxExtent ||
         d.pad_lo >= kMaxExtent || d.pad_hi <= -kMaxExtent || d.pad_hi >= kMaxExtent)

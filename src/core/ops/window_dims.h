@@ -55,7 +55,4 @@ struct ConvDims {
 // kernel trusts the result). Errors are ValueErrors naming the shapes, as JAX's shape rule.
 ConvDims conv_dims(const Shape& lhs, const Shape& rhs, const Attrs& attrs);
 
-// "(1, 2, 3)", for messages.
-std::string int_list_str(const std::vector<int64_t>& v);
-
 }  // namespace xjax
