@@ -181,3 +181,20 @@ def test_missing_rules_raise_clear_errors():
         jax.vmap(p.bind)(X)
     with pytest.raises(TypeError, match="keys are Primitives"):
         ad.primitive_jvps["sin"] = _cube_jvp
+
+
+def test_closed_call_applies_its_jaxpr_under_transformations(x64):
+    from xjax.extend.core.primitives import call_p, closed_call_p
+
+    closed = jax.make_jaxpr(lambda x, y: [jnp.sin(x) * y])(1.0, 2.0)
+
+    def f(x, y):
+        return closed_call_p.bind(x, y, call_jaxpr=closed)[0]
+
+    x, y = np.float64(0.7), np.float64(-1.3)
+    np.testing.assert_allclose(f(x, y), np.sin(x) * y, rtol=1e-12)
+    np.testing.assert_allclose(jax.jit(f)(x, y), np.sin(x) * y, rtol=1e-12)
+    np.testing.assert_allclose(call_p.bind(x, y, call_jaxpr=closed.jaxpr)[0], np.sin(x) * y, rtol=1e-12)
+    check_grads(f, (x, y), order=2, modes=("fwd", "rev"))
+    xs = np.linspace(-1, 1, 4)
+    np.testing.assert_allclose(jax.vmap(f, in_axes=(0, None))(xs, y), [np.sin(v) * y for v in xs], rtol=1e-12)

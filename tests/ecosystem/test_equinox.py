@@ -1,5 +1,5 @@
 """Equinox with `jax` aliased to xjax: an eqx.nn.MLP trained with filter_jit and
-filter_value_and_grad (plain SGD through eqx.apply_updates), an eqx.filter_custom_jvp, a primitive
+filter_value_and_grad (plain SGD through eqx.apply_updates), filter_jvp, an eqx.filter_custom_jvp, a primitive
 defined through jax.extend with its rules registered in jax.interpreters' tables, eqx.tree_at, and
 Equinox's own primitives (unvmap_any, lowered by mlir.lower_fun) under jit and vmap. The program
 runs in a fresh interpreter (install_as_jax() is process-global) and is compared with what the same
@@ -74,6 +74,8 @@ out["loss_tree_at"] = float(eqx.filter_jit(loss)(model2, x, y))
 out["bias_replaced"] = np.asarray(model2.layers[-1].bias).tolist()
 any_above = eqx.filter_jit(jax.vmap(lambda v, t: eqx.internal.unvmap_any(v > t), in_axes=(0, None)))
 out["any_unvmap"] = [bool(any_above(x[:, 0], t)[0]) for t in (0.5, 9.0)]
+_, jvp_out = eqx.filter_jvp(lambda v: model(v), (x[0],), (jnp.ones(2),))
+out["filter_jvp"] = np.asarray(jvp_out).tolist()
 out["n_params"] = sum(p.size for p in jax.tree.leaves(eqx.filter(model, eqx.is_array)))
 import json
 print(json.dumps(out))
@@ -88,9 +90,9 @@ def test_mlp_training_custom_jvp_extend_primitive_tree_at():
             "w0": [-0.6321908235549927, -0.22226260602474213, -0.1646059900522232, -0.47996410727500916,
                    0.22271233797073364, -0.13662438094615936],
             "b2": [-0.2721977233886719], "loss_tree_at": 0.6671437621116638, "bias_replaced": [0.25],
-            "any_unvmap": [True, False], "n_params": 105}
+            "any_unvmap": [True, False], "filter_jvp": [0.15458263456821442], "n_params": 105}
     # float32 training: the two runtimes may round a few operations differently in the last place
-    for name in ("losses", "w0", "b2", "loss_tree_at", "bias_replaced"):
+    for name in ("losses", "w0", "b2", "loss_tree_at", "bias_replaced", "filter_jvp"):
         np.testing.assert_allclose(out[name], want[name], rtol=1e-5, atol=1e-7, err_msg=name)
     assert out["any_unvmap"] == want["any_unvmap"]
     assert out["n_params"] == want["n_params"]

@@ -194,6 +194,11 @@ class Trace:
         ops, staged = primitive.stage(args, params)
         return self.process_primitive(primitive, ops, staged)
 
+    @property
+    def main(self):
+        """The trace's identity under JAX's former name (libraries compare `tracer._trace.main`)."""
+        return self.tag
+
     def bind_in_parent(self, primitive, args, params):
         """Binds the primitive with this trace's parent current."""
         with set_current_trace(self.parent):

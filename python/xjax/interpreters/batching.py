@@ -7,7 +7,6 @@ conventions, stored on the primitives themselves.
 
 Dims are an operand's batch axis, or `not_mapped` (None).
 """
-from xjax._src import core as _core
 from xjax._src.interpreters import batching as _batching
 from xjax._src.interpreters.batching import (AxisData, BatchTrace, BatchTracer, bdim_at_front,  # noqa: F401
                                              defbroadcasting, defvectorized, not_mapped)
@@ -68,6 +67,3 @@ def register_vmappable(*args, **kwargs):
 
 def unregister_vmappable(*args, **kwargs):
     raise NotImplementedError("batching.unregister_vmappable: custom vmappable types are not supported by xjax")
-
-
-del _core

@@ -1,13 +1,15 @@
 """xjax.interpreters.partial_eval (jax.interpreters.partial_eval): tracing Python functions to
 jaxprs, whole (`trace_to_jaxpr_dynamic`) or split into what is known now and what is not
 (`trace_to_jaxpr_nounits`), on xjax's jaxpr traces."""
+from typing import Any as _Any
+
 from xjax._src import core as _core
 from xjax._src.interpreters import partial_eval as _pe
 from xjax._src.interpreters.partial_eval import DynamicJaxprTracer  # noqa: F401
 from xjax._src.jaxpr import Jaxpr as _Jaxpr, Var as _Var, live_equations as _live_equations
 
 JaxprTracer = DynamicJaxprTracer  # xjax's partial evaluation records with the same tracers
-Val = object
+Val = _Any  # a known value
 
 
 class PartialVal(tuple):

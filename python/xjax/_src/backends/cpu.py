@@ -58,8 +58,15 @@ _entries, _clock = _executables.data, _executables.clock  # the hot path reads t
 
 
 def apply_primitive(prim, *args, **params):
-    """Runs one primitive eagerly on xjax.Arrays."""
-    avals = tuple([a.aval for a in args])
+    """Runs one primitive eagerly on xjax.Arrays (host values -- Python scalars, NumPy arrays, which
+    libraries bind directly as JAX allows -- are placed first)."""
+    try:
+        avals = tuple([a.aval for a in args])
+    except AttributeError:
+        from xjax._src.lax.base import asarray
+
+        args = [asarray(a) for a in args]
+        avals = tuple([a.aval for a in args])
     key = (prim, _params_key(params) if params else (), avals)
     entry = _entries.get(key)
     if entry is None:

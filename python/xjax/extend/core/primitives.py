@@ -13,7 +13,8 @@ def _collect():
     found = {}
     modules = [_importlib.import_module(f"xjax._src.lax.{m.name}") for m in _pkgutil.iter_modules(_lax.__path__)]
     modules += [_importlib.import_module(f"xjax._src.{m}") for m in
-                ("jit", "custom_calls", "checkpoint", "remat", "debugging", "random.prng", "random.threefry")]
+                ("jit", "custom_calls", "custom_batching", "call_primitives", "checkpoint", "remat", "debugging",
+                 "random.prng", "random.threefry")]
     for mod in modules:
         for name, value in vars(mod).items():
             if name.endswith("_p") and not name.startswith("_") and isinstance(value, _core.Primitive):
