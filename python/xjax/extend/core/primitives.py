@@ -24,8 +24,3 @@ def _collect():
 
 globals().update(_collect())
 del _collect
-
-# JAX's call primitives: xjax never emits them (a call is inlined or is a `jit`), so they have no
-# rules; libraries that walk jaxprs (NumPyro's provenance) compare equations against them.
-call_p = _core.Primitive("call", multiple_results=True)
-closed_call_p = _core.Primitive("closed_call", multiple_results=True)
