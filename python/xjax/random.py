@@ -9,3 +9,4 @@ from xjax._src.random.discrete import categorical, choice, permutation, poisson 
 from xjax._src.random.multivariate import ball, multivariate_normal, orthogonal  # noqa: F401
 from xjax._src.random.derived import (double_sided_maxwell, f, generalized_normal, geometric, rayleigh,  # noqa: F401
                                       triangular, wald)
+from xjax._src.random.binomial import binomial, multinomial  # noqa: F401,E402
