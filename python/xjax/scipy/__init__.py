@@ -1,10 +1,10 @@
-"""xjax.scipy: SciPy's API on xjax arrays, as jax.scipy (linalg, special, stats).
+"""xjax.scipy: SciPy's API on xjax arrays, as jax.scipy (linalg, optimize, special, stats).
 
 Submodules load on first use, as in JAX: `import xjax as jax; jax.scipy.special.logsumexp(x)`.
 """
 import importlib
 
-_SUBMODULES = ("linalg", "special", "stats")
+_SUBMODULES = ("linalg", "optimize", "special", "stats")
 
 
 def __getattr__(name):
