@@ -8,3 +8,4 @@ from xjax.lax import linalg  # noqa: F401,E402
 # Public lax.broadcast_shapes is NumPy's rule over shape tuples (the one the primitives' shape rules use
 # takes the primitive's name first).
 from xjax._src.numpy.util import broadcast_shapes  # noqa: F401,E402
+from xjax._src.lax.custom_root import custom_root  # noqa: F401,E402
