@@ -34,4 +34,5 @@ def test_optax_suite_slice_passes_on_xjax():
     summary = out.strip().splitlines()[-1]
     passed = int(re.search(r"(\d+) passed", summary).group(1))
     assert "failed" not in summary and "error" not in summary, summary
-    assert passed >= 700, summary  # 719 tests pass here with JAX 0.10.2 and with xjax
+    # With optax 0.2.8, 719 pass on xjax; 718 on JAX 0.10.2 (its test_clip_by_block_rms misses the tolerance)
+    assert passed >= 700, summary
