@@ -22,8 +22,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def run_suite(on_xjax, junit, workers, extra):
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--pyargs", "optax",
-           f"--junitxml={junit}"] + (["-n", str(workers)] if workers > 1 else []) + extra
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--continue-on-collection-errors",
+           "--pyargs", "optax", f"--junitxml={junit}"] + (["-n", str(workers)] if workers > 1 else []) + extra
     env = dict(os.environ)
     if on_xjax:
         cmd[3:3] = ["-p", "tests.ecosystem.jax_on_xjax"]
@@ -35,9 +35,14 @@ def run_suite(on_xjax, junit, workers, extra):
 
 
 def outcomes(junit):
-    """{test id: (outcome, first line of its error)} from a JUnit XML report."""
+    """{test id: (outcome, first line of its error)} from a JUnit XML report; a module that failed to
+    import is an entry of its own, its message the error's last line."""
     out = {}
     for case in ET.parse(junit).iter("testcase"):
+        if not case.get("classname"):  # a collection error
+            text = (case.find("error").text or "").strip().splitlines() if case.find("error") is not None else []
+            out[case.get("name")] = ("error", "module import: " + (text[-1] if text else "collection failure"))
+            continue
         name = f"{case.get('classname')}::{case.get('name')}"
         for tag in ("failure", "error", "skipped"):
             node = case.find(tag)
@@ -69,7 +74,8 @@ def main():
           f"({100 * len(both) / max(len(jax_passed), 1):.1f}%)")
     classes = collections.Counter()
     for t in jax_passed:
-        outcome, message = results["xjax"].get(t, ("missing", "not collected"))
+        module = t.split("::")[0].rsplit(".", 1)[0]
+        outcome, message = results["xjax"].get(t, results["xjax"].get(module, ("missing", "not collected")))
         if outcome != "passed":
             classes[re.sub(r"\d+", "N", message)[:110] or outcome] += 1
     for message, count in classes.most_common():

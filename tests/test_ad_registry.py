@@ -17,8 +17,8 @@ from xjax._src.interpreters import ad
 
 # Linear in at least one operand: reverse mode transposes these (mul and div in one operand, the
 # scatters with their indices fixed, dot_general and conv_general_dilated in each operand, the
-# select_and_* ops in their first operand, triangular_solve in b, jit, cond and scan by transposing
-# their jaxprs).
+# select_and_* ops in their first operand, triangular_solve and custom_linear_solve in b, jit, cond and
+# scan by transposing their jaxprs).
 LINEAR = {
     "neg", "copy", "add", "sub", "add_any", "mul", "div", "convert_element_type", "select_n", "reduce_sum",
     "cumsum", "reshape", "squeeze", "broadcast_in_dim", "transpose", "slice", "dynamic_slice",
@@ -26,7 +26,7 @@ LINEAR = {
     "dot_general", "jit", "cond", "scan", "custom_jvp_call", "custom_lin", "remat2", "unstack", "split",
     "psum", "all_gather", "reduce_scatter", "all_to_all", "ppermute",
     "conv_general_dilated", "reduce_window_sum", "select_and_gather_add", "select_and_scatter_add",
-    "triangular_solve",
+    "triangular_solve", "custom_linear_solve",
 }
 # Differentiating these raises NotImplementedError naming the primitive, as in JAX (nextafter).
 # custom_lin (a custom_vjp's linear part) has no JVP: forward mode over a custom_vjp raises JAX's TypeError.

@@ -342,3 +342,14 @@ def test_bad_attributes_in_the_core():
             _core.infer("conv_general_dilated", types, {**ok, **bad})
     with pytest.raises(ValueError, match="missing attribute 'rhs_spec'"):
         _core.infer("conv_general_dilated", types, dict(lhs_spec=[0, 1, 2, 3], out_spec=[0, 1, 2, 3]))
+
+
+def test_conv_general_shape_tuple():
+    # Recorded from JAX 0.10.2.
+    assert lax.conv_general_shape_tuple((2, 3, 10, 12), (4, 3, 3, 3), (1, 2), "SAME",
+                                        ("NCHW", "OIHW", "NCHW")) == (2, 4, 10, 6)
+    assert lax.conv_general_shape_tuple((2, 10, 12, 3), (3, 3, 3, 4), (2, 1), [(1, 0), (2, 2)],
+                                        ("NHWC", "HWIO", "NHWC")) == (2, 5, 14, 4)
+    assert lax.conv_shape_tuple((2, 3, 10, 12), (4, 3, 3, 3), (1, 1), "VALID") == (2, 4, 8, 10)
+    with pytest.raises(TypeError, match="Wrong number of explicit pads"):
+        lax.conv_shape_tuple((2, 3, 10, 12), (4, 3, 3, 3), (1, 1), [(0, 0)])

@@ -43,6 +43,8 @@ def test_meshes():
         assert jax.sharding.get_abstract_mesh().axis_names == ("x",)
         out = jnp.zeros((2, 3), out_sharding=s)  # whole on the one device: allowed
     np.testing.assert_array_equal(out, np.zeros((2, 3)))
+    placed = jax.device_put(np.ones(3, np.float32), s)  # a whole-array layout: placed on the one device
+    assert isinstance(placed, jax.Array) and placed.sharding == SingleDeviceSharding(jax.devices()[0])
     with pytest.raises(ValueError, match="needs 2 devices"):
         jax.make_mesh((2,), ("x",))
 
@@ -52,5 +54,7 @@ def test_splitting_over_devices_is_refused():
     with pytest.raises(NotImplementedError, match="issue 29"):
         jnp.zeros((4,), out_sharding=NamedSharding(two, P("x")))
     np.testing.assert_array_equal(jnp.ones((2,), device=NamedSharding(two, P())), [1, 1])  # replicated: fine
+    with pytest.raises(NotImplementedError, match="device_put: .*issue 29"):
+        jax.device_put(np.ones(4), NamedSharding(two, P("x")))
     with pytest.raises(TypeError, match="NamedSharding: spec must be a PartitionSpec"):
         NamedSharding(two, "x")

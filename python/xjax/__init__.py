@@ -38,6 +38,8 @@ from xjax import sharding  # noqa: F401
 from xjax import flatten_util  # noqa: F401
 from xjax import dtypes  # noqa: F401
 from xjax import ops  # noqa: F401
+from xjax import image  # noqa: F401
+from xjax import experimental  # noqa: F401
 from xjax._src.sharding import NamedSharding, P, make_mesh, set_mesh  # noqa: F401
 from xjax._src.linear_transpose import linear_transpose  # noqa: F401
 from xjax._src.autodiff import float0, jacrev as jacobian  # noqa: F401 - JAX's jacobian is jacrev

@@ -5,11 +5,11 @@ from xjax._src.random.samplers import (bernoulli, bits, cauchy, exponential, gum
                                        logistic, lognormal, maxwell, normal, pareto, rademacher, randint,
                                        truncated_normal, uniform, weibull_min)
 from xjax._src.random.gamma import beta, chisquare, dirichlet, gamma, loggamma, t  # noqa: F401
-from xjax._src.random.discrete import (binomial, categorical, choice, multinomial, permutation,  # noqa: F401
-                                       poisson)
+from xjax._src.random.discrete import categorical, choice, permutation, poisson  # noqa: F401
 from xjax._src.random.multivariate import ball, multivariate_normal, orthogonal  # noqa: F401
 from xjax._src.random.derived import (double_sided_maxwell, f, generalized_normal, geometric, rayleigh,  # noqa: F401
                                       triangular, wald)
+from xjax._src.random.binomial import binomial, multinomial  # noqa: F401
 
 from xjax._src.out_sharding import add_out_sharding as _add_out_sharding  # noqa: E402
 

@@ -1,7 +1,7 @@
 """Pytree utilities (jax.tree_util): flatten, unflatten, map and reduce nested containers."""
 from xjax._src.tree_util import (  # noqa: F401
     DictKey, FlattenedIndexKey, GetAttrKey, KeyEntry, KeyPath, Partial, PyTreeDef, SequenceKey,
-    all_leaves, flatten_one_level, flatten_one_level_with_keys, is_tree_node, keystr, register_dataclass,
+    all_leaves, default_registry, flatten_one_level, flatten_one_level_with_keys, is_tree_node, keystr, register_dataclass,
     register_pytree_node, register_pytree_node_class, register_pytree_with_keys,
     register_pytree_with_keys_class, register_static, tree_all, tree_broadcast, tree_flatten,
     tree_flatten_with_path, tree_leaves, tree_leaves_with_path, tree_map, tree_map_with_path, tree_reduce,
@@ -10,7 +10,7 @@ from xjax._src.tree_util import (  # noqa: F401
 
 __all__ = [
     "DictKey", "FlattenedIndexKey", "GetAttrKey", "KeyEntry", "KeyPath", "Partial", "PyTreeDef", "SequenceKey",
-    "all_leaves", "flatten_one_level", "flatten_one_level_with_keys", "is_tree_node", "keystr",
+    "all_leaves", "default_registry", "flatten_one_level", "flatten_one_level_with_keys", "is_tree_node", "keystr",
     "register_dataclass", "register_pytree_node", "register_pytree_node_class", "register_pytree_with_keys",
     "register_pytree_with_keys_class", "register_static", "tree_all", "tree_broadcast", "tree_flatten",
     "tree_flatten_with_path", "tree_leaves", "tree_leaves_with_path", "tree_map", "tree_map_with_path",

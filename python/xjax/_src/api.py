@@ -53,6 +53,11 @@ def default_backend():
 def _check_target(device):
     if device is None or getattr(device, "platform", None) in ("cpu", "gpu"):
         return device
+    from xjax._src.sharding import PartitionSpec, Sharding, SingleDeviceSharding, check_trivial
+
+    if isinstance(device, (Sharding, PartitionSpec)):  # a layout leaving the array whole: its one device
+        sharding = check_trivial(device, "device_put")
+        return next(iter(sharding.device_set)) if isinstance(sharding, SingleDeviceSharding) else None
     raise ValueError("`jax.device_put` only accepts `None`, `jax.sharding.Sharding`, `jax.Device`, `Format`, "
                      f"`jax.memory.Space` or a pytree of these values. Received invalid value: {device}")
 

@@ -57,14 +57,6 @@ def _no_jvp(kind):
     return jvp
 
 
-def _no_transpose(kind):
-    def transpose(cts, *args, **params):
-        raise ValueError(f"{kind} callbacks do not support transpose. Please use `jax.custom_vjp` to use "
-                         f"callbacks while taking gradients.")
-
-    return transpose
-
-
 def _sequential(prim, axis, vals, dims, params):
     """One call per example, in order, stacked (what lax.map over the batch gives)."""
     from xjax._src.lax import layout
@@ -113,11 +105,11 @@ def _io_batch(axis, vals, dims, *, ordered, **params):
 
 pure_callback_p = core.Primitive("pure_callback", multiple_results=True)
 pure_callback_p.def_rules(impl=_impl, abstract_eval=_abstract_eval, can_lower=lambda params: False,
-                          jvp=_no_jvp("Pure"), transpose=_no_transpose("Pure"), batch=_pure_batch)
+                          jvp=_no_jvp("Pure"), batch=_pure_batch)
 
 io_callback_p = core.Primitive("io_callback", multiple_results=True)
 io_callback_p.def_rules(impl=_impl, abstract_eval=_abstract_eval, can_lower=lambda params: False,
-                        jvp=_no_jvp("IO"), transpose=_no_transpose("IO"), batch=_io_batch, has_effect=True)
+                        jvp=_no_jvp("IO"), batch=_io_batch, has_effect=True)
 
 
 def _check_sharding(sharding, api):

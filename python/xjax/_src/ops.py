@@ -39,7 +39,7 @@ def _segment(name, kind, data, segment_ids, num_segments, indices_are_sorted, un
             raise core.ConcretizationError(f"{name}: num_segments must be given (a static int) when segment_ids "
                                            f"is traced, as in a jitted function")
         num_segments = int(np.max(np.asarray(ids))) + 1 if ids.size else 0
-    num_segments = operator_index(num_segments, name)
+    num_segments = _static_int(num_segments, name)
     if num_segments < 0:
         raise ValueError("num_segments must be non-negative.")
     mode = GatherScatterMode.FILL_OR_DROP if mode is None else GatherScatterMode.from_any(mode)
@@ -64,7 +64,7 @@ def _segment(name, kind, data, segment_ids, num_segments, indices_are_sorted, un
     return lax.convert_element_type(_REDUCE[kind](out, (0,)), dtype)
 
 
-def operator_index(n, name):
+def _static_int(n, name):
     value = core.to_concrete_value(n)
     if value is None:
         raise core.ConcretizationError(f"{name}: num_segments must be a static int, got a traced value")

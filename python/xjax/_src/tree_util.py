@@ -509,3 +509,32 @@ class _NodeTypes:
 
 
 _registry = _NodeTypes()
+
+class PyTreeRegistry:
+    """The registry of pytree node types, as an object (jax.tree_util.default_registry): its methods
+    are the module's functions. xjax has one registry, the default one."""
+
+    def flatten(self, tree, leaf_predicate=None):
+        return _pytree.flatten(tree, leaf_predicate)
+
+    def flatten_one_level(self, tree):
+        """(children, node data), or None for a leaf."""
+        return _pytree.flatten_one_level(tree, False)
+
+    def flatten_one_level_with_keys(self, tree):
+        return _pytree.flatten_one_level(tree, True)
+
+    def flatten_with_path(self, tree, leaf_predicate=None):
+        return tree_flatten_with_path(tree, leaf_predicate)
+
+    def is_node(self, typ):
+        return _pytree.is_node(typ)
+
+    def register_node(self, nodetype, to_iterable, from_iterable, to_iterable_with_keys=None):
+        register_pytree_node(nodetype, to_iterable, from_iterable, to_iterable_with_keys)
+
+    def register_dataclass_node(self, nodetype, data_fields, meta_fields):
+        _pytree.register_dataclass(nodetype, list(data_fields), list(meta_fields))
+
+
+default_registry = PyTreeRegistry()

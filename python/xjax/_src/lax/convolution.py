@@ -10,8 +10,8 @@ from xjax._src import core, dtypes
 from xjax._src.lax.base import define_core_primitive, scalars_like
 
 __all__ = ["ConvDimensionNumbers", "conv", "conv_dimension_numbers", "conv_general_dilated",
-           "conv_general_dilated_p", "conv_general_permutations", "conv_transpose", "conv_with_general_padding",
-           "padtype_to_pads"]
+           "conv_general_dilated_p", "conv_general_permutations", "conv_general_shape_tuple", "conv_shape_tuple",
+           "conv_transpose", "conv_with_general_padding", "padtype_to_pads"]
 
 
 class ConvDimensionNumbers(NamedTuple):
@@ -116,6 +116,32 @@ def padtype_to_pads(in_shape, window_shape, window_strides, padding):
         total = max((out - 1) * s + w - n, 0)
         pads.append((total // 2, total - total // 2) if kind == "SAME" else (total - total // 2, total // 2))
     return pads
+
+
+def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count=1):
+    """The output shape of a convolution of operands in canonical order (N, C, spatial...), (O, I, spatial...)."""
+    if isinstance(pads, str):
+        pads = padtype_to_pads(lhs_shape[2:], rhs_shape[2:], strides, pads)
+    if len(pads) != len(lhs_shape) - 2:
+        raise TypeError(f"Wrong number of explicit pads for convolution: expected {len(lhs_shape) - 2}, got "
+                        f"{len(pads)}.")
+    padded = np.add(lhs_shape[2:], np.sum(np.array(pads).reshape(-1, 2), axis=1))
+    if np.any(padded < 0):
+        raise ValueError(f"Negative padding is larger than the size of the corresponding dimension: got "
+                         f"padding={pads} for lhs_shape[2:]={lhs_shape[2:]}")
+    # a window of size w stepping by s fits (n - w) // s + 1 times in n (none when w > n)
+    space = tuple(0 if n < w else (n - w) // s + 1 for n, w, s in zip(padded, rhs_shape[2:], strides))
+    if batch_group_count > 1 and lhs_shape[0] % batch_group_count:
+        raise ValueError(f"batch_group_count {batch_group_count} must divide the batch size {lhs_shape[0]}")
+    return (lhs_shape[0] // batch_group_count, rhs_shape[0]) + space
+
+
+def conv_general_shape_tuple(lhs_shape, rhs_shape, window_strides, padding, dimension_numbers):
+    """The output shape of conv_general_dilated (without dilation) for operands laid out as
+    `dimension_numbers` (spec strings such as ("NHWC", "HWIO", "NHWC")) says."""
+    lhs_perm, rhs_perm, out_perm = conv_general_permutations(dimension_numbers)
+    out = conv_shape_tuple(np.take(lhs_shape, lhs_perm), np.take(rhs_shape, rhs_perm), window_strides, padding)
+    return tuple(np.take(out, np.argsort(out_perm)))
 
 
 def _dilate_shape(shape, dilation):

@@ -239,13 +239,3 @@ def poisson(key, lam, shape=None, dtype=None):
     lam = util.broadcast_to_shape(util.asarray(lam), shape)
     lam = ew.convert_element_type(lam, np.float32)
     return _poisson(data, lam, shape, dtype)
-
-
-def binomial(key, n, p, shape=None, dtype=None):
-    """Binomial draws: not implemented in xjax yet."""
-    raise NotImplementedError("jax.random.binomial is not implemented in xjax yet")
-
-
-def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
-    """Multinomial draws: not implemented in xjax yet."""
-    raise NotImplementedError("jax.random.multinomial is not implemented in xjax yet")
