@@ -31,7 +31,11 @@ class ShapedArray(AbstractValue):
 
     __slots__ = ("shape", "dtype", "weak_type", "_hash")
 
-    def __init__(self, shape, dtype, weak_type=False):
+    def __init__(self, shape, dtype, weak_type=False, *, sharding=None):
+        if sharding is not None:  # JAX's avals carry a layout; xjax's values are whole on one device
+            from xjax._src.sharding import check_trivial
+
+            check_trivial(sharding, "ShapedArray")
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
         self.weak_type = bool(weak_type)

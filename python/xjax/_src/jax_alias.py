@@ -25,7 +25,7 @@ class _JaxModule(types.ModuleType):
             return getattr(xjax, name)
         except AttributeError:
             pass
-        if not name.startswith("_") and importlib.util.find_spec("xjax." + name) is not None:
+        if name == "version" or (not name.startswith("_") and importlib.util.find_spec("xjax." + name) is not None):
             return importlib.import_module("jax." + name)  # a submodule JAX imports with the package
         raise AttributeError(f"module 'jax' has no attribute '{name}'")
 
@@ -53,6 +53,8 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
                               f"effect); imported from {_importer()}", name=name)
         if name != "jax" and not name.startswith("jax."):
             return None
+        if name == "jax.version":  # the alias's own module: JAX's version, not xjax's
+            return importlib.util.spec_from_loader(name, self)
         if name != "jax":
             target = "xjax" + name[3:]
             try:
@@ -68,12 +70,16 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             import xjax
 
             module = _JaxModule("jax", xjax.__doc__)
-            module.__version__ = JAX_API_VERSION
-            module.__version_info__ = tuple(int(p) for p in JAX_API_VERSION.split("."))
             module.__path__ = []  # a package: its submodules come from this finder alone
+        elif spec.name == "jax.version":
+            module = types.ModuleType("jax.version", "The version of the JAX API that xjax implements.")
+            module._version = JAX_API_VERSION
+        else:
+            module = sys.modules["xjax" + spec.name[3:]]
+            self._own_specs[module.__name__] = module.__spec__  # importlib sets __spec__ to the alias's next
             return module
-        module = sys.modules["xjax" + spec.name[3:]]
-        self._own_specs[module.__name__] = module.__spec__  # importlib sets __spec__ to the alias's next
+        module.__version__ = JAX_API_VERSION
+        module.__version_info__ = tuple(int(p) for p in JAX_API_VERSION.split("."))
         return module
 
     def exec_module(self, module):
