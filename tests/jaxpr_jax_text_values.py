@@ -1154,6 +1154,16 @@ RECORDED = {'einsum': ('{ lambda ; a:f32[2,3] b:f32[3,4]. let\n'
                        '    c:f32[] = mul 1.0:f32[] b\n'
                        '  in (c,) }',
                        [('float32', True)]),
+ 'grad_stack': ('{ lambda ; a:f32[3] b:f32[3]. let\n'
+                '    c:f32[2,3] = stack[axis=0] a b\n'
+                '    d:f32[2,3] = integer_pow[y=2] c\n'
+                '    e:f32[2,3] = mul 2.0:f32[] c\n'
+                '    _:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] d\n'
+                '    f:f32[2,3] = broadcast_in_dim 1.0:f32[]\n'
+                '    g:f32[2,3] = mul f e\n'
+                '    h:f32[3] i:f32[3] = unstack[axis=0] g\n'
+                '  in (h, i) }',
+                [('float32', False), ('float32', False)]),
  'grad_sum_keepdims': ('{ lambda ; a:f32[2,3]. let\n'
                        '    b:f32[2] = reduce_max[axes=(1,)] a\n'
                        '    c:f32[2,1] = reshape[dimensions=None new_sizes=(2, 1) sharding=None] b\n'
@@ -1234,6 +1244,18 @@ RECORDED = {'einsum': ('{ lambda ; a:f32[2,3] b:f32[3,4]. let\n'
                             '    i:f32[2,3] = transpose[permutation=(1, 0)] h\n'
                             '  in (i,) }',
                             [('float32', False)]),
+ 'grad_unstack': ('{ lambda ; a:f32[3,2]. let\n'
+                  '    _:f32[2] b:f32[2] _:f32[2] = unstack[axis=0] a\n'
+                  '    c:f32[2] = integer_pow[y=2] b\n'
+                  '    d:f32[2] = mul 2.0:f32[] b\n'
+                  '    _:f32[] = reduce_sum[axes=(0,) out_sharding=None] c\n'
+                  '    e:f32[2] = broadcast_in_dim 1.0:f32[]\n'
+                  '    f:f32[2] = mul e d\n'
+                  '    g:f32[2] = broadcast_in_dim 0.0:f32[]\n'
+                  '    h:f32[2] = broadcast_in_dim 0.0:f32[]\n'
+                  '    i:f32[3,2] = stack[axis=0] g f h\n'
+                  '  in (i,) }',
+                  [('float32', False)]),
  'grad_vmap': ('{ lambda ; a:f32[3]. let\n'
                '    b:f32[3] = sin a\n'
                '    c:f32[3] = cos a\n'
@@ -2476,6 +2498,9 @@ RECORDED = {'einsum': ('{ lambda ; a:f32[2,3] b:f32[3,4]. let\n'
                 '    i:f32[4] = concatenate[dimension=0] g f h\n'
                 '  in (i,) }',
                 [('float32', False)]),
+ 'stack': ('{ lambda ; a:f32[3] b:f32[3]. let c:f32[2,3] = stack[axis=0] a b in (c,) }', [('float32', False)]),
+ 'stack_axis1': ('{ lambda ; a:f32[3] b:f32[3]. let c:f32[3,2] = stack[axis=1] a b in (c,) }',
+                 [('float32', False)]),
  'value_and_grad_float': ('{ lambda ; a:f32[]. let\n'
                           '    b:f32[] = integer_pow[y=3] a\n'
                           '    c:f32[] = integer_pow[y=2] a\n'
@@ -2806,6 +2831,17 @@ RECORDED = {'einsum': ('{ lambda ; a:f32[2,3] b:f32[3,4]. let\n'
                          '    c:f32[4,3,1] = broadcast_in_dim[broadcast_dimensions=(0, np.int64(1))] b\n'
                          '  in (c,) }',
                          [('float32', False)]),
+ 'vmap_stack': ('{ lambda ; a:f32[2,3] b:f32[2,3]. let\n'
+                '    c:f32[2,2,3] = stack[axis=0] a b\n'
+                '    d:f32[2,2,3] = transpose[permutation=(1, 0, 2)] c\n'
+                '  in (d,) }',
+                [('float32', False)]),
+ 'vmap_stack_unmapped': ('{ lambda ; a:f32[2,3] b:f32[2]. let\n'
+                         '    c:f32[3,2] = transpose[permutation=(1, 0)] a\n'
+                         '    d:f32[3,2] = broadcast_in_dim[broadcast_dimensions=(1,)] b\n'
+                         '    e:f32[3,2,2] = stack[axis=2] c d\n'
+                         '  in (e,) }',
+                         [('float32', False)]),
  'vmap_sum_axis1': ('{ lambda ; a:f32[2,3]. let\n'
                     '    b:f32[3] = reduce_sum[axes=(np.int64(0),) out_sharding=None] a\n'
                     '  in (b,) }',
@@ -2814,6 +2850,14 @@ RECORDED = {'einsum': ('{ lambda ; a:f32[2,3] b:f32[3,4]. let\n'
                     '    b:f32[4,3,2] = transpose[permutation=(2, 1, 0)] a\n'
                     '  in (b,) }',
                     [('float32', False)]),
+ 'vmap_unstack': ('{ lambda ; a:f32[2,3,4]. let\n'
+                  '    b:f32[2,3] c:f32[2,3] d:f32[2,3] e:f32[2,3] = unstack[axis=2] a\n'
+                  '    f:f32[3,2] = transpose[permutation=(1, 0)] b\n'
+                  '    g:f32[3,2] = transpose[permutation=(1, 0)] c\n'
+                  '    h:f32[3,2] = transpose[permutation=(1, 0)] d\n'
+                  '    i:f32[3,2] = transpose[permutation=(1, 0)] e\n'
+                  '  in (f, g, h, i) }',
+                  [('float32', False), ('float32', False), ('float32', False), ('float32', False)]),
  'vmap_value_and_grad': ('{ lambda ; a:f32[3]. let\n'
                          '    b:f32[3] = sin a\n'
                          '    c:f32[3] = cos a\n'

@@ -241,4 +241,12 @@ PROGRAMS = {
     "more_reshape_grad": 'fn = jax.grad(lambda x: jnp.sum(jnp.reshape(x, (3, 2)) @ jnp.ones(2)))\nargs = (jnp.ones(6),)\n',
     "more_scan_vmap_grad": 'fn = jax.vmap(jax.grad(lambda w: lax.scan(lambda c, x: (c * w + x, None), 1.0, jnp.arange(3.0))[0]))\nargs = (jnp.ones(2),)\n',
     "more_fori_loop_array": 'fn = lambda x: lax.fori_loop(0, 4, lambda i, c: c + i * x, jnp.zeros(3))\nargs = (jnp.ones(3),)\n',
+    # ---- stack (JAX's stack/unstack primitives) ---------------------------------------------------
+    "stack": "fn = lambda x, y: jnp.stack([x, y])\nargs = (jnp.ones(3), jnp.zeros(3))\n",
+    "stack_axis1": "fn = lambda x, y: jnp.stack([x, y], axis=1)\nargs = (jnp.ones(3), jnp.zeros(3))\n",
+    "grad_stack": "fn = jax.grad(lambda x, y: jnp.sum(jnp.stack([x, y]) ** 2), argnums=(0, 1))\nargs = (jnp.ones(3), jnp.ones(3))\n",
+    "vmap_stack": "fn = jax.vmap(lambda x, y: jnp.stack([x, y]))\nargs = (jnp.ones((2, 3)), jnp.ones((2, 3)))\n",
+    "vmap_stack_unmapped": "fn = jax.vmap(lambda x, y: jnp.stack([x, y], axis=1), in_axes=(1, None))\nargs = (jnp.ones((2, 3)), jnp.ones(2))\n",
+    "grad_unstack": "fn = jax.grad(lambda x: jnp.sum(lax.unstack(x)[1] ** 2))\nargs = (jnp.ones((3, 2)),)\n",
+    "vmap_unstack": "fn = jax.vmap(lambda x: lax.unstack(x, axis=1), in_axes=1)\nargs = (jnp.ones((2, 3, 4)),)\n",
 }

@@ -78,6 +78,40 @@ unstack_p.def_rules(abstract_eval=_unstack_eval, lowering=_unstack_lower)
 unstack_p.def_rules(impl=functools.partial(cpu.apply_primitive, unstack_p))
 
 
+def _stack_eval(*xs, axis):
+    if not xs:
+        raise ValueError("stack expects at least one operand, got 0.")
+    if len({x.shape for x in xs}) != 1:
+        raise ValueError(f"All input arrays must have the same shape. Got {', '.join(str(x.shape) for x in xs)}.")
+    if len({x.dtype for x in xs}) != 1:
+        raise TypeError(f"lax.stack requires arguments to have the same dtypes, got {', '.join(x.dtype.name for x in xs)}.")
+    shape = list(xs[0].shape)
+    shape.insert(axis, len(xs))
+    return xs[0].update(shape=tuple(shape), weak_type=all(x.weak_type for x in xs))
+
+
+def _stack_lower(ctx, *xs, axis):
+    shape = list(ctx.avals_in[0].shape)
+    kept = [i for i in range(len(shape) + 1) if i != axis]
+    shape.insert(axis, 1)
+    parts = [ctx.op("broadcast_in_dim", x, shape=shape, broadcast_dimensions=kept)[0] for x in xs]
+    return ctx.op("concatenate", *parts, dimension=axis)
+
+
+# stack: operands of one shape joined along a new axis (JAX's primitive, the transpose of unstack).
+stack_p = core.Primitive("stack")
+stack_p.def_rules(abstract_eval=_stack_eval, lowering=_stack_lower)
+stack_p.def_rules(impl=functools.partial(cpu.apply_primitive, stack_p))
+
+
+def stack(operands, axis=0):
+    """The operands (of one shape and dtype) joined along a new axis `axis`."""
+    xs = [asarray(x) for x in operands]
+    if not xs:
+        raise ValueError("stack expects at least one operand, got 0.")
+    return stack_p.bind(*xs, axis=_canonical_axis(axis, core.get_aval(xs[0]).ndim + 1))
+
+
 def _squeeze_eval(x, *, dimensions):
     for d in dimensions:
         if not 0 <= d < x.ndim or x.shape[d] != 1:
@@ -463,16 +497,33 @@ def _pad_jvp(primals, tangents, *, padding_config):
 
 
 def _unstack_transpose(cts, x, *, axis):
-    parts = [expand_dims(ad.instantiate_zero(ct), (axis,)) for ct in cts]
-    return [concatenate(parts, axis)]
+    if all(type(ct) is ad.Zero for ct in cts):
+        return [None]
+    return [stack_p.bind(*[ad.instantiate_zero(ct) for ct in cts], axis=axis)]
+
+
+def _stack_transpose(ct, *xs, axis):
+    return unstack_p.bind(ct, axis=axis)
+
+
+def _stack_batch(axis_data, vals, dims, *, axis):
+    from xjax._src.interpreters import batching
+
+    d = dims[0]
+    if d is not batching.not_mapped and all(e == d for e in dims):
+        return (stack_p.bind(*vals, axis=axis), d + 1) if axis <= d else (stack_p.bind(*vals, axis=axis + 1), d)
+    vals = [broadcast(v, (axis_data.size,)) if e is batching.not_mapped else batching.moveaxis(v, e, 0)
+            for v, e in zip(vals, dims)]
+    return stack_p.bind(*vals, axis=axis + 1), 0
 
 
 def _unstack_batch(axis_data, vals, dims, *, axis):
     from xjax._src.interpreters import batching
 
     (x,), (d,) = vals, dims
-    outs = unstack_p.bind(batching.moveaxis(x, d, 0), axis=axis + 1)
-    return outs, [0] * len(outs)
+    out_axis, out_d = (axis, d - 1) if axis < d else (axis + 1, d)
+    outs = unstack_p.bind(x, axis=out_axis)
+    return outs, [out_d] * len(outs)
 
 
 def _split_transpose(cts, x, *, sizes, axis):
@@ -490,6 +541,8 @@ def _split_batch(axis_data, vals, dims, *, sizes, axis):
 ad.deflinear(split_p, _split_transpose)
 split_p.def_rules(batch=_split_batch)
 ad.deflinear(unstack_p, _unstack_transpose)
+ad.deflinear(stack_p, _stack_transpose)
+stack_p.def_rules(batch=_stack_batch)
 unstack_p.def_rules(batch=_unstack_batch)
 ad.deflinear(reshape_p, _reshape_transpose)
 ad.deflinear(squeeze_p, lambda ct, x, *, dimensions: [expand_dims(ct, dimensions)])
