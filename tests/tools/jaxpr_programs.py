@@ -249,4 +249,14 @@ PROGRAMS = {
     "vmap_stack_unmapped": "fn = jax.vmap(lambda x, y: jnp.stack([x, y], axis=1), in_axes=(1, None))\nargs = (jnp.ones((2, 3)), jnp.ones(2))\n",
     "grad_unstack": "fn = jax.grad(lambda x: jnp.sum(lax.unstack(x)[1] ** 2))\nargs = (jnp.ones((3, 2)),)\n",
     "vmap_unstack": "fn = jax.vmap(lambda x: lax.unstack(x, axis=1), in_axes=1)\nargs = (jnp.ones((2, 3, 4)),)\n",
+    # ---- jax.nn: gelu (not jitted), glu, one_hot ---------------------------------------------------------
+    "one_hot": 'fn = lambda x: jax.nn.one_hot(x, 3)\nargs = (jnp.arange(2),)\n',
+    "vmap_one_hot": 'fn = jax.vmap(lambda x: jax.nn.one_hot(x, 3))\nargs = (jnp.arange(2),)\n',
+    "grad_one_hot_xent": 'fn = jax.grad(lambda x, y: -jnp.sum(jax.nn.log_softmax(x) * jax.nn.one_hot(y, 3)))\nargs = (jnp.ones((2, 3)), jnp.arange(2))\n',
+    "grad_glu": 'fn = jax.grad(lambda x: jnp.sum(jax.nn.glu(x)))\nargs = (jnp.ones(4),)\n',
+    "grad_gelu": 'fn = jax.grad(lambda x: jnp.sum(jax.nn.gelu(x)))\nargs = (jnp.ones(3),)\n',
+    "grad_gelu_exact": 'fn = jax.grad(lambda x: jnp.sum(jax.nn.gelu(x, approximate=False)))\nargs = (jnp.ones(3),)\n',
+    "vmap_gelu": 'fn = jax.vmap(jax.nn.gelu)\nargs = (jnp.ones((2, 3)),)\n',
+    "value_and_grad_gelu": 'fn = jax.value_and_grad(lambda x: jnp.sum(jax.nn.gelu(x)))\nargs = (jnp.ones(3),)\n',
+    "scan_gelu": 'def fn(xs):\n    return lax.scan(lambda c, x: (jax.nn.gelu(c + x), None), jnp.zeros(2), xs)[0]\nargs = (jnp.ones((3, 2)),)\n',
 }

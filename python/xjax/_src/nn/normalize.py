@@ -152,8 +152,9 @@ def _one_hot(x, num_classes, dtype, axis):
     out_axis = util.canonicalize_axis(axis, x.ndim + 1)
     classes_shape = [1] * x.ndim
     classes_shape.insert(out_axis, num_classes)
+    labels = lax.expand_dims(x, (out_axis,))
     classes = lax.broadcasted_iota(x.dtype, tuple(classes_shape), out_axis)
-    return (lax.expand_dims(x, (out_axis,)) == classes).astype(dtype)
+    return (labels == classes).astype(dtype)
 
 
 _one_hot_jit = jit(_one_hot, static_argnums=(1, 2, 3))
