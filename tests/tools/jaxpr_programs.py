@@ -259,4 +259,13 @@ PROGRAMS = {
     "vmap_gelu": 'fn = jax.vmap(jax.nn.gelu)\nargs = (jnp.ones((2, 3)),)\n',
     "value_and_grad_gelu": 'fn = jax.value_and_grad(lambda x: jnp.sum(jax.nn.gelu(x)))\nargs = (jnp.ones(3),)\n',
     "scan_gelu": 'def fn(xs):\n    return lax.scan(lambda c, x: (jax.nn.gelu(c + x), None), jnp.zeros(2), xs)[0]\nargs = (jnp.ones((3, 2)),)\n',
+    # ---- logaddexp (JAX's custom_jvp in an inline jit), softplus, log_sigmoid ----------------------------
+    "grad_logaddexp": 'fn = jax.grad(lambda x, y: jnp.sum(jnp.logaddexp(x, y)), argnums=(0, 1))\nargs = (jnp.arange(3.0), jnp.ones(3))\n',
+    "grad_logaddexp2": 'fn = jax.grad(lambda x: jnp.sum(jnp.logaddexp2(x, 1.0)))\nargs = (jnp.ones(3),)\n',
+    "vmap_logaddexp": 'fn = jax.vmap(jnp.logaddexp, in_axes=(0, None))\nargs = (jnp.ones((2, 3)), jnp.zeros(3))\n',
+    "grad_softplus": 'fn = jax.grad(lambda x: jnp.sum(jax.nn.softplus(x)))\nargs = (jnp.ones(3),)\n',
+    "vmap_softplus": 'fn = jax.vmap(jax.nn.softplus)\nargs = (jnp.ones((2, 3)),)\n',
+    "grad_log_sigmoid": 'fn = jax.grad(lambda x: jnp.sum(jax.nn.log_sigmoid(x)))\nargs = (jnp.ones(3),)\n',
+    "vmap_log_sigmoid": 'fn = jax.vmap(jax.nn.log_sigmoid)\nargs = (jnp.ones((2, 3)),)\n',
+    "jvp_softplus": 'def fn(x, t):\n    return jax.jvp(jax.nn.softplus, (x,), (t,))\nargs = (jnp.ones(3), jnp.ones(3))\n',
 }

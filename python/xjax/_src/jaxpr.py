@@ -504,7 +504,8 @@ def pp_toplevel(top):
         if j is not top and len(j.eqns) > 10:
             counts[j] += 1  # long nested jaxprs are printed apart, to keep the main one readable
         for eqn in j.eqns:
-            name = eqn.params.get("name")
+            # JAX's custom_jvp_call/custom_vjp_call print a name but hold none: their jaxprs are "jaxpr"
+            name = None if eqn.primitive.name in ("custom_jvp_call", "custom_vjp_call") else eqn.params.get("name")
             subs = list(jaxprs_in_params(eqn.params))
             todo.extend(subs)
             if isinstance(name, str):
