@@ -138,11 +138,21 @@ def reshape(operand, new_sizes, dimensions=None):
     """Row-major reshape (`dimensions`, if given, transposes first)."""
     x = asarray(operand)
     new_sizes = tuple(int(d) for d in new_sizes)
-    if dimensions is not None and tuple(dimensions) != tuple(range(np.ndim(x))):
-        x = transpose(x, dimensions)
-    if core.get_aval(x).shape == new_sizes:
+    dims = None if dimensions is None else tuple(int(d) for d in dimensions)
+    if dims == tuple(range(core.get_aval(x).ndim)):
+        dims = None
+    if dims is None and core.get_aval(x).shape == new_sizes:
         return x
-    return reshape_p.bind(x, new_sizes=new_sizes, dimensions=None, sharding=None)
+    return reshape_p.bind(x, new_sizes=new_sizes, dimensions=dims, sharding=None)
+
+
+def _reshape_lower(ctx, x, *, new_sizes, dimensions, sharding=None):
+    if dimensions is not None:  # the operand's dims in this order first, as XLA's reshape
+        (x,) = ctx.op("transpose", x, permutation=list(dimensions))
+    return ctx.op("reshape", x, new_sizes=list(new_sizes))
+
+
+reshape_p.lowering = _reshape_lower
 
 
 def broadcast_in_dim(operand, shape, broadcast_dimensions):
@@ -212,8 +222,7 @@ def unstack(operand, axis=0):
 def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - lax's name
     """operand[start:limit:stride] per dimension (static bounds)."""
     x = asarray(operand)
-    start = tuple(int(i) for i in start_indices)
-    limit = tuple(int(i) for i in limit_indices)
+    start, limit = _ints(start_indices), _ints(limit_indices)
     shape = tuple(core.get_aval(x).shape)
     # JAX's shape rule's errors (the core's would be ValueErrors)
     if len(start) != len(shape):
@@ -230,10 +239,13 @@ def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - 
     if not all(lim >= i for i, lim in zip(start, limit)):
         raise TypeError(f"slice limit_indices must be greater than or equal to start_indices, got start_indices "
                         f"{start} and limit_indices {limit}.")
-    strides = None if strides is None or all(s == 1 for s in strides) else tuple(int(s) for s in strides)
-    if start == (0,) * len(start) and limit == shape and strides is None:
-        return x
-    return slice_p.bind(x, start_indices=start, limit_indices=limit, strides=strides)
+    # As JAX: strides kept as given (None or a tuple), an identity slice still an equation.
+    return slice_p.bind(x, start_indices=start, limit_indices=limit, strides=None if strides is None else _ints(strides))
+
+
+def _ints(values):
+    """A static index tuple; NumPy integers stay NumPy integers (JAX's jaxprs print them as such)."""
+    return tuple(i if isinstance(i, np.integer) else int(i) for i in values)
 
 
 def _index_scalars(indices, shape):
@@ -402,8 +414,10 @@ broadcast_in_dim_p.pp_params = _params_printer(drop=("shape", "sharding"), drop_
 from xjax._src.interpreters import ad  # noqa: E402
 
 
-def _reshape_transpose(ct, x, **params):
-    return [reshape(ct, x.aval.shape)]
+def _reshape_transpose(ct, x, *, new_sizes, dimensions, sharding=None):
+    if dimensions is None:
+        return [reshape(ct, x.aval.shape)]
+    return [transpose(reshape(ct, np.take(x.aval.shape, dimensions)), np.argsort(dimensions))]
 
 
 def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions, sharding=None):
@@ -482,9 +496,10 @@ def _pad_transpose(ct, x, v, *, padding_config):
 
     ct_x = ct_v = None
     lo, hi, interior = zip(*padding_config) if padding_config else ((), (), ())
-    if ad.is_undefined(x):
-        unpadded = pad(ct, 0, [(-a, -b, 0) for a, b in zip(lo, hi)])
-        ct_x = slice(unpadded, (0,) * len(lo), core.get_aval(unpadded).shape, tuple(i + 1 for i in interior))
+    if ad.is_undefined(x):  # with JAX's NumPy arithmetic on the config (its jaxprs print np.int64s)
+        unpad_config = list(zip(np.negative(lo), np.negative(hi), np.zeros_like(interior)))
+        unpadded = pad(ct, np.array(0, core.get_aval(ct).dtype), unpad_config)
+        ct_x = slice(unpadded, np.zeros_like(lo), core.get_aval(unpadded).shape, np.add(interior, 1))
     if ad.is_undefined(v):
         total = reduce_sum(ct, tuple(range(len(lo))))
         ct_v = total if ct_x is None else sub(total, reduce_sum(ct_x, tuple(range(len(lo)))))
@@ -568,10 +583,11 @@ def _batched_perm(perm, d):
 
 
 def _reshape_batch(axis, vals, dims, *, new_sizes, dimensions, sharding):
-    # `dimensions` is always None here: lax.reshape binds its transpose as a transpose first.
     (x,), (d,) = vals, dims
     x = batching.moveaxis(x, d, 0)
-    return reshape(x, (axis.size,) + tuple(new_sizes)), 0
+    if dimensions is not None:
+        dimensions = (0,) + tuple(np.add(1, dimensions))
+    return reshape(x, (axis.size,) + tuple(new_sizes), dimensions), 0
 
 
 def _squeeze_batch(axis, vals, dims, *, dimensions):

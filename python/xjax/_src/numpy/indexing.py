@@ -184,14 +184,19 @@ def _basic(x, entries):
             out_shape.append(1)
             continue
         n = x.aval.shape[d]
-        if isinstance(e, slice):
-            low, length, step, rev = _slice_bounds(e, n)
-            start.append(low)
-            limit.append(low + (length - 1) * step + 1 if length else low)
-            strides.append(step)
-            if rev:
+        if isinstance(e, slice):  # JAX's bounds: a negative step slices forward, then reverses
+            first, stop, step = e.indices(n)
+            if step < 0:
+                low = min(n, stop + 1 + abs(first - stop - 1) % -step)
+                start.append(low)
+                limit.append(max(low, first + 1))
+                strides.append(-step)
                 rev_dims.append(d)
-            out_shape.append(length)
+            else:
+                start.append(first)
+                limit.append(max(first, stop))
+                strides.append(step)
+            out_shape.append(len(range(first, stop, step)))
         elif type(e[1]) is int:
             i = e[1]
             if n == 0:
@@ -208,7 +213,9 @@ def _basic(x, entries):
             strides.append(1)
             squeeze_dims.append(d)
         d += 1
-    y = lax.slice(x, start, limit, strides)
+    # As JAX: a trivial slice is no equation; unit strides are None.
+    trivial = all(a == 0 for a in start) and tuple(limit) == tuple(x.aval.shape) and all(s == 1 for s in strides)
+    y = x if trivial else lax.slice(x, start, limit, None if all(s == 1 for s in strides) else strides)
     if rev_dims:
         y = lax.rev(y, rev_dims)
     out_shape = tuple(out_shape)
