@@ -283,4 +283,16 @@ PROGRAMS = {
     "index_trivial_slice": 'fn = lambda x: x[:, :] * x[::-1]\nargs = (jnp.ones((3, 4)),)\n',
     "index_reverse": 'fn = lambda x: x[::-2, 3:0:-1]\nargs = (jnp.ones((5, 4)),)\n',
     "grad_index_slices": 'fn = jax.grad(lambda x: jnp.sum(x[1:, ::2] ** 2))\nargs = (jnp.ones((3, 4)),)\n',
+    # ---- jnp.clip and jnp.linalg.norm: jits of those names, as JAX's -------------------------------------
+    "clip": 'fn = lambda x: jnp.clip(x, 0.0, 1.0)\nargs = (jnp.arange(3.0),)\n',
+    "grad_clip": 'fn = jax.grad(lambda x: jnp.sum(jnp.clip(x, 0.5, 1.5)))\nargs = (jnp.arange(3.0),)\n',
+    "vmap_clip": 'fn = jax.vmap(lambda x: jnp.clip(x, -1.0, 1.0))\nargs = (jnp.ones((2, 3)),)\n',
+    "clip_min_only": 'fn = jax.grad(lambda x: jnp.sum(jnp.clip(x, min=0.5)))\nargs = (jnp.arange(3.0),)\n',
+    "clip_int": 'fn = lambda x: jnp.clip(x, 1, 3)\nargs = (jnp.arange(5),)\n',
+    "norm": 'fn = lambda x: jnp.linalg.norm(x)\nargs = (jnp.arange(1.0, 4.0),)\n',
+    "norm_axis": 'fn = lambda x: jnp.linalg.norm(x, axis=1)\nargs = (jnp.ones((2, 3)),)\n',
+    "grad_norm": 'fn = jax.grad(lambda x: jnp.linalg.norm(x))\nargs = (jnp.arange(1.0, 4.0),)\n',
+    "grad_norm_fro": 'fn = jax.grad(lambda x: jnp.linalg.norm(x))\nargs = (jnp.ones((2, 3)),)\n',
+    "vmap_norm": 'fn = jax.vmap(jnp.linalg.norm)\nargs = (jnp.ones((2, 3)),)\n',
+    "norm_ord1_keepdims": 'fn = lambda x: jnp.linalg.norm(x, ord=1, axis=0, keepdims=True)\nargs = (jnp.ones((2, 3)),)\n',
 }
