@@ -661,37 +661,32 @@ pad_p.def_rules(batch=_pad_batch)
 
 
 # ---- batching (vmap): dynamic slicing -------------------------------------------------------
-# Unmapped start indices: the same op, taking the whole batch axis (start 0). Mapped ones: each
-# example starts elsewhere, so the op becomes a gather (dynamic_slice) or a scatter
-# (dynamic_update_slice) in clip mode, whose clamping is dynamic slicing's, batched by their rules.
+# As JAX: the op becomes a gather (dynamic_slice) or a scatter (dynamic_update_slice) in clip mode,
+# whose clamping is dynamic slicing's, batched by their rules; the start indices become one index
+# vector, batched along axis 0 when any of them is.
 from xjax._src.interpreters import batching  # noqa: E402
 
 
-def _zero_index(idx):
-    return asarray(0, core.get_aval(idx[0]).dtype if idx else dtypes.int32, False)
-
-
-def _index_vector(idx, dims, size):
-    """The start indices as one (size, n) index array, batched along axis 0."""
+def _batch_index_vector(idx, dims, size):
+    """(index vector, its batch dim) of the start indices, as JAX's _batch_dynamic_slice_indices."""
+    if not idx:
+        return asarray(np.zeros((0,), np.int32)), batching.not_mapped
     if len({core.get_aval(i).dtype for i in idx}) > 1:
         idx = [convert_int32(i) for i in idx]
-    cols = [reshape(i, (size, 1)) if d is not batching.not_mapped else broadcast_in_dim(i, (size, 1), ())
-            for i, d in zip(idx, dims)]
-    return concatenate(cols, 1)
+    if all(d is batching.not_mapped for d in dims):
+        return concatenate([broadcast(i, (1,)) for i in idx], 0), batching.not_mapped
+    cols = [broadcast_in_dim(i, (size, 1), (0,) if d is not batching.not_mapped else ()) for i, d in zip(idx, dims)]
+    return concatenate(cols, 1), 0
 
 
 def _dynamic_slice_batch(axis, vals, dims, *, slice_sizes):
     from xjax._src.lax import indexing
 
     (x, *idx), (xd, *idims) = vals, dims
-    if all(d is batching.not_mapped for d in idims):
-        idx.insert(xd, _zero_index(idx))
-        sizes = slice_sizes[:xd] + (core.get_aval(x).shape[xd],) + slice_sizes[xd:]
-        return dynamic_slice_p.bind(x, *idx, slice_sizes=sizes), xd
-    n = len(slice_sizes)
-    dn = indexing.GatherDimensionNumbers(offset_dims=tuple(range(n)), collapsed_slice_dims=(),
-                                         start_index_map=tuple(range(n)))
-    return indexing.gather_p.batch(axis, (x, _index_vector(idx, idims, axis.size)), (xd, 0), dimension_numbers=dn,
+    n = tuple(range(len(slice_sizes)))
+    dn = indexing.GatherDimensionNumbers(offset_dims=n, collapsed_slice_dims=(), start_index_map=n)
+    index, index_d = _batch_index_vector(idx, idims, axis.size)
+    return indexing.gather_p.batch(axis, (x, index), (xd, index_d), dimension_numbers=dn,
                                    slice_sizes=tuple(slice_sizes), indices_are_sorted=True, unique_indices=True,
                                    mode=indexing.GatherScatterMode.CLIP, fill_value=None)
 
@@ -700,17 +695,13 @@ def _dynamic_update_slice_batch(axis, vals, dims):
     from xjax._src.lax import indexing
 
     (x, u, *idx), (xd, ud, *idims) = vals, dims
-    if all(d is batching.not_mapped for d in idims):
-        d = xd if xd is not batching.not_mapped else ud
-        x, u = batching.matchaxis(x, xd, d, axis.size), batching.matchaxis(u, ud, d, axis.size)
-        idx.insert(d, _zero_index(idx))
-        return dynamic_update_slice_p.bind(x, u, *idx), d
-    n = len(idx)
-    dn = indexing.ScatterDimensionNumbers(update_window_dims=tuple(range(n)), inserted_window_dims=(),
-                                          scatter_dims_to_operand_dims=tuple(range(n)))
-    return indexing.scatter_p.batch(axis, (x, _index_vector(idx, idims, axis.size), u), (xd, 0, ud),
-                                    dimension_numbers=dn, indices_are_sorted=True, unique_indices=True,
-                                    mode=indexing.GatherScatterMode.CLIP, update_jaxpr=None, update_consts=())
+    n = tuple(range(len(idx)))
+    dn = indexing.ScatterDimensionNumbers(update_window_dims=n, inserted_window_dims=(), scatter_dims_to_operand_dims=n)
+    index, index_d = _batch_index_vector(idx, idims, axis.size)
+    out, d = indexing.scatter_p.batch(axis, (x, index, u), (xd, index_d, ud), dimension_numbers=dn,
+                                      indices_are_sorted=True, unique_indices=True,
+                                      mode=indexing.GatherScatterMode.CLIP, update_jaxpr=None, update_consts=())
+    return batching.moveaxis(out, d, 0), 0
 
 
 dynamic_slice_p.def_rules(batch=_dynamic_slice_batch)
