@@ -315,4 +315,11 @@ PROGRAMS = {
     "grad_vmap_index": 'fn = jax.grad(lambda x: jnp.sum(jax.vmap(lambda r, i: r[i])(x, jnp.array([1, 0]))))\nargs = (jnp.ones((2, 3)),)\n',
     "index_int_and_slice": 'fn = lambda x, i: x[i, 1:3]\nargs = (jnp.ones((3, 4)), 1)\n',
     "index_two_arrays": 'fn = lambda x, i, j: x[i, j]\nargs = (jnp.ones((3, 4)), jnp.array([0, 2]), jnp.array([1, 3]))\n',
+    # ---- jnp.take: JAX's _take jit; gather's default fill value as a param -------------------------------
+    "take": 'fn = lambda x, i: jnp.take(x, i)\nargs = (jnp.arange(4.0), jnp.array([0, 2]))\n',
+    "take_axis": 'fn = lambda x, i: jnp.take(x, i, axis=1)\nargs = (jnp.ones((2, 4)), jnp.array([0, 2]))\n',
+    "grad_take": 'fn = jax.grad(lambda x, i: jnp.sum(jnp.take(x, i) ** 2))\nargs = (jnp.arange(4.0), jnp.array([0, 2]))\n',
+    "take_clip": "fn = lambda x, i: jnp.take(x, i, mode='clip')\nargs = (jnp.arange(4.0), jnp.array([0, 7]))\n",
+    "vmap_take": 'fn = jax.vmap(lambda x, i: jnp.take(x, i))\nargs = (jnp.ones((2, 4)), jnp.array([[0, 1], [2, 3]]))\n',
+    "at_get_fill": "fn = lambda x, i: x.at[i].get(mode='fill')\nargs = (jnp.arange(4.0), jnp.array([0, 9]))\n",
 }

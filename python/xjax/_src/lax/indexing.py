@@ -87,10 +87,26 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
     idx = asarray(start_indices)
     if not dtypes.is_int(core.get_aval(idx).dtype):
         raise TypeError(f"gather indices must be an integer type, got {core.get_aval(idx).dtype.name}")
+    mode = GatherScatterMode.from_any(mode)
+    if mode != GatherScatterMode.FILL_OR_DROP:
+        fill_value = None
+    elif fill_value is None:  # JAX's default, as a param (uint64's largest is no float: the core's default)
+        fill_value = default_fill_value(core.get_aval(x).dtype)
+        if type(fill_value) is int and float(fill_value) != fill_value:
+            fill_value = None
     return gather_p.bind(x, idx, dimension_numbers=_tuple_dn(dimension_numbers, GatherDimensionNumbers),
                          slice_sizes=tuple(int(s) for s in slice_sizes), indices_are_sorted=bool(indices_are_sorted),
-                         unique_indices=bool(unique_indices), mode=GatherScatterMode.from_any(mode),
-                         fill_value=fill_value)
+                         unique_indices=bool(unique_indices), mode=mode, fill_value=fill_value)
+
+
+def default_fill_value(dtype):
+    """JAX's fill for out-of-bounds gathers: NaN, the most negative int, the largest uint, True."""
+    if dtype in dtypes.FLOATING or np.issubdtype(dtype, np.inexact):
+        return float("nan")
+    if dtype == dtypes.bool_:
+        return True
+    info = np.iinfo(dtype)
+    return int(info.min) if dtype.kind == "i" else int(info.max)
 
 
 def _scatter_fn(prim):

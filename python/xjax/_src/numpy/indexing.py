@@ -9,7 +9,8 @@ mode='fill'); updates out of bounds are dropped; negative indices wrap once.
 import numpy as np
 
 from xjax._src import core, dtypes, lax
-from xjax._src.lax.indexing import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers
+from xjax._src.lax.indexing import (GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers,  # noqa: F401
+                                    default_fill_value)
 from xjax._src.numpy import util
 
 _INDEX_DTYPE = dtypes.int32
@@ -445,14 +446,6 @@ def _scatter_dnums(plan):
                                    scatter_dims_to_operand_dims=start_map)
 
 
-def default_fill_value(dtype):
-    """JAX's fill for out-of-bounds gathers: NaN, the most negative int, the largest uint, True."""
-    if dtype in dtypes.FLOATING:
-        return float("nan")
-    if dtype == dtypes.bool_:
-        return True
-    info = np.iinfo(dtype)
-    return int(info.min) if dtype.kind == "i" else int(info.max)
 
 
 def _gather(x, entries, mode, fill_value, indices_are_sorted=False, unique_indices=False):
