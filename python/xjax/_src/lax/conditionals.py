@@ -279,12 +279,11 @@ def _cond_batch_batched_index(axis, index, index_dim, ops, op_dims, branches):
     index = batching.moveaxis(index, index_dim, 0)
     ops = [batching.bdim_at_front(x, d, axis.size) for x, d in zip(ops, op_dims)]
     in_batched = [True] * len(ops)
-    stopped = [_stop_gradient(x) for x in ops]
     branch_outs = []
     for i, branch in enumerate(branches):
         batched, _ = batching.batch_jaxpr(branch, axis, in_batched, True)
         taken = ew.eq(index, scalar_i32(i))
-        guarded = [ew.select(per_example(taken, x), x, s) for x, s in zip(ops, stopped)]
+        guarded = [ew.select(per_example(taken, x), x, _stop_gradient(x)) for x in ops]  # per branch, as JAX
         branch_outs.append(eval_jaxpr(batched.jaxpr, batched.consts, *guarded))
     outs = [ew.select_n(per_example(index, cases[0]), *cases) for cases in zip(*branch_outs)]
     return outs, [0] * len(outs)
