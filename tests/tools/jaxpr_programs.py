@@ -322,4 +322,15 @@ PROGRAMS = {
     "take_clip": "fn = lambda x, i: jnp.take(x, i, mode='clip')\nargs = (jnp.arange(4.0), jnp.array([0, 7]))\n",
     "vmap_take": 'fn = jax.vmap(lambda x, i: jnp.take(x, i))\nargs = (jnp.ones((2, 4)), jnp.array([[0, 1], [2, 3]]))\n',
     "at_get_fill": "fn = lambda x, i: x.at[i].get(mode='fill')\nargs = (jnp.arange(4.0), jnp.array([0, 9]))\n",
+    # ---- cond/switch: JAX's residual slots merged across branches (empty2), vmapped cond as select_n -----
+    "grad_cond": 'fn = jax.grad(lambda x: lax.cond(x > 0, jnp.sin, jnp.cos, x))\nargs = (1.0,)\n',
+    "jvp_cond": 'def fn(x, t):\n    return jax.jvp(lambda x: lax.cond(x > 0, jnp.sin, jnp.cos, x), (x,), (t,))\nargs = (1.0, 1.0)\n',
+    "value_and_grad_cond": 'fn = jax.value_and_grad(lambda x: lax.cond(x > 0, lambda x: x ** 2, lambda x: -x, x))\nargs = (1.0,)\n',
+    "grad_switch": 'fn = jax.grad(lambda x: lax.switch(1, [jnp.sin, jnp.cos, jnp.tanh], x))\nargs = (1.0,)\n',
+    "vmap_cond": 'fn = jax.vmap(lambda x: lax.cond(x > 0, jnp.sin, jnp.cos, x))\nargs = (jnp.ones(3),)\n',
+    "vmap_cond_unbatched_pred": 'fn = jax.vmap(lambda x, p: lax.cond(p, jnp.sin, jnp.cos, x), in_axes=(0, None))\nargs = (jnp.ones(3), True)\n',
+    "grad_cond_array_residuals": 'fn = jax.grad(lambda x: jnp.sum(lax.cond(x[0] > 0, lambda x: jnp.sin(x) * jnp.exp(x), lambda x: x * 2.0, x)))\nargs = (jnp.ones(3),)\n',
+    "grad_switch_three": 'fn = jax.grad(lambda x, i: lax.switch(i, [jnp.sin, lambda x: x * x, jnp.tanh], x))\nargs = (1.0, 2)\n',
+    "vmap_grad_cond": 'fn = jax.vmap(jax.grad(lambda x: lax.cond(x > 0, jnp.sin, jnp.cos, x)))\nargs = (jnp.ones(3),)\n',
+    "vmap_switch_batched_index": 'fn = jax.vmap(lambda i, x: lax.switch(i, [jnp.sin, jnp.cos, jnp.exp], x))\nargs = (jnp.array([0, 2]), jnp.ones(2))\n',
 }
