@@ -333,4 +333,13 @@ PROGRAMS = {
     "grad_switch_three": 'fn = jax.grad(lambda x, i: lax.switch(i, [jnp.sin, lambda x: x * x, jnp.tanh], x))\nargs = (1.0, 2)\n',
     "vmap_grad_cond": 'fn = jax.vmap(jax.grad(lambda x: lax.cond(x > 0, jnp.sin, jnp.cos, x)))\nargs = (jnp.ones(3),)\n',
     "vmap_switch_batched_index": 'fn = jax.vmap(lambda i, x: lax.switch(i, [jnp.sin, jnp.cos, jnp.exp], x))\nargs = (jnp.array([0, 2]), jnp.ones(2))\n',
+    # ---- jax.nn.standardize (a jit whose defaults stay constants); while loops under jvp, linearize and vmap ---
+    "grad_standardize": 'fn = jax.grad(lambda x: jnp.sum(jax.nn.standardize(x) * jnp.arange(3.0)))\nargs = (jnp.arange(3.0),)\n',
+    "grad_standardize_stable": "fn = jax.grad(lambda x: jnp.sum(jax.nn.standardize(x, axis=0, epsilon=0.1, algorithm='stable') ** 2))\nargs = (jnp.ones((2, 3)),)\n",
+    "jvp_while": 'def fn(x, t):\n    return jax.jvp(lambda x: lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * 2.0), (0, x))[1], (x,), (t,))\nargs = (1.0, 1.0)\n',
+    "jvp_fori_traced": 'def fn(x, n, t):\n    return jax.jvp(lambda x: lax.fori_loop(0, n, lambda i, c: jnp.sin(c), x), (x,), (t,))\nargs = (1.0, 3, 1.0)\n',
+    "linearize_while": 'def fn(x):\n    y, f = jax.linearize(lambda x: lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, jnp.sin(c[1])), (0, x))[1], x)\n    return y, f(1.0)\nargs = (1.0,)\n',
+    "jvp_while_array": 'def fn(x, t):\n    return jax.jvp(lambda x: lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * c[1]), (0, x))[1], (x,), (t,))\nargs = (jnp.ones(2), jnp.ones(2))\n',
+    "jvp_fori_loop_consts": 'def fn(x, w, n):\n    return jax.jvp(lambda x: lax.fori_loop(0, n, lambda i, c: c * w, x), (x,), (jnp.ones(2),))\nargs = (jnp.ones(2), jnp.ones(2), 3)\n',
+    "vmap_while_unbatched_pred": 'fn = jax.vmap(lambda x: lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * 2.0), (0, x))[1])\nargs = (jnp.ones(3),)\n',
 }
