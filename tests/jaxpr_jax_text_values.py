@@ -2675,6 +2675,16 @@ RECORDED = {'at_add': ('{ lambda ; a:f32[4] b:i32[2] c:f32[2]. let\n'
                  '    p:f32[3,3] = split[axis=0 sizes=(np.int64(3),)] o\n'
                  '  in (p,) }',
                  [('float32', False)]),
+ 'jit_python_float_arg': ('{ lambda ; a:f32[2]. let\n'
+                          '    b:f32[2] = jit[\n'
+                          '      name=<lambda>\n'
+                          '      jaxpr={ lambda ; a:f32[2] c:f32[]. let\n'
+                          '          d:f32[] = convert_element_type[new_dtype=float32 weak_type=False] c\n'
+                          '          b:f32[2] = mul a d\n'
+                          '        in (b,) }\n'
+                          '    ] a 1.6732632423543772:f32[]\n'
+                          '  in (b,) }',
+                          [('float32', False)]),
  'jnp_dot': ('{ lambda ; a:f32[3] b:f32[3]. let\n'
              '    c:f32[] = dot_general[\n'
              '      dimension_numbers=(([0], [0]), ([], []))\n'

@@ -342,4 +342,6 @@ PROGRAMS = {
     "jvp_while_array": 'def fn(x, t):\n    return jax.jvp(lambda x: lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * c[1]), (0, x))[1], (x,), (t,))\nargs = (jnp.ones(2), jnp.ones(2))\n',
     "jvp_fori_loop_consts": 'def fn(x, w, n):\n    return jax.jvp(lambda x: lax.fori_loop(0, n, lambda i, c: c * w, x), (x,), (jnp.ones(2),))\nargs = (jnp.ones(2), jnp.ones(2), 3)\n',
     "vmap_while_unbatched_pred": 'fn = jax.vmap(lambda x: lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * 2.0), (0, x))[1])\nargs = (jnp.ones(3),)\n',
+    # ---- literals: a jit's Python float arguments print as given -----------------------------------------
+    "jit_python_float_arg": 'fn = lambda x: jax.jit(lambda a, b: a * b)(x, 1.6732632423543772)\nargs = (jnp.ones(2),)\n',
 }

@@ -41,17 +41,21 @@ class DropVar(Var):
 class Literal:
     """A constant scalar written inline in the jaxpr (`2.0:f32[]`).
 
-    `val` is a 0-d NumPy array of the aval's dtype; weakly typed literals print the shortest
-    decimal that gives the same value, as the Python scalar they came from would print.
+    `val` is a 0-d NumPy array of the aval's dtype; `py` the Python scalar it was made from, if any,
+    which prints as JAX prints it. Other weakly typed literals print the shortest decimal that gives
+    the same value, as the Python scalar they came from would print.
     """
 
-    __slots__ = ("val", "aval")
+    __slots__ = ("val", "aval", "py")
 
-    def __init__(self, val, aval):
+    def __init__(self, val, aval, py=None):
         self.val = val
         self.aval = aval
+        self.py = py
 
     def value_str(self):
+        if self.py is not None:
+            return str(self.py)
         v = self.val.item() if isinstance(self.val, np.ndarray) else self.val
         if isinstance(v, float) and self.aval.weak_type and self.aval.dtype == dtypes.float32:
             return str(float(str(np.float32(v))))
