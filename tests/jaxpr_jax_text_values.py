@@ -3035,6 +3035,20 @@ RECORDED = {'at_add': ('{ lambda ; a:f32[4] b:i32[2] c:f32[2]. let\n'
                     '    g:f32[3] = mul e f\n'
                     '  in (c, g) }',
                     [('float32', False), ('float32', False)]),
+ 'jvp_vmap_while': ('{ lambda ; a:f32[3] b:f32[3]. let\n'
+                    '    c:f32[3] d:f32[3] = while[\n'
+                    '      body_jaxpr={ lambda ; e:f32[3] f:f32[3]. let\n'
+                    '          g:f32[3] = mul e 2.0:f32[]\n'
+                    '          h:f32[3] = mul f 2.0:f32[]\n'
+                    '        in (g, h) }\n'
+                    '      body_nconsts=0\n'
+                    '      cond_jaxpr={ lambda ; i:f32[3] j:f32[3]. let\n'
+                    '          k:bool[3] = lt i 10.0:f32[]\n'
+                    '        in (k,) }\n'
+                    '      cond_nconsts=0\n'
+                    '    ] a b\n'
+                    '  in (c, d) }',
+                    [('float32', False), ('float32', False)]),
  'jvp_while': ('{ lambda ; a:f32[] b:f32[]. let\n'
                '    _:i32[] c:f32[] d:f32[] = while[\n'
                '      body_jaxpr={ lambda ; e:i32[] f:f32[] g:f32[]. let\n'
@@ -4289,6 +4303,22 @@ RECORDED = {'at_add': ('{ lambda ; a:f32[4] b:i32[2] c:f32[2]. let\n'
                                '    ] a g b\n'
                                '  in (h,) }',
                                [('float32', False)]),
+ 'vmap_fori_traced_bounds': ('{ lambda ; a:f32[3] b:i32[3]. let\n'
+                             '    c:i32[3] = broadcast_in_dim 0:i32[]\n'
+                             '    _:i32[3] _:i32[3] d:f32[3] = while[\n'
+                             '      body_jaxpr={ lambda ; e:i32[3] f:i32[3] g:f32[3]. let\n'
+                             '          h:i32[3] = add e 1:i32[]\n'
+                             '          i:f32[3] = sin g\n'
+                             '          j:f32[3] = add i g\n'
+                             '        in (h, f, j) }\n'
+                             '      body_nconsts=0\n'
+                             '      cond_jaxpr={ lambda ; k:i32[3] l:i32[3] m:f32[3]. let\n'
+                             '          n:bool[3] = lt k l\n'
+                             '        in (n,) }\n'
+                             '      cond_nconsts=0\n'
+                             '    ] c b a\n'
+                             '  in (d,) }',
+                             [('float32', False)]),
  'vmap_gelu': ('{ lambda ; a:f32[2,3]. let\n'
                '    b:f32[2,3] = integer_pow[y=3] a\n'
                '    c:f32[2,3] = mul 0.044714998453855515:f32[] b\n'
@@ -4843,6 +4873,19 @@ RECORDED = {'at_add': ('{ lambda ; a:f32[4] b:i32[2] c:f32[2]. let\n'
                '    d:f32[2,3] = add c 1.0:f32[]\n'
                '  in (d,) }',
                [('float32', False)]),
+ 'vmap_vmap_while': ('{ lambda ; a:f32[2,3]. let\n'
+                     '    b:f32[2,3] = while[\n'
+                     '      body_jaxpr={ lambda ; c:f32[2,3]. let\n'
+                     '          d:f32[2,3] = mul c 2.0:f32[]\n'
+                     '        in (d,) }\n'
+                     '      body_nconsts=0\n'
+                     '      cond_jaxpr={ lambda ; e:f32[2,3]. let\n'
+                     '          f:bool[2,3] = lt e 10.0:f32[]\n'
+                     '        in (f,) }\n'
+                     '      cond_nconsts=0\n'
+                     '    ] a\n'
+                     '  in (b,) }',
+                     [('float32', False)]),
  'vmap_where': ('{ lambda ; a:f32[3] b:f32[3]. let\n'
                 '    c:bool[3] = gt a 0.0:f32[]\n'
                 '    d:f32[3] = jit[\n'
@@ -4852,6 +4895,15 @@ RECORDED = {'at_add': ('{ lambda ; a:f32[4] b:i32[2] c:f32[2]. let\n'
                 '        in (d,) }\n'
                 '    ] c a b\n'
                 '  in (d,) }',
+                [('float32', False)]),
+ 'vmap_while': ('{ lambda ; a:f32[3]. let\n'
+                '    b:f32[3] = while[\n'
+                '      body_jaxpr={ lambda ; c:f32[3]. let d:f32[3] = mul c 2.0:f32[] in (d,) }\n'
+                '      body_nconsts=0\n'
+                '      cond_jaxpr={ lambda ; e:f32[3]. let f:bool[3] = lt e 10.0:f32[] in (f,) }\n'
+                '      cond_nconsts=0\n'
+                '    ] a\n'
+                '  in (b,) }',
                 [('float32', False)]),
  'vmap_while_unbatched_pred': ('{ lambda ; a:f32[3]. let\n'
                                '    _:i32[] b:f32[3] = while[\n'

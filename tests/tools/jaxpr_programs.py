@@ -344,4 +344,9 @@ PROGRAMS = {
     "vmap_while_unbatched_pred": 'fn = jax.vmap(lambda x: lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * 2.0), (0, x))[1])\nargs = (jnp.ones(3),)\n',
     # ---- literals: a jit's Python float arguments print as given -----------------------------------------
     "jit_python_float_arg": 'fn = lambda x: jax.jit(lambda a, b: a * b)(x, 1.6732632423543772)\nargs = (jnp.ones(2),)\n',
+    # ---- while_loop under vmap: JAX's per-example predicate (the lowering runs while any example runs) ---
+    "vmap_while": 'fn = jax.vmap(lambda x: lax.while_loop(lambda c: c < 10.0, lambda c: c * 2.0, x))\nargs = (jnp.arange(1.0, 4.0),)\n',
+    "vmap_vmap_while": 'fn = jax.vmap(jax.vmap(lambda x: lax.while_loop(lambda c: c < 10.0, lambda c: c * 2.0, x)))\nargs = (jnp.ones((2, 3)),)\n',
+    "jvp_vmap_while": 'def fn(x, t):\n    return jax.jvp(jax.vmap(lambda x: lax.while_loop(lambda c: c < 10.0, lambda c: c * 2.0, x)), (x,), (t,))\nargs = (jnp.arange(1.0, 4.0), jnp.ones(3))\n',
+    "vmap_fori_traced_bounds": 'fn = jax.vmap(lambda x, n: lax.fori_loop(0, n, lambda i, c: jnp.sin(c) + c, x))\nargs = (jnp.arange(3.0), jnp.array([1, 2, 3]))\n',
 }
