@@ -93,13 +93,18 @@ top_k_p.def_rules(jvp=_top_k_jvp)
 
 # ---- batching (vmap) ----------------------------------------------------------------------------
 from xjax._src.interpreters import batching  # noqa: E402
+from xjax._src.lax import layout  # noqa: E402
 
 
 def _sort_batch(axis, vals, dims, *, dimension, is_stable, num_keys):
-    # Every operand is permuted per example: unmapped ones are materialised at the first batch axis.
-    d = next(d for d in dims if d is not batching.not_mapped)
-    ops = [batching.matchaxis(v, vd, d, axis.size) for v, vd in zip(vals, dims)]
-    outs = sort_p.bind(*ops, dimension=dimension + (dimension >= d), is_stable=is_stable, num_keys=num_keys)
+    # JAX's rule: every operand is permuted per example; unmapped ones are materialised at the first
+    # batch axis (with Python-int broadcast dims), mapped ones moved there.
+    proto, d = next((v, d) for v, d in zip(vals, dims) if d is not batching.not_mapped)
+    shape = core.get_aval(proto).shape
+    kept = tuple(i for i in range(len(shape)) if i != d)
+    ops = [layout.broadcast_in_dim(v, shape, kept) if vd is batching.not_mapped else batching.moveaxis(v, vd, d)
+           for v, vd in zip(vals, dims)]
+    outs = sort_p.bind(*ops, dimension=dimension + (d <= dimension), is_stable=is_stable, num_keys=num_keys)
     return outs, [d] * len(outs)
 
 

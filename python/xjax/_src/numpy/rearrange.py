@@ -1,9 +1,11 @@
 """Rearranging elements: tile, repeat, flip, roll, rot90, pad, append/insert/delete, diff, resize."""
+import functools
 import operator
 
 import numpy as np
 
 from xjax._src import dtypes, lax
+from xjax._src.jit import jit
 from xjax._src.numpy import util
 from xjax._src.numpy.manipulation import _operand, concatenate, moveaxis, ravel, reshape
 
@@ -86,7 +88,13 @@ def _fit_length(x, ax, length):
 def flip(m, axis=None):
     """m with the order of elements reversed along the axes (all by default)."""
     x = _operand("flip", m)
-    return lax.rev(x, util.canonicalize_axes(axis, x.aval.ndim))
+    return _flip(x, tuple(axis) if isinstance(axis, list) else axis)
+
+
+@functools.partial(jit, static_argnames=("axis",))
+def _flip(m, axis=None):
+    """JAX's jit of flip (one equation in a trace)."""
+    return lax.rev(m, util.canonicalize_axes(axis, m.aval.ndim))
 
 
 def fliplr(m):
@@ -94,7 +102,7 @@ def fliplr(m):
     x = _operand("fliplr", m)
     if x.aval.ndim < 2:
         raise ValueError("fliplr requires an array of at least two dimensions")
-    return lax.rev(x, (1,))
+    return _flip(x, 1)
 
 
 def flipud(m):
@@ -102,7 +110,7 @@ def flipud(m):
     x = _operand("flipud", m)
     if x.aval.ndim < 1:
         raise ValueError("flipud requires an array of at least one dimension")
-    return lax.rev(x, (0,))
+    return _flip(x, 0)
 
 
 def _roll_static(x, shift, ax):
