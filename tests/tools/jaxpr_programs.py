@@ -369,4 +369,8 @@ PROGRAMS = {
     "grad_remat_scan": 'fn = jax.grad(lambda x: jnp.sum(lax.scan(jax.checkpoint(lambda c, a: (jnp.sin(c) * a, None)), x, jnp.arange(3.0))[0]))\nargs = (jnp.ones(2),)\n',
     "grad_flip": 'fn = jax.grad(lambda x: jnp.sum(jnp.flip(x) * jnp.arange(3.0)))\nargs = (jnp.ones(3),)\n',
     "vmap_argsort": 'fn = jax.vmap(jnp.argsort)\nargs = (jnp.ones((2, 3)),)\n',
+    # ---- jnp.roll: JAX's _roll_static jit ----------------------------------------------------------------
+    "grad_roll": 'fn = jax.grad(lambda x: jnp.sum(jnp.roll(x, 1) * jnp.arange(3.0)))\nargs = (jnp.ones(3),)\n',
+    "roll_two_axes": 'fn = lambda x: jnp.roll(x, (1, -1), (0, 1))\nargs = (jnp.ones((2, 3)),)\n',
+    "vmap_roll_flat": 'fn = jax.vmap(lambda x: jnp.roll(x, 2))\nargs = (jnp.ones((2, 2, 3)),)\n',
 }

@@ -113,14 +113,16 @@ def flipud(m):
     return _flip(x, 0)
 
 
-def _roll_static(x, shift, ax):
-    n = x.aval.shape[ax]
-    if n == 0:
-        return x
-    s = shift % n
-    if s == 0:
-        return x
-    return lax.concatenate([lax.slice_in_dim(x, n - s, n, 1, ax), lax.slice_in_dim(x, 0, n - s, 1, ax)], ax)
+@functools.partial(jit, static_argnums=(1, 2))
+def _roll_static(a, shift, axis):
+    """JAX's jit of static rolls: per axis, the last `shift` elements joined in front of the rest."""
+    for ax, s in zip(axis, shift):
+        n = a.aval.shape[ax]
+        if n == 0:
+            continue
+        i = (-s) % n
+        a = lax.concatenate([lax.slice_in_dim(a, i, n, 1, ax), lax.slice_in_dim(a, 0, i, 1, ax)], ax)
+    return a
 
 
 def _roll_dynamic(x, shift, ax):
@@ -155,12 +157,11 @@ def roll(a, shift, axis=None):
         axes = axes * len(shifts)
     if len(shifts) != len(axes):
         raise ValueError("shift and axis must have the same length")
+    axes = tuple(util.canonicalize_axis(ax, x.aval.ndim) for ax in axes)
+    if all(isinstance(s, (int, np.integer)) for s in shifts):
+        return _roll_static(x, tuple(int(s) for s in shifts), axes)
     for s, ax in zip(shifts, axes):
-        ax = util.canonicalize_axis(ax, x.aval.ndim)
-        if isinstance(s, (int, np.integer)):
-            x = _roll_static(x, int(s), ax)
-        else:
-            x = _roll_dynamic(x, s, ax)
+        x = _roll_static(x, (int(s),), (ax,)) if isinstance(s, (int, np.integer)) else _roll_dynamic(x, s, ax)
     return x
 
 
