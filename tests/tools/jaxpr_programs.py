@@ -373,4 +373,8 @@ PROGRAMS = {
     "grad_roll": 'fn = jax.grad(lambda x: jnp.sum(jnp.roll(x, 1) * jnp.arange(3.0)))\nargs = (jnp.ones(3),)\n',
     "roll_two_axes": 'fn = lambda x: jnp.roll(x, (1, -1), (0, 1))\nargs = (jnp.ones((2, 3)),)\n',
     "vmap_roll_flat": 'fn = jax.vmap(lambda x: jnp.roll(x, 2))\nargs = (jnp.ones((2, 2, 3)),)\n',
+    # ---- jnp.sort: a jit named sort; sort's JVP is JAX's (unsigned iota, gather) -------------------------
+    "grad_sort": 'fn = jax.grad(lambda x: jnp.sum(jnp.sort(x) * jnp.arange(3.0)))\nargs = (jnp.array([3.0, 1.0, 2.0]),)\n',
+    "jvp_sort_axis0": 'def fn(x, t):\n    return jax.jvp(lambda x: jnp.sort(x, axis=0), (x,), (t,))\nargs = (jnp.ones((2, 3)), jnp.ones((2, 3)))\n',
+    "vmap_grad_sort": 'fn = jax.vmap(jax.grad(lambda x: jnp.sum(jnp.sort(x) * jnp.arange(3.0))))\nargs = (jnp.ones((2, 3)),)\n',
 }

@@ -71,14 +71,29 @@ def _take_along(t, idx, axis):
 
 
 def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
+    """JAX's rule: the operands sorted with an unsigned iota, whose permutation gathers the tangents
+    (the other dims batch dims, numbered with NumPy integers as JAX's)."""
+    import numpy as np
+
     from xjax._src import dtypes
     from xjax._src.lax.elementwise import broadcasted_iota
+    from xjax._src.lax.indexing import GatherDimensionNumbers, GatherScatterMode, gather_p
+    from xjax._src.lax.layout import expand_dims
 
     shape = core.get_aval(primals[0]).shape
-    iota = broadcasted_iota(dtypes.int32, shape, dimension)
-    *outs, perm = sort_p.bind(*primals, iota, dimension=dimension, is_stable=is_stable, num_keys=num_keys)
-    return outs, [ad.zero_tangent(o) if type(t) is ad.Zero else _take_along(t, perm, dimension)
-                  for o, t in zip(outs, tangents)]
+    index_dtype = dtypes.uint32 if all(d < 2 ** 32 for d in shape) else dtypes.uint64
+    *outs, perm = sort_p.bind(*primals, broadcasted_iota(index_dtype, shape, dimension), dimension=dimension,
+                              is_stable=is_stable, num_keys=num_keys)
+    batch = tuple(np.delete(np.arange(len(shape), dtype=np.int64), dimension))
+    dn = GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(dimension,), start_index_map=(dimension,),
+                                operand_batching_dims=batch, start_indices_batching_dims=batch)
+    idx = expand_dims(perm, (len(shape),))
+
+    def gather(t):
+        return gather_p.bind(t, idx, dimension_numbers=dn, slice_sizes=(1,) * len(shape), indices_are_sorted=False,
+                             unique_indices=False, mode=GatherScatterMode.PROMISE_IN_BOUNDS, fill_value=None)
+
+    return outs, [ad.zero_tangent(o) if type(t) is ad.Zero else gather(t) for o, t in zip(outs, tangents)]
 
 
 def _top_k_jvp(primals, tangents, *, k):

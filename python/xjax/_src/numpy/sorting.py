@@ -46,12 +46,16 @@ def _sort_operand(name, a, axis, order):
     return x, util.canonicalize_axis(axis, x.aval.ndim)
 
 
-def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
+def _sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
     """a sorted along axis (flattened if None); NaNs last; descending keeps equal elements in order."""
     x, ax = _sort_operand("sort", a, axis, order)
     if descending:
         return lax.rev(lax.sort(lax.rev(x, (ax,)), dimension=ax, is_stable=True), (ax,))
     return lax.sort(x, dimension=ax, is_stable=True)
+
+
+_sort.__name__ = "sort"  # a jit named sort, as JAX's
+sort = jit(_sort, static_argnames=("axis", "kind", "order", "stable", "descending"))
 
 
 def _argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
