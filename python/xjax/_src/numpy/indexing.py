@@ -9,8 +9,7 @@ mode='fill'); updates out of bounds are dropped; negative indices wrap once.
 import numpy as np
 
 from xjax._src import core, dtypes, lax
-from xjax._src.lax.indexing import (GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers,  # noqa: F401
-                                    default_fill_value)
+from xjax._src.lax.indexing import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers
 from xjax._src.numpy import util
 
 _INDEX_DTYPE = dtypes.int32

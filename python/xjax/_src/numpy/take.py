@@ -5,7 +5,7 @@ from xjax._src import lax
 from xjax._src.jit import jit
 from xjax._src.lax.indexing import GatherDimensionNumbers
 from xjax._src.numpy import util
-from xjax._src.numpy.indexing import _INDEX_DTYPE, _wrap_negative, default_fill_value
+from xjax._src.numpy.indexing import _INDEX_DTYPE, _wrap_negative
 from xjax._src.numpy.ufuncs import remainder, where
 
 
