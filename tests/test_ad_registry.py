@@ -23,7 +23,7 @@ LINEAR = {
     "neg", "copy", "add", "sub", "add_any", "mul", "div", "convert_element_type", "select_n", "reduce_sum",
     "cumsum", "reshape", "squeeze", "broadcast_in_dim", "transpose", "slice", "dynamic_slice",
     "dynamic_update_slice", "concatenate", "pad", "rev", "gather", "scatter", "scatter-add", "scatter-mul",
-    "dot_general", "jit", "cond", "scan", "custom_jvp_call", "custom_lin", "remat2", "unstack", "split",
+    "dot_general", "jit", "cond", "scan", "custom_jvp_call", "custom_lin", "remat2", "stack", "unstack", "split",
     "psum", "all_gather", "reduce_scatter", "all_to_all", "ppermute",
     "conv_general_dilated", "reduce_window_sum", "select_and_gather_add", "select_and_scatter_add",
     "triangular_solve", "custom_linear_solve",

@@ -41,17 +41,21 @@ class DropVar(Var):
 class Literal:
     """A constant scalar written inline in the jaxpr (`2.0:f32[]`).
 
-    `val` is a 0-d NumPy array of the aval's dtype; weakly typed literals print the shortest
-    decimal that gives the same value, as the Python scalar they came from would print.
+    `val` is a 0-d NumPy array of the aval's dtype; `py` the Python scalar it was made from, if any,
+    which prints as JAX prints it. Other weakly typed literals print the shortest decimal that gives
+    the same value, as the Python scalar they came from would print.
     """
 
-    __slots__ = ("val", "aval")
+    __slots__ = ("val", "aval", "py")
 
-    def __init__(self, val, aval):
+    def __init__(self, val, aval, py=None):
         self.val = val
         self.aval = aval
+        self.py = py
 
     def value_str(self):
+        if self.py is not None:
+            return str(self.py)
         v = self.val.item() if isinstance(self.val, np.ndarray) else self.val
         if isinstance(v, float) and self.aval.weak_type and self.aval.dtype == dtypes.float32:
             return str(float(str(np.float32(v))))
@@ -504,7 +508,8 @@ def pp_toplevel(top):
         if j is not top and len(j.eqns) > 10:
             counts[j] += 1  # long nested jaxprs are printed apart, to keep the main one readable
         for eqn in j.eqns:
-            name = eqn.params.get("name")
+            # JAX's custom_jvp_call/custom_vjp_call print a name but hold none: their jaxprs are "jaxpr"
+            name = None if eqn.primitive.name in ("custom_jvp_call", "custom_vjp_call") else eqn.params.get("name")
             subs = list(jaxprs_in_params(eqn.params))
             todo.extend(subs)
             if isinstance(name, str):

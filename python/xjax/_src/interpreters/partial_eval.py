@@ -173,7 +173,8 @@ class DynamicJaxprTracer(core.Tracer):
 
 
 def _literal(value, dtype, weak):
-    return Literal(np.asarray(value, dtype), core.ShapedArray((), dtype, weak))
+    py = value if type(value) is float and weak else None  # printed as given, as JAX prints it
+    return Literal(np.asarray(value, dtype), core.ShapedArray((), dtype, weak), py)
 
 
 class DynamicJaxprTrace(core.Trace):
@@ -237,7 +238,8 @@ class DynamicJaxprTrace(core.Trace):
         if rule is None:
             primitive.rule("abstract_eval")
         out = rule(*[a.aval for a in atoms], **params)
-        _strengthen_literals(atoms)
+        if primitive.name != "jit":  # a jit's arguments are not promoted: its literals stay as given
+            _strengthen_literals(atoms)
         if primitive.multiple_results:
             outvars = [Var(a) for a in out]
             self.eqns.append(JaxprEqn(atoms, outvars, primitive, params))

@@ -1,9 +1,13 @@
 """cond and switch: the `cond` primitive, whose branches are jaxprs taking the same operands."""
 import builtins
+import collections
+import enum
+import functools
 
 import numpy as np
 
 from xjax._src import core, dtypes, errors, tree_util
+from xjax._src.backends import cpu
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters import graph_lowering as gl
 from xjax._src.interpreters.graph_lowering import jaxpr_is_lowerable, run_closed_jaxpr
@@ -201,21 +205,55 @@ def _cond_jvp(primals, tangents, *, branches):
                       for a, nz in zip(branches[0].out_avals, out_nz)]
 
 
+# empty2: JAX's placeholder for a residual slot a branch does not fill (a 0-d zero, broadcast).
+class MemorySpace(enum.Enum):
+    Device = "device"
+
+
+empty2_p = core.Primitive("empty2")
+empty2_p.def_rules(
+    abstract_eval=lambda *, dtype, memory_space: core.ShapedArray((), dtype),
+    lowering=lambda ctx, *, dtype, memory_space: ctx.op("constant", **gl._constant_attrs(0, dtype)))
+empty2_p.def_rules(impl=functools.partial(cpu.apply_primitive, empty2_p))
+ad.defjvp_zero(empty2_p)
+
+
+def _empty_like(aval):
+    from xjax._src.lax.layout import broadcast
+
+    return broadcast(empty2_p.bind(dtype=aval.dtype, memory_space=MemorySpace.Device), aval.shape)
+
+
+def _merge_branch_residuals(branch_res_avals):
+    """JAX's merge: the k-th residual of a type in any branch shares one slot with the k-th of that type
+    in every other branch; (all slots' avals, each branch's slot for each of its residuals)."""
+    tagged = []
+    for avals in branch_res_avals:
+        seen = collections.Counter()
+        tags = []
+        for a in avals:
+            tags.append((a, seen[a]))
+            seen[a] += 1
+        tagged.append(tags)
+    slots = list(dict.fromkeys(t for tags in tagged for t in tags))
+    where = {t: i for i, t in enumerate(slots)}
+    return [a for a, _ in slots], [[where[t] for t in tags] for tags in tagged]
+
+
 def _cond_partial_eval(trace, args, unknown, *, branches):
-    """The known cond computes known outputs and every branch's residuals (zeros for the branches not
-    taken); the unknown cond, recorded, picks its branch's residuals."""
+    """The known cond computes known outputs and the residuals, in slots merged across branches (a
+    slot a branch does not fill holds an empty2); the unknown cond, recorded, reads its branch's."""
     if unknown[0]:
         raise ValueError("cond: the branch index cannot depend on the differentiated values")
     splits = [pe.partial_eval_jaxpr(b, unknown[1:]) for b in branches]
     out_unknown = [builtins.any(u) for u in zip(*(s[2] for s in splits))]
     if builtins.any(s[2] != out_unknown for s in splits):
         splits = [pe.partial_eval_jaxpr(b, unknown[1:], instantiate=out_unknown) for b in branches]
-    res_avals = [a for s in splits for a in s[1].in_avals[:s[3]]]
-    offsets = np.cumsum([0] + [s[3] for s in splits])
+    res_avals, slots = _merge_branch_residuals([list(s[1].in_avals[:s[3]]) for s in splits])
     known_branches, unknown_branches = [], []
-    for k, (known, unk, _, nres) in enumerate(splits):
-        known_branches.append(_with_all_residuals(known, nres, res_avals, offsets[k]))
-        unknown_branches.append(_taking_all_residuals(unk, nres, res_avals, offsets[k]))
+    for (known, unk, _, nres), mine in zip(splits, slots):
+        known_branches.append(_with_all_residuals(known, nres, res_avals, mine))
+        unknown_branches.append(_taking_all_residuals(unk, nres, res_avals, mine))
     known_args = [a for a, u in zip(args, unknown) if not u]
     known_outs = trace.bind_in_parent(cond_p, known_args, dict(branches=tuple(known_branches)))
     split = len(known_outs) - len(res_avals)
@@ -226,22 +264,24 @@ def _cond_partial_eval(trace, args, unknown, *, branches):
     return [next(u) if unk else next(k) for unk in out_unknown]
 
 
-def _with_all_residuals(known, nres, res_avals, offset):
-    """A known branch returning the residual slots of all branches (its own filled, zeros elsewhere)."""
+def _with_all_residuals(known, nres, res_avals, mine):
+    """A known branch returning every residual slot: its own residuals in its slots, empties elsewhere
+    (made for every slot first, as JAX's _join_cond_outputs)."""
     def fun(*args):
         outs = eval_jaxpr(known.jaxpr, known.consts, *args)
         n = len(outs) - nres
-        mine = outs[n:]
-        return outs[:n] + [mine[i - offset] if offset <= i < offset + nres else ad.zeros_like_aval(a)
-                           for i, a in enumerate(res_avals)]
+        slots = [_empty_like(a) for a in res_avals]
+        for i, r in zip(mine, outs[n:]):
+            slots[i] = r
+        return outs[:n] + slots
 
     return pe.trace_to_jaxpr(fun, list(known.in_avals))
 
 
-def _taking_all_residuals(unknown, nres, res_avals, offset):
+def _taking_all_residuals(unknown, nres, res_avals, mine):
     def fun(*args):
         res, rest = args[:len(res_avals)], args[len(res_avals):]
-        return eval_jaxpr(unknown.jaxpr, unknown.consts, *res[offset:offset + nres], *rest)
+        return eval_jaxpr(unknown.jaxpr, unknown.consts, *[res[i] for i in mine], *rest)
 
     return pe.trace_to_jaxpr(fun, res_avals + list(unknown.in_avals[nres:]))
 
@@ -288,12 +328,11 @@ def _cond_batch_batched_index(axis, index, index_dim, ops, op_dims, branches):
     index = batching.moveaxis(index, index_dim, 0)
     ops = [batching.bdim_at_front(x, d, axis.size) for x, d in zip(ops, op_dims)]
     in_batched = [True] * len(ops)
-    stopped = [_stop_gradient(x) for x in ops]
     branch_outs = []
     for i, branch in enumerate(branches):
         batched, _ = batching.batch_jaxpr(branch, axis, in_batched, True)
         taken = ew.eq(index, scalar_i32(i))
-        guarded = [ew.select(per_example(taken, x), x, s) for x, s in zip(ops, stopped)]
+        guarded = [ew.select(per_example(taken, x), x, _stop_gradient(x)) for x in ops]  # per branch, as JAX
         branch_outs.append(eval_jaxpr(batched.jaxpr, batched.consts, *guarded))
     outs = [ew.select_n(per_example(index, cases[0]), *cases) for cases in zip(*branch_outs)]
     return outs, [0] * len(outs)

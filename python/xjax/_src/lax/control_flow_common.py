@@ -324,4 +324,5 @@ def per_example(pred, like):
     from xjax._src.lax import layout
 
     shape = core.get_aval(like).shape
-    return pred if len(shape) == 1 else layout.broadcast_in_dim(pred, shape, (0,))
+    nd = core.get_aval(pred).ndim  # the leading dims: one batch axis, or a loop's nested ones
+    return pred if len(shape) == nd else layout.broadcast_in_dim(pred, shape, tuple(range(nd)))

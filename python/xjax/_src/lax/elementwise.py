@@ -690,6 +690,8 @@ convert_element_type_p.def_rules(jvp=_convert_jvp, transpose=_convert_transpose)
 
 def _convert_const_fold(x, *, new_dtype, weak_type=False, sharding=None):
     """A converted scalar constant (a literal to be) is converted on the host, as JAX folds it."""
+    if type(x) in (bool, int, float):  # an inline jit's Python scalar argument
+        x = asarray(x)
     if type(x) is not Array or x.aval.shape or dtypes.is_float(x.aval.dtype) > dtypes.is_float(new_dtype):
         return None
     from xjax._src.backends import cpu

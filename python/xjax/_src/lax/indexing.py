@@ -2,6 +2,8 @@
 import enum
 from typing import NamedTuple
 
+import numpy as np
+
 from xjax._src import core, dtypes
 from xjax._src.lax.base import asarray, define_core_primitive, scalars_like
 
@@ -85,10 +87,26 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
     idx = asarray(start_indices)
     if not dtypes.is_int(core.get_aval(idx).dtype):
         raise TypeError(f"gather indices must be an integer type, got {core.get_aval(idx).dtype.name}")
+    mode = GatherScatterMode.from_any(mode)
+    if mode != GatherScatterMode.FILL_OR_DROP:
+        fill_value = None
+    elif fill_value is None:  # JAX's default, as a param (uint64's largest is no float: the core's default)
+        fill_value = default_fill_value(core.get_aval(x).dtype)
+        if type(fill_value) is int and float(fill_value) != fill_value:
+            fill_value = None
     return gather_p.bind(x, idx, dimension_numbers=_tuple_dn(dimension_numbers, GatherDimensionNumbers),
                          slice_sizes=tuple(int(s) for s in slice_sizes), indices_are_sorted=bool(indices_are_sorted),
-                         unique_indices=bool(unique_indices), mode=GatherScatterMode.from_any(mode),
-                         fill_value=fill_value)
+                         unique_indices=bool(unique_indices), mode=mode, fill_value=fill_value)
+
+
+def default_fill_value(dtype):
+    """JAX's fill for out-of-bounds gathers: NaN, the most negative int, the largest uint, True."""
+    if dtype in dtypes.FLOATING or np.issubdtype(dtype, np.inexact):
+        return float("nan")
+    if dtype == dtypes.bool_:
+        return True
+    info = np.iinfo(dtype)
+    return int(info.min) if dtype.kind == "i" else int(info.max)
 
 
 def _scatter_fn(prim):
@@ -161,11 +179,11 @@ def _inverse_gather(dn, updates_shape, operand_ndim):
 
 
 def _gather_back(x, indices, params, updates_shape):
-    """`x` (of the operand's shape) read at every update element's destination (0 where dropped)."""
+    """`x` (of the operand's shape) read at every update element's destination (0 where dropped);
+    JAX's transposes gather without the scatter's sortedness and uniqueness promises."""
     gdn, sizes = _inverse_gather(params["dimension_numbers"], updates_shape, core.get_aval(x).ndim)
-    return gather_p.bind(x, indices, dimension_numbers=gdn, slice_sizes=sizes,
-                         indices_are_sorted=params["indices_are_sorted"], unique_indices=params["unique_indices"],
-                         mode=params["mode"], fill_value=0)
+    return gather_p.bind(x, indices, dimension_numbers=gdn, slice_sizes=sizes, indices_are_sorted=False,
+                         unique_indices=False, mode=params["mode"], fill_value=0)
 
 
 def _gather_jvp(g, x, indices, *, fill_value=None, **params):
@@ -344,106 +362,80 @@ scatter_max_p.def_rules(jvp=_scatter_extremal_jvp(scatter_max_p))
 
 
 # ---- batching (vmap) ------------------------------------------------------------------------
-# The batch axis stays where it is in every operand when it can. Operand mapped alone, it is one
-# more window (offset) dim of the full batch size; indices mapped, it is one more batch dim of the
-# indices, paired with the operand's batch axis through operand_batching_dims (the operand is
-# broadcast when unmapped, for scatter only). Neither kind of dim is indexed, so each mode (clip,
-# fill/drop, promise_in_bounds) keeps its meaning per example.
+# JAX's rules: the batch axis goes to the front. Operand mapped alone, it is one more window
+# (offset) dim of the full batch size; indices mapped, it is one more batch dim of the indices,
+# paired with the operand's batch axis through operand_batching_dims (the operand is broadcast when
+# unmapped, for scatter only). Neither kind of dim is indexed, so each mode (clip, fill/drop,
+# promise_in_bounds) keeps its meaning per example.
 from xjax._src.interpreters import batching  # noqa: E402
 
 _mapped = batching.not_mapped
 
 
-def _shift(dims, bdim):
-    """Per-example dim numbers as dims of the value batched along `bdim`."""
-    return tuple(d + (d >= bdim) for d in dims)
-
-
-def _insert_paired(firsts, seconds, a, b):
-    """(firsts, seconds) with the pair (a, b) inserted keeping `firsts` sorted."""
-    i = sum(1 for f in firsts if f < a)
-    return firsts[:i] + (a,) + firsts[i:], seconds[:i] + (b,) + seconds[i:]
-
-
-def _new_dim_range(positions, k, rank):
-    """Where a new dim may go among dims of a rank-`rank` value so that exactly the first k of the
-    sorted `positions` come before it: (lowest, highest) position in the value with the new dim."""
-    lo = positions[k - 1] + 1 if k > 0 else 0
-    hi = positions[k] if k < len(positions) else rank
-    return lo, hi
-
-
-def _pick(lo, hi, d):
-    """d when it lies in [lo, hi] (nothing moves), else lo."""
-    return d if d is not _mapped and lo <= d <= hi else lo
-
-
-def _window_rank_before(bdim, *not_window):
-    """How many operand window dims (per example) come before the operand's batch axis."""
-    return sum(1 for d in range(bdim) if not any(d in dims for dims in not_window))
-
-
-def _indices_front(idx, d):
-    """Indices whose batch axis is not their index-vector (last) axis."""
-    if d is not _mapped and d == core.get_aval(idx).ndim - 1:
-        return batching.moveaxis(idx, d, 0), 0
-    return idx, d
-
-
 def _gather_batch(axis, vals, dims, *, dimension_numbers, slice_sizes, **params):
+    """JAX's rule: batch axes moved to the front; a batched operand alone makes the batch a window
+    (offset) dim, batched indices alone a batch dim of the indices, both a pair of batching dims (with
+    JAX's NumPy arithmetic on the dims, which its jaxprs print as np.int64)."""
     (x, idx), (xd, id_) = vals, dims
-    idx, id_ = _indices_front(idx, id_)
     dn = dimension_numbers
-    offset, obd, sibd = dn.offset_dims, dn.operand_batching_dims, dn.start_indices_batching_dims
-    collapsed, start_map, sizes = dn.collapsed_slice_dims, dn.start_index_map, tuple(slice_sizes)
-    if xd is not _mapped:
-        collapsed, start_map = _shift(collapsed, xd), _shift(start_map, xd)
-    if id_ is _mapped:  # the batch axis is a window of the whole batch
-        k = _window_rank_before(xd, dn.collapsed_slice_dims, dn.operand_batching_dims)
-        out_dim = offset[k - 1] + 1 if k > 0 else 0
-        offset = offset[:k] + (out_dim,) + tuple(o + 1 for o in offset[k:])
-        obd = _shift(obd, xd)
-        sizes = sizes[:xd] + (core.get_aval(x).shape[xd],) + sizes[xd:]
-    else:  # the batch axis is the indices' batch dim id_, in the output where that puts it
-        out_rank = len(offset) + core.get_aval(idx).ndim - 2
-        batch_pos = [i for i in range(out_rank) if i not in offset]
-        out_dim = batch_pos[id_ - 1] + 1 if id_ > 0 else 0
-        offset = tuple(o + (o >= out_dim) for o in offset)
-        sibd = _shift(sibd, id_)
-        if xd is not _mapped:
-            obd, sibd = _insert_paired(_shift(obd, xd), sibd, xd, id_)
-            sizes = sizes[:xd] + (1,) + sizes[xd:]
-    gdn = GatherDimensionNumbers(offset, collapsed, start_map, obd, sibd)
-    return gather_p.bind(x, idx, dimension_numbers=gdn, slice_sizes=sizes, **params), out_dim
+    if id_ is _mapped:
+        x = batching.moveaxis(x, xd, 0)
+        sizes = (core.get_aval(x).shape[0],) + tuple(slice_sizes)
+        gdn = GatherDimensionNumbers(
+            offset_dims=(0,) + tuple(np.add(1, dn.offset_dims)),
+            collapsed_slice_dims=tuple(np.add(1, dn.collapsed_slice_dims)),
+            start_index_map=tuple(np.add(1, dn.start_index_map)),
+            operand_batching_dims=tuple(np.add(1, dn.operand_batching_dims)),
+            start_indices_batching_dims=dn.start_indices_batching_dims)
+        return gather_p.bind(x, idx, dimension_numbers=gdn, slice_sizes=sizes, **params), 0
+    idx = batching.moveaxis(idx, id_, 0)
+    if xd is _mapped:  # the same array indexed per example: indices may repeat or be unsorted
+        gdn = GatherDimensionNumbers(
+            offset_dims=tuple(1 + d for d in dn.offset_dims),
+            collapsed_slice_dims=dn.collapsed_slice_dims,
+            start_index_map=dn.start_index_map,
+            operand_batching_dims=dn.operand_batching_dims,
+            start_indices_batching_dims=tuple(np.add(1, dn.start_indices_batching_dims)))
+        params = dict(params, unique_indices=False, indices_are_sorted=False)
+        return gather_p.bind(x, idx, dimension_numbers=gdn, slice_sizes=tuple(slice_sizes), **params), 0
+    x = batching.moveaxis(x, xd, 0)
+    sizes = (0 if core.get_aval(x).shape[0] == 0 else 1,) + tuple(slice_sizes)
+    gdn = GatherDimensionNumbers(
+        offset_dims=tuple(np.add(1, dn.offset_dims)),
+        collapsed_slice_dims=tuple(np.add(1, dn.collapsed_slice_dims)),
+        start_index_map=tuple(np.add(1, dn.start_index_map)),
+        operand_batching_dims=(0,) + tuple(np.add(1, dn.operand_batching_dims)),
+        start_indices_batching_dims=(0,) + tuple(np.add(1, dn.start_indices_batching_dims)))
+    return gather_p.bind(x, idx, dimension_numbers=gdn, slice_sizes=sizes, **params), 0
 
 
 gather_p.def_rules(batch=_gather_batch)
 
 
 def _scatter_batch(prim):
+    """JAX's rule: operand and updates get the batch axis in front (made for unbatched ones); unbatched
+    indices make it a window dim, batched ones a pair of batching dims."""
+
     def rule(axis, vals, dims, *, dimension_numbers, **params):
         (x, idx, u), (xd, id_, ud) = vals, dims
-        size = axis.size
-        if xd is _mapped:  # each example writes its own result
-            x, xd = batching.broadcast_batched(x, size, 0), 0
-        idx, id_ = _indices_front(idx, id_)
+        x, u = batching.bdim_at_front(x, xd, axis.size), batching.bdim_at_front(u, ud, axis.size)
         dn = dimension_numbers
-        window, obd, sibd = dn.update_window_dims, dn.operand_batching_dims, dn.scatter_indices_batching_dims
-        u_rank = core.get_aval(u).ndim - (ud is not _mapped)
-        if id_ is _mapped:  # the batch axis is a window dim of operand and updates
-            k = _window_rank_before(xd, dn.inserted_window_dims, obd)
-            u_dim = _pick(*_new_dim_range(window, k, u_rank), ud)
-            window = window[:k] + (u_dim,) + tuple(w + 1 for w in window[k:])
-            obd = _shift(obd, xd)
-        else:  # the batch axis is the indices' batch dim id_, paired with the operand's
-            scatter_pos = tuple(i for i in range(u_rank) if i not in window)
-            u_dim = _pick(*_new_dim_range(scatter_pos, id_, u_rank), ud)
-            window = tuple(w + (w >= u_dim) for w in window)
-            obd, sibd = _insert_paired(_shift(obd, xd), _shift(sibd, id_), xd, id_)
-        u = batching.matchaxis(u, ud, u_dim, size)
-        sdn = ScatterDimensionNumbers(window, _shift(dn.inserted_window_dims, xd),
-                                      _shift(dn.scatter_dims_to_operand_dims, xd), obd, sibd)
-        return prim.bind(x, idx, u, dimension_numbers=sdn, **params), xd
+        if id_ is _mapped:
+            sdn = ScatterDimensionNumbers(
+                update_window_dims=(0,) + tuple(np.add(1, dn.update_window_dims)),
+                inserted_window_dims=tuple(np.add(1, dn.inserted_window_dims)),
+                scatter_dims_to_operand_dims=tuple(np.add(1, dn.scatter_dims_to_operand_dims)),
+                operand_batching_dims=tuple(np.add(1, dn.operand_batching_dims)),
+                scatter_indices_batching_dims=dn.scatter_indices_batching_dims)
+        else:
+            idx = batching.bdim_at_front(idx, id_, axis.size)
+            sdn = ScatterDimensionNumbers(
+                update_window_dims=tuple(np.add(1, dn.update_window_dims)),
+                inserted_window_dims=tuple(np.add(1, dn.inserted_window_dims)),
+                scatter_dims_to_operand_dims=tuple(np.add(1, dn.scatter_dims_to_operand_dims)),
+                operand_batching_dims=(0,) + tuple(np.add(1, dn.operand_batching_dims)),
+                scatter_indices_batching_dims=(0,) + tuple(np.add(1, dn.scatter_indices_batching_dims)))
+        return prim.bind(x, idx, u, dimension_numbers=sdn, **params), 0
 
     return rule
 

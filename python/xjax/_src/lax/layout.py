@@ -78,6 +78,40 @@ unstack_p.def_rules(abstract_eval=_unstack_eval, lowering=_unstack_lower)
 unstack_p.def_rules(impl=functools.partial(cpu.apply_primitive, unstack_p))
 
 
+def _stack_eval(*xs, axis):
+    if not xs:
+        raise ValueError("stack expects at least one operand, got 0.")
+    if len({x.shape for x in xs}) != 1:
+        raise ValueError(f"All input arrays must have the same shape. Got {', '.join(str(x.shape) for x in xs)}.")
+    if len({x.dtype for x in xs}) != 1:
+        raise TypeError(f"lax.stack requires arguments to have the same dtypes, got {', '.join(x.dtype.name for x in xs)}.")
+    shape = list(xs[0].shape)
+    shape.insert(axis, len(xs))
+    return xs[0].update(shape=tuple(shape), weak_type=all(x.weak_type for x in xs))
+
+
+def _stack_lower(ctx, *xs, axis):
+    shape = list(ctx.avals_in[0].shape)
+    kept = [i for i in range(len(shape) + 1) if i != axis]
+    shape.insert(axis, 1)
+    parts = [ctx.op("broadcast_in_dim", x, shape=shape, broadcast_dimensions=kept)[0] for x in xs]
+    return ctx.op("concatenate", *parts, dimension=axis)
+
+
+# stack: operands of one shape joined along a new axis (JAX's primitive, the transpose of unstack).
+stack_p = core.Primitive("stack")
+stack_p.def_rules(abstract_eval=_stack_eval, lowering=_stack_lower)
+stack_p.def_rules(impl=functools.partial(cpu.apply_primitive, stack_p))
+
+
+def stack(operands, axis=0):
+    """The operands (of one shape and dtype) joined along a new axis `axis`."""
+    xs = [asarray(x) for x in operands]
+    if not xs:
+        raise ValueError("stack expects at least one operand, got 0.")
+    return stack_p.bind(*xs, axis=_canonical_axis(axis, core.get_aval(xs[0]).ndim + 1))
+
+
 def _squeeze_eval(x, *, dimensions):
     for d in dimensions:
         if not 0 <= d < x.ndim or x.shape[d] != 1:
@@ -104,11 +138,21 @@ def reshape(operand, new_sizes, dimensions=None):
     """Row-major reshape (`dimensions`, if given, transposes first)."""
     x = asarray(operand)
     new_sizes = tuple(int(d) for d in new_sizes)
-    if dimensions is not None and tuple(dimensions) != tuple(range(np.ndim(x))):
-        x = transpose(x, dimensions)
-    if core.get_aval(x).shape == new_sizes:
+    dims = None if dimensions is None else tuple(int(d) for d in dimensions)
+    if dims == tuple(range(core.get_aval(x).ndim)):
+        dims = None
+    if dims is None and core.get_aval(x).shape == new_sizes:
         return x
-    return reshape_p.bind(x, new_sizes=new_sizes, dimensions=None, sharding=None)
+    return reshape_p.bind(x, new_sizes=new_sizes, dimensions=dims, sharding=None)
+
+
+def _reshape_lower(ctx, x, *, new_sizes, dimensions, sharding=None):
+    if dimensions is not None:  # the operand's dims in this order first, as XLA's reshape
+        (x,) = ctx.op("transpose", x, permutation=list(dimensions))
+    return ctx.op("reshape", x, new_sizes=list(new_sizes))
+
+
+reshape_p.lowering = _reshape_lower
 
 
 def broadcast_in_dim(operand, shape, broadcast_dimensions):
@@ -178,8 +222,7 @@ def unstack(operand, axis=0):
 def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - lax's name
     """operand[start:limit:stride] per dimension (static bounds)."""
     x = asarray(operand)
-    start = tuple(int(i) for i in start_indices)
-    limit = tuple(int(i) for i in limit_indices)
+    start, limit = _ints(start_indices), _ints(limit_indices)
     shape = tuple(core.get_aval(x).shape)
     # JAX's shape rule's errors (the core's would be ValueErrors)
     if len(start) != len(shape):
@@ -196,10 +239,13 @@ def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001 - 
     if not all(lim >= i for i, lim in zip(start, limit)):
         raise TypeError(f"slice limit_indices must be greater than or equal to start_indices, got start_indices "
                         f"{start} and limit_indices {limit}.")
-    strides = None if strides is None or all(s == 1 for s in strides) else tuple(int(s) for s in strides)
-    if start == (0,) * len(start) and limit == shape and strides is None:
-        return x
-    return slice_p.bind(x, start_indices=start, limit_indices=limit, strides=strides)
+    # As JAX: strides kept as given (None or a tuple), an identity slice still an equation.
+    return slice_p.bind(x, start_indices=start, limit_indices=limit, strides=None if strides is None else _ints(strides))
+
+
+def _ints(values):
+    """A static index tuple; NumPy integers stay NumPy integers (JAX's jaxprs print them as such)."""
+    return tuple(i if isinstance(i, np.integer) else int(i) for i in values)
 
 
 def _index_scalars(indices, shape):
@@ -368,8 +414,10 @@ broadcast_in_dim_p.pp_params = _params_printer(drop=("shape", "sharding"), drop_
 from xjax._src.interpreters import ad  # noqa: E402
 
 
-def _reshape_transpose(ct, x, **params):
-    return [reshape(ct, x.aval.shape)]
+def _reshape_transpose(ct, x, *, new_sizes, dimensions, sharding=None):
+    if dimensions is None:
+        return [reshape(ct, x.aval.shape)]
+    return [transpose(reshape(ct, np.take(x.aval.shape, dimensions)), np.argsort(dimensions))]
 
 
 def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions, sharding=None):
@@ -448,9 +496,10 @@ def _pad_transpose(ct, x, v, *, padding_config):
 
     ct_x = ct_v = None
     lo, hi, interior = zip(*padding_config) if padding_config else ((), (), ())
-    if ad.is_undefined(x):
-        unpadded = pad(ct, 0, [(-a, -b, 0) for a, b in zip(lo, hi)])
-        ct_x = slice(unpadded, (0,) * len(lo), core.get_aval(unpadded).shape, tuple(i + 1 for i in interior))
+    if ad.is_undefined(x):  # with JAX's NumPy arithmetic on the config (its jaxprs print np.int64s)
+        unpad_config = list(zip(np.negative(lo), np.negative(hi), np.zeros_like(interior)))
+        unpadded = pad(ct, np.array(0, core.get_aval(ct).dtype), unpad_config)
+        ct_x = slice(unpadded, np.zeros_like(lo), core.get_aval(unpadded).shape, np.add(interior, 1))
     if ad.is_undefined(v):
         total = reduce_sum(ct, tuple(range(len(lo))))
         ct_v = total if ct_x is None else sub(total, reduce_sum(ct_x, tuple(range(len(lo)))))
@@ -463,16 +512,33 @@ def _pad_jvp(primals, tangents, *, padding_config):
 
 
 def _unstack_transpose(cts, x, *, axis):
-    parts = [expand_dims(ad.instantiate_zero(ct), (axis,)) for ct in cts]
-    return [concatenate(parts, axis)]
+    if all(type(ct) is ad.Zero for ct in cts):
+        return [None]
+    return [stack_p.bind(*[ad.instantiate_zero(ct) for ct in cts], axis=axis)]
+
+
+def _stack_transpose(ct, *xs, axis):
+    return unstack_p.bind(ct, axis=axis)
+
+
+def _stack_batch(axis_data, vals, dims, *, axis):
+    from xjax._src.interpreters import batching
+
+    d = dims[0]
+    if d is not batching.not_mapped and all(e == d for e in dims):
+        return (stack_p.bind(*vals, axis=axis), d + 1) if axis <= d else (stack_p.bind(*vals, axis=axis + 1), d)
+    vals = [broadcast(v, (axis_data.size,)) if e is batching.not_mapped else batching.moveaxis(v, e, 0)
+            for v, e in zip(vals, dims)]
+    return stack_p.bind(*vals, axis=axis + 1), 0
 
 
 def _unstack_batch(axis_data, vals, dims, *, axis):
     from xjax._src.interpreters import batching
 
     (x,), (d,) = vals, dims
-    outs = unstack_p.bind(batching.moveaxis(x, d, 0), axis=axis + 1)
-    return outs, [0] * len(outs)
+    out_axis, out_d = (axis, d - 1) if axis < d else (axis + 1, d)
+    outs = unstack_p.bind(x, axis=out_axis)
+    return outs, [out_d] * len(outs)
 
 
 def _split_transpose(cts, x, *, sizes, axis):
@@ -490,6 +556,8 @@ def _split_batch(axis_data, vals, dims, *, sizes, axis):
 ad.deflinear(split_p, _split_transpose)
 split_p.def_rules(batch=_split_batch)
 ad.deflinear(unstack_p, _unstack_transpose)
+ad.deflinear(stack_p, _stack_transpose)
+stack_p.def_rules(batch=_stack_batch)
 unstack_p.def_rules(batch=_unstack_batch)
 ad.deflinear(reshape_p, _reshape_transpose)
 ad.deflinear(squeeze_p, lambda ct, x, *, dimensions: [expand_dims(ct, dimensions)])
@@ -515,10 +583,11 @@ def _batched_perm(perm, d):
 
 
 def _reshape_batch(axis, vals, dims, *, new_sizes, dimensions, sharding):
-    # `dimensions` is always None here: lax.reshape binds its transpose as a transpose first.
     (x,), (d,) = vals, dims
     x = batching.moveaxis(x, d, 0)
-    return reshape(x, (axis.size,) + tuple(new_sizes)), 0
+    if dimensions is not None:
+        dimensions = (0,) + tuple(np.add(1, dimensions))
+    return reshape(x, (axis.size,) + tuple(new_sizes), dimensions), 0
 
 
 def _squeeze_batch(axis, vals, dims, *, dimensions):
@@ -592,37 +661,32 @@ pad_p.def_rules(batch=_pad_batch)
 
 
 # ---- batching (vmap): dynamic slicing -------------------------------------------------------
-# Unmapped start indices: the same op, taking the whole batch axis (start 0). Mapped ones: each
-# example starts elsewhere, so the op becomes a gather (dynamic_slice) or a scatter
-# (dynamic_update_slice) in clip mode, whose clamping is dynamic slicing's, batched by their rules.
+# As JAX: the op becomes a gather (dynamic_slice) or a scatter (dynamic_update_slice) in clip mode,
+# whose clamping is dynamic slicing's, batched by their rules; the start indices become one index
+# vector, batched along axis 0 when any of them is.
 from xjax._src.interpreters import batching  # noqa: E402
 
 
-def _zero_index(idx):
-    return asarray(0, core.get_aval(idx[0]).dtype if idx else dtypes.int32, False)
-
-
-def _index_vector(idx, dims, size):
-    """The start indices as one (size, n) index array, batched along axis 0."""
+def _batch_index_vector(idx, dims, size):
+    """(index vector, its batch dim) of the start indices, as JAX's _batch_dynamic_slice_indices."""
+    if not idx:
+        return asarray(np.zeros((0,), np.int32)), batching.not_mapped
     if len({core.get_aval(i).dtype for i in idx}) > 1:
         idx = [convert_int32(i) for i in idx]
-    cols = [reshape(i, (size, 1)) if d is not batching.not_mapped else broadcast_in_dim(i, (size, 1), ())
-            for i, d in zip(idx, dims)]
-    return concatenate(cols, 1)
+    if all(d is batching.not_mapped for d in dims):
+        return concatenate([broadcast(i, (1,)) for i in idx], 0), batching.not_mapped
+    cols = [broadcast_in_dim(i, (size, 1), (0,) if d is not batching.not_mapped else ()) for i, d in zip(idx, dims)]
+    return concatenate(cols, 1), 0
 
 
 def _dynamic_slice_batch(axis, vals, dims, *, slice_sizes):
     from xjax._src.lax import indexing
 
     (x, *idx), (xd, *idims) = vals, dims
-    if all(d is batching.not_mapped for d in idims):
-        idx.insert(xd, _zero_index(idx))
-        sizes = slice_sizes[:xd] + (core.get_aval(x).shape[xd],) + slice_sizes[xd:]
-        return dynamic_slice_p.bind(x, *idx, slice_sizes=sizes), xd
-    n = len(slice_sizes)
-    dn = indexing.GatherDimensionNumbers(offset_dims=tuple(range(n)), collapsed_slice_dims=(),
-                                         start_index_map=tuple(range(n)))
-    return indexing.gather_p.batch(axis, (x, _index_vector(idx, idims, axis.size)), (xd, 0), dimension_numbers=dn,
+    n = tuple(range(len(slice_sizes)))
+    dn = indexing.GatherDimensionNumbers(offset_dims=n, collapsed_slice_dims=(), start_index_map=n)
+    index, index_d = _batch_index_vector(idx, idims, axis.size)
+    return indexing.gather_p.batch(axis, (x, index), (xd, index_d), dimension_numbers=dn,
                                    slice_sizes=tuple(slice_sizes), indices_are_sorted=True, unique_indices=True,
                                    mode=indexing.GatherScatterMode.CLIP, fill_value=None)
 
@@ -631,17 +695,13 @@ def _dynamic_update_slice_batch(axis, vals, dims):
     from xjax._src.lax import indexing
 
     (x, u, *idx), (xd, ud, *idims) = vals, dims
-    if all(d is batching.not_mapped for d in idims):
-        d = xd if xd is not batching.not_mapped else ud
-        x, u = batching.matchaxis(x, xd, d, axis.size), batching.matchaxis(u, ud, d, axis.size)
-        idx.insert(d, _zero_index(idx))
-        return dynamic_update_slice_p.bind(x, u, *idx), d
-    n = len(idx)
-    dn = indexing.ScatterDimensionNumbers(update_window_dims=tuple(range(n)), inserted_window_dims=(),
-                                          scatter_dims_to_operand_dims=tuple(range(n)))
-    return indexing.scatter_p.batch(axis, (x, _index_vector(idx, idims, axis.size), u), (xd, 0, ud),
-                                    dimension_numbers=dn, indices_are_sorted=True, unique_indices=True,
-                                    mode=indexing.GatherScatterMode.CLIP, update_jaxpr=None, update_consts=())
+    n = tuple(range(len(idx)))
+    dn = indexing.ScatterDimensionNumbers(update_window_dims=n, inserted_window_dims=(), scatter_dims_to_operand_dims=n)
+    index, index_d = _batch_index_vector(idx, idims, axis.size)
+    out, d = indexing.scatter_p.batch(axis, (x, index, u), (xd, index_d, ud), dimension_numbers=dn,
+                                      indices_are_sorted=True, unique_indices=True,
+                                      mode=indexing.GatherScatterMode.CLIP, update_jaxpr=None, update_consts=())
+    return batching.moveaxis(out, d, 0), 0
 
 
 dynamic_slice_p.def_rules(batch=_dynamic_slice_batch)

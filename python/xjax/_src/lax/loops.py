@@ -28,8 +28,23 @@ def _while_abstract_eval(*avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncon
     return list(body_jaxpr.out_avals)
 
 
+def _scalar_predicate(args, params):
+    """(args, params) of the same loop with a scalar predicate. A vmapped loop's condition may return
+    one predicate per example (as JAX's): it then runs while any example runs, and its body updates
+    only the running examples (as JAX's lowering does)."""
+    if not params["cond_jaxpr"].out_avals[0].shape:
+        return args, params
+    cn, bn = params["cond_nconsts"], params["body_nconsts"]
+    cond, body = _while_until_all_done(params["cond_jaxpr"], params["body_jaxpr"], cn, bn)
+    return ([*args[:cn], *args[:cn], *args[cn:]],
+            dict(cond_jaxpr=cond, body_jaxpr=body, cond_nconsts=cn, body_nconsts=cn + bn))
+
+
 def _while_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     params = dict(cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr, cond_nconsts=cond_nconsts, body_nconsts=body_nconsts)
+    args, params = _scalar_predicate(list(args), params)
+    cond_jaxpr, body_jaxpr = params["cond_jaxpr"], params["body_jaxpr"]
+    cond_nconsts, body_nconsts = params["cond_nconsts"], params["body_nconsts"]
 
     def python_loop(args):
         nc = cond_nconsts + body_nconsts
@@ -44,10 +59,11 @@ def _while_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
 
 def _while_lowering(lowerer, eqn, ins):
     """The core's `while` op; the consts of both functions are carried along unchanged."""
-    p = eqn.params
+    avals = [a.aval for a in eqn.invars]
+    pairs, p = _scalar_predicate(list(zip(avals, ins)), eqn.params)
+    avals, ins = [a for a, _ in pairs], [r for _, r in pairs]
     cn, bn = p["cond_nconsts"], p["body_nconsts"]
     cond_j, body_j = p["cond_jaxpr"], p["body_jaxpr"]
-    avals = [a.aval for a in eqn.invars]
 
     def cond_fn(sub, refs):
         return sub.lower_closed_jaxpr(cond_j, refs[:cn] + refs[cn + bn:])
@@ -740,21 +756,23 @@ def _while_batch(axis, vals, dims, *, cond_jaxpr, body_jaxpr, cond_nconsts, body
     cc_b, bc_b = batched[:cond_nconsts], batched[cond_nconsts:nc]
     carry_b = _batched_carry_fixpoint(axis, body_jaxpr, bc_b, batched[nc:], [], 0)
     _, (pred_b,) = batching.batch_jaxpr(cond_jaxpr, axis, cc_b + carry_b)
+    if cond_jaxpr.out_avals[0].shape and not pred_b:
+        # Per-example predicates of an inner vmap, the same for this one's examples: made a scalar
+        # first, since this batch axis goes in front of theirs (JAX puts it after them).
+        pairs, p = _scalar_predicate(list(zip(vals, dims)), dict(
+            cond_jaxpr=cond_jaxpr, body_jaxpr=body_jaxpr, cond_nconsts=cond_nconsts, body_nconsts=body_nconsts))
+        return _while_batch(axis, [v for v, _ in pairs], [d for _, d in pairs], **p)
     if pred_b:  # each example stops on its own: every carry is batched
         carry_b = [True] * len(carry_b)
     consts = [batching.moveaxis(v, d, 0) if b else v for v, d, b in zip(vals[:nc], dims[:nc], batched[:nc])]
     carry = [batching.bdim_at_front(v, d, axis.size) if b else v for v, d, b in zip(vals[nc:], dims[nc:], carry_b)]
     cond, _ = batching.batch_jaxpr(cond_jaxpr, axis, cc_b + carry_b)
     body, _ = batching.batch_jaxpr(body_jaxpr, axis, bc_b + carry_b, carry_b)
-    if not pred_b:
-        outs = while_p.bind(*consts, *carry, cond_nconsts=cond_nconsts, cond_jaxpr=cond, body_nconsts=body_nconsts,
-                            body_jaxpr=body)
-        return outs, [0 if b else _not_mapped for b in carry_b]
-    cond, body = _while_until_all_done(cond, body, cond_nconsts, body_nconsts)
-    cc = consts[:cond_nconsts]
-    outs = while_p.bind(*cc, *cc, *consts[cond_nconsts:], *carry, cond_nconsts=cond_nconsts, cond_jaxpr=cond,
-                        body_nconsts=nc, body_jaxpr=body)
-    return outs, [0] * len(outs)
+    # As JAX: with a batched predicate the loop's condition returns one per example; the lowering runs
+    # it while any runs (_scalar_predicate).
+    outs = while_p.bind(*consts, *carry, cond_nconsts=cond_nconsts, cond_jaxpr=cond, body_nconsts=body_nconsts,
+                        body_jaxpr=body)
+    return outs, [0 if b else _not_mapped for b in carry_b]
 
 
 _until_all_done = _weakref.WeakKeyDictionary()
@@ -767,7 +785,7 @@ def _while_until_all_done(cond, body, cond_nconsts, body_nconsts):
     def make():
         def any_running(*args):
             (pred,) = eval_jaxpr(cond.jaxpr, cond.consts, *args)
-            return [_reduction.reduce_or(pred, (0,))]
+            return [_reduction.reduce_or(pred, tuple(range(core.get_aval(pred).ndim)))]
 
         def step(*args):
             nc = cond_nconsts + body_nconsts

@@ -228,28 +228,34 @@ def _cumulative_jvp(prim, combine):
 
 
 def _reduce_prod_jvp(primals, tangents, *, axes, out_sharding=None):
-    """The product's tangent by a halving tree of (value, tangent) products over the reduced axes."""
+    """JAX's rule: the JVP of a halving tree of products over the reduced axes (moved to the front and
+    flattened), short halves padded with 1; the tree's own result is the primal (no reduce_prod)."""
+    from xjax._src.autodiff import jvp
+
     (x,), (t,) = primals, tangents
-    ans = reduce_prod_p.bind(x, axes=axes, out_sharding=out_sharding)
     shape = core.get_aval(x).shape
     kept = tuple(d for d in range(len(shape)) if d not in axes)
     n = 1
     for d in axes:
         n *= shape[d]
-    if n == 0:
-        return ans, ad.zeros_like_aval(core.get_aval(ans))
     flat_shape = (n,) + tuple(shape[d] for d in kept)
-    pairs = tuple(reshape(transpose(a, tuple(axes) + kept), flat_shape) for a in (x, t))
-    while n > 1:
-        half = (n + 1) // 2
-        lo = tuple(slice_in_dim(a, 0, half, 1, 0) for a in pairs)
-        hi = tuple(slice_in_dim(a, half, n, 1, 0) for a in pairs)
-        if n % 2:  # pad the short half with the pair (1, 0)
-            cfg = [(0, 1, 0)] + [(0, 0, 0)] * len(kept)
-            hi = (pad(hi[0], 1, cfg), pad(hi[1], 0, cfg))
-        pairs = _mul_pairs(lo, hi)
-        n = half
-    return ans, squeeze(pairs[1], (0,))
+    perm = tuple(axes) + kept
+    x, t = reshape(x, flat_shape, perm), reshape(ad.instantiate(t), flat_shape, perm)
+    one = ew._const(x, 1)
+
+    def tree(x):
+        while core.get_aval(x).shape[0] > 1:
+            size = core.get_aval(x).shape[0]
+            half = (size + 1) // 2
+            lo, hi = slice_in_dim(x, 0, half), slice_in_dim(x, half, None)
+            if size - half != half:
+                hi = pad(hi, one, [(0, 1, 0)] + [(0, 0, 0)] * len(kept))
+            x = ew.mul(lo, hi)
+        if core.get_aval(x).shape[0] == 0:
+            return ad.full_like_aval(core.get_aval(x).update(shape=flat_shape[1:]), 1)
+        return squeeze(x, (0,))
+
+    return jvp(tree, (x,), (t,))
 
 
 reduce_prod_p.def_rules(jvp=_reduce_prod_jvp)

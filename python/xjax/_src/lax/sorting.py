@@ -71,14 +71,29 @@ def _take_along(t, idx, axis):
 
 
 def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
+    """JAX's rule: the operands sorted with an unsigned iota, whose permutation gathers the tangents
+    (the other dims batch dims, numbered with NumPy integers as JAX's)."""
+    import numpy as np
+
     from xjax._src import dtypes
     from xjax._src.lax.elementwise import broadcasted_iota
+    from xjax._src.lax.indexing import GatherDimensionNumbers, GatherScatterMode, gather_p
+    from xjax._src.lax.layout import expand_dims
 
     shape = core.get_aval(primals[0]).shape
-    iota = broadcasted_iota(dtypes.int32, shape, dimension)
-    *outs, perm = sort_p.bind(*primals, iota, dimension=dimension, is_stable=is_stable, num_keys=num_keys)
-    return outs, [ad.zero_tangent(o) if type(t) is ad.Zero else _take_along(t, perm, dimension)
-                  for o, t in zip(outs, tangents)]
+    index_dtype = dtypes.uint32 if all(d < 2 ** 32 for d in shape) else dtypes.uint64
+    *outs, perm = sort_p.bind(*primals, broadcasted_iota(index_dtype, shape, dimension), dimension=dimension,
+                              is_stable=is_stable, num_keys=num_keys)
+    batch = tuple(np.delete(np.arange(len(shape), dtype=np.int64), dimension))
+    dn = GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(dimension,), start_index_map=(dimension,),
+                                operand_batching_dims=batch, start_indices_batching_dims=batch)
+    idx = expand_dims(perm, (len(shape),))
+
+    def gather(t):
+        return gather_p.bind(t, idx, dimension_numbers=dn, slice_sizes=(1,) * len(shape), indices_are_sorted=False,
+                             unique_indices=False, mode=GatherScatterMode.PROMISE_IN_BOUNDS, fill_value=None)
+
+    return outs, [ad.zero_tangent(o) if type(t) is ad.Zero else gather(t) for o, t in zip(outs, tangents)]
 
 
 def _top_k_jvp(primals, tangents, *, k):
@@ -93,13 +108,18 @@ top_k_p.def_rules(jvp=_top_k_jvp)
 
 # ---- batching (vmap) ----------------------------------------------------------------------------
 from xjax._src.interpreters import batching  # noqa: E402
+from xjax._src.lax import layout  # noqa: E402
 
 
 def _sort_batch(axis, vals, dims, *, dimension, is_stable, num_keys):
-    # Every operand is permuted per example: unmapped ones are materialised at the first batch axis.
-    d = next(d for d in dims if d is not batching.not_mapped)
-    ops = [batching.matchaxis(v, vd, d, axis.size) for v, vd in zip(vals, dims)]
-    outs = sort_p.bind(*ops, dimension=dimension + (dimension >= d), is_stable=is_stable, num_keys=num_keys)
+    # JAX's rule: every operand is permuted per example; unmapped ones are materialised at the first
+    # batch axis (with Python-int broadcast dims), mapped ones moved there.
+    proto, d = next((v, d) for v, d in zip(vals, dims) if d is not batching.not_mapped)
+    shape = core.get_aval(proto).shape
+    kept = tuple(i for i in range(len(shape)) if i != d)
+    ops = [layout.broadcast_in_dim(v, shape, kept) if vd is batching.not_mapped else batching.moveaxis(v, vd, d)
+           for v, vd in zip(vals, dims)]
+    outs = sort_p.bind(*ops, dimension=dimension + (d <= dimension), is_stable=is_stable, num_keys=num_keys)
     return outs, [d] * len(outs)
 
 

@@ -125,15 +125,14 @@ def _gelu(x, approximate):
         c = util.scalar(float(np.sqrt(2 / np.pi).astype(x.dtype)), x.dtype, False)
         return x * (0.5 * (1.0 + jnp.tanh(c * (x + 0.044715 * (x ** 3)))))
     sqrt_half = util.scalar(float(np.sqrt(0.5).astype(x.dtype)), x.dtype, False)
-    return 0.5 * x * lax.erfc(-x * sqrt_half)
-
-
-_gelu_jit = jit(_gelu, static_argnums=1)
+    return jnp.array(0.5 * x * lax.erfc(-x * sqrt_half), dtype=x.dtype)  # a copy, as JAX's
 
 
 def gelu(x, approximate=True):
-    """Gaussian error linear unit: x * Phi(x), or its tanh approximation when approximate=True."""
-    return _gelu_jit(x, bool(approximate))
+    """Gaussian error linear unit: x * Phi(x), or its tanh approximation when approximate=True.
+
+    Not jitted, as JAX's is not: its equations appear inline in a trace."""
+    return _gelu(x, bool(approximate))
 
 
 @jit
@@ -152,7 +151,9 @@ def hard_silu(x):
 hard_swish = hard_silu
 
 
-def _glu(x, axis):
+@functools.partial(jit, static_argnames=("axis",))
+def glu(x, axis=-1):
+    """Gated linear unit: x split in two halves a, b along axis; returns a * sigmoid(b)."""
     x = _arraylike("glu", x)
     size = x.shape[axis]
     if size % 2:
@@ -160,10 +161,3 @@ def _glu(x, axis):
     a, b = jnp.split(x, 2, axis)
     return a * sigmoid(b)
 
-
-_glu_jit = jit(_glu, static_argnums=1)
-
-
-def glu(x, axis=-1):
-    """Gated linear unit: x split in two halves a, b along axis; returns a * sigmoid(b)."""
-    return _glu_jit(x, axis)

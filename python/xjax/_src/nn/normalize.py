@@ -119,7 +119,7 @@ def softmax(x, axis=-1, where=None):
     return _softmax_deprecated(x, axis, where)
 
 
-def _standardize(x, mean, variance, epsilon, where, axis, algorithm):
+def _standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, algorithm="fast"):
     if mean is None:
         mean = jnp.mean(x, axis, keepdims=True, where=where)
     if variance is None:
@@ -131,7 +131,8 @@ def _standardize(x, mean, variance, epsilon, where, axis, algorithm):
     return (x - mean) * lax.rsqrt(variance + epsilon)
 
 
-_standardize_jit = jit(_standardize, static_argnums=(5, 6))
+_standardize.__name__ = "standardize"  # a jit named standardize, as JAX's
+_standardize_jit = jit(_standardize, static_argnames=("axis", "algorithm"))
 
 
 def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, *, algorithm="fast"):
@@ -145,15 +146,20 @@ def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, 
             util.check_arraylike(f"standardize {name}", v)
     if algorithm not in ("fast", "stable"):
         raise ValueError(f"Unknown algorithm '{algorithm}'. Expected 'fast' or 'stable'.")
-    return _standardize_jit(x, mean, variance, epsilon, where, _static_axis(axis), algorithm)
+    # As JAX's jit: arguments left at their defaults are constants of the trace, not its inputs.
+    given = {k: v for k, v in (("mean", mean), ("variance", variance), ("where", where)) if v is not None}
+    if not (type(epsilon) is float and epsilon == 1e-5):
+        given["epsilon"] = epsilon
+    return _standardize_jit(x, axis=_static_axis(axis), algorithm=algorithm, **given)
 
 
 def _one_hot(x, num_classes, dtype, axis):
     out_axis = util.canonicalize_axis(axis, x.ndim + 1)
     classes_shape = [1] * x.ndim
     classes_shape.insert(out_axis, num_classes)
+    labels = lax.expand_dims(x, (out_axis,))
     classes = lax.broadcasted_iota(x.dtype, tuple(classes_shape), out_axis)
-    return (lax.expand_dims(x, (out_axis,)) == classes).astype(dtype)
+    return (labels == classes).astype(dtype)
 
 
 _one_hot_jit = jit(_one_hot, static_argnums=(1, 2, 3))

@@ -49,7 +49,7 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None):  #
     x = object
     if isinstance(x, util._ARRAY_TYPES):
         out = x if dt is None or x.aval.dtype == dt else lax.convert_element_type(x, dt)
-        if copy and out is x and isinstance(x, Array):
+        if copy and out is x:  # traced too, as JAX (a copy equation)
             out = lax.copy_p.bind(x)
     elif type(x) in util._PY_SCALARS:
         d, weak = dtypes.dtype_and_weak(x)

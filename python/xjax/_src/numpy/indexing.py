@@ -164,6 +164,9 @@ def _basic(x, entries):
     shape = x.aval.shape
     operand_entries = [e for e in entries if e is not None and not _is_false(e)]
     dyn = [(d, e[1]) for d, e in enumerate(operand_entries) if type(e) is tuple and e[0] == "dyn"]
+    if dyn and not any(_is_false(e) for e in entries if e is not None) and all(
+            e.step in (None, 1, -1) for e in entries if isinstance(e, slice)):
+        return _dynamic_basic(x, entries)
     if dyn:
         starts = [util.full((), 0, _INDEX_DTYPE)] * len(shape)
         sizes = list(shape)
@@ -184,14 +187,19 @@ def _basic(x, entries):
             out_shape.append(1)
             continue
         n = x.aval.shape[d]
-        if isinstance(e, slice):
-            low, length, step, rev = _slice_bounds(e, n)
-            start.append(low)
-            limit.append(low + (length - 1) * step + 1 if length else low)
-            strides.append(step)
-            if rev:
+        if isinstance(e, slice):  # JAX's bounds: a negative step slices forward, then reverses
+            first, stop, step = e.indices(n)
+            if step < 0:
+                low = min(n, stop + 1 + abs(first - stop - 1) % -step)
+                start.append(low)
+                limit.append(max(low, first + 1))
+                strides.append(-step)
                 rev_dims.append(d)
-            out_shape.append(length)
+            else:
+                start.append(first)
+                limit.append(max(first, stop))
+                strides.append(step)
+            out_shape.append(len(range(first, stop, step)))
         elif type(e[1]) is int:
             i = e[1]
             if n == 0:
@@ -208,7 +216,9 @@ def _basic(x, entries):
             strides.append(1)
             squeeze_dims.append(d)
         d += 1
-    y = lax.slice(x, start, limit, strides)
+    # As JAX: a trivial slice is no equation; unit strides are None.
+    trivial = all(a == 0 for a in start) and tuple(limit) == tuple(x.aval.shape) and all(s == 1 for s in strides)
+    y = x if trivial else lax.slice(x, start, limit, None if all(s == 1 for s in strides) else strides)
     if rev_dims:
         y = lax.rev(y, rev_dims)
     out_shape = tuple(out_shape)
@@ -226,6 +236,45 @@ def _is_false(e):
     return type(e) is tuple and e[0] == "false"
 
 
+def _dynamic_basic(x, entries):
+    """JAX's dynamic-slice indexing (traced scalars with static ints, unit-step slices and None): one
+    dynamic_slice, whose start indices lax normalises, then rev, squeeze and expand_dims."""
+    starts, sizes, rev_dims, squeeze_dims, new_dims = [], [], [], [], []
+    d = 0
+    for e in entries:
+        if e is None:
+            new_dims.append(len(starts) - len(squeeze_dims) + len(new_dims))
+            continue
+        n = x.aval.shape[d]
+        if isinstance(e, slice):
+            first, stop, step = e.indices(n)
+            if step < 0:
+                low = stop + 1 + abs(first - stop - 1) % 1
+                starts.append(low)
+                sizes.append(max(0, first + 1 - low))
+                rev_dims.append(d)
+            else:
+                starts.append(first)
+                sizes.append(max(0, stop - first))
+        else:
+            if n == 0:
+                raise IndexError(f"index is out of bounds for axis {d} with size 0")
+            starts.append(e[1])
+            sizes.append(1)
+            squeeze_dims.append(d)
+        d += 1
+    if len(starts) > 1:  # one index dtype for all (JAX's int_dtype_for_shape)
+        starts = [lax.convert_element_type(util.asarray(i), _INDEX_DTYPE) for i in starts]
+    y = lax.dynamic_slice(x, starts, sizes)
+    if rev_dims:
+        y = lax.rev(y, rev_dims)
+    if squeeze_dims:
+        y = lax.squeeze(y, squeeze_dims)
+    if new_dims:
+        y = lax.expand_dims(y, new_dims)
+    return y
+
+
 def _wrap_negative(i, n):
     """i + n where i < 0 (once), for a signed integer operand; int32."""
     i = util.asarray(i)
@@ -233,9 +282,11 @@ def _wrap_negative(i, n):
         i = lax.convert_element_type(i, _INDEX_DTYPE)
     if i.aval.dtype.kind == "u":
         return i
-    shp = i.aval.shape
-    zero = util.full(shp, 0, _INDEX_DTYPE)
-    return lax.select(lax.lt(i, zero), lax.add(i, util.full(shp, n, _INDEX_DTYPE)), i)
+    # JAX's _normalize_index: 0-d constants, which lax broadcasts
+    def const(v):
+        return util.scalar(v, i.aval.dtype, i.aval.weak_type)
+
+    return lax.select(lax.lt(i, const(0)), lax.add(i, const(n)), i)
 
 
 # ---- the gather/scatter plan ----------------------------------------------------------------
@@ -358,7 +409,7 @@ def _index_array(pieces, batch_shape, where, wrap_negative):
             p = np.where(p < 0, p + n, p)
         return np.clip(p, info.min, info.max).astype(np.int32)
 
-    if all(isinstance(p, np.ndarray) for p, _, _ in pieces):
+    if all(isinstance(p, np.ndarray) and p.ndim for p, _, _ in pieces):
         cols = []
         for p, dims, n in pieces:
             shp = [1] * nbatch
@@ -368,14 +419,19 @@ def _index_array(pieces, batch_shape, where, wrap_negative):
         return util.asarray(np.stack(cols, axis=-1))
     cols = []
     for p, dims, n in pieces:
-        if isinstance(p, np.ndarray):
+        if isinstance(p, np.ndarray) and not p.ndim:  # a static int: a literal, as in JAX
+            op = util.scalar(int(static(p, n)), _INDEX_DTYPE, False)
+        elif isinstance(p, np.ndarray):
             op = util.asarray(static(p, n))
         else:
             op = _wrap_negative(p, n) if wrap_negative else util.convert(p, _INDEX_DTYPE)
-        op = lax.reshape(op, op.aval.shape + (1,))
-        op = lax.broadcast_in_dim(op, batch_shape + (1,), tuple(where[d] for d in dims) + (nbatch,))
-        cols.append(op)
-    return cols[0] if len(cols) == 1 else lax.concatenate(cols, nbatch)
+        cols.append((op, tuple(where[d] for d in dims)))
+    # As JAX: one index array covering the batch in order gains a trailing axis (expand_dims); others
+    # are broadcast into the batch shape and concatenated along that axis.
+    if len(cols) == 1 and cols[0][0].aval.shape == tuple(batch_shape) and cols[0][1] == tuple(range(nbatch)):
+        return lax.expand_dims(cols[0][0], (nbatch,))
+    parts = [lax.broadcast_in_dim(op, tuple(batch_shape) + (1,), dims) for op, dims in cols]
+    return parts[0] if len(parts) == 1 else lax.concatenate(parts, nbatch)
 
 
 def _gather_dnums(plan):
@@ -389,14 +445,6 @@ def _scatter_dnums(plan):
                                    scatter_dims_to_operand_dims=start_map)
 
 
-def default_fill_value(dtype):
-    """JAX's fill for out-of-bounds gathers: NaN, the most negative int, the largest uint, True."""
-    if dtype in dtypes.FLOATING:
-        return float("nan")
-    if dtype == dtypes.bool_:
-        return True
-    info = np.iinfo(dtype)
-    return int(info.min) if dtype.kind == "i" else int(info.max)
 
 
 def _gather(x, entries, mode, fill_value, indices_are_sorted=False, unique_indices=False):

@@ -10,6 +10,7 @@ import operator
 import numpy as np
 
 from xjax._src import lax
+from xjax._src.jit import jit
 from xjax._src.numpy import creation, manipulation, products, reductions, ufuncs, util
 
 
@@ -18,9 +19,9 @@ def _abs(x):
 
 
 def _vector_norm(x, ord, axes, keepdims):
-    a = _abs(x)
     if ord is None or ord == 2:
         return lax.sqrt(reductions.sum(lax.mul(x, x), axes, keepdims=keepdims))
+    a = _abs(x)
     if ord == math.inf:
         return reductions.max(a, axes, keepdims=keepdims, initial=0.0 if x.aval.size == 0 else None)
     if ord == -math.inf:
@@ -74,15 +75,19 @@ def norm(x, ord=None, axis=None, keepdims=False):
     """Vector (1-D, or one axis) or matrix (2-D, or two axes) norm; ord as in NumPy, including the
     matrix norms 2, -2 and 'nuc' from the singular values."""
     util.check_arraylike("jnp.linalg.norm", x)
+    if isinstance(axis, list):
+        axis = tuple(axis)
+    return _norm(x, ord=ord, axis=axis, keepdims=keepdims)
+
+
+def _norm(x, ord, axis, keepdims):
     v = util.to_inexact(util.asarray(x))
     if v.aval.weak_type:
         v = lax.elementwise._convert(v, v.aval.dtype, weak_type=False)
     nd = v.aval.ndim
     if axis is None:
         if ord is None:
-            flat = lax.reshape(v, (v.aval.size,))
-            out = lax.sqrt(reductions.sum(lax.mul(flat, flat)))
-            return lax.reshape(out, (1,) * nd) if keepdims else out
+            return lax.sqrt(reductions.sum(lax.mul(v, v), keepdims=keepdims))
         axes = tuple(range(nd))
     else:
         axes = util.canonicalize_axes(axis, nd)
@@ -91,6 +96,10 @@ def norm(x, ord=None, axis=None, keepdims=False):
     if len(axes) == 2:
         return _matrix_norm(v, ord, axes, keepdims)
     raise _improper_axes(axes)
+
+
+_norm.__name__ = "norm"  # a jit named norm, as JAX's jnp.linalg.norm is
+_norm = jit(_norm, static_argnames=("ord", "axis", "keepdims"))
 
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):

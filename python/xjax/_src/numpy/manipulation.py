@@ -311,8 +311,7 @@ def stack(arrays, axis=0, out=None, dtype=None):
     ax = util.canonicalize_axis(axis, nd)
     dt = dtype_arg(dtype, "stack")
     ops = util.promote_dtypes(*arrays) if dt is None else [util.convert(a, dt) for a in arrays]
-    ops = [lax.expand_dims(o, (ax,)) for o in ops]
-    return ops[0] if len(ops) == 1 else lax.concatenate(ops, ax)
+    return lax.stack(ops, ax)
 
 
 def unstack(x, /, *, axis=0):

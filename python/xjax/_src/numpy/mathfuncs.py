@@ -1,5 +1,6 @@
 """Elementwise math built from several primitives: hypot, logaddexp, fmax/fmin, copysign/signbit,
 heaviside, sinc, ldexp/frexp/modf, isclose/allclose/array_equal, gcd/lcm, nan_to_num, angle."""
+import functools
 import math
 
 import numpy as np
@@ -25,57 +26,66 @@ def hypot(x1, x2, /):
     return lax.select(lax.bitwise_or(lax.eq(a, inf), lax.eq(b, inf)), inf, out)
 
 
-def _logaddexp_impl(x1, x2):
-    amax = lax.max(x1, x2)
-    delta = lax.sub(x1, x2)
-    out = lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta)))))
-    return lax.select(lax.ne(delta, delta), lax.add(x1, x2), out)
+def _isnan(x):
+    return lax.ne(x, x)
 
 
-def _logaddexp2_impl(x1, x2):
+def _logaddexp_formula(x1, x2):
     amax = lax.max(x1, x2)
     delta = lax.sub(x1, x2)
-    tail = lax.div(lax.log1p(lax.exp2(lax.neg(lax.abs(delta)))), _c(delta, math.log(2)))
-    return lax.select(lax.ne(delta, delta), lax.add(x1, x2), lax.add(amax, tail))
+    return lax.select(_isnan(delta), lax.add(x1, x2), lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta))))))
+
+
+def _logaddexp2_formula(x1, x2):
+    amax = lax.max(x1, x2)
+    inv_ln2 = _c(amax, 1 / math.log(2))
+    delta = lax.sub(x1, x2)
+    return lax.select(_isnan(delta), lax.add(x1, x2),
+                      lax.add(amax, lax.mul(inv_ln2, lax.log1p(lax.exp2(lax.neg(lax.abs(delta)))))))
 
 
 def _replace_inf(x):
     return lax.select(lax.eq(x, _c(x, math.inf)), _const(x, 0), x)
 
 
-def _logaddexp_rule(impl, exp):
-    """JAX's JVP: t1 * exp(x1 - out) + t2 * exp(x2 - out), with +inf read as 0 so inf - inf gives no NaN.
+def _custom_logaddexp(formula, exp, name):
+    """JAX's custom_jvp `name`: t1 * exp(x1 - out) + t2 * exp(x2 - out), with +inf read as 0 so inf - inf
+    gives no NaN (each term computed in JAX's order, so derivatives print JAX's equations).
 
     Differentiating the max/abs formula instead would give 0 rather than 1/2 for each input at x1 == x2.
     """
+    formula.__name__ = name
+    fn = custom_jvp(formula)
+
     def jvp(primals, tangents):
-        (x1, x2), (t1, t2) = primals, tangents
-        out = impl(x1, x2)
-        r1, r2, ro = _replace_inf(x1), _replace_inf(x2), _replace_inf(out)
-        return out, lax.add(lax.mul(t1, exp(lax.sub(r1, ro))), lax.mul(t2, exp(lax.sub(r2, ro))))
+        (x1, x2), (t1, t2) = [util.asarray(x) for x in primals], tangents  # a jaxpr's literal may come as a scalar
+        out = fn(x1, x2)
+        term1 = lax.mul(t1, exp(lax.sub(_replace_inf(x1), _replace_inf(out))))
+        term2 = lax.mul(t2, exp(lax.sub(_replace_inf(x2), _replace_inf(out))))
+        return out, lax.add(term1, term2)
 
-    return jvp
-
-
-_logaddexp_impl = custom_jvp(_logaddexp_impl)
-_logaddexp_impl.defjvp(_logaddexp_rule(_logaddexp_impl, lax.exp))
-_logaddexp2_impl = custom_jvp(_logaddexp2_impl)
-_logaddexp2_impl.defjvp(_logaddexp_rule(_logaddexp2_impl, lax.exp2))
-# jit outside the custom_jvp: an eager call is a compiled-cache hit instead of a trace per call.
-_logaddexp_impl = jit(_logaddexp_impl)
-_logaddexp2_impl = jit(_logaddexp2_impl)
+    jvp.__name__ = f"_{name}_jvp"
+    fn.defjvp(jvp)
+    return fn
 
 
+_lax_logaddexp = _custom_logaddexp(_logaddexp_formula, lax.exp, "logaddexp")
+_lax_logaddexp2 = _custom_logaddexp(_logaddexp2_formula, lax.exp2, "logaddexp2")
+
+
+# Inline jits, as JAX's binary ufuncs: an eager call is a compiled-cache hit, a trace sees the equations.
+@functools.partial(jit, inline=True)
 def logaddexp(x1, x2, /):
     """log(exp(x1) + exp(x2)) without overflow."""
-    x1, x2 = promote_args_inexact("logaddexp", x1, x2)
-    return _logaddexp_impl(x1, x2)
+    x1, x2 = promote_args_inexact("logaddexp", x1, x2, implicit=True)
+    return _lax_logaddexp(x1, x2)
 
 
+@functools.partial(jit, inline=True)
 def logaddexp2(x1, x2, /):
     """log2(2**x1 + 2**x2) without overflow."""
-    x1, x2 = promote_args_inexact("logaddexp2", x1, x2)
-    return _logaddexp2_impl(x1, x2)
+    x1, x2 = promote_args_inexact("logaddexp2", x1, x2, implicit=True)
+    return _lax_logaddexp2(x1, x2)
 
 
 def fmax(x1, x2, /):

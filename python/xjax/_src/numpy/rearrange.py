@@ -1,9 +1,11 @@
 """Rearranging elements: tile, repeat, flip, roll, rot90, pad, append/insert/delete, diff, resize."""
+import functools
 import operator
 
 import numpy as np
 
 from xjax._src import dtypes, lax
+from xjax._src.jit import jit
 from xjax._src.numpy import util
 from xjax._src.numpy.manipulation import _operand, concatenate, moveaxis, ravel, reshape
 
@@ -86,7 +88,13 @@ def _fit_length(x, ax, length):
 def flip(m, axis=None):
     """m with the order of elements reversed along the axes (all by default)."""
     x = _operand("flip", m)
-    return lax.rev(x, util.canonicalize_axes(axis, x.aval.ndim))
+    return _flip(x, tuple(axis) if isinstance(axis, list) else axis)
+
+
+@functools.partial(jit, static_argnames=("axis",))
+def _flip(m, axis=None):
+    """JAX's jit of flip (one equation in a trace)."""
+    return lax.rev(m, util.canonicalize_axes(axis, m.aval.ndim))
 
 
 def fliplr(m):
@@ -94,7 +102,7 @@ def fliplr(m):
     x = _operand("fliplr", m)
     if x.aval.ndim < 2:
         raise ValueError("fliplr requires an array of at least two dimensions")
-    return lax.rev(x, (1,))
+    return _flip(x, 1)
 
 
 def flipud(m):
@@ -102,17 +110,19 @@ def flipud(m):
     x = _operand("flipud", m)
     if x.aval.ndim < 1:
         raise ValueError("flipud requires an array of at least one dimension")
-    return lax.rev(x, (0,))
+    return _flip(x, 0)
 
 
-def _roll_static(x, shift, ax):
-    n = x.aval.shape[ax]
-    if n == 0:
-        return x
-    s = shift % n
-    if s == 0:
-        return x
-    return lax.concatenate([lax.slice_in_dim(x, n - s, n, 1, ax), lax.slice_in_dim(x, 0, n - s, 1, ax)], ax)
+@functools.partial(jit, static_argnums=(1, 2))
+def _roll_static(a, shift, axis):
+    """JAX's jit of static rolls: per axis, the last `shift` elements joined in front of the rest."""
+    for ax, s in zip(axis, shift):
+        n = a.aval.shape[ax]
+        if n == 0:
+            continue
+        i = (-s) % n
+        a = lax.concatenate([lax.slice_in_dim(a, i, n, 1, ax), lax.slice_in_dim(a, 0, i, 1, ax)], ax)
+    return a
 
 
 def _roll_dynamic(x, shift, ax):
@@ -147,12 +157,11 @@ def roll(a, shift, axis=None):
         axes = axes * len(shifts)
     if len(shifts) != len(axes):
         raise ValueError("shift and axis must have the same length")
+    axes = tuple(util.canonicalize_axis(ax, x.aval.ndim) for ax in axes)
+    if all(isinstance(s, (int, np.integer)) for s in shifts):
+        return _roll_static(x, tuple(int(s) for s in shifts), axes)
     for s, ax in zip(shifts, axes):
-        ax = util.canonicalize_axis(ax, x.aval.ndim)
-        if isinstance(s, (int, np.integer)):
-            x = _roll_static(x, int(s), ax)
-        else:
-            x = _roll_dynamic(x, s, ax)
+        x = _roll_static(x, (int(s),), (ax,)) if isinstance(s, (int, np.integer)) else _roll_dynamic(x, s, ax)
     return x
 
 

@@ -6,6 +6,7 @@ import numpy as np
 
 from xjax._src import core, dtypes, lax
 from xjax._src.array import Array
+from xjax._src.jit import jit
 from xjax._src.numpy import util
 
 
@@ -45,7 +46,7 @@ def _sort_operand(name, a, axis, order):
     return x, util.canonicalize_axis(axis, x.aval.ndim)
 
 
-def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
+def _sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
     """a sorted along axis (flattened if None); NaNs last; descending keeps equal elements in order."""
     x, ax = _sort_operand("sort", a, axis, order)
     if descending:
@@ -53,7 +54,11 @@ def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
     return lax.sort(x, dimension=ax, is_stable=True)
 
 
-def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
+_sort.__name__ = "sort"  # a jit named sort, as JAX's
+sort = jit(_sort, static_argnames=("axis", "kind", "order", "stable", "descending"))
+
+
+def _argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
     """Indices that sort a along axis (stable; flattened if axis is None)."""
     x, ax = _sort_operand("argsort", a, axis, order)
     if x.aval.ndim == 0:
@@ -65,6 +70,10 @@ def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False)
         return lax.sub(util.full(perm.aval.shape, n - 1, _index_dtype()), lax.rev(perm, (ax,)))
     _, perm = lax.sort((x, _iota_like(x, ax)), dimension=ax, is_stable=True, num_keys=1)
     return perm
+
+
+_argsort.__name__ = "argsort"  # a jit named argsort, as JAX's
+argsort = jit(_argsort, static_argnames=("axis", "kind", "order", "stable", "descending"))
 
 
 def lexsort(keys, axis=-1):

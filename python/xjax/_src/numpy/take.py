@@ -1,8 +1,12 @@
 """take and take_along_axis: gathers along one axis, with JAX's modes (fill by default, clip, wrap)."""
+import functools
+
 from xjax._src import lax
+from xjax._src.jit import jit
 from xjax._src.lax.indexing import GatherDimensionNumbers
 from xjax._src.numpy import util
-from xjax._src.numpy.indexing import _INDEX_DTYPE, _wrap_negative, default_fill_value
+from xjax._src.numpy.indexing import _INDEX_DTYPE, _wrap_negative
+from xjax._src.numpy.ufuncs import remainder, where
 
 
 def _take_mode(mode):
@@ -38,31 +42,38 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indic
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
     util.check_arraylike("take", a, indices)
-    x = util.asarray(a)
+    return _take(a, indices, axis=axis, mode=_take_mode(mode), unique_indices=bool(unique_indices),
+                 indices_are_sorted=bool(indices_are_sorted), fill_value=fill_value)
+
+
+@functools.partial(jit, static_argnames=("axis", "mode", "unique_indices", "indices_are_sorted", "fill_value"))
+def _take(a, indices, axis, mode, unique_indices, indices_are_sorted, fill_value):
+    """JAX's _take: the indices prepared for the mode, then one gather along the axis."""
+    x, i = util.asarray(a), util.asarray(indices)
+    if i.aval.dtype.kind not in "iu":
+        raise ValueError("indices must have an integer type")
     if axis is None:
         x = lax.reshape(x, (x.aval.size,))
         axis = 0
     ax = util.canonicalize_axis(axis, x.aval.ndim)
-    m = _take_mode(mode)
     n = x.aval.shape[ax]
-    idx = _prep_indices(indices, n, m)
-    ishape = idx.aval.shape
-    shape = x.aval.shape
+    if mode == "fill":
+        i = where(i < 0, i + n, i)
+    elif mode == "wrap":
+        i = remainder(i, lax.elementwise._const(i, max(n, 1)))
+    ishape, shape = i.aval.shape, x.aval.shape
     out_shape = shape[:ax] + ishape + shape[ax + 1:]
-    if util.prod(out_shape) == 0 or n == 0:
-        if n == 0 and util.prod(ishape):  # JAX's error, whatever the mode
-            raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
-        fv = default_fill_value(x.aval.dtype) if fill_value is None else fill_value
-        return util.full(out_shape, fv if n == 0 and util.prod(ishape) else 0, x.aval.dtype, x.aval.weak_type)
+    if n == 0 and util.prod(ishape):  # JAX's error, whatever the mode
+        raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
+    if util.prod(out_shape) == 0:
+        return util.full(out_shape, 0, x.aval.dtype, x.aval.weak_type)
     ni = len(ishape)
     offset = tuple(range(ax)) + tuple(range(ax + ni, len(out_shape)))
     dn = GatherDimensionNumbers(offset_dims=offset, collapsed_slice_dims=(ax,), start_index_map=(ax,))
     sizes = shape[:ax] + (1,) + shape[ax + 1:]
-    gmode = "fill" if m == "fill" else "clip"
-    fv = fill_value if gmode == "fill" else None  # None: the core's default, JAX's fill values
-    ind = lax.reshape(idx, ishape + (1,))
-    return lax.gather(x, ind, dn, sizes, mode=gmode, fill_value=fv, unique_indices=unique_indices,
-                      indices_are_sorted=indices_are_sorted)
+    gather_mode = {"fill": "fill", "wrap": "promise_in_bounds"}.get(mode, "clip")
+    return lax.gather(x, lax.expand_dims(i, (ni,)), dn, sizes, mode=gather_mode,
+                      fill_value=fill_value, unique_indices=unique_indices, indices_are_sorted=indices_are_sorted)
 
 
 def take_along_axis(arr, indices, axis, mode=None, fill_value=None):

@@ -8,6 +8,7 @@ import operator
 
 from xjax._src import core, dtypes, lax
 from xjax._src.lax import elementwise as _ew
+from xjax._src.jit import jit
 from xjax._src.numpy import util
 from xjax._src.numpy.util import promote_args, promote_args_inexact
 
@@ -390,19 +391,28 @@ def round(a, decimals=0, out=None):  # noqa: A001 - NumPy's name
 around = round
 
 
+def _clip(arr, min, max):  # noqa: A002 - NumPy's names
+    if min is not None:
+        arr = maximum(min, arr)
+    if max is not None:
+        arr = minimum(max, arr)
+    return util.asarray(arr)
+
+
+_clip.__name__ = "clip"  # a jit named clip, as JAX's jnp.clip is
+_clip = jit(_clip)
+
+
 def clip(arr=None, /, min=None, max=None, *, a_min=None, a_max=None):  # noqa: A002 - NumPy's names
     """arr limited to [min, max] (either bound optional; a_min/a_max are the older names)."""
     if a_min is not None:
         min = a_min  # noqa: A001
     if a_max is not None:
         max = a_max  # noqa: A001
+    if arr is None:
+        raise ValueError("No input was provided to the clip function.")
     util.check_arraylike("clip", arr)
-    out = arr
-    if min is not None:
-        out = maximum(min, out)
-    if max is not None:
-        out = minimum(max, out)
-    return util.asarray(out)
+    return _clip(arr, min, max)
 
 
 # ---- predicates -----------------------------------------------------------------------------
