@@ -19,9 +19,13 @@ def test_jax_modules_are_xjax_modules():
         assert jax.numpy.__name__ == "xjax.numpy" and jax.numpy.__spec__.name == "xjax.numpy"
         assert jax.jit is xjax.jit and jax.Array is xjax.Array
         print(jax.__version__, float(jax.grad(lambda x: jnp.sin(x))(0.0)), jax.device_get({"a": jnp.ones(2)}))
+        import jax.version
+        print(jax.version.__version__, jax.version.__version_info__, jax.version is jax.version)
         xjax.install_as_jax()  # again: nothing changes
         """)
-    assert out.split("\n")[0] == "0.10.2 1.0 {'a': array([1., 1.], dtype=float32)}"
+    lines = out.split("\n")
+    assert lines[0] == "0.10.2 1.0 {'a': array([1., 1.], dtype=float32)}"
+    assert lines[1] == "0.10.2 (0, 10, 2) True"  # JAX's version module (Flax checks it), not xjax's
 
 
 def test_missing_modules_and_jaxlib_are_named():

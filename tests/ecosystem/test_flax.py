@@ -1,6 +1,6 @@
 """Flax runs unchanged on xjax (`install_as_jax`): a linen CNN with BatchNorm (its batch_stats a
 mutable collection) and Dropout, trained with optax.adamw; an NNX model trained with nnx.Optimizer
-under nnx.jit, in train() then eval() mode.
+under nnx.jit, in train() then eval() mode; a linen RNN built with nn.scan.
 
 Each program runs in a fresh interpreter (install_as_jax is process-global). The references were
 recorded by running the same program with JAX 0.10.2.
@@ -172,3 +172,59 @@ def test_nnx_optimizer_jit_train_eval():
     # statistics off, so eval logits use the running averages the training steps left.
     for name, want in JAX_NNX.items():
         np.testing.assert_allclose(out[name], want, rtol=1e-4, atol=1e-6, err_msg=name)
+
+
+SCAN_PROGRAM = """
+import json
+import numpy as np
+import jax
+import jax.numpy as jnp
+import flax.linen as nn
+
+
+class Cell(nn.Module):
+    @nn.compact
+    def __call__(self, carry, x):
+        h = nn.tanh(nn.Dense(6)(jnp.concatenate([carry, x], -1)))
+        return h, nn.Dense(1)(h)
+
+
+class RNN(nn.Module):
+    @nn.compact
+    def __call__(self, xs):
+        scan = nn.scan(Cell, variable_broadcast="params", split_rngs={"params": False}, in_axes=1, out_axes=1)
+        return scan()(jnp.zeros((xs.shape[0], 6)), xs)[1]
+
+
+rng = np.random.RandomState(0)
+xs = rng.randn(4, 7, 3).astype(np.float32)
+ys = np.cumsum(xs[..., :1], axis=1).astype(np.float32)
+model = RNN()
+params = model.init(jax.random.PRNGKey(0), xs)
+
+
+@jax.jit
+def step(params):
+    loss, grads = jax.value_and_grad(lambda p: jnp.mean((model.apply(p, xs) - ys) ** 2))(params)
+    return jax.tree.map(lambda p, g: p - 0.1 * g, params, grads), loss
+
+
+losses = []
+for _ in range(5):
+    params, loss = step(params)
+    losses.append(float(loss))
+print(json.dumps({"losses": losses, "bias": np.asarray(params["params"]["ScanCell_0"]["Dense_1"]["bias"]).tolist()}))
+"""
+
+# Recorded from JAX 0.10.2 (the same program, with jax itself).
+JAX_SCAN = {"losses": [13.258477210998535, 10.870981216430664, 8.736865043640137, 5.489441394805908, 2.0487308502197266],
+            "bias": [0.25552985072135925]}
+
+
+def test_linen_scan_rnn_trains():
+    # nn.scan traces its body through JAX's internal API (api_util.flatten_fun_nokwargs,
+    # linear_util.wrap_init, partial_eval.trace_to_jaxpr_nounits) and checks jax.version.
+    _needs("flax")
+    out = json.loads(run_isolated(SCAN_PROGRAM, PRELUDE, timeout=300))
+    for name, want in JAX_SCAN.items():
+        np.testing.assert_allclose(out[name], want, rtol=1e-5, err_msg=name)
