@@ -279,9 +279,9 @@ def _run(axis, trace, fn):
 
 
 class _OutDims:
-    """Where a lazy custom_jvp call's outputs are batched: fixed by whichever of the function and its
-    JVP rule runs first (not_mapped for an output that depends on no batched value, as JAX's
-    batch_subtrace), later runs conforming to it. None in `dims` until then."""
+    """Where a lazy custom call's outputs are batched: fixed by whichever of the function and its
+    JVP rule (custom_vjp: its fwd) runs first (not_mapped for an output that depends on no batched
+    value, as JAX's batch_subtrace), later runs conforming to it. None in `dims` until then."""
 
     __slots__ = ("dims",)
 
@@ -297,8 +297,8 @@ class _OutDims:
     def conform(axis, v, d, want):
         if want is batching.not_mapped:
             if d is not batching.not_mapped:
-                raise NotImplementedError("a custom_jvp function under vmap gave an unbatched output where its "
-                                          "JVP rule gives a batched one")
+                raise NotImplementedError("a custom_jvp/custom_vjp function under vmap gave an unbatched output "
+                                          "where its JVP rule (or fwd) gives a batched one")
             return v
         return batching.bdim_at_front(v, d, axis.size)
 
@@ -339,7 +339,7 @@ def _batched_jvp(axis, jvp, in_batched, tag=None, out_dims=None):
     return FlatFun(call, jvp.fn, jvp.traced_for)
 
 
-def _batched_fwd(axis, fwd, in_batched, tag=None):
+def _batched_fwd(axis, fwd, in_batched, tag, out_dims):
     def call(primals, nonzeros):
         trace, wrap, _ = _batch_context(axis, tag)
 
@@ -348,15 +348,17 @@ def _batched_fwd(axis, fwd, in_batched, tag=None):
             return [trace.lift(o) for o in outs], [trace.lift(r) for r in res], res_tree
 
         outs, res, res_tree = _run(axis, trace, run)
-        return _at_front(axis, outs), _at_front(axis, res), res_tree
+        want = out_dims.fix([batching.not_mapped if d is batching.not_mapped else 0 for _, d in outs])
+        return [out_dims.conform(axis, v, d, w) for (v, d), w in zip(outs, want)], _at_front(axis, res), res_tree
 
     return FlatFun(call, fwd.fn, fwd.traced_for)
 
 
-def _batched_bwd(axis, bwd, res_batched, in_batched, tag=None):
-    """bwd on residuals batched where res_batched says and output cotangents batched along 0; an
-    input that is not batched gets the sum over the batch of its per-example cotangents (res_batched
-    None: every residual is batched)."""
+def _batched_bwd(axis, bwd, res_batched, in_batched, tag=None, out_dims=None):
+    """bwd on residuals batched where res_batched says and output cotangents batched along 0 where
+    the outputs are (out_dims; None: all are, as every residual is for res_batched None); an input
+    that is not batched gets the sum over the batch of its per-example cotangents. As JAX's: an
+    output that depends on no batched value has one cotangent for the whole batch."""
     from xjax._src.custom_derivatives import SymbolicZero
     from xjax._src.lax import reduction
 
@@ -365,7 +367,9 @@ def _batched_bwd(axis, bwd, res_batched, in_batched, tag=None):
 
         def run():
             rs = [wrap(r, b) for r, b in zip(res, [True] * len(res) if res_batched is None else res_batched)]
-            cs = [zero(c, True) if type(c) in (ad.Zero, SymbolicZero) else wrap(c, True) for c in cts]
+            cts_batched = [True] * len(cts) if out_dims is None else [d is not batching.not_mapped
+                                                                         for d in out_dims.fix([0] * len(cts))]
+            cs = [zero(c, b) if type(c) in (ad.Zero, SymbolicZero) else wrap(c, b) for c, b in zip(cts, cts_batched)]
             return [c if type(c) is ad.Zero else trace.lift(c) for c in bwd(res_tree, rs, cs)]
 
         out = []
@@ -394,22 +398,19 @@ def _custom_call_batch(prim):
         n_consts = params.get("num_consts", 0)
         new = dict(params)
         tag = _vmap_tag(axis)
-        jvp_call = prim is custom_jvp_call_p
-        out_dims = _OutDims() if jvp_call and "fun" in params else None
         if "fun" in params:
+            out_dims = _OutDims()
             new["fun"] = _batched_fun(axis, params["fun"], in_batched, tag, out_dims)
         else:
             new["call_jaxpr"], _ = batching.batch_jaxpr(params["call_jaxpr"], axis, in_batched, True)
-            out_dims = _OutDims([0] * len(params["call_jaxpr"].out_avals)) if jvp_call else None
+            out_dims = _OutDims([0] * len(params["call_jaxpr"].out_avals))
         primal_batched = in_batched[n_consts:]
-        if jvp_call:
+        if prim is custom_jvp_call_p:
             new["jvp"] = _batched_jvp(axis, params["jvp"], primal_batched, tag, out_dims)
         else:
-            new["fwd"] = _batched_fwd(axis, params["fwd"], primal_batched, tag)
-            new["bwd"] = _batched_bwd(axis, params["bwd"], None, primal_batched, tag)
+            new["fwd"] = _batched_fwd(axis, params["fwd"], primal_batched, tag, out_dims)
+            new["bwd"] = _batched_bwd(axis, params["bwd"], None, primal_batched, tag, out_dims)
         outs = prim.bind(*_moved_to_front(vals, dims), **new)
-        if out_dims is None:
-            return outs, [0] * len(outs)
         return outs, out_dims.fix([0] * len(outs))
 
     return rule
