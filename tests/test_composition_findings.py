@@ -271,11 +271,22 @@ def test_custom_vjp_output_that_does_not_depend_on_the_batch():
     assert float(gy) == 3.0
 
 
+def test_jvp_through_an_untaken_custom_vjp_branch_raises_when_compiled():
+    @jax.custom_vjp
+    def cv(x):
+        return jnp.sin(x)
+
+    cv.defvjp(lambda x: (cv(x), x), lambda r, g: (g * r,))
+    with pytest.raises(TypeError, match="forward-mode autodiff"):  # refused when compiled, as JAX's
+        jax.jit(lambda x: jax.jvp(lambda x: lax.cond(x > 100.0, cv, jnp.cos, x), (x,), (1.0,)))(1.0)
+
+
 # ---- found, not fixed here (xfail until they are) ----------------------------------------------------
 
-@pytest.mark.xfail(reason="JAX refuses forward mode through a custom_vjp call when it compiles the program (an "
-                          "untaken cond branch too); xjax only when the call runs", strict=False)
-def test_jvp_through_an_untaken_custom_vjp_branch_raises():
+@pytest.mark.xfail(reason="JAX compiles an eager cond, so it refuses forward mode through a custom_vjp call in an "
+                          "untaken branch; xjax's eager cond with a known predicate runs (and compiles) only the "
+                          "taken branch", strict=True)
+def test_jvp_through_an_untaken_custom_vjp_branch_raises_eagerly():
     @jax.custom_vjp
     def cv(x):
         return jnp.sin(x)

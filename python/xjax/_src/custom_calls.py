@@ -194,6 +194,12 @@ def _custom_lin_impl(*args, **params):
     raise TypeError(_JVP_OF_VJP)
 
 
+def _custom_lin_lowering(ctx, *args, **params):
+    # As JAX's: a program that would run a custom_vjp function in forward mode is refused when it is
+    # compiled, whether or not the call runs (an untaken cond branch too).
+    raise TypeError(_JVP_OF_VJP)
+
+
 def _custom_lin_transpose(cts, *args, num_res, res_tree, bwd, out_avals, in_nonzeros, symbolic_zeros):
     from xjax._src.custom_derivatives import SymbolicZero
 
@@ -229,7 +235,7 @@ class CustomLinPrimitive(core.Primitive):
 
 custom_lin_p = CustomLinPrimitive("custom_lin", multiple_results=True)
 custom_lin_p.def_rules(abstract_eval=_custom_lin_abstract_eval, impl=_custom_lin_impl, pp_params=_custom_lin_pp,
-                       transpose=_custom_lin_transpose)
+                       transpose=_custom_lin_transpose, lowering=_custom_lin_lowering)
 
 
 # ---- batching (vmap) ----------------------------------------------------------------------------
