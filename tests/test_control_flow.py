@@ -219,3 +219,22 @@ def test_debug_print_eager_and_jit(capsys):
     assert capsys.readouterr().out == "[0. 1. 2.] hello\n"
     assert jax.jit(lambda x: jax.debug.print("only effects {}", x))(1.0) is None
     assert capsys.readouterr().out == "only effects 1.0\n"
+
+
+def test_debug_print_in_control_flow_whose_results_are_unused(capsys):
+    # The print is an effect of the cond or scan that holds it: dead-code elimination keeps the
+    # equation though nobody reads its results (JAX prints these too).
+    def branch(x):
+        jax.debug.print("in branch {}", x)
+        return x
+
+    def body(c, _):
+        jax.debug.print("in scan {}", c)
+        return c + 1.0, c
+
+    assert float(jax.jit(lambda x: (lax.cond(x > 0, branch, lambda x: x * 2, x), x * 3)[1])(1.0)) == 3.0
+    assert capsys.readouterr().out == "in branch 1.0\n"
+    assert float(jax.jit(lambda x: (lax.scan(body, x, None, length=2), x)[1])(1.0)) == 1.0
+    assert capsys.readouterr().out == "in scan 1.0\nin scan 2.0\n"
+    jax.grad(lambda x: (lax.cond(x > 0, branch, lambda x: x * 2, x), x * 3)[1])(1.0)
+    assert capsys.readouterr().out == "in branch 1.0\n"

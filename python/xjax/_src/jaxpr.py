@@ -142,13 +142,32 @@ def jaxprs_in_params(params):
                 yield x.jaxpr
 
 
-def live_equations(jaxpr):
-    """(the equations whose results are read, or that have effects, in order; the vars they and the
-    outputs read): dead-code elimination's one walk, for whoever prunes a jaxpr."""
-    live = {a for a in jaxpr.outvars if type(a) is Var}
+_effects_memo = weakref.WeakKeyDictionary()
+
+
+def has_effect(eqn):
+    """Whether dead-code elimination must keep the equation though nobody reads its results: its
+    primitive has effects (a host callback), or it holds a jaxpr with such an equation (a cond, scan,
+    while or jit whose body prints)."""
+    if eqn.primitive.has_effect:
+        return True
+    for j in jaxprs_in_params(eqn.params):
+        got = _effects_memo.get(j)
+        if got is None:
+            got = _effects_memo[j] = any(has_effect(e) for e in j.eqns)
+        if got:
+            return True
+    return False
+
+
+def live_equations(jaxpr, outvars=None):
+    """(the equations whose results `outvars` (default: the jaxpr's outputs) need, or that have
+    effects, in order; the vars they and the outputs read): dead-code elimination's one walk, for
+    whoever prunes a jaxpr."""
+    live = {a for a in (jaxpr.outvars if outvars is None else outvars) if type(a) is Var}
     kept = []
     for eqn in reversed(jaxpr.eqns):
-        if eqn.primitive.has_effect or any(v in live for v in eqn.outvars):
+        if has_effect(eqn) or any(v in live for v in eqn.outvars):
             kept.append(eqn)
             live.update(a for a in eqn.invars if type(a) is Var)
     return kept[::-1], live

@@ -29,7 +29,7 @@ from xjax._src.interpreters import graph_lowering
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.graph_lowering import (GraphCall, compile_closed_jaxpr, inline_jaxpr_lowering,
                                                    jaxpr_is_lowerable)
-from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, eval_jaxpr, memoize_per_jaxpr
+from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, eval_jaxpr, live_equations, memoize_per_jaxpr
 from xjax._src.stages import ShapeDtypeStruct, Traced
 from xjax._src.export import shape_poly
 
@@ -111,17 +111,6 @@ def _jit_partial_eval(trace, args, unknown, *, jaxpr, name, **params):
 _pruned = weakref.WeakKeyDictionary()
 
 
-def _live(jaxpr, outvars):
-    """(equations computing outvars, in order; the variables they and outvars read)."""
-    live = {v for v in outvars if type(v) is not Literal}
-    eqns = []
-    for eqn in reversed(jaxpr.eqns):
-        if eqn.primitive.has_effect or any(v in live for v in eqn.outvars):
-            eqns.append(eqn)
-            live.update(a for a in eqn.invars if type(a) is not Literal)
-    return eqns[::-1], live
-
-
 def _closed(closed, constvars, invars, outvars, eqns):
     consts = dict(zip(closed.jaxpr.constvars, closed.consts))
     return ClosedJaxpr(Jaxpr(constvars, invars, outvars, eqns), [consts[v] for v in constvars])
@@ -134,7 +123,7 @@ def _pruned_split(known, unknown, num_res):
     equations only those needed."""
     def make():
         u = unknown.jaxpr
-        u_eqns, u_live = _live(u, u.outvars)
+        u_eqns, u_live = live_equations(u, u.outvars)
         used = [v in u_live for v in u.invars[:num_res]]
         unknown_ = _closed(unknown, [v for v in u.constvars if v in u_live],
                            [v for v, k in zip(u.invars[:num_res], used) if k] + u.invars[num_res:], u.outvars, u_eqns)
@@ -155,7 +144,7 @@ def _pruned_split(known, unknown, num_res):
                 res_src.append(("res", len(res_outs)))
                 res_outs.append(v)
         outvars = primal_outs + res_outs
-        k_eqns, k_live = _live(k, outvars)
+        k_eqns, k_live = live_equations(k, outvars)
         known_ = _closed(known, [v for v in k.constvars if v in k_live], k.invars, outvars, k_eqns)
         return known_, unknown_, res_src
 

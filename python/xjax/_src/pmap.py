@@ -28,7 +28,7 @@ from xjax._src.devices import cpu_devices, global_devices
 from xjax._src.interpreters import batching
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.graph_lowering import GraphProgram, as_array, is_lowerable
-from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, jaxprs_in_params, literal_value
+from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, has_effect, jaxprs_in_params, literal_value
 from xjax._src.lax.parallel import COLLECTIVES
 
 
@@ -246,7 +246,7 @@ class _Program:
                     inputs += [a for a in eqn.invars if type(a) is not Literal and a not in defined and a not in inputs]
                     defined.update(eqn.outvars)
                 outputs = [v for eqn in g for v in eqn.outvars if v in after]
-                if outputs or any(e.primitive.has_effect for e in g):
+                if outputs or any(has_effect(e) for e in g):
                     self.steps.append(_Segment(g, inputs, outputs))
             elif g.primitive in COLLECTIVES or any(_has_collective(j) for j in jaxprs_in_params(g.params)):
                 self.steps.append(("stacked", g))

@@ -159,11 +159,12 @@ class GraphLowerer:
         return ref
 
     def lower_jaxpr(self, jaxpr, const_refs, in_refs):
-        """Adds the jaxpr's equations; returns the graph values of its outputs."""
+        """Adds the jaxpr's live equations (as JAX, which prunes a jaxpr before lowering it: a dead
+        equation may have no lowering, e.g. custom_lin); returns the graph values of its outputs."""
         env = dict(zip(jaxpr.constvars, const_refs))
         env.update(zip(jaxpr.invars, in_refs))
         graph = self.graph
-        for eqn in jaxpr.eqns:
+        for eqn in live_equations(jaxpr)[0]:
             ins = [self.read(env, a) for a in eqn.invars]
             prim = eqn.primitive
             rule = getattr(prim, "jaxpr_lowering", None)

@@ -9,7 +9,7 @@ from xjax._src.backends import cpu
 from xjax._src.config import config
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.graph_lowering import equation_call
-from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal
+from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, live_equations
 from xjax._src.lax import elementwise as ew
 from xjax._src.lax.base import asarray
 
@@ -175,14 +175,9 @@ def forwarding(jaxpr):
 
 def dce_inputs(jaxpr, keep_inputs):
     """(jaxpr without its unused equations and unused inputs not in keep_inputs, which inputs remain)."""
-    live = {v for v in jaxpr.outvars if type(v) is not Literal}
-    eqns = []
-    for eqn in reversed(jaxpr.eqns):
-        if getattr(eqn.primitive, "has_effect", False) or any(v in live for v in eqn.outvars):
-            eqns.append(eqn)
-            live.update(a for a in eqn.invars if type(a) is not Literal)
+    eqns, live = live_equations(jaxpr)
     kept = [k or v in live for v, k in zip(jaxpr.invars, keep_inputs)]
-    new = Jaxpr([], [v for v, k in zip(jaxpr.invars, kept) if k], jaxpr.outvars, eqns[::-1])
+    new = Jaxpr([], [v for v, k in zip(jaxpr.invars, kept) if k], jaxpr.outvars, eqns)
     return ClosedJaxpr(new, []), kept
 
 
