@@ -1,28 +1,18 @@
-"""The `out_sharding` argument that JAX's array-making functions take (jnp.zeros, lax.reshape,
-random.normal, ...): xjax arrays live on one device, so a sharding that splits nothing (None, an
-all-None PartitionSpec, a NamedSharding of one, a single device) is honoured as is; one that splits
-the result is not supported. One wrapper gives each such function the argument."""
+"""The `out_sharding` argument that JAX's array-making functions take (lax.reshape, random.normal,
+...): xjax arrays live on one device, so a sharding that leaves the result whole is honoured as is
+and one that splits it is refused by `sharding.check_trivial`. One wrapper gives each such function
+the argument."""
 import functools
 
 
-def _splits(sharding):
-    from xjax.sharding import NamedSharding, PartitionSpec, SingleDeviceSharding
-
-    if sharding is None or isinstance(sharding, SingleDeviceSharding):
-        return False
-    spec = sharding.spec if isinstance(sharding, NamedSharding) else sharding
-    if isinstance(spec, PartitionSpec):
-        return any(p is not None for p in spec)
-    raise TypeError(f"out_sharding must be a NamedSharding, a PartitionSpec or None, got {sharding!r}")
-
-
 def accepts_out_sharding(fun, api_name):
-    """`fun` with JAX's keyword-only out_sharding argument; api_name (jax.numpy.zeros) names it in errors."""
+    """`fun` with JAX's keyword-only out_sharding argument; api_name (jax.lax.reshape) names it in errors."""
     @functools.wraps(fun)
     def with_out_sharding(*args, out_sharding=None, **kwargs):
-        if out_sharding is not None and _splits(out_sharding):
-            raise NotImplementedError(f"{api_name}: out_sharding={out_sharding!r} splits the result over "
-                                      f"devices, which xjax does not support")
+        if out_sharding is not None:
+            from xjax._src.sharding import check_trivial
+
+            check_trivial(out_sharding, api_name)
         return fun(*args, **kwargs)
 
     return with_out_sharding
