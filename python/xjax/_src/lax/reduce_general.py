@@ -9,23 +9,11 @@ import math
 
 import numpy as np
 
-from xjax._src import core, dtypes, tree_util
+from xjax._src import core, tree_util
 from xjax._src.lax import elementwise as ew
 from xjax._src.lax import layout, reduction
+from xjax._src.lax.monoids import starts_from_identity
 from xjax._src.lax.base import asarray
-
-
-def _identity(op, dtype):
-    if op is ew.add or op is ew.bitwise_or or op is ew.bitwise_xor:
-        return 0
-    if op is ew.mul or op is ew.bitwise_and:
-        return 1
-    if dtype == np.bool_:
-        return op is ew.min
-    if dtypes.is_float(dtype):
-        return -np.inf if op is ew.max else np.inf
-    info = np.iinfo(dtype)
-    return info.min if op is ew.max else info.max
 
 
 _MONOIDS = {ew.add: reduction.reduce_sum, ew.mul: reduction.reduce_prod, ew.max: reduction.reduce_max,
@@ -40,10 +28,7 @@ def _monoid(computation, x, init):
     dtype = core.get_aval(x).dtype
     if computation in (ew.bitwise_or, ew.bitwise_and, ew.bitwise_xor) and dtype != np.bool_:
         return None
-    val = core.to_concrete_value(init)
-    if val is None or np.shape(val) != () or not np.equal(np.asarray(val), _identity(computation, dtype)):
-        return None
-    return reducer
+    return reducer if starts_from_identity(computation, init, dtype) else None
 
 
 def reduce(operands, init_values, computation, dimensions):  # noqa: A001 - lax's name

@@ -4,11 +4,11 @@ JVP of reduce_window_max/min) and select_and_scatter_add (its transpose), with t
 import itertools
 import operator
 
-import numpy as np
 
-from xjax._src import core, dtypes, tree_util
+from xjax._src import core, tree_util
 from xjax._src.lax import elementwise as ew
 from xjax._src.lax.base import asarray, define_core_primitive
+from xjax._src.lax.monoids import identity, starts_from_identity
 
 __all__ = ["reduce_window", "reduce_window_max_p", "reduce_window_min_p", "reduce_window_sum_p",
            "select_and_gather_add_p", "select_and_scatter_add_p"]
@@ -103,28 +103,10 @@ _reduce_window_max = _windowed(reduce_window_max_p)
 _reduce_window_min = _windowed(reduce_window_min_p)
 
 
-def _identity(name, dtype):
-    if name == "add":
-        return 0
-    if dtype == np.bool_:
-        return name == "min"
-    if dtypes.is_float(dtype):
-        return -np.inf if name == "max" else np.inf
-    info = np.iinfo(dtype)
-    return info.min if name == "max" else info.max
-
-
 def _monoid_reducer(computation, init, dtype):
     """The reduce_window_* primitive for lax.add / lax.max / lax.min with their identity as init."""
-    name = {ew.add: "add", ew.max: "max", ew.min: "min"}.get(computation)
-    if name is None:
-        return None
-    val = core.to_concrete_value(init)
-    if val is None or np.shape(val) != ():
-        return None
-    if np.asarray(val) != _identity(name, dtype):
-        return None
-    return {"add": reduce_window_sum_p, "max": reduce_window_max_p, "min": reduce_window_min_p}[name]
+    prim = {ew.add: reduce_window_sum_p, ew.max: reduce_window_max_p, ew.min: reduce_window_min_p}.get(computation)
+    return prim if prim is not None and starts_from_identity(computation, init, dtype) else None
 
 
 def reduce_window(operand, init_value, computation, window_dimensions, window_strides, padding, base_dilation=None,
@@ -238,7 +220,7 @@ def _gather_transpose(ct, t, x, *, select_prim, window_dimensions, window_stride
         return [None, None]
     dilated = any(d != 1 for d in base_dilation)
     if dilated:  # the holes hold the identity, which is never selected
-        ident = _identity("max" if select_prim is ew.ge_p else "min", core.get_aval(x).dtype)
+        ident = identity(ew.max if select_prim is ew.ge_p else ew.min, core.get_aval(x).dtype)
         x = pad(x, asarray(ident, core.get_aval(x).dtype), [(0, 0, d - 1) for d in base_dilation])
     out = select_and_scatter_add_p.bind(ct, x, select_prim=select_prim, window_dimensions=window_dimensions,
                                         window_strides=window_strides, padding=padding)
