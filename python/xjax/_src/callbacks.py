@@ -126,22 +126,24 @@ def pure_callback(callback, result_shape_dtypes, *args, sharding=None, vmap_meth
     if vmap_method not in _VMAP_METHODS:
         raise ValueError(f"vmap_method must be on of the allowed methods {list(_VMAP_METHODS)}, but got: "
                          f"{vmap_method}")
-    _check_sharding(sharding, "pure_callback")
-    flat_args, in_tree = tree_util.tree_flatten((args, kwargs))
-    result_avals, out_tree = _result_avals(result_shape_dtypes, "pure_callback")
-    outs = pure_callback_p.bind(*flat_args, callback=callback, in_tree=in_tree, result_avals=tuple(result_avals),
-                                vmap_method=vmap_method, api="pure_callback")
-    return tree_util.tree_unflatten(out_tree, outs)
+    return _bind_callback(pure_callback_p, "pure_callback", callback, result_shape_dtypes, sharding, args, kwargs,
+                          vmap_method=vmap_method)
 
 
 def io_callback(callback, result_shape_dtypes, *args, sharding=None, ordered=False, **kwargs):
     """Calls `callback(*args, **kwargs)`, a Python function with side effects, on host values; it always
     runs (its results may go unused) and returns values of the shapes and dtypes of
     `result_shape_dtypes`. Calls run in program order."""
-    _check_sharding(sharding, "io_callback")
+    return _bind_callback(io_callback_p, "io_callback", callback, result_shape_dtypes, sharding, args, kwargs,
+                          ordered=ordered)
+
+
+def _bind_callback(prim, api, callback, result_shape_dtypes, sharding, args, kwargs, **params):
+    """Binds a callback primitive on the flattened (args, kwargs); its results in result_shape_dtypes' structure."""
+    _check_sharding(sharding, api)
     flat_args, in_tree = tree_util.tree_flatten((args, kwargs))
-    result_avals, out_tree = _result_avals(result_shape_dtypes, "io_callback")
-    outs = io_callback_p.bind(*flat_args, callback=callback, in_tree=in_tree, result_avals=tuple(result_avals),
-                              ordered=ordered, api="io_callback")
+    result_avals, out_tree = _result_avals(result_shape_dtypes, api)
+    outs = prim.bind(*flat_args, callback=callback, in_tree=in_tree, result_avals=tuple(result_avals), api=api,
+                     **params)
     return tree_util.tree_unflatten(out_tree, outs)
 
