@@ -228,3 +228,19 @@ def test_linen_scan_rnn_trains():
     out = json.loads(run_isolated(SCAN_PROGRAM, PRELUDE, timeout=300))
     for name, want in JAX_SCAN.items():
         np.testing.assert_allclose(out[name], want, rtol=1e-5, err_msg=name)
+
+
+def test_linen_lazy_init_gives_init_params():
+    # lazy_init traces the module through jax.api_util and partial_eval, computing only the params.
+    _needs("flax")
+    out = run_isolated("""
+        import numpy as np
+        import jax, jax.numpy as jnp
+        import flax.linen as nn
+        m = nn.Dense(3)
+        lazy = m.lazy_init(jax.random.PRNGKey(0), jax.ShapeDtypeStruct((2, 4), jnp.float32))
+        full = m.init(jax.random.PRNGKey(0), jnp.ones((2, 4)))
+        same = jax.tree.map(lambda a, b: bool(np.array_equal(a, b)), lazy, full)
+        print(jax.tree.map(jnp.shape, lazy), all(jax.tree.leaves(same)))
+        """, PRELUDE)
+    assert out.strip() == "{'params': {'bias': (3,), 'kernel': (4, 3)}} True"
