@@ -14,4 +14,4 @@ from xjax._src.export.exporter import (Exporter, ExportedModule, deserialize, de
 from xjax._src.export.pytree_spec import (register_namedtuple_serialization,  # noqa: F401
                                           register_pytree_node_serialization, text_to_treedef, treedef_to_text)
 from xjax._core import XJX_FORMAT_VERSION as format_version, XJX_OPSET_VERSION as opset_version  # noqa: F401
-from xjax._src.export.shape_poly import is_symbolic_dim, symbolic_shape  # noqa: F401
+from xjax._src.shape_poly import is_symbolic_dim, symbolic_shape  # noqa: F401

@@ -1,10 +1,11 @@
 """Top-level API functions: devices, device_put, block_until_ready (transformations join later)."""
 import numpy as np
 
-from xjax._src import core
+from xjax._src import core, dtypes, tree_util
 from xjax._src.array import Array
 from xjax._src import distributed
 from xjax._src import placement, platforms
+from xjax._src.sharding import PartitionSpec, Sharding, SingleDeviceSharding, check_trivial
 from xjax._src.backends import cpu
 
 
@@ -53,8 +54,6 @@ def default_backend():
 def _check_target(device):
     if device is None or getattr(device, "platform", None) in ("cpu", "gpu"):
         return device
-    from xjax._src.sharding import PartitionSpec, Sharding, SingleDeviceSharding, check_trivial
-
     if isinstance(device, (Sharding, PartitionSpec)):  # a layout leaving the array whole: its one device
         sharding = check_trivial(device, "device_put")
         return next(iter(sharding.device_set)) if isinstance(sharding, SingleDeviceSharding) else None
@@ -65,8 +64,6 @@ def _check_target(device):
 def device_get(x):
     """x (a pytree) with each array leaf copied to the host as a NumPy array; other leaves as they are
     (a traced leaf raises JAX's TracerArrayConversionError)."""
-    from xjax._src import tree_util
-
     return tree_util.tree_map(lambda leaf: np.asarray(leaf) if hasattr(leaf, "aval") else leaf, x)
 
 
@@ -77,8 +74,6 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     unless `device` names another place (CPU -> GPU, GPU -> CPU, GPU -> GPU are copies). A foreign
     GPU array (CuPy, PyTorch: __cuda_array_interface__) is copied onto its GPU.
     """
-    from xjax._src import tree_util
-
     target = _check_target(device)
 
     def put(leaf):
@@ -117,16 +112,12 @@ def _move(x, device):
 
 def _scalar_dtype(x):
     if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
-        from xjax._src import dtypes
-
-        return dtypes.dtype_and_weak(x)
+            return dtypes.dtype_and_weak(x)
     return None, False
 
 
 def block_until_ready(x):
     """Waits for every array in the pytree x; returns x."""
-    from xjax._src import tree_util
-
     for leaf in tree_util.tree_leaves(x):
         if hasattr(leaf, "block_until_ready"):
             leaf.block_until_ready()
@@ -135,8 +126,7 @@ def block_until_ready(x):
 
 def typeof(x):
     """The abstract value of x (jax.typeof): its shape, dtype and weak type."""
-    from xjax._src.random.keys import KeyShapedArray, PRNGKeyArray
-
-    if type(x) is PRNGKeyArray:
-        return KeyShapedArray(x.shape, x.dtype)
+    typeof_rule = getattr(type(x), "_typeof", None)  # a value whose type is not its data's (typed PRNG keys)
+    if typeof_rule is not None:
+        return typeof_rule(x)
     return core.get_aval(x)

@@ -11,7 +11,7 @@ import weakref
 
 import numpy as np
 
-from xjax._src import dtypes
+from xjax._src import dtypes, errors
 
 _SHORT_NAMES = {
     "bool": "bool", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
@@ -230,10 +230,6 @@ class EvalTrace(Trace):
         return impl(*args, **params)
 
 
-class UnexpectedTracerError(Exception):
-    pass
-
-
 class ConcretizationError(TypeError):
     """Base of the errors raised when Python needs the value of a tracer that has none."""
 
@@ -320,8 +316,6 @@ class Tracer:
 
     def _escaped_error(self):
         """The UnexpectedTracerError for this tracer used after its transformation ended."""
-        from xjax._src import errors
-
         return errors.escaped_tracer_error(self)
 
 

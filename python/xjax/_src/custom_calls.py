@@ -13,7 +13,7 @@ its rules are wrapped to run batched (lazily too). custom_vjp's rule runs `fwd` 
 binds custom_lin on the residuals and tangents: reverse mode records custom_lin into the linear
 jaxpr and its transpose calls `bwd`; evaluating it (forward mode) is JAX's TypeError.
 """
-from xjax._src import core
+from xjax._src import core, errors
 from xjax._src.interpreters import ad, batching
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.graph_lowering import inline_jaxpr_lowering, jaxpr_is_lowerable
@@ -46,7 +46,7 @@ class CustomCallPrimitive(core.Primitive):
             if trace.parent.runs_custom_calls_lazily:
                 try:
                     return trace.bind_in_parent(self, list(vals), params)
-                except core.UnexpectedTracerError:
+                except errors.UnexpectedTracerError:
                     pass  # it does (it ran with one of them as a constant): batch it (below)
             else:
                 ops, staged = stage(list(vals), params)

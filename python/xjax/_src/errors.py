@@ -4,8 +4,6 @@ Each message ends with a pointer to JAX's error page; messages about a tracer sa
 function was being traced and which arguments the value depends on (see `origin_msg` in
 interpreters.partial_eval).
 """
-from xjax._src import core
-
 _ERROR_PAGE = "https://docs.jax.dev/en/latest/errors.html"
 
 
@@ -75,7 +73,7 @@ class TracerBoolConversionError(ConcretizationTypeError):
         JAXTypeError.__init__(self, f"Attempted boolean conversion of {_error_repr(tracer)}.{_origin(tracer)}")
 
 
-class UnexpectedTracerError(JAXTypeError, core.UnexpectedTracerError):
+class UnexpectedTracerError(JAXTypeError):
     """A tracer escaped the function being transformed (saved to a global, returned by a side channel)."""
 
     def __init__(self, msg):

@@ -31,7 +31,7 @@ from xjax._src.interpreters.graph_lowering import (GraphCall, compile_closed_jax
                                                    jaxpr_is_lowerable)
 from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, eval_jaxpr, live_equations, memoize_per_jaxpr
 from xjax._src.stages import ShapeDtypeStruct, Traced
-from xjax._src.export import shape_poly
+from xjax._src import shape_poly
 
 logger = logging.getLogger("xjax._src.jit")
 

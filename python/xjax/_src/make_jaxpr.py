@@ -3,7 +3,7 @@ import contextlib
 import functools
 
 from xjax._src import core, tree_util
-from xjax._src.export import shape_poly
+from xjax._src import shape_poly
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.jit import _abstractify, _normalize_argnums
 from xjax._src.stages import ShapeDtypeStruct

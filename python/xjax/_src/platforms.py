@@ -11,6 +11,7 @@ _nvidia_gpu_visible), and a missing CuPy or driver is never reported unless CUDA
 """
 import os
 
+from xjax._src import devices
 from xjax._src.config import config
 
 _ENV = "XJAX_PLATFORMS"  # read when jax_platforms (JAX_PLATFORMS) is unset
@@ -41,8 +42,6 @@ class Backend:
 
 
 def _start_cpu():
-    from xjax._src import devices
-
     return Backend("cpu", "cpu", devices.cpu_devices, devices.global_devices)
 
 

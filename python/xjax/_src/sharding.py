@@ -13,6 +13,8 @@ import threading
 
 import numpy as np
 
+from xjax._src import platforms, tree_util
+
 _PARTITIONING = "partitioning an array over a mesh of several devices (issue 29)"
 
 
@@ -414,10 +416,8 @@ def check_trivial(sharding, api):
 
 def make_mesh(axis_shapes, axis_names, axis_types=None, *, devices=None):
     """A mesh of the given shape over `devices` (all of this process's by default)."""
-    from xjax._src import api
-
     axis_shapes = tuple(axis_shapes)
-    devices = list(api.devices() if devices is None else devices)
+    devices = list(platforms.get_backend().devices() if devices is None else devices)
     n = math.prod(axis_shapes)
     if n > len(devices):
         raise ValueError(f"make_mesh: the mesh {axis_shapes} needs {n} devices, but there are only "
@@ -465,8 +465,6 @@ def make_single_device_sharding(device):
 
 def reshard(x, out_shardings):
     """x with `out_shardings`: on one device, only a layout that leaves arrays whole."""
-    from xjax import tree_util
-
     tree_util.tree_map(lambda s: check_trivial(s, "reshard"), out_shardings,
                        is_leaf=lambda s: isinstance(s, (Sharding, PartitionSpec)))
     return x

@@ -3,7 +3,7 @@ ShapeDtypeStruct, which stands for an array argument by its shape and dtype."""
 import numpy as np
 
 from xjax._src import dtypes
-from xjax._src.export.shape_poly import is_symbolic_dim
+from xjax._src.shape_poly import is_symbolic_dim
 from xjax._src.interpreters import partial_eval as pe
 
 

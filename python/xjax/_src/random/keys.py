@@ -132,6 +132,9 @@ class PRNGKeyArray:
         self._impl = impl
         self._base_array = key_data
 
+    def _typeof(self):  # (jax.typeof: a key type, not its data's)
+        return KeyShapedArray(self.shape, self.dtype)
+
     shape = property(lambda self: tuple(self._base_array.shape[:-len(self._impl.key_shape)]))
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: math.prod(self.shape))
