@@ -1,4 +1,4 @@
-"""An emulated GPU runtime: the few CuPy entry points the CUDA executor (backends/cuda.py) and the GPU
+"""An emulated GPU runtime: the few CuPy entry points the CUDA executor (gpu/cuda.py) and the GPU
 arrays use, on the host, so that GPU programs run end to end where no GPU is present.
 
 Arrays are NumPy arrays (a subclass that answers CuPy's `get`); matmul, sort and the other array

@@ -1,5 +1,5 @@
 """The `gpu` fixture of the CUDA executor's tests: a GPU device to run on, twice over -- the emulated
-runtime (tests/emulated_cupy.py put where the executor finds CuPy, so backends/cuda.py runs
+runtime (tests/emulated_cupy.py put where the executor finds CuPy, so gpu/cuda.py runs
 unmodified), and the real GPU, which skips where there is none.
 
 Import it into a test module: `from gpu_runtime import gpu, to_gpu  # noqa: F401`.
@@ -22,8 +22,8 @@ def gpu(request):
         yield _real_gpu()
         return
     import emulated_cupy
-    from xjax._src.backends import gpu_devices
-    from xjax._src import gpu_array  # noqa: F401 - makes GpuArray an xjax array type
+    from xjax._src.gpu import gpu_devices
+    from xjax._src.gpu import gpu_array  # noqa: F401 - makes GpuArray an xjax array type
 
     saved = gpu_devices._cupy
     gpu_devices._cupy = emulated_cupy
@@ -35,6 +35,6 @@ def gpu(request):
 
 def to_gpu(x, device):
     """A GPU array on `device` holding NumPy-convertible x (its dtype canonicalised)."""
-    from xjax._src import gpu_array
+    from xjax._src.gpu import gpu_array
 
     return gpu_array.from_host(np.asarray(x), device, weak_type=type(x) in (bool, int, float))

@@ -16,7 +16,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import emulated_cupy  # noqa: E402
 
 from xjax._src import platforms  # noqa: E402
-from xjax._src.backends import gpu_devices  # noqa: E402
+from xjax._src.gpu import gpu_devices  # noqa: E402
 
 
 def _probe():

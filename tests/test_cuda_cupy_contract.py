@@ -15,7 +15,7 @@ from gpu_runtime import gpu, to_gpu  # noqa: F401 - the fixture
 @pytest.fixture
 def fresh_modules(monkeypatch, tmp_path):
     """No module compiled before (in memory or on disk), so that this test's are compiled and recorded."""
-    from xjax._src.backends import cuda
+    from xjax._src.gpu import cuda
 
     monkeypatch.setattr(cuda, "_modules", {})
     monkeypatch.setenv("XJAX_CUDA_CACHE_DIR", str(tmp_path))
@@ -23,7 +23,7 @@ def fresh_modules(monkeypatch, tmp_path):
 
 def _emulated(gpu):
     import emulated_cupy
-    from xjax._src.backends import gpu_devices
+    from xjax._src.gpu import gpu_devices
 
     if gpu_devices.cupy() is not emulated_cupy:
         pytest.skip("the emulated runtime records what NVRTC is given")

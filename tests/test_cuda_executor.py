@@ -1,4 +1,4 @@
-"""The CUDA executor (backends/cuda.py) end to end: jit and eager primitives on GPU arrays run the GPU
+"""The CUDA executor (gpu/cuda.py) end to end: jit and eager primitives on GPU arrays run the GPU
 plan -- generated CUDA, CuPy library calls, control flow, callbacks -- and give GPU arrays equal to
 what the CPU computes from the same inputs.
 
@@ -16,7 +16,7 @@ import pytest
 import xjax
 import xjax.numpy as jnp
 from xjax import lax
-from xjax._src.gpu_array import GpuArray
+from xjax._src.gpu.gpu_array import GpuArray
 from gpu_runtime import gpu, to_gpu  # noqa: F401 - the fixture
 
 RNG = np.random.default_rng(7)
@@ -280,7 +280,7 @@ def test_host_callbacks_see_the_values(gpu, capsys):
 
 def test_an_op_without_a_gpu_route_is_an_error_at_compile_time(gpu):
     from test_cuda_plan import all_reduce_graph
-    from xjax._src.backends import cuda
+    from xjax._src.gpu import cuda
 
     with pytest.raises(NotImplementedError, match=r"\[cuda\] no GPU kernel for op 'all_reduce'"):
         cuda.compile_graph(all_reduce_graph(), gpu)
@@ -303,7 +303,7 @@ def test_special_functions(gpu):
 
 
 def test_arguments_on_two_gpus_are_refused(gpu):
-    from xjax._src.backends import gpu_devices
+    from xjax._src.gpu import gpu_devices
 
     other = gpu_devices.GpuDevice(1, {"name": b"other", "major": 9, "minor": 0})
     if gpu.platform != "gpu" or gpu_devices.cupy().__name__ != "emulated_cupy":
@@ -321,7 +321,7 @@ def test_the_sources_programs_generate_compile_with_nvcc(gpu, arch, tmp_path):
     import cuda_emulation
     import emulated_cupy
 
-    from xjax._src.backends import gpu_devices
+    from xjax._src.gpu import gpu_devices
 
     if gpu_devices.cupy() is not emulated_cupy:
         pytest.skip("the emulated runtime collects the sources")
@@ -353,7 +353,7 @@ def test_the_sources_programs_generate_compile_with_nvrtc(gpu):
     import emulated_cupy
     import nvrtc
 
-    from xjax._src.backends import cuda, gpu_devices
+    from xjax._src.gpu import cuda, gpu_devices
 
     if gpu_devices.cupy() is not emulated_cupy:
         pytest.skip("the emulated runtime collects the sources")

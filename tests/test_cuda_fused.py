@@ -285,7 +285,7 @@ def test_nvcc_compiles_every_fused_kernel(cases):
 def test_nvrtc_compiles_the_random_graphs_kernels_as_the_executor_does(cases):
     """Each fused source of the random graphs on its own, as RawModule gets it (self-contained text, the
     executor's options); the one-op kernels differ from these only in their step expression."""
-    from xjax._src.backends import cuda
+    from xjax._src.gpu import cuda
 
     sources = [grp["plan"]["source"] for cid, c in cases.items() if cid.startswith("graph")
                for grp in c.program["groups"] if grp["fused"] and grp["plan"]["launches"]]

@@ -301,7 +301,7 @@ def all_plans():
 @pytest.mark.skipif(not nvrtc.available(), reason="NVRTC is not installed")
 def test_nvrtc_compiles_every_kernel_as_the_executor_does():
     """Each source on its own, as RawModule gets it (no include path, the executor's options)."""
-    from xjax._src.backends import cuda
+    from xjax._src.gpu import cuda
 
     ptxs = nvrtc.compile_all([p["source"] for p in all_plans()], cuda._NVRTC_OPTIONS + ("-arch=compute_90",))
     assert len(ptxs) > 200 and all(".entry" in p for p in ptxs)

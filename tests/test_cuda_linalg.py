@@ -1,4 +1,4 @@
-"""The linear-algebra ops on the GPU (backends/cuda_linalg.py through the CUDA executor): every op jitted
+"""The linear-algebra ops on the GPU (gpu/cuda_linalg.py through the CUDA executor): every op jitted
 and eager, batched and not, float32 and float64, against what the CPU computes from the same inputs --
 exactly where the result is unique, by its defining properties (and magnitudes) where signs are a
 convention -- plus gradients through jnp.linalg. On the emulated CuPy everywhere, and on a real GPU where
@@ -10,7 +10,7 @@ import pytest
 import xjax
 import xjax.numpy as jnp
 from xjax import lax
-from xjax._src.gpu_array import GpuArray
+from xjax._src.gpu.gpu_array import GpuArray
 from xjax.lax import linalg
 from gpu_runtime import gpu, to_gpu  # noqa: F401 - the fixture
 
@@ -104,7 +104,7 @@ def test_cholesky_failure_is_found_whatever_potrf_leaves_where_it_stops(gpu, mon
     squares (LAPACK's leaves the non-positive pivot there, which the diagonal's sign catches)."""
     import emulated_cupy
 
-    from xjax._src.backends import gpu_devices
+    from xjax._src.gpu import gpu_devices
 
     if gpu_devices.cupy() is not emulated_cupy:
         pytest.skip("a stand-in potrf needs the emulated runtime")
@@ -358,7 +358,7 @@ def test_gradients_through_decompositions(gpu, dtype, jit):
 def test_before_cupy_14_batches_go_one_matrix_at_a_time(gpu, monkeypatch):
     import emulated_cupy
 
-    from xjax._src.backends import gpu_devices
+    from xjax._src.gpu import gpu_devices
 
     if gpu_devices.cupy() is not emulated_cupy:
         pytest.skip("the emulated runtime stands in for CuPy 13")

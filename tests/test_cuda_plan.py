@@ -1,4 +1,4 @@
-"""_core.cuda_plan: a graph compiled for CUDA, each step in its GPU form (what backends/cuda.py runs).
+"""_core.cuda_plan: a graph compiled for CUDA, each step in its GPU form (what gpu/cuda.py runs).
 No GPU needed: this checks the plan's structure; test_cuda_executor runs plans."""
 import numpy as np
 import pytest

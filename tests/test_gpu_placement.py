@@ -12,7 +12,7 @@ import xjax
 import xjax.numpy as jnp
 from xjax import lax
 from xjax._src import platforms
-from xjax._src.gpu_array import GpuArray
+from xjax._src.gpu.gpu_array import GpuArray
 from gpu_runtime import gpu  # noqa: F401 - the fixture
 
 CPU = xjax.devices("cpu")[0]

@@ -7,6 +7,7 @@ from xjax import _core
 from xjax._src.api import (block_until_ready, default_backend, device_count, device_get, device_put,  # noqa: F401
                            devices, local_device_count, local_devices, process_count, process_index, typeof)
 from xjax._src.array import Array  # noqa: F401
+from xjax._src import gpu as _gpu  # noqa: F401 - plugs the GPU runtime into the CPU paths (loads no CuPy)
 from xjax._src.config import (check_tracer_leaks, config, debug_infs, debug_nans, default_device,  # noqa: F401
                               default_matmul_precision, disable_jit, enable_checks, enable_x64, log_compiles,
                               numpy_dtype_promotion, numpy_rank_promotion)

@@ -7,8 +7,8 @@ import abc
 
 import numpy as np
 
-from xjax._src import core, dtypes
-from xjax._src.backends import cpu
+from xjax import _core
+from xjax._src import core, dtypes, platforms
 from xjax._src.devices import CPU_DEVICE, CpuDevice
 from xjax._src.sharding import PartitionSpec, Sharding, SingleDeviceSharding, check_trivial
 from xjax._src.dlpack import DLDeviceType, retag_bfloat16
@@ -29,18 +29,34 @@ def check_device(device, fun_name):
         return CPU_DEVICE
     if platform == "gpu":
         return device
-    from xjax._src import api
+    raise ValueError(f"{fun_name}: device must be None or one of xjax.devices() "
+                     f"({platforms.get_backend().devices()}), got {device!r}")
 
-    raise ValueError(f"{fun_name}: device must be None or one of xjax.devices() ({api.devices()}), got {device!r}")
+
+def to_numpy(value, aval):
+    """A read-only NumPy view of a runtime buffer holding a value of type `aval`."""
+    return value.bytes_view().view(aval.dtype).reshape(aval.shape)
 
 
-def put_on(x, device):
-    """x (an array or a tuple of them) on `device`, a check_device result: None leaves x where it was made."""
-    if device is None or (device is CPU_DEVICE and type(x) is Array):
-        return x
-    from xjax._src import api
+def device_put(x, dtype=None, weak_type=False):
+    """A new xjax.Array holding a copy of NumPy-convertible `x` (dtype canonicalised)."""
+    x = np.asarray(x)
+    dt = dtypes.canonicalize_dtype(x.dtype if dtype is None else dtype)
+    if x.dtype != dt:
+        x = x.astype(dt)
+    shape = x.shape
+    x = np.ascontiguousarray(x)  # (makes 0-d arrays 1-d: keep the shape from before)
+    value = _core.Array.from_buffer(x.reshape(-1).view(np.uint8), shape, dt.name)
+    return Array(value, core.ShapedArray(shape, dt, weak_type))
 
-    return api.device_put(x, device)
+
+_DTYPE_NAMES = {d: d.name for d in dtypes.SUPPORTED}  # (np.dtype.name is slow)
+
+
+def scalar(value, dtype, weak_type):
+    """A 0-d array from a Python scalar, without a NumPy round trip."""
+    name = _DTYPE_NAMES.get(dtype) or dtype.name
+    return Array(_core.Array.from_scalar(value, name), core.ShapedArray((), dtype, weak_type))
 
 
 class Array(metaclass=abc.ABCMeta):
@@ -71,7 +87,7 @@ class Array(metaclass=abc.ABCMeta):
     def _numpy(self):
         """The data as a read-only NumPy array sharing the buffer (waits for the computation)."""
         if self._npy is None:
-            self._npy = cpu.to_numpy(self._value, self.aval)
+            self._npy = to_numpy(self._value, self.aval)
         return self._npy
 
     def block_until_ready(self):
@@ -115,15 +131,12 @@ class Array(metaclass=abc.ABCMeta):
         return DLDeviceType.kDLCPU, 0
 
     def _to_gpu_for_dlpack(self, index, copy):
-        from xjax._src.api import device_put
-        from xjax._src.platforms import get_backend
-
-        gpu = get_backend("cuda").local_devices()[index]
+        gpu = platforms.get_backend("cuda").local_devices()[index]
         if copy is False:
             raise ValueError(f"Specified device={gpu!r} which requires a copy since the source device is "
                              f"{self.device!r}, however copy=False. Set copy=True or copy=None to perform the "
                              "requested operation.")
-        return device_put(self, gpu)
+        return platforms.gpu.to_device(self, gpu)
 
     @property
     def __cuda_array_interface__(self):
@@ -132,9 +145,7 @@ class Array(metaclass=abc.ABCMeta):
     def to_device(self, device, *, stream=None):
         """The array on `device` (this array itself for a CPU device: they share the host memory)."""
         if getattr(device, "platform", None) == "gpu" and stream is None:
-            from xjax._src.api import device_put
-
-            return device_put(self, device)
+            return platforms.gpu.to_device(self, device)
         check_device(device, "to_device")
         if stream is not None:
             raise ValueError(f"to_device: xjax arrays live on the CPU, which has no streams; got stream={stream!r}")
@@ -202,13 +213,7 @@ class Array(metaclass=abc.ABCMeta):
     __hash__ = None
 
     def __reduce__(self):
-        return (cpu.device_put, (np.asarray(self),))
-
-    def copy(self):
-        """A copy with its own buffer."""
-        from xjax._src import lax
-
-        return lax.copy_p.bind(self)
+        return (device_put, (np.asarray(self),))
 
     def __copy__(self):
         return self.copy()
@@ -219,4 +224,3 @@ class Array(metaclass=abc.ABCMeta):
 
 Array.register(core.Tracer)  # isinstance(tracer, jnp.ndarray) holds, as in JAX
 core.ARRAY_TYPES = (Array,)
-cpu._array_type = Array

@@ -13,7 +13,7 @@ import numpy as np
 
 from xjax import _core
 from xjax._src import core, tree_util
-from xjax._src.backends import cpu
+from xjax._src.array import Array
 from xjax._src.jaxpr import params_printer
 from xjax._src.lax.base import asarray
 
@@ -76,7 +76,7 @@ def _host_callback_lowering(run_callback):
         params = eqn.params
 
         def fn(values):
-            run_callback([cpu._array_type(v, a) for v, a in zip(values, avals)], params)
+            run_callback([Array(v, a) for v, a in zip(values, avals)], params)
 
         cid = _core.register_callback(fn)
         lowerer.callbacks.append(cid)

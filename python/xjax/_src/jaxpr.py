@@ -14,6 +14,7 @@ import weakref
 import numpy as np
 
 from xjax._src import dtypes
+from xjax._src.array import scalar
 from xjax._src import pretty_printer as pp
 
 
@@ -195,9 +196,7 @@ def axis_names_in(params):
 
 def literal_value(lit):
     """A literal as a 0-d array that any trace accepts (a jaxpr trace makes it a literal again)."""
-    from xjax._src.backends import cpu
-
-    return cpu.scalar(lit.val.item(), lit.aval.dtype, lit.aval.weak_type)
+    return scalar(lit.val.item(), lit.aval.dtype, lit.aval.weak_type)
 
 
 def eval_jaxpr(jaxpr, consts, *args):

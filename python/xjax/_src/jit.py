@@ -14,13 +14,12 @@ import inspect
 import itertools
 import logging
 import operator
-import sys
 import time
 import weakref
 
 import numpy as np
 
-from xjax._src import core, dtypes, placement, tree_util
+from xjax._src import core, dtypes, placement, platforms, tree_util
 from xjax._src.array import Array
 from xjax._src.backends import cpu
 from xjax._src.config import config
@@ -39,12 +38,6 @@ _flatten = tree_util.tree_flatten
 _state = core._state
 _EvalTrace = core.EvalTrace
 _PY_SCALARS = (bool, int, float)
-
-
-def _is_gpu_refusal(err):
-    """Whether err is a GPU array refusing the CPU executor (gpu_array is imported once GPUs exist)."""
-    gpu_array = sys.modules.get("xjax._src.gpu_array")
-    return gpu_array is not None and isinstance(err, gpu_array.GpuComputeError)
 
 # ---- the jit primitive ----------------------------------------------------------------------
 
@@ -417,7 +410,7 @@ class JitWrapped:
             except AttributeError:  # a leaf that is not an Array: the general path sorts it out
                 pass
             except NotImplementedError as err:  # a GPU array's refusal of the CPU path: its call goes to the GPU
-                if not _is_gpu_refusal(err):
+                if not isinstance(err, platforms.GpuComputeError):
                     raise
                 return entry.out_tree.unflatten(entry.call(leaves))
         return self._call(args, kwargs)

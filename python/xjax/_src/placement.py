@@ -6,19 +6,32 @@ A CPU array of rank >= 1 in a computation keeps it on the CPU: under a GPU defau
 exist only where the user put them (device_put(x, cpu)), JAX's committed arrays. 0-d CPU arrays
 are the Python scalars xjax places itself, which follow the computation (JAX's uncommitted ones).
 """
-from xjax._src import core, platforms
-from xjax._src.array import Array
-from xjax._src.backends import cpu
+import numpy as np
+
+from xjax._src import core, dtypes, platforms
+from xjax._src.array import Array, device_put, scalar
 
 
 def host_array(x, dtype=None, weak_type=False):
     """A new xjax.Array holding a copy of NumPy-convertible x on the default device."""
     gpu = platforms.placement()
     if gpu is None:
-        return cpu.device_put(x, dtype, weak_type)
-    from xjax._src import gpu_array
+        return device_put(x, dtype, weak_type)
+    return platforms.gpu.from_host(x, gpu, dtype, weak_type)
 
-    return gpu_array.from_host(x, gpu, dtype, weak_type)
+
+def asarray(x, dtype=None, weak_type=None):
+    """An operand for bind: arrays and tracers pass through; scalars and NumPy data are placed."""
+    if isinstance(x, core.Tracer) or type(x) in core.ARRAY_TYPES:
+        return x
+    if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
+        dt, weak = dtypes.dtype_and_weak(x)
+        if dtype is not None:
+            dt = dtypes.canonicalize_dtype(dtype)
+        return scalar(x, dt, weak if weak_type is None else weak_type)
+    if isinstance(x, (list, tuple)):
+        raise TypeError(f"lax operations accept arrays, not {type(x).__name__}; use jnp.asarray first")
+    return host_array(x, dtype)
 
 
 def gpu_for(operands):

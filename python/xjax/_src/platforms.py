@@ -45,16 +45,35 @@ def _start_cpu():
     return Backend("cpu", "cpu", devices.cpu_devices, devices.global_devices)
 
 
-def _start_cuda():
+_FACTORIES = {"cpu": _start_cpu}  # name -> () -> Backend; the GPU runtime adds "cuda" (plug_in_gpu)
+
+
+class GpuComputeError(NotImplementedError):
+    """Raised when a GPU array reaches the CPU runtime (jit and primitives catch it and run on the GPU),
+    or when host operands belong on the default GPU (`device`: see xjax._src.placement)."""
+
+    def __init__(self, message, device=None):
+        super().__init__(message)
+        self.device = device
+
+
+# The GPU runtime (xjax._src.gpu), a leaf that nothing below imports: the CPU paths reach it only
+# through this object, which it installs when xjax is imported (plug_in_gpu). Its entries are
+# called only with a GPU array or device in hand, so they never load CuPy on a machine without one.
+gpu = None
+
+
+def plug_in_gpu(runtime, start_backend):
+    """Installs the GPU runtime's entry points (`gpu`) and its backend factory, started as "cuda"."""
+    global gpu
+    gpu = runtime
+    _FACTORIES["cuda"] = start_backend
+
+
+def check_gpu_visible():
+    """Raises the error that skips CUDA quietly when no NVIDIA GPU is visible (JAX's own test)."""
     if not _nvidia_gpu_visible():
         raise _NotVisible("no NVIDIA GPU is visible (none of " + ", ".join(_NVIDIA_DEVICE_FILES) + " exists)")
-    from xjax._src.backends import gpu_devices  # imports CuPy
-
-    found = gpu_devices.probe()
-    return Backend("cuda", "gpu", lambda: found)
-
-
-_FACTORIES = {"cpu": _start_cpu, "cuda": _start_cuda}
 
 
 class _NotVisible(RuntimeError):

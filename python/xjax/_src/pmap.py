@@ -20,7 +20,7 @@ from every process and runs its vmap rule over all shards.
 import functools
 
 from xjax import _core
-from xjax._src import core, placement, tree_util
+from xjax._src import core, placement, platforms, tree_util
 from xjax._src import vmap as vmap_api
 from xjax._src.array import Array
 from xjax._src import distributed
@@ -383,9 +383,7 @@ def _gpu_of(leaves, devices, n):
     gpu = placement.gpu_for_call(leaves)
     if gpu is None:
         return None
-    from xjax._src.backends import gpu_devices
-
-    available = gpu_devices.cupy().cuda.runtime.getDeviceCount()
+    available = platforms.gpu.device_count()
     if n > available:
         raise ValueError(f"compiling computation that requires {n} logical devices, but only {available} XLA "
                          f"devices are available (num_replicas={n})")

@@ -3,52 +3,12 @@
 Eager dispatch compiles each (primitive, params, input types) once into a one-op Executable
 through the same lowering that jit uses, and caches it; later calls go straight to run().
 """
-import ml_dtypes
-import numpy as np
-
-from xjax import _core
-from xjax._src import core, dtypes, platforms
+from xjax._src import dtypes, placement, platforms
+from xjax._src.array import Array, device_put, scalar, to_numpy  # noqa: F401 - the backend's data in and out
 from xjax._src.backends.lowering import lower_single_primitive
 from xjax._src.lru_cache import LRUCache
 
 _NP_DTYPE = {d.name: d for d in dtypes.SUPPORTED}
-_NP_DTYPE["bfloat16"] = np.dtype(ml_dtypes.bfloat16)
-
-
-def to_numpy(value, aval):
-    return value.bytes_view().view(aval.dtype).reshape(aval.shape)
-
-
-def _wrap(value, aval):
-    return _array_type(value, aval)
-
-
-def _array_type(value, aval):
-    """Replaced by xjax.Array once xjax._src.array is imported (it imports this module)."""
-    from xjax._src.array import Array
-
-    return Array(value, aval)
-
-
-def device_put(x, dtype=None, weak_type=False):
-    """A new xjax.Array holding a copy of NumPy-convertible `x` (dtype canonicalised)."""
-    x = np.asarray(x)
-    dt = dtypes.canonicalize_dtype(x.dtype if dtype is None else dtype)
-    if x.dtype != dt:
-        x = x.astype(dt)
-    shape = x.shape
-    x = np.ascontiguousarray(x)  # (makes 0-d arrays 1-d: keep the shape from before)
-    value = _core.Array.from_buffer(x.reshape(-1).view(np.uint8), shape, dt.name)
-    return _wrap(value, core.ShapedArray(shape, dt, weak_type))
-
-
-_DTYPE_NAMES = {d: d.name for d in _NP_DTYPE.values()}  # (np.dtype.name is slow)
-
-
-def scalar(value, dtype, weak_type):
-    """A 0-d array from a Python scalar, without a NumPy round trip."""
-    name = _DTYPE_NAMES.get(dtype) or dtype.name
-    return _array_type(_core.Array.from_scalar(value, name), core.ShapedArray((), dtype, weak_type))
 
 
 # (primitive, params, input avals) -> (Executable, output avals); bounded: a program sweeping
@@ -63,9 +23,7 @@ def apply_primitive(prim, *args, **params):
     try:
         avals = tuple([a.aval for a in args])
     except AttributeError:
-        from xjax._src.lax.base import asarray
-
-        args = [asarray(a) for a in args]
+        args = [placement.asarray(a) for a in args]
         avals = tuple([a.aval for a in args])
     key = (prim, _params_key(params) if params else (), avals)
     entry = _entries.get(key)
@@ -80,26 +38,20 @@ def apply_primitive(prim, *args, **params):
         if platforms._placement is not None:  # (None: new data stays on the CPU)
             _check_placement(args)
         values = [a._value for a in args]
-    except NotImplementedError as err:  # a GPU array's (gpu_array.GpuComputeError): the CUDA executor runs it
-        from xjax._src.backends import cuda
-
-        return cuda.apply_primitive(prim, args, params, key[1], err)
+    except NotImplementedError as err:  # a GPU array's (GpuComputeError): the CUDA executor runs it
+        return platforms.gpu.apply_primitive(prim, args, params, key[1], err)
     outs = exe.run(values)
     if prim.multiple_results:
-        return [_array_type(v, aval) for v, aval in zip(outs, avals_out)]
-    return _array_type(outs[0], avals_out[0])
+        return [Array(v, aval) for v, aval in zip(outs, avals_out)]
+    return Array(outs[0], avals_out[0])
 
 
 def _check_placement(operands):
     """Raises GpuComputeError when a computation on these operands belongs on the default GPU (see
     xjax._src.placement.gpu_for): the caller's GPU route then runs it there."""
-    from xjax._src import placement
-
     gpu = placement.gpu_for(operands)
     if gpu is not None:
-        from xjax._src.gpu_array import GpuComputeError
-
-        raise GpuComputeError(f"host operands placed on the default device {gpu}", device=gpu)
+        raise platforms.GpuComputeError(f"host operands placed on the default device {gpu}", device=gpu)
 
 
 def _params_key(params):

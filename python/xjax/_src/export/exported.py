@@ -3,7 +3,7 @@ from a jitted function, deserialize() reads one back; both call through the C++ 
 import numpy as np
 
 from xjax import _core
-from xjax._src import core, dtypes, placement, tree_util
+from xjax._src import core, dtypes, placement, platforms, tree_util
 from xjax._src.array import Array
 from xjax._src.backends import cpu
 from xjax._src.export import lowering
@@ -88,13 +88,11 @@ class Exported:
                             f"exported function takes {self.in_tree}")
         gpu = placement.gpu_for_call(leaves)
         if gpu is not None:
-            from xjax._src.backends import cuda
-
             args = [_operand_on_gpu(x, a, i, self.fun_name, gpu) for i, (x, a) in enumerate(zip(leaves, self.in_avals))]
-            return self.out_tree.unflatten(cuda.run_exported(self, args, gpu))
+            return self.out_tree.unflatten(platforms.gpu.run_exported(self, args, gpu))
         values = [_operand(x, a, i, self.fun_name) for i, (x, a) in enumerate(zip(leaves, self.in_avals))]
         outs = self._function().call(values)
-        wrap = cpu._array_type
+        wrap = Array
         return self.out_tree.unflatten([wrap(v, a) for v, a in zip(outs, self.out_avals)])
 
     __call__ = call
@@ -138,14 +136,12 @@ def _host_value(x):
 
 def _operand_on_gpu(x, aval, i, name, gpu):
     """Argument i as an xjax Array on GpuDevice gpu, checked as _operand checks it."""
-    from xjax._src.gpu_array import GpuArray, to_device
-
-    if type(x) is not GpuArray:
-        x = cpu._array_type(_operand(x, aval, i, name), aval)
+    if not platforms.gpu.is_gpu_array(x):
+        x = Array(_operand(x, aval, i, name), aval)
     elif x.aval.shape != aval.shape or x.aval.dtype != aval.dtype:
         raise ValueError(f"Exported.call of {name}: argument {i} is {x.aval.str_short()}, the exported function "
                          f"takes {aval.str_short()}")
-    return to_device(x, gpu)
+    return platforms.gpu.to_device(x, gpu)
 
 
 def export(fun_jit, *, platforms=None, **kwargs):

@@ -18,6 +18,7 @@ import weakref
 
 from xjax import _core
 from xjax._src import core, dtypes, platforms
+from xjax._src.array import Array, scalar
 from xjax._src.backends import cpu
 from xjax._src.backends.lowering import LoweringContext
 from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, jaxpr_key, live_equations, params_key
@@ -50,7 +51,7 @@ def _const_key(value):
 
 def literal_array(lit):
     """The literal's value as a 0-d xjax Array (of its weak type)."""
-    return cpu.scalar(lit.val.item(), lit.aval.dtype, lit.aval.weak_type)
+    return scalar(lit.val.item(), lit.aval.dtype, lit.aval.weak_type)
 
 
 def _constant_attrs(value, dtype, shape=()):
@@ -347,13 +348,10 @@ class GraphCall:
             values = [a._value for a in args]
             if self.extern is None:
                 [c._value for c in self.consts]  # (raises the GPU const's refusal)
-        except NotImplementedError as err:  # a GPU array's (gpu_array.GpuComputeError): the CUDA executor runs it
-            from xjax._src.backends import cuda
-
-            return cuda.run_graph_call(self, args, err)
+        except NotImplementedError as err:  # a GPU array's (GpuComputeError): the CUDA executor runs it
+            return platforms.gpu.run_graph_call(self, args, err)
         vals = self.run_values(values)
-        wrap = cpu._array_type
-        return [wrap(v, a) for v, a in zip(vals, self.out_avals)]
+        return [Array(v, a) for v, a in zip(vals, self.out_avals)]
 
 
 def _split_segments(jaxpr):

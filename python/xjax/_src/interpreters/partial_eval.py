@@ -18,6 +18,7 @@ import weakref
 import numpy as np
 
 from xjax._src import core, dtypes, errors
+from xjax._src.array import device_put
 from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 
 _PY_SCALARS = (bool, int, float)
@@ -210,9 +211,7 @@ class DynamicJaxprTrace(core.Trace):
             dtype = dtypes.canonicalize_dtype(x.dtype)
             if not np.shape(x):
                 return _literal(x, dtype, False)
-            from xjax._src.backends import cpu
-
-            return self._capture(cpu.device_put(x, dtype))
+            return self._capture(device_put(x, dtype))
         raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")
 
     def _capture(self, x):

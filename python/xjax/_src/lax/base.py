@@ -3,8 +3,9 @@ import functools
 
 import numpy as np
 
-from xjax._src import core, dtypes
+from xjax._src import core
 from xjax._src.backends import cpu
+from xjax._src.placement import asarray  # noqa: F401 - lax's operands are placed as bind's are
 
 
 def op_lowering(op_name, attrs=None):
@@ -23,22 +24,6 @@ def define_primitive(name, abstract_eval, op=None, attrs=None, multiple_results=
     prim.impl = functools.partial(cpu.apply_primitive, prim)
     prim.lowering = op_lowering(op or name, attrs)
     return prim
-
-
-def asarray(x, dtype=None, weak_type=None):
-    """An operand for bind: arrays and tracers pass through; scalars and NumPy data are placed."""
-    if isinstance(x, core.Tracer) or type(x) in core.ARRAY_TYPES:
-        return x
-    if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
-        dt, weak = dtypes.dtype_and_weak(x)
-        if dtype is not None:
-            dt = dtypes.canonicalize_dtype(dtype)
-        return cpu.scalar(x, dt, weak if weak_type is None else weak_type)
-    if isinstance(x, (list, tuple)):
-        raise TypeError(f"lax operations accept arrays, not {type(x).__name__}; use jnp.asarray first")
-    from xjax._src import placement
-
-    return placement.host_array(x, dtype)
 
 
 def scalars_like(args):

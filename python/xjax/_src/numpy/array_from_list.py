@@ -5,8 +5,7 @@ call is one dispatch rather than one per element."""
 import numpy as np
 
 from xjax._src import core, lax, tree_util
-from xjax._src.array import Array
-from xjax._src.backends import cpu
+from xjax._src.array import Array, scalar
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.graph_lowering import compile_closed_jaxpr
 from xjax._src.lru_cache import LRUCache
@@ -68,7 +67,7 @@ def _leaf_array(x, dtype):
     """A host leaf as an array: Python scalars straight in `dtype` (their value, not a wrapped one)."""
     if type(x) in util._PY_SCALARS:
         check_python_int(x, dtype)
-        return cpu.scalar(x, dtype, False)
+        return scalar(x, dtype, False)
     return util.asarray(x)
 
 

@@ -147,6 +147,7 @@ def _nonzero(self, *, size=None, fill_value=None):
 
 
 def _copy(self):
+    """A copy with its own buffer."""
     return lax.copy_p.bind(self)
 
 
@@ -228,8 +229,8 @@ def attach(cls, *, tracer=False):
         _set(cls, name, fn)
     for name, fn in _PROPERTIES.items():
         _set(cls, name, property(fn))
+    _set(cls, "copy", _copy)
     if tracer:  # (Python conversions of tracers are core.Tracer's own)
-        _set(cls, "copy", _copy)
         cls.itemsize = property(lambda self: self.aval.dtype.itemsize)
         cls.nbytes = property(lambda self: self.aval.size * self.aval.dtype.itemsize)
 

@@ -6,7 +6,8 @@ import warnings
 import numpy as np
 
 from xjax._src import core, dtypes, lax, placement
-from xjax._src.array import Array, check_device, put_on
+from xjax._src.array import Array, check_device
+from xjax._src.transfer import put_on
 from xjax._src.core import ShapedArray as _ShapedArray, to_concrete_value as _to_concrete_value
 from xjax._src.numpy import array_from_list, util
 

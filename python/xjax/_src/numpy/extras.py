@@ -442,7 +442,7 @@ def fromiter(iterable, dtype, count=-1):
 
 def from_dlpack(x, /, *, device=None, copy=None):
     """An array from an object supporting the DLPack protocol (see xjax.dlpack.from_dlpack)."""
-    from xjax._src.dlpack import from_dlpack as impl
+    from xjax._src.transfer import from_dlpack as impl
 
     return impl(x, device=device, copy=copy)
 

@@ -2,7 +2,8 @@
 import numpy as np
 
 from xjax._src import lax
-from xjax._src.array import check_device, put_on
+from xjax._src.array import check_device
+from xjax._src.transfer import put_on
 from xjax._src.numpy import util
 from xjax._src.numpy.creation import dtype_arg
 

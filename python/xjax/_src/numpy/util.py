@@ -6,7 +6,7 @@ import numpy as np
 from xjax import _core
 from xjax._src import core, dtypes, lax, placement
 from xjax._src.array import Array
-from xjax._src.backends import cpu
+from xjax._src.array import scalar as new_scalar  # (uncached; `scalar` below caches)
 
 Tracer = core.Tracer
 _PY_SCALARS = (bool, int, float)
@@ -98,7 +98,7 @@ def asarray(x, dtype=None):
     if isinstance(x, (np.ndarray, np.generic)):
         if x.ndim == 0 and (x.dtype.kind in "biuf" or x.dtype == dtypes.bfloat16):
             dt = dtypes.canonicalize_dtype(x.dtype if dtype is None else dtype)
-            return cpu.scalar(x.item(), dt, False)
+            return new_scalar(x.item(), dt, False)
         if x.dtype.kind not in "biuf" and x.dtype != dtypes.bfloat16 and x.dtype.kind != "V":
             if x.dtype.kind == "c":
                 raise NotImplementedError("xjax does not support complex dtypes yet")
@@ -338,7 +338,7 @@ def core_concretization_error(what, x):
 
 def weak_scalar_like(value, x):
     """A weakly typed 0-d scalar of x's dtype."""
-    return cpu.scalar(value, x.aval.dtype, True) if not isinstance(value, float) or x.aval.dtype.kind == "f" \
+    return new_scalar(value, x.aval.dtype, True) if not isinstance(value, float) or x.aval.dtype.kind == "f" \
         or x.aval.dtype == dtypes.bfloat16 else scalar(value, x.aval.dtype, True)
 
 

@@ -15,7 +15,7 @@ Each route takes CuPy arrays of the operands and the plan's types, and returns C
 """
 import numpy as np
 
-from xjax._src.backends import gpu_devices
+from xjax._src.gpu import gpu_devices
 
 
 def _cp():

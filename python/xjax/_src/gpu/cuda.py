@@ -21,9 +21,9 @@ import numpy as np
 
 from xjax import _core
 from xjax._src import dtypes
-from xjax._src.backends import cuda_library, gpu_devices
+from xjax._src.gpu import cuda_library, gpu_devices
 from xjax._src.backends.lowering import single_primitive_graph
-from xjax._src.gpu_array import GpuArray, GpuComputeError, storage_dtype, to_device
+from xjax._src.gpu.gpu_array import GpuArray, GpuComputeError, storage_dtype, to_device
 from xjax._src.lru_cache import LRUCache
 
 _NP_DTYPES = {d.name: np.dtype(d) for d in dtypes.SUPPORTED}

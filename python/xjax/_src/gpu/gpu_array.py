@@ -4,29 +4,21 @@ __cuda_array_interface__.
 Imported only once the CUDA backend has started (a GpuDevice exists). The buffer (`_buf`) is a
 C-contiguous cupy.ndarray of the array's shape in its storage dtype: the dtype itself, except
 bfloat16, which CuPy lacks and is stored as uint16 (the aval says what the bits are). This is what
-the CUDA executor (backends/cuda.py) reads and writes. Every CPU compute path asks for `_value`, the
+the CUDA executor (gpu/cuda.py) reads and writes. Every CPU compute path asks for `_value`, the
 CPU runtime's buffer: a GPU array refuses (GpuComputeError), which is how jit and eager dispatch send
 a computation to the CUDA executor, and how the paths without a GPU route (pmap, export, ...) refuse
 rather than copy to the host behind the user's back.
 """
 import numpy as np
 
-from xjax._src import core, dtypes
+from xjax._src import core, dtypes, transfer
+from xjax._src.platforms import GpuComputeError, get_backend
 from xjax._src.array import Array
-from xjax._src.backends import gpu_devices
+from xjax._src.gpu import gpu_devices
 from xjax._src.dlpack import Capsule, DLDeviceType, bfloat16_as_uint16, retag_bfloat16, take_capsule
 
 _BF16 = dtypes.bfloat16
 _U16 = np.dtype(np.uint16)
-
-
-class GpuComputeError(NotImplementedError):
-    """Raised when a GPU array reaches the CPU runtime (jit and primitives catch it and run on the GPU),
-    or when host operands belong on the default GPU (`device`: see xjax._src.placement)."""
-
-    def __init__(self, message, device=None):
-        super().__init__(message)
-        self.device = device
 
 
 def storage_dtype(dtype):
@@ -83,9 +75,7 @@ class GpuArray(Array):
     def to_device(self, device, *, stream=None):
         if stream is not None:
             raise ValueError(f"to_device: stream= is not supported yet; got stream={stream!r}")
-        from xjax._src.api import device_put
-
-        return device_put(self, device)
+        return transfer.device_put(self, device)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """A DLPack capsule of the device buffer (zero-copy unless copy=True).
@@ -181,8 +171,6 @@ def from_dlpack_gpu(obj, source, device=None):
 
 
 def _device_by_id(index):
-    from xjax._src.platforms import get_backend
-
     return get_backend("cuda").local_devices()[index]
 
 

@@ -9,7 +9,7 @@ gpu_devices.cupy(), so the tests' emulated CuPy stands in for it unchanged.
 import numpy as np
 
 from xjax._src import dtypes
-from xjax._src.backends import cuda_linalg, gpu_devices
+from xjax._src.gpu import cuda_linalg, gpu_devices
 
 _BF16 = np.dtype(dtypes.bfloat16)
 
