@@ -15,8 +15,8 @@ from xjax import lax, numpy  # noqa: F401
 from xjax import random  # noqa: F401
 from xjax import tree_util, tree  # noqa: F401
 from xjax._src.jit import jit  # noqa: F401
-from xjax._src.autodiff import (grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad,  # noqa: F401
-                                vjp)
+from xjax._src.autodiff import grad, jvp, linearize, value_and_grad, vjp  # noqa: F401
+from xjax._src.jacobians import hessian, jacfwd, jacrev  # noqa: F401
 from xjax._src.vmap import vmap  # noqa: F401
 from xjax._src.pmap import pmap, shard_map  # noqa: F401
 from xjax._src.caches import clear_caches  # noqa: F401
@@ -43,7 +43,8 @@ from xjax import image  # noqa: F401
 from xjax import experimental  # noqa: F401
 from xjax._src.sharding import NamedSharding, P, make_mesh, set_mesh  # noqa: F401
 from xjax._src.linear_transpose import linear_transpose  # noqa: F401
-from xjax._src.autodiff import float0, jacrev as jacobian  # noqa: F401 - JAX's jacobian is jacrev
+from xjax._src.autodiff import float0  # noqa: F401
+from xjax._src.jacobians import jacrev as jacobian  # noqa: F401 - JAX's jacobian is jacrev
 from xjax._src.devices import Device  # noqa: F401
 from xjax._src.callbacks import pure_callback  # noqa: F401
 from xjax._src.naming import named_call, named_scope  # noqa: F401
@@ -54,4 +55,4 @@ from xjax._src.blas import find_blas_library as _find_blas
 
 if _find_blas():
     _core.load_blas(_find_blas())
-__version__ = "0.1.0"
+from xjax._src.version import __version__  # noqa: F401,E402

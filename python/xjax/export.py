@@ -8,6 +8,7 @@
 Several functions, and several signatures of one, go into one file with an Exporter; the arrays
 they close over (weights) are stored once. The format is documented in docs/format.md.
 """
+from xjax._src.export import builtin_nodes  # noqa: F401 - xjax.optim's states, stored under fixed names
 from xjax._src.export.exported import Exported, export  # noqa: F401
 from xjax._src.export.exporter import (Exporter, ExportedModule, deserialize, deserialize_module,  # noqa: F401
                                        exporter, load)

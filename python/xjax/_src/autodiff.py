@@ -9,6 +9,7 @@ import functools
 import numpy as np
 
 from xjax._src import core, dtypes, tree_util
+from xjax._src.placement import asarray
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import partial_eval as pe
 
@@ -19,8 +20,6 @@ def _as_operand(x):
     """A pytree leaf as an operand: arrays and tracers stay, Python and NumPy values are placed."""
     if isinstance(x, core.Tracer) or type(x) in core.ARRAY_TYPES:
         return x
-    from xjax._src.lax.base import asarray
-
     if isinstance(x, (list, tuple)):
         raise TypeError(f"Argument {x!r} of type {type(x)} is not a valid JAX type")
     return asarray(x)
@@ -28,14 +27,7 @@ def _as_operand(x):
 
 # ---- the flat cores ----------------------------------------------------------------------------
 
-def jvp_flat(fun, primals, tangents):
-    """(output primals, output tangents, possibly symbolic zeros) of fun(*primals), flat lists."""
-    trace = ad.JVPTrace(core.current_trace())
-    ins = [ad.JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
-    with core.new_trace(trace):
-        outs = fun(*ins)
-        pairs = [trace.lift(o) for o in outs]
-    return [p for p, _ in pairs], [t for _, t in pairs]
+jvp_flat = ad.jvp_flat
 
 
 class LinearFunction:
@@ -313,8 +305,6 @@ def _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, name):
         else:
             out, vjp_fn = vjp(f_of_dyn, *dyn)
         _check_scalar_output(name, out)
-        from xjax._src.lax.base import asarray
-
         aval = core.get_aval(out)
         g = vjp_fn(asarray(1.0, aval.dtype, aval.weak_type))  # the seed has the output's weak type, as in JAX
         g = g[0] if single else tuple(g)
@@ -333,114 +323,3 @@ def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, redu
         return (g, out[1]) if has_aux else g
 
     return grad_f
-
-
-def _possible_downcast(x, example, always):
-    """x as example's dtype and weak type. With `always`, a traced convert is an equation even when
-    nothing changes, as JAX's basis conversion is (it names a sharding other than its operand's)."""
-    from xjax._src.lax.elementwise import _convert, convert_element_type_p
-
-    aval = core.get_aval(example)
-    if always and isinstance(x, core.Tracer):
-        return convert_element_type_p.bind(x, new_dtype=aval.dtype, weak_type=aval.weak_type, sharding=None)
-    return _convert(x, aval.dtype, aval.weak_type)
-
-
-def _unravel_array_into_pytree(pytree, axis, example, arr):
-    """arr split along `axis` into the leaves of pytree (their shapes in place of that axis), each
-    converted to example's type (or its leaf's, when example is None: the basis, always converted):
-    JAX's Jacobian layout."""
-    from xjax._src.numpy import manipulation
-
-    leaves, treedef = tree_util.tree_flatten(pytree)
-    shape = core.get_aval(arr).shape
-    shapes = [shape[:axis] + np.shape(leaf) + shape[axis + 1:] for leaf in leaves]
-    parts = manipulation.split(arr, np.cumsum([np.size(leaf) for leaf in leaves[:-1]]).astype(int), axis)
-    out = [_possible_downcast(manipulation.reshape(x, s), leaf if example is None else example, example is None)
-           for x, s, leaf in zip(parts, shapes, leaves)]
-    return treedef.unflatten(out)
-
-
-def _std_basis(pytree):
-    """The identity over all the leaves' elements, laid out as pytree (each leaf with a leading axis)."""
-    from xjax._src.numpy import creation
-
-    leaves = tree_util.tree_leaves(pytree)
-    n = sum(int(np.size(leaf)) for leaf in leaves)
-    dtype = dtypes.result_type(*[core.get_aval(leaf).dtype for leaf in leaves])
-    return _unravel_array_into_pytree(pytree, 1, None, creation.eye(n, dtype=dtype))
-
-
-def _float0_as_zeros(primal, t):
-    """A float0 tangent (of an integer value) as zeros of the value's dtype, as JAX's Jacobians give them."""
-    if getattr(t, "dtype", None) != float0:
-        return t
-    return ad.zeros_like_aval(core.get_aval(_as_operand(primal)))
-
-
-def _check_real_output(name, out):
-    dtype = core.get_aval(out).dtype
-    if not dtypes.is_float(dtype):
-        raise TypeError(f"{name} requires real-valued outputs (output dtype that is a sub-dtype of np.floating), "
-                        f"but got {dtype.name}. For differentiation of functions with integer outputs, use jax.vjp "
-                        "directly.")
-
-
-def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
-    """The Jacobian of fun by forward mode: jvp vmapped over the standard basis of the inputs (JAX's
-    construction: the basis an identity split into the inputs, the Jacobian split back along its
-    last axis)."""
-    from xjax._src.vmap import vmap
-
-    nums, single = _argnums_tuple(argnums)
-
-    def jac_f(*args, **kwargs):
-        f_of_dyn, dyn = _dynamic_args("jacfwd", fun, nums, args, kwargs, False, holomorphic)
-        dyn = tree_util.tree_map(_as_operand, dyn)
-
-        def push(basis):
-            res = jvp(f_of_dyn, dyn, basis, has_aux=has_aux)
-            return (res[0], tree_util.tree_map(_float0_as_zeros, res[0], res[1]), *res[2:])
-
-        res = vmap(push, out_axes=(None, -1, None) if has_aux else (None, -1))(_std_basis(dyn))
-        y, jac = res[0], res[1]
-        example = dyn[0] if single else dyn
-        jac_tree = tree_util.tree_map(
-            lambda y_leaf, arr: _unravel_array_into_pytree(example, core.get_aval(arr).ndim - 1, y_leaf, arr), y, jac)
-        return (jac_tree, res[2]) if has_aux else jac_tree
-
-    return jac_f
-
-
-def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
-    """The Jacobian of fun by reverse mode: the vjp vmapped over the standard basis of the outputs (JAX's
-    construction: the Jacobian of each input split along its leading axis into the outputs)."""
-    from xjax._src.vmap import vmap
-
-    nums, single = _argnums_tuple(argnums)
-
-    def jac_f(*args, **kwargs):
-        f_of_dyn, dyn = _dynamic_args("jacrev", fun, nums, args, kwargs, allow_int, holomorphic)
-        res = vjp(f_of_dyn, *dyn, has_aux=has_aux)
-        y, vjp_fn = res[0], res[1]
-        y = tree_util.tree_map(_as_operand, y)
-        for o in tree_util.tree_leaves(y):
-            _check_real_output("jacrev", o)
-
-        def pull(ct):
-            return tree_util.tree_map(_float0_as_zeros, dyn, vjp_fn(ct))
-
-        jac = vmap(pull)(_std_basis(y))
-        jac = jac[0] if single else jac
-        example = dyn[0] if single else dyn
-        jac_tree = tree_util.tree_map(lambda x_leaf, arr: _unravel_array_into_pytree(y, 0, x_leaf, arr), example, jac)
-        jac_tree = tree_util.tree_transpose(tree_util.tree_structure(example), tree_util.tree_structure(y), jac_tree)
-        return (jac_tree, res[2]) if has_aux else jac_tree
-
-    return jac_f
-
-
-def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
-    """The Hessian of scalar fun: jacfwd of jacrev."""
-    return jacfwd(jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic), argnums, has_aux=has_aux,
-                  holomorphic=holomorphic)

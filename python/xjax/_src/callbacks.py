@@ -60,11 +60,10 @@ def _no_jvp(kind):
 def _sequential(prim, axis, vals, dims, params):
     """One call per example, in order, stacked (what lax.map over the batch gives)."""
     from xjax._src.lax import layout
-    from xjax._src.numpy.manipulation import stack
 
     rows = [prim.bind(*[v if d is None else layout.index_in_dim(v, i, d, keepdims=False)
                         for v, d in zip(vals, dims)], **params) for i in range(axis.size)]
-    outs = [stack([r[k] for r in rows]) for k in range(len(params["result_avals"]))]
+    outs = [layout.stack([r[k] for r in rows], 0) for k in range(len(params["result_avals"]))]
     return outs, [0] * len(outs)
 
 

@@ -18,6 +18,8 @@ from xjax._src.interpreters import ad, batching
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.graph_lowering import inline_jaxpr_lowering, jaxpr_is_lowerable
 from xjax._src.jaxpr import eval_jaxpr
+from xjax._src.lax import reduction
+from xjax._src.remat import transpose_with_recompute
 
 _JVP_OF_VJP = "can't apply forward-mode autodiff (jvp) to a custom_vjp function."
 
@@ -74,6 +76,28 @@ def stage(args, params):
     return [*consts, *args], dict(staged, call_jaxpr=closed, num_consts=len(consts))
 
 
+class SymbolicZero:
+    """A zero tangent or cotangent that is known statically, passed to rules defined with symbolic_zeros=True.
+
+    It has the shape and dtype of the value it stands for; it is not an array (jnp functions reject it).
+    """
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    def __repr__(self):
+        return "SymbolicZero"
+
+    def __getattr__(self, name):
+        if name == "aval":
+            raise AttributeError(name)
+        return getattr(self.aval, name)
+
+    @staticmethod
+    def from_primal_value(val):
+        return SymbolicZero(ad.tangent_aval(core.get_aval(val)))
+
+
 class FlatFun:
     """A function on flat leaves standing for a user function; prints as the user function's name."""
 
@@ -124,8 +148,6 @@ def _call_can_lower(params):
 
 def _call_transpose(cts, *args, call_jaxpr, **_):
     """Where a call is applied to tangents (a rule calling a custom function linearly): transpose its jaxpr."""
-    from xjax._src.remat import transpose_with_recompute
-
     linear = [ad.is_undefined(a) for a in args]
     t_closed = transpose_with_recompute(call_jaxpr, linear, [type(c) is not ad.Zero for c in cts])
     ins = [a for a, lin in zip(args, linear) if not lin] + [c for c in cts if type(c) is not ad.Zero]
@@ -201,8 +223,6 @@ def _custom_lin_lowering(ctx, *args, **params):
 
 
 def _custom_lin_transpose(cts, *args, num_res, res_tree, bwd, out_avals, in_nonzeros, symbolic_zeros):
-    from xjax._src.custom_derivatives import SymbolicZero
-
     given = iter(cts)
     full = [ad.Zero(a) if a.dtype == ad.float0 else next(given) for a in out_avals]
     if symbolic_zeros:
@@ -365,9 +385,6 @@ def _batched_bwd(axis, bwd, res_batched, in_batched, tag=None, out_dims=None):
     the outputs are (out_dims; None: all are, as every residual is for res_batched None); an input
     that is not batched gets the sum over the batch of its per-example cotangents. As JAX's: an
     output that depends on no batched value has one cotangent for the whole batch."""
-    from xjax._src.custom_derivatives import SymbolicZero
-    from xjax._src.lax import reduction
-
     def call(res_tree, res, cts):
         trace, wrap, zero = _batch_context(axis, tag)
 

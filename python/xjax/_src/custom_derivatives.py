@@ -10,34 +10,12 @@ import inspect
 import numpy as np
 
 from xjax._src import core, errors, tree_util
-from xjax._src.custom_calls import FlatFun, custom_jvp_call_p, custom_vjp_call_p
+from xjax._src.custom_calls import FlatFun, SymbolicZero, custom_jvp_call_p, custom_vjp_call_p
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.lax.stop_gradient import bind_stop_gradient
 
 _flatten = tree_util.tree_flatten
-
-
-class SymbolicZero:
-    """A zero tangent or cotangent that is known statically, passed to rules defined with symbolic_zeros=True.
-
-    It has the shape and dtype of the value it stands for; it is not an array (jnp functions reject it).
-    """
-
-    def __init__(self, aval):
-        self.aval = aval
-
-    def __repr__(self):
-        return "SymbolicZero"
-
-    def __getattr__(self, name):
-        if name == "aval":
-            raise AttributeError(name)
-        return getattr(self.aval, name)
-
-    @staticmethod
-    def from_primal_value(val):
-        return SymbolicZero(ad.tangent_aval(core.get_aval(val)))
 
 
 def zero_from_primal(val, symbolic_zeros=False):

@@ -149,16 +149,21 @@ def _check_thread_level(MPI):
         f"before mpi4py.MPI is imported (an MPI library that provides less cannot run xjax across processes)")
 
 
+_on_shutdown = []  # what the MPI users above (parallel_core) free before the communicators are
+
+
+def on_shutdown(release):
+    """Registers release() to run at shutdown(), before the communicators are freed."""
+    _on_shutdown.append(release)
+
+
 def shutdown():
     """Leaves the multi-process run (as jax.distributed.shutdown): back to one process."""
     if not is_initialized():
         return
     _tell_others("exit", "")
-    from xjax._src import mpi_channel
-    from xjax._src.lax import parallel_core
-
-    mpi_channel.release()
-    parallel_core.release()
+    for release in _on_shutdown:
+        release()
     state.data.Free()
     state.control.Free()
     state.mpi = state.data = state.control = None

@@ -180,9 +180,7 @@ class RematTrace(pe.LinearizeTrace):
             return got
         position, primitive, args, params, outs = self.recipes[id(x)]
         if "fun" in params:  # a custom derivative call bound lazily: record its staged form
-            from xjax._src.custom_calls import stage
-
-            args, params = stage(args, params)
+            args, params = primitive.stage(args, params)
         self._place_new_equations(self.known_count)
         new = pe.DynamicJaxprTrace.process_primitive(self, primitive, args, params)
         self._place_new_equations(position)

@@ -10,7 +10,7 @@ import functools
 from xjax._src import core, tree_util
 from xjax._src.interpreters import batching
 from xjax._src.interpreters import partial_eval as pe
-from xjax._src.lax.base import asarray
+from xjax._src.placement import asarray
 
 
 def _check_axis_spec(name, spec, api="vmap"):

@@ -8,9 +8,9 @@ from xjax.lax import linalg  # noqa: F401,E402
 # Public lax.broadcast_shapes is NumPy's rule over shape tuples (the one the primitives' shape rules use
 # takes the primitive's name first).
 from xjax._src.numpy.util import broadcast_shapes  # noqa: F401,E402
-from xjax._src.lax.custom_root import custom_root  # noqa: F401,E402
+from xjax._src.custom_root import custom_root  # noqa: F401,E402
 from xjax._src.lax.reduce_general import reduce  # noqa: F401,E402,A004
-from xjax._src.lax.linear_solve import custom_linear_solve  # noqa: F401,E402
+from xjax._src.linear_solve import custom_linear_solve  # noqa: F401,E402
 
 from xjax._src.out_sharding import add_out_sharding as _add_out_sharding  # noqa: E402
 

@@ -1,6 +1,6 @@
 """xjax's own namedtuples (the optimizer states) registered for export under fixed names, so that a
-train step's signature is stored and read back without the user registering them (loaded lazily by
-pytree_spec: a fixed list of xjax modules, never a name read from a file)."""
+train step's signature is stored and read back without the user registering them (imported by xjax.export:
+a fixed list of xjax modules, never a name read from a file)."""
 from xjax._src.export.pytree_spec import register_namedtuple_serialization
 from xjax._src.optim import base, factorized, inject, transforms, wrappers
 

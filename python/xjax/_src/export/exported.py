@@ -6,7 +6,7 @@ from xjax import _core
 from xjax._src import core, dtypes, placement, platforms, tree_util
 from xjax._src.array import Array
 from xjax._src.backends import cpu
-from xjax._src.export import lowering
+from xjax._src.export import lowering, writing
 from xjax._src.export.pytree_spec import text_to_treedef, treedef_to_text
 
 
@@ -71,14 +71,10 @@ class Exported:
 
     def serialize(self, vjp_order=0):
         """The .xjx file holding this function (use xjax.export.Exporter for several)."""
-        from xjax._src.export.exporter import Exporter
-
         if vjp_order:
             raise NotImplementedError("xjax.export: serialize(vjp_order>0) is not supported; export the jitted "
                                       "gradient function instead")
-        ex = Exporter()
-        ex.add_exported(self)
-        return ex.serialize()
+        return writing.write_file([(self.fun_name, self)])
 
     def call(self, *args, **kwargs):
         """Runs the exported program on arguments of the exported types (structure, shapes, dtypes)."""

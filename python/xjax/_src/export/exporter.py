@@ -3,15 +3,10 @@ once; and reading such a file back (ExportedModule)."""
 import numpy as np
 
 from xjax import _core
+from xjax._src.export import writing
 from xjax._src.export.exported import Exported, export, exported_from_loaded
 
 _DEFAULT_LIMIT = 1 << 34
-
-
-def _producer():
-    import xjax
-
-    return f"xjax {xjax.__version__}"
 
 
 class Exporter:
@@ -65,13 +60,7 @@ class Exporter:
 
     def serialize(self):
         """The .xjx bytes of every function added."""
-        weights, index = [], _WeightIndex()
-        records = []
-        for name, exp in self._functions:
-            ids = [index.add(w, weights) for w in exp._weights]
-            rec = exp._record(ids)
-            records.append((name,) + rec[1:])
-        return _core.xjx_write(records, weights, _producer())
+        return writing.write_file(self._functions)
 
     def save(self, path=None):
         """Writes the file (to `path`, or the path given at construction)."""
@@ -96,30 +85,6 @@ def exporter(path=None, fun=None, name=None):
     """An Exporter; as a context manager it saves to `path` when the block ends without error.
     Given `fun`, calling the exporter adds a signature of it (under `name`, default its name)."""
     return Exporter(path, fun, name)
-
-
-class _WeightIndex:
-    """Module weight indices: the same array (by identity, or by type and bytes) is stored once."""
-
-    def __init__(self):
-        self._by_id = {}
-        self._by_content = {}
-
-    def add(self, value, weights):
-        i = self._by_id.get(id(value))
-        if i is not None:
-            return i
-        data = value.bytes_view()
-        key = (value.dtype, tuple(value.shape), _core.xjx_checksum(data))
-        for j in self._by_content.get(key, ()):
-            if np.array_equal(weights[j].bytes_view(), data):
-                self._by_id[id(value)] = j
-                return j
-        weights.append(value)
-        i = len(weights) - 1
-        self._by_id[id(value)] = i
-        self._by_content.setdefault(key, []).append(i)
-        return i
 
 
 class ExportedModule:

@@ -115,13 +115,8 @@ def _encode(x, what):
     return {"custom": name, "auxdata": bytes(data).hex(), "children": [_encode(c, what) for c in children]}
 
 
-def _register_builtin_nodes():
-    from xjax._src.export import builtin_nodes  # noqa: F401 - registers xjax's own namedtuples once
-
-
 def treedef_to_text(treedef, what="export"):
     """The JSON text of a treedef; TypeError naming the node type it cannot write."""
-    _register_builtin_nodes()
     example = tree_util.tree_unflatten(treedef, [_LEAF] * treedef.num_leaves)
     text = json.dumps(_encode(example, what), separators=(",", ":"))
     if text_to_treedef(text).num_leaves != treedef.num_leaves:
@@ -165,7 +160,6 @@ def _decode(node):
 
 def text_to_treedef(text):
     """The treedef of treedef_to_text's notation; ValueError for text that is not one."""
-    _register_builtin_nodes()
     try:
         node = json.loads(text)
         example = _decode(node)

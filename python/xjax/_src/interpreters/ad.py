@@ -14,7 +14,9 @@ import weakref
 import numpy as np
 
 from xjax._src import core, dtypes
+from xjax._src.interpreters.array_ops import ops
 from xjax._src.jaxpr import Literal, eval_jaxpr, literal_value, memoize_per_jaxpr
+from xjax._src.placement import asarray
 
 float0 = np.dtype([("float0", np.void, 0)])
 
@@ -64,11 +66,8 @@ def zero_tangent(x):
 
 def full_like_aval(aval, value):
     """An array of `aval` filled with Python scalar `value`, bound in the current trace."""
-    from xjax._src.lax import layout
-    from xjax._src.lax.base import asarray
-
     v = asarray(value, aval.dtype, aval.weak_type)
-    return layout.broadcast_in_dim(v, aval.shape, ()) if aval.shape else v
+    return ops.broadcast_in_dim(v, aval.shape, ()) if aval.shape else v
 
 
 def zeros_like_aval(aval):
@@ -109,9 +108,7 @@ def add_tangents(a, b):
         return b
     if b is None or type(b) is Zero:
         return a
-    from xjax._src.lax.elementwise import add_any_p
-
-    return add_any_p.bind(a, b)
+    return ops.add_any(a, b)
 
 
 # ---- forward mode -------------------------------------------------------------------------------
@@ -256,12 +253,10 @@ def broadcast_to_aval(t, aval):
     shape = core.get_aval(t).shape
     if shape == aval.shape:
         return t
-    from xjax._src.lax import layout
-
     if not shape:
-        return layout.broadcast_in_dim(t, aval.shape, ())
+        return ops.broadcast_in_dim(t, aval.shape, ())
     dims = tuple(i for i, (a, b) in enumerate(zip(shape, aval.shape)) if a == 1 and b != 1)
-    return layout.broadcast_in_dim(layout.squeeze(t, dims), aval.shape,
+    return ops.broadcast_in_dim(ops.squeeze(t, dims), aval.shape,
                                    tuple(i for i in range(len(shape)) if i not in dims))
 
 
@@ -272,12 +267,20 @@ def unbroadcast(ct, aval):
     shape = core.get_aval(ct).shape
     if shape == aval.shape:
         return ct
-    from xjax._src.lax import layout, reduction
-
     if not aval.shape:
-        return reduction.reduce_sum(ct, tuple(range(len(shape))))
+        return ops.reduce_sum(ct, tuple(range(len(shape))))
     dims = tuple(i for i, (a, b) in enumerate(zip(aval.shape, shape)) if a == 1 and b != 1)
-    return layout.reshape(reduction.reduce_sum(ct, dims), aval.shape)
+    return ops.reshape(ops.reduce_sum(ct, dims), aval.shape)
+
+
+def jvp_flat(fun, primals, tangents):
+    """(output primals, output tangents, possibly symbolic zeros) of fun(*primals), flat lists."""
+    trace = JVPTrace(core.current_trace())
+    ins = [JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
+    with core.new_trace(trace):
+        outs = fun(*ins)
+        pairs = [trace.lift(o) for o in outs]
+    return [p for p, _ in pairs], [t for _, t in pairs]
 
 
 # ---- reverse mode --------------------------------------------------------------------------------

@@ -9,7 +9,10 @@ once, never a loop over the batch. Values of other traces (constants, outer trac
 """
 import weakref
 
+import numpy as np
+
 from xjax._src import core
+from xjax._src.interpreters.array_ops import ops
 from xjax._src.jaxpr import axis_names_in, eval_jaxpr, memoize_per_jaxpr
 
 not_mapped = None
@@ -100,23 +103,17 @@ def moveaxis(x, src, dst):
     """x with its axis `src` moved to position `dst` (both non-negative)."""
     if src == dst:
         return x
-    from xjax._src.lax import layout
-
     perm = [i for i in range(core.get_aval(x).ndim) if i != src]
     perm.insert(dst, src)
-    return layout.transpose(x, tuple(perm))
+    return ops.transpose(x, tuple(perm))
 
 
 def broadcast_batched(x, size, dst=0):
     """An unmapped x repeated `size` times along a new axis at `dst` (the operand's dims named as JAX
     names them: NumPy integers, which its jaxprs print as such)."""
-    import numpy as np
-
-    from xjax._src.lax import layout
-
     shape = list(core.get_aval(x).shape)
     shape.insert(dst, size)
-    return layout.broadcast_in_dim(x, tuple(shape), tuple(np.delete(np.arange(len(shape)), dst)))
+    return ops.broadcast_in_dim(x, tuple(shape), tuple(np.delete(np.arange(len(shape)), dst)))
 
 
 def matchaxis(x, src, dst, size):
@@ -165,8 +162,6 @@ def defreducer(primitive, param="axes", keeps_rank=False):
     """An op along the axes named by its param `param`: they shift past the batch axis, which stays
     where it is (less the dropped axes before it, unless keeps_rank). As JAX's reducer batcher, the
     shifted axes of a reduction are NumPy integers; a cumulative op's axis stays an int."""
-    import numpy as np
-
     def rule(axis_data, vals, dims, /, **params):  # positional: the cumulative ops have an `axis` param
         (x,), (d,) = vals, dims
         given = params[param]
@@ -183,18 +178,16 @@ def defreducer(primitive, param="axes", keeps_rank=False):
 def broadcast_operands(vals, dims):
     """Operands of an n-ary elementwise op with the batch axis in front, relying on lax's implicit
     broadcasting (rank 0, and size-1 dims between equal ranks) instead of materialising copies."""
-    from xjax._src.lax import layout
-
     rank = max(core.get_aval(v).ndim - (d is not not_mapped) for v, d in zip(vals, dims))
     out = []
     for v, d in zip(vals, dims):
         shape = core.get_aval(v).shape
         if d is not_mapped:
-            out.append(v if not shape else layout.reshape(v, (1,) * (rank + 1 - len(shape)) + shape))
+            out.append(v if not shape else ops.reshape(v, (1,) * (rank + 1 - len(shape)) + shape))
         else:
             v = moveaxis(v, d, 0)
             if len(shape) - 1 < rank:
-                v = layout.reshape(v, (shape[d],) + (1,) * (rank - len(shape) + 1) + shape[:d] + shape[d + 1:])
+                v = ops.reshape(v, (shape[d],) + (1,) * (rank - len(shape) + 1) + shape[:d] + shape[d + 1:])
             out.append(v)
     return out
 
@@ -217,10 +210,8 @@ def defbroadcasting(primitive):
 
 
 def _expand_scalar_batch(x, d, nd):
-    from xjax._src.lax import layout
-
     n = core.get_aval(x).ndim
-    return x if d is not_mapped or n == nd else layout.expand_dims(x, tuple(range(n, nd)))
+    return x if d is not_mapped or n == nd else ops.expand_dims(x, tuple(range(n, nd)))
 
 
 # ---- batched jaxprs (for primitives that hold jaxprs), memoised per jaxpr, pattern and axis ----------

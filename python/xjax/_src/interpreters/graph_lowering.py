@@ -17,7 +17,7 @@ traces on every call) compile once. Top-level consts are graph inputs, not part 
 import weakref
 
 from xjax import _core
-from xjax._src import core, dtypes, platforms
+from xjax._src import core, dtypes, placement, platforms
 from xjax._src.array import Array, scalar
 from xjax._src.backends import cpu
 from xjax._src.backends.lowering import LoweringContext
@@ -526,7 +526,5 @@ def as_array(x):
     """An xjax Array for an eager operand (Python scalars and NumPy values are placed)."""
     if type(x) in core.ARRAY_TYPES:
         return x
-    from xjax._src.lax.base import asarray
-
-    return asarray(x)
+    return placement.asarray(x)
 

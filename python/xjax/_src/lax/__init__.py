@@ -16,3 +16,10 @@ copy_p = _ELEMENTWISE["copy"]
 from xjax._src.lax.control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa: F401,E402
 from xjax._src.lax.associative_scan import associative_scan  # noqa: F401,E402
 from xjax._src.lax.control_flow import cond_p, scan_p, while_p  # noqa: F401,E402
+
+from xjax._src.interpreters import array_ops as _array_ops  # noqa: E402
+from xjax._src.lax.elementwise import add_any_p as _add_any_p  # noqa: E402
+
+# What the interpreters below apply to tangents and batched values (interpreters/array_ops.py).
+_array_ops.install(add_any=_add_any_p.bind, broadcast_in_dim=broadcast_in_dim, expand_dims=expand_dims,  # noqa: F405
+                   reduce_sum=reduce_sum, reshape=reshape, squeeze=squeeze, transpose=transpose)  # noqa: F405

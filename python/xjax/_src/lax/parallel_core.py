@@ -18,7 +18,7 @@ import contextlib
 import numpy as np
 
 from xjax import _core
-from xjax._src import core, mpi_shim
+from xjax._src import core, distributed, mpi_shim
 from xjax._src.distributed import ANSWER_TAG, NOTICE_TAG, ROLL_TAG, DistributedError, state
 from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, jaxprs_in_params
 from xjax._src.lax import parallel as P
@@ -180,6 +180,9 @@ def release():
     if _installed_for is not None and AVAILABLE:
         _core.mpi_clear()
     _installed_for = None
+
+
+distributed.on_shutdown(release)
 
 
 def run(fn):

@@ -230,8 +230,6 @@ def _cumulative_jvp(prim, combine):
 def _reduce_prod_jvp(primals, tangents, *, axes, out_sharding=None):
     """JAX's rule: the JVP of a halving tree of products over the reduced axes (moved to the front and
     flattened), short halves padded with 1; the tree's own result is the primal (no reduce_prod)."""
-    from xjax._src.autodiff import jvp
-
     (x,), (t,) = primals, tangents
     shape = core.get_aval(x).shape
     kept = tuple(d for d in range(len(shape)) if d not in axes)
@@ -255,7 +253,8 @@ def _reduce_prod_jvp(primals, tangents, *, axes, out_sharding=None):
             return ad.full_like_aval(core.get_aval(x).update(shape=flat_shape[1:]), 1)
         return squeeze(x, (0,))
 
-    return jvp(tree, (x,), (t,))
+    (out,), (t_out,) = ad.jvp_flat(lambda v: [tree(v)], [x], [t])
+    return out, ad.instantiate(t_out)
 
 
 reduce_prod_p.def_rules(jvp=_reduce_prod_jvp)

@@ -6,7 +6,7 @@ from xjax._src import lax
 from xjax._src.custom_derivatives import custom_jvp
 from xjax._src.jit import jit
 from xjax._src.lax import linalg as lax_linalg
-from xjax._src.lax import linalg_solve
+from xjax._src.numpy import factor_solve
 from xjax._src.numpy import creation, manipulation, products, reductions, ufuncs, util
 from xjax._src.numpy.decompositions import SlogdetResult
 
@@ -87,7 +87,7 @@ def _slogdet_jvp(impl):
     def jvp(primals, tangents):
         (x,), (g,) = primals, tangents
         sign, logdet = impl(x)
-        return (sign, logdet), (creation.zeros_like(sign), _trace(linalg_solve.solve(x, g)))
+        return (sign, logdet), (creation.zeros_like(sign), _trace(factor_solve.solve(x, g)))
 
     return jvp
 

@@ -9,7 +9,7 @@ import numpy as np
 from xjax._src import dtypes, lax
 from xjax._src.custom_derivatives import custom_jvp
 from xjax._src.jit import jit
-from xjax._src.lax import linalg_solve
+from xjax._src.numpy import factor_solve
 from xjax._src.numpy import creation, manipulation, reductions, ufuncs, util
 from xjax._src.numpy.decompositions import svd
 from xjax._src.numpy.vectorize import _record_core_sizes
@@ -32,7 +32,7 @@ def _gufunc_operands(signature, *operands_and_core):
 
 @jit
 def _solve_matrix(a, b):
-    return linalg_solve.solve(a, b)
+    return factor_solve.solve(a, b)
 
 
 def solve(a, b):
@@ -54,7 +54,7 @@ def solve(a, b):
     return _solve_matrix(a, b)
 
 
-_inv = jit(linalg_solve.inv)
+_inv = jit(factor_solve.inv)
 
 
 def inv(a):

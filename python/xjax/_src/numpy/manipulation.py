@@ -234,12 +234,11 @@ def _atleast(a, n):
 
 def _typed_keys(name, arrays):
     """The arrays if they are all typed PRNG key arrays of one implementation; None if none is."""
-    from xjax._src.random.keys import PRNGKeyArray
-
-    if not any(type(a) is PRNGKeyArray for a in arrays):
+    is_key = [getattr(type(a), "is_typed_key_array", False) for a in arrays]  # (random.keys.PRNGKeyArray)
+    if not any(is_key):
         return None
-    if not all(type(a) is PRNGKeyArray for a in arrays) or len({a._impl for a in arrays}) != 1:
-        key = next(a for a in arrays if type(a) is PRNGKeyArray)
+    if not all(is_key) or len({a._impl for a in arrays}) != 1:
+        key = arrays[is_key.index(True)]
         raise ValueError(f"dtype={key.dtype.name} is not a valid dtype for JAX type promotion.")  # JAX's words
     return arrays
 

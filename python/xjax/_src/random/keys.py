@@ -126,6 +126,7 @@ class PRNGKeyArray:
 
     __slots__ = ("_impl", "_base_array")
     __array_priority__ = 100
+    is_typed_key_array = True  # (how jnp, which random builds on, recognises key arrays)
     __hash__ = None
 
     def __init__(self, impl, key_data):

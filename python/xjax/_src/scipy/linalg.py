@@ -8,7 +8,7 @@ import numpy as np
 from xjax._src import lax
 from xjax._src.jit import jit
 from xjax._src.lax import linalg as lax_linalg
-from xjax._src.lax import linalg_solve
+from xjax._src.numpy import factor_solve
 from xjax._src.numpy import creation, decompositions, determinants, manipulation, util
 from xjax._src.numpy import linalg_solve as jnp_solve
 from xjax._src.numpy.linalg_solve import _gufunc_operands
@@ -57,7 +57,7 @@ def _unvector(x, vector):
 
 @jit(static_argnames=("lower",))
 def _cholesky(a, lower):
-    return linalg_solve.cholesky_factor(a, lower)
+    return factor_solve.cholesky_factor(a, lower)
 
 
 def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
@@ -74,7 +74,7 @@ def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
 
 @jit(static_argnames=("lower",))
 def _cho_solve(c, b, lower):
-    return linalg_solve.cho_solve(c, b, lower)
+    return factor_solve.cho_solve(c, b, lower)
 
 
 def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
@@ -145,7 +145,7 @@ def lu_factor(a, overwrite_a=False, check_finite=True):
 
 @jit(static_argnames=("trans",))
 def _lu_solve(lu, permutation, b, trans):
-    return linalg_solve.lu_solve(lu, permutation, b, trans)
+    return factor_solve.lu_solve(lu, permutation, b, trans)
 
 
 def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
@@ -225,7 +225,7 @@ _ASSUME_A = ["gen", "sym", "her", "pos"]
 
 @jit(static_argnames=("lower",))
 def _pos_solve(a, b, lower):
-    return linalg_solve.pos_solve(lower, a, b)
+    return factor_solve.pos_solve(lower, a, b)
 
 
 def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, debug=False, check_finite=True, assume_a="gen"):

@@ -9,7 +9,7 @@ from xjax._src import tree_util
 from xjax._src.autodiff import jvp, linearize
 from xjax._src.custom_derivatives import custom_jvp
 from xjax._src.custom_gradient import closure_convert
-from xjax._src.numpy.creation import zeros_like
+from xjax._src.lax.elementwise import full_like
 
 
 def _check_tree(what, got, want, has_aux):
@@ -49,7 +49,7 @@ def custom_root(f, initial_guess, solve, tangent_solve, has_aux=False):
         _, rhs = jvp(lambda *c: f_fun(solution, *c), tuple(f_consts), tuple(tangents[0]))
         dx = tree_util.tree_map(lambda t: -t, ls_fun(solution, rhs, *ls_consts))
         if has_aux:
-            return out, (dx, tree_util.tree_map(zeros_like, out[1]))
+            return out, (dx, tree_util.tree_map(lambda a: full_like(a, 0), out[1]))
         return out, dx
 
     return root(list(f_consts), list(solve_consts), list(ls_consts), initial_guess)
