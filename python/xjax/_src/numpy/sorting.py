@@ -256,10 +256,6 @@ def argwhere(a, *, size=None, fill_value=None):
     return lax.concatenate([lax.reshape(r, (k, 1)) for r in res], 1)
 
 
-def count_true(x):
-    return lax.reduce_sum(lax.convert_element_type(x, _index_dtype()), tuple(range(x.aval.ndim)))
-
-
 # ---- unique ---------------------------------------------------------------------------------
 
 def _unique_sorted_mask(s, equal_nan):
