@@ -10,6 +10,7 @@ import numpy as np
 
 from xjax._src import core, dtypes
 from xjax._src.interpreters import ad, batching
+from xjax._src.lax.elementwise import abs, pow  # noqa: A004 - lax's abs and pow
 from xjax._src.lax.elementwise import (PRIMITIVES, BINARY, COMPARE, UNARY, add, add_any_p, bitcast_convert_type_p,
                                        bitwise_and, broadcast_shapes, clamp_p, _const, _convert, convert_element_type,
                                        convert_element_type_p, cos, cosh, digamma, div, eq, _eq_meet, exp, floor,
