@@ -325,7 +325,7 @@ def _waited(values):
 def _inline_collective_calls(closed):
     """The jaxpr with nested jit equations that contain collectives inlined, so that the
     collectives are cut points of the top level."""
-    from xjax._src.jit import jit_p
+    from xjax._src.jit_primitive import jit_p
 
     if not any(e.primitive is jit_p and _has_collective(e.params["jaxpr"].jaxpr) for e in closed.jaxpr.eqns):
         return closed
