@@ -125,6 +125,15 @@ def _pair(x):
 _SCALAR_PROMOTION = {}
 
 
+def operand(name, a):
+    """a as a jnp function's array operand: arrays and tracers pass through, other array-likes are
+    checked (JAX's TypeError naming the function) and placed."""
+    if getattr(a, "aval", None) is not None:
+        return a
+    check_arraylike(name, a)
+    return asarray(a)
+
+
 def scalar_promotion(dtype, weak, pytype):
     """(dtype, weak) of an array of (dtype, weak) combined with a Python scalar of type pytype (cached)."""
     key = (dtype, weak, pytype, dtypes.x64_enabled())
