@@ -6,7 +6,7 @@ from xjax._src.array import Array
 from xjax._src import distributed
 from xjax._src.interpreters import batching
 from xjax._src.interpreters import partial_eval as pe
-from xjax._src.interpreters.graph_lowering import GraphProgram, as_array, is_lowerable
+from xjax._src.interpreters.graph_lowering import GraphProgram, as_array, split_segments
 from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, has_effect, jaxprs_in_params, literal_value
 from xjax._src.lax.parallel import COLLECTIVES
 
@@ -197,17 +197,7 @@ class Program:
     def __init__(self, closed, axis_name):
         jaxpr = closed.jaxpr
         self.jaxpr, self.consts, self.axis_name = jaxpr, closed.consts, axis_name
-        groups, seg = [], []
-        for eqn in jaxpr.eqns:
-            if is_lowerable(eqn):
-                seg.append(eqn)
-                continue
-            if seg:
-                groups.append(seg)
-                seg = []
-            groups.append(eqn)
-        if seg:
-            groups.append(seg)
+        groups = split_segments(jaxpr)
         # What each step hands on: variables read by later steps or returned.
         live = {a for a in jaxpr.outvars if type(a) is not Literal}
         live_after = []

@@ -84,15 +84,21 @@ def lexsort(keys, axis=-1):
     return lax.sort(tuple(ops), dimension=ax, is_stable=True, num_keys=len(ks))[-1]
 
 
-def partition(a, kth, axis=-1):
-    """a with the kth smallest element at position kth, smaller ones (sorted) before, larger ones after."""
-    x = util.operand("partition", a)
+def _partition_axis(x, kth, axis):
+    """(axis, its length, kth made non-negative) of partition and argpartition, or JAX's error."""
     ax = util.canonicalize_axis(axis, x.aval.ndim)
     n = x.aval.shape[ax]
     kth = operator.index(kth)
     kth = kth + n if kth < 0 else kth
     if not 0 <= kth < n:
         raise ValueError(f"kth(={kth}) out of bounds {n}")
+    return ax, n, kth
+
+
+def partition(a, kth, axis=-1):
+    """a with the kth smallest element at position kth, smaller ones (sorted) before, larger ones after."""
+    x = util.operand("partition", a)
+    ax, n, kth = _partition_axis(x, kth, axis)
     s = lax.sort(x, dimension=ax, is_stable=True)
     low = lax.slice_in_dim(s, 0, kth + 1, 1, ax)
     high = lax.rev(lax.slice_in_dim(s, kth + 1, n, 1, ax), (ax,))
@@ -102,12 +108,7 @@ def partition(a, kth, axis=-1):
 def argpartition(a, kth, axis=-1):
     """Indices that partition a (see partition)."""
     x = util.operand("argpartition", a)
-    ax = util.canonicalize_axis(axis, x.aval.ndim)
-    n = x.aval.shape[ax]
-    kth = operator.index(kth)
-    kth = kth + n if kth < 0 else kth
-    if not 0 <= kth < n:
-        raise ValueError(f"kth(={kth}) out of bounds {n}")
+    ax, n, kth = _partition_axis(x, kth, axis)
     perm = argsort(x, ax)
     low = lax.slice_in_dim(perm, 0, kth + 1, 1, ax)
     high = lax.rev(lax.slice_in_dim(perm, kth + 1, n, 1, ax), (ax,))
