@@ -261,3 +261,22 @@ def test_a_jitted_function_keeps_no_more_programs_than_the_limit(small_caches):
     added = live_programs() - before
     assert f._cache_size() <= 8 and added <= 8, (f._cache_size(), added)
     np.testing.assert_allclose(f(jnp.ones(3)), np.full(3, 2 * np.sin(np.float32(1))), rtol=1e-6)  # traced again
+
+
+def test_a_pmapped_function_keeps_no_more_programs_than_the_limit(small_caches):
+    import gc
+
+    from xjax._src import pmap_program
+
+    def live_programs():
+        gc.collect()
+        return sum(type(o) is pmap_program.Program for o in gc.get_objects())
+
+    small_caches(jaxpr_programs=8)
+    before = live_programs()
+    f = jax.pmap(lambda x: jnp.sin(x) * 2)
+    for n in range(1, 41):
+        np.testing.assert_allclose(f(jnp.ones((1, n))), np.full((1, n), 2 * np.sin(np.float32(1))), rtol=1e-6)
+    added = live_programs() - before
+    assert added <= 8, added
+    np.testing.assert_allclose(f(jnp.ones((1, 3))), np.full((1, 3), 2 * np.sin(np.float32(1))), rtol=1e-6)

@@ -30,9 +30,9 @@ def set_cache_limits(eager_executables=None, jaxpr_programs=None):
 
 def clear_caches():
     """Drops every compiled executable and cached trace (jit's too): later calls compile again."""
-    from xjax._src import jit
+    from xjax._src import jit_cache
 
     cpu._executables.clear()
     graph_lowering.clear_cache()
     control_flow_common.clear_trace_cache()
-    jit._clear_all_caches()
+    jit_cache.clear_all_caches()

@@ -7,15 +7,14 @@ hit on plain positional array arguments goes straight from flattening to the Exe
 
 Inside a trace (make_jaxpr, an enclosing jit, control flow) a jitted call is one `jit`
 equation holding the callee's jaxpr; tracers of the enclosing trace that the callee closes over
-become its leading arguments.
+become its leading arguments (the jit primitive and its rules: jit_primitive.py; the cache of
+signatures: jit_cache.py).
 """
 import functools
 import inspect
-import itertools
 import logging
 import operator
 import time
-import weakref
 
 import numpy as np
 
@@ -23,12 +22,11 @@ from xjax._src import core, dtypes, placement, platforms, tree_util
 from xjax._src.array import Array
 from xjax._src.backends import cpu
 from xjax._src.config import config
-from xjax._src.interpreters import ad
-from xjax._src.interpreters import graph_lowering
 from xjax._src.interpreters import partial_eval as pe
-from xjax._src.interpreters.graph_lowering import (GraphCall, compile_closed_jaxpr, inline_jaxpr_lowering,
-                                                   jaxpr_is_lowerable)
-from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, eval_jaxpr, live_equations, memoize_per_jaxpr
+from xjax._src.interpreters.graph_lowering import compile_closed_jaxpr
+from xjax._src.jaxpr import eval_jaxpr
+from xjax._src.jit_cache import AxisEnv, Entry, cache_for, explain_miss, insert_bounded, make_fast
+from xjax._src.jit_primitive import jit_p
 from xjax._src.stages import ShapeDtypeStruct, Traced
 from xjax._src import shape_poly
 
@@ -38,133 +36,7 @@ _flatten = tree_util.tree_flatten
 _state = core._state
 _EvalTrace = core.EvalTrace
 _PY_SCALARS = (bool, int, float)
-
-# ---- the jit primitive ----------------------------------------------------------------------
-
-jit_p = core.Primitive("jit", multiple_results=True)
-
-
-def _jit_abstract_eval(*avals, jaxpr, **_):
-    return jaxpr.out_avals
-
-
-def _jit_impl(*args, jaxpr, **_):
-    from xjax._src.interpreters.graph_lowering import as_array
-
-    return compile_closed_jaxpr(jaxpr)([as_array(a) for a in args])
-
-
-_jit_lowering = inline_jaxpr_lowering("jaxpr")
-
-
-def _jit_pp_params(eqn, ctx):
-    p = eqn.params
-    inner = p["jaxpr"].jaxpr
-    if inner not in ctx.shared:
-        ctx.suggest_same_names(inner.invars, eqn.invars)
-        ctx.suggest_same_names(inner.outvars, eqn.outvars)
-    pairs = [("name", p["name"])]
-    if any(p["donated_invars"]):
-        pairs.append(("donated_invars", p["donated_invars"]))
-    pairs.append(("jaxpr", p["jaxpr"]))
-    return pairs
-
-
-def _jit_jvp(primals, tangents, *, jaxpr, name, **params):
-    """A nested jit stays one equation: jit of the JVP of its jaxpr."""
-    nonzeros = [type(t) is not ad.Zero for t in tangents]
-    jvp_closed, out_nonzeros = ad.jvp_jaxpr(jaxpr, nonzeros)
-    ts = [t for t in tangents if type(t) is not ad.Zero]
-    n_in = len(primals) + len(ts)
-    outs = jit_p.bind(*primals, *ts, jaxpr=jvp_closed, name=name, **_fresh(params, n_in))
-    n = len(jaxpr.out_avals)
-    rest = iter(outs[n:])
-    return outs[:n], [next(rest) if nz else ad.Zero(ad.tangent_aval(a)) for a, nz in zip(jaxpr.out_avals, out_nonzeros)]
-
-
-def _jit_partial_eval(trace, args, unknown, *, jaxpr, name, **params):
-    """Known part runs now (one jit equation in the parent); the unknown part is recorded (another).
-    As JAX's jit linearisation: both parts keep the jit's name, dead equations are dropped, and a
-    residual that is an operand or a primal output of the known part is not output again."""
-    known, unknown_closed, out_unknowns, num_res = pe.partial_eval_jaxpr(jaxpr, unknown)
-    known, unknown_closed, res_src = _pruned_split(known, unknown_closed, num_res)
-    known_args = [a for a, u in zip(args, unknown) if not u]
-    known_outs = trace.bind_in_parent(jit_p, known_args,
-                                      dict(jaxpr=known, name=name, **_fresh(params, len(known_args))))
-    n_primal = len(out_unknowns) - sum(out_unknowns)
-    residuals = [known_args[i] if kind == "in" else known_outs[i] if kind == "out" else known_outs[n_primal + i]
-                 for kind, i in res_src]
-    unknown_args = [*residuals, *(a for a, u in zip(args, unknown) if u)]
-    unknown_outs = pe.DynamicJaxprTrace.process_primitive(
-        trace, jit_p, unknown_args, dict(jaxpr=unknown_closed, name=name, **_fresh(params, len(unknown_args))))
-    k, u = iter(known_outs[:n_primal]), iter(unknown_outs)
-    return [next(u) if unk else next(k) for unk in out_unknowns]
-
-
-_pruned = weakref.WeakKeyDictionary()
-
-
-def _closed(closed, constvars, invars, outvars, eqns):
-    consts = dict(zip(closed.jaxpr.constvars, closed.consts))
-    return ClosedJaxpr(Jaxpr(constvars, invars, outvars, eqns), [consts[v] for v in constvars])
-
-
-def _pruned_split(known, unknown, num_res):
-    """(known, unknown, where each residual the unknown part reads comes from: ("in", i) the i-th known
-    operand, ("out", i) the i-th primal output of the known part, ("res", k) its k-th residual output).
-    Unknown equations nobody reads are dropped, then the residuals they alone read, then the known
-    equations only those needed."""
-    def make():
-        u = unknown.jaxpr
-        u_eqns, u_live = live_equations(u, u.outvars)
-        used = [v in u_live for v in u.invars[:num_res]]
-        unknown_ = _closed(unknown, [v for v in u.constvars if v in u_live],
-                           [v for v, k in zip(u.invars[:num_res], used) if k] + u.invars[num_res:], u.outvars, u_eqns)
-        k = known.jaxpr
-        n_primal = len(k.outvars) - num_res
-        primal_outs = k.outvars[:n_primal]
-        in_pos = {v: i for i, v in enumerate(k.invars)}
-        out_pos = {v: i for i, v in enumerate(primal_outs) if type(v) is not Literal}
-        res_src, res_outs = [], []
-        for v, keep in zip(k.outvars[n_primal:], used):
-            if not keep:
-                continue
-            if type(v) is not Literal and v in in_pos:
-                res_src.append(("in", in_pos[v]))
-            elif type(v) is not Literal and v in out_pos:
-                res_src.append(("out", out_pos[v]))
-            else:
-                res_src.append(("res", len(res_outs)))
-                res_outs.append(v)
-        outvars = primal_outs + res_outs
-        k_eqns, k_live = live_equations(k, outvars)
-        known_ = _closed(known, [v for v in k.constvars if v in k_live], k.invars, outvars, k_eqns)
-        return known_, unknown_, res_src
-
-    return memoize_per_jaxpr(_pruned, known, (unknown, num_res), make)
-
-
-def _jit_transpose(cts, *args, jaxpr, name, **params):
-    linear = [ad.is_undefined(a) for a in args]
-    ct_nonzeros = [type(c) is not ad.Zero for c in cts]
-    t_closed = ad.transpose_jaxpr(jaxpr, linear, ct_nonzeros)
-    ins = [a for a, lin in zip(args, linear) if not lin] + [c for c in cts if type(c) is not ad.Zero]
-    outs = iter(jit_p.bind(*ins, jaxpr=t_closed, name=name, **_fresh(params, len(ins))))
-    return [next(outs) if lin else None for lin in linear]
-
-
-def _fresh(params, n):
-    """The options of a derived jit equation: nothing donated."""
-    return dict(donated_invars=(False,) * n, inline=params.get("inline", False),
-                keep_unused=params.get("keep_unused", False))
-
-
-jit_p.def_rules(abstract_eval=_jit_abstract_eval, impl=_jit_impl, jaxpr_lowering=_jit_lowering,
-                can_lower=lambda params: jaxpr_is_lowerable(params["jaxpr"].jaxpr), pp_params=_jit_pp_params,
-                jvp=_jit_jvp, partial_eval=_jit_partial_eval, transpose=_jit_transpose)
-
-
-# ---- abstract values of arguments -----------------------------------------------------------
+_get_aval = operator.attrgetter("aval")
 
 
 def _bad_arg_error(fun, x, name):
@@ -209,100 +81,6 @@ def _abstractify(leaves, fun, names_fn, abstract_ok=False):
     if tracing:  # Python scalars go into the trace as they are (literals)
         ops = [x if type(x) in _PY_SCALARS or o is None else o for x, o in zip(leaves, ops)]
     return avals, ops, tracing
-
-
-# ---- the cache ------------------------------------------------------------------------------
-
-class _AxisEnv(tuple):
-    """The named axes bound when a signature was traced: the last item of its cache key."""
-
-
-class _Entry:
-    """One traced signature: its jaxpr, output structure and (once run eagerly) compiled form."""
-
-    __slots__ = ("jaxpr", "out_tree", "lifted", "call", "fast")
-
-    def __init__(self, jaxpr, out_tree, lifted):
-        self.jaxpr = jaxpr
-        self.out_tree = out_tree
-        self.lifted = lifted  # tracers of an enclosing trace the function closes over
-        self.call = None
-        self.fast = None
-
-
-_get_aval = operator.attrgetter("aval")
-_get_value = operator.attrgetter("_value")
-
-
-def _make_fast(call, out_tree):
-    """The call of a cached entry from flat xjax Array leaves, with as little Python as possible."""
-    if not isinstance(call, GraphCall) or call.extern is None:  # (None: GPU consts, see GraphCall)
-        return lambda leaves: out_tree.unflatten(call(leaves))
-    run, extern, out_avals, out_pos = call.run, call.extern, call.out_avals, call.out_pos
-    wrap, get = Array, _get_value
-    single = out_tree.num_leaves == 1 and out_tree.num_nodes == 1
-    if out_pos is None and single:
-        (aval,) = out_avals
-
-        def fast(leaves):
-            return wrap(run([*map(get, leaves), *extern])[0], aval)
-
-        return fast
-    if out_pos is None:
-        unflatten = out_tree.unflatten
-
-        def fast(leaves):
-            return unflatten([wrap(v, a) for v, a in zip(run([*map(get, leaves), *extern]), out_avals)])
-
-        return fast
-    run_values, unflatten = call.run_values, out_tree.unflatten
-
-    def fast(leaves):
-        return unflatten([wrap(v, a) for v, a in zip(run_values(list(map(get, leaves))), out_avals)])
-
-    return fast
-
-
-_caches = weakref.WeakKeyDictionary()  # function -> {jit options: {signature: _Entry}}
-_strong_caches = {}  # for functions that cannot be weakly referenced
-
-
-def _insert_bounded(cache, key, entry):
-    """Adds a traced signature to a function's cache. Past the compiled-jaxpr cache's limit the
-    oldest signatures go first (an eighth at once), and the programs they hold with them: a function
-    called with ever new shapes keeps as many programs alive as that limit allows, no more."""
-    limit = graph_lowering._programs.maxsize
-    if len(cache) >= limit:
-        for k in list(itertools.islice(cache, len(cache) - limit + max(1, limit // 8))):
-            del cache[k]
-    cache[key] = entry
-
-
-def _cache_for(fun, options):
-    try:
-        per_fun = _caches.get(fun)
-        if per_fun is None:
-            per_fun = _caches[fun] = {}
-    except TypeError:
-        try:
-            per_fun = _strong_caches.setdefault(fun, {})
-        except TypeError:  # unhashable callable: a cache of this wrapper's own
-            return {}
-    cache = per_fun.get(options)
-    if cache is None:
-        cache = per_fun[options] = {}
-    return cache
-
-
-def _clear_all_caches(name=None, value=None):
-    # Flags that change what tracing produces (JAX keys its jit cache on them).
-    if name in (None, "jax_enable_x64", "jax_disable_jit", "jax_threefry_partitionable"):
-        for per_fun in list(_caches.values()) + list(_strong_caches.values()):
-            for cache in per_fun.values():
-                cache.clear()
-
-
-config.on_change(_clear_all_caches)
 
 
 # ---- jit ------------------------------------------------------------------------------------
@@ -372,7 +150,7 @@ class JitWrapped:
         options = (argnums, argnames, tuple(sorted(self._donate_argnums)), tuple(sorted(self._donate_argnames)),
                    self._inline)
         self._simple = not (argnums or argnames or self._donate_argnums or self._donate_argnames)
-        self._cache = _cache_for(fun, options)
+        self._cache = cache_for(fun, options)
 
     # -- attributes of the wrapped function --
     __wrapped__ = property(lambda self: self._fun)
@@ -454,7 +232,7 @@ class JitWrapped:
         avals, ops, tracing = _abstractify(leaves, self._fun, names_fn, abstract_ok)
         key = (treedef, *avals) if statics is None else (treedef, statics, *avals)
         if _state.axis_env:  # collectives' shapes depend on the named axes bound around the call
-            key += (_AxisEnv(_state.axis_env),)
+            key += (AxisEnv(_state.axis_env),)
         return key, treedef, statics, avals, ops, tracing, names_fn, bool(dyn_kwargs)
 
     def _call(self, args, kwargs):
@@ -517,16 +295,16 @@ class JitWrapped:
 
         log = config._values["jax_log_compiles"]
         if log:
-            _explain_miss(self, key, avals, names_fn)
+            explain_miss(self, key, avals, names_fn)
             t0 = time.perf_counter()
         dbg = pe.DebugInfo("jit", fun, names_fn=names_fn)
         closed = pe.trace_to_jaxpr(flat_fun, avals, dbg, what=f"function {pe.func_src_info(fun)} traced for jit")
         closed, lifted = pe.split_tracer_consts(closed)
         if log:
             logger.warning("Finished tracing %s for jit in %.9f sec", pe.fun_name(fun), time.perf_counter() - t0)
-        entry = _Entry(closed, out_trees[0], lifted)
+        entry = Entry(closed, out_trees[0], lifted)
         if not lifted:
-            _insert_bounded(self._cache, key, entry)
+            insert_bounded(self._cache, key, entry)
         return entry
 
     def _compile(self, entry, avals):
@@ -538,7 +316,7 @@ class JitWrapped:
                            ", ".join(["UnspecifiedValue"] * len(avals)) + ("," if len(avals) == 1 else ""))
             t0 = time.perf_counter()
         entry.call = compile_closed_jaxpr(entry.jaxpr)
-        entry.fast = _make_fast(entry.call, entry.out_tree)
+        entry.fast = make_fast(entry.call, entry.out_tree)
         if log:
             logger.warning("Finished graph compilation of jit(%s) in %.9f sec", pe.fun_name(self._fun),
                            time.perf_counter() - t0)
@@ -565,60 +343,6 @@ def _aval_repr(a):
     return f"ShapedArray({a.dtype.name}[{','.join(str(d) for d in a.shape)}]{weak})"
 
 
-def _explain_miss(wrapped, key, avals, names_fn):
-    """Logs why a call missed the cache (jax_log_compiles)."""
-    fun = wrapped._fun
-    src = pe.func_src_info(fun)
-    lines = ["TRACING CACHE MISS:"]
-    old = list(wrapped._cache)
-    if not old:
-        lines.append(f"  never seen function:\n    {src}")
-    else:
-        lines.append(f"  for {src}\n  all previously seen cache keys differ. For the closest previous key:")
-        lines.append("  " + _diff_keys(key, old, names_fn))
-    logger.warning("\n".join(lines))
-
-
-def _split_env(key_part):
-    """(the key without its named axes, the named axes as a plain tuple)."""
-    if key_part and isinstance(key_part[-1], _AxisEnv):
-        return key_part[:-1], tuple(key_part[-1])
-    return key_part, ()
-
-
-def _diff_keys(key, old_keys, names_fn):
-    has_static = not isinstance(key[1], core.ShapedArray) if len(key) > 1 else False
-    tree, rest = key[0], key[1:]
-    same_tree = [k for k in old_keys if k[0] == tree]
-    if not same_tree:
-        return f"different input pytree: now {tree} and before {old_keys[-1][0]}"
-    if has_static:
-        same_static = [k for k in same_tree if k[1] == rest[0]]
-        if not same_static:
-            now, before = dict(rest[0]), dict(same_tree[-1][1])
-            diffs = [f"  * at static argument {k if isinstance(k, str) else k}, now {now.get(k)!r} and before "
-                     f"{before.get(k)!r}" for k in list(now) + [k for k in before if k not in now]
-                     if now.get(k) != before.get(k)]
-            return "different static arguments:\n" + "\n".join(diffs)
-        rest, prev = rest[1:], same_static[-1][2:]
-    else:
-        prev = same_tree[-1][1:]
-    names = names_fn()
-    diffs = []
-    (rest, now_env), (prev, was_env) = _split_env(rest), _split_env(prev)
-    if now_env != was_env:
-        return f"different named axes (vmap/pmap axis_name): now {now_env} and before {was_env}"
-    for i, (new, was) in enumerate(zip(rest, prev)):
-        if new != was:
-            name = names[i] if i < len(names) else f"argument {i}"
-            ns, ws = new.str_short(), was.str_short()
-            if new.weak_type != was.weak_type:
-                ns += f"{{weak_type={new.weak_type}}}"
-                ws += f"{{weak_type={was.weak_type}}}"
-            diffs.append(f"  * at {name}, now {ns} and before {ws}")
-    return "different input types:\n" + "\n".join(diffs)
-
-
 def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=None, donate_argnames=None,
         inline=False, keep_unused=False, device=None, backend=None, in_shardings=None, out_shardings=None,
         abstracted_axes=None, compiler_options=None):
@@ -635,18 +359,3 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
     return JitWrapped(fun, **kw)
 
 
-# ---- batching (vmap) ------------------------------------------------------------------------
-from xjax._src.interpreters import batching  # noqa: E402
-
-
-def _jit_batch(axis, vals, dims, *, jaxpr, name, **params):
-    """A vmapped jit call stays one jit equation, holding the batched jaxpr (memoised, so the compiled
-    graph cached on it is found again on the next call)."""
-    in_batched = [d is not batching.not_mapped for d in dims]
-    vals = [batching.moveaxis(v, d, 0) if b else v for v, d, b in zip(vals, dims, in_batched)]
-    batched, out_batched = batching.batch_jaxpr(jaxpr, axis, in_batched)
-    outs = jit_p.bind(*vals, jaxpr=batched, name=name, **params)
-    return outs, [0 if b else batching.not_mapped for b in out_batched]
-
-
-jit_p.def_rules(batch=_jit_batch)

@@ -169,10 +169,6 @@ def _forget_placement(name="jax_default_device", value=None):
 config.on_change(_forget_placement)
 
 
-def backends_are_initialized():
-    return _backends is not None
-
-
 def get_backend(platform=None):
     """The Backend for a name ("cpu", "gpu", "cuda") or the default one, with JAX's errors."""
     bs = backends()

@@ -354,7 +354,7 @@ class GraphCall:
         return [Array(v, a) for v, a in zip(vals, self.out_avals)]
 
 
-def _split_segments(jaxpr):
+def split_segments(jaxpr):
     """The equations in order, runs of lowerable ones grouped in lists."""
     groups, seg = [], []
     for eqn in jaxpr.eqns:
@@ -376,7 +376,7 @@ class PlanProgram:
     def __init__(self, closed):
         jaxpr = closed.jaxpr
         self.jaxpr = jaxpr
-        groups = _split_segments(jaxpr)
+        groups = split_segments(jaxpr)
         # What each step must hand on: variables read by later steps or returned.
         live_after = []
         live = {a for a in jaxpr.outvars if type(a) is not Literal}

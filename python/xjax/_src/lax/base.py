@@ -38,10 +38,6 @@ def scalars_like(args):
             else asarray(a) for a in args]
 
 
-def shape_str(shape):
-    return str(tuple(shape))
-
-
 def core_abstract_eval(op, attrs=None, weak=lambda avals: False):
     """Abstract evaluation by the C++ core's own shape rule for `op` (one source of truth).
 

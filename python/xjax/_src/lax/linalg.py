@@ -122,8 +122,9 @@ def _full(shape, value, dtype):
     return broadcast_in_dim(asarray(value, dtype), tuple(shape), ())
 
 
-def _tri_mask(shape, k):
-    """True where column - row <= k, over the last two dims of `shape` (broadcast over the rest)."""
+def tri_mask(shape, k):
+    """True where column - row <= k, over the last two dims of `shape` (broadcast over the rest): the
+    triangles of tril, triu and tri (jnp's too)."""
     m, n = shape[-2:]
     rows = broadcasted_iota(np.int32, (m, n), 0)
     cols = broadcasted_iota(np.int32, (m, n), 1)
@@ -133,17 +134,17 @@ def _tri_mask(shape, k):
 
 def _tril(x, k=0):
     aval = core.get_aval(x)
-    return select(_tri_mask(aval.shape, k), x, _full(aval.shape, 0, aval.dtype))
+    return select(tri_mask(aval.shape, k), x, _full(aval.shape, 0, aval.dtype))
 
 
 def _triu(x, k=0):
     aval = core.get_aval(x)
-    return select(_tri_mask(aval.shape, k - 1), _full(aval.shape, 0, aval.dtype), x)
+    return select(tri_mask(aval.shape, k - 1), _full(aval.shape, 0, aval.dtype), x)
 
 
 def _eye(dtype, shape):
     """Identity matrices of `shape` (..., m, n)."""
-    on_or_below, below = _tri_mask(shape, 0), _tri_mask(shape, -1)
+    on_or_below, below = tri_mask(shape, 0), tri_mask(shape, -1)
     one, zero = _full(shape, 1, dtype), _full(shape, 0, dtype)
     return select(on_or_below, select(below, zero, one), zero)
 

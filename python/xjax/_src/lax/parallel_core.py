@@ -14,6 +14,7 @@ Independent all-reduces of one kind next to each other in the program (a gradien
 one all_reduce op: one exchange, one Iallreduce per dtype. 16-bit floats are reduced as float32.
 """
 import contextlib
+import threading
 
 import numpy as np
 
@@ -61,12 +62,16 @@ all_reduce_p.def_rules(
                                                     [a.aval for a in eqn.invars]))
 
 
-_lowering_axis = None  # the pmapped axis (a tuple of one name) while a program across processes lowers
+# The pmapped axis (a tuple of one name) while this thread lowers a program across processes: the
+# state of one lowering in progress, so per thread (another thread's psum under jit is not lowered
+# to the core's all_reduce meanwhile).
+_lowering = threading.local()
 
 
 def can_lower(params):
     """Whether an all-reduce (psum_p, pmax_p, pmin_p) lowers into a graph: only across processes."""
-    return _lowering_axis is not None and params["axis_name"] == _lowering_axis
+    axis = getattr(_lowering, "axis", None)
+    return axis is not None and params["axis_name"] == axis
 
 
 def lowering(prim):
@@ -76,12 +81,12 @@ def lowering(prim):
 
 @contextlib.contextmanager
 def lowering_across(axis_name):
-    global _lowering_axis
-    previous, _lowering_axis = _lowering_axis, (axis_name,)
+    """While this thread lowers a program across processes over the pmapped axis axis_name."""
+    previous, _lowering.axis = getattr(_lowering, "axis", None), (axis_name,)
     try:
         yield
     finally:
-        _lowering_axis = previous
+        _lowering.axis = previous
 
 
 # ---- which programs, and the grouping of independent all-reduces --------------------------------

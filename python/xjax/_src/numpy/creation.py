@@ -9,6 +9,7 @@ from xjax._src import core, dtypes, lax, placement
 from xjax._src.array import Array, check_device
 from xjax._src.transfer import put_on
 from xjax._src.core import ShapedArray as _ShapedArray, to_concrete_value as _to_concrete_value
+from xjax._src.lax.linalg import tri_mask
 from xjax._src.numpy import array_from_list, util
 
 _X64_NAMES = ("int64", "uint64", "float64")
@@ -373,15 +374,6 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
 
 # ---- matrices -------------------------------------------------------------------------------
 
-def _tri_mask(n, m, k):
-    """bool[n, m]: True where j <= i + k."""
-    rows = lax.broadcasted_iota(dtypes.int32, (n, m), 0)
-    cols = lax.broadcasted_iota(dtypes.int32, (n, m), 1)
-    if k:
-        rows = lax.add(rows, util.full((n, m), k, dtypes.int32))
-    return lax.ge(rows, cols)
-
-
 def eye(N, M=None, k=0, dtype=None, *, device=None):  # noqa: N803 - NumPy's names
     """Ones on the k-th diagonal, zeros elsewhere."""
     target = check_device(device, "eye")
@@ -407,7 +399,7 @@ def tri(N, M=None, k=0, dtype=None):  # noqa: N803
     dt = dtype_arg(dtype, "tri") or dtypes.default_float_dtype()
     n = operator.index(N)
     m = n if M is None else operator.index(M)
-    return lax.convert_element_type(_tri_mask(n, m, operator.index(k)), dt)
+    return lax.convert_element_type(tri_mask((n, m), operator.index(k)), dt)
 
 
 def _tri_select(m, k, lower, fun_name):
@@ -416,11 +408,9 @@ def _tri_select(m, k, lower, fun_name):
     shape = x.aval.shape
     if len(shape) < 2:
         raise ValueError(f"{fun_name} requires an array of at least two dimensions")
-    n, mm = shape[-2:]
-    mask = _tri_mask(n, mm, k if lower else k - 1)
+    mask = tri_mask(shape, k if lower else k - 1)
     if not lower:
         mask = lax.bitwise_not(mask)
-    mask = lax.broadcast_in_dim(mask, shape, (len(shape) - 2, len(shape) - 1))
     return lax.select(mask, x, util.full(shape, 0, x.aval.dtype, x.aval.weak_type))
 
 

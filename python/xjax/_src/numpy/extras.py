@@ -14,24 +14,17 @@ s_ = np.s_
 index_exp = np.index_exp
 
 
-def _operand(name, a):
-    if getattr(a, "aval", None) is not None:
-        return a
-    util.check_arraylike(name, a)
-    return util.asarray(a)
-
-
 # ---- complex predicates (xjax arrays are real) ----------------------------------------------
 
 def iscomplex(x):
     """False everywhere: xjax arrays are real."""
-    v = _operand("iscomplex", x)
+    v = util.operand("iscomplex", x)
     return util.full(v.aval.shape, False, dtypes.bool_)
 
 
 def isreal(x):
     """True everywhere: xjax arrays are real."""
-    v = _operand("isreal", x)
+    v = util.operand("isreal", x)
     return util.full(v.aval.shape, True, dtypes.bool_, v.aval.weak_type)
 
 
@@ -121,7 +114,7 @@ def bartlett(M):
 
 def gradient(f, *varargs, axis=None, edge_order=None):
     """Second-order central differences inside, first-order at the edges (uniform spacing)."""
-    x = util.to_inexact(_operand("gradient", f))
+    x = util.to_inexact(util.operand("gradient", f))
     nd = x.aval.ndim
     axes = util.canonicalize_axes(axis, nd)
     if len(varargs) > 1 or (varargs and np.ndim(varargs[0]) != 0):
@@ -147,7 +140,7 @@ def gradient(f, *varargs, axis=None, edge_order=None):
 
 def unwrap(p, discont=None, axis=-1, period=2 * math.pi):
     """p with jumps larger than discont replaced by their period complement."""
-    x = util.to_default_float(_operand("unwrap", p))
+    x = util.to_default_float(util.operand("unwrap", p))
     ax = util.canonicalize_axis(axis, x.aval.ndim)
     n = x.aval.shape[ax]
     if n < 2:
@@ -169,7 +162,7 @@ def unwrap(p, discont=None, axis=-1, period=2 * math.pi):
 # ---- polynomials ----------------------------------------------------------------------------
 
 def _poly_operand(name, a):
-    x = manipulation.atleast_1d(_operand(name, a))
+    x = manipulation.atleast_1d(util.operand(name, a))
     if x.aval.ndim != 1:
         raise ValueError(f"{name}: input must be 1-dimensional")
     return x
@@ -198,7 +191,7 @@ def polymul(a1, a2, *, trim_leading_zeros=False):
 
 def polyder(p, m=1):
     """The m-th derivative of a polynomial."""
-    x = util.to_inexact(manipulation.atleast_1d(_operand("polyder", p)))
+    x = util.to_inexact(manipulation.atleast_1d(util.operand("polyder", p)))
     m = operator.index(m)
     if m < 0:
         raise ValueError("Order of derivative must be positive")
@@ -241,7 +234,7 @@ def block(arrays):
 
     def assemble(a, level):
         if not isinstance(a, list):
-            x = _operand("block", a)
+            x = util.operand("block", a)
             return x
         parts = [assemble(e, level + 1) for e in a]
         nd = max([d] + [p.aval.ndim for p in parts])
@@ -255,7 +248,7 @@ def fill_diagonal(a, val, wrap=False, *, inplace=True):
     """a with its main diagonal set to val (JAX requires inplace=False)."""
     if inplace:
         raise NotImplementedError("JAX arrays are immutable, must use inplace=False")
-    x = _operand("fill_diagonal", a)
+    x = util.operand("fill_diagonal", a)
     shape = x.aval.shape
     if x.aval.ndim < 2:
         raise ValueError("array must be at least 2-d")
@@ -275,10 +268,10 @@ def put(a, ind, v, mode=None, *, inplace=True):
     if inplace:
         raise ValueError("jax.numpy.put cannot modify arrays in-place, because JAX arrays are immutable. "
                          "Pass inplace=False to instead return an updated array.")
-    x = _operand("put", a)
+    x = util.operand("put", a)
     flat = lax.reshape(x, (x.aval.size,))
-    i = manipulation.ravel(util.convert(_operand("put", ind), dtypes.int32))
-    vals = manipulation.ravel(util.convert(_operand("put", v), x.aval.dtype))
+    i = manipulation.ravel(util.convert(util.operand("put", ind), dtypes.int32))
+    vals = manipulation.ravel(util.convert(util.operand("put", v), x.aval.dtype))
     k = i.aval.shape[0]
     if vals.aval.shape[0] != k and k:
         vals = rearrange.resize(vals, (k,))
@@ -294,8 +287,8 @@ def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
     if inplace:
         raise ValueError("jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays are "
                          "immutable. Pass inplace=False to instead return an updated array.")
-    x = _operand("put_along_axis", arr)
-    idx = util.convert(_operand("put_along_axis", indices), dtypes.int32)
+    x = util.operand("put_along_axis", arr)
+    idx = util.convert(util.operand("put_along_axis", indices), dtypes.int32)
     nd = x.aval.ndim
     ax = util.canonicalize_axis(axis, nd)
     if idx.aval.ndim != nd:
@@ -309,7 +302,7 @@ def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
 
 def trim_zeros(filt, trim="fb"):
     """filt (1-D, concrete) without its leading ('f') and/or trailing ('b') zeros."""
-    x = _operand("trim_zeros", filt)
+    x = util.operand("trim_zeros", filt)
     nz = np.asarray(util.concrete_value(ufuncs.not_equal(x, 0), "jnp.trim_zeros needs a concrete input"))
     n = nz.shape[0]
     if not nz.any():
@@ -321,7 +314,7 @@ def trim_zeros(filt, trim="fb"):
 
 def bitwise_count(x, /):
     """The number of 1 bits in |x| (uint8)."""
-    v = _operand("bitwise_count", x)
+    v = util.operand("bitwise_count", x)
     if v.aval.dtype.kind not in "iub":
         raise TypeError(f"bitwise_count requires an integer input, got {v.aval.dtype.name}")
     if v.aval.dtype == dtypes.bool_:
@@ -331,7 +324,7 @@ def bitwise_count(x, /):
 
 def spacing(x, /):
     """The distance from x to the next float away from zero."""
-    v = util.to_inexact(_operand("spacing", x))
+    v = util.to_inexact(util.operand("spacing", x))
     inf = util.full(v.aval.shape, math.inf, v.aval.dtype)
     away = lax.select(mathfuncs.signbit(v), lax.neg(inf), inf)
     return lax.sub(lax.nextafter(v, away), v)
@@ -339,7 +332,7 @@ def spacing(x, /):
 
 def piecewise(x, condlist, funclist, *args, **kw):
     """funclist[i](x) where condlist[i] holds (a trailing extra function is the default)."""
-    v = _operand("piecewise", x)
+    v = util.operand("piecewise", x)
     conds = [util.broadcast_to_shape(util.asarray(c), v.aval.shape) for c in condlist]
     n = len(conds)
     if len(funclist) not in (n, n + 1):
@@ -357,7 +350,7 @@ def piecewise(x, condlist, funclist, *args, **kw):
 
 def apply_over_axes(func, a, axes):
     """func(a, axis) applied over each axis in turn, keeping dimensions."""
-    x = _operand("apply_over_axes", a)
+    x = util.operand("apply_over_axes", a)
     for ax in axes:
         y = util.asarray(func(x, ax))
         if y.aval.ndim == x.aval.ndim - 1:
@@ -374,7 +367,7 @@ def packbits(a, axis=None, bitorder="big"):
     """Truth values packed 8 to a uint8 along axis (flattened if None), zero-padded at the end."""
     if bitorder not in ("big", "little"):
         raise ValueError("'order' must be either 'little' or 'big'")
-    x = _operand("packbits", a)
+    x = util.operand("packbits", a)
     if x.aval.dtype.kind not in "iub":
         raise TypeError("Expected an input array of integer or boolean data type")
     if axis is None:
@@ -400,7 +393,7 @@ def unpackbits(a, axis=None, count=None, bitorder="big"):
     """The bits of a uint8 array as 0/1 uint8 values along axis (flattened if None)."""
     if bitorder not in ("big", "little"):
         raise ValueError("'order' must be either 'little' or 'big'")
-    x = _operand("unpackbits", a)
+    x = util.operand("unpackbits", a)
     if x.aval.dtype != dtypes.uint8:
         raise TypeError("Expected an input array of unsigned byte data type")
     if axis is None:

@@ -8,13 +8,6 @@ from xjax._src.numpy import util
 from xjax._src.numpy.creation import dtype_arg
 
 
-def _operand(name, a):
-    if getattr(a, "aval", None) is not None:
-        return a
-    util.check_arraylike(name, a)
-    return util.asarray(a)
-
-
 def shape(a):
     """The shape of a as a tuple."""
     return tuple(util.aval_of(a).shape)
@@ -36,7 +29,7 @@ def size(a, axis=None):
 def astype(x, dtype, /, *, copy=False, device=None):
     """x converted to dtype (never weakly typed)."""
     target = check_device(device, "astype")
-    x = _operand("astype", x)
+    x = util.operand("astype", x)
     dt = dtype_arg(dtype, "astype")
     return put_on(lax.elementwise._convert(x, dt, weak_type=False), target)
 
@@ -67,7 +60,7 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     """a with a new shape of the same size (one dimension may be -1); order 'C' or 'F'."""
     if shape is None:
         shape = newshape
-    x = _operand("reshape", a)
+    x = util.operand("reshape", a)
     old = x.aval.shape
     new = _compute_newshape(old, shape)
     if order == "C":
@@ -83,13 +76,13 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
 
 def ravel(a, order="C"):
     """a flattened to one dimension."""
-    x = _operand("ravel", a)
+    x = util.operand("ravel", a)
     return reshape(x, (x.aval.size,), order=order)
 
 
 def transpose(a, axes=None):
     """a with its axes permuted (reversed by default)."""
-    x = _operand("transpose", a)
+    x = util.operand("transpose", a)
     nd = x.aval.ndim
     if axes is None:
         perm = tuple(range(nd - 1, -1, -1))
@@ -108,7 +101,7 @@ def permute_dims(a, /, axes):
 
 def matrix_transpose(x, /):
     """x with its last two axes swapped."""
-    x = _operand("matrix_transpose", x)
+    x = util.operand("matrix_transpose", x)
     nd = x.aval.ndim
     if nd < 2:
         raise ValueError(f"x must be at least two-dimensional for matrix_transpose; got ndim={nd}")
@@ -117,7 +110,7 @@ def matrix_transpose(x, /):
 
 def swapaxes(a, axis1, axis2):
     """a with axis1 and axis2 interchanged."""
-    x = _operand("swapaxes", a)
+    x = util.operand("swapaxes", a)
     nd = x.aval.ndim
     a1, a2 = util.canonicalize_axis(axis1, nd), util.canonicalize_axis(axis2, nd)
     perm = list(range(nd))
@@ -127,7 +120,7 @@ def swapaxes(a, axis1, axis2):
 
 def moveaxis(a, source, destination):
     """a with the `source` axes moved to the `destination` positions."""
-    x = _operand("moveaxis", a)
+    x = util.operand("moveaxis", a)
     nd = x.aval.ndim
     src = (source,) if isinstance(source, (int, np.integer)) else tuple(source)
     dst = (destination,) if isinstance(destination, (int, np.integer)) else tuple(destination)
@@ -143,7 +136,7 @@ def moveaxis(a, source, destination):
 
 def rollaxis(a, axis, start=0):
     """Moves `axis` to before position `start` (NumPy's older moveaxis)."""
-    x = _operand("rollaxis", a)
+    x = util.operand("rollaxis", a)
     nd = x.aval.ndim
     axis = util.canonicalize_axis(axis, nd)
     if not -nd <= start <= nd:
@@ -157,7 +150,7 @@ def rollaxis(a, axis, start=0):
 
 def expand_dims(a, axis):
     """a with size-1 dimensions inserted at the `axis` positions of the result."""
-    x = _operand("expand_dims", a)
+    x = util.operand("expand_dims", a)
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
     out_nd = x.aval.ndim + len(axes)
     canon = sorted(util.canonicalize_axis(ax, out_nd) for ax in axes)
@@ -168,7 +161,7 @@ def expand_dims(a, axis):
 
 def squeeze(a, axis=None):
     """a without its size-1 dimensions (all of them, or those in `axis`)."""
-    x = _operand("squeeze", a)
+    x = util.operand("squeeze", a)
     shp = x.aval.shape
     if axis is None:
         dims = tuple(i for i, d in enumerate(shp) if d == 1)
@@ -186,13 +179,13 @@ def broadcast_shapes(*shapes):
 
 def broadcast_to(array, shape):
     """array broadcast to `shape`."""
-    x = _operand("broadcast_to", array)
+    x = util.operand("broadcast_to", array)
     return util.broadcast_to_shape(x, util.canonicalize_shape(shape))
 
 
 def broadcast_arrays(*args):
     """The arguments broadcast against each other."""
-    ops = [_operand("broadcast_arrays", a) for a in args]
+    ops = [util.operand("broadcast_arrays", a) for a in args]
     if not ops:
         return []
     shp = util.broadcast_shapes(*(o.aval.shape for o in ops))
@@ -218,7 +211,7 @@ def atleast_3d(*arys):
 
 
 def _atleast(a, n):
-    x = _operand("atleast_nd", a)
+    x = util.operand("atleast_nd", a)
     nd = x.aval.ndim
     if nd >= n:
         return x
@@ -253,7 +246,7 @@ def concatenate(arrays, axis=0, dtype=None):
         ax = util.canonicalize_axis(axis, keys[0].ndim)
         return keys[0]._wrap(concatenate([k._base_array for k in keys], ax))
     if hasattr(arrays, "aval") or isinstance(arrays, np.ndarray):
-        x = _operand("concatenate", arrays)
+        x = util.operand("concatenate", arrays)
         if x.aval.ndim == 0:
             raise ValueError("Zero-dimensional arrays cannot be concatenated.")
         parts = [lax.index_in_dim(x, i, 0, keepdims=False) for i in range(x.aval.shape[0])]
@@ -295,7 +288,7 @@ concat = concatenate
 def stack(arrays, axis=0, out=None, dtype=None):
     """The arrays (of one shape) joined along a new axis."""
     if hasattr(arrays, "aval") or isinstance(arrays, np.ndarray):
-        x = _operand("stack", arrays)
+        x = util.operand("stack", arrays)
         arrays = [lax.index_in_dim(x, i, 0, keepdims=False) for i in range(x.aval.shape[0])]
     arrays = list(arrays)
     if not arrays:
@@ -316,14 +309,14 @@ def stack(arrays, axis=0, out=None, dtype=None):
 
 def unstack(x, /, *, axis=0):
     """The slices of x along axis, as a tuple."""
-    x = _operand("unstack", x)
+    x = util.operand("unstack", x)
     ax = util.canonicalize_axis(axis, x.aval.ndim)
     return tuple(lax.index_in_dim(x, i, ax, keepdims=False) for i in range(x.aval.shape[ax]))
 
 
 def _seq(tup, name):
     if hasattr(tup, "aval") or isinstance(tup, np.ndarray):
-        x = _operand(name, tup)
+        x = util.operand(name, tup)
         return [lax.index_in_dim(x, i, 0, keepdims=False) for i in range(x.aval.shape[0])]
     return list(tup)
 
@@ -351,7 +344,7 @@ def column_stack(tup):
     """1-D arrays as columns (and 2-D arrays as they are) joined along axis 1."""
     arrs = []
     for a in _seq(tup, "column_stack"):
-        x = _operand("column_stack", a)
+        x = util.operand("column_stack", a)
         if x.aval.ndim < 2:
             x = lax.reshape(x, (x.aval.size, 1))
         arrs.append(x)
@@ -361,7 +354,7 @@ def column_stack(tup):
 # ---- splitting ------------------------------------------------------------------------------
 
 def _split(name, ary, indices_or_sections, axis, exact):
-    x = _operand(name, ary)
+    x = util.operand(name, ary)
     ax = util.canonicalize_axis(axis, x.aval.ndim)
     n = x.aval.shape[ax]
     if isinstance(indices_or_sections, (int, np.integer)) and not isinstance(indices_or_sections, bool):
@@ -400,7 +393,7 @@ def array_split(ary, indices_or_sections, axis=0):
 
 def hsplit(ary, indices_or_sections):
     """split along axis 1 (axis 0 for 1-D arrays)."""
-    x = _operand("hsplit", ary)
+    x = util.operand("hsplit", ary)
     return _split("hsplit", x, indices_or_sections, 1 if x.aval.ndim > 1 else 0, True)
 
 

@@ -9,7 +9,7 @@ from xjax._src import dtypes, lax
 from xjax._src.custom_derivatives import custom_jvp
 from xjax._src.jit import jit
 from xjax._src.numpy import util
-from xjax._src.numpy.ufuncs import (_FLOATING, _c, _const, _operand, absolute, equal, log2, promote_args,
+from xjax._src.numpy.ufuncs import (_FLOATING, _c, _const, absolute, equal, log2, promote_args,
                                     promote_args_inexact, rad2deg, trunc)
 
 
@@ -122,7 +122,7 @@ _SIGNED_OF_WIDTH = {2: np.int16, 4: np.int32, 8: np.int64}
 
 def signbit(x, /):
     """True where the sign bit is set: -0.0 and negative NaNs included, as in NumPy and JAX."""
-    x = _operand("signbit", x)
+    x = util.operand("signbit", x)
     dt = x.aval.dtype
     if dt.kind == "u" or dt == dtypes.bool_:
         return util.full(x.aval.shape, False, dtypes.bool_)
@@ -143,7 +143,7 @@ def heaviside(x1, x2, /):
 
 def sinc(x, /):
     """sin(pi x) / (pi x), with sinc(0) = 1."""
-    x = util.to_inexact(_operand("sinc", x))
+    x = util.to_inexact(util.operand("sinc", x))
     zero = _c(x, 0)
     is_zero = lax.eq(x, zero)
     pix = lax.mul(lax.select(is_zero, _const(x, 1), x), _c(x, math.pi))
@@ -163,7 +163,7 @@ def ldexp(x1, x2, /):
 
 def frexp(x, /):
     """(mantissa, exponent) with x = mantissa * 2 ** exponent and 0.5 <= |mantissa| < 1."""
-    x = util.to_inexact(_operand("frexp", x))
+    x = util.to_inexact(util.operand("frexp", x))
     dt = x.aval.dtype
     a = lax.abs(x)
     finite_nonzero = lax.bitwise_and(lax.is_finite(x), lax.ne(a, _c(a, 0)))
@@ -185,7 +185,7 @@ def frexp(x, /):
 
 def modf(x, /):
     """(fractional part, integral part), both with x's sign."""
-    x = util.to_inexact(_operand("modf", x))
+    x = util.to_inexact(util.operand("modf", x))
     whole = trunc(x)
     return lax.sub(x, whole), whole
 
@@ -281,14 +281,14 @@ def lcm(x1, x2, /):
 
 def angle(z, deg=False):
     """The argument of z: 0 or pi for real arrays."""
-    x = util.to_default_float(_operand("angle", z))
+    x = util.to_default_float(util.operand("angle", z))
     out = lax.atan2(_c(x, 0, weak=False), x)
     return rad2deg(out) if deg else out
 
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     """x with NaN, +inf and -inf replaced by finite numbers (the dtype's extremes by default)."""
-    x = _operand("nan_to_num", x)
+    x = util.operand("nan_to_num", x)
     dt = x.aval.dtype
     if dt not in _FLOATING:
         return x

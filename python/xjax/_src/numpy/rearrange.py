@@ -7,14 +7,14 @@ import numpy as np
 from xjax._src import dtypes, lax
 from xjax._src.jit import jit
 from xjax._src.numpy import util
-from xjax._src.numpy.manipulation import _operand, concatenate, moveaxis, ravel, reshape
+from xjax._src.numpy.manipulation import concatenate, moveaxis, ravel, reshape
 
 
 # ---- repetition -----------------------------------------------------------------------------
 
 def tile(A, reps):  # noqa: N803 - NumPy's name
     """A repeated reps times along each axis."""
-    x = _operand("tile", A)
+    x = util.operand("tile", A)
     reps = (operator.index(reps),) if isinstance(reps, (int, np.integer)) else tuple(operator.index(r) for r in reps)
     nd = max(len(reps), x.aval.ndim)
     reps = (1,) * (nd - len(reps)) + reps
@@ -27,7 +27,7 @@ def tile(A, reps):  # noqa: N803 - NumPy's name
 
 def repeat(a, repeats, axis=None, *, total_repeat_length=None):
     """Each element repeated `repeats` times (an int, or one count per element along axis)."""
-    x = _operand("repeat", a)
+    x = util.operand("repeat", a)
     if axis is None:
         x = lax.reshape(x, (x.aval.size,))
         axis = 0
@@ -44,7 +44,7 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
         if total_repeat_length is not None:
             out = _fit_length(out, ax, total_repeat_length)
         return out
-    reps = _operand("repeat", repeats)
+    reps = util.operand("repeat", repeats)
     if reps.aval.ndim == 0 or reps.aval.shape == (1,):
         if not util.is_concrete(reps):
             raise ValueError("jnp.repeat with a traced scalar `repeats` requires total_repeat_length")
@@ -87,7 +87,7 @@ def _fit_length(x, ax, length):
 
 def flip(m, axis=None):
     """m with the order of elements reversed along the axes (all by default)."""
-    x = _operand("flip", m)
+    x = util.operand("flip", m)
     return _flip(x, tuple(axis) if isinstance(axis, list) else axis)
 
 
@@ -99,7 +99,7 @@ def _flip(m, axis=None):
 
 def fliplr(m):
     """flip along axis 1."""
-    x = _operand("fliplr", m)
+    x = util.operand("fliplr", m)
     if x.aval.ndim < 2:
         raise ValueError("fliplr requires an array of at least two dimensions")
     return _flip(x, 1)
@@ -107,7 +107,7 @@ def fliplr(m):
 
 def flipud(m):
     """flip along axis 0."""
-    x = _operand("flipud", m)
+    x = util.operand("flipud", m)
     if x.aval.ndim < 1:
         raise ValueError("flipud requires an array of at least one dimension")
     return _flip(x, 0)
@@ -140,7 +140,7 @@ def _roll_dynamic(x, shift, ax):
 
 def roll(a, shift, axis=None):
     """Elements shifted cyclically by `shift` along the axes (flattened if axis is None)."""
-    x = _operand("roll", a)
+    x = util.operand("roll", a)
     if axis is None:
         return reshape(roll(ravel(x), shift, 0), x.aval.shape)
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
@@ -167,7 +167,7 @@ def roll(a, shift, axis=None):
 
 def rot90(m, k=1, axes=(0, 1)):
     """m rotated by 90 degrees k times in the plane of `axes`."""
-    x = _operand("rot90", m)
+    x = util.operand("rot90", m)
     nd = x.aval.ndim
     if len(axes) != 2:
         raise ValueError("len(axes) must be 2.")
@@ -295,7 +295,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
     Modes: 'constant' (constant_values), 'edge', 'reflect', 'symmetric', 'wrap', 'maximum',
     'minimum', 'mean', 'empty'.
     """
-    x = _operand("pad", array)
+    x = util.operand("pad", array)
     nd = x.aval.ndim
     pairs = _pad_pairs(pad_width, nd)
     if callable(mode):
@@ -335,7 +335,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
 def append(arr, values, axis=None):
     """values appended to arr (both flattened if axis is None)."""
     if axis is None:
-        return concatenate([ravel(_operand("append", arr)), ravel(_operand("append", values))], 0)
+        return concatenate([ravel(util.operand("append", arr)), ravel(util.operand("append", values))], 0)
     return concatenate([arr, values], axis)
 
 
@@ -354,7 +354,7 @@ def _static_indices(obj, n, name):
 
 def delete(arr, obj, axis=None, *, assume_unique_indices=False):
     """arr without the entries at the (static) indices obj along axis."""
-    x = _operand("delete", arr)
+    x = util.operand("delete", arr)
     if axis is None:
         x = ravel(x)
         axis = 0
@@ -375,7 +375,7 @@ def delete(arr, obj, axis=None, *, assume_unique_indices=False):
 
 def insert(arr, obj, values, axis=None):
     """arr with values inserted before the (static) indices obj along axis."""
-    x = _operand("insert", arr)
+    x = util.operand("insert", arr)
     if axis is None:
         x = ravel(x)
         axis = 0
@@ -427,7 +427,7 @@ def insert(arr, obj, values, axis=None):
 
 def diff(a, n=1, axis=-1, prepend=None, append=None):
     """The n-th discrete difference along axis (not_equal for bools)."""
-    x = _operand("diff", a)
+    x = util.operand("diff", a)
     ax = util.canonicalize_axis(axis, x.aval.ndim)
     if n < 0:
         raise ValueError(f"order must be non-negative but got {n}")
@@ -455,7 +455,7 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
 
 def ediff1d(ary, to_end=None, to_begin=None):
     """Differences of consecutive elements of the flattened array, with optional ends."""
-    x = ravel(_operand("ediff1d", ary))
+    x = ravel(util.operand("ediff1d", ary))
     out = diff(x)
     parts = []
     if to_begin is not None:
@@ -468,7 +468,7 @@ def ediff1d(ary, to_end=None, to_begin=None):
 
 def resize(a, new_shape):
     """a repeated cyclically to fill new_shape."""
-    x = ravel(_operand("resize", a))
+    x = ravel(util.operand("resize", a))
     new_shape = util.canonicalize_shape(new_shape)
     total = util.prod(new_shape)
     n = x.aval.size

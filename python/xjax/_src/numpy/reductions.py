@@ -11,13 +11,6 @@ from xjax._src.numpy.creation import dtype_arg
 _FLOATING = frozenset(dtypes.FLOATING)
 
 
-def _operand(name, a):
-    if getattr(a, "aval", None) is not None:
-        return a
-    util.check_arraylike(name, a)
-    return util.asarray(a)
-
-
 def _strong(x, dtype):
     """x as `dtype`, never weakly typed (reductions return strong types, as in JAX)."""
     aval = x.aval
@@ -61,7 +54,7 @@ def _reduce(kind, name, a, axis, dtype, keepdims, initial, where, promote_intege
     """JAX's jnp reduction: in the computation dtype (sum and prod of 16-bit floats in float32, when no
     dtype is asked for), masked by where, combined with initial (initial first), expanded for keepdims,
     then converted to the result dtype."""
-    x = _operand(name, a)
+    x = util.operand(name, a)
     shape = x.aval.shape
     axes = util.canonicalize_axes(axis, len(shape))
     dt = dtype_arg(dtype, name)
@@ -145,7 +138,7 @@ def _no_out(out, name):
 
 
 def _logical_reduce(name, a, axis, keepdims, where, prim, identity):
-    x = _bool(_operand(name, a))
+    x = _bool(util.operand(name, a))
     shape = x.aval.shape
     axes = util.canonicalize_axes(axis, len(shape))
     if where is not None:
@@ -188,7 +181,7 @@ def _inexact_dtype(dt, dtype, name):
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     """Arithmetic mean over the given axes (floating result; the mean of nothing is NaN)."""
     _no_out(out, "mean")
-    x = _operand("mean", a)
+    x = util.operand("mean", a)
     shape = x.aval.shape
     axes = util.canonicalize_axes(axis, len(shape))
     out_dt, comp = _inexact_dtype(x.aval.dtype, dtype, "mean")
@@ -271,7 +264,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
         correction = ddof
     elif not isinstance(ddof, int) or ddof != 0:
         raise ValueError("ddof and correction can't be provided simultaneously.")
-    x = _operand("var", a)
+    x = util.operand("var", a)
     dt = dtype_arg(dtype, "var")
     return _var_jit(x, axis=_static_axes(axis), dtype=dt, correction=correction, keepdims=bool(keepdims),
                     where=where, a_mean=mean)
@@ -292,7 +285,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
         correction = ddof
     elif not isinstance(ddof, int) or ddof != 0:
         raise ValueError("ddof and correction can't be provided simultaneously.")
-    x = _operand("std", a)
+    x = util.operand("std", a)
     dt = dtype_arg(dtype, "std")
     if dt is not None and dt not in _FLOATING:
         raise ValueError(f"dtype argument to jnp.std must be inexact; got {dt}")
@@ -301,7 +294,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
 
 
 def _arg_reduce(name, prim, a, axis, keepdims):
-    x = _operand(name, a)
+    x = util.operand(name, a)
     shape = x.aval.shape
     if axis is None:
         if x.aval.size == 0:
@@ -333,7 +326,7 @@ def argmin(a, axis=None, out=None, keepdims=None):
 # ---- cumulative -----------------------------------------------------------------------------
 
 def _cumulative(name, prim, a, axis, dtype, promote_integers=False):
-    x = _operand(name, a)
+    x = util.operand(name, a)
     if axis is None:
         x = lax.reshape(x, (x.aval.size,))
         axis = 0
@@ -364,7 +357,7 @@ def _jitted_cumulative(name, prim):
             from xjax._src.jit import jit
 
             jitted.append(jit(impl, static_argnames=("axis", "dtype")))
-        _operand(name, a)
+        util.operand(name, a)
         return jitted[0](a, axis=axis, dtype=dtype)
 
     fn.__name__ = fn.__qualname__ = name
@@ -378,7 +371,7 @@ cumprod.__doc__ = "Cumulative product along axis (flattened if None)."
 
 
 def _cumulative_with_initial(name, prim, x, axis, dtype, include_initial, identity, promote_integers=False):
-    x = _operand(name, x)
+    x = util.operand(name, x)
     if axis is None:
         if x.aval.ndim > 1:
             raise ValueError(f"The input array has rank {x.aval.ndim}, however axis was not set to an explicit "
@@ -417,13 +410,13 @@ def _nan_replace(x, value):
 def nancumsum(a, axis=None, dtype=None, out=None):
     """cumsum treating NaNs as zero."""
     _no_out(out, "nancumsum")
-    return cumsum(_nan_replace(_operand("nancumsum", a), 0), axis, dtype)
+    return cumsum(_nan_replace(util.operand("nancumsum", a), 0), axis, dtype)
 
 
 def nancumprod(a, axis=None, dtype=None, out=None):
     """cumprod treating NaNs as one."""
     _no_out(out, "nancumprod")
-    return cumprod(_nan_replace(_operand("nancumprod", a), 1), axis, dtype)
+    return cumprod(_nan_replace(util.operand("nancumprod", a), 1), axis, dtype)
 
 
 # ---- nan-ignoring reductions ----------------------------------------------------------------
@@ -437,17 +430,17 @@ def _isnan(x):
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """sum treating NaNs as zero."""
     _no_out(out, "nansum")
-    return sum(_nan_replace(_operand("nansum", a), 0), axis, dtype, None, keepdims, initial, where)
+    return sum(_nan_replace(util.operand("nansum", a), 0), axis, dtype, None, keepdims, initial, where)
 
 
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """prod treating NaNs as one."""
     _no_out(out, "nanprod")
-    return prod(_nan_replace(_operand("nanprod", a), 1), axis, dtype, None, keepdims, initial, where)
+    return prod(_nan_replace(util.operand("nanprod", a), 1), axis, dtype, None, keepdims, initial, where)
 
 
 def _nan_extreme(kind, a, axis, keepdims, initial, where):
-    x = _operand("nan" + kind, a)
+    x = util.operand("nan" + kind, a)
     if x.aval.dtype not in _FLOATING:
         return (max if kind == "max" else min)(x, axis, None, keepdims, initial, where)
     fill = -math.inf if kind == "max" else math.inf
@@ -471,7 +464,7 @@ def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     """mean of the non-NaN elements."""
     _no_out(out, "nanmean")
-    x = _operand("nanmean", a)
+    x = util.operand("nanmean", a)
     if x.aval.dtype not in _FLOATING:
         return mean(x, axis, dtype, None, keepdims, where=where)
     valid = lax.bitwise_not(_isnan(x))
@@ -483,7 +476,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
     """var of the non-NaN elements."""
     _no_out(out, "nanvar")
-    x = _operand("nanvar", a)
+    x = util.operand("nanvar", a)
     if x.aval.dtype not in _FLOATING:
         return var(x, axis, dtype, None, ddof, keepdims, where=where)
     valid = lax.bitwise_not(_isnan(x))
@@ -499,13 +492,13 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
 
 def nanargmax(a, axis=None, out=None, keepdims=None):
     """argmax ignoring NaNs."""
-    x = _operand("nanargmax", a)
+    x = util.operand("nanargmax", a)
     return argmax(_nan_replace(x, -math.inf), axis, out, keepdims)
 
 
 def nanargmin(a, axis=None, out=None, keepdims=None):
     """argmin ignoring NaNs."""
-    x = _operand("nanargmin", a)
+    x = util.operand("nanargmin", a)
     return argmin(_nan_replace(x, math.inf), axis, out, keepdims)
 
 
@@ -513,12 +506,12 @@ def nanargmin(a, axis=None, out=None, keepdims=None):
 
 def count_nonzero(a, axis=None, keepdims=False):
     """The number of nonzero elements along the axes (default int dtype)."""
-    x = _bool(_operand("count_nonzero", a))
+    x = _bool(util.operand("count_nonzero", a))
     return sum(x, axis, dtype=dtypes.default_int_dtype(), keepdims=keepdims)
 
 
 def ptp(a, axis=None, out=None, keepdims=False):
     """max - min along the axes."""
     _no_out(out, "ptp")
-    x = _operand("ptp", a)
+    x = util.operand("ptp", a)
     return lax.sub(max(x, axis, keepdims=keepdims), min(x, axis, keepdims=keepdims))

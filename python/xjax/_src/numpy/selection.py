@@ -6,7 +6,7 @@ import numpy as np
 
 from xjax._src import dtypes, lax
 from xjax._src.numpy import util
-from xjax._src.numpy.sorting import (_SEARCH_INDEX, _index_dtype, _concrete_int, _flat, _operand, nonzero,
+from xjax._src.numpy.sorting import (_SEARCH_INDEX, _index_dtype, _concrete_int, _flat, nonzero,
                                      searchsorted, sort, unique)
 
 
@@ -14,7 +14,7 @@ from xjax._src.numpy.sorting import (_SEARCH_INDEX, _index_dtype, _concrete_int,
 
 def bincount(x, weights=None, minlength=0, *, length=None):
     """Counts (or summed weights) of each nonnegative integer value; negatives go to bin 0."""
-    v = _operand("bincount", x)
+    v = util.operand("bincount", x)
     if v.aval.dtype == dtypes.bool_:
         v = lax.convert_element_type(v, _index_dtype())
     if v.aval.dtype.kind not in "iu":
@@ -49,7 +49,7 @@ def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
     """(counts, bin edges) of a; bins an int or the edges."""
     from xjax._src.numpy import creation, reductions
 
-    x = _flat(util.to_inexact(_operand("histogram", a)))
+    x = _flat(util.to_inexact(util.operand("histogram", a)))
     if isinstance(bins, (int, np.integer)):
         if range is None:
             lo, hi = reductions.min(x), reductions.max(x)
@@ -113,7 +113,7 @@ def choose(a, choices, out=None, mode="raise"):
     """choices[a] elementwise (mode 'raise' checks bounds when a is concrete, 'wrap', 'clip')."""
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.choose is not supported.")
-    idx = util.convert(_operand("choose", a), _index_dtype())
+    idx = util.convert(util.operand("choose", a), _index_dtype())
     k = len(choices)
     vals = util.promote_dtypes(*choices)
     ops = util.broadcast_operands("choose", [idx] + vals)
@@ -143,8 +143,8 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
     """The slices of a along axis where condition (concrete, 1-D) is true."""
     from xjax._src.numpy.take import take
 
-    c = _operand("compress", condition)
-    x = _operand("compress", a)
+    c = util.operand("compress", condition)
+    x = util.operand("compress", a)
     if axis is None:
         x = _flat(x)
         axis = 0
@@ -159,7 +159,7 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
 
 def extract(condition, arr, *, size=None, fill_value=0):
     """The elements of arr where condition is true (both flattened)."""
-    return compress(_flat(_operand("extract", condition)), _flat(_operand("extract", arr)), size=size)
+    return compress(_flat(util.operand("extract", condition)), _flat(util.operand("extract", arr)), size=size)
 
 
 # ---- index helpers --------------------------------------------------------------------------
@@ -218,7 +218,7 @@ def ix_(*args):
     n = len(args)
     out = []
     for i, a in enumerate(args):
-        x = _operand("ix_", a)
+        x = util.operand("ix_", a)
         if x.aval.ndim != 1:
             raise ValueError(f"Cross index must be 1 dimensional, got {x.aval.ndim}")
         if x.aval.dtype == dtypes.bool_:
@@ -232,7 +232,7 @@ def ix_(*args):
 def unravel_index(indices, shape):
     """Flat indices to a tuple of coordinate arrays for `shape` (out-of-range indices clamp)."""
     it = _index_dtype()
-    idx = util.convert(_operand("unravel_index", indices), it)
+    idx = util.convert(util.operand("unravel_index", indices), it)
     shape = util.canonicalize_shape(shape)
     total = util.prod(shape)
     s = idx.aval.shape
@@ -250,7 +250,7 @@ def unravel_index(indices, shape):
 def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
     """Coordinate arrays to flat indices (mode 'clip' or 'wrap'; 'raise' checks concrete inputs)."""
     dims = util.canonicalize_shape(dims)
-    coords = [util.convert(_operand("ravel_multi_index", c), _index_dtype()) for c in multi_index]
+    coords = [util.convert(util.operand("ravel_multi_index", c), _index_dtype()) for c in multi_index]
     if len(coords) != len(dims):
         raise ValueError(f"parameter multi_index must be a sequence of length {len(dims)}")
     coords = util.broadcast_operands("ravel_multi_index", coords)
@@ -278,7 +278,7 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
 
 def isin(element, test_elements, assume_unique=False, invert=False, *, method="auto"):
     """True where element is in test_elements."""
-    e, t = util.promote_dtypes(_operand("isin", element), _operand("isin", test_elements))
+    e, t = util.promote_dtypes(util.operand("isin", element), util.operand("isin", test_elements))
     t = _flat(t)
     m = t.aval.shape[0]
     es = e.aval.shape
@@ -294,14 +294,14 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, method="a
 
 def in1d(ar1, ar2, assume_unique=False, invert=False):
     """isin of the flattened ar1."""
-    return isin(_flat(_operand("in1d", ar1)), ar2, invert=invert)
+    return isin(_flat(util.operand("in1d", ar1)), ar2, invert=invert)
 
 
 def union1d(ar1, ar2, *, size=None, fill_value=None):
     """The sorted unique values in either array."""
     from xjax._src.numpy.manipulation import concatenate
 
-    return unique(concatenate([_flat(_operand("union1d", ar1)), _flat(_operand("union1d", ar2))]), size=size,
+    return unique(concatenate([_flat(util.operand("union1d", ar1)), _flat(util.operand("union1d", ar2))]), size=size,
                   fill_value=fill_value)
 
 
@@ -309,14 +309,14 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, size=Non
     """The sorted unique values in both arrays."""
     if return_indices:
         raise NotImplementedError("intersect1d(return_indices=True) is not supported")
-    u = unique(_operand("intersect1d", ar1))
+    u = unique(util.operand("intersect1d", ar1))
     keep = isin(u, ar2)
     return compress(keep, u, size=size)
 
 
 def setdiff1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
     """The sorted unique values of ar1 that are not in ar2."""
-    u = unique(_operand("setdiff1d", ar1))
+    u = unique(util.operand("setdiff1d", ar1))
     keep = isin(u, ar2, invert=True)
     return compress(keep, u, size=size)
 
@@ -325,6 +325,6 @@ def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
     """The sorted unique values in exactly one of the arrays."""
     from xjax._src.numpy.manipulation import concatenate
 
-    a, b = unique(_operand("setxor1d", ar1)), unique(_operand("setxor1d", ar2))
+    a, b = unique(util.operand("setxor1d", ar1)), unique(util.operand("setxor1d", ar2))
     both = concatenate([compress(isin(a, b, invert=True), a), compress(isin(b, a, invert=True), b)])
     return sort(both)

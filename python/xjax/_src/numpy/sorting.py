@@ -19,13 +19,6 @@ def _index_dtype():
 _SEARCH_INDEX = dtypes.int32
 
 
-def _operand(name, a):
-    if getattr(a, "aval", None) is not None:
-        return a
-    util.check_arraylike(name, a)
-    return util.asarray(a)
-
-
 def _flat(x):
     return lax.reshape(x, (x.aval.size,))
 
@@ -40,7 +33,7 @@ def _sort_operand(name, a, axis, order):
     """(operand, canonical axis) for sort/argsort: axis None sorts the flattened array."""
     if order is not None:
         raise ValueError(f"'order' argument to {name} is not supported.")
-    x = _operand(name, a)
+    x = util.operand(name, a)
     if axis is None:
         return _flat(x), 0
     return x, util.canonicalize_axis(axis, x.aval.ndim)
@@ -78,7 +71,7 @@ argsort = jit(_argsort, static_argnames=("axis", "kind", "order", "stable", "des
 
 def lexsort(keys, axis=-1):
     """Indices that sort by the last key, then the one before, and so on."""
-    ks = [_operand("lexsort", k) for k in keys]
+    ks = [util.operand("lexsort", k) for k in keys]
     if not ks:
         raise TypeError("need sequence of keys with len > 0 in lexsort")
     shape = ks[0].aval.shape
@@ -91,15 +84,21 @@ def lexsort(keys, axis=-1):
     return lax.sort(tuple(ops), dimension=ax, is_stable=True, num_keys=len(ks))[-1]
 
 
-def partition(a, kth, axis=-1):
-    """a with the kth smallest element at position kth, smaller ones (sorted) before, larger ones after."""
-    x = _operand("partition", a)
+def _partition_axis(x, kth, axis):
+    """(axis, its length, kth made non-negative) of partition and argpartition, or JAX's error."""
     ax = util.canonicalize_axis(axis, x.aval.ndim)
     n = x.aval.shape[ax]
     kth = operator.index(kth)
     kth = kth + n if kth < 0 else kth
     if not 0 <= kth < n:
         raise ValueError(f"kth(={kth}) out of bounds {n}")
+    return ax, n, kth
+
+
+def partition(a, kth, axis=-1):
+    """a with the kth smallest element at position kth, smaller ones (sorted) before, larger ones after."""
+    x = util.operand("partition", a)
+    ax, n, kth = _partition_axis(x, kth, axis)
     s = lax.sort(x, dimension=ax, is_stable=True)
     low = lax.slice_in_dim(s, 0, kth + 1, 1, ax)
     high = lax.rev(lax.slice_in_dim(s, kth + 1, n, 1, ax), (ax,))
@@ -108,13 +107,8 @@ def partition(a, kth, axis=-1):
 
 def argpartition(a, kth, axis=-1):
     """Indices that partition a (see partition)."""
-    x = _operand("argpartition", a)
-    ax = util.canonicalize_axis(axis, x.aval.ndim)
-    n = x.aval.shape[ax]
-    kth = operator.index(kth)
-    kth = kth + n if kth < 0 else kth
-    if not 0 <= kth < n:
-        raise ValueError(f"kth(={kth}) out of bounds {n}")
+    x = util.operand("argpartition", a)
+    ax, n, kth = _partition_axis(x, kth, axis)
     perm = argsort(x, ax)
     low = lax.slice_in_dim(perm, 0, kth + 1, 1, ax)
     high = lax.rev(lax.slice_in_dim(perm, kth + 1, n, 1, ax), (ax,))
@@ -211,7 +205,7 @@ def _true_positions(mask_flat, size, fill_value):
 
 def nonzero(a, *, size=None, fill_value=None):
     """Indices of the nonzero elements, one array per dimension (size: pad/truncate to a static length)."""
-    x = _operand("nonzero", a)
+    x = util.operand("nonzero", a)
     if x.aval.ndim == 0:
         raise ValueError("Calling nonzero on 0d arrays is not allowed. Use jnp.atleast_1d(scalar).nonzero() "
                          "instead.")
@@ -241,23 +235,19 @@ def nonzero(a, *, size=None, fill_value=None):
 
 def flatnonzero(a, *, size=None, fill_value=None):
     """Indices of the nonzero elements of the flattened array."""
-    x = _operand("flatnonzero", a)
+    x = util.operand("flatnonzero", a)
     return nonzero(_flat(x), size=size, fill_value=fill_value)[0]
 
 
 def argwhere(a, *, size=None, fill_value=None):
     """(number of nonzero elements, ndim) array of their indices."""
-    x = _operand("argwhere", a)
+    x = util.operand("argwhere", a)
     if x.aval.ndim == 0:
         k = nonzero(lax.reshape(x, (1,)), size=size)[0].aval.shape[0]
         return util.full((k, 0), 0, _index_dtype())
     res = nonzero(x, size=size, fill_value=fill_value)
     k = res[0].aval.shape[0]
     return lax.concatenate([lax.reshape(r, (k, 1)) for r in res], 1)
-
-
-def count_true(x):
-    return lax.reduce_sum(lax.convert_element_type(x, _index_dtype()), tuple(range(x.aval.ndim)))
 
 
 # ---- unique ---------------------------------------------------------------------------------
@@ -281,7 +271,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     """The sorted unique values (rows, with axis), optionally with first indices, inverse and counts."""
     from xjax._src.numpy.take import take
 
-    x = _operand("unique", ar)
+    x = util.operand("unique", ar)
     in_shape = x.aval.shape
     if axis is not None:
         return _unique_axis(x, axis, return_index, return_inverse, return_counts, size, fill_value)

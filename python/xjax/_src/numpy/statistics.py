@@ -3,7 +3,7 @@ import math
 
 from xjax._src import dtypes, lax
 from xjax._src.numpy import util
-from xjax._src.numpy.reductions import _FLOATING, _isnan, _no_out, _operand, _strong, any, mean, sum
+from xjax._src.numpy.reductions import _FLOATING, _isnan, _no_out, _strong, any, mean, sum
 
 
 _METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
@@ -12,8 +12,8 @@ _METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
 def _quantile(name, a, q, axis, method, keepdims, ignore_nan=False):
     if method not in _METHODS:
         raise ValueError(f"method can only be {', '.join(repr(m) for m in _METHODS)}, got {method!r}")
-    x = _operand(name, a)
-    qv = _operand(name, q)
+    x = util.operand(name, a)
+    qv = util.operand(name, q)
     if qv.aval.ndim > 1:
         raise ValueError(f"q must be have rank <= 1, got shape {qv.aval.shape}")
     shape = x.aval.shape
@@ -107,7 +107,7 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
 
 
 def _q100(q):
-    qv = util.to_inexact(_operand("percentile", q))
+    qv = util.to_inexact(util.operand("percentile", q))
     return lax.div(qv, util.full(qv.aval.shape, 100.0, qv.aval.dtype))
 
 
@@ -139,14 +139,14 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
 
 def average(a, axis=None, weights=None, returned=False, keepdims=False):
     """The weighted mean along the axes (weights 1-D along a single axis, or a's shape)."""
-    x = _operand("average", a)
+    x = util.operand("average", a)
     if weights is None:
         avg = mean(x, axis, keepdims=keepdims)
         shape = x.aval.shape
         axes = util.canonicalize_axes(axis, len(shape))
         cnt = util.full(avg.aval.shape, float(util.prod(shape[i] for i in axes)), avg.aval.dtype)
         return (avg, cnt) if returned else avg
-    w = _operand("average", weights)
+    w = util.operand("average", weights)
     x, w = util.promote_dtypes_inexact(x, w)
     shape = x.aval.shape
     if w.aval.shape != shape:

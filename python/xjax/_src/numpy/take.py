@@ -120,9 +120,3 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
     gmode = "fill" if m == "fill" else "clip"
     fv = fill_value if gmode == "fill" else None  # None: the core's default, JAX's fill values
     return lax.gather(x, ind, dn, (1,) * nd, mode=gmode, fill_value=fv)
-
-
-def take_along_last(x, idx, n):
-    """x[..., idx] with one in-bounds index per row: x of shape K + (n,), idx of shape K."""
-    out = take_along_axis(x, lax.reshape(idx, idx.aval.shape + (1,)), -1, mode="clip")
-    return lax.reshape(out, idx.aval.shape)

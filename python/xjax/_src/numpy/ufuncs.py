@@ -29,14 +29,6 @@ def _c(x, value, weak=None):
     return util.scalar(value, x.aval.dtype, x.aval.weak_type if weak is None else weak)
 
 
-def _operand(name, x):
-    aval = getattr(x, "aval", None)
-    if aval is not None:
-        return x
-    util.check_arraylike(name, x)
-    return util.asarray(x)
-
-
 # ---- factories ------------------------------------------------------------------------------
 
 def _binary(name, prim, doc, inexact=False):
@@ -126,7 +118,7 @@ arccosh = _unary("arccosh", _P["acosh"], "Inverse hyperbolic cosine.", True)
 arctanh = _unary("arctanh", _P["atanh"], "Inverse hyperbolic tangent.", True)
 def square(x, /):
     """x * x elementwise (bools as the default int, as JAX promotes them)."""
-    x = _operand("square", x)
+    x = util.operand("square", x)
     if x.aval.dtype == dtypes.bool_:
         x = util.convert(x, dtypes.default_int_dtype(), x.aval.weak_type)
     return _P["square"].bind(x)
@@ -138,17 +130,17 @@ asin, acos, atan, asinh, acosh, atanh = arcsin, arccos, arctan, arcsinh, arccosh
 
 def negative(x, /):
     """-x elementwise."""
-    return _P["neg"].bind(_operand("negative", x))
+    return _P["neg"].bind(util.operand("negative", x))
 
 
 def positive(x, /):
     """+x: x itself."""
-    return _operand("positive", x)
+    return util.operand("positive", x)
 
 
 def absolute(x, /):
     """|x| elementwise (bools and unsigned integers unchanged)."""
-    x = _operand("absolute", x)
+    x = util.operand("absolute", x)
     if x.aval.dtype.kind in "bu":
         return x
     return _P["abs"].bind(x)
@@ -159,7 +151,7 @@ abs = absolute  # noqa: A001 - NumPy's name
 
 def fabs(x, /):
     """|x| as a float."""
-    return _P["abs"].bind(util.to_inexact(_operand("fabs", x)))
+    return _P["abs"].bind(util.to_inexact(util.operand("fabs", x)))
 
 
 true_divide = _binary("true_divide", _P["div"], "x1 / x2 with a floating result (integers are promoted to the "
@@ -251,7 +243,7 @@ def power(x1, x2, /):
     the base's type, and anything else is promoted first."""
     y = _concrete_int_exponent(x2)
     if y is not None:
-        x = _operand("power", x1)
+        x = util.operand("power", x1)
         if x.aval.dtype == dtypes.bool_:
             x = util.convert(x, dtypes.int32)  # JAX's numeric promotion of bool is int32, x64 or not
         if x.aval.dtype.kind in "iu" and y < 0:
@@ -288,31 +280,31 @@ def float_power(x1, x2, /):
 
 def reciprocal(x, /):
     """1 / x (floating result), as integer_pow(x, -1) (JAX's)."""
-    x = util.to_inexact(_operand("reciprocal", x))
+    x = util.to_inexact(util.operand("reciprocal", x))
     return lax.integer_pow(x, -1)
 
 
 def log2(x, /):
     """Base-2 logarithm: log(x) / log(2), as JAX computes it."""
-    x = util.to_inexact(_operand("log2", x))
+    x = util.to_inexact(util.operand("log2", x))
     return lax.div(lax.log(x), lax.log(_c(x, 2, weak=False)))
 
 
 def log10(x, /):
     """Base-10 logarithm: log(x) * (1 / log(10)), as JAX computes it."""
-    x = util.to_inexact(_operand("log10", x))
+    x = util.to_inexact(util.operand("log10", x))
     return lax.mul(lax.log(x), _c(x, 0.4342944819032518, weak=False))
 
 
 def deg2rad(x, /):
     """Degrees to radians."""
-    x = util.to_inexact(_operand("deg2rad", x))
+    x = util.to_inexact(util.operand("deg2rad", x))
     return lax.mul(x, _c(x, math.pi / 180, True))
 
 
 def rad2deg(x, /):
     """Radians to degrees."""
-    x = util.to_inexact(_operand("rad2deg", x))
+    x = util.to_inexact(util.operand("rad2deg", x))
     return lax.mul(x, _c(x, 180 / math.pi, True))
 
 
@@ -339,19 +331,19 @@ def nextafter(x1, x2, /):
 
 def floor(x, /):
     """Largest integer <= x (integers unchanged)."""
-    x = _operand("floor", x)
+    x = util.operand("floor", x)
     return lax.floor(x) if x.aval.dtype in _FLOATING else x
 
 
 def ceil(x, /):
     """Smallest integer >= x (integers unchanged)."""
-    x = _operand("ceil", x)
+    x = util.operand("ceil", x)
     return lax.ceil(x) if x.aval.dtype in _FLOATING else x
 
 
 def trunc(x, /):
     """x rounded towards zero (integers unchanged)."""
-    x = _operand("trunc", x)
+    x = util.operand("trunc", x)
     if x.aval.dtype not in _FLOATING:
         return x
     return lax.select(lax.lt(x, _c(x, 0)), lax.ceil(x), lax.floor(x))
@@ -362,7 +354,7 @@ fix = trunc
 
 def rint(x, /):
     """Round to the nearest integer, ties to even (floating result)."""
-    x = util.to_default_float(_operand("rint", x))
+    x = util.to_default_float(util.operand("rint", x))
     return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
 
 
@@ -370,7 +362,7 @@ def round(a, decimals=0, out=None):  # noqa: A001 - NumPy's name
     """Round to `decimals` decimal places, ties to even (integers unchanged)."""
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.round is not supported.")
-    x = _operand("round", a)
+    x = util.operand("round", a)
     decimals = int(decimals)
     dt = x.aval.dtype
     if dt not in _FLOATING:
@@ -419,7 +411,7 @@ def clip(arr=None, /, min=None, max=None, *, a_min=None, a_max=None):  # noqa: A
 
 def isnan(x, /):
     """True where x is NaN."""
-    x = _operand("isnan", x)
+    x = util.operand("isnan", x)
     if x.aval.dtype not in _FLOATING:
         return util.full(x.aval.shape, False, dtypes.bool_)
     return lax.ne(x, x)
@@ -427,7 +419,7 @@ def isnan(x, /):
 
 def isinf(x, /):
     """True where x is +inf or -inf."""
-    x = _operand("isinf", x)
+    x = util.operand("isinf", x)
     if x.aval.dtype not in _FLOATING:
         return util.full(x.aval.shape, False, dtypes.bool_)
     return lax.eq(lax.abs(x), _c(x, float("inf")))
@@ -435,7 +427,7 @@ def isinf(x, /):
 
 def isposinf(x, /):
     """True where x is +inf."""
-    x = _operand("isposinf", x)
+    x = util.operand("isposinf", x)
     if x.aval.dtype not in _FLOATING:
         return util.full(x.aval.shape, False, dtypes.bool_)
     return lax.eq(x, _c(x, float("inf")))
@@ -443,7 +435,7 @@ def isposinf(x, /):
 
 def isneginf(x, /):
     """True where x is -inf."""
-    x = _operand("isneginf", x)
+    x = util.operand("isneginf", x)
     if x.aval.dtype not in _FLOATING:
         return util.full(x.aval.shape, False, dtypes.bool_)
     return lax.eq(x, _c(x, float("-inf")))
@@ -451,7 +443,7 @@ def isneginf(x, /):
 
 def isfinite(x, /):
     """True where x is neither infinite nor NaN."""
-    x = _operand("isfinite", x)
+    x = util.operand("isfinite", x)
     if x.aval.dtype not in _FLOATING:
         return util.full(x.aval.shape, True, dtypes.bool_)
     return lax.is_finite(x)
@@ -467,7 +459,7 @@ def _to_bool(x):
 
 def logical_not(x, /):
     """not x elementwise (nonzero is True)."""
-    return lax.bitwise_not(_to_bool(_operand("logical_not", x)))
+    return lax.bitwise_not(_to_bool(util.operand("logical_not", x)))
 
 
 def _logical(name, prim):
@@ -488,7 +480,7 @@ logical_xor = _logical("logical_xor", _P["xor"])
 
 def bitwise_not(x, /):
     """~x: bitwise not (logical not for bools)."""
-    return lax.bitwise_not(_operand("bitwise_not", x))
+    return lax.bitwise_not(util.operand("bitwise_not", x))
 
 
 invert = bitwise_invert = bitwise_not
@@ -516,7 +508,7 @@ bitwise_right_shift = right_shift
 
 def conjugate(x, /):
     """The complex conjugate: x itself for real arrays."""
-    return _operand("conjugate", x)
+    return util.operand("conjugate", x)
 
 
 conj = conjugate
@@ -524,12 +516,12 @@ conj = conjugate
 
 def real(val, /):
     """The real part: x itself for real arrays."""
-    return _operand("real", val)
+    return util.operand("real", val)
 
 
 def imag(val, /):
     """The imaginary part: zeros for real arrays."""
-    x = _operand("imag", val)
+    x = util.operand("imag", val)
     return _const(x, 0, x.aval.weak_type)
 
 

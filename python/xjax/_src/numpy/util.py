@@ -125,6 +125,15 @@ def _pair(x):
 _SCALAR_PROMOTION = {}
 
 
+def operand(name, a):
+    """a as a jnp function's array operand: arrays and tracers pass through, other array-likes are
+    checked (JAX's TypeError naming the function) and placed."""
+    if getattr(a, "aval", None) is not None:
+        return a
+    check_arraylike(name, a)
+    return asarray(a)
+
+
 def scalar_promotion(dtype, weak, pytype):
     """(dtype, weak) of an array of (dtype, weak) combined with a Python scalar of type pytype (cached)."""
     key = (dtype, weak, pytype, dtypes.x64_enabled())
@@ -336,18 +345,8 @@ def core_concretization_error(what, x):
         f"Abstract tracer value encountered where concrete value is expected: {x}\n{what}")
 
 
-def weak_scalar_like(value, x):
-    """A weakly typed 0-d scalar of x's dtype."""
-    return new_scalar(value, x.aval.dtype, True) if not isinstance(value, float) or x.aval.dtype.kind == "f" \
-        or x.aval.dtype == dtypes.bfloat16 else scalar(value, x.aval.dtype, True)
-
-
 def full(shape, value, dtype, weak_type=False):
     """An array of `shape` filled with Python scalar `value` (a 0-d scalar broadcast)."""
     s = scalar(value, dtype, weak_type)
     shape = tuple(shape)
     return lax.broadcast_in_dim(s, shape, ()) if shape else s
-
-
-def zeros_like_operand(x):
-    return full(x.aval.shape, 0, x.aval.dtype)

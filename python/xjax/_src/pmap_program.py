@@ -1,0 +1,315 @@
+"""The program of a pmap: a per-shard jaxpr cut at its collectives into compiled segments that every
+device runs at once, and cut equations run over the shards stacked (pmap.py), across processes too."""
+from xjax import _core
+from xjax._src import core
+from xjax._src.array import Array
+from xjax._src import distributed
+from xjax._src.interpreters import batching
+from xjax._src.interpreters import partial_eval as pe
+from xjax._src.interpreters.graph_lowering import GraphProgram, as_array, split_segments
+from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, has_effect, jaxprs_in_params, literal_value
+from xjax._src.lax.parallel import COLLECTIVES
+
+
+def _has_collective(jaxpr):
+    return any(e.primitive in COLLECTIVES or any(_has_collective(j) for j in jaxprs_in_params(e.params))
+               for e in jaxpr.eqns)
+
+
+# ---- shards: splitting arguments, stacking results ----------------------------------------------
+
+HAS_RESHAPED = hasattr(_core.Array, "reshaped")
+
+
+def _reshaped(x, shape):
+    """A concrete x under another shape of as many elements: the same buffer, no op."""
+    return Array(x._value.reshaped(shape), x.aval.update(shape=shape))
+
+
+def unstack_shards(x, axis, n):
+    from xjax._src.lax.layout import index_in_dim
+
+    if n == 1 and HAS_RESHAPED and type(x) is Array:  # one shard (one device per process): a view
+        return [_reshaped(x, x.shape[:axis] + x.shape[axis + 1:])]
+    return [index_in_dim(x, i, axis, keepdims=False) for i in range(n)]
+
+
+_STACKED_AVALS = {}  # (a shard's aval, axis) -> the aval of one shard stacked along axis
+
+
+def stack_shards(values, axis):
+    """The per-shard values stacked along a new axis (one value for all: broadcast)."""
+    from xjax._src.lax.layout import concatenate, expand_dims
+
+    if len(values) == 1 and HAS_RESHAPED and type(values[0]) is Array:
+        x = values[0]
+        aval = _STACKED_AVALS.get((x.aval, axis))
+        if aval is None:
+            if len(_STACKED_AVALS) > 1024:
+                _STACKED_AVALS.clear()
+            aval = _STACKED_AVALS[x.aval, axis] = x.aval.update(shape=x.shape[:axis] + (1,) + x.shape[axis:])
+        return Array(x._value.reshaped(aval.shape), aval)
+    if all(v is values[0] for v in values):
+        return batching.broadcast_batched(as_array(values[0]), len(values), axis)
+    return concatenate([expand_dims(as_array(v), (axis,)) for v in values], axis)
+
+
+# ---- the program: compiled runs of equations, and cut equations between them --------------------
+
+class _Segment:
+    """A run of lowerable equations compiled to one Executable, run on every device at once."""
+
+    def __init__(self, eqns, inputs, outputs):
+        self.inputs, self.outputs = inputs, outputs
+        self.program = GraphProgram(ClosedJaxpr(Jaxpr([], inputs, outputs, eqns), []))
+
+    def run(self, envs, device_ids):
+        prog = self.program
+        if prog.exe is None:  # no single graph (only effects): run shard by shard
+            for env in envs:
+                env.update(zip(self.outputs, prog.call([as_array(env[v]) for v in self.inputs])))
+            return
+        args = [[as_array(env[v])._value for v in self.inputs] + prog.nested_extern for env in envs]
+        results = prog.exe.run_on_devices(args, device_ids)
+        for env, vals in zip(envs, results):
+            if prog.out_pos is not None:
+                vals = [vals[i] for i in prog.out_pos]
+            env.update((v, Array(x, v.aval)) for v, x in zip(self.outputs, vals))
+
+
+def _read(env, a):
+    return literal_value(a) if type(a) is Literal else env[a]
+
+
+def _bind_stacked(eqn, ins, mapped, n, axis_name):
+    """The equation's vmap rule over inputs stacked along axis 0 (those `mapped`): (value, dim) per output."""
+    trace = batching.BatchTrace(core.current_trace(), batching.AxisData(axis_name, n))
+    with core.extend_axis_env(axis_name, n), core.new_trace(trace):
+        tracers = [batching.BatchTracer(trace, x, 0) if m else x for x, m in zip(ins, mapped)]
+        out = eqn.primitive.bind(*tracers, **eqn.params)
+        return [trace.lift(o) for o in (out if eqn.primitive.multiple_results else [out])]
+
+
+def _run_stacked(eqn, envs, axis_name):
+    """One equation over all shards at once: its vmap rule over the shards stacked along axis 0."""
+    n = len(envs)
+    # A value the same in every shard stays unmapped, but not for an equation holding collectives
+    # in its jaxprs: the batch trace must see it to interpret them.
+    holder = eqn.primitive not in COLLECTIVES
+    ins, mapped = [], []
+    for a in eqn.invars:
+        vals = [_read(env, a) for env in envs]
+        same = type(a) is Literal or (not holder and all(v is vals[0] for v in vals))
+        ins.append(vals[0] if same else stack_shards(vals, 0))
+        mapped.append(not same)
+    outs = _bind_stacked(eqn, ins, mapped, n, axis_name)
+    for var, (val, dim) in zip(eqn.outvars, outs):
+        shards = [val] * n if dim is batching.not_mapped else unstack_shards(val, dim, n)
+        for env, s in zip(envs, shards):
+            env[var] = s
+
+
+# ---- across processes: this process holds some of the shards ------------------------------------
+
+def _run_across(eqn, envs, shards):
+    """A collective over the devices of every process: lowered to MPI (lax/parallel_mpi.py)."""
+    from xjax._src.lax import parallel_mpi
+
+    ins = [[as_array(_read(env, a)) for env in envs] for a in eqn.invars]
+    outs = parallel_mpi.run(eqn.primitive, shards, ins[0] if ins else [], eqn.params)
+    for env, val in zip(envs, outs):
+        env[eqn.outvars[0]] = val
+
+
+def _packable(step):
+    from xjax._src.lax import parallel as P
+
+    return type(step) is tuple and step[0] == "stacked" and step[1].primitive in (P.psum_p, P.pmax_p, P.pmin_p)
+
+
+def _joins(eqns, eqn):
+    """Whether eqn may run in one exchange with eqns: same collective and axis, reading none of
+    their results."""
+    first = eqns[0]
+    produced = {v for e in eqns for v in e.outvars}
+    return (eqn.primitive is first.primitive and eqn.params == first.params and
+            not any(a in produced for a in eqn.invars if type(a) is not Literal))
+
+
+class _AllreduceRun:
+    """Independent psum (pmax, pmin) equations across processes, run as one exchange."""
+
+    def __init__(self, eqn):
+        self.eqns = [eqn]
+        self.exchange = None  # a parallel_mpi.Allreduce, made at the first run
+
+    def run(self, envs, shards):
+        from xjax._src.lax import parallel_mpi
+
+        eqns = self.eqns
+        if self.exchange is None:
+            self.exchange = parallel_mpi.Allreduce(eqns[0].primitive, eqns[0].params["axis_name"])
+        operands = [[as_array(_read(env, eqn.invars[0])) for env in envs] for eqn in eqns]
+        outs = self.exchange(shards, operands)
+        for eqn, vals in zip(eqns, outs):
+            for env, val in zip(envs, vals):
+                env[eqn.outvars[0]] = val
+
+
+def _run_gathered(eqn, envs, shards):
+    """An equation holding collectives in its jaxprs (cond, scan, ...), across processes: every
+    process gathers all shards of its inputs and runs the vmap rule over them, keeping its own."""
+    from xjax._src.lax import parallel_mpi
+
+    ins, mapped = [], []
+    for a in eqn.invars:
+        if type(a) is Literal:
+            ins.append(literal_value(a))
+            mapped.append(False)
+        else:
+            ins.append(parallel_mpi.allgather_stack(shards, [as_array(_read(env, a)) for env in envs]))
+            mapped.append(True)
+    outs = _bind_stacked(eqn, ins, mapped, shards.size, shards.name)
+    mine = range(shards.offset, shards.offset + shards.count)
+    for var, (val, dim) in zip(eqn.outvars, outs):
+        vals = [val] * len(envs) if dim is batching.not_mapped else \
+            [_unstack_one(val, dim, i) for i in mine]
+        for env, v in zip(envs, vals):
+            env[var] = v
+
+
+def _unstack_one(x, axis, i):
+    from xjax._src.lax.layout import index_in_dim
+
+    return index_in_dim(x, i, axis, keepdims=False)
+
+
+def _run_per_shard(eqn, envs):
+    """An equation the core cannot compile (and without collectives): eagerly, shard by shard."""
+    for env in envs:
+        out = eqn.primitive.impl(*[_read(env, a) for a in eqn.invars], **eqn.params)
+        env.update(zip(eqn.outvars, out if eqn.primitive.multiple_results else [out]))
+
+
+class Program:
+    """A per-shard jaxpr as steps: _Segments, and cut equations (stacked or per shard)."""
+
+    def __init__(self, closed, axis_name):
+        jaxpr = closed.jaxpr
+        self.jaxpr, self.consts, self.axis_name = jaxpr, closed.consts, axis_name
+        groups = split_segments(jaxpr)
+        # What each step hands on: variables read by later steps or returned.
+        live = {a for a in jaxpr.outvars if type(a) is not Literal}
+        live_after = []
+        for g in reversed(groups):
+            live_after.append(set(live))
+            for eqn in (g if isinstance(g, list) else [g]):
+                live.update(a for a in eqn.invars if type(a) is not Literal)
+        self.steps = []
+        self._packed = None
+        self._whole = None  # across processes with one device each: the program as one GraphCall
+        for g, after in zip(groups, reversed(live_after)):
+            if isinstance(g, list):
+                defined, inputs = set(), []
+                for eqn in g:
+                    inputs += [a for a in eqn.invars if type(a) is not Literal and a not in defined and a not in inputs]
+                    defined.update(eqn.outvars)
+                outputs = [v for eqn in g for v in eqn.outvars if v in after]
+                if outputs or any(has_effect(e) for e in g):
+                    self.steps.append(_Segment(g, inputs, outputs))
+            elif g.primitive in COLLECTIVES or any(_has_collective(j) for j in jaxprs_in_params(g.params)):
+                self.steps.append(("stacked", g))
+            else:
+                self.steps.append(("per_shard", g))
+
+    @property
+    def packed_steps(self):
+        """The steps across processes: runs of independent all-reduces of one kind (the psums of a
+        gradient's leaves) become one step, so they cross processes as one message exchange."""
+        if self._packed is None:
+            self._packed = []
+            for step in self.steps:
+                prev = self._packed[-1] if self._packed else None
+                if _packable(step) and type(prev) is _AllreduceRun and _joins(prev.eqns, step[1]):
+                    prev.eqns.append(step[1])
+                elif _packable(step):
+                    self._packed.append(_AllreduceRun(step[1]))
+                else:
+                    self._packed.append(step)
+        return self._packed
+
+    def whole_across(self, shards):
+        """Across processes, with one device in each: the whole program compiled to one GraphCall
+        whose all-reduces run in the core (lax/parallel_core.py), when its only collectives are
+        all-reduces over the pmapped axis; else None (its collectives run between segments)."""
+        if self._whole is None:
+            from xjax._src.lax import parallel_core
+
+            self._whole = False
+            if shards.count == 1 and parallel_core.applies(self.jaxpr, self.axis_name):
+                self._whole = parallel_core.compile_whole(ClosedJaxpr(self.jaxpr, self.consts), self.axis_name) or False
+        return self._whole or None
+
+    def __call__(self, shard_args, device_ids, shards=None):
+        """Per-shard outputs for per-shard arguments (lists of xjax Arrays, one list per shard).
+
+        shards (a parallel_mpi.Shards) when the axis spans processes: these are this process's.
+        """
+        jaxpr = self.jaxpr
+        whole = self.whole_across(shards) if shards is not None else None
+        if whole is not None:
+            from xjax._src.lax import parallel_core
+
+            return [parallel_core.run(lambda: _waited(whole(shard_args[0])))]
+        envs = []
+        for args in shard_args:
+            env = dict(zip(jaxpr.constvars, self.consts))
+            env.update(zip(jaxpr.invars, args))
+            envs.append(env)
+        steps = self.steps if shards is None else self.packed_steps
+        for step in steps:
+            if isinstance(step, _Segment):
+                step.run(envs, device_ids)
+            elif type(step) is _AllreduceRun:
+                step.run(envs, shards)
+            elif step[0] == "stacked" and shards is not None:
+                if step[1].primitive in COLLECTIVES:
+                    _run_across(step[1], envs, shards)
+                else:
+                    _run_gathered(step[1], envs, shards)
+            elif step[0] == "stacked":
+                distributed.check_initialized(f"pmap's '{step[1].primitive}'")
+                _run_stacked(step[1], envs, self.axis_name)
+            else:
+                _run_per_shard(step[1], envs)
+        return [[_read(env, a) for a in jaxpr.outvars] for env in envs]
+
+
+def _waited(values):
+    for v in values:
+        v._value.wait()
+    return values
+
+
+def inline_collective_calls(closed):
+    """The jaxpr with nested jit equations that contain collectives inlined, so that the
+    collectives are cut points of the top level."""
+    from xjax._src.jit_primitive import jit_p
+
+    if not any(e.primitive is jit_p and _has_collective(e.params["jaxpr"].jaxpr) for e in closed.jaxpr.eqns):
+        return closed
+
+    def run(jaxpr, consts, *args):
+        env = dict(zip(jaxpr.constvars, consts))
+        env.update(zip(jaxpr.invars, args))
+        for eqn in jaxpr.eqns:
+            ins = [_read(env, a) for a in eqn.invars]
+            if eqn.primitive is jit_p and _has_collective(eqn.params["jaxpr"].jaxpr):
+                inner = eqn.params["jaxpr"]
+                out = run(inner.jaxpr, inner.consts, *ins)
+            else:
+                out = eqn.primitive.bind(*ins, **eqn.params)
+            env.update(zip(eqn.outvars, out if eqn.primitive.multiple_results else [out]))
+        return [_read(env, a) for a in jaxpr.outvars]
+
+    return pe.trace_to_jaxpr(lambda *args: run(closed.jaxpr, closed.consts, *args), closed.in_avals)
