@@ -8,6 +8,7 @@ from xjax._src.interpreters import batching
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.graph_lowering import GraphProgram, as_array, split_segments
 from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, has_effect, jaxprs_in_params, literal_value
+from xjax._src.lax import parallel_core
 from xjax._src.lax.parallel import COLLECTIVES
 
 
@@ -243,8 +244,6 @@ class Program:
         whose all-reduces run in the core (lax/parallel_core.py), when its only collectives are
         all-reduces over the pmapped axis; else None (its collectives run between segments)."""
         if self._whole is None:
-            from xjax._src.lax import parallel_core
-
             self._whole = False
             if shards.count == 1 and parallel_core.applies(self.jaxpr, self.axis_name):
                 self._whole = parallel_core.compile_whole(ClosedJaxpr(self.jaxpr, self.consts), self.axis_name) or False
@@ -258,8 +257,6 @@ class Program:
         jaxpr = self.jaxpr
         whole = self.whole_across(shards) if shards is not None else None
         if whole is not None:
-            from xjax._src.lax import parallel_core
-
             return [parallel_core.run(lambda: _waited(whole(shard_args[0])))]
         envs = []
         for args in shard_args:

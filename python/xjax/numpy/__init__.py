@@ -7,8 +7,8 @@ from xjax._src.array import Array as ndarray  # noqa: F401
 from xjax._src.numpy import array_methods as _array_methods  # noqa: F401  (attaches Array's operators)
 from xjax._src.numpy.array_api import __array_api_version__, __array_namespace_info__  # noqa: F401
 from xjax._src.numpy.creation import (arange, array, asarray, copy, diag, diagflat, diagonal, empty,  # noqa: F401
-                                      empty_like, eye, fromfunction, full, full_like, geomspace, identity,
-                                      indices, linspace, logspace, meshgrid, ones, ones_like, tri, tril, triu,
+                                      empty_like, eye, fromfunction, full, full_like, identity,
+                                      indices, linspace, meshgrid, ones, ones_like, tri, tril, triu,
                                       zeros, zeros_like)
 from xjax._src.numpy.dtype_api import (can_cast, finfo, iinfo, isdtype, issubdtype, promote_types,  # noqa: F401
                                        result_type)
@@ -46,9 +46,11 @@ from xjax._src.numpy.selection import (bincount, choose, compress, diag_indices,
                                        extract, histogram, in1d, intersect1d, isin, ix_, ravel_multi_index, select,
                                        setdiff1d, setxor1d, tril_indices, tril_indices_from, triu_indices,
                                        triu_indices_from, union1d, unravel_index)
-from xjax._src.numpy.sorting import (argpartition, argsort, argwhere, digitize, flatnonzero, lexsort,  # noqa: F401
-                                     nonzero, partition, searchsorted, sort, sort_complex, unique, unique_all,
-                                     unique_counts, unique_inverse, unique_values)
+from xjax._src.numpy.nonzero import argwhere, flatnonzero, nonzero  # noqa: F401
+from xjax._src.numpy.log_spaces import geomspace, logspace  # noqa: F401
+from xjax._src.numpy.sorting import (argpartition, argsort, digitize, lexsort, partition, searchsorted,  # noqa: F401
+                                     sort, sort_complex, unique, unique_all, unique_counts, unique_inverse,
+                                     unique_values)
 from xjax._src.numpy.statistics import (average, median, nanmedian, nanpercentile, nanquantile,  # noqa: F401
                                         percentile, quantile)
 from xjax._src.numpy.mathfuncs import (allclose, angle, array_equal, array_equiv, copysign, fmax, fmin,  # noqa: F401

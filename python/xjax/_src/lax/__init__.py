@@ -17,7 +17,7 @@ from xjax._src.lax.control_flow import cond, fori_loop, map, scan, switch, while
 from xjax._src.lax.associative_scan import associative_scan  # noqa: F401,E402
 from xjax._src.lax.control_flow import cond_p, scan_p, while_p  # noqa: F401,E402
 # The families whose transformation rules are a module of their own: importing it registers them.
-from xjax._src.lax import elementwise_rules, layout_rules, loop_rules  # noqa: F401,E402
+from xjax._src.lax import elementwise_rules, layout_rules, loop_rules, parallel_core  # noqa: F401,E402
 
 from xjax._src.interpreters import array_ops as _array_ops  # noqa: E402
 from xjax._src.lax.elementwise import add_any_p as _add_any_p  # noqa: E402

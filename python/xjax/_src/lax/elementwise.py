@@ -398,24 +398,6 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
     return ad.full_like_aval(aval if shape is None else aval.update(shape=tuple(shape)), fill_value)
 
 
-def full(shape, fill_value, dtype=None, *, sharding=None):
-    """An array of `shape` filled with the scalar fill_value, converted to dtype if given (a Python
-    scalar without dtype stays weakly typed)."""
-    if np.shape(fill_value):
-        raise TypeError(f"full must be called with scalar fill_value, got fill_value.shape {np.shape(fill_value)}.")
-    if sharding is not None:
-        from xjax._src.sharding import check_trivial
-
-        check_trivial(sharding, "lax.full")
-    shape = tuple(int(d) for d in shape)
-    aval = core.get_aval(fill_value)
-    weak = dtype is None and aval.weak_type
-    value = _convert(fill_value, aval.dtype if dtype is None else dtype, weak)
-    from xjax._src.lax import layout
-
-    return layout.broadcast_in_dim(value, shape, ()) if shape else value
-
-
 def reciprocal(x):
     """1 / x, as integer_pow(x, -1)."""
     return integer_pow(x, -1)

@@ -7,7 +7,9 @@ import numpy as np
 
 from xjax._src import core, dtypes
 from xjax._src.backends import cpu
+from xjax._src.lax import elementwise as ew
 from xjax._src.lax.base import asarray, define_core_primitive, scalars_like
+from xjax._src.sharding import check_trivial
 
 reshape_p = define_core_primitive("reshape", attrs=lambda new_sizes, dimensions=None, sharding=None: {
     "new_sizes": new_sizes})
@@ -111,6 +113,20 @@ def stack(operands, axis=0):
     if not xs:
         raise ValueError("stack expects at least one operand, got 0.")
     return stack_p.bind(*xs, axis=_canonical_axis(axis, core.get_aval(xs[0]).ndim + 1))
+
+
+def full(shape, fill_value, dtype=None, *, sharding=None):
+    """An array of `shape` filled with the scalar fill_value, converted to dtype if given (a Python
+    scalar without dtype stays weakly typed)."""
+    if np.shape(fill_value):
+        raise TypeError(f"full must be called with scalar fill_value, got fill_value.shape {np.shape(fill_value)}.")
+    if sharding is not None:
+        check_trivial(sharding, "lax.full")
+    shape = tuple(int(d) for d in shape)
+    aval = core.get_aval(fill_value)
+    weak = dtype is None and aval.weak_type
+    value = ew._convert(fill_value, aval.dtype if dtype is None else dtype, weak)
+    return broadcast_in_dim(value, shape, ()) if shape else value
 
 
 def _squeeze_eval(x, *, dimensions):
@@ -252,8 +268,6 @@ def _ints(values):
 def _index_scalars(indices, shape):
     """Start indices as 0-d arrays of one dtype; negative ones count from the end, as in JAX
     (the core then clamps them into range)."""
-    from xjax._src.lax import elementwise as ew
-
     out = []
     for i, dim in zip(indices, shape):
         if isinstance(i, (int, np.integer)) and not isinstance(i, bool):
@@ -272,9 +286,7 @@ def _index_scalars(indices, shape):
 
 
 def convert_int32(i):
-    from xjax._src.lax.elementwise import convert_element_type
-
-    return convert_element_type(i, dtypes.int32) if core.get_aval(i).dtype != dtypes.int32 else i
+    return ew.convert_element_type(i, dtypes.int32) if core.get_aval(i).dtype != dtypes.int32 else i
 
 
 def _check_start_indices(start_indices, shape):

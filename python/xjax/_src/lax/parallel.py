@@ -93,25 +93,6 @@ def _scaled(x, n):
     return elementwise.mul(x, _const_like(x, n))
 
 
-def _across_processes_rules(prim):
-    """Lowered into a graph only while pmap compiles a program across processes: the core's
-    all_reduce op over MPI (lax/parallel_core.py); elsewhere pmap runs it between graphs."""
-
-    def can_lower(params):
-        from xjax._src.lax import parallel_core
-
-        return parallel_core.can_lower(params)
-
-    def lower(lowerer, eqn, ins):
-        from xjax._src.lax import parallel_core
-
-        return parallel_core.lowering(prim)(lowerer, eqn, ins)
-
-    prim.def_rules(can_lower=can_lower, jaxpr_lowering=lower)
-
-
-for _prim in (psum_p, pmax_p, pmin_p):
-    _across_processes_rules(_prim)
 _reduction_rule(psum_p, reduction.reduce_sum, _scaled)
 _reduction_rule(pmax_p, reduction.reduce_max, lambda x, n: x)
 _reduction_rule(pmin_p, reduction.reduce_min, lambda x, n: x)

@@ -79,6 +79,12 @@ def lowering(prim):
     return lambda lowerer, eqn, ins: _lower(lowerer, prim, eqn.params["axis_name"], ins, [eqn.invars[0].aval])
 
 
+# Across processes an all-reduce lowers into the graph (as the core's all_reduce over MPI) while
+# pmap compiles a whole program (lowering_across); elsewhere pmap runs it between graphs.
+for _prim in _REDUCTIONS:
+    _prim.def_rules(can_lower=can_lower, jaxpr_lowering=lowering(_prim))
+
+
 @contextlib.contextmanager
 def lowering_across(axis_name):
     """While this thread lowers a program across processes over the pmapped axis axis_name."""

@@ -7,6 +7,7 @@ from xjax._src.array import Array
 from xjax._src.lax import elementwise as _ew
 from xjax._src.numpy import (array_api, creation, indexing, manipulation, products, rearrange, reductions,
                              selection, sorting, ufuncs, updates, util)
+from xjax._src.numpy import nonzero as nonzero_mod
 from xjax._src.numpy import take as take_mod
 
 _P = _ew.PRIMITIVES
@@ -143,7 +144,7 @@ def _clip(self, min=None, max=None, *, a_min=None, a_max=None):  # noqa: A002
 
 
 def _nonzero(self, *, size=None, fill_value=None):
-    return sorting.nonzero(self, size=size, fill_value=fill_value)
+    return nonzero_mod.nonzero(self, size=size, fill_value=fill_value)
 
 
 def _copy(self):

@@ -1,7 +1,6 @@
 """Array creation: array/asarray, zeros/ones/full/empty(_like), arange, linspace, eye, tri, diag, meshgrid."""
 import math
 import operator
-import warnings
 
 import numpy as np
 
@@ -10,26 +9,8 @@ from xjax._src.array import Array, check_device
 from xjax._src.transfer import put_on
 from xjax._src.core import ShapedArray as _ShapedArray, to_concrete_value as _to_concrete_value
 from xjax._src.lax.linalg import tri_mask
-from xjax._src.numpy import array_from_list, util
-
-_X64_NAMES = ("int64", "uint64", "float64")
-
-
-def dtype_arg(dtype, fun_name):
-    """A user's dtype= argument as a canonical dtype (None stays None); warns when x64 narrows it."""
-    if dtype is None:
-        return None
-    dt = dtypes.check_user_dtype(dtype)
-    if not dtypes.x64_enabled():
-        want = np.dtype(dtype) if dtype not in (int, float, bool) else dt
-        if want.name in _X64_NAMES and dt != want:
-            warnings.warn(
-                f"Explicitly requested dtype {want.name} requested in {fun_name} is not available, and will be "
-                f"truncated to dtype {dt.name}. To enable more dtypes, set the jax_enable_x64 configuration "
-                "option or the JAX_ENABLE_X64 shell environment variable. See "
-                "https://github.com/jax-ml/jax#current-gotchas for more.", UserWarning, stacklevel=3)
-    return dt
-
+from xjax._src.numpy import array_from_list, manipulation as shp, util
+from xjax._src.numpy.util import dtype_arg
 
 # ---- array / asarray ------------------------------------------------------------------------
 
@@ -329,49 +310,6 @@ def _linspace(start, stop, num, endpoint, retstep, dtype, axis):
     return out
 
 
-def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
-    """base ** linspace(start, stop, num)."""
-    from xjax._src.numpy import ufuncs
-
-    dt, cdt = _space_dtypes(start, stop, dtype, "logspace")
-    lin = linspace(start, stop, num, endpoint=endpoint, dtype=cdt, axis=axis)
-    out = ufuncs.power(util.convert(base, cdt), lin)
-    return lax.convert_element_type(out, dt)
-
-
-def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
-    """Numbers spaced evenly on a log scale from start to stop (same signs), endpoints exact."""
-    from xjax._src.numpy import manipulation, ufuncs
-
-    dt, cdt = _space_dtypes(start, stop, dtype, "geomspace")
-    lo, hi = util.convert(start, cdt), util.convert(stop, cdt)
-    # Both negative: the mirror image of the positive sequence. Otherwise, as in JAX, the logarithm of
-    # a zero or negative endpoint makes the whole sequence nan.
-    zero = util.convert(0.0, cdt)
-    flip = lax.select(ufuncs.logical_and(lax.lt(lo, zero), lax.lt(hi, zero)),
-                      util.full(lo.aval.shape, -1.0, cdt), util.full(lo.aval.shape, 1.0, cdt))
-    lin = linspace(ufuncs.log10(ufuncs.multiply(lo, flip)), ufuncs.log10(ufuncs.multiply(hi, flip)), num,
-                   endpoint=endpoint, dtype=cdt, axis=axis)
-    ax = util.canonicalize_axis(axis, lin.aval.ndim)
-    sign = manipulation.expand_dims(flip, ax)
-    out = ufuncs.multiply(ufuncs.power(util.convert(10.0, cdt), lin), sign)
-    if num >= 1:
-        # Exact endpoints, as NumPy gives.
-        def at_axis(x):
-            return manipulation.expand_dims(util.broadcast_to_shape(x, sign.aval.shape[:ax] + sign.aval.shape[ax + 1:]), ax)
-
-        parts = [at_axis(lo)]
-        if num > 1:
-            parts.append(lax.slice_in_dim(out, 1, num - 1 if endpoint else num, 1, ax))
-            if endpoint:
-                parts.append(at_axis(hi))
-        out = lax.concatenate([lax.convert_element_type(p, cdt) for p in parts], ax)
-    valid = manipulation.expand_dims(
-        ufuncs.logical_and(lax.gt(ufuncs.multiply(lo, flip), zero), lax.gt(ufuncs.multiply(hi, flip), zero)), ax)
-    out = ufuncs.where(valid, out, util.convert(np.nan, cdt))
-    return lax.convert_element_type(out, dt)
-
-
 # ---- matrices -------------------------------------------------------------------------------
 
 def eye(N, M=None, k=0, dtype=None, *, device=None):  # noqa: N803 - NumPy's names
@@ -426,8 +364,6 @@ def triu(m, k=0):
 
 def diagonal(a, offset=0, axis1=0, axis2=1):
     """The offset-th diagonal of the (axis1, axis2) planes, as the last axis of the result."""
-    from xjax._src.numpy import manipulation as shp
-
     util.check_arraylike("diagonal", a)
     x = util.asarray(a)
     nd = x.aval.ndim

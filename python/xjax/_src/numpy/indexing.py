@@ -11,6 +11,7 @@ import numpy as np
 from xjax._src import core, dtypes, lax
 from xjax._src.lax.indexing import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers
 from xjax._src.numpy import util
+from xjax._src.numpy.nonzero import nonzero
 
 _INDEX_DTYPE = dtypes.int32
 
@@ -35,8 +36,6 @@ def _bool_mask_to_ints(mask, pos, shape, dim):
     if not core.is_concrete(mask):
         raise IndexError(f"Array boolean indices must be concrete; got {mask.aval.str_short()}\n"
                          "See https://docs.jax.dev/en/latest/errors.html#jax.errors.NonConcreteBooleanIndexError")
-    from xjax._src.numpy.sorting import nonzero
-
     return [("arr", i) for i in nonzero(mask)]
 
 

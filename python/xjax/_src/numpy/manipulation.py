@@ -5,7 +5,7 @@ from xjax._src import lax
 from xjax._src.array import check_device
 from xjax._src.transfer import put_on
 from xjax._src.numpy import util
-from xjax._src.numpy.creation import dtype_arg
+from xjax._src.numpy.util import dtype_arg
 
 
 def shape(a):

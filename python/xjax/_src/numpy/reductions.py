@@ -6,7 +6,7 @@ import numpy as np
 
 from xjax._src import dtypes, lax
 from xjax._src.numpy import util
-from xjax._src.numpy.creation import dtype_arg
+from xjax._src.numpy.util import dtype_arg
 
 _FLOATING = frozenset(dtypes.FLOATING)
 

@@ -6,8 +6,8 @@ import numpy as np
 
 from xjax._src import dtypes, lax
 from xjax._src.numpy import util
-from xjax._src.numpy.sorting import (_SEARCH_INDEX, _index_dtype, _concrete_int, _flat, nonzero,
-                                     searchsorted, sort, unique)
+from xjax._src.numpy.nonzero import _concrete_int, _flat, _index_dtype, nonzero
+from xjax._src.numpy.sorting import _SEARCH_INDEX, searchsorted, sort, unique
 
 
 # ---- counting -------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from xjax._src import core, dtypes, lax
 from xjax._src.lax import elementwise as _ew
 from xjax._src.jit import jit
 from xjax._src.numpy import util
+from xjax._src.numpy.nonzero import nonzero
 from xjax._src.numpy.util import promote_args, promote_args_inexact
 
 _P = _ew.PRIMITIVES
@@ -533,8 +534,6 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     As in JAX, the three-argument form is a jitted function (`_where`): traced, it is one jit
     equation; called eagerly, one compiled kernel that never materialises broadcast scalars."""
     if x is None and y is None:
-        from xjax._src.numpy.sorting import nonzero
-
         return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
         raise ValueError("Either both or neither of the x and y arguments should be provided to jax.numpy.where, "

@@ -1,5 +1,6 @@
 """Shared helpers of xjax.numpy: operand conversion, dtype promotion, broadcasting and axes."""
 import operator
+import warnings
 
 import numpy as np
 
@@ -350,3 +351,22 @@ def full(shape, value, dtype, weak_type=False):
     s = scalar(value, dtype, weak_type)
     shape = tuple(shape)
     return lax.broadcast_in_dim(s, shape, ()) if shape else s
+
+
+_X64_NAMES = ("int64", "uint64", "float64")
+
+
+def dtype_arg(dtype, fun_name):
+    """A user's dtype= argument as a canonical dtype (None stays None); warns when x64 narrows it."""
+    if dtype is None:
+        return None
+    dt = dtypes.check_user_dtype(dtype)
+    if not dtypes.x64_enabled():
+        want = np.dtype(dtype) if dtype not in (int, float, bool) else dt
+        if want.name in _X64_NAMES and dt != want:
+            warnings.warn(
+                f"Explicitly requested dtype {want.name} requested in {fun_name} is not available, and will be "
+                f"truncated to dtype {dt.name}. To enable more dtypes, set the jax_enable_x64 configuration "
+                "option or the JAX_ENABLE_X64 shell environment variable. See "
+                "https://github.com/jax-ml/jax#current-gotchas for more.", UserWarning, stacklevel=3)
+    return dt
