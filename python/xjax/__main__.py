@@ -3,6 +3,7 @@
 `python -m xjax run script.py ARGS...` runs a JAX program unedited on xjax (xjax.install_as_jax())."""
 import argparse
 import os
+import runpy
 import sys
 
 import xjax
@@ -27,8 +28,6 @@ def cmake_dir():
 
 def run_script(argv):
     """Runs argv[0] as __main__ with argv as sys.argv, `import jax` giving xjax."""
-    import runpy
-
     if not argv:
         print("usage: python -m xjax run script.py [ARGS...]", file=sys.stderr)
         return 2

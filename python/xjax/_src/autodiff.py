@@ -9,9 +9,10 @@ import functools
 import numpy as np
 
 from xjax._src import core, dtypes, tree_util
+from xjax._src.interpreters import ad, partial_eval as pe
+from xjax._src.jaxpr import eval_jaxpr
 from xjax._src.placement import asarray
-from xjax._src.interpreters import ad
-from xjax._src.interpreters import partial_eval as pe
+from xjax._src.remat import dce_jaxpr
 
 float0 = ad.float0
 
@@ -42,9 +43,6 @@ class LinearFunction:
         self.live = None  # closed without dead equations, for jvp
 
     def jvp(self, tangents):
-        from xjax._src.jaxpr import eval_jaxpr
-        from xjax._src.remat import dce_jaxpr
-
         if self.live is None:  # as JAX: an equation whose result nobody reads does not run (custom_lin would raise)
             self.live = dce_jaxpr(self.closed)
         ins = [t for t, z in zip(tangents, self.in_zero) if not z]

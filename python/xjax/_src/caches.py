@@ -6,6 +6,7 @@
 - control_flow_traces: functions given to control flow whose traces are kept.
 Both executable caches are bounded (least recently used entries go first).
 """
+from xjax._src import jit_cache
 from xjax._src.backends import cpu
 from xjax._src.interpreters import graph_lowering
 from xjax._src.lax import control_flow_common
@@ -30,8 +31,6 @@ def set_cache_limits(eager_executables=None, jaxpr_programs=None):
 
 def clear_caches():
     """Drops every compiled executable and cached trace (jit's too): later calls compile again."""
-    from xjax._src import jit_cache
-
     cpu._executables.clear()
     graph_lowering.clear_cache()
     control_flow_common.clear_trace_cache()

@@ -9,7 +9,10 @@ has an effect, so it always runs.
 import numpy as np
 
 from xjax._src import core, dtypes, tree_util
+from xjax._src.interpreters import batching
+from xjax._src.lax import layout
 from xjax._src.lax.base import asarray
+from xjax._src.sharding import check_trivial
 
 _VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_all", "legacy_vectorized", None)
 
@@ -59,8 +62,6 @@ def _no_jvp(kind):
 
 def _sequential(prim, axis, vals, dims, params):
     """One call per example, in order, stacked (what lax.map over the batch gives)."""
-    from xjax._src.lax import layout
-
     rows = [prim.bind(*[v if d is None else layout.index_in_dim(v, i, d, keepdims=False)
                         for v, d in zip(vals, dims)], **params) for i in range(axis.size)]
     outs = [layout.stack([r[k] for r in rows], 0) for k in range(len(params["result_avals"]))]
@@ -68,8 +69,6 @@ def _sequential(prim, axis, vals, dims, params):
 
 
 def _pure_batch(axis, vals, dims, *, vmap_method, result_avals, **params):
-    from xjax._src.interpreters import batching
-
     full = dict(params, vmap_method=vmap_method, result_avals=result_avals)
     if vmap_method in ("sequential", "sequential_unrolled"):
         return _sequential(pure_callback_p, axis, vals, dims, full)
@@ -77,8 +76,6 @@ def _pure_batch(axis, vals, dims, *, vmap_method, result_avals, **params):
         raise NotImplementedError(f"vmap is only supported for the pure_callback primitive when vmap_method is one "
                                   f"of 'sequential', 'sequential_unrolled', 'expand_dims', 'broadcast_all', or "
                                   f"'legacy_vectorized'. Got vmap_method={vmap_method}.")
-    from xjax._src.lax import layout
-
     # The callback is called once on the whole batch (at the front); unbatched operands get an axis
     # of size 1 (expand_dims) or of the batch size (broadcast_all); legacy_vectorized leaves them.
     moved = []
@@ -113,8 +110,6 @@ io_callback_p.def_rules(impl=_impl, abstract_eval=_abstract_eval, can_lower=lamb
 
 def _check_sharding(sharding, api):
     if sharding is not None:
-        from xjax._src.sharding import check_trivial
-
         check_trivial(sharding, api)
 
 

@@ -10,8 +10,9 @@ import functools
 import types
 
 from xjax._src import core, errors, tree_util
-from xjax._src.interpreters import batching
-from xjax._src.interpreters import partial_eval as pe
+from xjax._src.interpreters import batching, partial_eval as pe
+from xjax._src.lax.base import asarray
+from xjax._src.lax.contraction import dot_general_p
 from xjax._src.remat import remat_p
 
 # ---- naming values (what the name policies refer to) ----------------------------------------------
@@ -32,8 +33,6 @@ batching.defvectorized(name_p)  # batching (vmap): a name holds per element
 
 def checkpoint_name(x, name):
     """x (a pytree) with its leaves named `name`, for save_only_these_names and the other name policies."""
-    from xjax._src.lax.base import asarray
-
     return tree_util.tree_map(lambda leaf: name_p.bind(asarray(leaf), name=name), x)
 
 
@@ -56,8 +55,6 @@ class DotsSaveable:
     only_if_no_batch_dims: bool
 
     def __call__(self, prim, *_, **params):
-        from xjax._src.lax.contraction import dot_general_p
-
         if prim is not dot_general_p:
             return False
         if not self.only_if_no_batch_dims:
@@ -195,8 +192,6 @@ def _operand(x):
         return x
     if isinstance(x, (str, bytes)) or callable(x) or x is None:
         raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")
-    from xjax._src.lax.base import asarray
-
     return asarray(x)
 
 

@@ -172,7 +172,7 @@ class Config:
     def config_with_absl(self):
         """Registers the flags with absl, so that `app.run(main)` accepts --jax_... options and applies
         them once it has parsed the command line (needs absl, as in JAX)."""
-        from absl import app, flags
+        from absl import app, flags  # lazy: absl is optional (only absl programs call this)
 
         self.use_absl = True
         for name, (default, kind) in _FLAGS.items():

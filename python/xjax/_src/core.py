@@ -12,6 +12,7 @@ import weakref
 import numpy as np
 
 from xjax._src import dtypes, errors
+from xjax._src.sharding import aval_sharding, check_trivial
 
 _SHORT_NAMES = {
     "bool": "bool", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
@@ -33,8 +34,6 @@ class ShapedArray(AbstractValue):
 
     def __init__(self, shape, dtype, weak_type=False, *, sharding=None):
         if sharding is not None:  # JAX's avals carry a layout; xjax's values are whole on one device
-            from xjax._src.sharding import check_trivial
-
             check_trivial(sharding, "ShapedArray")
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
@@ -55,8 +54,6 @@ class ShapedArray(AbstractValue):
     @property
     def sharding(self):
         """As JAX's for a value on one device: no dim split, over the empty mesh."""
-        from xjax._src.sharding import aval_sharding
-
         return aval_sharding(len(self.shape))
 
     def update(self, shape=None, dtype=None, weak_type=None):

@@ -12,10 +12,11 @@ args and out). Differentiation goes through the function: the tangents are the f
 import functools
 
 from xjax._src import core, tree_util
-from xjax._src.interpreters import ad, batching
-from xjax._src.interpreters import partial_eval as pe
+from xjax._src.autodiff import jvp_flat
+from xjax._src.interpreters import ad, batching, partial_eval as pe
 from xjax._src.interpreters.graph_lowering import inline_jaxpr_lowering, jaxpr_is_lowerable
 from xjax._src.jaxpr import eval_jaxpr
+from xjax._src.lax.loops import map as lax_map
 
 
 class CustomVmapCallPrimitive(core.Primitive):
@@ -74,8 +75,6 @@ def _impl(*args, call_jaxpr, **_):
 def _jvp(primals, tangents, *, rule, in_tree, out_trees, num_consts=0, **params):
     """The JVP is itself a custom_vmap call (as JAX's): its function is the JVP of the function, its
     vmap rule the JVP of the rule, so a vmap of the JVP still runs the user's rule."""
-    from xjax._src.autodiff import jvp_flat
-
     fun = _function(params)
     nonzero = [type(t) is not ad.Zero for t in tangents]
     n = len(primals)
@@ -181,8 +180,6 @@ class custom_vmap:  # noqa: N801 - JAX's name
 
 def sequential_vmap(f):
     """f as a custom_vmap whose rule maps f over the batch one example at a time (lax.map)."""
-    from xjax._src.lax.loops import map as lax_map
-
     f = custom_vmap(f)
 
     @f.def_vmap

@@ -11,8 +11,8 @@ import numpy as np
 
 from xjax._src import core, errors, tree_util
 from xjax._src.custom_calls import FlatFun, SymbolicZero, custom_jvp_call_p, custom_vjp_call_p
-from xjax._src.interpreters import ad
-from xjax._src.interpreters import partial_eval as pe
+from xjax._src.interpreters import ad, partial_eval as pe
+from xjax._src.lax.base import asarray
 from xjax._src.lax.stop_gradient import bind_stop_gradient
 
 _flatten = tree_util.tree_flatten
@@ -280,8 +280,6 @@ def _rule_tangents_out(p_avals, t_out):
 
 
 def as_array(x, dtype=None):
-    from xjax._src.lax.base import asarray
-
     return asarray(x, dtype)
 
 

@@ -15,6 +15,7 @@ from xjax import _core
 from xjax._src import core, tree_util
 from xjax._src.array import Array
 from xjax._src.jaxpr import params_printer
+from xjax._src.lax import layout
 from xjax._src.lax.base import asarray
 
 debug_print_p = core.Primitive("debug_print", multiple_results=True)
@@ -180,8 +181,6 @@ debug_callback_p.def_rules(jvp=_debug_jvp(debug_callback_p))
 
 def _debug_batch(prim):
     def rule(axis, vals, dims, **params):
-        from xjax._src.lax import layout
-
         for i in range(axis.size):
             prim.bind(*[v if d is None else layout.index_in_dim(v, i, d, keepdims=False) for v, d in zip(vals, dims)],
                       **params)

@@ -60,7 +60,7 @@ def is_initialized():
 
 def _import_mpi():
     try:
-        from mpi4py import MPI
+        from mpi4py import MPI  # lazy: mpi4py is optional (xjax[distributed])
     except ImportError as e:
         raise RuntimeError("xjax.distributed.initialize needs mpi4py and an MPI library: "
                            "pip install 'xjax[distributed]' (or mpi4py built against the system's MPI)") from e

@@ -12,6 +12,8 @@ import importlib.util
 import sys
 import types
 
+import xjax
+
 JAX_API_VERSION = "0.10.2"  # the JAX release whose API and recorded values xjax follows
 
 
@@ -19,8 +21,6 @@ class _JaxModule(types.ModuleType):
     """The `jax` module: xjax's attributes, JAX's version."""
 
     def __getattr__(self, name):
-        import xjax
-
         try:
             return getattr(xjax, name)
         except AttributeError:
@@ -30,8 +30,6 @@ class _JaxModule(types.ModuleType):
         raise AttributeError(f"module 'jax' has no attribute '{name}'")
 
     def __dir__(self):
-        import xjax
-
         return sorted(set(dir(xjax)) | set(self.__dict__))
 
 
@@ -67,8 +65,6 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def create_module(self, spec):
         if spec.name == "jax":
-            import xjax
-
             module = _JaxModule("jax", xjax.__doc__)
             module.__path__ = []  # a package: its submodules come from this finder alone
         elif spec.name == "jax.version":

@@ -3,11 +3,10 @@ printing, differentiation (jvp, partial eval, transpose) and batching rules."""
 import weakref
 
 from xjax._src import core
-from xjax._src.interpreters import ad, batching
-from xjax._src.interpreters import partial_eval as pe
-from xjax._src.interpreters.graph_lowering import compile_closed_jaxpr, inline_jaxpr_lowering, jaxpr_is_lowerable
+from xjax._src.interpreters import ad, batching, partial_eval as pe
+from xjax._src.interpreters.graph_lowering import (as_array, compile_closed_jaxpr, inline_jaxpr_lowering,
+                                                   jaxpr_is_lowerable)
 from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, live_equations, memoize_per_jaxpr
-
 
 # ---- the jit primitive ----------------------------------------------------------------------
 
@@ -19,8 +18,6 @@ def _jit_abstract_eval(*avals, jaxpr, **_):
 
 
 def _jit_impl(*args, jaxpr, **_):
-    from xjax._src.interpreters.graph_lowering import as_array
-
     return compile_closed_jaxpr(jaxpr)([as_array(a) for a in args])
 
 

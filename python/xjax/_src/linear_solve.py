@@ -7,9 +7,11 @@ solve is linear in its right-hand side, and its transpose is a solve with A^T (t
 with vecmat). The solver itself is never differentiated, so its loops need not be.
 """
 from xjax._src import core, tree_util
-from xjax._src.interpreters import ad, batching
-from xjax._src.interpreters import partial_eval as pe
+from xjax._src.autodiff import jvp
+from xjax._src.interpreters import ad, batching, partial_eval as pe
+from xjax._src.interpreters.graph_lowering import jaxpr_is_lowerable
 from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, eval_jaxpr
+from xjax._src.linear_transpose import linear_transpose
 
 _FUNS = ("matvec", "vecmat", "solve", "transpose_solve")
 
@@ -46,8 +48,6 @@ def _named(jaxprs):
 
 
 def _jvp(primals, tangents, *, const_lengths, jaxprs, n_aux):
-    from xjax._src.autodiff import jvp
-
     named = _named(jaxprs)
     params = dict(const_lengths=const_lengths, jaxprs=jaxprs, n_aux=n_aux)
     out = linear_solve_p.bind(*primals, **params)
@@ -106,8 +106,6 @@ def _lowering(lowerer, eqn, ins):
 
 
 def _can_lower(params):
-    from xjax._src.interpreters.graph_lowering import jaxpr_is_lowerable
-
     return jaxpr_is_lowerable(_named(params["jaxprs"])["solve"].jaxpr)
 
 
@@ -120,8 +118,6 @@ def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False,
     """solve(matvec, b): x with matvec(x) = b, by a solver of your choice, differentiated implicitly
     (the solver is not differentiated). transpose_solve(vecmat, b) solves with the transpose, for
     reverse mode; symmetric=True uses solve for it."""
-    from xjax._src.linear_transpose import linear_transpose
-
     if transpose_solve is None and symmetric:
         transpose_solve = solve
     b_flat, tree = tree_util.tree_flatten(b)

@@ -28,6 +28,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+import warnings
 
 import numpy as np
 
@@ -106,7 +107,7 @@ def _compilers(MPI, libpath):
         seen.add(key)
         return True
 
-    import mpi4py
+    import mpi4py  # lazy: mpi4py is optional (xjax[distributed])
 
     configured = (mpi4py.get_config() or {}).get("mpicc")
     if configured and fresh(shlex.split(configured)):
@@ -234,7 +235,5 @@ def warn_once(error):
     global _warned
     if not _warned:
         _warned = True
-        import warnings
-
         warnings.warn(f"xjax.distributed: the core cannot call MPI ({error}); pmap's compiled programs run their "
                       f"collectives from Python instead", RuntimeWarning, stacklevel=3)

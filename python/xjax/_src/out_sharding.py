@@ -4,14 +4,14 @@ and one that splits it is refused by `sharding.check_trivial`. One wrapper gives
 the argument."""
 import functools
 
+from xjax._src.sharding import check_trivial
+
 
 def accepts_out_sharding(fun, api_name):
     """`fun` with JAX's keyword-only out_sharding argument; api_name (jax.lax.reshape) names it in errors."""
     @functools.wraps(fun)
     def with_out_sharding(*args, out_sharding=None, **kwargs):
         if out_sharding is not None:
-            from xjax._src.sharding import check_trivial
-
             check_trivial(out_sharding, api_name)
         return fun(*args, **kwargs)
 

@@ -20,16 +20,16 @@ pmap_program.py.
 """
 import functools
 
-from xjax._src import core, placement, platforms, tree_util
-from xjax._src import vmap as vmap_api
+from xjax._src import core, distributed, placement, platforms, tree_util, vmap as vmap_api
+from xjax._src.api import device_put
 from xjax._src.array import Array
-from xjax._src import distributed
 from xjax._src.devices import cpu_devices, global_devices
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.graph_lowering import as_array
+from xjax._src.jit import jit
 from xjax._src.jit_cache import insert_bounded
+from xjax._src.lax.parallel_mpi import Shards
 from xjax._src.pmap_program import HAS_RESHAPED, Program, inline_collective_calls, stack_shards, unstack_shards
-
 
 # ---- the API ------------------------------------------------------------------------------------
 
@@ -83,8 +83,6 @@ def _across_processes(n, devices, axis_name):
     """
     if distributed.process_count() == 1:
         return None
-    from xjax._src.lax.parallel_mpi import Shards
-
     everywhere = global_devices()
     me = distributed.process_index()
     if devices is not None:
@@ -223,11 +221,7 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
         if gpu is not None:
             key = ("gpu", statics, n_args)
             if key not in cache:
-                from xjax._src.jit import jit
-
                 cache[key] = jit(vmap_api.vmap(with_statics, dyn_in_axes, out_axes, axis_name=axis_name))
-            from xjax._src.api import device_put
-
             args, kw = device_put((dyn_args, kwargs), gpu)
             return cache[key](*args, **kw)
         across = _across_processes(n, devices, axis_name)

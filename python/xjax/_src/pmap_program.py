@@ -1,14 +1,14 @@
 """The program of a pmap: a per-shard jaxpr cut at its collectives into compiled segments that every
 device runs at once, and cut equations run over the shards stacked (pmap.py), across processes too."""
 from xjax import _core
-from xjax._src import core
+from xjax._src import core, distributed
 from xjax._src.array import Array
-from xjax._src import distributed
-from xjax._src.interpreters import batching
-from xjax._src.interpreters import partial_eval as pe
+from xjax._src.interpreters import batching, partial_eval as pe
 from xjax._src.interpreters.graph_lowering import GraphProgram, as_array, split_segments
 from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, has_effect, jaxprs_in_params, literal_value
-from xjax._src.lax import parallel_core
+from xjax._src.jit_primitive import jit_p
+from xjax._src.lax import parallel as P, parallel_core, parallel_mpi
+from xjax._src.lax.layout import concatenate, expand_dims, index_in_dim
 from xjax._src.lax.parallel import COLLECTIVES
 
 
@@ -28,8 +28,6 @@ def _reshaped(x, shape):
 
 
 def unstack_shards(x, axis, n):
-    from xjax._src.lax.layout import index_in_dim
-
     if n == 1 and HAS_RESHAPED and type(x) is Array:  # one shard (one device per process): a view
         return [_reshaped(x, x.shape[:axis] + x.shape[axis + 1:])]
     return [index_in_dim(x, i, axis, keepdims=False) for i in range(n)]
@@ -40,8 +38,6 @@ _STACKED_AVALS = {}  # (a shard's aval, axis) -> the aval of one shard stacked a
 
 def stack_shards(values, axis):
     """The per-shard values stacked along a new axis (one value for all: broadcast)."""
-    from xjax._src.lax.layout import concatenate, expand_dims
-
     if len(values) == 1 and HAS_RESHAPED and type(values[0]) is Array:
         x = values[0]
         aval = _STACKED_AVALS.get((x.aval, axis))
@@ -114,8 +110,6 @@ def _run_stacked(eqn, envs, axis_name):
 
 def _run_across(eqn, envs, shards):
     """A collective over the devices of every process: lowered to MPI (lax/parallel_mpi.py)."""
-    from xjax._src.lax import parallel_mpi
-
     ins = [[as_array(_read(env, a)) for env in envs] for a in eqn.invars]
     outs = parallel_mpi.run(eqn.primitive, shards, ins[0] if ins else [], eqn.params)
     for env, val in zip(envs, outs):
@@ -123,8 +117,6 @@ def _run_across(eqn, envs, shards):
 
 
 def _packable(step):
-    from xjax._src.lax import parallel as P
-
     return type(step) is tuple and step[0] == "stacked" and step[1].primitive in (P.psum_p, P.pmax_p, P.pmin_p)
 
 
@@ -145,8 +137,6 @@ class _AllreduceRun:
         self.exchange = None  # a parallel_mpi.Allreduce, made at the first run
 
     def run(self, envs, shards):
-        from xjax._src.lax import parallel_mpi
-
         eqns = self.eqns
         if self.exchange is None:
             self.exchange = parallel_mpi.Allreduce(eqns[0].primitive, eqns[0].params["axis_name"])
@@ -160,8 +150,6 @@ class _AllreduceRun:
 def _run_gathered(eqn, envs, shards):
     """An equation holding collectives in its jaxprs (cond, scan, ...), across processes: every
     process gathers all shards of its inputs and runs the vmap rule over them, keeping its own."""
-    from xjax._src.lax import parallel_mpi
-
     ins, mapped = [], []
     for a in eqn.invars:
         if type(a) is Literal:
@@ -180,8 +168,6 @@ def _run_gathered(eqn, envs, shards):
 
 
 def _unstack_one(x, axis, i):
-    from xjax._src.lax.layout import index_in_dim
-
     return index_in_dim(x, i, axis, keepdims=False)
 
 
@@ -291,8 +277,6 @@ def _waited(values):
 def inline_collective_calls(closed):
     """The jaxpr with nested jit equations that contain collectives inlined, so that the
     collectives are cut points of the top level."""
-    from xjax._src.jit_primitive import jit_p
-
     if not any(e.primitive is jit_p and _has_collective(e.params["jaxpr"].jaxpr) for e in closed.jaxpr.eqns):
         return closed
 

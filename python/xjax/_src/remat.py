@@ -11,10 +11,10 @@ remat equation, so the recomputation happens in the backward pass.
 import weakref
 
 from xjax._src import core
-from xjax._src.interpreters import ad
-from xjax._src.interpreters import partial_eval as pe
+from xjax._src.interpreters import ad, partial_eval as pe
 from xjax._src.interpreters.graph_lowering import HAS_BARRIER, inline_jaxpr_lowering, jaxpr_is_lowerable
-from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var, eval_jaxpr, live_equations, memoize_per_jaxpr
+from xjax._src.jaxpr import (ClosedJaxpr, Jaxpr, Literal, eval_jaxpr, literal_value, live_equations,
+                             memoize_per_jaxpr)
 
 
 def _remat_abstract_eval(*avals, jaxpr, **_):
@@ -108,8 +108,6 @@ def _eval_in_parent(trace, closed, args):
 
 
 def _literal(lit):
-    from xjax._src.jaxpr import literal_value
-
     return literal_value(lit)
 
 

@@ -14,6 +14,7 @@ import operator
 
 import numpy as np
 
+from xjax import numpy as jnp, tree_util
 from xjax._src import core, errors
 from xjax._src.tree_util import register_pytree_node_class
 
@@ -70,8 +71,6 @@ class BCOO(JAXSparse):
     """A sparse array in batched-coordinate format: `BCOO((data, indices), shape=shape)`."""
 
     def __init__(self, args, *, shape, indices_sorted=False, unique_indices=False):
-        from xjax import numpy as jnp
-
         data, indices = map(jnp.asarray, args)
         super().__init__(args, shape=shape)
         if indices.ndim != 2 or data.ndim != 1 or data.shape[0] != indices.shape[0] \
@@ -116,8 +115,6 @@ class BCOO(JAXSparse):
 
 def bcoo_fromdense(mat, *, nse=None, n_batch=0, n_dense=0, index_dtype=np.int32):
     """The BCOO array holding `mat`'s nonzero entries (`nse` of them, padded; by default as many as there are)."""
-    from xjax import numpy as jnp
-
     _plain_layout("bcoo_fromdense", n_batch, n_dense)
     mat = jnp.asarray(mat)
     mask = mat != 0
@@ -140,8 +137,6 @@ def bcoo_fromdense(mat, *, nse=None, n_batch=0, n_dense=0, index_dtype=np.int32)
 
 def bcoo_todense(mat):
     """The dense array of a BCOO array: its entries scattered (added) into zeros; padding is dropped."""
-    from xjax import numpy as jnp
-
     if mat.ndim == 0:
         return mat.data.sum(dtype=mat.dtype)
     return jnp.zeros(mat.shape, mat.dtype).at[tuple(mat.indices.T)].add(mat.data)
@@ -167,8 +162,6 @@ def todense(arr):
 def sparsify(f):
     """`f` made to take sparse arguments. On dense arguments the sparsified function is `f` itself; tracing
     `f` with sparse arguments (JAX's sparsify interpreter) is not implemented in xjax."""
-    from xjax import tree_util
-
     @functools.wraps(f)
     def sparsified(*args, **kwargs):
         if any(isinstance(leaf, JAXSparse) for leaf in tree_util.tree_leaves(

@@ -3,8 +3,9 @@ ShapeDtypeStruct, which stands for an array argument by its shape and dtype."""
 import numpy as np
 
 from xjax._src import dtypes
-from xjax._src.shape_poly import is_symbolic_dim
 from xjax._src.interpreters import partial_eval as pe
+from xjax._src.interpreters.graph_text import graph_text
+from xjax._src.shape_poly import is_symbolic_dim
 
 
 class ShapeDtypeStruct:
@@ -65,8 +66,6 @@ class Lowered:
 
     def as_text(self, dialect=None, *, debug_info=False):
         """The lowered program: the C++ graph, one op per line."""
-        from xjax._src.interpreters.graph_text import graph_text
-
         return graph_text(self._entry.jaxpr, f"jit_{pe.fun_name(self._wrapped._fun)}")
 
     def compile(self, compiler_options=None):

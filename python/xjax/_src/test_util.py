@@ -6,7 +6,10 @@ functions themselves, recursively.
 """
 import numpy as np
 
-from xjax._src import core, tree_util
+from xjax._src import autodiff, core, tree_util
+from xjax._src.backends import cpu
+from xjax._src.config import config
+from xjax._src.interpreters.ad import float0
 
 _DEFAULT_TOL = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 2e-2, np.dtype(np.float64): 1e-5}
 
@@ -22,11 +25,7 @@ def _leaves(x):
 def _random_like(rng, x):
     a = np.asarray(x)
     if not np.issubdtype(a.dtype, np.floating):
-        from xjax._src.interpreters.ad import float0
-
         return np.zeros(a.shape, float0)
-    from xjax._src.backends import cpu
-
     return cpu.device_put(rng.standard_normal(a.shape).astype(a.dtype))
 
 
@@ -57,15 +56,11 @@ def numerical_jvp(f, primals, tangents, eps):
 
 
 def _put(x):
-    from xjax._src.backends import cpu
-
     return tree_util.tree_map(lambda a: a if type(a) in core.ARRAY_TYPES else cpu.device_put(np.asarray(a)), x)
 
 
 def check_jvp(f, f_jvp, args, atol=None, rtol=None, eps=None):
     """Asserts that f_jvp(args, tangents) matches central differences of f along random tangents."""
-    from xjax._src.config import config
-
     eps = eps or (1e-4 if config._values["jax_enable_x64"] else 1e-2)
     rng = _rng()
     tangents = tuple(tree_util.tree_map(lambda x: _random_like(rng, x), a) for a in args)
@@ -79,8 +74,6 @@ def check_jvp(f, f_jvp, args, atol=None, rtol=None, eps=None):
 
 def check_vjp(f, f_vjp, args, atol=None, rtol=None, eps=None):
     """Asserts <ct, J t> (numerical) == <J^T ct, t> (from f_vjp) for random t and ct."""
-    from xjax._src.config import config
-
     eps = eps or (1e-4 if config._values["jax_enable_x64"] else 1e-2)
     rng = _rng()
     out, vjp_fn = f_vjp(*args)
@@ -107,8 +100,6 @@ def _inner(xs, ys):
 
 def check_grads(f, args, order, modes=("fwd", "rev"), atol=None, rtol=None, eps=None):
     """Checks f's derivatives at args up to `order` in the given modes ("fwd", "rev")."""
-    from xjax._src import autodiff
-
     args = tuple(_put(a) for a in args)
 
     def check(f, args, order):

@@ -26,7 +26,7 @@ class Dataset(NamedTuple):
 def load_digits(test_fraction=0.2):
     """scikit-learn's digits (1797 8x8 images, shipped in the package); the test set: the last 20% after a fixed
     shuffle."""
-    from sklearn.datasets import load_digits as sklearn_digits
+    from sklearn.datasets import load_digits as sklearn_digits  # lazy: scikit-learn is optional (examples)
 
     digits = sklearn_digits()
     images = (digits.images / 16.0).astype(np.float32)[..., None]

@@ -15,7 +15,7 @@ def smooth(values, window):
 
 def write_curves(path, history, title):
     """history: {"loss": per-step losses, "train_acc"/"test_acc": per-epoch (step, accuracy) pairs}."""
-    import matplotlib
+    import matplotlib  # lazy: matplotlib is optional (examples)
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

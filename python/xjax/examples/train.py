@@ -206,7 +206,7 @@ def train(args, ds, tqdm):
         bar.set_postfix(loss=f"{history['loss'][-1]:.4f}", acc=f"{train_acc:.3f}", test_acc=f"{test_acc:.3f}")
     bar.close()
     if axis is not None:  # every process took the same steps from the same start: same parameters
-        from xjax.experimental import multihost_utils
+        from xjax.experimental import multihost_utils  # lazy: only multi-process runs need it (mpi4py)
         multihost_utils.assert_equal(state[0], "the processes' parameters differ after training")
     return history, steps, seconds
 

@@ -8,6 +8,7 @@ from xjax._src.array import Array
 from xjax._src.backends import cpu
 from xjax._src.export import lowering, writing
 from xjax._src.export.pytree_spec import text_to_treedef, treedef_to_text
+from xjax._src.jit import JitWrapped, jit
 
 
 def _spec(aval):
@@ -147,8 +148,6 @@ def export(fun_jit, *, platforms=None, **kwargs):
     A plain function is jitted first. Static arguments are given as in a call and baked in. Raises
     ValueError when the function calls back into Python (debug.print, debug.callback).
     """
-    from xjax._src.jit import JitWrapped, jit
-
     if platforms is not None and tuple(platforms) != ("cpu",):
         raise ValueError(f"xjax.export: platforms {tuple(platforms)} are not supported: only ('cpu',)")
     jitted = fun_jit if isinstance(fun_jit, JitWrapped) else jit(fun_jit)

@@ -3,6 +3,7 @@ once; and reading such a file back (ExportedModule)."""
 import numpy as np
 
 from xjax import _core
+from xjax._src import tree_util
 from xjax._src.export import writing
 from xjax._src.export.exported import Exported, export, exported_from_loaded
 
@@ -124,8 +125,6 @@ class ExportedModule:
 
     def call(self, name, *args, **kwargs):
         """Calls the signature of `name` that the arguments match."""
-        from xjax._src import tree_util
-
         sigs = self.signatures(name)
         if len(sigs) == 1:
             return sigs[0].call(*args, **kwargs)

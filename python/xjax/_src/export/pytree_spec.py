@@ -17,6 +17,7 @@ they load when that text is registered as the serialized name.
 import json
 
 from xjax._src import tree_util
+from xjax._src.random import keys
 
 _SERIALIZERS = {}    # node type -> (serialized name, serialize_auxdata)
 _DESERIALIZERS = {}  # serialized name -> (node type, deserialize_auxdata, from_children)
@@ -74,8 +75,6 @@ _LEAF = _Leaf()
 
 
 def _keys():
-    from xjax._src.random import keys
-
     return keys
 
 

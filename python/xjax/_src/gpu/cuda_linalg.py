@@ -27,8 +27,8 @@ def _cupyx():
     cp = _cp()
     if hasattr(cp, "cupyx"):
         return cp.cupyx
-    import cupyx.scipy.linalg  # noqa: F401 - (imports the submodule)
-    import cupyx
+    import cupyx.scipy.linalg  # noqa: F401 - lazy (CuPy is optional); imports the submodule
+    import cupyx  # lazy: CuPy is optional
     return cupyx
 
 

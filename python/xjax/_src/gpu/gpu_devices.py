@@ -25,7 +25,7 @@ def probe():
     try:
         with warnings.catch_warnings():  # (a CuPy without its CUDA libraries may warn: not our noise to add)
             warnings.simplefilter("ignore")
-            import cupy as module
+            import cupy as module  # lazy: CuPy is optional (xjax[cuda]) and slow to import
     except Exception as err:
         raise RuntimeError(f"CuPy could not be imported: {type(err).__name__}: {err}") from err
     try:

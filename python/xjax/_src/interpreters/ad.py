@@ -14,8 +14,9 @@ import weakref
 import numpy as np
 
 from xjax._src import core, dtypes
+from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.array_ops import ops
-from xjax._src.jaxpr import Literal, eval_jaxpr, literal_value, memoize_per_jaxpr
+from xjax._src.jaxpr import Jaxpr, Literal, eval_jaxpr, literal_value, memoize_per_jaxpr
 from xjax._src.placement import asarray
 
 float0 = np.dtype([("float0", np.void, 0)])
@@ -356,8 +357,6 @@ def jvp_jaxpr(closed, nonzeros, instantiate=None):
     instantiate[i] makes output i's tangent an array even where it is a symbolic zero.
     """
     instantiate = tuple(instantiate or (False,) * len(closed.out_avals))
-    from xjax._src.interpreters import partial_eval as pe
-
     def make():
         n = len(closed.jaxpr.invars)
         out_nonzeros = []
@@ -384,9 +383,6 @@ def transpose_jaxpr(closed, linear, ct_nonzeros, accumulate=None, undefined_aval
     """ClosedJaxpr of (non-linear args, accumulators, nonzero output cotangents) -> cotangents of the
     linear args. accumulate[i] (for invar i, linear) gives it an accumulator input its cotangents
     are added to (its output is then the accumulated sum)."""
-    from xjax._src.interpreters import partial_eval as pe
-    from xjax._src.jaxpr import Jaxpr
-
     accumulate = tuple(accumulate or (False,) * len(linear))
     undefined_avals = tuple(undefined_avals or (None,) * len(linear))
 

@@ -12,6 +12,7 @@ import weakref
 import numpy as np
 
 from xjax._src import core
+from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.array_ops import ops
 from xjax._src.jaxpr import axis_names_in, eval_jaxpr, memoize_per_jaxpr
 
@@ -227,8 +228,6 @@ def batch_jaxpr(closed, axis, in_batched, instantiate=False):
     """
     n_out = len(closed.out_avals)
     inst = tuple(instantiate) if isinstance(instantiate, (tuple, list)) else (bool(instantiate),) * n_out
-    from xjax._src.interpreters import partial_eval as pe
-
     def make():
         out_batched = []
 

@@ -16,6 +16,8 @@ traces on every call) compile once. Top-level consts are graph inputs, not part 
 """
 import weakref
 
+import numpy as np
+
 from xjax import _core
 from xjax._src import core, dtypes, placement, platforms
 from xjax._src.array import Array, scalar
@@ -151,8 +153,6 @@ class GraphLowerer:
         key = _const_key(value)
         ref = self.externals.get(key) or self._made.get(key)
         if ref is None:  # inside a subgraph: the array's bytes go into the graph
-            import numpy as np
-
             data = np.ascontiguousarray(np.asarray(value)).tobytes()
             (ref,) = self.graph.add("constant", [], {"dtype": value.aval.dtype.name, "shape": list(value.aval.shape),
                                                      "data": data})

@@ -17,9 +17,9 @@ import weakref
 
 import numpy as np
 
-from xjax._src import core, dtypes, errors
+from xjax._src import core, dtypes, errors, tree_util
 from xjax._src.array import device_put
-from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
+from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, _PpContext, eval_jaxpr, pp_eqn
 
 _PY_SCALARS = (bool, int, float)
 
@@ -77,8 +77,6 @@ def func_src_info(fun):
 
 def arg_names_of(fun, args, kwargs, static_argnums=(), static_argnames=()):
     """The names of the array leaves of (args, kwargs) in flattening order: x, d['a'][1], args[0]."""
-    from xjax._src import tree_util
-
     try:
         params = list(inspect.signature(fun).parameters.values())
     except (TypeError, ValueError):
@@ -164,8 +162,6 @@ class DynamicJaxprTracer(core.Tracer):
             origin += ("This concrete value was not available in Python because it depends on the "
                        f"value{'s' if len(names) > 1 else ''} of {which}.")
         elif sources:
-            from xjax._src.jaxpr import _PpContext, pp_eqn
-
             ops = [f"  operation {pp_eqn(e, _PpContext()).format()}" for e in sources[:5]]
             origin += "This value became a tracer due to JAX operations on these lines:\n\n" + "\n\n".join(ops)
             if len(sources) > 5:
@@ -376,8 +372,6 @@ def partial_eval_jaxpr(closed, unknowns, instantiate=None):
     outs, which outputs are unknown, number of residuals). The split re-evaluates the jaxpr under a
     LinearizeTrace over a recording trace, so nested primitives split by their own rules. Memoised.
     """
-    from xjax._src.jaxpr import eval_jaxpr
-
     per = _partial_evals.get(closed)
     if per is None:
         per = _partial_evals[closed] = {}

@@ -3,8 +3,10 @@ import functools
 
 import numpy as np
 
+from xjax import _core
 from xjax._src import core
 from xjax._src.backends import cpu
+from xjax._src.backends.lowering import LoweringContext
 from xjax._src.placement import asarray  # noqa: F401 - lax's operands are placed as bind's are
 
 
@@ -43,9 +45,6 @@ def core_abstract_eval(op, attrs=None, weak=lambda avals: False):
 
     `weak(avals)` says whether the (first) result is weakly typed; core errors keep their type.
     """
-    from xjax import _core
-    from xjax._src.backends.lowering import LoweringContext
-
     memo = {}  # tracing asks again and again for the same types: ask the core once (avals are immutable)
 
     def abstract_eval(*avals, **params):

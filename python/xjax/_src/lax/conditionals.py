@@ -8,14 +8,14 @@ import numpy as np
 
 from xjax._src import core, dtypes, errors, tree_util
 from xjax._src.backends import cpu
-from xjax._src.interpreters import partial_eval as pe
-from xjax._src.interpreters import graph_lowering as gl
+from xjax._src.interpreters import graph_lowering as gl, partial_eval as pe
 from xjax._src.interpreters.graph_lowering import jaxpr_is_lowerable, run_closed_jaxpr
 from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Var
 from xjax._src.lax import elementwise as ew
 from xjax._src.lax.base import asarray
 from xjax._src.lax.control_flow_common import (concrete_scalar, is_tracing, jit_disabled, mismatch_extra, operand,
-                                                run_as_jit, scalar_i32, trace_fun, tree_mismatch, typematch)
+                                               run_as_jit, scalar_i32, trace_fun, tree_mismatch, typematch)
+from xjax._src.lax.layout import broadcast
 
 _flatten = tree_util.tree_flatten
 
@@ -219,8 +219,6 @@ ad.defjvp_zero(empty2_p)
 
 
 def _empty_like(aval):
-    from xjax._src.lax.layout import broadcast
-
     return broadcast(empty2_p.bind(dtype=aval.dtype, memory_space=MemorySpace.Device), aval.shape)
 
 

@@ -1,6 +1,10 @@
 """dot_general: batched tensor contraction (matmul goes to BLAS in the core)."""
+import numpy as np
+
 from xjax._src import core, dtypes
 from xjax._src.lax.base import define_core_primitive, scalars_like
+from xjax._src.lax.elementwise import _convert
+from xjax._src.lax.layout import transpose
 
 
 def _dot_attrs(dimension_numbers, precision=None, preferred_element_type=None, out_sharding=None):
@@ -54,11 +58,6 @@ def _ranges_like(*xs):
 def _transpose_lhs(ct, x_aval, y, dimension_numbers, preferred_element_type=None, swap_ans=False):
     """The cotangent of lhs x in ct = dot_general(x, y) (JAX's rule): ct contracted with y over y's free
     dims, then transposed back to x's axis order (and converted to x's dtype)."""
-    import numpy as np
-
-    from xjax._src.lax.elementwise import _convert
-    from xjax._src.lax.layout import transpose
-
     (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
     y_ndim = core.get_aval(y).ndim
     x_kept = [d for d in range(x_aval.ndim) if d not in x_contract and d not in x_batch]

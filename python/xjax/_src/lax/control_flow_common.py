@@ -1,5 +1,6 @@
 """What the control-flow primitives share: tracing user functions to jaxprs with their consts as
 operands, forwarding and pruning, carry type checks worded as JAX's, and eager runs as jit."""
+import inspect
 import weakref
 
 import numpy as np
@@ -10,7 +11,7 @@ from xjax._src.config import config
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.graph_lowering import equation_call
 from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, live_equations
-from xjax._src.lax import elementwise as ew
+from xjax._src.lax import elementwise as ew, layout
 from xjax._src.lax.base import asarray
 
 _flatten = tree_util.tree_flatten
@@ -219,8 +220,6 @@ def mismatch_extra(a, b):
 
 
 def carry_name(fun):
-    import inspect
-
     try:
         params = list(inspect.signature(fun).parameters)
     except (TypeError, ValueError):
@@ -316,8 +315,6 @@ def shaped_repr(a):
 def per_example(pred, like):
     """A per-example value of a batch (shape (B,)) broadcast to `like`'s batched shape (B, ...): a
     batched predicate's select in the batching rules of cond and while."""
-    from xjax._src.lax import layout
-
     shape = core.get_aval(like).shape
     nd = core.get_aval(pred).ndim  # the leading dims: one batch axis, or a loop's nested ones
     return pred if len(shape) == nd else layout.broadcast_in_dim(pred, shape, tuple(range(nd)))

@@ -8,6 +8,8 @@ import numpy as np
 
 from xjax._src import core, dtypes
 from xjax._src.lax.base import define_core_primitive, scalars_like
+from xjax._src.lax.elementwise import convert_element_type
+from xjax._src.lax.layout import reshape, rev, transpose
 
 __all__ = ["ConvDimensionNumbers", "conv", "conv_dimension_numbers", "conv_general_dilated",
            "conv_general_dilated_p", "conv_general_permutations", "conv_general_shape_tuple", "conv_shape_tuple",
@@ -249,8 +251,6 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
     transposed convolution's own, or the forward one's with use_consistent_padding (as PyTorch).
     `transpose_kernel` flips the kernel spatially and swaps its in and out features (the gradient
     of a strided convolution). Default layouts are NHWC x HWIO (and their 1-d and 3-d analogues)."""
-    from xjax._src.lax.layout import rev, transpose
-
     x, w = scalars_like((lhs, rhs))
     xs, ws = core.get_aval(x).shape, core.get_aval(w).shape
     ndim = len(xs)
@@ -291,8 +291,6 @@ from xjax._src.interpreters import ad  # noqa: E402
 
 def _reshape_axis_into(src, dst, x):
     """x with axis src merged into axis dst (src major); dst counts axes after src is removed."""
-    from xjax._src.lax.layout import reshape
-
     shape = core.get_aval(x).shape
     perm = [i for i in range(len(shape)) if i != src]
     perm.insert(dst, src)
@@ -303,8 +301,6 @@ def _reshape_axis_into(src, dst, x):
 
 def _reshape_axis_out_of(src, size1, x):
     """x with axis src split into (size1, rest)."""
-    from xjax._src.lax.layout import reshape
-
     shape = list(core.get_aval(x).shape)
     shape[src:src + 1] = [size1, shape[src] // size1]
     return reshape(x, shape)
@@ -336,9 +332,6 @@ def _vjp_rhs_padding(in_shape, window, strides, out_shape, padding, lhs_dilation
 
 def _transpose_lhs(g, lhs_aval, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
                    feature_group_count, batch_group_count, preferred_element_type=None, **_):
-    from xjax._src.lax.elementwise import convert_element_type
-    from xjax._src.lax.layout import rev
-
     lhs_spec, rhs_spec, out_spec = dimension_numbers
     rs = core.get_aval(rhs).shape
     groups = feature_group_count
@@ -364,8 +357,6 @@ def _transpose_lhs(g, lhs_aval, rhs, *, window_strides, padding, lhs_dilation, r
 
 def _transpose_rhs(g, lhs, rhs_aval, *, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
                    feature_group_count, batch_group_count, preferred_element_type=None, **_):
-    from xjax._src.lax.elementwise import convert_element_type
-
     if np.prod(core.get_aval(g).shape) == 0:  # no degenerate convolution with an empty kernel
         return ad.zeros_like_aval(rhs_aval)
     lhs_spec, rhs_spec, out_spec = dimension_numbers

@@ -4,7 +4,8 @@ import numpy as np
 
 from xjax._src import core, dtypes
 from xjax._src.array import Array
-from xjax._src.lax.base import define_primitive, scalars_like, asarray
+from xjax._src.backends import cpu
+from xjax._src.lax.base import asarray, define_primitive, scalars_like
 
 # Which dtypes each op accepts (JAX's error says "Accepted dtypes are subtypes of ...").
 _FLOAT, _INT, _NUM, _INT_BOOL, _ANY = "floating", "integer", "number", "integer or bool", "any"
@@ -337,8 +338,6 @@ def _convert(operand, new_dtype, weak_type=False):
         if aval.weak_type and not aval.shape and not weak_type:
             v = x._numpy()
             if dtypes.is_float(new_dtype) or not dtypes.is_float(aval.dtype) or np.isfinite(v):
-                from xjax._src.backends import cpu
-
                 return cpu.scalar(v.astype(new_dtype).item(), new_dtype, False)
     return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type, sharding=None)
 
@@ -424,8 +423,6 @@ def _convert_const_fold(x, *, new_dtype, weak_type=False, sharding=None):
         x = asarray(x)
     if type(x) is not Array or x.aval.shape or dtypes.is_float(x.aval.dtype) > dtypes.is_float(new_dtype):
         return None
-    from xjax._src.backends import cpu
-
     return cpu.scalar(x._numpy().astype(new_dtype).item(), new_dtype, bool(weak_type))
 
 

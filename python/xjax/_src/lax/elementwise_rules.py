@@ -10,12 +10,14 @@ import numpy as np
 
 from xjax._src import core, dtypes
 from xjax._src.interpreters import ad, batching
-from xjax._src.lax.elementwise import abs, pow  # noqa: A004 - lax's abs and pow
-from xjax._src.lax.elementwise import (PRIMITIVES, BINARY, COMPARE, UNARY, add, add_any_p, bitcast_convert_type_p,
-                                       bitwise_and, broadcast_shapes, clamp_p, _const, _convert, convert_element_type,
-                                       convert_element_type_p, cos, cosh, digamma, div, eq, _eq_meet, exp, floor,
-                                       fma_p, full_like, ge, gt, integer_pow, iota_p, log, lt, mul, neg, reciprocal,
-                                       rsqrt, select, select_n, select_n_p, sign, sin, sinh, square, sub)
+from xjax._src.lax import layout
+from xjax._src.lax.elementwise import (BINARY, COMPARE, PRIMITIVES, UNARY, _const,  # noqa: A004 - lax's abs and pow
+                                       _convert, _eq_meet, abs, add, add_any_p, bitcast_convert_type_p, bitwise_and,
+                                       broadcast_shapes, clamp_p, convert_element_type, convert_element_type_p, cos,
+                                       cosh, digamma, div, eq, exp, floor, fma_p, full_like, ge, gt, integer_pow,
+                                       iota_p, log, lt, mul, neg, pow, reciprocal, rsqrt, select, select_n, select_n_p,
+                                       sign, sin, sinh, square, sub)
+from xjax._src.lax.special import polygamma
 
 P = PRIMITIVES
 
@@ -56,8 +58,6 @@ def _maybe_broadcast(shape, x):
     x_shape = core.get_aval(x).shape
     if x_shape == tuple(shape):
         return x
-    from xjax._src.lax import layout
-
     if not x_shape:
         return layout.broadcast_in_dim(x, tuple(shape), ())
     dims = [i for i, (a, b) in enumerate(zip(x_shape, shape)) if a == b]
@@ -101,8 +101,6 @@ ad.defjvp2(P["square"], lambda g, ans, x: mul(g, mul(_const(x, 2), x)))
 
 
 def _digamma_jvp(g, x):
-    from xjax._src.lax.special import polygamma  # the special functions build on this module
-
     return mul(g, polygamma(_const(x, 1), x))
 
 
@@ -293,8 +291,6 @@ def _bitcast_batch(axis, vals, dims, *, new_dtype):
 
 def _full_batched(v, d, size, shape):
     """v batched at axis 0 with per-example shape `shape` (rank-0 operands are broadcast to it)."""
-    from xjax._src.lax import layout
-
     v = batching.bdim_at_front(v, d, size)
     if core.get_aval(v).ndim == 1 and shape:
         v = layout.broadcast_in_dim(v, (size,) + shape, (0,))

@@ -6,6 +6,7 @@ import numpy as np
 
 from xjax._src import core, dtypes
 from xjax._src.lax.base import asarray, define_core_primitive, scalars_like
+from xjax._src.lax.elementwise import PRIMITIVES
 
 
 class GatherDimensionNumbers(NamedTuple):
@@ -133,15 +134,14 @@ scatter_max = _scatter_fn(scatter_max_p)
 
 
 # ---- jaxpr printing: JAX's names and params -------------------------------------------------
-from xjax._src.jaxpr import Jaxpr as _Jaxpr, JaxprEqn as _JaxprEqn, Var as _Var, params_printer as _params_printer  # noqa: E402,E501
+from xjax._src.jaxpr import (Jaxpr as _Jaxpr, JaxprEqn as _JaxprEqn, Var as _Var,  # noqa: E402,E501
+                             params_printer as _params_printer)
 
 
 def _update_jaxpr(combine):
     """The scalar combiner jaxpr JAX shows as a scatter's update_jaxpr."""
 
     def extra(eqn):
-        from xjax._src.lax.elementwise import PRIMITIVES
-
         aval = eqn.invars[0].aval.update(shape=(), weak_type=False)
         a, b, c = _Var(aval), _Var(aval), _Var(aval)
         return {"update_jaxpr": _Jaxpr([], [a, b], [c], [_JaxprEqn([a, b], [c], PRIMITIVES[combine], {})])}

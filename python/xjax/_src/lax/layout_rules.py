@@ -3,12 +3,14 @@ import numpy as np
 
 from xjax._src import core
 from xjax._src.interpreters import ad, batching
+from xjax._src.lax import indexing
+from xjax._src.lax.elementwise import _const, select, sub
 from xjax._src.lax.layout import slice  # noqa: A004 - lax's slice
 from xjax._src.lax.layout import (asarray, broadcast, broadcast_in_dim, broadcast_in_dim_p, concatenate, concatenate_p,
                                   convert_int32, dynamic_slice_p, dynamic_update_slice_p, expand_dims, pad, pad_p,
                                   reshape, reshape_p, rev, rev_p, slice_p, split, split_p, squeeze, squeeze_p, stack_p,
                                   transpose, transpose_p, unstack_p)
-
+from xjax._src.lax.reduction import reduce_sum
 
 # ---- differentiation rules: every layout op is linear in its array operands ------------------
 
@@ -20,8 +22,6 @@ def _reshape_transpose(ct, x, *, new_sizes, dimensions, sharding=None):
 
 def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions, sharding=None):
     """JAX's rule: sum over the new dims and the operand's size-1 dims, then put the size-1 dims back."""
-    from xjax._src.lax.reduction import reduce_sum
-
     if not ad.is_undefined(x):
         return [None]
     unit_dims = [i for i, d in enumerate(x.aval.shape) if d == 1]
@@ -37,8 +37,6 @@ def _transpose_transpose(ct, x, *, permutation):
 def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):
     """JAX's rule: the cotangent padded back into place (pads computed with NumPy, as JAX's, so they
     print as NumPy integers)."""
-    from xjax._src.lax.elementwise import _const
-
     shape = x.aval.shape
     out_shape = core.get_aval(ct).shape
     if not all(out_shape):
@@ -89,9 +87,6 @@ def _concatenate_transpose(ct, *xs, dimension):
 
 
 def _pad_transpose(ct, x, v, *, padding_config):
-    from xjax._src.lax.elementwise import sub
-    from xjax._src.lax.reduction import reduce_sum
-
     ct_x = ct_v = None
     lo, hi, interior = zip(*padding_config) if padding_config else ((), (), ())
     if ad.is_undefined(x):  # with JAX's NumPy arithmetic on the config (its jaxprs print np.int64s)
@@ -120,8 +115,6 @@ def _stack_transpose(ct, *xs, axis):
 
 
 def _stack_batch(axis_data, vals, dims, *, axis):
-    from xjax._src.interpreters import batching
-
     d = dims[0]
     if d is not batching.not_mapped and all(e == d for e in dims):
         return (stack_p.bind(*vals, axis=axis), d + 1) if axis <= d else (stack_p.bind(*vals, axis=axis + 1), d)
@@ -224,8 +217,6 @@ def _concatenate_batch(axis, vals, dims, *, dimension):
 
 
 def _pad_batch(axis, vals, dims, *, padding_config):
-    from xjax._src.lax.elementwise import select
-
     (x, v), (xd, vd) = vals, dims
     if xd is batching.not_mapped:
         x, xd = batching.broadcast_batched(x, axis.size, 0), 0
@@ -270,8 +261,6 @@ def _batch_index_vector(idx, dims, size):
 
 
 def _dynamic_slice_batch(axis, vals, dims, *, slice_sizes):
-    from xjax._src.lax import indexing
-
     (x, *idx), (xd, *idims) = vals, dims
     n = tuple(range(len(slice_sizes)))
     dn = indexing.GatherDimensionNumbers(offset_dims=n, collapsed_slice_dims=(), start_index_map=n)
@@ -282,8 +271,6 @@ def _dynamic_slice_batch(axis, vals, dims, *, slice_sizes):
 
 
 def _dynamic_update_slice_batch(axis, vals, dims):
-    from xjax._src.lax import indexing
-
     (x, u, *idx), (xd, ud, *idims) = vals, dims
     n = tuple(range(len(idx)))
     dn = indexing.ScatterDimensionNumbers(update_window_dims=n, inserted_window_dims=(), scatter_dims_to_operand_dims=n)

@@ -9,7 +9,9 @@ from xjax._src import core, dtypes
 from xjax._src.lax.base import asarray, define_core_primitive
 from xjax._src.lax.contraction import dot_general
 from xjax._src.lax.elementwise import add, broadcasted_iota, convert_element_type, div, ge, select
-from xjax._src.lax.layout import broadcast_in_dim, expand_dims, transpose
+from xjax._src.lax.layout import broadcast_in_dim, expand_dims, reshape, squeeze, transpose
+from xjax._src.lax.reduction import reduce_sum
+from xjax._src.lax.sorting import _take_along, sort
 
 __all__ = ["EighImplementation", "SvdAlgorithm", "cholesky", "cholesky_p", "eigh", "eigh_p", "lu", "lu_p",
            "lu_pivots_to_permutation", "lu_pivots_to_permutation_p", "qr", "qr_p", "svd", "svd_p",
@@ -235,7 +237,6 @@ def triangular_solve(a, b, *, left_side=False, lower=False, transpose_a=False, c
                                   transpose_a=bool(transpose_a), conjugate_a=False,
                                   unit_diagonal=bool(unit_diagonal))
     if singleton:
-        from xjax._src.lax.layout import squeeze
         out = squeeze(out, (_ndim(out) - 1 if left_side else _ndim(out) - 2,))
     return out
 
@@ -263,7 +264,6 @@ def _triangular_solve_batch(axis, vals, dims, **params):
     if da is batching.not_mapped:
         # One A for every example: the examples become more right-hand sides of one solve.
         nd = _ndim(b)
-        from xjax._src.lax.layout import reshape
         if params["left_side"]:  # columns of B
             bm = batching.moveaxis(b, db, nd - 1)
             shape = core.get_aval(bm).shape
@@ -284,8 +284,7 @@ triangular_solve_p.def_rules(batch=_triangular_solve_batch)
 # ---- differentiation rules (JAX's) ----------------------------------------------------------------
 from xjax._src.interpreters import ad  # noqa: E402
 from xjax._src.lax.elementwise import eq, integer_pow, mul, neg, sub  # noqa: E402
-from xjax._src.lax.layout import concatenate, pad, reshape  # noqa: E402
-from xjax._src.lax.layout import slice as _slice  # noqa: E402
+from xjax._src.lax.layout import concatenate, pad, slice as _slice  # noqa: E402
 
 
 def _shape(x):
@@ -334,7 +333,6 @@ def _diag(x):
     shape = _shape(x)
     k = min(shape[-2:])
     sq = _sub(x, (0, k), (0, k))
-    from xjax._src.lax.reduction import reduce_sum
     return reduce_sum(select(_eye(np.bool_, _shape(sq)), sq, _scalar(sq, 0)), (len(shape) - 1,))
 
 
@@ -346,7 +344,6 @@ def _diag_matrix(s):
 
 def _permute_rows(x, perm):
     """x[..., perm, :] (perm int32 [..., m] with x's batch dims): a gather that transposes to a scatter-add."""
-    from xjax._src.lax.sorting import _take_along
     shape = _shape(x)
     nb = len(shape) - 2
     idx = broadcast_in_dim(perm, shape, tuple(range(nb + 1)))
@@ -359,7 +356,6 @@ def _permute_cols(x, perm):
 
 
 def _inverse_permutation(perm):
-    from xjax._src.lax.sorting import sort
     shape = _shape(perm)
     iota = broadcasted_iota(np.int32, shape, len(shape) - 1)
     return sort((perm, iota), dimension=len(shape) - 1, num_keys=1)[1]

@@ -7,14 +7,14 @@ import numpy as np
 
 from xjax._src import core, dtypes, errors, tree_util
 from xjax._src.backends import cpu
-from xjax._src.interpreters import partial_eval as pe
-from xjax._src.interpreters import graph_lowering as gl
+from xjax._src.interpreters import graph_lowering as gl, partial_eval as pe
 from xjax._src.interpreters.graph_lowering import compile_closed_jaxpr, jaxpr_is_lowerable
-from xjax._src.lax import elementwise as ew
-from xjax._src.lax import layout
+from xjax._src.lax import elementwise as ew, layout
 from xjax._src.lax.control_flow_common import (aval_str, check_carry, concrete_scalar, dce_inputs, forwarding,
-                                                is_tracing, jit_disabled, move_inputs_to_front, operand, promote_weak,
-                                                prune_outputs, run_as_jit, shaped_repr, trace_fun)
+                                               is_tracing, jit_disabled, move_inputs_to_front, operand, promote_weak,
+                                               prune_outputs, run_as_jit, shaped_repr, trace_fun)
+from xjax._src.tree_util import tree_map
+from xjax._src.vmap import vmap
 
 _flatten = tree_util.tree_flatten
 
@@ -347,8 +347,6 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
             ys.append(y)
         if reverse:
             ys.reverse()
-        from xjax._src.tree_util import tree_map
-
         return carry, tree_map(lambda *v: layout.concatenate([layout.expand_dims(e, (0,)) for e in v], 0), *ys)
 
     def split_out(out):
@@ -442,8 +440,6 @@ def map(f, xs, *, batch_size=None):  # noqa: A001 - lax's name
     if batch_size is None or not leaves or core.get_aval(leaves[0]).shape[0] == 0:
         _, ys = scan(lambda _, x: ((), f(x)), (), xs, _cache_on=(f, "map"))
         return ys
-    from xjax._src.vmap import vmap
-
     n = core.get_aval(leaves[0]).shape[0]
     nb, rem = divmod(n, batch_size) if batch_size else (0, n)
     vf = vmap(f)

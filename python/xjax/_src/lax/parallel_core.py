@@ -21,6 +21,7 @@ import numpy as np
 from xjax import _core
 from xjax._src import core, distributed, mpi_shim
 from xjax._src.distributed import ANSWER_TAG, NOTICE_TAG, ROLL_TAG, DistributedError, state
+from xjax._src.interpreters.graph_lowering import GraphProgram, is_lowerable
 from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, jaxprs_in_params
 from xjax._src.lax import parallel as P
 from xjax._src.mpi_channel import _check_notices, _fail, signature
@@ -122,8 +123,6 @@ def applies(jaxpr, axis_name):
 def compile_whole(closed, axis_name):
     """The GraphCall of the whole per-shard program, its all-reduces grouped and lowered to the
     core's all_reduce op; None when some equation cannot be compiled, or no output would run it."""
-    from xjax._src.interpreters.graph_lowering import GraphProgram, is_lowerable
-
     if not ensure_installed():
         return None
     with lowering_across(axis_name):

@@ -1,6 +1,10 @@
 """Reduction and cumulative primitives."""
+import numpy as np
+
 from xjax._src import core, dtypes
+from xjax._src.lax import elementwise as ew
 from xjax._src.lax.base import asarray, define_core_primitive
+from xjax._src.lax.layout import broadcast_in_dim, concatenate, pad, reshape, rev, slice_in_dim, squeeze
 
 _axes_attrs = lambda axes, out_sharding=None: {"axes": axes}  # noqa: E731
 reduce_sum_p = define_core_primitive("reduce_sum", attrs=_axes_attrs)
@@ -98,17 +102,11 @@ def _keep_dims_shape(shape, axes):
 
 def _broadcast_back(y, shape, axes):
     """A reduction's result broadcast back over the reduced axes of an operand of `shape`."""
-    from xjax._src.lax.layout import broadcast_in_dim
-
     kept = tuple(i for i in range(len(shape)) if i not in axes)
     return broadcast_in_dim(y, shape, kept)
 
 
 def _reduce_sum_transpose(ct, x, *, axes, out_sharding=None):
-    import numpy as np
-
-    from xjax._src.lax.layout import broadcast_in_dim
-
     shape = x.aval.shape
     return [broadcast_in_dim(ct, shape, tuple(np.delete(np.arange(len(shape)), axes)))]
 
@@ -117,10 +115,6 @@ def _reduce_chooser_jvp(prim):
     """max/min: the tangent at the chosen location; ties share it equally (as JAX)."""
 
     def jvp(primals, tangents, *, axes, out_sharding=None):
-        from xjax._src.lax import elementwise as ew
-
-        from xjax._src.lax.layout import reshape
-
         (x,), (g,) = primals, tangents
         ans = prim.bind(x, axes=axes, out_sharding=out_sharding)
         shape = core.get_aval(x).shape
@@ -145,8 +139,6 @@ ad.deflinear(cumsum_p, lambda ct, x, *, axis, reverse: [cumsum_p.bind(ct, axis=a
 # (the same combination order as JAX's associative_scan, so ties in cummax/cummin split tangents
 # as JAX's do). Each step only uses primitives with their own rules, so higher orders work and
 # zeros in a product need no division.
-from xjax._src.lax import elementwise as ew  # noqa: E402
-from xjax._src.lax.layout import concatenate, pad, rev, reshape, slice_in_dim, squeeze, transpose  # noqa: E402
 
 
 def _mul_pairs(a, b):

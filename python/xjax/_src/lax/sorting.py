@@ -1,6 +1,11 @@
 """Sorting primitives: multi-operand sort and top_k."""
-from xjax._src import core
+import numpy as np
+
+from xjax._src import core, dtypes
 from xjax._src.lax.base import asarray, define_core_primitive
+from xjax._src.lax.elementwise import broadcasted_iota
+from xjax._src.lax.indexing import GatherDimensionNumbers, GatherScatterMode, gather_p
+from xjax._src.lax.layout import expand_dims
 
 sort_p = define_core_primitive("sort", multiple_results=True,
                                weak=lambda avals: avals[0].weak_type)
@@ -58,9 +63,6 @@ from xjax._src.interpreters import ad  # noqa: E402
 def _take_along(t, idx, axis):
     """t[..., idx, ...] along `axis`, idx having t's shape except (maybe) along axis: a gather whose
     other dims are batch dims, so it transposes to a scatter-add (for reverse mode)."""
-    from xjax._src.lax.indexing import GatherDimensionNumbers, GatherScatterMode, gather_p
-    from xjax._src.lax.layout import expand_dims
-
     nd = core.get_aval(t).ndim
     batch = tuple(d for d in range(nd) if d != axis)
     dn = GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(axis,), start_index_map=(axis,),
@@ -73,13 +75,6 @@ def _take_along(t, idx, axis):
 def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
     """JAX's rule: the operands sorted with an unsigned iota, whose permutation gathers the tangents
     (the other dims batch dims, numbered with NumPy integers as JAX's)."""
-    import numpy as np
-
-    from xjax._src import dtypes
-    from xjax._src.lax.elementwise import broadcasted_iota
-    from xjax._src.lax.indexing import GatherDimensionNumbers, GatherScatterMode, gather_p
-    from xjax._src.lax.layout import expand_dims
-
     shape = core.get_aval(primals[0]).shape
     index_dtype = dtypes.uint32 if all(d < 2 ** 32 for d in shape) else dtypes.uint64
     *outs, perm = sort_p.bind(*primals, broadcasted_iota(index_dtype, shape, dimension), dimension=dimension,

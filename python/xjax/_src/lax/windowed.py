@@ -4,10 +4,11 @@ JVP of reduce_window_max/min) and select_and_scatter_add (its transpose), with t
 import itertools
 import operator
 
-
 from xjax._src import core, tree_util
 from xjax._src.lax import elementwise as ew
 from xjax._src.lax.base import asarray, define_core_primitive
+from xjax._src.lax.convolution import _dilate_shape, _vjp_lhs_padding, padtype_to_pads
+from xjax._src.lax.layout import broadcast_in_dim, pad, slice as slice_
 from xjax._src.lax.monoids import identity, starts_from_identity
 
 __all__ = ["reduce_window", "reduce_window_max_p", "reduce_window_min_p", "reduce_window_sum_p",
@@ -57,8 +58,6 @@ def _shapelike(name, values, n):
 
 def _window_params(shape, window_dimensions, window_strides, padding, base_dilation, window_dilation):
     """Checked params (JAX's messages) with string padding made explicit."""
-    from xjax._src.lax.convolution import _dilate_shape, padtype_to_pads
-
     n = len(shape)
     try:
         wd = tuple(operator.index(v) for v in window_dimensions)
@@ -118,8 +117,6 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     computation is folded over the window's taps (strided slices of the padded operand), so it
     must be associative and commutative, as XLA assumes.
     """
-    from xjax._src.lax.layout import broadcast_in_dim, pad, slice as slice_
-
     xs, tree = tree_util.tree_flatten(operand)
     inits, init_tree = tree_util.tree_flatten(init_value)
     if init_tree != tree:
@@ -169,9 +166,6 @@ from xjax._src.interpreters import ad  # noqa: E402
 def _sum_transpose(ct, x, *, window_dimensions, window_strides, padding, base_dilation, window_dilation):
     """Each input element receives the cotangents of the windows over it: the cotangent, dilated by
     the strides and padded, summed over windows whose strides are the base dilation."""
-    from xjax._src.lax.convolution import _vjp_lhs_padding
-    from xjax._src.lax.layout import pad
-
     shape = x.aval.shape
     pads = _vjp_lhs_padding(shape, window_dimensions, window_strides, core.get_aval(ct).shape, padding, base_dilation,
                             window_dilation)
@@ -210,8 +204,6 @@ def _gather_jvp(primals, tangents, **params):
 
 def _gather_transpose(ct, t, x, *, select_prim, window_dimensions, window_strides, padding, base_dilation,
                       window_dilation):
-    from xjax._src.lax.layout import pad, slice as slice_
-
     assert ad.is_undefined(t) and not ad.is_undefined(x)
     if any(d != 1 for d in window_dilation):
         raise NotImplementedError(f"VJP not implemented for select_and_gather (MaxPool) with window dilation, got "

@@ -12,7 +12,7 @@ def array_namespace(api_version=None):
     if api_version is not None and api_version != __array_api_version__:
         raise ValueError(f"api_version={api_version!r} is not available; available versions are: "
                          f"{[__array_api_version__]}")
-    import xjax.numpy
+    import xjax.numpy  # lazy: the public namespace, which imports this module
 
     return xjax.numpy
 

@@ -11,6 +11,7 @@ from xjax._src import lax
 from xjax._src.jit import jit
 from xjax._src.lax import linalg as lax_linalg
 from xjax._src.numpy import manipulation, util
+from xjax._src.numpy.take import take_along_axis
 
 
 class EighResult(NamedTuple):
@@ -83,7 +84,6 @@ def _svd_hermitian(a, compute_uv, subset_by_index):
     idx = lax.broadcasted_iota(np.int32, s.aval.shape, last)
     s, idx, sign = lax.sort((s, idx, lax.sign(w)), dimension=last, num_keys=1)
     s, idx, sign = (lax.rev(t, (last,)) for t in (s, idx, sign))
-    from xjax._src.numpy.take import take_along_axis
     u = take_along_axis(v, idx[..., None, :], axis=-1)
     return SVDResult(u, s, manipulation.matrix_transpose(u * sign[..., None, :]))
 

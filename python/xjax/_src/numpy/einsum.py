@@ -3,6 +3,7 @@ import string
 
 from xjax._src import dtypes, lax
 from xjax._src.numpy import util
+from xjax._src.numpy.creation import diagonal
 
 _SPARE = string.ascii_uppercase + string.ascii_lowercase
 
@@ -61,8 +62,6 @@ def _parse(subscripts, shapes):
 
 def _take_diagonals(x, labels):
     """Collapses repeated labels of one operand by taking diagonals (the label moves last)."""
-    from xjax._src.numpy.creation import diagonal
-
     while True:
         dup = next((c for c in labels if labels.count(c) > 1), None)
         if dup is None:

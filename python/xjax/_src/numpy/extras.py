@@ -7,8 +7,9 @@ import operator
 import numpy as np
 
 from xjax._src import dtypes, lax
-from xjax._src.array import check_device
 from xjax._src.numpy import creation, manipulation, mathfuncs, products, rearrange, reductions, ufuncs, util
+from xjax._src.numpy.selection import histogram
+from xjax._src.transfer import from_dlpack as impl
 
 s_ = np.s_
 index_exp = np.index_exp
@@ -418,8 +419,6 @@ def unpackbits(a, axis=None, count=None, bitorder="big"):
 
 def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002 - NumPy's name
     """The bin edges histogram would use."""
-    from xjax._src.numpy.selection import histogram
-
     return histogram(a, bins, range, weights)[1]
 
 
@@ -435,8 +434,6 @@ def fromiter(iterable, dtype, count=-1):
 
 def from_dlpack(x, /, *, device=None, copy=None):
     """An array from an object supporting the DLPack protocol (see xjax.dlpack.from_dlpack)."""
-    from xjax._src.transfer import from_dlpack as impl
-
     return impl(x, device=device, copy=copy)
 
 

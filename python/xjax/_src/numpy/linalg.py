@@ -12,6 +12,8 @@ import numpy as np
 from xjax._src import lax
 from xjax._src.jit import jit
 from xjax._src.numpy import creation, manipulation, products, reductions, ufuncs, util
+from xjax._src.numpy.decompositions import svd, svdvals
+from xjax._src.numpy.linalg_solve import inv
 
 
 def _abs(x):
@@ -43,7 +45,6 @@ def _matrix_norm(x, ord, axes, keepdims):
     if ord in (None, "fro", "f"):
         return lax.sqrt(reductions.sum(lax.mul(x, x), axes, keepdims=keepdims))
     if ord in ("nuc", 2, -2):
-        from xjax._src.numpy.decompositions import svd
         s = svd(manipulation.moveaxis(x, axes, (-2, -1)), compute_uv=False)
         if ord == 2:
             out = reductions.max(s, -1, initial=0.0 if s.aval.size == 0 else None)
@@ -133,7 +134,6 @@ def matrix_power(a, n):
     if n == 0:
         return util.broadcast_to_shape(creation.eye(x.aval.shape[-1], dtype=x.aval.dtype), x.aval.shape)
     if n < 0:
-        from xjax._src.numpy.linalg_solve import inv
         x, n = inv(x), -n
     if n == 3:  # JAX's order of the products
         return products.matmul(products.matmul(x, x), x)
@@ -151,8 +151,6 @@ def matrix_power(a, n):
 def cond(x, p=None):
     """The condition number of x in the p-norm: from the singular values for p None, 2 or -2, else
     norm(x) * norm(inv(x)) (square x). A singular x gives inf."""
-    from xjax._src.numpy.decompositions import svdvals
-    from xjax._src.numpy.linalg_solve import inv
     util.check_arraylike("cond", x)
     x = util.asarray(x)
     shape = x.aval.shape

@@ -9,8 +9,9 @@ from xjax._src import dtypes, lax
 from xjax._src.custom_derivatives import custom_jvp
 from xjax._src.jit import jit
 from xjax._src.numpy import util
-from xjax._src.numpy.ufuncs import (_FLOATING, _c, _const, absolute, equal, log2, promote_args,
-                                    promote_args_inexact, rad2deg, trunc)
+from xjax._src.numpy.reductions import all as _all, any as _any
+from xjax._src.numpy.ufuncs import (_FLOATING, _c, _const, absolute, equal, log2, promote_args, promote_args_inexact,
+                                    rad2deg, trunc)
 
 
 def hypot(x1, x2, /):
@@ -24,10 +25,6 @@ def hypot(x1, x2, /):
     out = lax.mul(hi, lax.sqrt(lax.add(_c(r, 1), lax.mul(r, r))))
     inf = _const(hi, float("inf"))
     return lax.select(lax.bitwise_or(lax.eq(a, inf), lax.eq(b, inf)), inf, out)
-
-
-def _isnan(x):
-    return lax.ne(x, x)
 
 
 def _logaddexp_formula(x1, x2):
@@ -209,15 +206,11 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """True if isclose holds everywhere."""
-    from xjax._src.numpy.reductions import all as _all
-
     return _all(isclose(a, b, rtol, atol, equal_nan))
 
 
 def array_equal(a1, a2, equal_nan=False):
     """True if a1 and a2 have the same shape and elements."""
-    from xjax._src.numpy.reductions import all as _all
-
     util.check_arraylike("array_equal", a1, a2)
     x, y = util.asarray(a1), util.asarray(a2)
     if x.aval.shape != y.aval.shape:
@@ -231,8 +224,6 @@ def array_equal(a1, a2, equal_nan=False):
 
 def array_equiv(a1, a2):
     """True if a1 and a2 broadcast together and are equal elementwise."""
-    from xjax._src.numpy.reductions import all as _all
-
     util.check_arraylike("array_equiv", a1, a2)
     try:
         return _all(equal(a1, a2))
@@ -244,8 +235,6 @@ def _gcd_loop(a, b):
     """Euclid's algorithm on |a|, |b| (a fixed number of steps under tracing)."""
     zero = _const(a, 0)
     if util.is_concrete(a) and util.is_concrete(b):
-        from xjax._src.numpy.reductions import any as _any
-
         while bool(_any(lax.ne(b, zero))):
             nz = lax.ne(b, zero)
             safe_b = lax.select(nz, b, _const(b, 1))

@@ -4,6 +4,9 @@ import numpy as np
 
 from xjax._src import dtypes, lax
 from xjax._src.numpy import manipulation, rearrange, reductions, sorting, ufuncs, util
+from xjax._src.numpy.creation import diagonal
+from xjax._src.numpy.products import dot
+from xjax._src.numpy.take import take
 
 
 def isscalar(element):
@@ -45,8 +48,6 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         raise ValueError("xp and fp must be one-dimensional arrays of equal size")
     i = sorting.searchsorted(xpv, xv, side="right")
     i = lax.clamp(util.scalar(1, dtypes.int32, False), i, util.scalar(max(n - 1, 1), dtypes.int32, False))
-    from xjax._src.numpy.take import take
-
     lo = lax.sub(i, util.full(i.aval.shape, 1, dtypes.int32))
     x0, x1 = take(xpv, lo, mode="clip"), take(xpv, i, mode="clip")
     y0, y1 = take(fpv, lo, mode="clip"), take(fpv, i, mode="clip")
@@ -125,8 +126,6 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         ddof = 0 if bias else 1
     mu = reductions.mean(x, axis=1, keepdims=True)
     xc = ufuncs.subtract(x, mu)
-    from xjax._src.numpy.products import dot
-
     c = dot(xc, lax.transpose(xc, (1, 0)))
     out = ufuncs.true_divide(c, max(n - ddof, 0))
     return manipulation.squeeze(out) if out.aval.shape == (1, 1) else out
@@ -137,8 +136,6 @@ def corrcoef(x, y=None, rowvar=True):
     c = cov(x, y, rowvar)
     if c.aval.ndim == 0:
         return ufuncs.true_divide(c, c)
-    from xjax._src.numpy.creation import diagonal
-
     d = diagonal(c)
     s = ufuncs.sqrt(d)
     c = ufuncs.true_divide(c, lax.broadcast_in_dim(s, c.aval.shape, (0,)))

@@ -6,6 +6,10 @@ import numpy as np
 
 from xjax._src import dtypes, lax
 from xjax._src.numpy import util
+from xjax._src.numpy.creation import diagonal
+from xjax._src.numpy.manipulation import expand_dims, moveaxis
+from xjax._src.numpy.reductions import sum as _sum
+from xjax._src.numpy.ufuncs import multiply
 
 
 def _pet(preferred_element_type):
@@ -122,8 +126,6 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     x, y = util.broadcast_operands("vecdot", [x, y])
     nd = x.aval.ndim
     ax = util.canonicalize_axis(axis, nd)
-    from xjax._src.numpy.manipulation import moveaxis
-
     x, y = moveaxis(x, ax, -1), moveaxis(y, ax, -1)
     bd = tuple(range(nd - 1))
     return _dot_general(x, y, ((nd - 1,), (nd - 1,)), (bd, bd), _pet(preferred_element_type))
@@ -131,16 +133,12 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
 
 def matvec(x1, x2, /):
     """Matrix-vector products over the last axes, broadcasting the leading ones."""
-    from xjax._src.numpy.manipulation import expand_dims
-
     out = matmul(x1, expand_dims(util.asarray(x2), -1))
     return lax.reshape(out, out.aval.shape[:-1])
 
 
 def vecmat(x1, x2, /):
     """Vector-matrix products over the last axes, broadcasting the leading ones."""
-    from xjax._src.numpy.manipulation import expand_dims
-
     out = matmul(expand_dims(util.asarray(x1), -2), x2)
     return lax.reshape(out, out.aval.shape[:-2] + out.aval.shape[-1:])
 
@@ -150,8 +148,6 @@ def inner(a, b, *, precision=None, preferred_element_type=None):
     util.check_arraylike("inner", a, b)
     x, y = util.promote_dtypes(a, b)
     if x.aval.ndim == 0 or y.aval.ndim == 0:
-        from xjax._src.numpy.ufuncs import multiply
-
         return multiply(x, y)
     return _dot_general(x, y, ((x.aval.ndim - 1,), (y.aval.ndim - 1,)), ((), ()), _pet(preferred_element_type))
 
@@ -209,16 +205,11 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     """Sum of the offset-th diagonal of the (axis1, axis2) planes."""
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.trace is not supported.")
-    from xjax._src.numpy.creation import diagonal
-    from xjax._src.numpy.reductions import sum as _sum
-
     return _sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
 
 
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     """The cross product of 3-vectors (or 2-vectors) along the given axes."""
-    from xjax._src.numpy.manipulation import moveaxis
-
     util.check_arraylike("cross", a, b)
     x, y = util.promote_dtypes(a, b)
     if axis is not None:

@@ -6,9 +6,10 @@ import numpy as np
 
 from xjax._src import dtypes, lax
 from xjax._src.jit import jit
-from xjax._src.numpy import util
+from xjax._src.numpy import reductions, take as take_mod, util
 from xjax._src.numpy.manipulation import concatenate, moveaxis, ravel, reshape
-
+from xjax._src.numpy.reductions import sum as _sum
+from xjax._src.numpy.ufuncs import round as _round
 
 # ---- repetition -----------------------------------------------------------------------------
 
@@ -53,14 +54,10 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
         raise ValueError(f"repeats shape {reps.aval.shape} does not match the axis length {n}")
     reps = util.convert(reps, dtypes.int32)
     if total_repeat_length is None:
-        from xjax._src.numpy.reductions import sum as _sum
-
         total = int(util.concrete_value(_sum(reps),
                                         "jnp.repeat needs concrete repeats or total_repeat_length"))
     else:
         total = operator.index(total_repeat_length)
-    from xjax._src.numpy import take as take_mod
-
     ends = lax.cumsum(reps, 0)
     starts = lax.sub(ends, reps)
     # out position p takes the element j with starts[j] <= p < ends[j]; count ends <= p.
@@ -267,15 +264,11 @@ def _pad_axis_reflect(x, ax, lo, hi, symmetric):
 
 
 def _pad_axis_stat(x, ax, lo, hi, stat):
-    from xjax._src.numpy import reductions
-
     if not lo and not hi:
         return x
     fn = {"maximum": reductions.max, "minimum": reductions.min, "mean": reductions.mean}[stat]
     v = fn(x, ax, keepdims=True)
     if stat == "mean" and v.aval.dtype != x.aval.dtype:
-        from xjax._src.numpy.ufuncs import round as _round
-
         v = lax.convert_element_type(_round(v), x.aval.dtype)
     s = list(x.aval.shape)
     parts = []
@@ -367,8 +360,6 @@ def delete(arr, obj, axis=None, *, assume_unique_indices=False):
     keep = np.ones(n, bool)
     keep[idx % n if n else idx] = False
     kept = np.nonzero(keep)[0].astype(np.int32)
-    from xjax._src.numpy import take as take_mod
-
     return take_mod.take(x, util.asarray(kept), axis=ax, mode="clip") if kept.size else \
         lax.slice_in_dim(x, 0, 0, 1, ax)
 
@@ -419,8 +410,6 @@ def insert(arr, obj, values, axis=None):
     src = np.empty(total, np.int64)
     src[~is_new] = np.arange(n)
     src[new_pos] = n + order
-    from xjax._src.numpy import take as take_mod
-
     both = lax.concatenate([x, vals], ax)
     return take_mod.take(both, util.asarray(src.astype(np.int32)), axis=ax, mode="clip")
 

@@ -5,7 +5,10 @@ import math
 import numpy as np
 
 from xjax._src import dtypes, lax
+from xjax._src.jit import jit
 from xjax._src.numpy import util
+from xjax._src.numpy.manipulation import broadcast_to
+from xjax._src.numpy.ufuncs import where as _where
 from xjax._src.numpy.util import dtype_arg
 
 _FLOATING = frozenset(dtypes.FLOATING)
@@ -73,8 +76,6 @@ def _reduce(kind, name, a, axis, dtype, keepdims, initial, where, promote_intege
         if initial is None and not has_identity:
             raise ValueError(f"reduction operation {name} does not have an identity, so to use a where mask one "
                              "has to specify 'initial'")
-        from xjax._src.numpy.ufuncs import where as _where
-
         x = _where(where, x, np.array(_identity(kind, dt), dt))
     if not has_identity and initial is None and builtins.any(shape[i] == 0 for i in axes):
         raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
@@ -207,8 +208,6 @@ def _jit_once(fun, **jit_kwargs):
 
     def call(*args, **kwargs):
         if not cache:
-            from xjax._src.jit import jit
-
             cache.append(jit(fun, **jit_kwargs))
         return cache[0](*args, **kwargs)
 
@@ -238,14 +237,10 @@ def _var(a, *, axis=None, dtype=None, correction=0, keepdims=False, where=None, 
     if where is None:
         normalizer = lax.convert_element_type(util.prod(a.aval.shape[i] for i in axes), comp)
     else:
-        from xjax._src.numpy.manipulation import broadcast_to
-
         normalizer = sum(broadcast_to(where, a.aval.shape), axis, dtype=comp, keepdims=keepdims)
     normalizer = lax.sub(normalizer, lax.convert_element_type(correction, comp))
     result = sum(centered, axis, dtype=comp, keepdims=keepdims, where=where)
     result = _strong(lax.div(result, normalizer), dtype)
-    from xjax._src.numpy.ufuncs import where as _where
-
     return _where(lax.gt(normalizer, _zero_like(normalizer)), result, math.nan)
 
 
@@ -354,8 +349,6 @@ def _jitted_cumulative(name, prim):
     def fn(a, axis=None, dtype=None, out=None):
         _no_out(out, name)
         if not jitted:
-            from xjax._src.jit import jit
-
             jitted.append(jit(impl, static_argnames=("axis", "dtype")))
         util.operand(name, a)
         return jitted[0](a, axis=axis, dtype=dtype)

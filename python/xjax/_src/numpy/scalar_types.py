@@ -3,6 +3,7 @@ import ml_dtypes
 import numpy as np
 
 from xjax._src import dtypes
+from xjax._src.numpy.creation import asarray
 
 
 class _ScalarMeta(type):
@@ -18,8 +19,6 @@ class _ScalarMeta(type):
         return not cls == other
 
     def __call__(cls, x):
-        from xjax._src.numpy.creation import asarray
-
         return asarray(x, dtype=cls.dtype)
 
     def __instancecheck__(cls, instance):

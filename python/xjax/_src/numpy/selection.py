@@ -5,10 +5,12 @@ import operator
 import numpy as np
 
 from xjax._src import dtypes, lax
-from xjax._src.numpy import util
+from xjax._src.numpy import creation, reductions, util
+from xjax._src.numpy.manipulation import concatenate
 from xjax._src.numpy.nonzero import _concrete_int, _flat, _index_dtype, nonzero
 from xjax._src.numpy.sorting import _SEARCH_INDEX, searchsorted, sort, unique
-
+from xjax._src.numpy.take import take
+from xjax._src.numpy.updates import _IndexUpdateRef
 
 # ---- counting -------------------------------------------------------------------------------
 
@@ -36,8 +38,6 @@ def bincount(x, weights=None, minlength=0, *, length=None):
             raise ValueError("weights should have the same shape as x")
     idx = util.convert(v, _index_dtype())
     idx = lax.max(idx, util.full(idx.aval.shape, 0, _index_dtype()))
-    from xjax._src.numpy.updates import _IndexUpdateRef
-
     zeros = util.full((length,), 0, w.aval.dtype)
     return _IndexUpdateRef(zeros, idx).add(w, mode="drop")
 
@@ -47,8 +47,6 @@ builtin_max = max
 
 def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002 - NumPy's names
     """(counts, bin edges) of a; bins an int or the edges."""
-    from xjax._src.numpy import creation, reductions
-
     x = _flat(util.to_inexact(util.operand("histogram", a)))
     if isinstance(bins, (int, np.integer)):
         if range is None:
@@ -75,8 +73,6 @@ def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
         w = util.full(x.aval.shape, 1.0, x.aval.dtype)
     else:
         w = _flat(util.convert(weights, x.aval.dtype))
-    from xjax._src.numpy.updates import _IndexUpdateRef
-
     counts = _IndexUpdateRef(util.full((nb,), 0, w.aval.dtype), idx).add(w, mode="drop")
     if density:
         widths = lax.sub(lax.slice(edges, (1,), (nb + 1,)), lax.slice(edges, (0,), (nb,)))
@@ -141,8 +137,6 @@ def choose(a, choices, out=None, mode="raise"):
 
 def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
     """The slices of a along axis where condition (concrete, 1-D) is true."""
-    from xjax._src.numpy.take import take
-
     c = util.operand("compress", condition)
     x = util.operand("compress", a)
     if axis is None:
@@ -299,8 +293,6 @@ def in1d(ar1, ar2, assume_unique=False, invert=False):
 
 def union1d(ar1, ar2, *, size=None, fill_value=None):
     """The sorted unique values in either array."""
-    from xjax._src.numpy.manipulation import concatenate
-
     return unique(concatenate([_flat(util.operand("union1d", ar1)), _flat(util.operand("union1d", ar2))]), size=size,
                   fill_value=fill_value)
 
@@ -323,8 +315,6 @@ def setdiff1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
 
 def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
     """The sorted unique values in exactly one of the arrays."""
-    from xjax._src.numpy.manipulation import concatenate
-
     a, b = unique(util.operand("setxor1d", ar1)), unique(util.operand("setxor1d", ar2))
     both = concatenate([compress(isin(a, b, invert=True), a), compress(isin(b, a, invert=True), b)])
     return sort(both)

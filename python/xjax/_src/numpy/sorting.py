@@ -5,9 +5,9 @@ from typing import NamedTuple
 from xjax._src import dtypes, lax
 from xjax._src.array import Array
 from xjax._src.jit import jit
-from xjax._src.numpy import util
+from xjax._src.numpy import manipulation, util
 from xjax._src.numpy.nonzero import _flat, _index_dtype, _true_positions
-
+from xjax._src.numpy.take import take
 
 # JAX's searchsorted, digitize and argpartition give int32 indices even under x64.
 _SEARCH_INDEX = dtypes.int32
@@ -133,8 +133,6 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
     if av.aval.ndim != 1:
         raise ValueError("a should be 1-dimensional")
     if sorter is not None:
-        from xjax._src.numpy.take import take
-
         av = take(av, sorter, mode="clip")
     n = av.aval.shape[0]
     vshape = vv.aval.shape
@@ -186,8 +184,6 @@ def _unique_sorted_mask(s, equal_nan):
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *, equal_nan=True,
            size=None, fill_value=None, sorted=True):  # noqa: A002 - NumPy's name
     """The sorted unique values (rows, with axis), optionally with first indices, inverse and counts."""
-    from xjax._src.numpy.take import take
-
     x = util.operand("unique", ar)
     in_shape = x.aval.shape
     if axis is not None:
@@ -232,9 +228,6 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
 
 
 def _unique_axis(x, axis, return_index, return_inverse, return_counts, size, fill_value):
-    from xjax._src.numpy import manipulation
-    from xjax._src.numpy.take import take
-
     ax = util.canonicalize_axis(axis, x.aval.ndim)
     xm = manipulation.moveaxis(x, ax, 0)
     rest = xm.aval.shape[1:]

@@ -4,7 +4,7 @@ import math
 from xjax._src import dtypes, lax
 from xjax._src.numpy import util
 from xjax._src.numpy.reductions import _FLOATING, _isnan, _no_out, _strong, any, mean, sum
-
+from xjax._src.numpy.take import take_along_axis
 
 _METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
 
@@ -32,8 +32,6 @@ def _quantile(name, a, q, axis, method, keepdims, ignore_nan=False):
     xr = _strong(xr, comp)
     qv = _strong(qv, comp)
     srt = lax.sort(xr, dimension=len(kept_shape))
-    from xjax._src.numpy.take import take_along_axis
-
     if ignore_nan:
         counts = sum(lax.bitwise_not(_isnan(xr)), -1, dtype=comp)
         last = lax.sub(counts, util.full(counts.aval.shape, 1.0, comp))

@@ -7,8 +7,8 @@ import math
 import operator
 
 from xjax._src import core, dtypes, lax
-from xjax._src.lax import elementwise as _ew
 from xjax._src.jit import jit
+from xjax._src.lax import elementwise as _ew
 from xjax._src.numpy import util
 from xjax._src.numpy.nonzero import nonzero
 from xjax._src.numpy.util import promote_args, promote_args_inexact
@@ -559,8 +559,6 @@ _WHERE = []
 
 def _where_jit():
     if not _WHERE:
-        from xjax._src.jit import jit
-
         _WHERE.append(jit(_where))
     return _WHERE[0]
 

@@ -3,6 +3,7 @@ from xjax._src import lax
 from xjax._src.lax.indexing import GatherScatterMode
 from xjax._src.numpy import util
 from xjax._src.numpy.indexing import _basic, _gather, _is_basic, _normalize, _plan, _scatter_dnums
+from xjax._src.numpy.ufuncs import negative, power, true_divide
 
 
 def _scatter(x, idx, values, kind, mode=None, indices_are_sorted=False, unique_indices=False):
@@ -74,8 +75,6 @@ class _IndexUpdateRef:
 
     def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """x with x[idx] -= values."""
-        from xjax._src.numpy.ufuncs import negative
-
         v = util.convert(values, self.array.aval.dtype)
         return _scatter(self.array, self.index, negative(v), "add", mode, indices_are_sorted, unique_indices)
 
@@ -87,8 +86,6 @@ class _IndexUpdateRef:
 
     def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """x with x[idx] /= values (integer arrays become floating, as jnp.divide does)."""
-        from xjax._src.numpy.ufuncs import true_divide
-
         x = self.array
         xf = util.to_inexact(x)
         denom = util.full(xf.aval.shape, 1, xf.aval.dtype)
@@ -98,8 +95,6 @@ class _IndexUpdateRef:
 
     def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
         """x with x[idx] **= values."""
-        from xjax._src.numpy.ufuncs import power
-
         cur = self.get(mode=mode)
         return self.set(power(cur, values), indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
                         mode=mode)

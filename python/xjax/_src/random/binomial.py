@@ -7,11 +7,14 @@ along a scan, each of what remains with the category's share of the remaining pr
 """
 import numpy as np
 
+import xjax.numpy as jnp
 from xjax._src import core, dtypes
 from xjax._src.lax import elementwise as ew
-from xjax._src.lax.control_flow import while_loop
+from xjax._src.lax.control_flow import scan, while_loop
+from xjax._src.lax.reduction import cumsum
+from xjax._src.numpy import util
 from xjax._src.random import prng
-from xjax._src.random.keys import check_key
+from xjax._src.random.keys import check_key, split
 from xjax._src.random.samplers import uniform_raw
 from xjax._src.random.util import check_shape, float_dtype, staged
 
@@ -22,8 +25,6 @@ _STIRLING_TAIL = [0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.
 
 
 def _jnp():
-    import xjax.numpy as jnp
-
     return jnp
 
 
@@ -125,16 +126,12 @@ def _binomial(key, n, p, shape, dtype):
 
 
 def _inexact(x):
-    from xjax._src.numpy import util
-
     x = util.asarray(x)
     return x if dtypes.is_float(x.dtype) else ew.convert_element_type(x, dtypes.to_inexact_dtype(x.dtype))
 
 
 def binomial(key, n, p, shape=None, dtype=None):
     """Counts of successes in n trials of probability p (floats; nan where n < 0 or p is invalid)."""
-    from xjax._src.numpy import util
-
     data, _ = check_key("binomial", key)
     util.check_arraylike("binomial", n, p)
     dtype = float_dtype("binomial", dtype)
@@ -148,11 +145,6 @@ def binomial(key, n, p, shape=None, dtype=None):
 
 def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
     """Counts of n draws over the categories of the last axis of p (probabilities summing to 1)."""
-    from xjax._src.lax.control_flow import scan
-    from xjax._src.lax.reduction import cumsum
-    from xjax._src.numpy import util
-    from xjax._src.random.keys import split
-
     jnp = _jnp()
     check_key("multinomial", key)
     util.check_arraylike("multinomial", n, p)

@@ -2,8 +2,10 @@
 double_sided_maxwell, generalized_normal, geometric, f."""
 import numpy as np
 
+import xjax.numpy as jnp
 from xjax._src import core, dtypes
 from xjax._src.lax import elementwise as ew
+from xjax._src.numpy import util
 from xjax._src.random import prng
 from xjax._src.random.gamma import _chisquare, generalized_normal_raw
 from xjax._src.random.keys import check_key
@@ -12,8 +14,6 @@ from xjax._src.random.util import broadcast_shape, canonical_shape, float_dtype,
 
 
 def _jnp():
-    import xjax.numpy as jnp
-
     return jnp
 
 
@@ -74,8 +74,6 @@ def triangular(key, left, mode, right, shape=None, dtype=None):
 
 @staged(3, 4)
 def _double_sided_maxwell(key, loc, scale, shape, dtype):
-    from xjax._src.numpy import util
-
     params_shape = util.broadcast_shapes(tuple(np.shape(loc)), tuple(np.shape(scale)))
     if not shape:
         shape = params_shape
@@ -101,8 +99,6 @@ def generalized_normal(key, p, shape=(), dtype=None):
 
 @staged(2, 3)
 def _geometric(key, p, shape, dtype):
-    from xjax._src.numpy import util
-
     jnp = _jnp()
     (p,) = util.promote_dtypes_inexact(p)
     u = uniform_raw(key, 0.0, 1.0, shape, core.get_aval(p).dtype)

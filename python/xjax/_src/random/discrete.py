@@ -4,12 +4,13 @@ import math
 
 import numpy as np
 
+import xjax.numpy as jnp
 from xjax._src import core, dtypes
-from xjax._src.lax import elementwise as ew
-from xjax._src.lax import layout
-from xjax._src.lax import reduction
+from xjax._src.config import config
+from xjax._src.lax import elementwise as ew, layout, reduction
 from xjax._src.lax.control_flow import while_loop
 from xjax._src.lax.sorting import sort_key_val, top_k
+from xjax._src.numpy import util
 from xjax._src.random import prng
 from xjax._src.random.keys import check_key
 from xjax._src.random.samplers import _gumbel, _randint, uniform_raw
@@ -17,8 +18,6 @@ from xjax._src.random.util import canonical_shape, check_shape, int_dtype, stage
 
 
 def _jnp():
-    import xjax.numpy as jnp
-
     return jnp
 
 
@@ -49,9 +48,6 @@ def _categorical(key, logits, shape, batch_shape, axis, replace, mode):
 
 def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
     """Category indices drawn with probabilities softmax(logits) along `axis` (Gumbel-max trick)."""
-    from xjax._src.config import config
-    from xjax._src.numpy import util
-
     data, _ = check_key("categorical", key)
     util.check_arraylike("categorical", logits)
     logits = util.asarray(logits)
@@ -85,8 +81,6 @@ def _shuffle(key, x, axis):
 
 def permutation(key, x, axis=0, independent=False):
     """A random permutation of arange(x) (int x), or of x's slices along `axis`."""
-    from xjax._src.numpy import util
-
     data, _ = check_key("permutation", key)
     util.check_arraylike("permutation", x)
     axis = util.canonicalize_axis(axis, np.ndim(x) or 1)
@@ -104,8 +98,6 @@ def permutation(key, x, axis=0, independent=False):
 
 def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
     """Samples of a (or of arange(a) for an int a), with or without replacement, optionally by p."""
-    from xjax._src.numpy import util
-
     data, _ = check_key("choice", key)
     if not isinstance(shape, (tuple, list)):
         raise TypeError(f"shape argument of jax.random.choice must be a sequence, got {shape}")
@@ -145,8 +137,6 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
             r = ew.mul(p_cuml[-1], ew.sub(np.array(1, p_cuml.dtype), u))
             ind = jnp.searchsorted(p_cuml, r).astype(int)
         else:
-            from xjax._src.config import config
-
             if mode is None:
                 mode = "high" if config.jax_use_high_dynamic_range_gumbel else "low"
             g = ew.add(_gumbel(data, (n_inputs,), p_arr.dtype, mode), jnp.log(p_arr))
@@ -231,8 +221,6 @@ def _poisson(key, lam, shape, dtype):
 
 def poisson(key, lam, shape=None, dtype=None):
     """Poisson counts with rates lam (computed in float32, as JAX)."""
-    from xjax._src.numpy import util
-
     data, _ = check_key("poisson", key)
     dtype = int_dtype(dtype)
     shape = tuple(np.shape(lam)) if shape is None else canonical_shape(shape)

@@ -16,13 +16,13 @@ import numpy as np
 from xjax._src import core, dtypes
 from xjax._src.backends import cpu
 from xjax._src.interpreters import ad, batching
-from xjax._src.lax import elementwise as ew
-from xjax._src.lax import layout
-from xjax._src.lax import reduction
+from xjax._src.lax import elementwise as ew, layout, reduction
+from xjax._src.lax.base import scalars_like
 from xjax._src.lax.control_flow import while_loop
+from xjax._src.numpy import reductions, ufuncs, util
 from xjax._src.random import prng
 from xjax._src.random.keys import check_key
-from xjax._src.random.samplers import exponential_raw, normal_raw, uniform_raw
+from xjax._src.random.samplers import _rademacher, exponential_raw, normal_raw, uniform_raw
 from xjax._src.random.util import broadcast_shape, check_shape, float_dtype, staged
 
 
@@ -147,8 +147,6 @@ def _gamma_grad(sample, a, log_space):
 def random_gamma_grad(a, x):
     """d x / d a for x ~ Gamma(a, 1) held at a fixed quantile: -(dP/da) / (dP/dx), P(a, x) the
     regularised lower incomplete gamma function (elementwise; lax.random_gamma_grad in JAX)."""
-    from xjax._src.lax.base import scalars_like
-
     return random_gamma_grad_p.bind(*scalars_like((a, x)))
 
 
@@ -304,8 +302,6 @@ def loggamma(key, a, shape=None, dtype=None):
 
 @staged(3, 4)
 def _beta(key, a, b, shape, dtype):
-    from xjax._src.numpy import ufuncs
-
     if shape is None:
         shape = broadcast_shape("beta", None, a, b)
     else:
@@ -327,8 +323,6 @@ def _broadcast_to(x, shape):
     xs = core.get_aval(x).shape
     if xs == tuple(shape):
         return x
-    from xjax._src.numpy import util
-
     return util.broadcast_to_shape(x, tuple(shape))
 
 
@@ -342,8 +336,6 @@ def beta(key, a, b, shape=None, dtype=None):
 
 @staged(2, 3)
 def _dirichlet(key, alpha, shape, dtype):
-    from xjax._src.numpy import util
-
     if np.ndim(alpha) < 1:
         raise ValueError(f"dirichlet requires alpha.ndim >= 1, got alpha.ndim == {np.ndim(alpha)}")
     if shape is None:
@@ -358,8 +350,6 @@ def _dirichlet(key, alpha, shape, dtype):
 def _softmax_last(x):
     """softmax over the last axis, as jax.nn.softmax computes it."""
     axis = core.get_aval(x).ndim - 1
-    from xjax._src.numpy import reductions, ufuncs
-
     unnormalized = ufuncs.exp(ufuncs.subtract(x, reductions.max(x, axis, keepdims=True)))
     return ufuncs.divide(unnormalized, reductions.sum(unnormalized, axis, keepdims=True))
 
@@ -375,8 +365,6 @@ def dirichlet(key, alpha, shape=None, dtype=None):
 
 @staged(2, 3)
 def _t(key, df, shape, dtype):
-    from xjax._src.numpy import ufuncs
-
     if shape is None:
         shape = tuple(np.shape(df))
     else:
@@ -401,8 +389,6 @@ def _chisquare(key, df, shape, dtype):
     df = ew.convert_element_type(df, dtype)
     half_df = ew.div(df, _c(df, 2))
     log_g = gamma_raw(key, half_df, shape, dtype, True)
-    from xjax._src.numpy import ufuncs
-
     return ew.mul(ufuncs.exp(log_g), _c(df, 2))
 
 
@@ -417,8 +403,5 @@ def chisquare(key, df, shape=None, dtype=None):
 def generalized_normal_raw(key, p, shape, dtype):
     k0, k1 = prng.split_keys(key, 2)
     g = gamma_raw(k0, 1 / p, shape, dtype, False)
-    from xjax._src.random.samplers import _rademacher
-    from xjax._src.numpy import ufuncs
-
     r = _rademacher(k1, shape, dtype)
     return ufuncs.multiply(r, ufuncs.power(g, 1 / p))

@@ -10,10 +10,10 @@ import operator
 
 import numpy as np
 
-from xjax._src import core, dtypes
-from xjax._src import tree_util
+from xjax._src import core, dtypes, lax, tree_util
 from xjax._src.config import config
 from xjax._src.lax.base import asarray
+from xjax._src.numpy import creation
 from xjax._src.random import prng
 
 
@@ -175,8 +175,6 @@ class PRNGKeyArray:
     def _compare(self, other, op):
         if not isinstance(other, PRNGKeyArray):
             raise TypeError(f"{op} does not accept dtypes {self.dtype.name}, {_dtype_name(other)}.")
-        from xjax._src import lax
-
         same = getattr(lax, op)(self._base_array, other._base_array)
         axis = (same.ndim - 1,)
         return lax.reduce_and(same, axis) if op == "eq" else lax.reduce_or(same, axis)
@@ -299,8 +297,6 @@ def _seed_array(seed):
     if isinstance(seed, str):
         raise TypeError(f"Value {seed!r} with dtype <U{len(seed)} is not a valid JAX array type. Only arrays of "
                         "numeric types are supported by JAX.")
-    from xjax._src.numpy import creation
-
     seeds = creation.asarray(seed)
     offset = config.jax_random_seed_offset
     return seeds + offset if offset else seeds
@@ -350,8 +346,6 @@ def fold_in(key, data):
     if np.ndim(data):
         raise TypeError("fold_in accepts a scalar, but was given an array of"
                         f"shape {np.shape(data)} != (). Use jax.vmap for batching.")
-    from xjax._src.numpy import creation
-
     if isinstance(data, int):  # NumPy's range check and message, as jnp.asarray(data, uint32) in JAX
         data = np.array(data, np.uint32)
     return returned_keys(typed, prng.random_fold_in(kdata, creation.asarray(data, dtype=np.uint32)))

@@ -4,6 +4,8 @@ import operator
 
 import numpy as np
 
+import xjax.numpy as jnp
+from xjax._src.numpy import util
 from xjax._src.random import prng
 from xjax._src.random.gamma import generalized_normal_raw
 from xjax._src.random.keys import check_key
@@ -12,15 +14,11 @@ from xjax._src.random.util import canonical_shape, check_shape, float_dtype, sta
 
 
 def _jnp():
-    import xjax.numpy as jnp
-
     return jnp
 
 
 @staged(3, 4, 5)
 def _multivariate_normal(key, mean, cov, shape, dtype, method):
-    from xjax._src.numpy import util
-
     jnp = _jnp()
     if not np.ndim(mean) >= 1:
         raise ValueError(f"multivariate_normal requires mean.ndim >= 1, got mean.ndim == {np.ndim(mean)}")
@@ -48,8 +46,6 @@ def _multivariate_normal(key, mean, cov, shape, dtype, method):
 
 def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky"):
     """Normal vectors with the given mean and covariance (method: "cholesky", "eigh" or "svd")."""
-    from xjax._src.numpy import util
-
     data, _ = check_key("multivariate_normal", key)
     dtype = float_dtype("multivariate_normal", dtype)
     if method not in {"svd", "eigh", "cholesky"}:

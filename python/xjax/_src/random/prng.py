@@ -20,10 +20,10 @@ import numpy as np
 from xjax._src import core, dtypes
 from xjax._src.backends import cpu
 from xjax._src.config import config
-from xjax._src.interpreters import ad, batching
+from xjax._src.interpreters import ad, batching, partial_eval as pe
+from xjax._src.interpreters.graph_lowering import GraphLowerer
 from xjax._src.jaxpr import params_printer
-from xjax._src.lax import elementwise as ew
-from xjax._src.lax import layout
+from xjax._src.lax import elementwise as ew, layout
 from xjax._src.lax.base import asarray
 from xjax._src.random.threefry import UINT_DTYPES, iota_2x32_shape, threefry2x32
 
@@ -37,9 +37,6 @@ def _lower_fun(impl):
     traces = {}
 
     def lower(ctx, *inputs, **params):
-        from xjax._src.interpreters import partial_eval as pe
-        from xjax._src.interpreters.graph_lowering import GraphLowerer
-
         key = (tuple(ctx.avals_in), tuple(sorted(params.items())), config.x64_enabled)
         closed = traces.get(key)
         if closed is None:

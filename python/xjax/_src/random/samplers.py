@@ -10,9 +10,11 @@ Floats come from bits as in JAX: the top mantissa bits under the exponent of 1.0
 import numpy as np
 
 from xjax._src import core, dtypes
-from xjax._src.lax import elementwise as ew
-from xjax._src.lax import layout
+from xjax._src.config import config
+from xjax._src.lax import elementwise as ew, layout
+from xjax._src.lax.base import asarray
 from xjax._src.lax.stop_gradient import stop_gradient
+from xjax._src.numpy import creation, linalg, ufuncs
 from xjax._src.random import prng
 from xjax._src.random.keys import check_key
 from xjax._src.random.threefry import UINT_DTYPES
@@ -100,8 +102,6 @@ def _truncated_normal(key, lower, upper, shape, dtype):
     out = ew.mul(sqrt2, ew.erf_inv(u))
     lo = ew.nextafter(stop_gradient(lower), np.array(np.inf, dtype))
     hi = ew.nextafter(stop_gradient(upper), np.array(-np.inf, dtype))
-    from xjax._src.numpy import ufuncs
-
     return ufuncs.minimum(ufuncs.maximum(out, lo), hi)
 
 
@@ -148,8 +148,6 @@ def _cauchy(key, shape, dtype):
 
 
 def _maxwell(key, shape, dtype):
-    from xjax._src.numpy import linalg
-
     return linalg.norm(normal_raw(key, shape + (3,), dtype), axis=-1)
 
 
@@ -212,8 +210,6 @@ def _safe_int_to_float(hi, lo):
 
 def gumbel(key, shape=(), dtype=None, mode=None):
     """Standard Gumbel floats; mode "high" / "highest" spends more bits on small uniforms."""
-    from xjax._src.config import config
-
     data, _ = check_key("gumbel", key)
     dtype = float_dtype("gumbel", dtype)
     shape = canonical_shape(shape)
@@ -250,8 +246,6 @@ def pareto(key, b, shape=None, dtype=None):
 
 @staged(3, 4)
 def _weibull_min(key, scale, concentration, shape, dtype):
-    from xjax._src.numpy import ufuncs
-
     u = uniform_raw(key, 0, 1, shape, dtype)
     return ufuncs.multiply(ufuncs.power(ew.neg(ew.log1p(ew.neg(u))), ufuncs.divide(1.0, concentration)), scale)
 
@@ -281,8 +275,6 @@ def _bernoulli(key, p, shape, mode):
 
 def bernoulli(key, p=0.5, shape=None, mode="low"):
     """Booleans that are True with probability p."""
-    from xjax._src.lax.base import asarray
-
     if shape is not None:
         shape = canonical_shape(shape)
     if mode not in ("high", "low"):
@@ -319,8 +311,6 @@ def _clip_to(val, dtype):
 
 @staged(3, 4)
 def _randint(key, minval, maxval, shape, dtype):
-    from xjax._src.numpy import creation
-
     check_shape("randint", shape, _np_shape(minval), _np_shape(maxval))
     minval, maxval = creation.asarray(minval), creation.asarray(maxval)
     if not dtypes.is_int(core.get_aval(minval).dtype):
@@ -350,8 +340,6 @@ def _randint(key, minval, maxval, shape, dtype):
 
 def randint(key, shape, minval, maxval, dtype=None):
     """Uniform integers in [minval, maxval) (modulo-based, as JAX: slightly biased for large spans)."""
-    from xjax._src.numpy import creation
-
     data, _ = check_key("randint", key)
     dtype = int_dtype(dtype)
     shape = canonical_shape(shape)

@@ -15,6 +15,7 @@ import numpy as np
 from xjax._src import core
 from xjax._src.backends import cpu
 from xjax._src.interpreters import ad, batching
+from xjax._src.lax.base import asarray
 from xjax._src.lax.elementwise import broadcast_shapes
 
 _U32 = np.dtype(np.uint32)
@@ -62,8 +63,6 @@ ad.defjvp_zero(threefry2x32_p)  # integer results
 
 def threefry2x32(k0, k1, x0, x1):
     """The Threefry-2x32 hash (20 rounds) of counters (x0, x1) under key (k0, k1): two uint32 arrays."""
-    from xjax._src.lax.base import asarray
-
     return threefry2x32_p.bind(*(asarray(a) for a in (k0, k1, x0, x1)))
 
 
@@ -95,8 +94,6 @@ ad.defjvp_zero(iota_2x32_shape_p)
 def iota_2x32_shape(shape):
     """(hi, lo): the 64-bit row-major index of each element of `shape` as two uint32 arrays."""
     if not shape:
-        from xjax._src.lax.base import asarray
-
         zero = asarray(0, _U32)
         return zero, zero
     return iota_2x32_shape_p.bind(shape=tuple(shape))

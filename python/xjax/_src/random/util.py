@@ -4,6 +4,7 @@ import functools
 import numpy as np
 
 from xjax._src import core, dtypes
+from xjax._src.jit import jit
 from xjax._src.lax.base import asarray
 from xjax._src.numpy import util as jnp_util
 
@@ -17,8 +18,6 @@ def staged(*static_argnums):
     static = frozenset(static_argnums)
 
     def wrap(fn):
-        from xjax._src.jit import jit
-
         per_static = {}
 
         def jitted_for(statics):

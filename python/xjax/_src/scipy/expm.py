@@ -5,10 +5,10 @@ import numpy as np
 
 from xjax._src.autodiff import jvp
 from xjax._src.jit import jit
-from xjax._src.lax import control_flow
-from xjax._src.lax import linalg as lax_linalg
+from xjax._src.lax import control_flow, linalg as lax_linalg
 from xjax._src.numpy import creation, linalg as jnp_linalg, sorting, ufuncs, util
 from xjax._src.numpy.linalg_solve import solve
+from xjax._src.numpy.vectorize import vectorize
 
 # Pade coefficients b_0..b_m of the [m/m] approximants, and the 1-norm bounds (theta_m) up to which
 # each is accurate to the dtype's unit roundoff (Higham's table 2.3).
@@ -87,7 +87,6 @@ def _expm_2d(a, upper_triangular, max_squarings):
 def _expm(a, upper_triangular, max_squarings):
     if a.aval.ndim == 2:
         return _expm_2d(a, upper_triangular, max_squarings)
-    from xjax._src.numpy.vectorize import vectorize
     return vectorize(lambda x: _expm_2d(x, upper_triangular, max_squarings), signature="(n,n)->(n,n)")(a)
 
 

@@ -5,12 +5,12 @@ import warnings
 
 import numpy as np
 
+import xjax.numpy as jnp
 from xjax._src import lax
 from xjax._src.jit import jit
 from xjax._src.lax import linalg as lax_linalg
-from xjax._src.numpy import factor_solve
-from xjax._src.numpy import creation, decompositions, determinants, manipulation, util
-from xjax._src.numpy import linalg_solve as jnp_solve
+from xjax._src.numpy import (creation, decompositions, determinants, factor_solve, linalg_solve as jnp_solve,
+                             manipulation, util)
 from xjax._src.numpy.linalg_solve import _gufunc_operands
 
 
@@ -273,8 +273,6 @@ def block_diag(*arrs):
 def toeplitz(c, r=None):
     """The Toeplitz matrix with first column c and first row r (r[0] is ignored; r defaults to c):
     A[i, j] = c[i - j] for i >= j, r[j - i] for i < j. Leading axes of c and r broadcast."""
-    import xjax.numpy as jnp
-
     c = jnp.asarray(c)
     r = c if r is None else jnp.asarray(r)
     if c.ndim < 1 or r.ndim < 1:

@@ -8,10 +8,11 @@ from typing import NamedTuple
 
 import numpy as np
 
+import xjax.numpy as jnp
 from xjax._src import dtypes
 from xjax._src.autodiff import value_and_grad
+from xjax._src.lax.conditionals import cond
 from xjax._src.lax.control_flow import while_loop
-import xjax.numpy as jnp
 
 
 class OptimizeResults(NamedTuple):
@@ -118,8 +119,6 @@ def line_search(f, xk, pk, old_fval, old_old_fval, gfk, c1=1e-4, c2=0.9, maxiter
         return s
 
     def body(s):
-        from xjax._src.lax.conditionals import cond
-
         return cond(s["zooming"], zoom_step, bracket_step, s)
 
     def go_on(s):

@@ -6,10 +6,12 @@ symbolic dimensions) are left out, so that code probing for them sees that they 
 """
 import numpy as _np
 
-from xjax._src import core as _core
+from xjax._src import core as _core, errors as _errors
 from xjax._src.core import (Primitive, TraceTag, find_top_trace, get_opaque_trace_state,  # noqa: F401
                             set_current_trace, take_current_trace)
-from xjax._src.jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var, jaxprs_in_params  # noqa: F401
+from xjax._src.interpreters.ad import float0 as _float0, is_differentiable as _is_differentiable
+from xjax._src.jaxpr import (ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var,  # noqa: F401
+                             eval_jaxpr as _eval_jaxpr, jaxprs_in_params)
 from xjax.extend.core import primitives  # noqa: F401
 
 Effect = object  # the base of effect types; xjax's primitives have none
@@ -32,9 +34,7 @@ def jaxpr_as_fun(closed_jaxpr, *args):
 
 
 def _eval(jaxpr, consts, *args):
-    from xjax._src.jaxpr import eval_jaxpr
-
-    return eval_jaxpr(jaxpr, consts, *args)
+    return _eval_jaxpr(jaxpr, consts, *args)
 
 
 def new_jaxpr_eqn(invars, outvars, primitive, params, effects=no_effects, source_info=None, ctx=None):
@@ -82,21 +82,17 @@ def call_impl(f, *args, **params):
 def concrete_or_error(force, val, context=""):
     """force(val's concrete value) (or the value itself when force is None); a traced value with no
     concrete value raises ConcretizationTypeError."""
-    from xjax._src import errors
-
     if isinstance(val, _core.Tracer):
         concrete = val.to_concrete_value()
         if concrete is None:
-            raise errors.ConcretizationTypeError(val, f"The problem arose with the `{context}` argument."
+            raise _errors.ConcretizationTypeError(val, f"The problem arose with the `{context}` argument."
                                                  if context else "")
         val = concrete
     return val if force is None else force(val)
 
 
 def primal_dtype_to_tangent_dtype(primal_dtype):
-    from xjax._src.interpreters.ad import float0, is_differentiable
-
-    return _np.dtype(primal_dtype) if is_differentiable(_np.dtype(primal_dtype)) else float0
+    return _np.dtype(primal_dtype) if _is_differentiable(_np.dtype(primal_dtype)) else _float0
 
 
 def valid_jaxtype(x):

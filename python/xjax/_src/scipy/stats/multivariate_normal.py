@@ -3,16 +3,15 @@ import functools
 
 import numpy as np
 
-from xjax._src import lax
-from xjax._src.numpy.util import promote_dtypes_inexact
 import xjax.numpy as jnp
+from xjax._src import lax
+from xjax._src.lax import linalg
+from xjax._src.numpy.util import promote_dtypes_inexact
 
 
 def _lax_linalg():
     """lax.linalg (cholesky, triangular_solve), which full covariance matrices need."""
     try:
-        from xjax._src.lax import linalg
-
         return linalg.cholesky, linalg.triangular_solve
     except (ImportError, AttributeError):
         raise NotImplementedError("multivariate_normal.logpdf with a covariance matrix needs lax.linalg.cholesky and "
