@@ -18,7 +18,7 @@ def write_curves(path, history, title):
     import matplotlib  # lazy: matplotlib is optional (examples)
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: after choosing the Agg backend
 
     fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(10, 4))
     steps = np.arange(1, len(history["loss"]) + 1)
