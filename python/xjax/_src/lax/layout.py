@@ -9,7 +9,7 @@ from xjax._src import core, dtypes
 from xjax._src.backends import cpu
 from xjax._src.lax import elementwise as ew
 from xjax._src.lax.base import asarray, define_core_primitive, scalars_like
-from xjax._src.sharding import check_trivial
+from xjax._src.sharding import check_trivial as _check_trivial  # (underscored: lax star-exports this module)
 
 reshape_p = define_core_primitive("reshape", attrs=lambda new_sizes, dimensions=None, sharding=None: {
     "new_sizes": new_sizes})
@@ -121,7 +121,7 @@ def full(shape, fill_value, dtype=None, *, sharding=None):
     if np.shape(fill_value):
         raise TypeError(f"full must be called with scalar fill_value, got fill_value.shape {np.shape(fill_value)}.")
     if sharding is not None:
-        check_trivial(sharding, "lax.full")
+        _check_trivial(sharding, "lax.full")
     shape = tuple(int(d) for d in shape)
     aval = core.get_aval(fill_value)
     weak = dtype is None and aval.weak_type
