@@ -70,7 +70,7 @@ def _move(x, device):
 
 def _scalar_dtype(x):
     if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
-            return dtypes.dtype_and_weak(x)
+        return dtypes.dtype_and_weak(x)
     return None, False
 
 
