@@ -6,9 +6,9 @@
 
 #include "core/compiler/callbacks.h"
 #include "core/compiler/passes.h"
-#include "core/cpu/layout_copy.h"
 #include "core/devices.h"
 #include "core/float_env.h"
+#include "core/ops/dynamic_window.h"
 #include "core/reference/interpreter.h"
 #include "core/stream.h"
 

@@ -6,7 +6,7 @@
 #include "core/compiler/executable.h"
 #include "core/compiler/passes.h"
 #include "core/cpu/fused_lower.h"
-#include "core/cpu/layout_copy.h"
+#include "core/ops/dynamic_window.h"
 
 namespace xjax {
 
