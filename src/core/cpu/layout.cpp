@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/cpu/kernels.h"
 #include "core/cpu/layout_copy.h"
 #include "core/ops/dynamic_window.h"
 #include "core/ops/ops.h"
@@ -171,7 +172,7 @@ void rev_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out, c
 
 }  // namespace
 
-void register_layout_cpu(OpTable& t) {
+void register_layout_cpu(CpuKernelTable& t) {
   t.set_cpu(OpId::transpose_, transpose_kernel);
   t.set_cpu(OpId::reshape_, reshape_kernel);
   t.set_cpu(OpId::broadcast_in_dim_, broadcast_in_dim_kernel);
