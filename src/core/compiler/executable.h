@@ -60,7 +60,7 @@ class Executable : public std::enable_shared_from_this<Executable> {
   Graph graph_;
   CompileOptions options_;
   Plan plan_;
-  std::shared_ptr<const CpuPlan> cpu_;  // the plan's CPU lowering (backend.h); null when another backend runs it
+  std::shared_ptr<const CpuPlan> cpu_;  // the plan's CPU lowering (backend.h); null: another backend's plan
 };
 
 // The default options: every graph pass, fusion, buffer reuse.

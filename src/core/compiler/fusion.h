@@ -1,9 +1,9 @@
 // The fusion pass: partitions a graph's nodes into groups, each run as one step. The op kind
-// (ops.h) and the backend's capabilities (BackendCaps, backend.h) decide what may fuse: Elementwise ops over
-// one index space form a group, Broadcast ops (reshape, broadcast_in_dim) and static slices are
-// folded into their consumers' loads as index maps, and a group may end in Reductions over a
-// common (kept, reduced, kept) split of its space. Every other node is a group of its own. A fused
-// group is described for the backends by a FusedKernelSpec (kernel_spec.h).
+// (ops.h) and the backend's capabilities (BackendCaps, backend.h) decide what may fuse:
+// Elementwise ops over one index space form a group, Broadcast ops (reshape, broadcast_in_dim)
+// and static slices are folded into their consumers' loads as index maps, and a group may end in
+// Reductions over a common (kept, reduced, kept) split of its space. Every other node is a group
+// of its own. A fused group is described for the backends by a FusedKernelSpec (kernel_spec.h).
 #pragma once
 #include <vector>
 

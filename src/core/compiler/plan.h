@@ -1,10 +1,10 @@
 // The execution plan of a compiled graph: steps (fused kernels, single-op kernels, control flow,
 // callbacks) in order, and where every value lives. The plan is backend-neutral: a fused step is
 // described by its FusedKernelSpec, a kernel step by its op; each backend lowers the steps its
-// own way, once (backend.h). Values that a fused kernel keeps in its tiles
-// have no storage; a reshape shares its operand's storage. Intermediate storages are packed into
-// a few pooled buffers: a buffer is reused once the last reader of its previous value has run, or
-// overwritten in place by a fused kernel that reads its value element for element.
+// own way, once (backend.h). Values that a fused kernel keeps in its tiles have no storage; a
+// reshape shares its operand's storage. Intermediate storages are packed into a few pooled
+// buffers: a buffer is reused once the last reader of its previous value has run, or overwritten
+// in place by a step whose lowering reads its value element for element.
 #pragma once
 #include <memory>
 #include <string>

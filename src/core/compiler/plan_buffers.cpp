@@ -1,6 +1,7 @@
 // The buffer plan: liveness of every pooled storage over the steps, then a linear scan that
 // hands each new value a free buffer (best fit) or the buffer of an operand read for the last
-// time, where the step's lowering reads it element for element before writing (in place). Also the plan's text.
+// time, where the step's lowering reads it element for element before writing (in place). Also
+// the plan's text.
 #include <algorithm>
 #include <stdexcept>
 #include <string>
