@@ -11,6 +11,7 @@
 
 #include "core/array.h"
 #include "core/cpu/blas.h"
+#include "core/cpu/kernels.h"
 #include "core/cpu/lapack.h"
 #include "core/ops/ops.h"
 #include "check.h"
@@ -41,7 +42,7 @@ std::vector<Array> run(OpId op, const std::vector<Array>& in, const Attrs& attrs
     to.push_back(Tensor{outs.back().data(), t.shape, t.dtype});
   }
   for (const Array& a : in) ti.push_back(Tensor{a.data(), a.shape, a.dtype});
-  op_info(op).cpu(ti, to, attrs);
+  cpu_kernel(op)(ti, to, attrs);
   return outs;
 }
 

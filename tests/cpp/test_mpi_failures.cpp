@@ -15,6 +15,7 @@
 #include "core/array.h"
 #include "core/buffer.h"
 #include "core/compiler/executable.h"
+#include "core/cpu/kernels.h"
 #include "core/distributed/mpi.h"
 #include "core/graph.h"
 #include "core/ops/ops.h"
@@ -227,7 +228,7 @@ Attrs attrs(const std::string& desc = "psum(axis_name=('i',)) of float32[5]") {
   return a;
 }
 
-CpuKernel kernel() { return op_info(OpId::all_reduce_).cpu; }
+CpuKernel kernel() { return cpu_kernel(OpId::all_reduce_); }
 
 // Runs the kernel over `in` -> `out`; the message of its error ("" when none).
 std::string run(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& a = attrs()) {

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "core/array.h"
+#include "core/cpu/kernels.h"
 #include "core/ops/ops.h"
 #include "check.h"
 
@@ -27,7 +28,7 @@ Array run(OpId op, const std::vector<Array>& in, const Attrs& attrs) {
   Array out = Array::empty(t.shape, t.dtype);
   std::vector<Tensor> ti, to{Tensor{out.data(), out.shape, out.dtype}};
   for (const Array& a : in) ti.push_back(Tensor{a.data(), a.shape, a.dtype});
-  op_info(op).cpu(ti, to, attrs);
+  cpu_kernel(op)(ti, to, attrs);
   return out;
 }
 

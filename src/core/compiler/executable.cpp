@@ -4,11 +4,12 @@
 
 #include <cstring>
 
+#include "core/compiler/backend.h"
 #include "core/compiler/callbacks.h"
 #include "core/compiler/passes.h"
-#include "core/cpu/layout_copy.h"
 #include "core/devices.h"
 #include "core/float_env.h"
+#include "core/ops/dynamic_window.h"
 #include "core/reference/interpreter.h"
 #include "core/stream.h"
 
@@ -60,7 +61,10 @@ struct Executable::Frame {
 
 Executable::Executable(Graph graph, const CompileOptions& options)
     : graph_(run_passes(graph, options.passes)), options_(options) {
-  if (!options_.reference) plan_ = build_plan(graph_, options_);
+  if (options_.reference) return;
+  plan_ = build_plan(graph_, options_);
+  if (runs_on_cpu(options_)) cpu_ = lower_to_cpu(plan_);
+  plan_buffers(plan_, options_.reuse_buffers, options_.donate_params, cpu_.get());
 }
 
 void Executable::validate(const std::vector<Array>& inputs) const {
@@ -109,6 +113,7 @@ bool Executable::output_takes_buffer(size_t i) const {
 
 void Executable::run_plan(const std::shared_ptr<Buffer>* inputs, std::shared_ptr<Buffer>* outputs,
                           std::vector<std::shared_ptr<Buffer>>* kept_pool) const {
+  if (!cpu_) throw std::logic_error(std::string("[execute] the plan was compiled for ") + options_.caps->name);
   FlushSubnormalsScope flush;  // JAX's float environment; the caller's comes back after
   const Plan& p = plan_;
   const size_t ns = p.storages.size();
@@ -136,7 +141,7 @@ void Executable::run_plan(const std::shared_ptr<Buffer>* inputs, std::shared_ptr
     if (!f.buf[st] && src >= 0 && p.storages[src].kind == Storage::Kind::Param) f.bind(int(st), f.buf[src]);
     if (!f.buf[st] && s.kind == Storage::Kind::Output) f.bind(int(st), Buffer::allocate(s.nbytes));
   }
-  for (const Step& step : p.steps) run_step(step, f);
+  for (size_t s = 0; s < p.steps.size(); ++s) run_step(int(s), f);
   for (size_t i = 0; i < p.outputs.size(); ++i) {
     int st = p.value_storage[p.outputs[i]];
     if (!outputs[i]) {
@@ -149,8 +154,9 @@ void Executable::run_plan(const std::shared_ptr<Buffer>* inputs, std::shared_ptr
   }
 }
 
-void Executable::run_step(const Step& step, Frame& f) const {
+void Executable::run_step(int s, Frame& f) const {
   const Plan& p = plan_;
+  const Step& step = p.steps[s];
   switch (step.kind) {
     case Step::Kind::Fused: {
       const void* in_stack[kStackOperands];
@@ -163,7 +169,7 @@ void Executable::run_step(const Step& step, Frame& f) const {
       if (step.outputs.size() > kStackOperands) out_heap.resize(step.outputs.size()), out = out_heap.data();
       for (size_t k = 0; k < step.inputs.size(); ++k) in[k] = f.ptr[p.value_storage[step.inputs[k]]];
       for (size_t k = 0; k < step.outputs.size(); ++k) out[k] = f.ptr[p.value_storage[step.outputs[k]]];
-      step.program->run(in, out);
+      run_cpu_fused(*cpu_, s, in, out);
       return;
     }
     case Step::Kind::Kernel: {
@@ -182,7 +188,7 @@ void Executable::run_step(const Step& step, Frame& f) const {
       };
       fill(in, step.inputs);
       fill(out, step.outputs);
-      step.kernel(in, out, step.attrs);
+      run_cpu_kernel(*cpu_, s, in, out, step.attrs);
       return;
     }
     case Step::Kind::View: {  // the window's place in the operand's buffer

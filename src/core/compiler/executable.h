@@ -1,6 +1,6 @@
 // A compiled graph and the way it runs: asynchronously on the stream, or inline when tiny.
-// compile() runs the graph passes, fuses, and plans steps and buffers once; run() only allocates
-// the buffers of the plan and walks its steps.
+// compile() runs the graph passes, fuses, plans steps, lowers them for the CPU and plans buffers
+// once; run() only allocates the buffers of the plan and walks its steps.
 #pragma once
 #include <memory>
 #include <vector>
@@ -20,7 +20,7 @@ class Executable : public std::enable_shared_from_this<Executable> {
   std::vector<TypeInfo> output_types() const { return graph_.output_types(); }
   const Plan& plan() const { return plan_; }
   int num_kernels() const { return plan_.num_kernels(); }
-  std::string plan_text() const { return plan_.text(graph_); }
+  std::string plan_text() const { return plan_.text(graph_, cpu_.get()); }
   bool is_reference() const { return options_.reference; }
 
   // Checks the arguments against the parameter types, then queues the computation and returns
@@ -52,7 +52,7 @@ class Executable : public std::enable_shared_from_this<Executable> {
                                   std::vector<std::shared_ptr<Buffer>>& given) const;
   void validate_outputs(const std::vector<Array>& inputs, const std::vector<Array>& outputs) const;
   struct Frame;
-  void run_step(const Step& step, Frame& f) const;
+  void run_step(int s, Frame& f) const;
   void run_control(const Step& step, Frame& f) const;
   void run_while(const Step& step, std::vector<std::shared_ptr<Buffer>>& carried) const;
   void run_callback(const Step& step, Frame& f) const;
@@ -60,6 +60,7 @@ class Executable : public std::enable_shared_from_this<Executable> {
   Graph graph_;
   CompileOptions options_;
   Plan plan_;
+  std::shared_ptr<const CpuPlan> cpu_;  // the plan's CPU lowering (backend.h); null: another backend's plan
 };
 
 // The default options: every graph pass, fusion, buffer reuse.

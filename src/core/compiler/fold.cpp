@@ -1,5 +1,6 @@
 // The constant folding pass: nodes whose operands are all constants are evaluated at compile time
 // by the ops' own CPU kernels (so folded values are exactly what running them would give).
+#include "core/compiler/backend.h"
 #include "core/compiler/constant.h"
 #include "core/compiler/passes.h"
 #include "core/float_env.h"
@@ -37,7 +38,7 @@ bool fold(const Node& n, const std::vector<const Node*>& in, Attrs& out) {
       views.push_back(view(args.back()));
     }
     Array res = Array::empty({}, t.dtype);
-    info.cpu(views, {view(res)}, n.attrs);
+    run_cpu_op(n.op, views, {view(res)}, n.attrs);
     out = splat_attrs(std::string(static_cast<const char*>(res.data()), itemsize(t.dtype)), t);
     return true;
   }
@@ -50,7 +51,7 @@ bool fold(const Node& n, const std::vector<const Node*>& in, Attrs& out) {
     views.push_back(view(args.back()));
   }
   Array res = Array::empty(t.shape, t.dtype);
-  info.cpu(views, {view(res)}, n.attrs);
+  run_cpu_op(n.op, views, {view(res)}, n.attrs);
   out = constant_attrs_from(res.data(), t);
   return true;
 }
@@ -68,8 +69,8 @@ Graph fold_constants(const Graph& g) {
     for (ValueRef v : in)
       if (r.dst().nodes()[v.node].op == OpId::constant_) consts.push_back(&r.dst().nodes()[v.node]);
     Attrs folded;
-    if (!in.empty() && consts.size() == in.size() && n.outputs.size() == 1 && foldable_kind(info.kind) && info.cpu &&
-        fold(n, consts, folded)) {
+    if (!in.empty() && consts.size() == in.size() && n.outputs.size() == 1 && foldable_kind(info.kind) &&
+        has_cpu_kernel(n.op) && fold(n, consts, folded)) {
       r.replace(int(i), r.dst().add(OpId::constant_, {}, folded));
       continue;
     }

@@ -1,12 +1,13 @@
 // The fusion pass: partitions a graph's nodes into groups, each run as one step. The op kind
-// (ops.h) and the backend's capabilities (BackendCaps) decide what may fuse: Elementwise ops over
-// one index space form a group, Broadcast ops (reshape, broadcast_in_dim) and static slices are
-// folded into their consumers' loads as index maps, and a group may end in Reductions over a
-// common (kept, reduced, kept) split of its space. Every other node is a group of its own. A fused
-// group is described for the backends by a FusedKernelSpec (kernel_spec.h).
+// (ops.h) and the backend's capabilities (BackendCaps, backend.h) decide what may fuse:
+// Elementwise ops over one index space form a group, Broadcast ops (reshape, broadcast_in_dim)
+// and static slices are folded into their consumers' loads as index maps, and a group may end in
+// Reductions over a common (kept, reduced, kept) split of its space. Every other node is a group
+// of its own. A fused group is described for the backends by a FusedKernelSpec (kernel_spec.h).
 #pragma once
 #include <vector>
 
+#include "core/compiler/backend.h"
 #include "core/graph.h"
 #include "core/ops/red_op.h"
 
@@ -40,15 +41,6 @@ bool reduction_op(OpId op, RedOp& out);
 // Whether a fused kernel computes v itself as it reads it: an iota read through reshapes only
 // (its values are then the flat indices' coordinates along its dimension).
 bool generated_in_kernel(const Graph& g, const Resolved& v);
-// What a backend's fused kernels can compute: a node joins a fused group only when can_fuse
-// accepts its op, operand dtypes, result dtype and attributes (after the backend-neutral checks).
-struct BackendCaps {
-  const char* name;
-  bool (*can_fuse)(OpId op, const std::vector<DType>& in, DType out, const Attrs& attrs);
-};
-// The CPU's fused engine (defined with its lowering, cpu/fused_lower.cpp).
-const BackendCaps& cpu_caps();
-
 // Whether a fused kernel of the backend described by caps can compute node n: an elementwise op
 // or a reduction over a (k0, r, k1) split, with one result.
 bool fusible(const Graph& g, const Node& n, const BackendCaps& caps);

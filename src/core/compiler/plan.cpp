@@ -1,12 +1,11 @@
 // Building the plan: storages for the values that need them, one step per fusion group (fused
-// groups described by kernel specs, lowered to the CPU's FusedPrograms), then the buffer plan.
+// groups described by kernel specs, other groups by their op), for a backend to lower.
 #include "core/compiler/plan.h"
 
 #include "core/compiler/constant.h"
 #include "core/compiler/executable.h"
 #include "core/compiler/passes.h"
-#include "core/cpu/fused_lower.h"
-#include "core/cpu/layout_copy.h"
+#include "core/ops/dynamic_window.h"
 
 namespace xjax {
 
@@ -43,7 +42,7 @@ void Builder::make_views() {
     if (s.kind != Step::Kind::Fused && s.kind != Step::Kind::Kernel)
       for (int v : s.inputs) needs_buffer[plan.value_storage[v]] = 1;
   for (Step& s : plan.steps) {
-    if (s.kind != Step::Kind::Kernel || g.nodes()[s.nodes[0]].op != OpId::dynamic_slice_) continue;
+    if (s.kind != Step::Kind::Kernel || s.op != OpId::dynamic_slice_) continue;
     const int st = plan.value_storage[s.outputs[0]];
     const Node& n = g.nodes()[s.nodes[0]];
     if (plan.storages[st].kind != Storage::Kind::Pool || needs_buffer[st] || plan.storages[st].nbytes == 0 ||
@@ -93,7 +92,6 @@ void Builder::fused_step(int gi) {
   step.inputs = spec->inputs;
   step.outputs = spec->outputs;
   step.work = spec->n;
-  if (!options.caps || options.caps == &cpu_caps()) step.program = lower_to_cpu(*spec);  // else not run here
   step.spec = std::move(spec);
   plan.steps.push_back(std::move(step));
 }
@@ -106,6 +104,7 @@ void Builder::single_step(int node) {
   if (n.op == OpId::empty_) return;     // nothing to run: its storage is allocated per run
   Step step;
   step.nodes = {node};
+  step.op = n.op;
   for (ValueRef v : n.inputs) step.inputs.push_back(plan.value(v));
   for (size_t r = 0; r < n.outputs.size(); ++r) {
     step.outputs.push_back(plan.value_base[node] + int(r));
@@ -122,12 +121,10 @@ void Builder::single_step(int node) {
     }
     if (n.op == OpId::while_) step.counted = recognize_counted_loop(step.subs[0]->graph());
     step.work = int64_t(1) << 40;  // unknown: never inline
-  } else if (kind == OpKind::Effect && !op_info(n.op).cpu) {
+  } else if (n.op == OpId::host_callback_) {  // Python's, through the callback registry (callbacks.h)
     step.kind = Step::Kind::Callback;
   } else {
-    step.kind = Step::Kind::Kernel;
-    step.kernel = op_info(n.op).cpu;
-    if (!step.kernel) throw std::runtime_error(std::string("[") + op_name(n.op) + "] has no CPU kernel yet");
+    step.kind = Step::Kind::Kernel;  // the backend's kernel of step.op (its lowering checks there is one)
   }
   plan.steps.push_back(std::move(step));
 }
@@ -161,13 +158,14 @@ Plan build_plan(const Graph& g, const CompileOptions& options) {
   for (ValueRef v : g.outputs()) plan.outputs.push_back(plan.value(v));
   for (const Step& s : plan.steps) {
     add_work(plan.work, s.work);
-    bool effect = s.kind == Step::Kind::Callback ||
-                  (s.kind == Step::Kind::Kernel && op_info(g.nodes()[s.nodes[0]].op).kind == OpKind::Effect);
+    bool effect =
+        s.kind == Step::Kind::Callback || (s.kind == Step::Kind::Kernel && op_info(s.op).kind == OpKind::Effect);
     plan.has_effects = plan.has_effects || effect;
     for (const auto& sub : s.subs) plan.has_effects = plan.has_effects || sub->plan().has_effects;
   }
-  plan_buffers(plan, g, options.reuse_buffers, options.donate_params);
   return plan;
 }
+
+bool runs_on_cpu(const CompileOptions& options) { return !options.caps || options.caps == &cpu_caps(); }
 
 }  // namespace xjax

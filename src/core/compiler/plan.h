@@ -1,8 +1,10 @@
 // The execution plan of a compiled graph: steps (fused kernels, single-op kernels, control flow,
-// callbacks) in order, and where every value lives. Values that a fused kernel keeps in its tiles
-// have no storage; a reshape shares its operand's storage. Intermediate storages are packed into
-// a few pooled buffers: a buffer is reused once the last reader of its previous value has run, or
-// overwritten in place by a fused kernel that reads its value element for element.
+// callbacks) in order, and where every value lives. The plan is backend-neutral: a fused step is
+// described by its FusedKernelSpec, a kernel step by its op; each backend lowers the steps its
+// own way, once (backend.h). Values that a fused kernel keeps in its tiles have no storage; a
+// reshape shares its operand's storage. Intermediate storages are packed into a few pooled
+// buffers: a buffer is reused once the last reader of its previous value has run, or overwritten
+// in place by a step whose lowering reads its value element for element.
 #pragma once
 #include <memory>
 #include <string>
@@ -12,7 +14,6 @@
 #include "core/compiler/fusion.h"
 #include "core/compiler/kernel_spec.h"
 #include "core/compiler/passes.h"
-#include "core/cpu/fused.h"
 
 namespace xjax {
 
@@ -52,9 +53,8 @@ struct Step {
   std::vector<int> nodes;    // the graph nodes it computes
   std::vector<int> inputs;   // values read (a fused step: its program's inputs, in order)
   std::vector<int> outputs;  // values written (a fused step: its program's outputs, in order)
-  std::shared_ptr<const FusedKernelSpec> spec;  // a fused step: what it computes, for any backend
-  std::shared_ptr<FusedProgram> program;        // a fused step: its CPU lowering
-  CpuKernel kernel = nullptr;
+  std::shared_ptr<const FusedKernelSpec> spec;  // a fused step: what it computes
+  OpId op = OpId::kCount;                       // any other step: its node's op
   Attrs attrs;
   std::vector<std::shared_ptr<Executable>> subs;  // cond branches; while (cond, body)
   std::vector<char> consumed;  // while: per input, read here for the last time (the loop takes its buffer)
@@ -78,13 +78,19 @@ struct Plan {
 
   int value(ValueRef v) const { return value_base[v.node] + v.index; }
   int num_kernels() const;  // fused and single-op kernel steps
-  std::string text(const Graph& g) const;
+  // The steps and storages, one a line; with `cpu`, each fused step's CPU program too.
+  std::string text(const Graph& g, const CpuPlan* cpu = nullptr) const;
 };
 
-// Builds the plan of an optimised graph (subgraphs of control ops are compiled with `options`).
+// Builds the plan of an optimised graph (subgraphs of control ops are compiled with `options`):
+// its steps and storages, not yet its buffers (plan_buffers, once a backend has lowered it).
 Plan build_plan(const Graph& g, const CompileOptions& options);
 // Assigns the Pool storages to pooled buffers, and values to the buffers they may overwrite in
-// place (plan_buffers.cpp).
-void plan_buffers(Plan& plan, const Graph& g, bool reuse, bool donate_params);
+// place (plan_buffers.cpp). A step writes over an operand only where its lowering (`cpu`) allows;
+// without one (a plan the CPU does not run), never.
+void plan_buffers(Plan& plan, bool reuse, bool donate_params, const CpuPlan* cpu);
+// Whether the Executable runs plans compiled with `options` (on the CPU); else another backend
+// lowers them (the CUDA backend, from options.caps).
+bool runs_on_cpu(const CompileOptions& options);
 
 }  // namespace xjax

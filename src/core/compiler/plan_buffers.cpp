@@ -1,6 +1,7 @@
 // The buffer plan: liveness of every pooled storage over the steps, then a linear scan that
-// hands each new value a free buffer (best fit) or, for a fused kernel, the buffer of an operand
-// read for the last time element for element (in place). Also the plan's text.
+// hands each new value a free buffer (best fit) or the buffer of an operand read for the last
+// time, where the step's lowering reads it element for element before writing (in place). Also
+// the plan's text.
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -11,23 +12,6 @@
 namespace xjax {
 
 namespace {
-
-// Whether a single-op kernel may write its output over operand i: elementwise kernels read each
-// element before writing it; the scatter family and dynamic_update_slice skip copying operand 0
-// into the output when both are one buffer, and so update it in place; so does dot_general_add
-// with its addend.
-bool kernel_writes_over(OpId op, size_t i) {
-  if (op_info(op).kind == OpKind::Elementwise) return true;
-  switch (op) {
-    case OpId::dynamic_update_slice_: case OpId::scatter_: case OpId::scatter_add_: case OpId::scatter_mul_:
-    case OpId::scatter_min_: case OpId::scatter_max_:
-      return i == 0;
-    case OpId::dot_general_add_:  // accumulates onto its addend
-      return i == 2;
-    default:
-      return false;
-  }
-}
 
 // run_plan binds a pooled value to its pool buffer or, written in place, to a parameter's buffer:
 // a plan with a pooled value bound to neither would hand a kernel a null pointer. Refuse it here.
@@ -43,7 +27,7 @@ void check_every_storage_bound(const Plan& plan) {
 
 }  // namespace
 
-void plan_buffers(Plan& plan, const Graph& g, bool reuse, bool donate_params) {
+void plan_buffers(Plan& plan, bool reuse, bool donate_params, const CpuPlan* cpu) {
   const size_t num = plan.storages.size();
   const int end = int(plan.steps.size());
   std::vector<int> def(num, -1), last(num, -1);
@@ -83,20 +67,22 @@ void plan_buffers(Plan& plan, const Graph& g, bool reuse, bool donate_params) {
   for (int s = 0; s < end; ++s) {
     const Step& step = plan.steps[s];
     std::vector<int> claimed;
-    // Whether output k may take over the buffer of input i (which dies here).
+    // Whether output k may take over the buffer of input i (which dies here): the lowering says
+    // whether the step's code allows it, the plan whether other operands alias that buffer.
     auto in_place_ok = [&](size_t k, size_t i, int ist) {
-      if (!reuse || !overwritable(ist) || last[ist] != s || std::count(claimed.begin(), claimed.end(), ist)) return false;
+      if (!reuse || !cpu || !overwritable(ist) || last[ist] != s || std::count(claimed.begin(), claimed.end(), ist))
+        return false;
       if (plan.storages[ist].nbytes != plan.storages[plan.value_storage[step.outputs[k]]].nbytes) return false;
       if (step.kind == Step::Kind::Fused) {
         for (size_t j = 0; j < step.inputs.size(); ++j) {  // every operand held in that storage (or a view of it)
           int jst = plan.value_storage[step.inputs[j]];
-          if (jst == ist && !step.program->may_overwrite(int(k), int(j))) return false;
+          if (jst == ist && !cpu_may_overwrite(*cpu, s, int(k), int(j))) return false;
           if (jst != ist && root[jst] == ist) return false;
         }
         return true;
       }
-      if (step.kind != Step::Kind::Kernel || k != 0 || !kernel_writes_over(g.nodes()[step.nodes[0]].op, i)) return false;
-      bool elementwise = op_info(g.nodes()[step.nodes[0]].op).kind == OpKind::Elementwise;
+      if (step.kind != Step::Kind::Kernel || !cpu_may_overwrite(*cpu, s, int(k), int(i))) return false;
+      bool elementwise = op_info(step.op).kind == OpKind::Elementwise;
       for (size_t j = 0; j < step.inputs.size(); ++j)  // other operands in that storage: read as elements only
         if (j != i && root[plan.value_storage[step.inputs[j]]] == ist && !(elementwise && plan.value_storage[step.inputs[j]] == ist))
           return false;
@@ -168,7 +154,7 @@ std::string value_name(const Plan& p, int v) {
 }
 }  // namespace
 
-std::string Plan::text(const Graph& g) const {
+std::string Plan::text(const Graph& g, const CpuPlan* cpu) const {
   static const char* kinds[] = {"fused", "kernel", "cond", "while", "callback", "view"};
   std::string t;
   for (size_t s = 0; s < steps.size(); ++s) {
@@ -187,7 +173,7 @@ std::string Plan::text(const Graph& g) const {
     if (!takes.empty()) t += " takes(" + takes + ")";
     if (st.counted.found())
       t += " counted(carry " + std::to_string(st.counted.counter) + " < " + std::to_string(st.counted.bound) + ")";
-    if (st.program) t += " {" + st.program->describe() + "}";
+    if (cpu && st.kind == Step::Kind::Fused) t += " {" + describe_cpu_step(*cpu, int(s)) + "}";
     t += "\n";
     for (size_t k = 0; k < st.subs.size(); ++k) {  // the subgraphs' plans, indented
       std::string sub = st.subs[k]->plan_text();

@@ -15,6 +15,7 @@
 
 #include "core/cpu/compute_types.h"
 #include "core/cpu/contraction_gemm.h"
+#include "core/cpu/kernels.h"
 #include "core/ops/ops.h"
 #include "core/thread_pool.h"
 
@@ -269,7 +270,7 @@ void dot_general_add_cpu(const std::vector<Tensor>& in, const std::vector<Tensor
 
 }  // namespace
 
-void register_contraction_cpu(OpTable& t) {
+void register_contraction_cpu(CpuKernelTable& t) {
   t.set_cpu(OpId::dot_general_, dot_general_cpu);
   t.set_cpu(OpId::dot_general_add_, dot_general_add_cpu);
 }

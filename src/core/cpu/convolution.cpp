@@ -14,6 +14,7 @@
 
 #include "core/cpu/compute_types.h"
 #include "core/cpu/conv_blocks.h"
+#include "core/cpu/kernels.h"
 #include "core/cpu/layout_copy.h"
 #include "core/thread_pool.h"
 
@@ -269,6 +270,6 @@ void conv_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, con
 
 }  // namespace
 
-void register_convolution_cpu(OpTable& t) { t.set_cpu(OpId::conv_general_dilated_, conv_cpu); }
+void register_convolution_cpu(CpuKernelTable& t) { t.set_cpu(OpId::conv_general_dilated_, conv_cpu); }
 
 }  // namespace xjax

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/cpu/elementwise_impl.h"
+#include "core/cpu/kernels.h"
 #include "core/thread_pool.h"
 
 namespace xjax {
@@ -171,7 +172,7 @@ void run_elementwise(OpId op, const std::vector<Tensor>& in, const Tensor& out, 
   });
 }
 
-void register_elementwise_cpu(OpTable& t) {
+void register_elementwise_cpu(CpuKernelTable& t) {
 #define XJAX_EW_REGISTER(name, kind, arity) \
   if (OpKind::kind == OpKind::Elementwise) t.set_cpu(OpId::name##_, &elementwise_kernel<OpId::name##_>);
   XJAX_OP_LIST(XJAX_EW_REGISTER)

@@ -1,10 +1,11 @@
 // CPU kernels of the index ops: registration (the kernels live in index_gather.cpp and
 // index_scatter.cpp).
 #include "core/cpu/index_kernels.h"
+#include "core/cpu/kernels.h"
 
 namespace xjax {
 
-void register_index_cpu(OpTable& t) {
+void register_index_cpu(CpuKernelTable& t) {
   t.set_cpu(OpId::gather_, gather_cpu);
   t.set_cpu(OpId::scatter_, scatter_cpu);
   t.set_cpu(OpId::scatter_add_, scatter_add_cpu);

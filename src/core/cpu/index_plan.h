@@ -1,34 +1,16 @@
 // The pieces shared by the gather and scatter kernels: where each window starts in the operand
-// (decoded from the indices), how a window splits into contiguous runs, and a transpose copy.
+// (decoded from the indices by the StartPlan, ops/index_starts.h), how a window splits into
+// contiguous runs, and a transpose copy.
 #pragma once
 #include <cstdint>
 #include <vector>
 
-#include "core/ops/index_dims.h"
+#include "core/ops/index_starts.h"
 
 namespace xjax {
 
-// Turns the index vectors into flat operand offsets.
-struct StartPlan {
-  int64_t batches = 0;              // number of index vectors (all indices dims but the last)
-  int64_t depth = 0;                // length of an index vector
-  std::vector<int64_t> stride, hi;  // per component: operand stride, largest in-bounds start
-  struct Batching { int64_t div, size, stride; };  // batch coordinate = (b / div) % size
-  std::vector<Batching> batching;
-  bool clip = false;                // clamp starts; otherwise an out-of-bounds start gives -1
-  bool none_fit = false;            // some window is larger than its operand dim: all dropped
-};
-
-StartPlan make_start_plan(const Shape& operand, const Shape& indices, const std::vector<int64_t>& start_map,
-                          const std::vector<int64_t>& window, const std::vector<int64_t>& operand_batching,
-                          const std::vector<int64_t>& indices_batching, IndexMode mode);
-
 // Writes the flat operand offset of the windows [b0, b1), or -1 for a window that is dropped.
 void compute_starts(const StartPlan& p, const Tensor& indices, int64_t b0, int64_t b1, int64_t* out);
-
-// gather's fill value (attribute 'fill_value', else JAX's default) as the bits of an element of
-// dtype dt, converted as NumPy would: integers wrap, floats saturate into integers, NaN gives 0.
-uint64_t fill_bits(const Attrs& attrs, DType dt);
 
 // A window of the operand as `outer` strided steps over runs of `run` contiguous elements.
 struct BlockPlan {

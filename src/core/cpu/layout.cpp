@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/cpu/kernels.h"
 #include "core/cpu/layout_copy.h"
+#include "core/ops/dynamic_window.h"
 #include "core/ops/ops.h"
 
 namespace xjax {
@@ -13,25 +15,6 @@ namespace {
 size_t esize(const Tensor& t) { return itemsize(t.dtype); }
 
 char* bytes(const Tensor& t) { return static_cast<char*>(t.data); }
-
-// Reads a 0-d integer start index; values beyond int64 saturate (they are clamped anyway).
-int64_t read_index(const Tensor& t) {
-  switch (t.dtype) {
-    case DType::Int8: return *t.as<int8_t>();
-    case DType::Int16: return *t.as<int16_t>();
-    case DType::Int32: return *t.as<int32_t>();
-    case DType::Int64: return *t.as<int64_t>();
-    case DType::UInt8: return *t.as<uint8_t>();
-    case DType::UInt16: return *t.as<uint16_t>();
-    case DType::UInt32: return *t.as<uint32_t>();
-    case DType::UInt64:
-      return int64_t(std::min<uint64_t>(*t.as<uint64_t>(), uint64_t(std::numeric_limits<int64_t>::max())));
-    default: return 0;  // the shape rule admits only integers
-  }
-}
-
-// XLA clamps dynamic starts so the window [start, start + size) lies inside [0, dim).
-int64_t clamp_start(int64_t start, int64_t dim, int64_t size) { return std::clamp<int64_t>(start, 0, dim - size); }
 
 void transpose_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
   const auto& perm = attrs.get_ints("permutation");
@@ -75,7 +58,7 @@ void slice_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out,
   copy_window(in[0], attrs.get_ints("start_indices"), step, out[0]);
 }
 
-// The offset of a contiguous window (see layout_copy.h), or -1 when the window is not one.
+// The offset of a contiguous window (see dynamic_window.h), or -1 when the window is not one.
 int64_t contiguous_window_offset(const Shape& whole, const Shape& part, const Tensor* starts) {
   return contiguous_window(whole, part) ? window_offset(whole, part, starts) : -1;
 }
@@ -189,25 +172,7 @@ void rev_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out, c
 
 }  // namespace
 
-bool contiguous_window(const Shape& whole, const Shape& part) {
-  const size_t rank = whole.size();
-  size_t first = 0;  // the first dim of the window with more than one element
-  while (first < rank && part[first] == 1) ++first;
-  for (size_t i = first + 1; i < rank; ++i)
-    if (part[i] != whole[i]) return false;
-  return true;
-}
-
-int64_t window_offset(const Shape& whole, const Shape& part, const Tensor* starts) {
-  int64_t offset = 0, stride = 1;
-  for (size_t i = whole.size(); i-- > 0;) {
-    offset += clamp_start(read_index(starts[i]), whole[i], part[i]) * stride;
-    stride *= whole[i];
-  }
-  return offset;
-}
-
-void register_layout_cpu(OpTable& t) {
+void register_layout_cpu(CpuKernelTable& t) {
   t.set_cpu(OpId::transpose_, transpose_kernel);
   t.set_cpu(OpId::reshape_, reshape_kernel);
   t.set_cpu(OpId::broadcast_in_dim_, broadcast_in_dim_kernel);

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "core/cpu/kernels.h"
 #include "core/cpu/linalg_kernels.h"
 #include "core/thread_pool.h"
 
@@ -70,7 +71,7 @@ void pivots_to_permutation(const int32_t* pivots, int64_t k, int32_t* perm, int6
 
 namespace xjax {
 
-void register_linalg_cpu(OpTable& t) {
+void register_linalg_cpu(CpuKernelTable& t) {
   t.set_cpu(OpId::cholesky_, cholesky_cpu);
   t.set_cpu(OpId::lu_, lu_cpu);
   t.set_cpu(OpId::qr_, qr_cpu);

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 
+#include "core/cpu/kernels.h"
 #include "core/cpu/reduction_kernels.h"
 #include "core/cpu/reduction_loops.h"
 #include "core/thread_pool.h"
@@ -258,7 +259,7 @@ void reduce_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out
 }
 }  // namespace
 
-void register_reduction_cpu(OpTable& t) {
+void register_reduction_cpu(CpuKernelTable& t) {
   t.set_cpu(OpId::reduce_sum_, reduce_kernel<RedOp::Sum>);
   t.set_cpu(OpId::reduce_prod_, reduce_kernel<RedOp::Prod>);
   t.set_cpu(OpId::reduce_max_, reduce_kernel<RedOp::Max>);

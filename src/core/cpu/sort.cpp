@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/cpu/kernels.h"
 #include "core/cpu/sort_keys.h"
 #include "core/cpu/sort_kernels.h"
 #include "core/ops/ops.h"
@@ -115,7 +116,7 @@ void sort_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, con
 
 }  // namespace
 
-void register_sort_cpu(OpTable& t) {
+void register_sort_cpu(CpuKernelTable& t) {
   t.set_cpu(OpId::sort_, sort_cpu);
   t.set_cpu(OpId::top_k_, top_k_cpu);
 }

@@ -13,6 +13,7 @@
 #include <memory>
 #include <type_traits>
 
+#include "core/cpu/kernels.h"
 #include "core/ops/window_dims.h"
 #include "core/thread_pool.h"
 
@@ -311,7 +312,7 @@ void select_and_scatter_add_cpu(const std::vector<Tensor>& in, const std::vector
 
 }  // namespace
 
-void register_window_cpu(OpTable& t) {
+void register_window_cpu(CpuKernelTable& t) {
   t.set_cpu(OpId::reduce_window_sum_, reduce_window_cpu<OpId::reduce_window_sum_>);
   t.set_cpu(OpId::reduce_window_max_, reduce_window_cpu<OpId::reduce_window_max_>);
   t.set_cpu(OpId::reduce_window_min_, reduce_window_cpu<OpId::reduce_window_min_>);

@@ -1,5 +1,5 @@
 // CUDA generators of gather and scatter(_add/_mul/_min/_max). The dimension numbers are
-// normalised as the CPU kernels do (core/cpu/index_plan.h: make_start_plan gives each index
+// normalised as the CPU kernels do (core/ops/index_starts.h: make_start_plan gives each index
 // component's operand stride and largest in-bounds start, and the batching dims' strides).
 // - gather: a thread per result element: its batch coordinates pick an index vector, its offset
 //   coordinates a place in the window; an out-of-bounds window (mode fill) gives the fill value.
@@ -10,8 +10,8 @@
 //   only that window write.
 #include <algorithm>
 
-#include "core/cpu/index_plan.h"
 #include "core/cuda/generators.h"
+#include "core/ops/index_starts.h"
 
 namespace xjax::cuda {
 

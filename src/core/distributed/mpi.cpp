@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/buffer.h"
+#include "core/cpu/kernels.h"
 #include "core/errors.h"
 #include "core/ops/op_attrs.h"
 
@@ -494,9 +495,8 @@ const char* shim_source() { return kMpiShimText; }
 
 namespace xjax {
 
-void register_collective_ops(OpTable& t) {
-  t.set_infer(OpId::all_reduce_, mpi::infer_all_reduce);
-  t.set_cpu(OpId::all_reduce_, mpi::all_reduce_kernel);
-}
+void register_collective_ops(OpTable& t) { t.set_infer(OpId::all_reduce_, mpi::infer_all_reduce); }
+
+void register_collective_cpu(CpuKernelTable& t) { t.set_cpu(OpId::all_reduce_, mpi::all_reduce_kernel); }
 
 }  // namespace xjax

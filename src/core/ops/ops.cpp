@@ -29,21 +29,11 @@ void ensure_registered() {
     register_linalg_infer(t);
     register_compiler_infer(t);
     register_collective_ops(t);
-    register_elementwise_cpu(t);
-    register_reduction_cpu(t);
-    register_layout_cpu(t);
-    register_index_cpu(t);
-    register_contraction_cpu(t);
-    register_convolution_cpu(t);
-    register_window_cpu(t);
-    register_sort_cpu(t);
-    register_linalg_cpu(t);
   });
 }
 }  // namespace
 
 void OpTable::set_infer(OpId op, InferFn f) { g_ops[int(op)].infer = f; }
-void OpTable::set_cpu(OpId op, CpuKernel k) { g_ops[int(op)].cpu = k; }
 
 const OpInfo& op_info(OpId op) {
   ensure_registered();

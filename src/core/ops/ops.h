@@ -1,4 +1,4 @@
-// Op identities, the catalogue lookup, and the per-op rules: shape/dtype inference and kernels.
+// Op identities, the catalogue lookup, and the per-op shape/dtype rules (backend-neutral).
 #pragma once
 #include <memory>
 #include <string>
@@ -51,15 +51,12 @@ struct Tensor {
 
 // Computes result types; throws TypeError/ValueError naming the op, shapes and dtypes.
 using InferFn = std::vector<TypeInfo> (*)(const std::vector<TypeInfo>& in, const Attrs& attrs);
-// Fills the (preallocated, correctly shaped) outputs from the inputs.
-using CpuKernel = void (*)(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs);
 
 struct OpInfo {
   const char* name;
   OpKind kind;
   int arity;
   InferFn infer = nullptr;
-  CpuKernel cpu = nullptr;
 };
 
 const OpInfo& op_info(OpId op);
@@ -69,10 +66,10 @@ inline const char* op_name(OpId op) { return op_info(op).name; }
 // Infers result types after checking arity; the one entry point used by the graph.
 std::vector<TypeInfo> infer_types(OpId op, const std::vector<TypeInfo>& in, const Attrs& attrs);
 
-// Registration, one function per op family (each in its own file).
+// Registration of the shape rules, one function per op family (each in its own file). Kernels are
+// each backend's own (the CPU's: cpu/kernels.h).
 struct OpTable {
   void set_infer(OpId op, InferFn f);
-  void set_cpu(OpId op, CpuKernel k);
 };
 void register_elementwise_infer(OpTable&);
 void register_reduction_infer(OpTable&);
@@ -85,15 +82,6 @@ void register_sort_infer(OpTable&);
 void register_linalg_infer(OpTable&);
 void register_compiler_infer(OpTable&);  // constant, control flow, callbacks, barrier (src/core/compiler)
 void register_collective_ops(OpTable&);  // across processes: all_reduce (src/core/distributed)
-void register_elementwise_cpu(OpTable&);
-void register_reduction_cpu(OpTable&);
-void register_layout_cpu(OpTable&);
-void register_index_cpu(OpTable&);
-void register_contraction_cpu(OpTable&);
-void register_convolution_cpu(OpTable&);
-void register_window_cpu(OpTable&);
-void register_sort_cpu(OpTable&);
-void register_linalg_cpu(OpTable&);
 
 // Helpers shared by infer functions: "[op] message" errors and axis checks.
 [[noreturn]] void fail_type(OpId op, const std::string& msg);

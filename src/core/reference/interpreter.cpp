@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 
+#include "core/compiler/backend.h"
 #include "core/compiler/callbacks.h"
 #include "core/compiler/constant.h"
 #include "core/float_env.h"
@@ -146,12 +147,10 @@ std::vector<Array> reference_run(const Graph& g, const std::vector<Array>& input
     } else if (kind == OpKind::Reduction && n.op != OpId::argmax_ && n.op != OpId::argmin_) {
       reduce(n.op, in[0], out[0], n.attrs.get_ints("axes"));
     } else {
-      const OpInfo& info = op_info(n.op);
-      if (!info.cpu) throw std::runtime_error(std::string("[") + info.name + "] has no CPU kernel yet");
       std::vector<Tensor> ti, to;
       for (const Array& a : in) ti.push_back(view(a));
       for (const Array& a : out) to.push_back(view(a));
-      info.cpu(ti, to, n.attrs);
+      run_cpu_op(n.op, ti, to, n.attrs);
     }
   }
   std::vector<Array> res;
