@@ -87,3 +87,31 @@ def test_named_scope_and_named_call():
             pass
     f = jax.named_call(lambda x: 2 * x, name="double")
     assert float(jax.jit(f)(2.0)) == 4.0 and float(jax.grad(f)(1.0)) == 2.0
+
+
+def test_a_callbacks_exception_is_a_jax_runtime_error():
+    """As JAX (values recorded from JAX 0.10.2): pure_callback and io_callback, eager or jitted, and a
+    jitted debug.callback raise jax.errors.JaxRuntimeError, worded as XLA's CPU callback error and
+    ending in the callback's own exception; an eager debug.callback raises the exception itself."""
+    def bad(x):
+        raise ValueError("boom from callback")
+
+    def pure(x):
+        return jax.pure_callback(bad, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+
+    def io(x):
+        return io_callback(bad, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+
+    def debug(x):
+        jax.debug.callback(bad, x)
+        return x
+
+    for f in (pure, jax.jit(pure), io, jax.jit(io), jax.jit(debug)):
+        with pytest.raises(jax.errors.JaxRuntimeError) as info:
+            jax.block_until_ready(f(jnp.ones(2)))
+        text = str(info.value)
+        assert text.startswith("INTERNAL: CpuCallback error calling callback: Traceback (most recent call last):")
+        assert text.rstrip().endswith("ValueError: boom from callback")
+        assert isinstance(info.value, RuntimeError)
+    with pytest.raises(ValueError, match="^boom from callback$"):
+        debug(jnp.ones(2))

@@ -103,8 +103,16 @@ py::list refs_to_py(const std::vector<ValueRef>& refs) {
   return out;
 }
 
-// A Python callable as a host callback: called under the GIL with the operands as _core.Arrays;
-// a Python exception becomes a RuntimeError of the computation.
+// A host callback's Python exception, raised to whoever waits for the computation as
+// _core.JaxRuntimeError (JAX's jax.errors.JaxRuntimeError, a RuntimeError).
+struct CallbackError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+PyObject* jax_runtime_error_type = nullptr;  // the Python class of CallbackError (set by the module)
+
+// A Python callable as a host callback: called under the GIL with the operands as _core.Arrays.
+// A JaxRuntimeError it raises (xjax's callbacks word the user's exception as JAX does) keeps its
+// message; any other exception is named in one.
 int64_t register_py_callback(const py::function& fn) {
   std::shared_ptr<py::object> holder(new py::object(fn), [](py::object* o) {
     py::gil_scoped_acquire gil;
@@ -117,7 +125,8 @@ int64_t register_py_callback(const py::function& fn) {
       for (const Array& a : args) l.append(py::cast(a));
       (*holder)(l);
     } catch (py::error_already_set& e) {
-      throw std::runtime_error(std::string("[host_callback] ") + e.what());
+      if (e.matches(jax_runtime_error_type)) throw CallbackError(py::str(e.value()).cast<std::string>());
+      throw CallbackError(std::string("[host_callback] ") + e.what());
     }
   });
 }
@@ -195,6 +204,7 @@ py::array writable_view(const Array& a) {
 PYBIND11_MODULE(_core, m) {
   m.doc() = "The xjax C++ runtime: arrays, the graph compiler and its executables.";
   py::register_local_exception<TypeError>(m, "CoreTypeError", PyExc_TypeError);
+  jax_runtime_error_type = py::register_exception<CallbackError>(m, "JaxRuntimeError", PyExc_RuntimeError).ptr();
 
   py::class_<Array>(m, "Array")
       .def_static("from_buffer", &array_from_buffer, py::arg("buffer"), py::arg("shape"), py::arg("dtype"),

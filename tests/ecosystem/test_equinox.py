@@ -96,3 +96,42 @@ def test_mlp_training_custom_jvp_extend_primitive_tree_at():
         np.testing.assert_allclose(out[name], want[name], rtol=1e-5, atol=1e-7, err_msg=name)
     assert out["any_unvmap"] == want["any_unvmap"]
     assert out["n_params"] == want["n_params"]
+
+
+ERRORS_PROGRAM = """
+import json
+import jax, jax.numpy as jnp
+import equinox as eqx
+
+def check(x):
+    return eqx.error_if(x, x < 0, "x must be non-negative")
+
+def outcome(fn, *args):
+    try:
+        return ["ok", jnp.asarray(fn(*args)).tolist()]
+    except Exception as e:
+        return ["raised", "x must be non-negative" in str(e), isinstance(e, eqx.EquinoxRuntimeError)]
+
+out = {}
+out["filter_jit_ok"] = outcome(eqx.filter_jit(check), jnp.array(1.5))
+out["filter_jit_bad"] = outcome(eqx.filter_jit(check), jnp.array(-1.5))
+out["jit_bad"] = outcome(jax.jit(check), jnp.array(-1.5))
+out["vmap_one_bad"] = outcome(eqx.filter_jit(jax.vmap(check)), jnp.array([1.0, -2.0, 3.0]))
+out["vmap_ok"] = outcome(eqx.filter_jit(jax.vmap(check)), jnp.array([1.0, 2.0]))
+out["grad_ok"] = outcome(eqx.filter_jit(jax.grad(lambda v: check(v) ** 2)), jnp.array(3.0))
+out["branched"] = outcome(eqx.filter_jit(lambda v: eqx.branched_error_if(v, v > 10, jnp.where(v > 100, 1, 0),
+                                                                         ["big", "huge"])), jnp.array(5.0))
+print(json.dumps(out))
+"""
+
+
+def test_error_if_raises_equinox_runtime_errors():
+    """eqx.error_if's runtime check: under filter_jit a failed check is an EquinoxRuntimeError (Equinox
+    recognises its callback's exception inside jax.errors.JaxRuntimeError), under jax.jit the
+    JaxRuntimeError itself; vmap and grad pass through."""
+    out = json.loads(run_isolated(ERRORS_PROGRAM, PRELUDE, timeout=300).splitlines()[-1])
+    # Recorded from JAX 0.10.2 (equinox 0.13.8).
+    want = {"filter_jit_ok": ["ok", 1.5], "filter_jit_bad": ["raised", True, True], "jit_bad": ["raised", True, False],
+            "vmap_one_bad": ["raised", True, True], "vmap_ok": ["ok", [1.0, 2.0]], "grad_ok": ["ok", 6.0],
+            "branched": ["ok", 5.0]}
+    assert out == want

@@ -8,7 +8,7 @@ has an effect, so it always runs.
 """
 import numpy as np
 
-from xjax._src import core, dtypes, tree_util
+from xjax._src import core, dtypes, errors, tree_util
 from xjax._src.interpreters import batching
 from xjax._src.lax import layout
 from xjax._src.lax.base import asarray
@@ -30,7 +30,11 @@ def _result_avals(result_shape_dtypes, api):
 def _call(api, callback, in_tree, result_avals, args):
     """Runs the user's callback on xjax Arrays; its results, checked and cast to the declared types."""
     a, kw = in_tree.unflatten([asarray(x) for x in args])
-    leaves, _ = tree_util.tree_flatten(callback(*a, **kw))
+    try:
+        results = callback(*a, **kw)
+    except Exception as e:  # as JAX, which runs these callbacks from its compiled programs, eager or not
+        raise errors.callback_error(e) from None
+    leaves, _ = tree_util.tree_flatten(results)
     if len(leaves) != len(result_avals):
         raise ValueError(f"{api}: the callback returned {len(leaves)} values, but result_shape_dtypes declares "
                          f"{len(result_avals)}")

@@ -12,7 +12,7 @@ import sys
 import numpy as np
 
 from xjax import _core
-from xjax._src import core, tree_util
+from xjax._src import core, errors, tree_util
 from xjax._src.array import Array
 from xjax._src.jaxpr import params_printer
 from xjax._src.lax import layout
@@ -77,7 +77,10 @@ def _host_callback_lowering(run_callback):
         params = eqn.params
 
         def fn(values):
-            run_callback([Array(v, a) for v, a in zip(values, avals)], params)
+            try:
+                run_callback([Array(v, a) for v, a in zip(values, avals)], params)
+            except Exception as e:  # (eager, the callback's own exception propagates, as in JAX)
+                raise errors.callback_error(e) from None
 
         cid = _core.register_callback(fn)
         lowerer.callbacks.append(cid)

@@ -4,6 +4,10 @@ Each message ends with a pointer to JAX's error page; messages about a tracer sa
 function was being traced and which arguments the value depends on (see `origin_msg` in
 interpreters.partial_eval).
 """
+import traceback
+
+from xjax import _core
+
 _ERROR_PAGE = "https://docs.jax.dev/en/latest/errors.html"
 
 
@@ -78,6 +82,18 @@ class UnexpectedTracerError(JAXTypeError):
 
     def __init__(self, msg):
         super().__init__(msg)
+
+
+# An error while a compiled program ran (a RuntimeError): a host callback's exception arrives as one,
+# as in JAX. The core's class, so that callbacks run by compiled graphs raise it too.
+JaxRuntimeError = _core.JaxRuntimeError
+
+
+def callback_error(exc):
+    """The JaxRuntimeError JAX raises for exception `exc` of a host callback: its message is the
+    callback's traceback, ending in the exception's type and message (libraries look for those)."""
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return JaxRuntimeError(f"INTERNAL: CpuCallback error calling callback: {text}")
 
 
 class KeyReuseError(JAXTypeError):
