@@ -148,32 +148,27 @@ def _ct_aval(x):
     return x.aval if ad.is_undefined(x) else core.get_aval(x)
 
 
-def _add_jvp(primals, tangents):
-    (x, y), (gx, gy) = primals, tangents
-    ans = P["add"].bind(x, y)
-    shape = core.get_aval(ans).shape
-    if type(gx) is ad.Zero:
-        return ans, _maybe_broadcast(shape, gy)
-    if type(gy) is ad.Zero:
-        return ans, _maybe_broadcast(shape, gx)
-    return ans, add(gx, gy)
+def _additive_jvp(name, combine, sign):
+    """The JVP of add (sign: identity) or sub (sign: neg): the tangents combine as the values do; a
+    lone tangent is broadcast to the result's shape."""
+
+    def jvp(primals, tangents):
+        (x, y), (gx, gy) = primals, tangents
+        ans = P[name].bind(x, y)
+        shape = core.get_aval(ans).shape
+        if type(gx) is ad.Zero:
+            return ans, _maybe_broadcast(shape, sign(gy))
+        if type(gy) is ad.Zero:
+            return ans, _maybe_broadcast(shape, gx)
+        return ans, combine(gx, gy)
+
+    return jvp
 
 
 def _add_transpose(ct, x, y):
     if type(ct) is ad.Zero:
         return [None, None]
     return [ad.unbroadcast(ct, _ct_aval(x)), ad.unbroadcast(ct, _ct_aval(y))]
-
-
-def _sub_jvp(primals, tangents):
-    (x, y), (gx, gy) = primals, tangents
-    ans = P["sub"].bind(x, y)
-    shape = core.get_aval(ans).shape
-    if type(gx) is ad.Zero:
-        return ans, _maybe_broadcast(shape, neg(gy))
-    if type(gy) is ad.Zero:
-        return ans, _maybe_broadcast(shape, gx)
-    return ans, sub(gx, gy)
 
 
 def _sub_transpose(ct, x, y):
@@ -202,8 +197,8 @@ def _div_transpose(ct, x, y):
 
 ad.deflinear(P["neg"], lambda ct, x: [neg(ct)])
 ad.deflinear(P["copy"], lambda ct, x: [P["copy"].bind(ct)])
-P["add"].def_rules(jvp=_add_jvp, transpose=_add_transpose)
-P["sub"].def_rules(jvp=_sub_jvp, transpose=_sub_transpose)
+P["add"].def_rules(jvp=_additive_jvp("add", add, lambda t: t), transpose=_add_transpose)
+P["sub"].def_rules(jvp=_additive_jvp("sub", sub, neg), transpose=_sub_transpose)
 ad.defjvp(P["mul"], lambda g, x, y: mul(g, y), lambda g, x, y: mul(x, g))
 ad.defjvp(fma_p, lambda g, a, b, c: mul(g, b), lambda g, a, b, c: mul(a, g), lambda g, a, b, c: g)
 ad.defjvp(P["div"], lambda g, x, y: div(g, y), lambda g, x, y: mul(mul(neg(g), x), integer_pow(y, -2)))
