@@ -16,7 +16,8 @@ copy_p = _ELEMENTWISE["copy"]
 from xjax._src.lax.control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa: F401,E402
 from xjax._src.lax.associative_scan import associative_scan  # noqa: F401,E402
 from xjax._src.lax.control_flow import cond_p, scan_p, while_p  # noqa: F401,E402
-# The families whose transformation rules are a module of their own: importing it registers them.
+# Modules that add rules to primitives defined above (the largest families' transformation rules;
+# parallel_core's lowering of all-reduces across processes): importing them registers the rules.
 from xjax._src.lax import elementwise_rules, layout_rules, loop_rules, parallel_core  # noqa: F401,E402
 
 from xjax._src.interpreters import array_ops as _array_ops  # noqa: E402
