@@ -258,7 +258,7 @@ def broadcast_to_aval(t, aval):
         return ops.broadcast_in_dim(t, aval.shape, ())
     dims = tuple(i for i, (a, b) in enumerate(zip(shape, aval.shape)) if a == 1 and b != 1)
     return ops.broadcast_in_dim(ops.squeeze(t, dims), aval.shape,
-                                   tuple(i for i in range(len(shape)) if i not in dims))
+                                tuple(i for i in range(len(shape)) if i not in dims))
 
 
 def unbroadcast(ct, aval):
