@@ -225,7 +225,7 @@ void multiply_packed(const Geometry& g, const Blocking& b, const C* lhs, const C
 
 }  // namespace
 
-Geometry geometry(const ConvDims& d, const Shape& lhs, const Shape& rhs) {
+Geometry geometry(const ConvDims& d, const Shape& lhs, const Shape& rhs, bool tap_tables) {
   Geometry g;
   g.groups = std::max(d.feature_groups, d.batch_groups);
   g.batch_groups = d.batch_groups > 1;
@@ -233,10 +233,10 @@ Geometry geometry(const ConvDims& d, const Shape& lhs, const Shape& rhs) {
   g.cin = lhs[d.lhs_spec[1]];
   g.cg = rhs[d.rhs_spec[1]];
   g.og = rhs[d.rhs_spec[0]] / g.groups;
-  return with_spatial(g, d.spatial);
+  return with_spatial(g, d.spatial, tap_tables);
 }
 
-Geometry with_spatial(const Geometry& base, std::vector<WindowDim> sp) {
+Geometry with_spatial(const Geometry& base, std::vector<WindowDim> sp, bool tap_tables) {
   Geometry g;
   g.groups = base.groups;
   g.batch_groups = base.batch_groups;
@@ -261,7 +261,12 @@ Geometry with_spatial(const Geometry& base, std::vector<WindowDim> sp) {
     g.taps *= w.window;
     g.direct = g.direct && w.window == 1 && w.stride == 1 && w.pad_lo == 0 && w.pad_hi == 0 && w.base_dilation == 1;
   }
-  if (g.direct || g.sp.empty()) return g;
+  if (tap_tables) add_tap_tables(g);
+  return g;
+}
+
+void add_tap_tables(Geometry& g) {
+  if (g.direct || g.sp.empty() || !g.tab.empty()) return;
   for (size_t i = 0; i < g.sp.size(); ++i) {
     const WindowDim& w = g.sp[i];
     std::vector<int64_t> t(size_t(w.out_size() * w.window));
@@ -283,7 +288,6 @@ Geometry with_spatial(const Geometry& base, std::vector<WindowDim> sp) {
       g.hi.push_back(std::max(lo, hi));
     }
   }
-  return g;
 }
 
 template <typename C>

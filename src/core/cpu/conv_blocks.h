@@ -27,15 +27,24 @@ struct Geometry {
   bool runs = false;
 };
 
-// The geometry of the convolution `d` of lhs and rhs shapes.
-Geometry geometry(const ConvDims& d, const Shape& lhs, const Shape& rhs);
+// The geometry of the convolution `d` of lhs and rhs shapes; without its tap tables (tab, lo, hi,
+// runs: out positions x taps entries, which conv_groups needs) unless `tap_tables`.
+Geometry geometry(const ConvDims& d, const Shape& lhs, const Shape& rhs, bool tap_tables = true);
 
 // The geometry of `base` (same operands and groups) with the spatial dims `sp` instead.
-Geometry with_spatial(const Geometry& base, std::vector<WindowDim> sp);
+Geometry with_spatial(const Geometry& base, std::vector<WindowDim> sp, bool tap_tables = true);
+
+// Builds g's tap tables if it has none.
+void add_tap_tables(Geometry& g);
 
 // out[group][row][og] = the convolution of the canonical lhs and rhs, for C in float, double,
 // uint32_t, uint64_t. Splits its work over the thread pool.
 template <typename C>
 void conv_groups(const Geometry& g, const C* lhs, const C* w, C* out);
+
+// The one-channel 1-D convolutions with long windows (no stride or dilation) as a GEMM over blocks
+// of outputs (conv_single_channel.cpp); false, computing nothing, for any other convolution.
+template <typename C>
+bool conv_single_channel(const Geometry& g, const C* lhs, const C* w, C* out);
 
 }  // namespace xjax::conv

@@ -220,7 +220,7 @@ void conv_phases(const Geometry& g, const C* x, const C* w, C* out) {
 
 template <typename C>
 void run(const ConvDims& d, const Tensor& lhs, const Tensor& rhs, const Tensor& out) {
-  const Geometry g = conv::geometry(d, lhs.shape, rhs.shape);
+  Geometry g = conv::geometry(d, lhs.shape, rhs.shape, false);  // (tables only where they are used)
   Shape cshape;
   std::vector<int64_t> cstrides;
   canonical_out_view(out, d, g, cshape, cstrides);
@@ -241,7 +241,8 @@ void run(const ConvDims& d, const Tensor& lhs, const Tensor& rhs, const Tensor& 
   for (const WindowDim& s : g.sp) holes = holes || s.base_dilation > 1;
   if (holes) {
     conv_phases<C>(g, x, w, res);
-  } else {
+  } else if (!conv::conv_single_channel<C>(g, x, w, res)) {
+    conv::add_tap_tables(g);
     conv::conv_groups<C>(g, x, w, res);
   }
   if (in_place) return;
