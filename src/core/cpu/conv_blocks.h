@@ -47,4 +47,11 @@ void conv_groups(const Geometry& g, const C* lhs, const C* w, C* out);
 template <typename C>
 bool conv_single_channel(const Geometry& g, const C* lhs, const C* w, C* out);
 
+// Depthwise convolutions: as many groups as input features, one input and one output feature per
+// group, a window of more than one tap. conv_depthwise computes them directly (conv_depthwise.cpp)
+// into out[batch, spatial...][feature], the features last (not conv_groups' layout).
+bool is_depthwise(const Geometry& g);
+template <typename C>
+void conv_depthwise(const Geometry& g, const C* lhs, const C* w, C* out);
+
 }  // namespace xjax::conv

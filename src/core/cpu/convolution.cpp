@@ -1,8 +1,9 @@
 // CPU kernel of conv_general_dilated. The operands are brought to canonical layouts in the
 // compute type C (compute_types.h): lhs as [batch, spatial..., feature] (the features under one
 // tap contiguous), rhs as [group][tap][in feature][out feature]; conv_blocks.cpp computes the
-// result [group][batch, spatial...][out feature] by im2col blocks into the GEMM, which is then
-// laid out (and converted) as the out spec says.
+// result [group][batch, spatial...][out feature] by im2col blocks into the GEMM (depthwise ones
+// directly, conv_depthwise.cpp, as [batch, spatial...][feature]), which is then laid out (and
+// converted) as the out spec says.
 //
 // An lhs with holes (lhs_dilation > 1: the input gradient of a strided convolution, conv_transpose)
 // would have most taps fall on holes: its outputs are split into classes by position modulo the
@@ -99,18 +100,21 @@ const C* canonical_rhs(const Tensor& rhs, const ConvDims& d, const Geometry& g, 
   return gather_as<C>(rhs, shape, strides, holder);
 }
 
-// The canonical result [group][batch][spatial...][out feature of the group] as `out`'s layout:
-// (shape, destination strides in out).
-void canonical_out_view(const Tensor& out, const ConvDims& d, const Geometry& g, Shape& shape,
+// The canonical result [group][batch][spatial...][out feature of the group], or with
+// `groups_last` [batch][spatial...][group][out feature of the group], as `out`'s layout: (shape,
+// destination strides in out).
+void canonical_out_view(const Tensor& out, const ConvDims& d, const Geometry& g, bool groups_last, Shape& shape,
                         std::vector<int64_t>& strides) {
   const auto st = contiguous_strides(out.shape);
   const int64_t sf = st[d.out_spec[1]];
-  shape = {g.groups, g.batch_out};
-  strides = {g.og * sf, st[d.out_spec[0]]};
+  shape = {g.batch_out};
+  strides = {st[d.out_spec[0]]};
   for (size_t i = 2; i < d.out_spec.size(); ++i) {
     shape.push_back(out.shape[d.out_spec[i]]);
     strides.push_back(st[d.out_spec[i]]);
   }
+  shape.insert(groups_last ? shape.end() : shape.begin(), g.groups);
+  strides.insert(groups_last ? strides.end() : strides.begin(), g.og * sf);
   shape.push_back(g.og);
   strides.push_back(sf);
 }
@@ -221,9 +225,12 @@ void conv_phases(const Geometry& g, const C* x, const C* w, C* out) {
 template <typename C>
 void run(const ConvDims& d, const Tensor& lhs, const Tensor& rhs, const Tensor& out) {
   Geometry g = conv::geometry(d, lhs.shape, rhs.shape, false);  // (tables only where they are used)
+  bool holes = false;
+  for (const WindowDim& s : g.sp) holes = holes || s.base_dilation > 1;
+  const bool depthwise = !holes && conv::is_depthwise(g);
   Shape cshape;
   std::vector<int64_t> cstrides;
-  canonical_out_view(out, d, g, cshape, cstrides);
+  canonical_out_view(out, d, g, depthwise, cshape, cstrides);
   if (g.taps * g.cg == 0) {  // empty sums: zeros (all-zero bits in every dtype)
     std::memset(out.data, 0, size_t(out.size()) * itemsize(out.dtype));
     return;
@@ -237,9 +244,9 @@ void run(const ConvDims& d, const Tensor& lhs, const Tensor& rhs, const Tensor& 
     out_holder.reset(new C[size_t(out.size())]);
     res = out_holder.get();
   }
-  bool holes = false;
-  for (const WindowDim& s : g.sp) holes = holes || s.base_dilation > 1;
-  if (holes) {
+  if (depthwise) {
+    conv::conv_depthwise<C>(g, x, w, res);
+  } else if (holes) {
     conv_phases<C>(g, x, w, res);
   } else if (!conv::conv_single_channel<C>(g, x, w, res)) {
     conv::add_tap_tables(g);
