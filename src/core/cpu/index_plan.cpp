@@ -14,14 +14,6 @@ namespace xjax {
 namespace {
 
 template <typename I>
-inline int64_t index_value(I v) {
-  if constexpr (std::is_same_v<I, uint64_t>)  // saturate: such a start is out of bounds anyway
-    return v > uint64_t(std::numeric_limits<int64_t>::max()) ? std::numeric_limits<int64_t>::max() : int64_t(v);
-  else
-    return int64_t(v);
-}
-
-template <typename I>
 void starts_typed(const StartPlan& p, const I* idx, int64_t b0, int64_t b1, int64_t* out) {
   const int64_t K = p.depth, n = b1 - b0;
   const I* v = idx + b0 * K;
@@ -29,12 +21,12 @@ void starts_typed(const StartPlan& p, const I* idx, int64_t b0, int64_t b1, int6
     const int64_t hi = p.hi[0], stride = p.stride[0];
     if (p.clip) {
       for (int64_t j = 0; j < n; ++j) {
-        const int64_t s = index_value(v[j]);
+        const int64_t s = index_as_int64(v[j]);
         out[j] = (s < 0 ? 0 : s > hi ? hi : s) * stride;
       }
     } else {
       for (int64_t j = 0; j < n; ++j) {
-        const int64_t s = index_value(v[j]);
+        const int64_t s = index_as_int64(v[j]);
         const bool in = uint64_t(s) <= uint64_t(hi);  // also rejects s < 0
         const int64_t safe = in ? s : 0;               // never multiply an unchecked value
         out[j] = in ? safe * stride : -1;
@@ -45,7 +37,7 @@ void starts_typed(const StartPlan& p, const I* idx, int64_t b0, int64_t b1, int6
       int64_t off = 0;
       bool ok = true;
       for (int64_t k = 0; k < K; ++k) {
-        int64_t s = index_value(v[k]);
+        int64_t s = index_as_int64(v[k]);
         if (p.clip) {
           s = std::min(std::max(s, int64_t(0)), p.hi[k]);
         } else if (uint64_t(s) > uint64_t(p.hi[k])) {

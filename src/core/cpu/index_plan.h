@@ -3,11 +3,22 @@
 // contiguous runs, and a transpose copy.
 #pragma once
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "core/ops/index_starts.h"
 
 namespace xjax {
+
+// An index value as int64 (uint64 ones saturate: such a start is out of bounds anyway).
+template <typename I>
+inline int64_t index_as_int64(I v) {
+  if constexpr (std::is_same_v<I, uint64_t>)
+    return v > uint64_t(std::numeric_limits<int64_t>::max()) ? std::numeric_limits<int64_t>::max() : int64_t(v);
+  else
+    return int64_t(v);
+}
 
 // Writes the flat operand offset of the windows [b0, b1), or -1 for a window that is dropped.
 void compute_starts(const StartPlan& p, const Tensor& indices, int64_t b0, int64_t b1, int64_t* out);

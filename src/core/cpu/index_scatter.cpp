@@ -96,6 +96,71 @@ void apply_windows(T* out, const T* upd, const int64_t* starts, int64_t batches,
   }
 }
 
+// Scatter-add of one element per window into a small result (segment_sum): one serial pass over
+// the updates is a chain of loads and stores to a few cache lines. The updates go instead in fixed
+// chunks, each summed into its own zeroed copy of the result; the copies are then added to the
+// result in chunk order. Chunks depend only on the sizes, so the bits do not depend on the thread
+// count (float sums are grouped by chunk rather than taken in index order).
+constexpr int64_t kAddChunk = 1 << 16;              // updates per chunk
+constexpr int64_t kMaxPartials = int64_t(1) << 22;  // elements of all copies together
+
+bool use_chunked_add(const BlockPlan& bp, int64_t batches, int64_t n) {
+  const int64_t chunks = (batches + kAddChunk - 1) / kAddChunk;
+  return bp.size.empty() && bp.run == 1 && chunks >= 2 && n * chunks <= kMaxPartials && n * 8 <= batches;
+}
+
+// acc[start of b] += upd[b] for b in [b0, b1). With one index per update and no batching dims
+// (segment_sum's form) the index is decoded in the same loop: a separate pass writing the starts
+// and reading them back took twice as long.
+template <typename T, typename C>
+void add_updates(const StartPlan& sp, const Tensor& indices, const T* upd, int64_t b0, int64_t b1, C* acc) {
+  if (sp.depth == 1 && sp.batching.empty() && !sp.none_fit) {
+    dispatch_dtype(indices.dtype, [&](auto tag) {
+      using I = decltype(tag);
+      if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>) {
+        const I* idx = static_cast<const I*>(indices.data);
+        const int64_t hi = sp.hi[0], stride = sp.stride[0];
+        for (int64_t b = b0; b < b1; ++b) {
+          int64_t s = index_as_int64(idx[b]);
+          if (sp.clip) s = std::clamp<int64_t>(s, 0, hi);
+          else if (uint64_t(s) > uint64_t(hi)) continue;  // (also s < 0) dropped
+          acc[s * stride] = AddOp::f(acc[s * stride], C(upd[b]));
+        }
+      }
+    });
+    return;
+  }
+  constexpr int64_t kBlock = 512;
+  int64_t starts[kBlock];
+  for (int64_t s0 = b0; s0 < b1; s0 += kBlock) {
+    const int64_t nb = std::min(kBlock, b1 - s0);
+    compute_starts(sp, indices, s0, s0 + nb, starts);
+    for (int64_t j = 0; j < nb; ++j)
+      if (starts[j] >= 0) acc[starts[j]] = AddOp::f(acc[starts[j]], C(upd[s0 + j]));
+  }
+}
+
+template <typename T>
+void chunked_add(T* dst, const T* upd, const StartPlan& sp, const Tensor& indices, int64_t n) {
+  using C = typename ComputeOf<T>::type;
+  const int64_t chunks = (sp.batches + kAddChunk - 1) / kAddChunk;
+  std::unique_ptr<C[]> partial(new C[size_t(chunks * n)]);
+  parallel_for(chunks, 1, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      C* acc = partial.get() + c * n;
+      std::fill(acc, acc + n, C(0));
+      add_updates<T, C>(sp, indices, upd, c * kAddChunk, std::min(sp.batches, (c + 1) * kAddChunk), acc);
+    }
+  });
+  parallel_for(n, 4096, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      C v = C(dst[i]);
+      for (int64_t c = 0; c < chunks; ++c) v = AddOp::f(v, partial[size_t(c * n + i)]);
+      dst[i] = T(v);
+    }
+  });
+}
+
 template <typename Op>
 void scatter_impl(OpId op, const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
   const Tensor& operand = in[0];
@@ -133,6 +198,9 @@ void scatter_impl(OpId op, const std::vector<Tensor>& in, const std::vector<Tens
     using T = decltype(tag);
     T* dst = static_cast<T*>(result.data);
     const T* src = static_cast<const T*>(upd);
+    if constexpr (std::is_same_v<Op, AddOp>) {
+      if (use_chunked_add(bp, sp.batches, n)) return chunked_add<T>(dst, src, sp, indices, n);
+    }
     if (parts == 1) {  // serial: decode starts a block at a time, kept in L1
       constexpr int64_t kBlock = 512;
       int64_t starts[kBlock];
