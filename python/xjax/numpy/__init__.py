@@ -15,8 +15,8 @@ from xjax._src.numpy.dtype_api import (can_cast, finfo, iinfo, isdtype, issubdty
 from xjax._src.numpy.einsum import einsum, einsum_path  # noqa: F401
 from xjax._src.numpy.extras import (apply_over_axes, bartlett, bitwise_count, blackman, block,  # noqa: F401
                                     fill_diagonal, from_dlpack, frombuffer, fromiter, gradient, hamming, hanning,
-                                    histogram_bin_edges, index_exp, iscomplex, iscomplexobj, isreal, isrealobj,
-                                    load, mgrid, ogrid, packbits, piecewise, polyadd, polyder, polyint, polymul,
+                                    histogram_bin_edges, index_exp, kaiser, iscomplex, iscomplexobj, isreal, isrealobj,
+                                    load, mgrid, ogrid, packbits, piecewise, polyadd, polyder, polyint,
                                     polysub, put, put_along_axis, s_, save, savez, spacing, trim_zeros, unpackbits,
                                     unwrap)
 from xjax._src.numpy.take import take, take_along_axis  # noqa: F401
@@ -28,7 +28,10 @@ from xjax._src.numpy.manipulation import (array_split, astype, atleast_1d, atlea
                                           row_stack, shape, size, split, squeeze, stack, swapaxes, transpose,
                                           unstack, vsplit, vstack)
 from xjax._src.numpy.misc import (array_repr, array_str, corrcoef, cov, interp,  # noqa: F401
-                                  isscalar, iterable, polyval, trapezoid, vander)
+                                  isscalar, iterable, trapezoid, vander)
+from xjax._src.numpy.histograms import histogram2d, histogramdd  # noqa: F401
+from xjax._src.numpy.index_concat import c_, r_  # noqa: F401
+from xjax._src.numpy.polynomials import polydiv, polyfit, polymul, polyval  # noqa: F401
 from xjax._src.numpy.products import (convolve, correlate, cross, dot, inner, kron, matmul, matvec,  # noqa: F401
                                       outer, tensordot, trace, vdot, vecdot, vecmat)
 from xjax._src.numpy.rearrange import (append, delete, diff, ediff1d, flip, fliplr, flipud, insert,  # noqa: F401
@@ -54,7 +57,7 @@ from xjax._src.numpy.sorting import (argpartition, argsort, digitize, lexsort, p
 from xjax._src.numpy.statistics import (average, median, nanmedian, nanpercentile, nanquantile,  # noqa: F401
                                         percentile, quantile)
 from xjax._src.numpy.mathfuncs import (allclose, angle, array_equal, array_equiv, copysign, fmax, fmin,  # noqa: F401
-                                       frexp, gcd, heaviside, hypot, isclose, lcm, ldexp, logaddexp, logaddexp2,
+                                       frexp, gcd, heaviside, hypot, i0, isclose, lcm, ldexp, logaddexp, logaddexp2,
                                        modf, nan_to_num, signbit, sinc)
 from xjax._src.numpy.ufuncs import (abs, absolute, acos, acosh, add, arccos, arccosh, arcsin, arcsinh,  # noqa: F401
                                     arctan, arctan2, arctanh, around, asin, asinh, atan, atan2, atanh, bitwise_and,

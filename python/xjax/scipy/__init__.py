@@ -1,10 +1,10 @@
-"""xjax.scipy: SciPy's API on xjax arrays, as jax.scipy (fft, linalg, optimize, special, stats).
+"""xjax.scipy: SciPy's API on xjax arrays, as jax.scipy (fft, integrate, linalg, optimize, special, stats).
 
 Submodules load on first use, as in JAX: `import xjax as jax; jax.scipy.special.logsumexp(x)`.
 """
 import importlib
 
-_SUBMODULES = ("fft", "linalg", "optimize", "special", "stats")
+_SUBMODULES = ("fft", "integrate", "linalg", "optimize", "special", "stats")
 
 
 def __getattr__(name):

@@ -1,6 +1,8 @@
 """xjax.scipy.special: SciPy's special functions, as jax.scipy.special."""
 from xjax._src.scipy.special import (  # noqa: F401
     beta, betainc, betaln, digamma, entr, erf, erfc, erfinv, expit, factorial, gamma, gammainc, gammaincc, gammaln,
-    gammasgn, expi, i0, i0e, i1, i1e, kl_div, log_softmax, logit, logsumexp, multigammaln, polygamma, rel_entr, softmax,
+    gammasgn, i0, i0e, i1, i1e, kl_div, log_softmax, logit, logsumexp, multigammaln, polygamma, rel_entr, softmax,
     xlog1py, xlogy, zeta)
+from xjax._src.scipy.special_expint import exp1, expi, expn  # noqa: F401
+from xjax._src.scipy.special_more import bessel_jn, erfcx, hyp1f1, loggamma, poch, spence  # noqa: F401
 from xjax._src.scipy.special_normal import log_ndtr, ndtr, ndtri  # noqa: F401

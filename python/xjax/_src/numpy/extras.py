@@ -7,7 +7,7 @@ import operator
 import numpy as np
 
 from xjax._src import dtypes, lax
-from xjax._src.numpy import creation, manipulation, mathfuncs, products, rearrange, reductions, ufuncs, util
+from xjax._src.numpy import creation, manipulation, mathfuncs, rearrange, reductions, ufuncs, util
 from xjax._src.numpy.selection import histogram
 from xjax._src.transfer import from_dlpack as impl
 
@@ -100,6 +100,18 @@ def blackman(M):
     return _cosine_window(M, (0.42, -0.5, 0.08))
 
 
+def kaiser(M, beta):
+    """The Kaiser window of M points with shape parameter beta."""
+    M = operator.index(util.concrete_value(M, "M argument of jnp.kaiser") if util.is_array(M) else M)
+    dt = dtypes.default_float_dtype()
+    if M <= 1:
+        return util.full((max(M, 0),), 1, dt)
+    n = lax.iota(dt, M)
+    alpha = 0.5 * (M - 1)
+    arg = ufuncs.sqrt(ufuncs.subtract(1, ufuncs.square(ufuncs.true_divide(ufuncs.subtract(n, alpha), alpha))))
+    return ufuncs.true_divide(mathfuncs.i0(ufuncs.multiply(beta, arg)), mathfuncs.i0(beta))
+
+
 def bartlett(M):
     """The triangular (Bartlett) window of M points."""
     M = int(M)
@@ -182,12 +194,6 @@ def polyadd(a1, a2):
 def polysub(a1, a2):
     """The difference of two polynomials."""
     return polyadd(a1, ufuncs.negative(_poly_operand("polysub", a2)))
-
-
-def polymul(a1, a2, *, trim_leading_zeros=False):
-    """The product of two polynomials (a convolution of the coefficients)."""
-    a, b = _poly_operand("polymul", a1), _poly_operand("polymul", a2)
-    return products.convolve(a, b)
 
 
 def polyder(p, m=1):

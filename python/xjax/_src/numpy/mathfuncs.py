@@ -1,11 +1,12 @@
 """Elementwise math built from several primitives: hypot, logaddexp, fmax/fmin, copysign/signbit,
-heaviside, sinc, ldexp/frexp/modf, isclose/allclose/array_equal, gcd/lcm, nan_to_num, angle."""
+heaviside, sinc, i0, ldexp/frexp/modf, isclose/allclose/array_equal, gcd/lcm, nan_to_num, angle."""
 import functools
 import math
 
 import numpy as np
 
 from xjax._src import dtypes, lax
+from xjax._src.autodiff import jvp
 from xjax._src.custom_derivatives import custom_jvp
 from xjax._src.jit import jit
 from xjax._src.numpy import util
@@ -287,3 +288,25 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     out = lax.select(_isnan(x), _const(x, nan), x)
     out = lax.select(lax.eq(out, _c(x, float("inf"))), _const(x, posinf), out)
     return lax.select(lax.eq(out, _c(x, float("-inf"))), _const(x, neginf), out)
+
+
+@custom_jvp
+def _i0(x):
+    abs_x = lax.abs(x)
+    return lax.mul(lax.exp(abs_x), lax.bessel_i0e(abs_x))
+
+
+@_i0.defjvp
+def _i0_jvp(primals, tangents):
+    # |x| has no derivative at 0, but I0 is even and smooth there: its slope is 0.
+    primal_out, tangent_out = jvp(_i0.fun, primals, tangents)
+    return primal_out, lax.select(lax.eq(primals[0], _c(primals[0], 0)), lax.full_like(tangent_out, 0), tangent_out)
+
+
+@jit
+def i0(x):
+    """I0(x), the modified Bessel function of the first kind of order 0 (real floating x)."""
+    (x,) = promote_args_inexact("i0", x)
+    if not dtypes.issubdtype(x.aval.dtype, np.floating):
+        raise ValueError(f"Unsupported input type to jax.numpy.i0: {x.aval.dtype}")
+    return _i0(x)

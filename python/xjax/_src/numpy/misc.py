@@ -1,4 +1,4 @@
-"""Smaller jnp functions built from the others: interp, trapezoid, cov/corrcoef, polyval, vander, and
+"""Smaller jnp functions built from the others: interp, trapezoid, cov/corrcoef, vander, and
 the predicates isscalar/iterable."""
 import numpy as np
 
@@ -83,16 +83,6 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
         shape[ax] = d.aval.shape[0]
         d = lax.reshape(d, tuple(shape))
     return reductions.sum(ufuncs.multiply(avg, d), axis=ax)
-
-
-def polyval(p, x, *, unroll=16):
-    """The polynomial with coefficients p (highest degree first) at x, by Horner's rule."""
-    pv, xv = util.promote_dtypes(util.asarray(p), util.asarray(x))
-    n = pv.aval.shape[0]
-    out = ufuncs.multiply(xv, 0)
-    for i in range(n):
-        out = ufuncs.add(ufuncs.multiply(out, xv), lax.index_in_dim(pv, i, 0, keepdims=False))
-    return out
 
 
 def vander(x, N=None, increasing=False):  # noqa: N803 - NumPy's name

@@ -334,8 +334,3 @@ def softmax(x, /, *, axis=None):
 def log_softmax(x, /, *, axis=None):
     """x - logsumexp(x) over `axis` (all axes by default, as SciPy)."""
     return normalize.log_softmax(x, axis=axis)
-
-
-def expi(x):
-    """The exponential integral Ei(x): not implemented yet."""
-    raise NotImplementedError("jax.scipy.special.expi is not implemented in xjax yet")

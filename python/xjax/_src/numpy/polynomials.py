@@ -1,0 +1,146 @@
+"""Polynomial evaluation, multiplication, division and least-squares fits (jnp.polyval, polymul,
+polydiv, polyfit), coefficients highest degree first, as JAX computes them."""
+import operator
+
+import numpy as np
+
+from xjax._src import dtypes, lax
+from xjax._src.jit import jit
+from xjax._src.numpy import creation, linalg_solve, manipulation, products, reductions, ufuncs, util
+from xjax._src.numpy.extras import trim_zeros
+from xjax._src.numpy.misc import vander
+
+
+def _check_1d(name, *arrays):
+    for a in arrays:
+        if a.aval.ndim != 1:
+            raise ValueError(f"jnp.{name}: the coefficients must be a 1-D array; got shape {a.aval.shape}")
+
+
+@jit(static_argnames=("unroll",))
+def _polyval(p, x, unroll):
+    shape = util.broadcast_shapes(p.aval.shape[1:], x.aval.shape)
+    y = util.full(shape, 0, x.aval.dtype)
+    # Horner's rule as a scan over the coefficients, `unroll` steps per iteration (as JAX).
+    y, _ = lax.scan(lambda acc, c: (ufuncs.add(ufuncs.multiply(acc, x), c), None), y, p, unroll=unroll)
+    return y
+
+
+def polyval(p, x, *, unroll=16):
+    """The polynomial with coefficients p (shape (M, ...), highest degree first) at x, by Horner's
+    rule; `unroll` (static) is the number of steps the scan unrolls."""
+    util.check_arraylike("polyval", p, x)
+    pv, xv = util.promote_dtypes(util.asarray(p), util.asarray(x))
+    if pv.aval.ndim == 0:
+        raise ValueError("jnp.polyval: p must have at least one dimension (the coefficients); got a scalar")
+    return _polyval(pv, xv, operator.index(unroll))
+
+
+def polymul(a1, a2, *, trim_leading_zeros=False):
+    """The product of two polynomials (always inexact); trim_leading_zeros=True drops the leading
+    zeros of the inputs as NumPy does (their values must then be concrete)."""
+    util.check_arraylike("polymul", a1, a2)
+    a, b = util.promote_dtypes_inexact(util.asarray(a1), util.asarray(a2))
+    _check_1d("polymul", a, b)
+    if trim_leading_zeros and (a.aval.shape[0] > 1 or b.aval.shape[0] > 1):
+        a, b = trim_zeros(a, trim="f"), trim_zeros(b, trim="f")
+    if a.aval.shape[0] == 0:
+        a = util.full((1,), 0, b.aval.dtype)
+    if b.aval.shape[0] == 0:
+        b = util.full((1,), 0, a.aval.dtype)
+    return products.convolve(a, b, mode="full")
+
+
+def _trim_leading_small(x, tol):
+    """x without its leading entries whose magnitude is at most tol (x concrete)."""
+    big = np.asarray(util.concrete_value(ufuncs.greater(ufuncs.abs(x), tol),
+                                         "jnp.polydiv with trim_leading_zeros=True needs concrete inputs"))
+    start = int(big.argmax()) if big.any() else big.shape[0]
+    return lax.slice(x, (start,), (x.aval.shape[0],))
+
+
+def polydiv(u, v, *, trim_leading_zeros=False):
+    """(quotient, remainder) of u / v (always inexact). The remainder keeps u's length, its leading
+    entries zero, unless trim_leading_zeros=True drops those within sqrt(eps) of zero as NumPy does."""
+    util.check_arraylike("polydiv", u, v)
+    u, v = util.promote_dtypes_inexact(util.asarray(u), util.asarray(v))
+    _check_1d("polydiv", u, v)
+    m, n = u.aval.shape[0] - 1, v.aval.shape[0] - 1
+    scale = ufuncs.true_divide(1.0, v[0])
+    q = util.full((max(m - n + 1, 1),), 0, u.aval.dtype)
+    # Long division, one quotient coefficient per step (the degrees are static).
+    for k in range(m - n + 1):
+        d = ufuncs.multiply(scale, u[k])
+        q = q.at[k].set(d)
+        u = u.at[k:k + n + 1].add(ufuncs.multiply(ufuncs.negative(d), v))
+    if trim_leading_zeros:
+        u = _trim_leading_small(u, float(np.sqrt(dtypes.finfo(u.aval.dtype).eps)))
+    return q, u
+
+
+def _polyfit_operands(x, y, w):
+    if w is None:
+        util.check_arraylike("polyfit", x, y)
+    else:
+        util.check_arraylike("polyfit", x, y, w)
+    xv, yv = util.asarray(x), util.asarray(y)
+    if xv.aval.ndim != 1:
+        raise TypeError("expected 1D vector for x")
+    if xv.aval.size == 0:
+        raise TypeError("expected non-empty vector for x")
+    if yv.aval.ndim < 1 or yv.aval.ndim > 2:
+        raise TypeError("expected 1D or 2D array for y")
+    if xv.aval.shape[0] != yv.aval.shape[0]:
+        raise TypeError("expected x and y to have same length")
+    if w is not None:
+        (w,) = util.promote_dtypes_inexact(util.asarray(w))
+        if w.aval.ndim != 1:
+            raise TypeError("expected a 1-d array for weights")
+        if w.aval.shape[0] != yv.aval.shape[0]:
+            raise TypeError("expected w and y to have the same length")
+    return xv, yv, w
+
+
+def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
+    """The least-squares polynomial of degree deg through (x, y) (y 1-D, or 2-D with one fit per
+    column), optionally weighted by w. full=True also returns (residuals, rank, singular values,
+    rcond); cov=True the coefficients' covariance ("unscaled": not scaled by the residuals)."""
+    deg = operator.index(util.concrete_value(deg, "deg must be int") if util.is_array(deg) else deg)
+    if deg < 0:
+        raise ValueError("expected deg >= 0")
+    xv, yv, w = _polyfit_operands(x, y, w)
+    if rcond is None:
+        rcond = xv.aval.shape[0] * float(dtypes.finfo(dtypes.to_inexact_dtype(xv.aval.dtype)).eps)
+    rcond = float(util.concrete_value(rcond, "rcond must be float") if util.is_array(rcond) else rcond)
+    return _polyfit(xv, yv, w, deg, rcond, bool(full), cov)
+
+
+@jit(static_argnames=("deg", "rcond", "full", "cov"))
+def _polyfit(x, y, w, deg, rcond, full, cov):
+    order = deg + 1
+    lhs, rhs = vander(x, order), y
+    if w is not None:
+        lhs = ufuncs.multiply(lhs, w[:, None])
+        rhs = ufuncs.multiply(rhs, w[:, None] if rhs.aval.ndim == 2 else w)
+    # Columns scaled to unit norm: a better conditioned least-squares problem.
+    scale = ufuncs.sqrt(reductions.sum(ufuncs.multiply(lhs, lhs), axis=0))
+    lhs = ufuncs.true_divide(lhs, scale[None, :])
+    c, resids, rank, s = linalg_solve.lstsq(lhs, rhs, rcond)
+    c = ufuncs.true_divide(c, scale[:, None] if c.aval.ndim > 1 else scale)
+    if full:
+        return c, resids, rank, s, util.asarray(rcond)
+    if not cov:
+        return c
+    vbase = linalg_solve.inv(products.dot(lhs.T, lhs))
+    vbase = ufuncs.true_divide(vbase, products.outer(scale, scale))
+    if cov == "unscaled":
+        fac = creation.array(1.0)
+    else:
+        n = x.aval.shape[0]
+        if n <= order:
+            raise ValueError("the number of data points must exceed order to scale the covariance matrix")
+        fac = ufuncs.true_divide(resids, n - order)
+    fac = manipulation.atleast_1d(fac)
+    if y.aval.ndim == 1:
+        return c, ufuncs.multiply(vbase, fac[None])
+    return c, ufuncs.multiply(vbase[:, :, None], fac[None, None, :])
