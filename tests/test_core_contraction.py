@@ -337,7 +337,7 @@ F32_34 = ((3, 4), "float32")
     (((3,), "float32"), ((3,), "float32"), dict(lhs_contracting_dimensions=[0], rhs_contracting_dimensions=[0],
                                                preferred_element_type="int32"), r"\[dot_general\].*incompatible"),
     (((3,), "float32"), ((3,), "float32"), dict(lhs_contracting_dimensions=[0], rhs_contracting_dimensions=[0],
-                                               preferred_element_type="complex64"), r"\[dot_general\].*unknown"),
+                                               preferred_element_type="complex32"), r"\[dot_general\].*unknown"),
 ])
 def test_bad_input_raises_type_error(lhs, rhs, attrs, match):
     with pytest.raises(TypeError, match=match):

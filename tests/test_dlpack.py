@@ -109,12 +109,13 @@ def test_refusals():
         xjax.dlpack.from_dlpack(Producer(None, device=(7, 0)))
     with pytest.raises(BufferError, match=r"copy=False\): xjax copies DLPack data into its own buffers"):
         xjax.dlpack.from_dlpack(np.ones(2), copy=False)
-    with pytest.raises(NotImplementedError, match="complex"):
-        xjax.dlpack.from_dlpack(np.ones(2, np.complex64))
     with pytest.raises(ValueError, match=r"from_dlpack: device must be None or one of xjax.devices\(\)"):
         xjax.dlpack.from_dlpack(np.ones(2), device="cpu")
     assert xjax.dlpack.is_supported_dtype("bfloat16") and xjax.dlpack.is_supported_dtype(np.uint64)
-    assert not xjax.dlpack.is_supported_dtype(np.complex64)  # (xjax has no complex dtypes yet)
+    assert xjax.dlpack.is_supported_dtype(np.complex64) and not xjax.dlpack.is_supported_dtype(np.str_)
+    z = np.array([1 + 2j, -3j], np.complex64)
+    np.testing.assert_array_equal(np.asarray(xjax.dlpack.from_dlpack(z)), z)
+    np.testing.assert_array_equal(np.from_dlpack(xjax.dlpack.from_dlpack(z)), z)
     with pytest.raises(TypeError, match="Expected a string or dtype-like object"):
         xjax.dlpack.is_supported_dtype(None)
 

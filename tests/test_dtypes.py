@@ -193,7 +193,6 @@ def test_x64_flag_canonicalises():
 def test_bad_dtypes():
     with pytest.raises(TypeError):
         dtypes.canonicalize_dtype(np.dtype("U3"))
-    with pytest.raises(NotImplementedError):
-        dtypes.canonicalize_dtype(np.complex64)
+    assert dtypes.canonicalize_dtype(np.complex128) == np.complex64  # (x64 off)
     with pytest.raises(AttributeError, match="Unrecognized config option"):
         config.update("jax_enable_x46", True)

@@ -34,6 +34,8 @@ def test_bad_buffers_raise():
     with pytest.raises(ValueError, match="bytes"):
         _core.Array.from_buffer(np.zeros(3, np.uint8), (2,), "float32")
     with pytest.raises(ValueError, match="unsupported dtype"):
+        _core.Array.from_buffer(np.zeros(4, np.uint8), (1,), "complex32")
+    with pytest.raises(ValueError, match="complex64.* needs 8"):
         _core.Array.from_buffer(np.zeros(4, np.uint8), (1,), "complex64")
     with pytest.raises(ValueError, match="C-contiguous"):
         _core.Array.from_buffer(np.zeros((4, 4), np.uint8)[:, ::2], (8,), "uint8")

@@ -284,7 +284,11 @@ def test_every_accepted_dtype_combination_has_an_expression():
         if op == "iota":
             continue
         for ins, out, attrs in _accepted_combinations(op, arity):
+            expression = _core.scalar_expression(op, ins, out, attrs, [f"x{k}" for k in range(len(ins))])
+            if out.startswith("complex"):  # generated code has no complex numbers yet: refused, never computed
+                assert not expression, (op, ins, out)
+                continue
             count += 1
-            if not _core.scalar_expression(op, ins, out, attrs, [f"x{k}" for k in range(len(ins))]):
+            if not expression:
                 missing.append((op, ins, out, attrs))
     assert count > 700 and not missing, missing[:20]

@@ -14,6 +14,7 @@
 // handles) and safe to use from several threads at once; an Array's contents never change.
 #pragma once
 #include <cstddef>
+#include <complex>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -34,6 +35,7 @@ inline namespace v1 {
 // Element types, as in xjax.numpy.
 enum class DType : int {
   Bool, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64, Float16, BFloat16, Float32, Float64,
+  Complex64, Complex128,
 };
 const char* dtype_name(DType dtype);  // "float32", ...
 size_t dtype_size(DType dtype);       // bytes per element
@@ -50,6 +52,8 @@ template <> struct DTypeOf<uint32_t> { static constexpr DType value = DType::UIn
 template <> struct DTypeOf<uint64_t> { static constexpr DType value = DType::UInt64; };
 template <> struct DTypeOf<float> { static constexpr DType value = DType::Float32; };
 template <> struct DTypeOf<double> { static constexpr DType value = DType::Float64; };
+template <> struct DTypeOf<std::complex<float>> { static constexpr DType value = DType::Complex64; };
+template <> struct DTypeOf<std::complex<double>> { static constexpr DType value = DType::Complex128; };
 
 using Shape = std::vector<int64_t>;
 

@@ -1,7 +1,9 @@
 // Element types of the runtime and the 16-bit float storage types (computed in float32).
 #pragma once
+#include <complex>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 
 #include "core/ops/scalar_portable.h"
@@ -11,13 +13,16 @@ namespace xjax {
 enum class DType : uint8_t {
   Bool, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64,
   Float16, BFloat16, Float32, Float64,
+  Complex64, Complex128,  // (re, im) pairs of float32 / float64, as NumPy and std::complex store them
 };
-constexpr int kNumDTypes = 13;
+constexpr int kNumDTypes = 15;
+constexpr int kNumRealDTypes = 13;  // the dtypes before Complex64, which dispatch_dtype covers
 
 size_t itemsize(DType dt);
 const char* dtype_name(DType dt);
 DType dtype_from_name(const std::string& name);  // throws std::invalid_argument
-inline bool is_floating(DType dt) { return dt >= DType::Float16; }
+inline bool is_floating(DType dt) { return dt >= DType::Float16 && dt <= DType::Float64; }
+inline bool is_complex(DType dt) { return dt == DType::Complex64 || dt == DType::Complex128; }
 inline bool is_unsigned(DType dt) { return dt >= DType::UInt8 && dt <= DType::UInt64; }
 inline bool is_signed_int(DType dt) { return dt >= DType::Int8 && dt <= DType::Int64; }
 inline bool is_integer(DType dt) { return is_unsigned(dt) || is_signed_int(dt); }
@@ -40,6 +45,8 @@ template <> struct StorageOf<DType::Float16> { using type = float16; };
 template <> struct StorageOf<DType::BFloat16> { using type = bfloat16; };
 template <> struct StorageOf<DType::Float32> { using type = float; };
 template <> struct StorageOf<DType::Float64> { using type = double; };
+template <> struct StorageOf<DType::Complex64> { using type = std::complex<float>; };
+template <> struct StorageOf<DType::Complex128> { using type = std::complex<double>; };
 
 template <typename T> struct ComputeOf { using type = T; };
 template <> struct ComputeOf<float16> { using type = float; };
@@ -62,8 +69,20 @@ decltype(auto) dispatch_dtype(DType dt, F&& f) {
     case DType::BFloat16: return f(bfloat16{});
     case DType::Float32: return f(float{});
     case DType::Float64: return f(double{});
+    case DType::Complex64: case DType::Complex128: break;
   }
-  return f(float{});
+  // Complex operands reach only the kernels that take them (ops/complex_ops.h gates the shape
+  // rules), which dispatch with dispatch_complex: getting here is a bug, never a wrong result.
+  throw std::logic_error(std::string("complex dtype ") + (dt == DType::Complex64 ? "complex64" : "complex128") +
+                         " reached a kernel of real dtypes only");
+}
+
+// Calls f(C{}) with C std::complex<float> or std::complex<double>, for complex64 / complex128.
+template <typename F>
+decltype(auto) dispatch_complex(DType dt, F&& f) {
+  if (dt == DType::Complex64) return f(std::complex<float>{});
+  if (dt != DType::Complex128) throw std::logic_error("dispatch_complex: not a complex dtype");
+  return f(std::complex<double>{});
 }
 
 template <typename T> constexpr DType dtype_of();
@@ -72,7 +91,8 @@ XJAX_DTYPE_OF(bool, Bool) XJAX_DTYPE_OF(int8_t, Int8) XJAX_DTYPE_OF(int16_t, Int
 XJAX_DTYPE_OF(int32_t, Int32) XJAX_DTYPE_OF(int64_t, Int64) XJAX_DTYPE_OF(uint8_t, UInt8)
 XJAX_DTYPE_OF(uint16_t, UInt16) XJAX_DTYPE_OF(uint32_t, UInt32) XJAX_DTYPE_OF(uint64_t, UInt64)
 XJAX_DTYPE_OF(float16, Float16) XJAX_DTYPE_OF(bfloat16, BFloat16) XJAX_DTYPE_OF(float, Float32)
-XJAX_DTYPE_OF(double, Float64)
+XJAX_DTYPE_OF(double, Float64) XJAX_DTYPE_OF(std::complex<float>, Complex64)
+XJAX_DTYPE_OF(std::complex<double>, Complex128)
 #undef XJAX_DTYPE_OF
 
 }  // namespace xjax

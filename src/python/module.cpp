@@ -152,9 +152,20 @@ Array array_from_buffer(py::buffer b, const py::handle& shape, const std::string
   return a;
 }
 
-// One element of `dtype` from a Python bool/int/float.
+// One element of `dtype` from a Python bool/int/float (or complex, for a complex dtype).
 Array array_from_scalar(const py::handle& v, const std::string& dtype) {
   Array a = Array::empty({}, dtype_from_name(dtype));
+  if (is_complex(a.dtype)) {
+    if (!py::isinstance<py::float_>(v) && !py::isinstance<py::int_>(v) && !PyComplex_Check(v.ptr()))
+      throw TypeError("[Array] a complex scalar must be a bool, int, float or complex");
+    const Py_complex z = PyComplex_AsCComplex(v.ptr());
+    if (PyErr_Occurred()) throw py::error_already_set();
+    dispatch_complex(a.dtype, [&](auto tag) {
+      using C = decltype(tag);
+      *static_cast<C*>(a.data()) = C(typename C::value_type(z.real), typename C::value_type(z.imag));
+    });
+    return a;
+  }
   dispatch_dtype(a.dtype, [&](auto tag) {
     using T = decltype(tag);
     T* out = static_cast<T*>(a.data());
@@ -204,6 +215,7 @@ py::array writable_view(const Array& a) {
 PYBIND11_MODULE(_core, m) {
   m.doc() = "The xjax C++ runtime: arrays, the graph compiler and its executables.";
   py::register_local_exception<TypeError>(m, "CoreTypeError", PyExc_TypeError);
+  py::register_local_exception<NotImplementedError>(m, "CoreNotImplementedError", PyExc_NotImplementedError);
   jax_runtime_error_type = py::register_exception<CallbackError>(m, "JaxRuntimeError", PyExc_RuntimeError).ptr();
 
   py::class_<Array>(m, "Array")

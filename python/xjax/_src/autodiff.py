@@ -103,22 +103,31 @@ def _check_argnums(name, argnums, nargs):
 
 def _check_input_dtype(name, x, allow_int, holomorphic):
     dtype = core.get_aval(x).dtype
-    if holomorphic:
-        raise NotImplementedError(f"{name} with holomorphic=True needs complex dtypes, which xjax does not have yet")
-    if not allow_int and not dtypes.is_float(dtype):
+    if holomorphic and not dtypes.is_complex(dtype):
+        raise TypeError(f"{name} with holomorphic=True requires inputs with complex dtype, but got {dtype.name}.")
+    if not allow_int and not (dtypes.is_float(dtype) or dtypes.is_complex(dtype)):
         raise TypeError(f"{name} requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
                         f"np.inexact), but got {dtype.name}. If you want to use Boolean- or integer-valued inputs, "
                         "use vjp or set allow_int to True.")
 
 
-def _check_scalar_output(name, out):
+def _check_scalar_output(name, out, holomorphic=False):
     if not (isinstance(out, core.Tracer) or type(out) in core.ARRAY_TYPES
             or isinstance(out, (bool, int, float, np.ndarray, np.generic))):
         raise TypeError(f"Gradient only defined for scalar-output functions. Output was {out!r}.")
     aval = core.get_aval(out)
     if aval.shape:
         raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: {aval.shape}.")
-    if not dtypes.is_float(aval.dtype):
+    if holomorphic:
+        if not dtypes.is_complex(aval.dtype):
+            raise TypeError(f"{name} with holomorphic=True requires outputs with complex dtype, but got "
+                            f"{aval.dtype.name}.")
+    elif dtypes.is_complex(aval.dtype):
+        raise TypeError(f"{name} requires real-valued outputs (output dtype that is a sub-dtype of np.floating), "
+                        f"but got {aval.dtype.name}. For holomorphic differentiation, pass holomorphic=True. For "
+                        "differentiation of non-holomorphic functions involving complex outputs, use jax.vjp "
+                        "directly.")
+    elif not dtypes.is_float(aval.dtype):
         raise TypeError(f"{name} requires real-valued outputs (output dtype that is a sub-dtype of np.floating), "
                         f"but got {aval.dtype.name}. For differentiation of functions with integer outputs, use "
                         "jax.vjp directly.")
@@ -302,7 +311,7 @@ def _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, name):
             out, vjp_fn, aux = vjp(f_of_dyn, *dyn, has_aux=True)
         else:
             out, vjp_fn = vjp(f_of_dyn, *dyn)
-        _check_scalar_output(name, out)
+        _check_scalar_output(name, out, holomorphic)
         aval = core.get_aval(out)
         g = vjp_fn(asarray(1.0, aval.dtype, aval.weak_type))  # the seed has the output's weak type, as in JAX
         g = g[0] if single else tuple(g)

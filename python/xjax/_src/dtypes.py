@@ -12,10 +12,13 @@ int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, 
 uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
 float16, float32, float64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
+complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
 
-SUPPORTED = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32, float64)
+SUPPORTED = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32, float64,
+             complex64, complex128)
 _SUPPORTED_SET = frozenset(SUPPORTED)
 FLOATING = (float16, bfloat16, float32, float64)
+COMPLEX = (complex64, complex128)
 INTEGER = (int8, int16, int32, int64, uint8, uint16, uint32, uint64)
 
 
@@ -50,7 +53,7 @@ class TypePromotionError(ValueError):
     """Raised where promoting the given dtypes is not allowed."""
 
 
-_X64_TO_X32 = {int64: int32, uint64: uint32, float64: float32}
+_X64_TO_X32 = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
 
 
 def x64_enabled():
@@ -61,8 +64,6 @@ def canonicalize_dtype(dtype):
     """The dtype JAX actually uses for `dtype`: 64-bit types narrow to 32 bits when x64 is off."""
     dt = np.dtype(dtype)
     if dt not in _SUPPORTED_SET:
-        if dt.kind == "c":
-            raise NotImplementedError(f"xjax does not support complex dtypes yet (got {dt.name})")
         raise TypeError(f"JAX only supports number and bool dtypes, got dtype {dt}.")
     if not x64_enabled():
         return _X64_TO_X32.get(dt, dt)
@@ -81,12 +82,30 @@ def default_float_dtype():
     return float64 if x64_enabled() else float32
 
 
+def default_complex_dtype():
+    return complex128 if x64_enabled() else complex64
+
+
 def is_float(dtype):
     return np.dtype(dtype) in FLOATING
 
 
 def is_int(dtype):
     return np.dtype(dtype) in INTEGER
+
+
+def is_complex(dtype):
+    return np.dtype(dtype) in COMPLEX
+
+
+def complex_part_dtype(dtype):
+    """The float dtype of a complex dtype's parts (float32 for complex64)."""
+    return float64 if np.dtype(dtype) == complex128 else float32
+
+
+def complex_dtype_of(dtype):
+    """The complex dtype whose parts have the float dtype `dtype` (complex128 for float64)."""
+    return complex128 if np.dtype(dtype) == float64 else complex64
 
 
 def issubdtype(a, b):
@@ -100,8 +119,8 @@ def issubdtype(a, b):
 
 
 # The promotion lattice (JAX's "standard" lattice): each type maps to the types just above it.
-# "i*", "f*" are the weak types of Python ints and floats.
-_I, _F = "i*", "f*"
+# "i*", "f*", "c*" are the weak types of Python ints, floats and complex numbers.
+_I, _F, _C = "i*", "f*", "c*"
 
 
 def _lattice(x64):
@@ -116,11 +135,14 @@ def _lattice(x64):
         int16: [int32],
         int32: [int64],
         int64: [_F],
-        _F: [bfloat16, float16],
+        _F: [_C, bfloat16, float16],
+        _C: [complex64],
         bfloat16: [float32],
         float16: [float32],
-        float32: [float64],
-        float64: [],
+        float32: [float64, complex64],
+        float64: [complex128],
+        complex64: [complex128],
+        complex128: [],
     }
 
 
@@ -152,7 +174,7 @@ def _least_upper_bound(x64, nodes):
 def _weak_node(dtype):
     if dtype == bool_:
         return bool_
-    return _F if dtype in FLOATING else _I
+    return _F if dtype in FLOATING else _C if dtype in COMPLEX else _I
 
 
 @functools.lru_cache(maxsize=4096)
@@ -168,14 +190,17 @@ def _promote(x64, pairs):
         d, w = _least_upper_bound(x64, frozenset(dts)), True
     else:
         node = _least_upper_bound(x64, frozenset(_weak_node(d) if w else d for d, w in pairs))
-        d, w = node, node in (_I, _F)
+        d, w = node, node in (_I, _F, _C)
     if d == _I:
         d = int64 if x64 else int32
     elif d == _F:
         d = float64 if x64 else float32
+    elif d == _C:
+        d = complex128 if x64 else complex64
     w = w and d != bool_
     if w:  # weak results take the default type of their kind
-        d = (int64 if x64 else int32) if d in INTEGER else (float64 if x64 else float32) if d in FLOATING else d
+        d = ((int64 if x64 else int32) if d in INTEGER else (float64 if x64 else float32) if d in FLOATING
+             else (complex128 if x64 else complex64) if d in COMPLEX else d)
     return canonicalize_dtype(d), w
 
 
@@ -188,7 +213,7 @@ def dtype_and_weak(x):
     if isinstance(x, float):
         return default_float_dtype(), True
     if isinstance(x, complex):
-        raise NotImplementedError("xjax does not support complex numbers yet")
+        return default_complex_dtype(), True
     weak = getattr(x, "weak_type", False)
     dt = getattr(x, "dtype", None)
     if dt is None:
@@ -228,13 +253,15 @@ def promote_types(a, b):
             nodes.append(_I)
         elif t is float:
             nodes.append(_F)
+        elif t is complex:
+            nodes.append(_C)
         else:
             d = np.dtype(t)
             if d not in _SUPPORTED_SET:
                 canonicalize_dtype(d)  # raises the error naming the unsupported dtype
             nodes.append(d)
     node = _least_upper_bound(x64_enabled(), frozenset(nodes))
-    return int64 if node is _I else float64 if node is _F else node
+    return int64 if node is _I else float64 if node is _F else complex128 if node is _C else node
 
 
 # JAX's float type for a bool or integer dtype: float32 up to 32 bits, float64 for 64-bit integers.
@@ -258,7 +285,7 @@ def check_user_dtype(dtype):
     if dtype is bool:
         return bool_
     if dtype is complex:
-        raise NotImplementedError("xjax does not support complex dtypes yet")
+        return default_complex_dtype()
     if hasattr(dtype, "dtype") and not isinstance(dtype, type):
         raise ValueError("Passing an array as a dtype argument is no longer supported; "
                          "instead of dtype=arr use dtype=arr.dtype.")

@@ -47,12 +47,33 @@ def _float0_as_zeros(primal, t):
     return ad.zeros_like_aval(core.get_aval(_as_operand(primal)))
 
 
-def _check_real_output(name, out):
+def _check_output(name, out, holomorphic):
     dtype = core.get_aval(out).dtype
-    if not dtypes.is_float(dtype):
+    if holomorphic:
+        if not dtypes.is_complex(dtype):
+            raise TypeError(f"{name} with holomorphic=True requires outputs with complex dtype, but got {dtype.name}.")
+    elif name == "jacrev" and dtypes.is_complex(dtype):
+        raise TypeError(f"jacrev requires real-valued outputs (output dtype that is a sub-dtype of np.floating), but "
+                        f"got {dtype.name}. For holomorphic differentiation, pass holomorphic=True. For "
+                        "differentiation of non-holomorphic functions involving complex outputs, use jax.vjp directly.")
+    elif name == "jacrev" and not dtypes.is_float(dtype):
         raise TypeError(f"{name} requires real-valued outputs (output dtype that is a sub-dtype of np.floating), "
                         f"but got {dtype.name}. For differentiation of functions with integer outputs, use jax.vjp "
                         "directly.")
+
+
+def _check_jacobian_inputs(name, dyn, holomorphic):
+    """Non-holomorphic Jacobians take real inputs only (JAX's rule: a complex input needs holomorphic=True
+    or jax.jvp / jax.vjp directly)."""
+    if holomorphic:
+        return
+    for x in tree_util.tree_leaves(dyn):
+        dtype = core.get_aval(x).dtype
+        if dtypes.is_complex(dtype):
+            raise TypeError(f"{name} requires real-valued inputs (input dtype that is a sub-dtype of np.floating), "
+                            f"but got {dtype.name}. For holomorphic differentiation, pass holomorphic=True. For "
+                            "differentiation of non-holomorphic functions involving complex inputs or integer "
+                            f"inputs, use jax.{'jvp' if name == 'jacfwd' else 'vjp'} directly.")
 
 
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
@@ -63,6 +84,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
 
     def jac_f(*args, **kwargs):
         f_of_dyn, dyn = _dynamic_args("jacfwd", fun, nums, args, kwargs, False, holomorphic)
+        _check_jacobian_inputs("jacfwd", dyn, holomorphic)
         dyn = tree_util.tree_map(_as_operand, dyn)
 
         def push(basis):
@@ -71,6 +93,8 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
 
         res = vmap(push, out_axes=(None, -1, None) if has_aux else (None, -1))(_std_basis(dyn))
         y, jac = res[0], res[1]
+        for o in tree_util.tree_leaves(y):
+            _check_output("jacfwd", o, holomorphic)
         example = dyn[0] if single else dyn
         jac_tree = tree_util.tree_map(
             lambda y_leaf, arr: _unravel_array_into_pytree(example, core.get_aval(arr).ndim - 1, y_leaf, arr), y, jac)
@@ -86,11 +110,12 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
 
     def jac_f(*args, **kwargs):
         f_of_dyn, dyn = _dynamic_args("jacrev", fun, nums, args, kwargs, allow_int, holomorphic)
+        _check_jacobian_inputs("jacrev", dyn, holomorphic)
         res = vjp(f_of_dyn, *dyn, has_aux=has_aux)
         y, vjp_fn = res[0], res[1]
         y = tree_util.tree_map(_as_operand, y)
         for o in tree_util.tree_leaves(y):
-            _check_real_output("jacrev", o)
+            _check_output("jacrev", o, holomorphic)
 
         def pull(ct):
             return tree_util.tree_map(_float0_as_zeros, dyn, vjp_fn(ct))

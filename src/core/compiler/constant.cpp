@@ -105,7 +105,7 @@ void constant_fill(const Node& n, void* out) {
 }
 
 bool constant_all_equal(const Node& n, double v) {
-  if (n.op != OpId::constant_) return false;
+  if (n.op != OpId::constant_ || is_complex(n.outputs[0].dtype)) return false;  // (no complex simplifications yet)
   const TypeInfo& t = n.outputs[0];
   int64_t count = numel(t.shape);
   if (count > 4096) return false;

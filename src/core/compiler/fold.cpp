@@ -69,8 +69,9 @@ Graph fold_constants(const Graph& g) {
     for (ValueRef v : in)
       if (r.dst().nodes()[v.node].op == OpId::constant_) consts.push_back(&r.dst().nodes()[v.node]);
     Attrs folded;
+    // (Complex results are not folded: a splat constant holds its value as a real attribute.)
     if (!in.empty() && consts.size() == in.size() && n.outputs.size() == 1 && foldable_kind(info.kind) &&
-        has_cpu_kernel(n.op) && fold(n, consts, folded)) {
+        !is_complex(n.outputs[0].dtype) && has_cpu_kernel(n.op) && fold(n, consts, folded)) {
       r.replace(int(i), r.dst().add(OpId::constant_, {}, folded));
       continue;
     }

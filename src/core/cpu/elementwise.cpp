@@ -4,6 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "core/cpu/bytes16.h"
 #include "core/cpu/elementwise_impl.h"
 #include "core/cpu/kernels.h"
 #include "core/thread_pool.h"
@@ -54,7 +55,8 @@ void run_fallback(OpId op, const std::vector<Tensor>& in, const Tensor& out, con
       case 1: return select_any<uint8_t>(in, out);
       case 2: return select_any<uint16_t>(in, out);
       case 4: return select_any<uint32_t>(in, out);
-      default: return select_any<uint64_t>(in, out);
+      case 8: return select_any<uint64_t>(in, out);
+      default: return select_any<Bytes16>(in, out);
     }
   }
   throw std::logic_error(std::string("[") + op_name(op) + "] no CPU loop for " + dtype_name(in[0].dtype));
@@ -90,6 +92,9 @@ void iota_kernel(const std::vector<Tensor>&, const std::vector<Tensor>& out, con
 
 ElementwiseLoop elementwise_loop(OpId op, const std::vector<DType>& in, DType out, const Attrs& attrs) {
   if (in.empty()) return nullptr;
+  bool complex = is_complex(out);
+  for (DType d : in) complex = complex || is_complex(d);
+  if (complex && op != OpId::select_n_ && op != OpId::copy_) return ew::complex_loop(op, in, out, attrs);
   if (op == OpId::convert_element_type_) return in.size() == 1 ? ew::convert_loop(in[0], out) : nullptr;
   if (op == OpId::bitcast_convert_type_)  // moves the bytes: the same-type copy loop of that width
     return in.size() == 1 && itemsize(in[0]) == itemsize(out) ? ew::convert_loop(in[0], in[0]) : nullptr;

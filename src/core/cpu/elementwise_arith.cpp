@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/cpu/elementwise_impl.h"
+#include "core/ops/scalar_complex.h"
 
 namespace xjax::ew {
 namespace {
@@ -91,6 +92,15 @@ ElementwiseLoop arith_loop(OpId op, DType dt, const Attrs& attrs) {
 }
 
 void integer_pow_any(DType dt, const void* in, void* out, int64_t n, int64_t y) {
+  if (is_complex(dt)) {
+    dispatch_complex(dt, [&](auto tag) {
+      using T = decltype(tag);
+      const T* a = static_cast<const T*>(in);
+      T* o = static_cast<T*>(out);
+      for (int64_t i = 0; i < n; ++i) o[i] = scalar::cx::integer_pow(a[i], y);
+    });
+    return;
+  }
   dispatch_dtype(dt, [&](auto tag) {
     using T = decltype(tag);
     using C = typename ComputeOf<T>::type;

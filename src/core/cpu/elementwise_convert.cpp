@@ -39,7 +39,8 @@ ElementwiseLoop convert_loop(DType from, DType to) {
       case 1: return copy_bytes<1>;
       case 2: return copy_bytes<2>;
       case 4: return copy_bytes<4>;
-      default: return copy_bytes<8>;
+      case 8: return copy_bytes<8>;
+      default: return copy_bytes<16>;
     }
   }
   if (to == DType::Float32 && from == DType::Float16) return half_to_float<float16>;

@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/cpu/bytes16.h"
 #include "core/cpu/fused.h"
 
 namespace xjax {
@@ -46,7 +47,8 @@ inline void fill(char* dst, const char* elem, size_t es, int64_t n) {
     case 1: return fill_run<uint8_t>(dst, elem, n);
     case 2: return fill_run<uint16_t>(dst, elem, n);
     case 4: return fill_run<uint32_t>(dst, elem, n);
-    default: return fill_run<uint64_t>(dst, elem, n);
+    case 8: return fill_run<uint64_t>(dst, elem, n);
+    default: return fill_run<Bytes16>(dst, elem, n);
   }
 }
 

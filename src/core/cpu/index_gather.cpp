@@ -8,6 +8,7 @@
 #include <memory>
 #include <type_traits>
 
+#include "core/cpu/bytes16.h"
 #include "core/cpu/index_kernels.h"
 #include "core/cpu/index_plan.h"
 #include "core/thread_pool.h"
@@ -19,10 +20,10 @@ namespace {
 // U: an unsigned type of the element's size (gather only moves bytes).
 template <typename U>
 void gather_slices(const Tensor& operand, const Tensor& indices, const StartPlan& sp, const BlockPlan& bp,
-                   U* dst, uint64_t fill_raw) {
+                   U* dst, const void* fill_bytes) {
   const U* src = static_cast<const U*>(operand.data);
   U fill;
-  std::memcpy(&fill, &fill_raw, sizeof(U));
+  std::memcpy(&fill, fill_bytes, sizeof(U));
   const int64_t count = bp.count, run = bp.run;
   constexpr int64_t kBlock = 256;  // starts decoded per step, kept in L1
   parallel_for(sp.batches, std::max<int64_t>(1, 32768 / std::max<int64_t>(count, 1)), [&](int64_t b0, int64_t b1) {
@@ -65,7 +66,8 @@ void gather_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, c
                                  d.operand_batching_dims, d.start_indices_batching_dims, mode);
   BlockPlan bp = make_block_plan(operand.shape, d.slice_sizes);
   const size_t es = itemsize(operand.dtype);
-  const uint64_t fill = fill_bits(attrs, operand.dtype);
+  alignas(16) unsigned char fill[16];
+  fill_element(attrs, operand.dtype, fill);
 
   // The gathered layout is [batch dims..., offset dims...]; perm maps output dims onto it.
   const int64_t out_rank = int64_t(result.shape.size()), num_offset = int64_t(d.offset_dims.size());
@@ -89,7 +91,8 @@ void gather_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, c
     case 1: gather_slices(operand, indices, sp, bp, static_cast<uint8_t*>(dst), fill); break;
     case 2: gather_slices(operand, indices, sp, bp, static_cast<uint16_t*>(dst), fill); break;
     case 4: gather_slices(operand, indices, sp, bp, static_cast<uint32_t*>(dst), fill); break;
-    default: gather_slices(operand, indices, sp, bp, static_cast<uint64_t*>(dst), fill); break;
+    case 8: gather_slices(operand, indices, sp, bp, static_cast<uint64_t*>(dst), fill); break;
+    default: gather_slices(operand, indices, sp, bp, static_cast<Bytes16*>(dst), fill); break;
   }
   if (!trailing) {
     // Output dim i is gathered dim perm[i].

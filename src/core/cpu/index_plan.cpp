@@ -7,6 +7,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "core/cpu/bytes16.h"
 #include "core/thread_pool.h"
 
 namespace xjax {
@@ -139,7 +140,8 @@ void permute_copy(const void* src, const Shape& src_shape, const std::vector<int
     case 1: permute_typed(static_cast<const uint8_t*>(src), dst_shape, src_stride, static_cast<uint8_t*>(dst)); break;
     case 2: permute_typed(static_cast<const uint16_t*>(src), dst_shape, src_stride, static_cast<uint16_t*>(dst)); break;
     case 4: permute_typed(static_cast<const uint32_t*>(src), dst_shape, src_stride, static_cast<uint32_t*>(dst)); break;
-    default: permute_typed(static_cast<const uint64_t*>(src), dst_shape, src_stride, static_cast<uint64_t*>(dst)); break;
+    case 8: permute_typed(static_cast<const uint64_t*>(src), dst_shape, src_stride, static_cast<uint64_t*>(dst)); break;
+    default: permute_typed(static_cast<const Bytes16*>(src), dst_shape, src_stride, static_cast<Bytes16*>(dst)); break;
   }
 }
 

@@ -161,6 +161,15 @@ void chunked_add(T* dst, const T* upd, const StartPlan& sp, const Tensor& indice
   });
 }
 
+// dispatch_dtype, and for complex64 / complex128 the ops that take them (complex_ops.h): set, add.
+template <typename Op, typename F>
+void dispatch_scatter(DType dt, F&& f) {
+  if constexpr (std::is_same_v<Op, SetOp> || std::is_same_v<Op, AddOp>) {
+    if (is_complex(dt)) return dispatch_complex(dt, f);
+  }
+  dispatch_dtype(dt, f);
+}
+
 template <typename Op>
 void scatter_impl(OpId op, const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
   const Tensor& operand = in[0];
@@ -194,7 +203,7 @@ void scatter_impl(OpId op, const std::vector<Tensor>& in, const std::vector<Tens
   // Every part scans all windows and tests each against its range (a branch that mispredicts
   // half the time with two parts), which only pays off for large windows.
   const int64_t parts = bp.count >= 256 && updates.size() >= (1 << 16) ? ThreadPool::current().size() : 1;
-  dispatch_dtype(result.dtype, [&](auto tag) {
+  dispatch_scatter<Op>(result.dtype, [&](auto tag) {
     using T = decltype(tag);
     T* dst = static_cast<T*>(result.data);
     const T* src = static_cast<const T*>(upd);

@@ -8,6 +8,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "core/cpu/bytes16.h"
 #include "core/thread_pool.h"
 
 namespace xjax {
@@ -274,7 +275,8 @@ void strided_copy(size_t esize, const void* src, const std::vector<int64_t>& src
     case 1: return copy_typed(static_cast<const U8*>(src), static_cast<U8*>(dst), g);
     case 2: return copy_typed(static_cast<const U16*>(src), static_cast<U16*>(dst), g);
     case 4: return copy_typed(static_cast<const U32*>(src), static_cast<U32*>(dst), g);
-    default: return copy_typed(static_cast<const U64*>(src), static_cast<U64*>(dst), g);
+    case 8: return copy_typed(static_cast<const U64*>(src), static_cast<U64*>(dst), g);
+    default: return copy_typed(static_cast<const Bytes16*>(src), static_cast<Bytes16*>(dst), g);
   }
 }
 

@@ -100,6 +100,10 @@ const ReduceLoops& loops_for(DType dt) {
   static const ReduceLoops* tables = [] {
     static ReduceLoops t[kNumDTypes];
     for (int d = 0; d < kNumDTypes; ++d) {
+      if (is_complex(DType(d))) {
+        t[d] = complex_reduce_loops(Op, DType(d));
+        continue;
+      }
       try {
         t[d] = dispatch_dtype(DType(d), [](auto tag) { return make_loops<Op, decltype(tag)>(); });
       } catch (const std::logic_error&) {

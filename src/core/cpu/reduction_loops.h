@@ -310,5 +310,7 @@ struct ReduceLoops {
 // already in the compute type takes the table of that type (Float32 for float16/bfloat16 results)
 // and converts the finished values when it stores them.
 const ReduceLoops& reduce_loops(RedOp op, DType dt);
+// The loops of complex64 / complex128 (reduction_complex.cpp): sum and prod; empty for the others.
+ReduceLoops complex_reduce_loops(RedOp op, DType dt);
 
 }  // namespace xjax

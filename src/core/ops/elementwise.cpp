@@ -28,6 +28,9 @@ Allowed allowed_dtypes(OpId op) {
 }
 
 bool accepts(Allowed a, DType dt) {
+  // Complex operands: where JAX defines the op on them (which of those the core computes yet is
+  // complex_ops.h's question).
+  if (is_complex(dt)) return a == Allowed::Float || a == Allowed::Numeric || a == Allowed::Any;
   switch (a) {
     case Allowed::Float: return is_floating(dt);
     case Allowed::Int: return is_integer(dt);
@@ -128,6 +131,23 @@ std::vector<TypeInfo> infer_threefry(OpId op, const std::vector<TypeInfo>& in) {
   return {{common_shape(op, in), DType::UInt64}};
 }
 
+DType complex_of(DType part) { return part == DType::Float64 ? DType::Complex128 : DType::Complex64; }
+DType part_of(DType complex) { return complex == DType::Complex128 ? DType::Float64 : DType::Float32; }
+
+// complex(re, im): float32 or float64 parts of one dtype (0-d ones broadcast) -> complex64/128.
+std::vector<TypeInfo> infer_complex(OpId op, const std::vector<TypeInfo>& in) {
+  check_same_dtypes(op, in);
+  if (in[0].dtype != DType::Float32 && in[0].dtype != DType::Float64)
+    fail_type(op, "operands must be float32 or float64, got " + types_str(in));
+  return {{common_shape(op, in), complex_of(in[0].dtype)}};
+}
+
+// real, imag (-> the part's float dtype) and conj (-> the same dtype) of a complex operand.
+std::vector<TypeInfo> infer_complex_unary(OpId op, const std::vector<TypeInfo>& in) {
+  if (!is_complex(in[0].dtype)) fail_type(op, "operand must be complex64 or complex128, got " + types_str(in));
+  return {{in[0].shape, op == OpId::conj_ ? in[0].dtype : part_of(in[0].dtype)}};
+}
+
 std::vector<TypeInfo> infer_iota(OpId op, const Attrs& attrs) {
   DType dt = dtype_attr(op, attrs, "dtype");
   if (dt == DType::Bool) fail_type(op, "dtype must be numeric, got bool");
@@ -148,6 +168,8 @@ std::vector<TypeInfo> infer_elementwise(OpId op, const std::vector<TypeInfo>& in
     case OpId::convert_element_type_: return {{in[0].shape, dtype_attr(op, attrs, "new_dtype")}};
     case OpId::bitcast_convert_type_: return infer_bitcast(op, in, attrs);
     case OpId::threefry2x32_: return infer_threefry(op, in);
+    case OpId::complex_: return infer_complex(op, in);
+    case OpId::real_: case OpId::imag_: case OpId::conj_: return infer_complex_unary(op, in);
     default: break;
   }
   Shape shape = common_shape(op, in);
@@ -156,7 +178,7 @@ std::vector<TypeInfo> infer_elementwise(OpId op, const std::vector<TypeInfo>& in
   check_allowed(op, in, dt);
   if (op == OpId::integer_pow_) {
     int64_t y = int_attr(op, attrs, "y");
-    if (y < 0 && !is_floating(dt))
+    if (y < 0 && !is_floating(dt) && !is_complex(dt))
       fail_type(op, "negative exponent " + std::to_string(y) + " needs a floating-point operand, got " + types_str(in));
   }
   if (op == OpId::round_) {
@@ -164,6 +186,7 @@ std::vector<TypeInfo> infer_elementwise(OpId op, const std::vector<TypeInfo>& in
     if (m != 0 && m != 1)
       fail_value(op, "rounding_method must be 0 (half away from zero) or 1 (half to even), got " + std::to_string(m));
   }
+  if (op == OpId::abs_ && is_complex(dt)) return {{shape, part_of(dt)}};  // |z| is real
   return {{shape, to_bool(op) ? DType::Bool : dt}};
 }
 

@@ -29,6 +29,17 @@ StartPlan make_start_plan(const Shape& operand, const Shape& indices, const std:
   return p;
 }
 
+void fill_element(const Attrs& attrs, DType dt, void* out) {
+  if (is_complex(dt)) {  // the fill value (JAX's default NaN) as the real part, 0 as the imaginary
+    const DType part = dt == DType::Complex64 ? DType::Float32 : DType::Float64;
+    std::memset(out, 0, itemsize(dt));
+    fill_element(attrs, part, out);
+    return;
+  }
+  const uint64_t bits = fill_bits(attrs, dt);
+  std::memcpy(out, &bits, itemsize(dt));
+}
+
 uint64_t fill_bits(const Attrs& attrs, DType dt) {
   uint64_t bits = 0;
   dispatch_dtype(dt, [&](auto tag) {

@@ -27,5 +27,7 @@ StartPlan make_start_plan(const Shape& operand, const Shape& indices, const std:
 // gather's fill value (attribute 'fill_value', else JAX's default) as the bits of an element of
 // dtype dt, converted as NumPy would: integers wrap, floats saturate into integers, NaN gives 0.
 uint64_t fill_bits(const Attrs& attrs, DType dt);
+// The same as itemsize(dt) bytes at `out`, for every dtype (a complex one: the value as its real part).
+void fill_element(const Attrs& attrs, DType dt, void* out);
 
 }  // namespace xjax

@@ -21,6 +21,8 @@
   X(square, Elementwise, 1) X(population_count, Elementwise, 1) X(clz, Elementwise, 1)           \
   X(convert_element_type, Elementwise, 1) X(copy, Elementwise, 1)                                \
   X(bitcast_convert_type, Elementwise, 1)                                                        \
+  /* complex numbers (core/ops/scalar_complex.h): parts, conjugate, and complex(re, im) */       \
+  X(real, Elementwise, 1) X(imag, Elementwise, 1) X(conj, Elementwise, 1) X(complex, Elementwise, 2) \
   /* elementwise binary */                                                                       \
   X(add, Elementwise, 2) X(sub, Elementwise, 2) X(mul, Elementwise, 2) X(div, Elementwise, 2)     \
   X(rem, Elementwise, 2) X(pow, Elementwise, 2) X(max, Elementwise, 2) X(min, Elementwise, 2)     \

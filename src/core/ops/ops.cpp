@@ -3,6 +3,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "core/ops/complex_ops.h"
 #include "core/size.h"
 
 namespace xjax {
@@ -71,6 +72,7 @@ std::vector<TypeInfo> infer_types(OpId op, const std::vector<TypeInfo>& in, cons
   if (!info.infer) throw std::logic_error(std::string("[") + info.name + "] has no shape rule");
   std::vector<TypeInfo> out = info.infer(in, attrs);
   for (const auto& t : out) checked_size(t.shape, t.dtype, info.name);  // so need no rule of its own
+  check_complex_support(op, in, out);
   return out;
 }
 

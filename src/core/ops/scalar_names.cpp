@@ -3,6 +3,8 @@
 // as its op.
 #include "core/ops/scalar_names.h"
 
+#include "core/errors.h"
+
 #include <cstdint>
 
 #include "core/ops/scalar_ops.h"
@@ -51,8 +53,9 @@ std::string scalar_storage_type(DType dt) {
     case DType::BFloat16: return "xjax::bfloat16";
     case DType::Float32: return "float";
     case DType::Float64: return "double";
+    case DType::Complex64: case DType::Complex128: break;
   }
-  return "";
+  throw NotImplementedError(std::string("generated kernels do not support ") + dtype_name(dt) + " yet");
 }
 
 namespace {

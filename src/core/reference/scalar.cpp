@@ -244,6 +244,9 @@ bool elementwise(const Node& n, const std::vector<Array>& in, Array& out) {
     return elementwise(n, args, probe);
   }
   if (in.empty()) return false;
+  bool complex = is_complex(out.dtype);
+  for (const Array& a : in) complex = complex || is_complex(a.dtype);
+  if (complex && n.op != OpId::select_n_) return complex_elementwise(n, in, out);
   const bool own = at_own_type(n.op);
   for (int64_t i = 0; i < count; ++i) {
     if (special_form(n, in, out, i)) continue;

@@ -16,5 +16,7 @@ void set_i(Array& a, int64_t i, int64_t v);  // wraps to the element width
 
 // Computes elementwise node n into out; false when the op has no reference loop here.
 bool elementwise(const Node& n, const std::vector<Array>& in, Array& out);
+// The same for a node with a complex operand or result (complex.cpp).
+bool complex_elementwise(const Node& n, const std::vector<Array>& in, Array& out);
 
 }  // namespace xjax::ref

@@ -51,7 +51,7 @@ def is_undefined(x):
 
 
 def is_differentiable(dtype):
-    return dtypes.is_float(dtype)
+    return dtypes.is_float(dtype) or dtypes.is_complex(dtype)
 
 
 def tangent_aval(aval):

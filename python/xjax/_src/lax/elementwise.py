@@ -1,5 +1,7 @@
 """Elementwise primitives: unary, binary, select_n, clamp, convert_element_type, bitcast_convert_type,
 iota, add_any; their lax functions and constants (their transformation rules: elementwise_rules.py)."""
+import warnings
+
 import numpy as np
 
 from xjax._src import core, dtypes
@@ -8,7 +10,8 @@ from xjax._src.backends import cpu
 from xjax._src.lax.base import asarray, define_primitive, scalars_like
 
 # Which dtypes each op accepts (JAX's error says "Accepted dtypes are subtypes of ...").
-_FLOAT, _INT, _NUM, _INT_BOOL, _ANY = "floating", "integer", "number", "integer or bool", "any"
+_FLOAT, _INEXACT, _INT, _NUM, _INT_BOOL, _ANY = ("floating", "inexact", "integer", "number", "integer or bool",
+                                                  "any")
 
 
 def _accepts(kind, dtype):
@@ -16,6 +19,8 @@ def _accepts(kind, dtype):
         return True
     if kind == _FLOAT:
         return dtypes.is_float(dtype)
+    if kind == _INEXACT:
+        return dtypes.is_float(dtype) or dtypes.is_complex(dtype)
     if kind == _INT:
         return dtypes.is_int(dtype)
     if kind == _NUM:
@@ -33,6 +38,8 @@ def _unary_eval(name, kind, out_dtype=None):
         _check_dtype(name, kind, x)
         if out_dtype is not None:
             return core.ShapedArray(x.shape, out_dtype, False)
+        if name == "abs" and dtypes.is_complex(x.dtype):  # |z| is real
+            return core.ShapedArray(x.shape, dtypes.complex_part_dtype(x.dtype), x.weak_type)
         return x.update(weak_type=x.weak_type)
 
     return abstract_eval
@@ -87,11 +94,11 @@ def _nary_eval(name, kind, out_dtype=None):
 
 
 UNARY = {
-    "neg": _NUM, "sign": _NUM, "floor": _FLOAT, "ceil": _FLOAT, "round": _FLOAT, "exp": _FLOAT,
-    "exp2": _FLOAT, "log": _FLOAT, "log1p": _FLOAT, "expm1": _FLOAT, "tanh": _FLOAT, "logistic": _FLOAT,
-    "sin": _FLOAT, "cos": _FLOAT, "tan": _FLOAT, "asin": _FLOAT, "acos": _FLOAT, "atan": _FLOAT,
-    "sinh": _FLOAT, "cosh": _FLOAT, "asinh": _FLOAT, "acosh": _FLOAT, "atanh": _FLOAT, "sqrt": _FLOAT,
-    "rsqrt": _FLOAT, "cbrt": _FLOAT, "abs": _NUM, "not": _INT_BOOL, "erf": _FLOAT, "erfc": _FLOAT,
+    "neg": _NUM, "sign": _NUM, "floor": _FLOAT, "ceil": _FLOAT, "round": _FLOAT, "exp": _INEXACT,
+    "exp2": _INEXACT, "log": _INEXACT, "log1p": _INEXACT, "expm1": _INEXACT, "tanh": _INEXACT, "logistic": _INEXACT,
+    "sin": _INEXACT, "cos": _INEXACT, "tan": _INEXACT, "asin": _INEXACT, "acos": _INEXACT, "atan": _INEXACT,
+    "sinh": _INEXACT, "cosh": _INEXACT, "asinh": _INEXACT, "acosh": _INEXACT, "atanh": _INEXACT, "sqrt": _INEXACT,
+    "rsqrt": _INEXACT, "cbrt": _FLOAT, "abs": _NUM, "not": _INT_BOOL, "erf": _FLOAT, "erfc": _FLOAT,
     "erf_inv": _FLOAT, "lgamma": _FLOAT, "digamma": _FLOAT, "integer_pow": _NUM, "square": _NUM,
     "population_count": _INT, "clz": _INT, "copy": _ANY,
 }
@@ -329,6 +336,9 @@ def _convert(operand, new_dtype, weak_type=False):
     x = asarray(operand)
     new_dtype = dtypes.canonicalize_dtype(new_dtype)
     aval = core.get_aval(x)
+    if dtypes.is_complex(aval.dtype) and not dtypes.is_complex(new_dtype):
+        warnings.warn("Casting complex values to real discards the imaginary part", np.exceptions.ComplexWarning,
+                      stacklevel=2)
     weak_type = bool(weak_type)
     if aval.dtype == new_dtype and aval.weak_type == weak_type:
         return x
@@ -377,6 +387,8 @@ def _py_scalar_of(dtype, val):
         return bool(val)
     if dtypes.is_int(dtype):
         return int(val)
+    if dtypes.is_complex(dtype):
+        return complex(val)
     return float(val)
 
 

@@ -17,6 +17,7 @@ from xjax._src.lax.elementwise import (BINARY, COMPARE, PRIMITIVES, UNARY, _cons
                                        cosh, digamma, div, eq, exp, floor, fma_p, full_like, ge, gt, integer_pow,
                                        iota_p, log, lt, mul, neg, pow, reciprocal, rsqrt, select, select_n, select_n_p,
                                        sign, sin, sinh, square, sub)
+from xjax._src.lax.complex_parts import conj, real
 from xjax._src.lax.special import polygamma
 
 P = PRIMITIVES
@@ -92,7 +93,13 @@ ad.defjvp(P["atanh"], lambda g, x: mul(reciprocal(add(_one(x), x)), div(g, sub(_
 ad.defjvp2(P["sqrt"], lambda g, ans, x: mul(g, div(_const(x, 0.5), ans)))
 ad.defjvp2(P["rsqrt"], lambda g, ans, x: mul(g, mul(_const(x, -0.5), div(ans, x))))
 ad.defjvp2(P["cbrt"], lambda g, ans, x: mul(g, mul(_const(x, 1 / 3), integer_pow(ans, -2))))
-ad.defjvp2(P["abs"], lambda g, ans, x: select(ge(x, _zero(x)), g, neg(g)))
+def _abs_jvp(g, ans, x):
+    if dtypes.is_complex(core.get_aval(x).dtype):  # JAX's: re(g conj(x) / |x|), |x| = 0 counted as 1
+        return real(mul(g, div(conj(x), _replace_zero(convert_element_type(ans, core.get_aval(x).dtype)))))
+    return select(ge(x, _zero(x)), g, neg(g))
+
+
+ad.defjvp2(P["abs"], _abs_jvp)
 ad.defjvp(P["erf"], lambda g, x: mul(_const(x, 2. / np.sqrt(np.pi)), mul(g, exp(neg(square(x))))))
 ad.defjvp(P["erfc"], lambda g, x: mul(_const(x, -2. / np.sqrt(np.pi)), mul(g, exp(neg(square(x))))))
 ad.defjvp2(P["erf_inv"], lambda g, ans, x: mul(_const(x, np.sqrt(np.pi) / 2.), mul(g, exp(square(ans)))))

@@ -15,28 +15,34 @@ s_ = np.s_
 index_exp = np.index_exp
 
 
-# ---- complex predicates (xjax arrays are real) ----------------------------------------------
+# ---- complex predicates --------------------------------------------------------------------
 
 def iscomplex(x):
-    """False everywhere: xjax arrays are real."""
+    """Where the imaginary part is nonzero (False everywhere for real arrays)."""
     v = util.operand("iscomplex", x)
-    return util.full(v.aval.shape, False, dtypes.bool_)
+    if not dtypes.is_complex(v.aval.dtype):
+        return util.full(v.aval.shape, False, dtypes.bool_)
+    im = lax.imag(v)
+    return lax.ne(im, lax.full_like(im, 0))
 
 
 def isreal(x):
-    """True everywhere: xjax arrays are real."""
+    """Where the imaginary part is zero (True everywhere for real arrays)."""
     v = util.operand("isreal", x)
-    return util.full(v.aval.shape, True, dtypes.bool_, v.aval.weak_type)
+    if not dtypes.is_complex(v.aval.dtype):
+        return util.full(v.aval.shape, True, dtypes.bool_, v.aval.weak_type)
+    im = lax.imag(v)
+    return lax.eq(im, lax.full_like(im, 0))
 
 
 def iscomplexobj(x):
-    """False: xjax arrays are real."""
-    return False
+    """Whether x has a complex dtype."""
+    return x is not None and dtypes.is_complex(util.aval_of(x).dtype)
 
 
 def isrealobj(x):
-    """True: xjax arrays are real."""
-    return True
+    """Whether x does not have a complex dtype."""
+    return not iscomplexobj(x)
 
 
 # ---- index tricks ---------------------------------------------------------------------------

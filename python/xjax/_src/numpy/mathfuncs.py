@@ -270,8 +270,12 @@ def lcm(x1, x2, /):
 
 
 def angle(z, deg=False):
-    """The argument of z: 0 or pi for real arrays."""
-    x = util.to_default_float(util.operand("angle", z))
+    """The argument of z (0 or pi for real arrays)."""
+    z = util.operand("angle", z)
+    if dtypes.is_complex(z.aval.dtype):
+        out = lax.atan2(lax.imag(z), lax.real(z))
+        return rad2deg(out) if deg else out
+    x = util.to_default_float(z)
     out = lax.atan2(_c(x, 0, weak=False), x)
     return rad2deg(out) if deg else out
 

@@ -505,11 +505,12 @@ bitwise_left_shift = left_shift
 bitwise_right_shift = right_shift
 
 
-# ---- complex parts of real arrays -----------------------------------------------------------
+# ---- complex parts ---------------------------------------------------------------------------
 
 def conjugate(x, /):
     """The complex conjugate: x itself for real arrays."""
-    return util.operand("conjugate", x)
+    x = util.operand("conjugate", x)
+    return lax.conj(x) if dtypes.is_complex(x.aval.dtype) else x
 
 
 conj = conjugate
@@ -517,13 +518,14 @@ conj = conjugate
 
 def real(val, /):
     """The real part: x itself for real arrays."""
-    return util.operand("real", val)
+    x = util.operand("real", val)
+    return lax.real(x) if dtypes.is_complex(x.aval.dtype) else x
 
 
 def imag(val, /):
     """The imaginary part: zeros for real arrays."""
     x = util.operand("imag", val)
-    return _const(x, 0, x.aval.weak_type)
+    return lax.imag(x) if dtypes.is_complex(x.aval.dtype) else _const(x, 0, x.aval.weak_type)
 
 
 # ---- where ---------------------------------------------------------------------------------

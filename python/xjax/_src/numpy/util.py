@@ -10,9 +10,9 @@ from xjax._src.array import Array
 from xjax._src.array import scalar as new_scalar  # (uncached; `scalar` below caches)
 
 Tracer = core.Tracer
-_PY_SCALARS = (bool, int, float)
+_PY_SCALARS = (bool, int, float, complex)
 _ARRAY_TYPES = (Array, Tracer)
-_ARRAYLIKE = (Array, Tracer, np.ndarray, np.generic, bool, int, float)
+_ARRAYLIKE = (Array, Tracer, np.ndarray, np.generic, bool, int, float, complex)
 
 
 def is_array(x):
@@ -28,8 +28,6 @@ def check_arraylike(fun_name, *args):
     """JAX's check: jnp functions take arrays and scalars, not lists or tuples."""
     for pos, a in enumerate(args):
         if not isinstance(a, _ARRAYLIKE):
-            if isinstance(a, complex):
-                raise NotImplementedError("xjax does not support complex numbers yet")
             raise TypeError(f"{fun_name} requires ndarray or scalar arguments, got {type(a)} at position {pos}.")
 
 
@@ -97,17 +95,13 @@ def asarray(x, dtype=None):
         dt, weak = dtypes.dtype_and_weak(x)
         return scalar(x, dt if dtype is None else dtype, weak)
     if isinstance(x, (np.ndarray, np.generic)):
-        if x.ndim == 0 and (x.dtype.kind in "biuf" or x.dtype == dtypes.bfloat16):
+        if x.ndim == 0 and (x.dtype.kind in "biufc" or x.dtype == dtypes.bfloat16):
             dt = dtypes.canonicalize_dtype(x.dtype if dtype is None else dtype)
             return new_scalar(x.item(), dt, False)
-        if x.dtype.kind not in "biuf" and x.dtype != dtypes.bfloat16 and x.dtype.kind != "V":
-            if x.dtype.kind == "c":
-                raise NotImplementedError("xjax does not support complex dtypes yet")
+        if x.dtype.kind not in "biufc" and x.dtype != dtypes.bfloat16 and x.dtype.kind != "V":
             raise TypeError(f"Value {x!r} with dtype {x.dtype} is not a valid JAX array type. "
                             "Only arrays of numeric types are supported by JAX.")
         return placement.host_array(x, dtype)
-    if isinstance(x, complex):
-        raise NotImplementedError("xjax does not support complex numbers yet")
     # Objects that know how to become arrays (e.g. __jax_array__ or the array protocol).
     if hasattr(x, "__jax_array__"):
         return asarray(x.__jax_array__(), dtype)

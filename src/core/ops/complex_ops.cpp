@@ -1,0 +1,39 @@
+#include "core/ops/complex_ops.h"
+
+#include <string>
+
+#include "core/errors.h"
+
+namespace xjax {
+
+bool accepts_complex(OpId op) {
+  switch (op) {
+    // values, data movement and control: the kernels move elements as bytes (cpu/bytes16.h)
+    case OpId::parameter_: case OpId::constant_: case OpId::empty_: case OpId::reshape_:
+    case OpId::broadcast_in_dim_: case OpId::transpose_: case OpId::slice_: case OpId::dynamic_slice_:
+    case OpId::dynamic_update_slice_: case OpId::concatenate_: case OpId::pad_: case OpId::rev_:
+    case OpId::gather_: case OpId::scatter_: case OpId::scatter_add_: case OpId::select_n_: case OpId::copy_: case OpId::optimization_barrier_:
+    case OpId::cond_: case OpId::while_: case OpId::host_callback_:
+    // the complex elementwise loops (cpu/elementwise_complex.cpp; values: ops/scalar_complex.h)
+    case OpId::convert_element_type_: case OpId::complex_: case OpId::real_: case OpId::imag_: case OpId::conj_:
+    case OpId::add_: case OpId::sub_: case OpId::mul_: case OpId::div_: case OpId::neg_: case OpId::eq_:
+    case OpId::ne_: case OpId::abs_: case OpId::sign_: case OpId::square_: case OpId::integer_pow_:
+    case OpId::exp_: case OpId::log_: case OpId::sqrt_:
+    // reductions
+    case OpId::reduce_sum_: case OpId::reduce_prod_:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void check_complex_support(OpId op, const std::vector<TypeInfo>& in, const std::vector<TypeInfo>& out) {
+  if (accepts_complex(op)) return;
+  for (const auto* types : {&in, &out})
+    for (const TypeInfo& t : *types)
+      if (is_complex(t.dtype))
+        throw NotImplementedError(std::string("[") + op_name(op) + "] does not support " + dtype_name(t.dtype) +
+                                  " operands yet");
+}
+
+}  // namespace xjax

@@ -1,0 +1,86 @@
+// The scalar semantics of the elementwise ops on complex64 / complex128, written once (as
+// scalar_ops.h is for the real dtypes): the CPU loops (cpu/elementwise_complex.cpp) and the
+// reference interpreter call these. Host C++ only for now (the CUDA generator refuses complex).
+//
+// Values are std::complex<T> (T float or double, NumPy's layout: re, im), but std::complex's own
+// operators are never used: GCC's * and / recover infinities from NaN results in a library call
+// (C99 Annex G), where XLA computes the plain formulas. Here:
+// - mul is (ac - bd) + (ad + bc)i; div is Smith's algorithm (scaled by the larger part of the
+//   divisor), so it neither overflows nor underflows where the quotient is representable, and
+//   divides by +0 part by part for a zero divisor;
+// - abs is hypot(re, im); sign is z / |z| (0 for 0); sqrt takes the root of the larger part first;
+// - exp is e^re (cos im + i sin im), e^re + 0i for a real argument; log is log|z| + i atan2(im, re) (branch cut on the negative
+//   real axis, as XLA's and NumPy's);
+// - eq/ne compare both parts; converting a complex number to a real type keeps its real part.
+// The files that include this are compiled without contraction (no fused multiply-add), so the
+// results do not depend on the instruction set.
+#pragma once
+#include <cmath>
+#include <complex>
+#include <cstdint>
+
+namespace xjax::scalar::cx {
+
+template <class T> using C = std::complex<T>;
+
+template <class T> inline C<T> make(T re, T im) { return C<T>(re, im); }
+template <class T> inline T real(C<T> z) { return z.real(); }
+template <class T> inline T imag(C<T> z) { return z.imag(); }
+template <class T> inline C<T> conj(C<T> z) { return C<T>(z.real(), -z.imag()); }
+template <class T> inline C<T> neg(C<T> z) { return C<T>(-z.real(), -z.imag()); }
+template <class T> inline C<T> add(C<T> a, C<T> b) { return C<T>(a.real() + b.real(), a.imag() + b.imag()); }
+template <class T> inline C<T> sub(C<T> a, C<T> b) { return C<T>(a.real() - b.real(), a.imag() - b.imag()); }
+template <class T> inline C<T> mul(C<T> a, C<T> b) {
+  return C<T>(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real());
+}
+template <class T> inline C<T> div(C<T> a, C<T> b) {
+  const T c = b.real(), d = b.imag();
+  if (c == T(0) && d == T(0)) return C<T>(a.real() / std::fabs(c), a.imag() / std::fabs(c));  // as XLA: +-inf, NaN
+  if (std::fabs(c) >= std::fabs(d)) {
+    const T r = d / c, den = c + d * r;
+    return C<T>((a.real() + a.imag() * r) / den, (a.imag() - a.real() * r) / den);
+  }
+  const T r = c / d, den = c * r + d;
+  return C<T>((a.real() * r + a.imag()) / den, (a.imag() * r - a.real()) / den);
+}
+template <class T> inline bool eq(C<T> a, C<T> b) { return a.real() == b.real() && a.imag() == b.imag(); }
+template <class T> inline bool ne(C<T> a, C<T> b) { return !cx::eq(a, b); }
+template <class T> inline T abs(C<T> z) { return std::hypot(z.real(), z.imag()); }
+template <class T> inline C<T> sign(C<T> z) {
+  const T m = cx::abs(z);
+  if (m == T(0)) return C<T>(T(0), T(0));
+  return C<T>(z.real() / m, z.imag() / m);
+}
+template <class T> inline C<T> square(C<T> z) { return cx::mul(z, z); }
+// z**y by repeated squaring (as the real integer_pow); a negative y gives 1 / z**|y|.
+template <class T> inline C<T> integer_pow(C<T> z, int64_t y) {
+  uint64_t e = y < 0 ? uint64_t(0) - uint64_t(y) : uint64_t(y);
+  C<T> acc(T(1), T(0)), base = z;
+  bool first = true;
+  while (e) {
+    if (e & 1) {
+      acc = first ? base : cx::mul(acc, base);
+      first = false;
+    }
+    e >>= 1;
+    if (e) base = cx::mul(base, base);
+  }
+  return y < 0 ? div(C<T>(T(1), T(0)), acc) : acc;
+}
+template <class T> inline C<T> exp(C<T> z) {
+  const T m = std::exp(z.real());
+  if (z.imag() == T(0)) return C<T>(m, z.imag());  // real arguments stay real (exp(inf) = inf + 0i)
+  return C<T>(m * std::cos(z.imag()), m * std::sin(z.imag()));
+}
+template <class T> inline C<T> log(C<T> z) { return C<T>(std::log(cx::abs(z)), std::atan2(z.imag(), z.real())); }
+template <class T> inline C<T> sqrt(C<T> z) {
+  const T x = z.real(), y = z.imag();
+  if (x == T(0) && y == T(0)) return C<T>(T(0), y);
+  if (std::isinf(y)) return C<T>(std::fabs(y), y);
+  // t = sqrt((|x| + |z|) / 2), halved before adding so that it cannot overflow.
+  const T t = std::sqrt(std::fabs(x) / T(2) + cx::abs(z) / T(2));
+  if (x >= T(0)) return C<T>(t, y / (T(2) * t));
+  return C<T>(std::fabs(y) / (T(2) * t), y < T(0) ? -t : t);  // -0 counts as +0 (XLA; NumPy differs)
+}
+
+}  // namespace xjax::scalar::cx
