@@ -9,13 +9,13 @@ import inspect
 
 import numpy as np
 
-from xjax._src import core, errors, tree_util
+from xjax._src import core, data_leaves, errors, tree_util
 from xjax._src.custom_calls import FlatFun, SymbolicZero, custom_jvp_call_p, custom_vjp_call_p
 from xjax._src.interpreters import ad, partial_eval as pe
 from xjax._src.lax.base import asarray
 from xjax._src.lax.stop_gradient import bind_stop_gradient
 
-_flatten = tree_util.tree_flatten
+_flatten = data_leaves.flatten  # keys as their data
 
 
 def zero_from_primal(val, symbolic_zeros=False):
@@ -197,7 +197,7 @@ class custom_jvp:  # noqa: N801 - JAX's name
         fun, rule = self.fun, self.jvp
         if self.nondiff_argnums:
             nondiff = set(self.nondiff_argnums)
-            args = [tree_util.tree_map(_stop_tracer_gradient, a) if i in nondiff else a for i, a in enumerate(args)]
+            args = [data_leaves.tree_map(_stop_tracer_gradient, a) if i in nondiff else a for i, a in enumerate(args)]
             static, args, merge = _split_nondiff(args, nondiff)
             fun = lambda *dyn: self.fun(*merge(dyn))  # noqa: E731
             rule = lambda primals, tangents: self.jvp(*static, primals, tangents)  # noqa: E731
