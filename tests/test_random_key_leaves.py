@@ -169,6 +169,33 @@ def test_custom_vjp_and_custom_jvp_with_key_arguments():
     assert float(jax.grad(scaled)(3.0, KEY)) == 10.0
 
 
+def test_key_outputs_of_custom_jvp_and_vjp_have_float0_tangents():
+    k = random.key(1)
+
+    @jax.custom_jvp
+    def f(x, key):
+        return x * 2, random.split(key)[0]
+
+    f.defjvp(lambda p, t: (f(*p), (t[0] * 2, np.zeros((), jax.dtypes.float0))))
+    (_, key_out), (dx, dkey) = jax.jvp(f, (1.0, k), (1.0, np.zeros((), jax.dtypes.float0)))
+    assert_same_keys(key_out, random.split(k)[0])
+    assert float(dx) == 2.0 and dkey.dtype == jax.dtypes.float0 and dkey.shape == ()
+    _, pullback = jax.vjp(lambda x, k: (x * random.normal(k), random.split(k)), 1.0, k)
+    gx, gk = pullback((1.0, np.zeros((2,), jax.dtypes.float0)))
+    np.testing.assert_array_equal(gx, np.float32(-0.15443718))
+    assert gk.dtype == jax.dtypes.float0 and gk.shape == ()
+
+
+def test_jacobians_and_lax_map_with_keys():
+    k, x = random.key(1), jnp.arange(3.0)
+    np.testing.assert_array_equal(jax.jacrev(lambda x, k: x * random.normal(k, (3,)))(x, k)[0],
+                                  np.float32([-0.15443718, 0, 0]))
+    np.testing.assert_array_equal(jax.hessian(lambda x, k: jnp.sum(x ** 2 * random.normal(k, (3,))))(x, k)[2],
+                                  np.float32([0, 0, -0.27196097]))
+    np.testing.assert_array_equal(lax.map(random.normal, random.split(k, 5), batch_size=2),
+                                  np.float32([0.53193736, -0.24392003, 0.1453535, -1.0126554, 0.44914985]))
+
+
 def test_checkpoint_with_a_key_argument():
     np.testing.assert_array_equal(jax.grad(jax.checkpoint(_noisy_sum))(jnp.arange(3.0), KEY), GRAD)
     np.testing.assert_array_equal(jax.jit(jax.checkpoint(_noisy_sum))(jnp.arange(3.0), KEY),
