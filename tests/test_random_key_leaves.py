@@ -277,3 +277,16 @@ def test_export_round_trips_keys():
         normal, keys = e.call(KEY)
         np.testing.assert_array_equal(normal, random.normal(KEY, (2,)))
         assert_same_keys(keys, random.split(KEY))
+
+
+def test_where_and_astype_on_keys():
+    # optax's MultiSteps maps jnp.astype(jnp.where(emit, new, old), old.dtype) over its state, keys included
+    a, b = random.split(KEY, 2), random.split(random.key(1), 2)
+    picked = jnp.where(jnp.array([False, True]), a, b)
+    np.testing.assert_array_equal(data(picked), np.stack([data(b)[0], data(a)[1]]))
+    assert_same_keys(jax.jit(lambda c: jnp.where(c, a, b[0]))(True), a)
+    assert_same_keys(jnp.astype(a, a.dtype), a)
+    with pytest.raises(ValueError, match="Cannot convert_element_type from key<fry> to float32"):
+        jnp.astype(KEY, jnp.float32)
+    with pytest.raises(ValueError, match="not a valid dtype for JAX type promotion"):
+        jnp.where(True, KEY, 1.0)
