@@ -346,7 +346,8 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
             ys.append(y)
         if reverse:
             ys.reverse()
-        return carry, data_leaves.tree_map(lambda *v: layout.concatenate([layout.expand_dims(e, (0,)) for e in v], 0), *ys)
+        stack = lambda *v: layout.concatenate([layout.expand_dims(e, (0,)) for e in v], 0)  # noqa: E731
+        return carry, data_leaves.tree_map(stack, *ys)
 
     def split_out(out):
         if not isinstance(out, (tuple, list)) or len(out) != 2:
