@@ -14,7 +14,8 @@ from xjax.export import Exporter, deserialize, deserialize_module, export, load,
 
 
 def _bits(tree):
-    leaves = jax.tree_util.tree_leaves(tree)
+    leaves = [random.key_data(x) if jax.dtypes.issubdtype(getattr(x, "dtype", None), jax.dtypes.prng_key) else x
+              for x in jax.tree_util.tree_leaves(tree)]  # (a typed key is a leaf: its bits are its data's)
     return [(str(np.asarray(x).dtype), np.shape(x), np.asarray(x).tobytes()) for x in leaves]
 
 

@@ -244,3 +244,93 @@ def test_linen_lazy_init_gives_init_params():
         print(jax.tree.map(jnp.shape, lazy), all(jax.tree.leaves(same)))
         """, PRELUDE)
     assert out.strip() == "{'params': {'bias': (3,), 'kernel': (4, 3)}} True"
+
+
+NNX_VMAP_PROGRAM = '''
+import json
+import numpy as np
+import jax
+from flax import nnx
+
+
+@nnx.vmap(in_axes=0, out_axes=0)
+def make_ensemble(rngs):
+    return nnx.Linear(3, 4, rngs=rngs)
+
+
+@nnx.vmap(in_axes=(0, None), out_axes=0)
+def forward(model, x):
+    return model(x)
+
+
+class Noisy(nnx.Module):
+    def __init__(self, rngs):
+        self.linear = nnx.Linear(3, 2, rngs=rngs)
+        self.dropout = nnx.Dropout(0.5, rngs=rngs)
+
+    def __call__(self, x):
+        return self.dropout(self.linear(x))
+
+
+@nnx.split_rngs(splits=3)
+@nnx.vmap(in_axes=(0,), out_axes=0)
+def make_noisy(rngs):
+    return Noisy(rngs)
+
+
+@nnx.vmap(in_axes=-1)
+def uniform_grid(rngs):  # a negative axis counts on the keys' own shape (2, 3), not their data's
+    return nnx.vmap(lambda r: r.uniform(()))(rngs)
+
+
+x = np.arange(6, dtype=np.float32).reshape(2, 3) / 4
+ensemble = make_ensemble(nnx.Rngs(0).split(5))
+noisy = make_noisy(nnx.Rngs(params=1, dropout=2))
+rng_keys = jax.tree.leaves(nnx.state(nnx.Rngs(0), nnx.RngKey))
+print(json.dumps({
+    "kernel_row0": np.asarray(ensemble.kernel[...][:, 0]).tolist(),
+    "out": np.asarray(forward(ensemble, x)).tolist(),
+    "noisy_out": np.asarray(forward(noisy, x)).tolist(),
+    "uniform_grid": np.asarray(uniform_grid(nnx.Rngs(5).split((2, 3)))).tolist(),
+    "rng_key_leaves": [[str(k.dtype), list(k.shape)] for k in rng_keys],
+    "noisy_key_types": sorted({str(jax.typeof(k)) for k in jax.tree.leaves(nnx.state(noisy))
+                                   if jax.dtypes.issubdtype(k.dtype, jax.dtypes.prng_key)}),
+}))
+'''
+
+# Recorded from JAX 0.10.2 (the same program, with jax itself).
+JAX_NNX_VMAP = {
+    'kernel_row0': [[-0.875064492225647, -0.21994341909885406, -0.10107405483722687, -0.4856868088245392],
+         [-1.1619449853897095, 0.606938898563385, -0.22360342741012573, -1.0730558633804321],
+         [-0.9973184466362, -0.40253666043281555, 0.6365656852722168, -0.44716548919677734],
+         [-0.0958610251545906, -0.2718213200569153, -0.0361073799431324, -0.6213123202323914],
+         [0.05359598994255066, 0.01981789991259575, 0.05567704886198044, -0.3311004042625427]],
+    'out': [[[0.01817084476351738, -0.22553445398807526, -0.18554145097732544, -0.1994810253381729],
+          [-0.5364701747894287, -0.81163489818573, -0.44113868474960327, -0.9010127782821655]],
+         [[0.04480496048927307, -0.14333149790763855, -0.8198426961898804, -0.4103546738624573],
+          [-0.990636944770813, 0.04300243780016899, -2.557785987854004, -1.9062204360961914]],
+         [[-0.2938731610774994, -0.6221886277198792, -0.25730088353157043, 0.10969524830579758],
+          [-1.336134672164917, -2.17805814743042, -0.4187222421169281, 0.09197714179754257]],
+         [[0.31108036637306213, -0.39659860730171204, 0.6536962985992432, -0.04557838290929794],
+          [0.667400598526001, -1.283954381942749, 2.083709955215454, -0.6001594066619873]],
+         [[-0.27011916041374207, 0.016079604625701904, 0.37008240818977356, 0.02236161381006241],
+          [-0.6405544281005859, -0.21354243159294128, 0.8502418994903564, -0.027864806354045868]]],
+    'noisy_out': [[[0.0, 0.0], [-2.28918194770813, -1.6282724142074585]], [[0.0, 1.0879366397857666], [0.0, 0.0]],
+         [[0.5870245695114136, -1.0447756052017212], [0.0, -1.5613493919372559]]],
+    'uniform_grid': [[0.9435330629348755, 0.6388580799102783], [0.15989089012145996, 0.7638676166534424],
+         [0.4331388473510742, 0.8113596439361572]],
+    'rng_key_leaves': [['key<fry>', []]],
+    'noisy_key_types': ['key<fry>[3]'],
+}
+
+
+def test_nnx_vmap_ensembles_over_rngs_keys():
+    # nnx.Rngs holds typed keys, which are pytree leaves as in JAX: nnx.vmap maps them along their
+    # own axes (in_axes=-1 on keys of shape (2, 3) is their axis 1), splits them per member and
+    # gives each member of the ensemble JAX's parameters and dropout masks.
+    _needs("flax")
+    out = json.loads(run_isolated(NNX_VMAP_PROGRAM, PRELUDE, timeout=300))
+    for name in ("rng_key_leaves", "noisy_key_types"):
+        assert out[name] == JAX_NNX_VMAP[name], name
+    for name in ("kernel_row0", "out", "noisy_out", "uniform_grid"):
+        np.testing.assert_allclose(out[name], JAX_NNX_VMAP[name], rtol=1e-5, atol=1e-6, err_msg=name)

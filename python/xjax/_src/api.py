@@ -55,7 +55,4 @@ def block_until_ready(x):
 
 def typeof(x):
     """The abstract value of x (jax.typeof): its shape, dtype and weak type."""
-    typeof_rule = getattr(type(x), "_typeof", None)  # a value whose type is not its data's (typed PRNG keys)
-    if typeof_rule is not None:
-        return typeof_rule(x)
-    return core.get_aval(x)
+    return core.get_aval(x)  # (a typed key's is a key type, not its data's)

@@ -8,7 +8,7 @@ import functools
 
 import numpy as np
 
-from xjax._src import core, dtypes, tree_util
+from xjax._src import core, data_leaves, dtypes, tree_util
 from xjax._src.interpreters import ad, partial_eval as pe
 from xjax._src.jaxpr import eval_jaxpr
 from xjax._src.placement import asarray
@@ -105,7 +105,7 @@ def _check_input_dtype(name, x, allow_int, holomorphic):
     dtype = core.get_aval(x).dtype
     if holomorphic and not dtypes.is_complex(dtype):
         raise TypeError(f"{name} with holomorphic=True requires inputs with complex dtype, but got {dtype.name}.")
-    if not allow_int and not (dtypes.is_float(dtype) or dtypes.is_complex(dtype)):
+    if not allow_int and (dtypes.is_extended(dtype) or not (dtypes.is_float(dtype) or dtypes.is_complex(dtype))):
         raise TypeError(f"{name} requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
                         f"np.inexact), but got {dtype.name}. If you want to use Boolean- or integer-valued inputs, "
                         "use vjp or set allow_int to True.")
@@ -139,7 +139,7 @@ def _split_aux(out):
         raise TypeError("expected function with aux output to return a two-element tuple, but got type "
                         f"{type(out)} with value {out!r}")
     trace = core.current_trace()
-    return out[0], tree_util.tree_map(lambda x: trace.lift(x)[0], out[1])
+    return out[0], data_leaves.tree_map(lambda x: trace.lift(x)[0], out[1])
 
 
 def _dynamic_args(name, fun, nums, args, kwargs, allow_int, holomorphic):
@@ -165,11 +165,12 @@ def jvp(fun, primals, tangents, has_aux=False):
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("primal and tangent arguments to jax.jvp must be tuples or lists; found "
                         f"{type(primals).__name__} and {type(tangents).__name__}.")
-    p_leaves, p_tree = tree_util.tree_flatten(tuple(primals))
-    t_leaves, t_tree = tree_util.tree_flatten(tuple(tangents))
-    if p_tree != t_tree:
+    user_tree = tree_util.tree_structure(tuple(primals))
+    t_leaves, t_tree = tree_util.tree_flatten(tuple(tangents))  # (a key's tangent is a float0 array)
+    if user_tree != t_tree:
         raise TypeError("primal and tangent arguments to jax.jvp must have the same tree structure; primals have "
-                        f"tree structure {p_tree} whereas tangents have tree structure {t_tree}.")
+                        f"tree structure {user_tree} whereas tangents have tree structure {t_tree}.")
+    p_leaves, p_tree = data_leaves.flatten(tuple(primals))
     p_leaves = [_as_operand(p) for p in p_leaves]
     t_ops = []
     for p, t in zip(p_leaves, t_leaves):
@@ -196,7 +197,7 @@ def jvp(fun, primals, tangents, has_aux=False):
         if has_aux:
             out, aux = _split_aux(out)
             out_trees.append(aux)
-        leaves, tree = tree_util.tree_flatten(out)
+        leaves, tree = data_leaves.flatten(out)
         out_trees.insert(0, tree)
         return [_as_operand(x) for x in leaves]
 
@@ -221,7 +222,7 @@ def _flat_fun_of(fun, in_tree, out_trees, has_aux):
         if has_aux:
             out, aux = _split_aux(out)
             out_trees.append(("aux", aux))
-        leaves, tree = tree_util.tree_flatten(out)
+        leaves, tree = data_leaves.flatten(out)
         out_trees.insert(0, tree)
         return [_as_operand(x) for x in leaves]
 
@@ -230,7 +231,7 @@ def _flat_fun_of(fun, in_tree, out_trees, has_aux):
 
 def _linearize_tree(fun, primals, has_aux):
     """linearize_flat on pytrees: (input leaves, input tree, outputs, LinearFunction, output tree, aux)."""
-    leaves, in_tree = tree_util.tree_flatten(primals)
+    leaves, in_tree = data_leaves.flatten(primals)
     leaves = [_as_operand(x) for x in leaves]
     out_trees = []
     outs, lin = linearize_flat(_flat_fun_of(fun, in_tree, out_trees, has_aux), leaves)
@@ -240,12 +241,13 @@ def _linearize_tree(fun, primals, has_aux):
 def linearize(fun, *primals, has_aux=False):
     """(fun(*primals), f_jvp) where f_jvp(*tangents) is the linear map at primals (evaluated lazily)."""
     leaves, in_tree, outs, lin, out_tree, aux = _linearize_tree(fun, primals, has_aux)
+    user_in_tree = data_leaves.user_structure(in_tree)
 
     def f_jvp(*tangents):
         t_leaves, t_tree = tree_util.tree_flatten(tangents)
-        if t_tree != in_tree:
+        if t_tree != user_in_tree:
             raise TypeError(f"linearized function called on tangent values inconsistent with the original primal "
-                            f"values: tree structure {t_tree} where {in_tree} was expected")
+                            f"values: tree structure {t_tree} where {user_in_tree} was expected")
         ts = [_as_operand(t) if not z else None for t, z in zip(t_leaves, lin.in_zero)]
         return out_tree.unflatten([ad.instantiate(t) for t in lin.jvp(ts)])
 
@@ -260,18 +262,20 @@ def vjp(fun, *primals, has_aux=False):
     passed to jit or returned as a custom_vjp residual."""
     leaves, in_tree, outs, lin, out_tree, aux = _linearize_tree(fun, primals, has_aux)
     in_avals = [core.get_aval(x) for x in leaves]
-    pullback = functools.partial(_vjp_pullback, lin, in_tree, out_tree, tuple(in_avals))
+    pullback = functools.partial(_vjp_pullback, lin, in_tree, out_tree, data_leaves.user_structure(out_tree),
+                                 tuple(in_avals))
     vjp_fn = tree_util.Partial(pullback, list(lin.closed.consts))
     result = (out_tree.unflatten(outs), vjp_fn)
     return (*result, aux) if has_aux else result
 
 
-def _vjp_pullback(lin, in_tree, out_tree, in_avals, residuals, ct):
-    """vjp's function: the output cotangent `ct` pulled back through `lin` with these residuals."""
+def _vjp_pullback(lin, in_tree, out_tree, user_out_tree, in_avals, residuals, ct):
+    """vjp's function: the output cotangent `ct` pulled back through `lin` with these residuals
+    (a key output's cotangent is a float0 array: ct is flattened as users see it)."""
     ct_leaves, ct_tree = tree_util.tree_flatten(ct)
-    if ct_tree != out_tree:
+    if ct_tree != user_out_tree:
         raise ValueError(f"unexpected tree structure of argument to vjp function: got {ct_tree}, but expected "
-                         f"to match {out_tree}")
+                         f"to match {user_out_tree}")
     cts = []
     for c, a in zip(ct_leaves, lin.out_avals):
         if a.dtype == float0:

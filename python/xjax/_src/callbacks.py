@@ -8,7 +8,7 @@ has an effect, so it always runs.
 """
 import numpy as np
 
-from xjax._src import core, dtypes, errors, tree_util
+from xjax._src import core, data_leaves, dtypes, errors, tree_util
 from xjax._src.interpreters import batching
 from xjax._src.lax import layout
 from xjax._src.lax.base import asarray
@@ -139,7 +139,7 @@ def io_callback(callback, result_shape_dtypes, *args, sharding=None, ordered=Fal
 def _bind_callback(prim, api, callback, result_shape_dtypes, sharding, args, kwargs, **params):
     """Binds a callback primitive on the flattened (args, kwargs); its results in result_shape_dtypes' structure."""
     _check_sharding(sharding, api)
-    flat_args, in_tree = tree_util.tree_flatten((args, kwargs))
+    flat_args, in_tree = data_leaves.flatten((args, kwargs))  # (keys as their data)
     result_avals, out_tree = _result_avals(result_shape_dtypes, api)
     outs = prim.bind(*flat_args, callback=callback, in_tree=in_tree, result_avals=tuple(result_avals), api=api,
                      **params)

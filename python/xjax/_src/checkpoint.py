@@ -9,7 +9,7 @@ import dataclasses
 import functools
 import types
 
-from xjax._src import core, errors, tree_util
+from xjax._src import core, data_leaves, errors, tree_util
 from xjax._src.interpreters import batching, partial_eval as pe
 from xjax._src.lax.base import asarray
 from xjax._src.lax.contraction import dot_general_p
@@ -33,7 +33,7 @@ batching.defvectorized(name_p)  # batching (vmap): a name holds per element
 
 def checkpoint_name(x, name):
     """x (a pytree) with its leaves named `name`, for save_only_these_names and the other name policies."""
-    return tree_util.tree_map(lambda leaf: name_p.bind(asarray(leaf), name=name), x)
+    return data_leaves.tree_map(lambda leaf: name_p.bind(asarray(leaf), name=name), x)
 
 
 # ---- policies -----------------------------------------------------------------------------------
@@ -167,7 +167,7 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(), concret
     def fun_remat(*args, **kwargs):
         statics = _static_positions(static_argnums, len(args))
         dyn_args = tuple(a for i, a in enumerate(args) if i not in statics)
-        leaves, in_tree = tree_util.tree_flatten((dyn_args, kwargs))
+        leaves, in_tree = data_leaves.flatten((dyn_args, kwargs))
         leaves = [_operand(x) for x in leaves]
         closed, out_tree, consts = _traced(fun, cache, args, kwargs, statics, leaves, in_tree)
         if isinstance(prevent_cse, tuple):
@@ -224,7 +224,7 @@ def _traced(fun, cache, args, kwargs, statics, leaves, in_tree):
         dyn, kw = in_tree.unflatten(tracers)
         it = iter(dyn)
         full = [args[i] if i in statics else next(it) for i in range(len(args))]
-        out, tree = tree_util.tree_flatten(fun(*full, **kw))
+        out, tree = data_leaves.flatten(fun(*full, **kw))
         out_trees.append(tree)
         return out
 

@@ -449,6 +449,9 @@ def get_aval(x):
     aval = getattr(x, "aval", None)
     if aval is not None:
         return aval
+    typeof_rule = getattr(type(x), "_typeof", None)  # a value whose type is not its data's (typed PRNG keys)
+    if typeof_rule is not None:
+        return typeof_rule(x)
     dtype, weak = dtypes.dtype_and_weak(x)
     return ShapedArray(np.shape(x), dtype, weak)
 

@@ -9,13 +9,13 @@ import inspect
 
 import numpy as np
 
-from xjax._src import core, errors, tree_util
+from xjax._src import core, data_leaves, errors, tree_util
 from xjax._src.custom_calls import FlatFun, SymbolicZero, custom_jvp_call_p, custom_vjp_call_p
 from xjax._src.interpreters import ad, partial_eval as pe
 from xjax._src.lax.base import asarray
 from xjax._src.lax.stop_gradient import bind_stop_gradient
 
-_flatten = tree_util.tree_flatten
+_flatten = data_leaves.flatten  # keys as their data
 
 
 def zero_from_primal(val, symbolic_zeros=False):
@@ -197,7 +197,7 @@ class custom_jvp:  # noqa: N801 - JAX's name
         fun, rule = self.fun, self.jvp
         if self.nondiff_argnums:
             nondiff = set(self.nondiff_argnums)
-            args = [tree_util.tree_map(_stop_tracer_gradient, a) if i in nondiff else a for i, a in enumerate(args)]
+            args = [data_leaves.tree_map(_stop_tracer_gradient, a) if i in nondiff else a for i, a in enumerate(args)]
             static, args, merge = _split_nondiff(args, nondiff)
             fun = lambda *dyn: self.fun(*merge(dyn))  # noqa: E731
             rule = lambda primals, tangents: self.jvp(*static, primals, tangents)  # noqa: E731
@@ -231,10 +231,11 @@ def _flat_jvp(rule, in_tree, out_type, symbolic_zeros, name, rule_name):
             raise TypeError(f"Custom JVP rule {rule_name} for function {name} must produce a pair (list or tuple of "
                             f"length two) representing primal and tangent outputs, but got {pair}.")
         p_out, p_tree = _flatten(pair[0])
-        t_out, t_tree = _flatten(pair[1])
-        if p_tree != t_tree:
+        t_out, t_tree = tree_util.tree_flatten(pair[1])  # (a key's tangent is a float0 array of its shape)
+        user_tree = data_leaves.user_structure(p_tree)
+        if user_tree != t_tree:
             raise TypeError(f"Custom JVP rule {rule_name} for function {name} must produce primal and tangent outputs "
-                            f"with equal container (pytree) structures, but got {p_tree} and {t_tree} respectively.")
+                            f"with equal container (pytree) structures, but got {user_tree} and {t_tree} respectively.")
         _check_leaves(p_out)
         p_avals = [core.get_aval(x) for x in p_out]
         prefix = (f"Custom JVP rule {rule_name} for function {name} must produce a pair (list or tuple of length "
@@ -243,18 +244,23 @@ def _flat_jvp(rule, in_tree, out_type, symbolic_zeros, name, rule_name):
         _check_primal_out(out_type, p_tree, p_avals, prefix, ("of the same container/pytree structure)",
                                                               "with leaves of the same shape/dtype)"),
                           "JVP rule", "custom_jvp", name)
-        return list(p_out), _rule_tangents_out(p_avals, t_out)
+        user_shapes = [np.shape(x) for x in tree_util.tree_leaves(pair[0])]
+        return list(p_out), _rule_tangents_out(p_avals, t_out, user_shapes)
 
     return flat
 
 
-def _rule_tangents_out(p_avals, t_out):
-    """The tangents a JVP rule returned, checked against its primal outputs, as tangents (Zero for zeros)."""
+def _rule_tangents_out(p_avals, t_out, user_shapes):
+    """The tangents a JVP rule returned, checked against its primal outputs, as tangents (Zero for zeros).
+    `user_shapes`: the outputs' shapes as users see them (a key's float0 tangent has the key's shape)."""
     want = [ad.tangent_aval(a.update(weak_type=False)) for a in p_avals]
+    want = [w.update(shape=s) if w.dtype == ad.float0 else w for w, s in zip(want, user_shapes)]
     got = []
     for t in t_out:
         if type(t) in (SymbolicZero, ad.Zero):
             got.append(t.aval.update(weak_type=False))
+        elif getattr(t, "dtype", None) == ad.float0:  # (an integer's or a key's tangent)
+            got.append(core.ShapedArray(np.shape(t), ad.float0))
         else:
             _check_leaves([t])
             got.append(core.get_aval(t).update(weak_type=False))
@@ -269,9 +275,9 @@ def _rule_tangents_out(p_avals, t_out):
         raise TypeError("Custom JVP rule must produce primal and tangent outputs with corresponding shapes and "
                         f"dtypes, but got:\n{lines}")
     out = []
-    for t, w in zip(t_out, want):
+    for t, w, p in zip(t_out, want, p_avals):
         if w.dtype == ad.float0:
-            out.append(ad.Zero(w))
+            out.append(ad.Zero(ad.tangent_aval(p.update(weak_type=False))))
         elif type(t) in (SymbolicZero, ad.Zero):
             out.append(ad.Zero(t.aval))
         else:

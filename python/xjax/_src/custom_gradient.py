@@ -1,11 +1,11 @@
 """custom_gradient and closure_convert: conveniences built on custom_vjp."""
-from xjax._src import core, tree_util
+from xjax._src import core, data_leaves, tree_util
 from xjax._src.custom_derivatives import as_array, custom_vjp
 from xjax._src.interpreters import ad
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.jaxpr import eval_jaxpr
 
-_flatten = tree_util.tree_flatten
+_flatten = data_leaves.flatten  # keys as their data
 
 
 # ---- custom_gradient ----------------------------------------------------------------------------

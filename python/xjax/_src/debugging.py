@@ -12,7 +12,7 @@ import sys
 import numpy as np
 
 from xjax import _core
-from xjax._src import core, errors, tree_util
+from xjax._src import core, data_leaves, errors
 from xjax._src.array import Array
 from xjax._src.jaxpr import params_printer
 from xjax._src.lax import layout
@@ -127,7 +127,7 @@ def _operand(x):
 
 def debug_print(fmt, *args, ordered=False, partitioned=False, **kwargs):
     """Prints `fmt.format(*args, **kwargs)` with the values the arrays have when the program runs."""
-    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+    leaves, in_tree = data_leaves.flatten((args, kwargs))  # (keys as their data)
     static_args = tuple((i, x) for i, x in enumerate(leaves) if not _is_array_leaf(x))
     operands = [_operand(x) for x in leaves if _is_array_leaf(x)]
     debug_print_p.bind(*operands, fmt=fmt, has_placeholders="{" in fmt, in_tree=in_tree, logging_record=None,
@@ -140,7 +140,7 @@ def debug_callback(callback, *args, ordered=False, partitioned=False, **kwargs):
     if not callable(callback):
         raise TypeError(f"first argument to jax.debug.callback must be callable, but got an object of type "
                         f"{type(callback)}")
-    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+    leaves, in_tree = data_leaves.flatten((args, kwargs))  # (keys as their data)
     array_pos = [i for i, x in enumerate(leaves) if _is_array_leaf(x)]
     static = {i: x for i, x in enumerate(leaves) if not _is_array_leaf(x)}
 

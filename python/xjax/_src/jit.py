@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from xjax._src import core, dtypes, placement, platforms, tree_util
+from xjax._src import core, data_leaves, dtypes, placement, platforms, tree_util
 from xjax._src.array import Array
 from xjax._src.backends import cpu
 from xjax._src.config import config
@@ -32,7 +32,7 @@ from xjax._src import shape_poly
 
 logger = logging.getLogger("xjax._src.jit")
 
-_flatten = tree_util.tree_flatten
+_flatten = data_leaves.flatten  # keys as their data
 _state = core._state
 _EvalTrace = core.EvalTrace
 _PY_SCALARS = (bool, int, float)

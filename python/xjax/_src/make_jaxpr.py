@@ -2,13 +2,13 @@
 import contextlib
 import functools
 
-from xjax._src import core, tree_util
+from xjax._src import core, data_leaves, tree_util
 from xjax._src import shape_poly
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.jit import _abstractify, _normalize_argnums
 from xjax._src.stages import ShapeDtypeStruct
 
-_flatten = tree_util.tree_flatten
+_flatten = data_leaves.flatten  # keys as their data
 
 
 def _trace_for(fun, static_argnums, args, kwargs, traced_for="jit"):

@@ -20,7 +20,7 @@ pmap_program.py.
 """
 import functools
 
-from xjax._src import core, distributed, placement, platforms, tree_util, vmap as vmap_api
+from xjax._src import core, data_leaves, distributed, placement, platforms, tree_util, vmap as vmap_api
 from xjax._src.api import device_put
 from xjax._src.array import Array
 from xjax._src.devices import cpu_devices, global_devices
@@ -212,11 +212,12 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
             given = dict(statics)
             return fun(*[given[i] if i in given else next(it) for i in range(n_args)], **kw)
 
-        leaves, in_tree = tree_util.tree_flatten((dyn_args, kwargs))
+        leaves = tree_util.tree_leaves((dyn_args, kwargs))  # the axes and sizes are the leaves' (a key's own shape)
         arg_axes = vmap_api.flatten_axes("in_axes", dyn_args, dyn_in_axes, "pmap")
         axes = arg_axes + [0] * (len(leaves) - len(arg_axes))
         axes = [vmap_api._canonical_in_axis(a, x, "pmap") for a, x in zip(axes, leaves)]
         n = vmap_api._axis_size(fun, dyn_args, kwargs, leaves, axes, axis_size, "pmap")
+        leaves, in_tree = data_leaves.flatten((dyn_args, kwargs))
         gpu = _gpu_of(leaves, devices, n)
         if gpu is not None:
             key = ("gpu", statics, n_args)
@@ -261,7 +262,7 @@ def _trace(fun, dbg, in_tree, avals, n, axis_name, out_axes):
     def flat_fun(*tracers):
         a, k = in_tree.unflatten(tracers)
         out = fun(*a, **k)
-        leaves, tree = tree_util.tree_flatten(out)
+        leaves, tree = data_leaves.flatten(out)
         out_trees.append(tree)
         return leaves
 

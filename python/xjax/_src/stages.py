@@ -15,7 +15,7 @@ class ShapeDtypeStruct:
 
     def __init__(self, shape, dtype, *, weak_type=False, sharding=None):
         self.shape = tuple(d if is_symbolic_dim(d) else int(d) for d in shape)
-        self.dtype = dtypes.canonicalize_dtype(dtype)
+        self.dtype = dtype if dtypes.is_extended(dtype) else dtypes.canonicalize_dtype(dtype)  # key<fry> as it is
         self.weak_type = bool(weak_type)
         self.sharding = sharding
 

@@ -2,7 +2,7 @@
 and jax.dlpack.from_dlpack. GPU moves go through platforms.gpu (the GPU runtime's entry points)."""
 import numpy as np
 
-from xjax._src import array, core, dtypes, placement, platforms, tree_util
+from xjax._src import array, core, data_leaves, dtypes, placement, platforms, tree_util
 from xjax._src.array import CPU_DEVICE, Array, check_device
 from xjax._src.dlpack import DLDeviceType, host_view
 from xjax._src.sharding import PartitionSpec, Sharding, SingleDeviceSharding, check_trivial
@@ -55,7 +55,7 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
             return platforms.gpu.from_host(leaf, target, dtype, weak)
         return array.device_put(leaf, dtype, weak)
 
-    return tree_util.tree_map(put, x)
+    return data_leaves.tree_map(put, x)  # (a key: its data placed)
 
 
 def _move(x, device):

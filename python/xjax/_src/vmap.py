@@ -7,7 +7,7 @@ are moved to out_axes.
 import collections
 import functools
 
-from xjax._src import core, tree_util
+from xjax._src import core, data_leaves, tree_util
 from xjax._src.interpreters import batching
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.placement import asarray
@@ -76,9 +76,10 @@ def _axis_size(fun, args, kwargs, leaves, axes, axis_size, api="vmap"):
     raise ValueError(f"{api} got inconsistent sizes for array axes to be mapped:\n" + "\n".join(lines)[:-1])
 
 
-def _map_out(trace, out, axis, size):
+def _map_out(trace, out, axis, size, trailing=0):
     """An output moved to its out_axis (materialised when unmapped, as JAX does; with out_axis None
-    it is returned as it is, a Python scalar included)."""
+    it is returned as it is, a Python scalar included). `trailing`: dims of the output's data that
+    its leaf does not count (a key's (2,)): a negative axis counts on the leaf's shape."""
     val, dim = trace.lift(out)
     if axis is None:
         if dim is not batching.not_mapped:
@@ -86,7 +87,7 @@ def _map_out(trace, out, axis, size):
         return val
     if dim is batching.not_mapped:
         val = asarray(val)
-    ndim = core.get_aval(val).ndim + (dim is batching.not_mapped)
+    ndim = core.get_aval(val).ndim + (dim is batching.not_mapped) - trailing
     if not -ndim <= axis < ndim:
         raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
     return batching.matchaxis(val, dim, axis % ndim, size)
@@ -110,19 +111,22 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
             raise ValueError("vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
                              f"positional arguments passed to the function, but got len(in_axes)={len(in_axes)}, "
                              f"len(args)={len(args)}")
-        leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+        leaves = tree_util.tree_leaves((args, kwargs))  # the axes and sizes are the leaves' (a key's own shape)
         arg_axes = flatten_axes("in_axes", args, in_axes)
         axes = arg_axes + [0] * (len(leaves) - len(arg_axes))
         axes = [_canonical_in_axis(a, x) for a, x in zip(axes, leaves)]
         size = _axis_size(fun, args, kwargs, leaves, axes, axis_size)
         trace = batching.BatchTrace(core.current_trace(), batching.AxisData(axis_name, size, spmd_axis_name))
         with core.extend_axis_env(axis_name, size), core.new_trace(trace):
-            ins = [x if a is None else batching.BatchTracer(trace, asarray(x), a) for x, a in zip(leaves, axes)]
-            a, k = tree_util.tree_unflatten(in_tree, ins)
+            data, in_tree = data_leaves.flatten((args, kwargs))  # one per leaf: keys as their data
+            ins = [x if a is None else batching.BatchTracer(trace, asarray(x), a) for x, a in zip(data, axes)]
+            a, k = in_tree.unflatten(ins)
             out = fun(*a, **k)
-            out_leaves, out_tree = tree_util.tree_flatten(out)
-            outs = [_map_out(trace, o, ax, size)
-                    for o, ax in zip(out_leaves, flatten_axes("out_axes", out, out_axes))]
-        return tree_util.tree_unflatten(out_tree, outs)
+            out_data, out_tree = data_leaves.flatten(out)
+            trailing = [core.get_aval(d).ndim - core.get_aval(x).ndim if d is not x else 0
+                        for d, x in zip(out_data, tree_util.tree_leaves(out))]
+            outs = [_map_out(trace, o, ax, size, t)
+                    for o, ax, t in zip(out_data, flatten_axes("out_axes", out, out_axes), trailing)]
+        return out_tree.unflatten(outs)
 
     return vmap_f

@@ -3,7 +3,7 @@ from a jitted function, deserialize() reads one back; both call through the C++ 
 import numpy as np
 
 from xjax import _core
-from xjax._src import core, dtypes, placement, platforms, tree_util
+from xjax._src import core, data_leaves, dtypes, placement, platforms
 from xjax._src.array import Array
 from xjax._src.backends import cpu
 from xjax._src.export import lowering, writing
@@ -79,7 +79,7 @@ class Exported:
 
     def call(self, *args, **kwargs):
         """Runs the exported program on arguments of the exported types (structure, shapes, dtypes)."""
-        leaves, tree = tree_util.tree_flatten((args, kwargs))
+        leaves, tree = data_leaves.flatten((args, kwargs))
         if tree != self.in_tree and not _same_text(tree, self.in_tree):
             raise TypeError(f"Exported.call of {self.fun_name}: the arguments have the structure {tree}, the "
                             f"exported function takes {self.in_tree}")

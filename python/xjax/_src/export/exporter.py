@@ -3,7 +3,7 @@ once; and reading such a file back (ExportedModule)."""
 import numpy as np
 
 from xjax import _core
-from xjax._src import tree_util
+from xjax._src import data_leaves
 from xjax._src.export import writing
 from xjax._src.export.exported import Exported, export, exported_from_loaded
 
@@ -128,7 +128,7 @@ class ExportedModule:
         sigs = self.signatures(name)
         if len(sigs) == 1:
             return sigs[0].call(*args, **kwargs)
-        leaves, tree = tree_util.tree_flatten((args, kwargs))
+        leaves, tree = data_leaves.flatten((args, kwargs))
         got = [(np.shape(x), getattr(x, "dtype", None)) for x in leaves]
         for exp in sigs:
             if tree == exp.in_tree and all(s == a.shape and (d is None or d == a.dtype)

@@ -1,6 +1,6 @@
 """From a jitted function and argument types to what an .xjx file stores: its graph (lowered as jit
 lowers it, before optimisation), its signature and the arrays it closes over (its weights)."""
-from xjax._src import core, tree_util
+from xjax._src import core, data_leaves
 from xjax._src.backends import cpu
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.graph_lowering import is_lowerable, lower_closed_jaxpr
@@ -65,7 +65,7 @@ def lower(jitted, args, kwargs):
         raise ValueError(f"xjax.export: {src} closes over values of an enclosing trace: export it outside "
                          "any transformation")
     dyn_args, dyn_kwargs, _ = jitted._split(args, kwargs)
-    in_tree = tree_util.tree_structure((tuple(dyn_args), dict(dyn_kwargs)))
+    in_tree = data_leaves.structure((tuple(dyn_args), dict(dyn_kwargs)))
     closed = entry.jaxpr
     check_exportable(closed.jaxpr, src)
     in_avals, out_avals = list(traced.in_avals), list(closed.jaxpr.out_avals)

@@ -16,7 +16,7 @@ they load when that text is registered as the serialized name.
 """
 import json
 
-from xjax._src import tree_util
+from xjax._src import data_leaves, tree_util
 from xjax._src.random import keys
 
 _SERIALIZERS = {}    # node type -> (serialized name, serialize_auxdata)
@@ -164,4 +164,4 @@ def text_to_treedef(text):
         example = _decode(node)
     except (ValueError, TypeError, KeyError, IndexError, RecursionError) as e:
         raise ValueError(f"xjax.export: a stored pytree structure cannot be read: {e}") from None
-    return tree_util.tree_structure(example, is_leaf=lambda x: x is _LEAF)
+    return data_leaves.structure(example)  # (a key: a node over its data, as jit flattens it)

@@ -6,7 +6,7 @@ import functools
 
 import numpy as np
 
-from xjax._src import core, dtypes, errors, tree_util
+from xjax._src import core, data_leaves, dtypes, errors, tree_util
 from xjax._src.backends import cpu
 from xjax._src.interpreters import graph_lowering as gl, partial_eval as pe
 from xjax._src.interpreters.graph_lowering import jaxpr_is_lowerable, run_closed_jaxpr
@@ -17,7 +17,7 @@ from xjax._src.lax.control_flow_common import (concrete_scalar, is_tracing, jit_
                                                run_as_jit, scalar_i32, trace_fun, tree_mismatch, typematch)
 from xjax._src.lax.layout import broadcast
 
-_flatten = tree_util.tree_flatten
+_flatten = data_leaves.flatten  # keys as their data
 
 cond_p = core.Primitive("cond", multiple_results=True)
 

@@ -5,7 +5,7 @@ import weakref
 
 import numpy as np
 
-from xjax._src import core, dtypes, errors, tree_util
+from xjax._src import core, data_leaves, dtypes, errors, tree_util
 from xjax._src.backends import cpu
 from xjax._src.config import config
 from xjax._src.interpreters import partial_eval as pe
@@ -14,7 +14,7 @@ from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, live_equations
 from xjax._src.lax import elementwise as ew, layout
 from xjax._src.lax.base import asarray
 
-_flatten = tree_util.tree_flatten
+_flatten = data_leaves.flatten  # keys as their data
 _PY_SCALARS = (bool, int, float)
 
 

@@ -5,7 +5,7 @@ import operator
 
 import numpy as np
 
-from xjax._src import core, dtypes, errors, tree_util
+from xjax._src import core, data_leaves, dtypes, errors, tree_util
 from xjax._src.backends import cpu
 from xjax._src.interpreters import graph_lowering as gl, partial_eval as pe
 from xjax._src.interpreters.graph_lowering import compile_closed_jaxpr, jaxpr_is_lowerable
@@ -13,10 +13,9 @@ from xjax._src.lax import elementwise as ew, layout
 from xjax._src.lax.control_flow_common import (aval_str, check_carry, concrete_scalar, dce_inputs, forwarding,
                                                is_tracing, jit_disabled, move_inputs_to_front, operand, promote_weak,
                                                prune_outputs, run_as_jit, shaped_repr, trace_fun)
-from xjax._src.tree_util import tree_map
 from xjax._src.vmap import vmap
 
-_flatten = tree_util.tree_flatten
+_flatten = data_leaves.flatten  # keys as their data
 
 while_p = core.Primitive("while", multiple_results=True)
 scan_p = core.Primitive("scan", multiple_results=True)
@@ -347,7 +346,8 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
             ys.append(y)
         if reverse:
             ys.reverse()
-        return carry, tree_map(lambda *v: layout.concatenate([layout.expand_dims(e, (0,)) for e in v], 0), *ys)
+        stack = lambda *v: layout.concatenate([layout.expand_dims(e, (0,)) for e in v], 0)  # noqa: E731
+        return carry, data_leaves.tree_map(stack, *ys)
 
     def split_out(out):
         if not isinstance(out, (tuple, list)) or len(out) != 2:
@@ -445,13 +445,13 @@ def map(f, xs, *, batch_size=None):  # noqa: A001 - lax's name
     vf = vmap(f)
     ys = None
     if nb:
-        main = tree_util.tree_map(lambda a: layout.reshape(layout.slice_in_dim(a, 0, nb * batch_size),
+        main = data_leaves.tree_map(lambda a: layout.reshape(layout.slice_in_dim(a, 0, nb * batch_size),
                                                            (nb, batch_size, *core.get_aval(a).shape[1:])), xs)
         _, ys = scan(lambda _, x: ((), vf(x)), (), main)
-        ys = tree_util.tree_map(lambda y: layout.reshape(y, (nb * batch_size, *core.get_aval(y).shape[2:])), ys)
+        ys = data_leaves.tree_map(lambda y: layout.reshape(y, (nb * batch_size, *core.get_aval(y).shape[2:])), ys)
     if rem:
-        tail = vf(tree_util.tree_map(lambda a: layout.slice_in_dim(a, nb * batch_size, n), xs))
-        ys = tail if ys is None else tree_util.tree_map(lambda a, b: layout.concatenate([a, b], 0), ys, tail)
+        tail = vf(data_leaves.tree_map(lambda a: layout.slice_in_dim(a, nb * batch_size, n), xs))
+        ys = tail if ys is None else data_leaves.tree_map(lambda a, b: layout.concatenate([a, b], 0), ys, tail)
     return ys
 
 

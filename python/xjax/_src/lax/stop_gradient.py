@@ -1,5 +1,5 @@
 """stop_gradient: the identity whose derivative is zero (custom_jvp's nondiff_argnums rely on it)."""
-from xjax._src import core, dtypes, tree_util
+from xjax._src import core, data_leaves, dtypes
 from xjax._src.interpreters import ad, batching
 from xjax._src.lax.base import asarray
 
@@ -20,7 +20,7 @@ def stop_gradient(x):
             return leaf  # integers and bools have no derivative to stop
         return bind_stop_gradient(leaf)
 
-    return tree_util.tree_map(stop, x)
+    return data_leaves.tree_map(stop, x)  # (a key: its data, an integer array)
 
 
 def bind_stop_gradient(x):

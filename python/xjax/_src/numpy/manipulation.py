@@ -29,6 +29,10 @@ def size(a, axis=None):
 def astype(x, dtype, /, *, copy=False, device=None):
     """x converted to dtype (never weakly typed)."""
     target = check_device(device, "astype")
+    if getattr(type(x), "is_typed_key_array", False):  # (random.keys.PRNGKeyArray: only to its own dtype)
+        if dtype != x.dtype:
+            raise ValueError(f"Cannot convert_element_type from {x.dtype.name} to {_dtype_name(dtype)}")
+        return x
     x = util.operand("astype", x)
     dt = dtype_arg(dtype, "astype")
     return put_on(lax.elementwise._convert(x, dt, weak_type=False), target)
@@ -224,6 +228,10 @@ def _atleast(a, n):
 
 
 # ---- joining --------------------------------------------------------------------------------
+
+def _dtype_name(dtype):
+    return getattr(dtype, "name", None) or str(dtype_arg(dtype, "astype"))
+
 
 def _typed_keys(name, arrays):
     """The arrays if they are all typed PRNG key arrays of one implementation; None if none is."""

@@ -540,8 +540,22 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     if x is None or y is None:
         raise ValueError("Either both or neither of the x and y arguments should be provided to jax.numpy.where, "
                          f"got {x} and {y}.")
+    if getattr(type(x), "is_typed_key_array", False) or getattr(type(y), "is_typed_key_array", False):
+        return _where_keys(condition, x, y)
     util.check_arraylike("where", condition, x, y)
     return _where_jit()(condition, x, y)
+
+
+def _where_keys(condition, x, y):
+    """where over typed key arrays (random.keys.PRNGKeyArray) of one implementation: a select of
+    their data, whose trailing dims are the key's own."""
+    if not (type(x) is type(y) and x.dtype == y.dtype):
+        key = x if getattr(type(x), "is_typed_key_array", False) else y
+        raise ValueError(f"dtype={key.dtype.name} is not a valid dtype for JAX type promotion.")  # JAX's words
+    c = util.asarray(condition)
+    trailing = x._base_array.ndim - x.ndim
+    c = lax.expand_dims(c, tuple(range(c.aval.ndim, c.aval.ndim + trailing)))  # (broadcasts over the key's dims)
+    return x._wrap(where(c, x._base_array, y._base_array))
 
 
 def _where(condition, x, y):

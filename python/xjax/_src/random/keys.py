@@ -1,20 +1,22 @@
 """PRNG keys: typed key arrays (dtype key<fry>) over raw key data, the checks every jax.random
 function applies to its key argument, and the key API (key, PRNGKey, split, fold_in, ...).
 
-A typed key array wraps its raw key data (uint32[*shape, 2]) and is a pytree with that array as its
-one leaf, so jit, vmap and the other transformations carry keys through as their data. Legacy keys
-are the raw uint32 arrays themselves; every function returns keys of the kind it was given.
+A typed key array wraps its raw key data (uint32[*shape, 2]). It is a pytree leaf, as in JAX;
+transformations carry it through their traces as its data (data_leaves.py, where this module
+registers keys and abstract keys). Legacy keys are the raw uint32 arrays themselves; every function
+returns keys of the kind it was given.
 """
 import math
 import operator
 
 import numpy as np
 
-from xjax._src import core, dtypes, lax, tree_util
+from xjax._src import core, data_leaves, dtypes, lax
 from xjax._src.config import config
 from xjax._src.lax.base import asarray
 from xjax._src.numpy import creation
 from xjax._src.random import prng
+from xjax._src.stages import ShapeDtypeStruct
 
 
 class PRNGImpl:
@@ -103,6 +105,8 @@ class KeyShapedArray:
 
     def __repr__(self):
         return f"ShapedArray({self.str_short()})"
+
+    __str__ = str_short  # (print(jax.typeof(key)): key<fry>[], as JAX prints it)
 
 
 def resolve_impl(spec):
@@ -226,8 +230,39 @@ def _dtype_name(x):
         return type(x).__name__
 
 
-tree_util.register_pytree_node(PRNGKeyArray, lambda k: ((k._base_array,), k._impl),
-                               lambda impl, children: PRNGKeyArray(impl, children[0]))
+# ---- keys in transformations: leaves carried as their data ---------------------------------------
+
+_FLOAT0 = np.dtype([("float0", np.void, 0)])  # (ad.float0: the dtype of integer inputs' cotangents)
+
+
+def _join_key(impl, data):
+    """The key leaf standing where its data is: a key array over an array or a tracer, a key's
+    ShapeDtypeStruct over an abstract value, a float0 array of the key's shape over a float0 one
+    (the tangent or cotangent of a key, as in JAX)."""
+    n = len(impl.key_shape)
+    if isinstance(data, (ShapeDtypeStruct, core.ShapedArray, KeyShapedArray)):
+        return ShapeDtypeStruct(data.shape[:-n], KeyTy(impl))
+    if getattr(data, "dtype", None) == _FLOAT0:
+        return np.zeros(np.shape(data)[:-n], _FLOAT0)
+    return PRNGKeyArray(impl, data)
+
+
+def _abstract_data(impl, shape):
+    return ShapeDtypeStruct(tuple(shape) + impl.key_shape, np.uint32)
+
+
+def _split_abstract(x):
+    """An abstract key (ShapeDtypeStruct or jax.typeof's value with a key dtype) is carried as the
+    abstract value of its data; other ShapeDtypeStructs are ordinary leaves."""
+    if type(x.dtype) is not KeyTy:
+        return None
+    impl = x.dtype._impl
+    return _join_key, impl, _abstract_data(impl, x.shape)
+
+
+data_leaves.register(PRNGKeyArray, lambda k: (_join_key, k._impl, k._base_array))
+data_leaves.register(KeyShapedArray, _split_abstract)
+data_leaves.register(ShapeDtypeStruct, _split_abstract)
 
 from xjax._src.array import Array as _Array  # noqa: E402 - (array imports this module's users)
 
