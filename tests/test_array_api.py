@@ -30,17 +30,18 @@ def test_namespace_info():
     want = {"real floating": np.dtype("float32"), "complex floating": np.dtype("complex64"),
             "integral": np.dtype("int32"), "indexing": np.dtype("int32")}
     assert info.default_dtypes() == want and info.default_dtypes(device=CPU) == want
-    assert set(info.dtypes()) == {"bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float32"}
+    assert set(info.dtypes()) == {"bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float32",
+                                  "complex64"}  # (as JAX 0.10.2)
     assert set(info.dtypes(kind="integral")) == {"int8", "int16", "int32", "uint8", "uint16", "uint32"}
     assert info.dtypes(kind=("bool", "real floating")) == {"bool": np.dtype(bool), "float32": np.dtype("float32")}
     assert set(info.dtypes(kind="signed integer")) == {"int8", "int16", "int32"}
-    assert info.dtypes(kind="complex floating") == {}  # xjax has no complex dtypes yet
+    assert info.dtypes(kind="complex floating") == {"complex64": np.dtype("complex64")}
     with pytest.raises(ValueError, match="Unrecognized kind: 'bogus'"):
         info.dtypes(kind="bogus")
     config.update("jax_enable_x64", True)
     try:
         assert info.default_dtypes()["integral"] == np.int64 and info.default_dtypes()["real floating"] == np.float64
-        assert {"int64", "uint64", "float64"} <= set(info.dtypes())
+        assert {"int64", "uint64", "float64", "complex128"} <= set(info.dtypes())
     finally:
         config.update("jax_enable_x64", False)
 

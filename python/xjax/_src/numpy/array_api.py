@@ -28,10 +28,11 @@ _KINDS = {
     "unsigned integer": ("uint8", "uint16", "uint32", "uint64"),
     "integral": ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"),
     "real floating": ("float32", "float64"),
-    "complex floating": (),  # xjax has no complex dtypes yet
-    "numeric": ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"),
+    "complex floating": ("complex64", "complex128"),
+    "numeric": ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
+                "complex64", "complex128"),
 }
-_X64_ONLY = ("int64", "uint64", "float64")
+_X64_ONLY = ("int64", "uint64", "float64", "complex128")
 
 
 class ArrayNamespaceInfo:
@@ -54,7 +55,6 @@ class ArrayNamespaceInfo:
         return [None, CPU_DEVICE]
 
     def default_dtypes(self, *, device=None):
-        # The complex default is JAX's; xjax itself has no complex arrays yet.
         return {"real floating": dtypes.default_float_dtype(),
                 "complex floating": np.dtype("complex128" if dtypes.x64_enabled() else "complex64"),
                 "integral": dtypes.default_int_dtype(),

@@ -1,7 +1,7 @@
 """jnp.linalg's decompositions (cholesky, qr, eigh, eigvalsh, svd, svdvals) on lax.linalg, with JAX's
 signatures, result tuples and promotion (integer input becomes the default float type).
 
-eig and eigvals need complex dtypes, which xjax does not have: they raise NotImplementedError.
+eig and eigvals (complex results of a general eigensolver) raise NotImplementedError for now.
 """
 from typing import NamedTuple
 
@@ -125,16 +125,16 @@ def qr(a, mode="reduced"):
 
 
 def eig(a):
-    """Eigenvalues and right eigenvectors of a general square matrix (complex: not in xjax)."""
+    """Eigenvalues and right eigenvectors of a general square matrix (not in xjax yet)."""
     _matrix("eig", a, square=True)
-    raise NotImplementedError("jnp.linalg.eig returns complex eigenvalues and vectors, and xjax has no complex "
-                              "dtypes yet; for a symmetric matrix use jnp.linalg.eigh")
+    raise NotImplementedError("jnp.linalg.eig returns complex eigenvalues and vectors, which xjax does not compute "
+                              "yet; for a symmetric matrix use jnp.linalg.eigh")
 
 
 def eigvals(a):
-    """Eigenvalues of a general square matrix (complex: not in xjax)."""
+    """Eigenvalues of a general square matrix (not in xjax yet)."""
     _matrix("eigvals", a, square=True)
-    raise NotImplementedError("jnp.linalg.eigvals returns complex eigenvalues, and xjax has no complex dtypes yet; "
+    raise NotImplementedError("jnp.linalg.eigvals returns complex eigenvalues, which xjax does not compute yet; "
                               "for a symmetric matrix use jnp.linalg.eigvalsh")
 
 

@@ -120,11 +120,11 @@ def owens_t(h, a):
 
 def wofz(z):
     """The Faddeeva function exp(-z^2) erfc(-i z): complex for every argument."""
-    raise NotImplementedError("jax.scipy.special.wofz returns complex values, and xjax has no complex "
-                              "dtypes yet")
+    raise NotImplementedError("jax.scipy.special.wofz returns complex values, and xjax does not compute it "
+                              "yet")
 
 
 def sph_harm_y(n, m, theta, phi, diff_n=0, n_max=None):
     """The spherical harmonics Y_n^m(theta, phi): complex for every argument."""
-    raise NotImplementedError("jax.scipy.special.sph_harm_y returns complex values, and xjax has no complex "
-                              "dtypes yet")
+    raise NotImplementedError("jax.scipy.special.sph_harm_y returns complex values, and xjax does not compute "
+                              "it yet")

@@ -1,6 +1,6 @@
 """More of jax.scipy.special for real arguments: erfcx, loggamma, poch, spence, bessel_jn and
 hyp1f1, with the derivatives JAX gives them. Complex arguments raise NotImplementedError (xjax has
-no complex dtypes yet)."""
+no complex special functions yet)."""
 import operator
 
 import numpy as np
