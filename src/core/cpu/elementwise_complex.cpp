@@ -1,6 +1,6 @@
 // Loops of the elementwise ops on complex64 / complex128 (their values: core/ops/scalar_complex.h):
-// arithmetic, comparisons, parts, conj, complex(re, im), abs, sign, integer_pow, exp, log, sqrt,
-// and conversions to, from and between complex types. Plain loops: the fusion pass keeps complex
+// arithmetic, comparisons, parts, conj, complex(re, im), abs, sign, integer_pow, pow, the exp/log
+// family, sqrt/rsqrt, the trigonometric and hyperbolic families and their inverses, and conversions to, from and between complex types. Plain loops: the fusion pass keeps complex
 // values out of fused kernels.
 #include "core/cpu/elementwise_impl.h"
 #include "core/ops/scalar_complex.h"
@@ -80,6 +80,24 @@ ElementwiseLoop complex_op_loop(OpId op, const Attrs& attrs) {
     case OpId::exp_: return unary_c<T, C<T>, cx::exp<T>>;
     case OpId::log_: return unary_c<T, C<T>, cx::log<T>>;
     case OpId::sqrt_: return unary_c<T, C<T>, cx::sqrt<T>>;
+    case OpId::rsqrt_: return unary_c<T, C<T>, cx::rsqrt<T>>;
+    case OpId::expm1_: return unary_c<T, C<T>, cx::expm1<T>>;
+    case OpId::log1p_: return unary_c<T, C<T>, cx::log1p<T>>;
+    case OpId::exp2_: return unary_c<T, C<T>, cx::exp2<T>>;
+    case OpId::logistic_: return unary_c<T, C<T>, cx::logistic<T>>;
+    case OpId::sin_: return unary_c<T, C<T>, cx::sin<T>>;
+    case OpId::cos_: return unary_c<T, C<T>, cx::cos<T>>;
+    case OpId::tan_: return unary_c<T, C<T>, cx::tan<T>>;
+    case OpId::sinh_: return unary_c<T, C<T>, cx::sinh<T>>;
+    case OpId::cosh_: return unary_c<T, C<T>, cx::cosh<T>>;
+    case OpId::tanh_: return unary_c<T, C<T>, cx::tanh<T>>;
+    case OpId::asin_: return unary_c<T, C<T>, cx::asin<T>>;
+    case OpId::acos_: return unary_c<T, C<T>, cx::acos<T>>;
+    case OpId::atan_: return unary_c<T, C<T>, cx::atan<T>>;
+    case OpId::asinh_: return unary_c<T, C<T>, cx::asinh<T>>;
+    case OpId::acosh_: return unary_c<T, C<T>, cx::acosh<T>>;
+    case OpId::atanh_: return unary_c<T, C<T>, cx::atanh<T>>;
+    case OpId::pow_: return binary_c<T, C<T>, cx::pow<T>>;
     case OpId::integer_pow_: {
       static constexpr ElementwiseLoop kPow[] = {pow_const<T, -4>, pow_const<T, -3>, pow_const<T, -2>,
                                                  pow_const<T, -1>, pow_const<T, 0>,  pow_const<T, 1>,

@@ -18,9 +18,14 @@ bool accepts_complex(OpId op) {
     case OpId::convert_element_type_: case OpId::complex_: case OpId::real_: case OpId::imag_: case OpId::conj_:
     case OpId::add_: case OpId::sub_: case OpId::mul_: case OpId::div_: case OpId::neg_: case OpId::eq_:
     case OpId::ne_: case OpId::abs_: case OpId::sign_: case OpId::square_: case OpId::integer_pow_:
-    case OpId::exp_: case OpId::log_: case OpId::sqrt_:
+    case OpId::exp_: case OpId::log_: case OpId::sqrt_: case OpId::rsqrt_: case OpId::expm1_: case OpId::log1p_:
+    case OpId::exp2_: case OpId::logistic_: case OpId::pow_: case OpId::sin_: case OpId::cos_: case OpId::tan_:
+    case OpId::sinh_: case OpId::cosh_: case OpId::tanh_: case OpId::asin_: case OpId::acos_: case OpId::atan_:
+    case OpId::asinh_: case OpId::acosh_: case OpId::atanh_:
     // reductions
     case OpId::reduce_sum_: case OpId::reduce_prod_:
+    // contractions (cpu/contraction.cpp: four real products over the parts)
+    case OpId::dot_general_:
       return true;
     default:
       return false;

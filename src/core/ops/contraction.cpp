@@ -98,6 +98,9 @@ DType preferred_result_dtype(OpId op, DType in, const Attrs& attrs, const std::s
     fail_type(op, "unknown preferred_element_type '" + name + "'");
   }
   if (pref == in) return in;
+  if (is_complex(in) || is_complex(pref))
+    fail_type(op, std::string("preferred_element_type ") + dtype_name(pref) + " with " + dtype_name(in) +
+                       " operands: a complex product keeps its operands' dtype; " + ctx);
   if (is_floating(in) && !is_floating(pref))
     fail_type(op, std::string("preferred_element_type ") + dtype_name(pref) + " is incompatible with " +
                        dtype_name(in) + " operands (floating operands need a floating result); " + ctx);

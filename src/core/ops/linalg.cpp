@@ -29,6 +29,8 @@ void check_matrix(OpId op, const TypeInfo& t, int pos) {
   if (t.shape.size() < 2)
     fail_type(op, "Input " + std::to_string(pos) + " to " + name + " must have rank at least 2, but got shape=" +
                       shape_str(t.shape));
+  if (is_complex(t.dtype))  // (JAX's linear algebra takes them: not here yet)
+    throw NotImplementedError("[" + name + "] does not support " + dtype_name(t.dtype) + " operands yet");
   if (t.dtype != DType::Float32 && t.dtype != DType::Float64)
     fail_type(op, name + " does not accept dtype " + dtype_name(t.dtype) + " at position " + std::to_string(pos) +
                       ". Accepted dtypes are float32 and float64.");

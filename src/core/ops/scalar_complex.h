@@ -4,7 +4,8 @@
 //
 // Values are std::complex<T> (T float or double, NumPy's layout: re, im), but std::complex's own
 // operators are never used: GCC's * and / recover infinities from NaN results in a library call
-// (C99 Annex G), where XLA computes the plain formulas. Here:
+// (C99 Annex G), where XLA computes the plain formulas (the trigonometric and hyperbolic families,
+// below, are the C library's). Here:
 // - mul is (ac - bd) + (ad + bc)i; div is Smith's algorithm (scaled by the larger part of the
 //   divisor), so it neither overflows nor underflows where the quotient is representable, and
 //   divides by +0 part by part for a zero divisor;
@@ -82,5 +83,50 @@ template <class T> inline C<T> sqrt(C<T> z) {
   if (x >= T(0)) return C<T>(t, y / (T(2) * t));
   return C<T>(std::fabs(y) / (T(2) * t), y < T(0) ? -t : t);  // -0 counts as +0 (XLA; NumPy differs)
 }
+
+template <class T> inline C<T> rsqrt(C<T> z) { return cx::div(C<T>(T(1), T(0)), cx::sqrt(z)); }
+// exp(z) - 1 and log(1 + z), accurate near 0 (exp(x) cos y - 1 = expm1(x) cos y - 2 sin^2(y/2)).
+template <class T> inline C<T> expm1(C<T> z) {
+  const T x = z.real(), y = z.imag();
+  if (y == T(0)) return C<T>(std::expm1(x), y);
+  const T h = std::sin(y / T(2));
+  return C<T>(std::expm1(x) * std::cos(y) - T(2) * h * h, std::exp(x) * std::sin(y));
+}
+template <class T> inline C<T> log1p(C<T> z) {
+  const T x = z.real(), y = z.imag();
+  const T m = std::fabs(x) + std::fabs(y);
+  if (!(m < T(0.5))) return cx::log(C<T>(T(1) + x, y));  // (NaN included)
+  return C<T>(T(0.5) * std::log1p(x * (T(2) + x) + y * y), std::atan2(y, T(1) + x));
+}
+template <class T> inline C<T> exp2(C<T> z) {
+  const T ln2 = T(0.6931471805599453094172321214581766);
+  return cx::exp(C<T>(z.real() * ln2, z.imag() * ln2));
+}
+template <class T> inline C<T> logistic(C<T> z) {
+  return cx::div(C<T>(T(1), T(0)), cx::add(C<T>(T(1), T(0)), cx::exp(cx::neg(z))));
+}
+// a**b = exp(b log a); 0**b is 1 for b = 0, 0 for re(b) > 0 and im(b) = 0, NaN otherwise.
+template <class T> inline C<T> pow(C<T> a, C<T> b) {
+  if (a.real() == T(0) && a.imag() == T(0)) {
+    if (b.real() == T(0) && b.imag() == T(0)) return C<T>(T(1), T(0));
+    if (b.real() > T(0) && b.imag() == T(0)) return C<T>(T(0), T(0));
+    return C<T>(std::nan(""), std::nan(""));
+  }
+  return cx::exp(cx::mul(b, cx::log(a)));
+}
+// The trigonometric and hyperbolic families and their inverses: the C library's (C99 Annex G:
+// branch cuts and special values as NumPy's).
+template <class T> inline C<T> sin(C<T> z) { return std::sin(z); }
+template <class T> inline C<T> cos(C<T> z) { return std::cos(z); }
+template <class T> inline C<T> tan(C<T> z) { return std::tan(z); }
+template <class T> inline C<T> sinh(C<T> z) { return std::sinh(z); }
+template <class T> inline C<T> cosh(C<T> z) { return std::cosh(z); }
+template <class T> inline C<T> tanh(C<T> z) { return std::tanh(z); }
+template <class T> inline C<T> asin(C<T> z) { return std::asin(z); }
+template <class T> inline C<T> acos(C<T> z) { return std::acos(z); }
+template <class T> inline C<T> atan(C<T> z) { return std::atan(z); }
+template <class T> inline C<T> asinh(C<T> z) { return std::asinh(z); }
+template <class T> inline C<T> acosh(C<T> z) { return std::acosh(z); }
+template <class T> inline C<T> atanh(C<T> z) { return std::atanh(z); }
 
 }  // namespace xjax::scalar::cx

@@ -83,6 +83,23 @@ bool complex_elementwise(const Node& n, const std::vector<Array>& in, Array& out
         case OpId::exp_: r = cx::exp(x); break;
         case OpId::log_: r = cx::log(x); break;
         case OpId::sqrt_: r = cx::sqrt(x); break;
+        case OpId::rsqrt_: r = cx::rsqrt(x); break;
+        case OpId::expm1_: r = cx::expm1(x); break;
+        case OpId::log1p_: r = cx::log1p(x); break;
+        case OpId::exp2_: r = cx::exp2(x); break;
+        case OpId::logistic_: r = cx::logistic(x); break;
+        case OpId::sin_: r = cx::sin(x); break;
+        case OpId::cos_: r = cx::cos(x); break;
+        case OpId::tan_: r = cx::tan(x); break;
+        case OpId::sinh_: r = cx::sinh(x); break;
+        case OpId::cosh_: r = cx::cosh(x); break;
+        case OpId::tanh_: r = cx::tanh(x); break;
+        case OpId::asin_: r = cx::asin(x); break;
+        case OpId::acos_: r = cx::acos(x); break;
+        case OpId::atan_: r = cx::atan(x); break;
+        case OpId::asinh_: r = cx::asinh(x); break;
+        case OpId::acosh_: r = cx::acosh(x); break;
+        case OpId::atanh_: r = cx::atanh(x); break;
         case OpId::copy_: r = x; break;
         default: return false;
       }
@@ -93,6 +110,7 @@ bool complex_elementwise(const Node& n, const std::vector<Array>& in, Array& out
         case OpId::sub_: r = cx::sub(x, y); break;
         case OpId::mul_: r = cx::mul(x, y); break;
         case OpId::div_: r = cx::div(x, y); break;
+        case OpId::pow_: r = cx::pow(x, y); break;
         default: return false;
       }
     } else {

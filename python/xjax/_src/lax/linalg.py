@@ -7,6 +7,7 @@ import numpy as np
 
 from xjax._src import core, dtypes
 from xjax._src.lax.base import asarray, define_core_primitive
+from xjax._src.lax.complex_parts import conj
 from xjax._src.lax.contraction import dot_general
 from xjax._src.lax.elementwise import add, broadcasted_iota, convert_element_type, div, ge, select
 from xjax._src.lax.layout import broadcast_in_dim, expand_dims, reshape, squeeze, transpose
@@ -161,13 +162,16 @@ def _matmul(a, b):
 def _to_inexact(x):
     """Integer input promoted to the default float type (JAX's symmetrize divides by two)."""
     dt = core.get_aval(x).dtype
-    return x if dtypes.is_float(dt) else convert_element_type(x, dtypes.default_float_dtype())
+    return x if dtypes.is_float(dt) or dtypes.is_complex(dt) else convert_element_type(x, dtypes.default_float_dtype())
 
 
 def symmetrize(x):
-    """(x + x^T) / 2."""
+    """(x + x^H) / 2 (the conjugate transpose for complex matrices)."""
     x = _to_inexact(asarray(x))
-    return div(add(x, _T(x)), asarray(2, core.get_aval(x).dtype))
+    xt = _T(x)
+    if dtypes.is_complex(core.get_aval(x).dtype):
+        xt = conj(xt)
+    return div(add(x, xt), asarray(2, core.get_aval(x).dtype))
 
 
 # ---- the public functions (jax.lax.linalg's) ------------------------------------------------

@@ -9,7 +9,7 @@ import operator
 
 import numpy as np
 
-from xjax._src import lax
+from xjax._src import dtypes, lax
 from xjax._src.jit import jit
 from xjax._src.numpy import creation, manipulation, products, reductions, ufuncs, util
 from xjax._src.numpy.decompositions import svd, svdvals
@@ -20,16 +20,23 @@ def _abs(x):
     return lax.abs(x)
 
 
+def _abs2(x):
+    """|x|^2, real for complex x."""
+    if dtypes.is_complex(x.aval.dtype):
+        return lax.add(lax.square(lax.real(x)), lax.square(lax.imag(x)))
+    return lax.mul(x, x)
+
+
 def _vector_norm(x, ord, axes, keepdims):
     if ord is None or ord == 2:
-        return lax.sqrt(reductions.sum(lax.mul(x, x), axes, keepdims=keepdims))
+        return lax.sqrt(reductions.sum(_abs2(x), axes, keepdims=keepdims))
     a = _abs(x)
     if ord == math.inf:
         return reductions.max(a, axes, keepdims=keepdims, initial=0.0 if x.aval.size == 0 else None)
     if ord == -math.inf:
         return reductions.min(a, axes, keepdims=keepdims)
     if ord == 0:
-        nz = lax.convert_element_type(lax.ne(x, util.full(x.aval.shape, 0, x.aval.dtype)), x.aval.dtype)
+        nz = lax.convert_element_type(lax.ne(x, util.full(x.aval.shape, 0, x.aval.dtype)), a.aval.dtype)
         return reductions.sum(nz, axes, keepdims=keepdims)
     if ord == 1:
         return reductions.sum(a, axes, keepdims=keepdims)
@@ -43,7 +50,7 @@ def _vector_norm(x, ord, axes, keepdims):
 def _matrix_norm(x, ord, axes, keepdims):
     r, c = axes
     if ord in (None, "fro", "f"):
-        return lax.sqrt(reductions.sum(lax.mul(x, x), axes, keepdims=keepdims))
+        return lax.sqrt(reductions.sum(_abs2(x), axes, keepdims=keepdims))
     if ord in ("nuc", 2, -2):
         s = svd(manipulation.moveaxis(x, axes, (-2, -1)), compute_uv=False)
         if ord == 2:
@@ -88,7 +95,7 @@ def _norm(x, ord, axis, keepdims):
     nd = v.aval.ndim
     if axis is None:
         if ord is None:
-            return lax.sqrt(reductions.sum(lax.mul(v, v), keepdims=keepdims))
+            return lax.sqrt(reductions.sum(_abs2(v), keepdims=keepdims))
         axes = tuple(range(nd))
     else:
         axes = util.canonicalize_axes(axis, nd)

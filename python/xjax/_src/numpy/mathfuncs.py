@@ -11,8 +11,8 @@ from xjax._src.custom_derivatives import custom_jvp
 from xjax._src.jit import jit
 from xjax._src.numpy import util
 from xjax._src.numpy.reductions import all as _all, any as _any
-from xjax._src.numpy.ufuncs import (_FLOATING, _c, _const, absolute, equal, log2, promote_args, promote_args_inexact,
-                                    rad2deg, trunc)
+from xjax._src.numpy.ufuncs import (_FLOATING, _c, _const, absolute, equal, isfinite, log2, promote_args,
+                                    promote_args_inexact, rad2deg, trunc)
 
 
 def hypot(x1, x2, /):
@@ -192,6 +192,14 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """|a - b| <= atol + rtol * |b| elementwise, with infinities equal only to themselves."""
     a, b = promote_args("isclose", a, b)
     dt = a.aval.dtype
+    if dtypes.is_complex(dt):  # distances and tolerances are real; a complex value is finite where both parts are
+        dist, scale = lax.abs(lax.sub(a, b)), lax.abs(b)
+        close = lax.le(dist, lax.add(_c(dist, atol), lax.mul(_c(dist, rtol), scale)))
+        fin = lax.bitwise_and(isfinite(a), isfinite(b))
+        out = lax.select(fin, close, lax.eq(a, b))
+        if equal_nan:
+            out = lax.bitwise_or(out, lax.bitwise_and(_isnan(a), _isnan(b)))
+        return out
     if dt not in _FLOATING:
         if dt == dtypes.bool_:
             return lax.eq(a, b)
@@ -218,7 +226,7 @@ def array_equal(a1, a2, equal_nan=False):
         return util.scalar(False, dtypes.bool_, False)
     x, y = util.promote_dtypes(x, y)
     eq = lax.eq(x, y)
-    if equal_nan and x.aval.dtype in _FLOATING:
+    if equal_nan and (x.aval.dtype in _FLOATING or dtypes.is_complex(x.aval.dtype)):
         eq = lax.bitwise_or(eq, lax.bitwise_and(_isnan(x), _isnan(y)))
     return _all(eq)
 

@@ -116,7 +116,8 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         ddof = 0 if bias else 1
     mu = reductions.mean(x, axis=1, keepdims=True)
     xc = ufuncs.subtract(x, mu)
-    c = dot(xc, lax.transpose(xc, (1, 0)))
+    xt = lax.transpose(xc, (1, 0))
+    c = dot(xc, lax.conj(xt) if dtypes.is_complex(xt.aval.dtype) else xt)  # (the conjugate for complex data)
     out = ufuncs.true_divide(c, max(n - ddof, 0))
     return manipulation.squeeze(out) if out.aval.shape == (1, 1) else out
 

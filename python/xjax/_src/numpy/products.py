@@ -115,6 +115,8 @@ def vdot(a, b, *, precision=None, preferred_element_type=None):
     """The dot product of the flattened arrays."""
     util.check_arraylike("vdot", a, b)
     x, y = util.asarray(a), util.asarray(b)
+    if dtypes.is_complex(x.aval.dtype):  # the first operand conjugated, as NumPy and JAX
+        x = lax.conj(x)
     return dot(lax.reshape(x, (x.aval.size,)), lax.reshape(y, (y.aval.size,)),
                preferred_element_type=preferred_element_type)
 
@@ -123,6 +125,8 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     """Dot products of vectors along axis (broadcasting the others)."""
     util.check_arraylike("vecdot", x1, x2)
     x, y = util.promote_dtypes(x1, x2)
+    if dtypes.is_complex(x.aval.dtype):  # conj(x1) . x2, as the array API says
+        x = lax.conj(x)
     x, y = util.broadcast_operands("vecdot", [x, y])
     nd = x.aval.ndim
     ax = util.canonicalize_axis(axis, nd)

@@ -12,6 +12,7 @@ from xjax._src.numpy.ufuncs import where as _where
 from xjax._src.numpy.util import dtype_arg
 
 _FLOATING = frozenset(dtypes.FLOATING)
+_INEXACT = frozenset(dtypes.FLOATING + dtypes.COMPLEX)  # the dtypes that hold NaN
 
 
 def _strong(x, dtype):
@@ -219,9 +220,11 @@ def _var_types(a_dtype, dtype):
     if dtype is not None:
         comp = dtype
     else:
-        dtype = comp = a_dtype if a_dtype in _FLOATING else dtypes.to_inexact_dtype(a_dtype)
+        dtype = comp = a_dtype if a_dtype in _INEXACT else dtypes.to_inexact_dtype(a_dtype)
     if comp in (dtypes.float16, dtypes.bfloat16):
         comp = dtypes.float32
+    if dtypes.is_complex(dtype):  # the variance of complex numbers is real (JAX's)
+        dtype = dtypes.complex_part_dtype(dtype)
     return comp, dtype
 
 
@@ -232,7 +235,12 @@ def _var(a, *, axis=None, dtype=None, correction=0, keepdims=False, where=None, 
         a_mean = mean(a, axis, dtype=comp, keepdims=True, where=where)
     else:
         a_mean = lax.convert_element_type(util.asarray(a_mean), comp)
-    centered = lax.square(lax.sub(a, a_mean))
+    centered = lax.sub(a, a_mean)
+    if dtypes.is_complex(comp):  # |x - mean|^2, real
+        centered = lax.add(lax.square(lax.real(centered)), lax.square(lax.imag(centered)))
+        comp = dtypes.complex_part_dtype(comp)
+    else:
+        centered = lax.square(centered)
     axes = util.canonicalize_axes(axis, a.aval.ndim)
     if where is None:
         normalizer = lax.convert_element_type(util.prod(a.aval.shape[i] for i in axes), comp)
@@ -395,7 +403,7 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
 
 
 def _nan_replace(x, value):
-    if x.aval.dtype not in _FLOATING:
+    if x.aval.dtype not in _INEXACT:
         return x
     return lax.select(lax.ne(x, x), util.full(x.aval.shape, value, x.aval.dtype), x)
 
@@ -415,7 +423,7 @@ def nancumprod(a, axis=None, dtype=None, out=None):
 # ---- nan-ignoring reductions ----------------------------------------------------------------
 
 def _isnan(x):
-    if x.aval.dtype not in _FLOATING:
+    if x.aval.dtype not in _INEXACT:
         return util.full(x.aval.shape, False, dtypes.bool_)
     return lax.ne(x, x)
 
@@ -458,7 +466,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     """mean of the non-NaN elements."""
     _no_out(out, "nanmean")
     x = util.operand("nanmean", a)
-    if x.aval.dtype not in _FLOATING:
+    if x.aval.dtype not in _INEXACT:
         return mean(x, axis, dtype, None, keepdims, where=where)
     valid = lax.bitwise_not(_isnan(x))
     if where is not None:
@@ -470,7 +478,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
     """var of the non-NaN elements."""
     _no_out(out, "nanvar")
     x = util.operand("nanvar", a)
-    if x.aval.dtype not in _FLOATING:
+    if x.aval.dtype not in _INEXACT:
         return var(x, axis, dtype, None, ddof, keepdims, where=where)
     valid = lax.bitwise_not(_isnan(x))
     if where is not None:

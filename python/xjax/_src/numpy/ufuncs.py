@@ -16,6 +16,7 @@ from xjax._src.numpy.util import promote_args, promote_args_inexact
 _P = _ew.PRIMITIVES
 _SELECT_N = _ew.select_n_p
 _FLOATING = frozenset(dtypes.FLOATING)
+_INEXACT = frozenset(dtypes.FLOATING + dtypes.COMPLEX)
 _PY_SCALARS = (int, float, bool)
 
 
@@ -48,15 +49,15 @@ def _binary(name, prim, doc, inexact=False):
         if a1 is not None:
             if a2 is not None:
                 if (a1.dtype == a2.dtype and a1.shape == a2.shape and a1.weak_type == a2.weak_type
-                        and (not inexact or a1.dtype in _FLOATING)):
+                        and (not inexact or a1.dtype in _INEXACT)):
                     return bind(x1, x2)
             elif type(x2) in _PY_SCALARS:
                 dt, weak = util.scalar_promotion(a1.dtype, a1.weak_type, type(x2))
-                if dt == a1.dtype and (not inexact or dt in _FLOATING):
+                if dt == a1.dtype and (not inexact or dt in _INEXACT):
                     return bind(x1, util.scalar(x2, dt, weak))
         elif a2 is not None and type(x1) in _PY_SCALARS:
             dt, weak = util.scalar_promotion(a2.dtype, a2.weak_type, type(x1))
-            if dt == a2.dtype and (not inexact or dt in _FLOATING):
+            if dt == a2.dtype and (not inexact or dt in _INEXACT):
                 return bind(util.scalar(x1, dt, weak), x2)
         x1, x2 = promote(name, x1, x2, implicit=True)
         return bind(x1, x2)
@@ -74,7 +75,7 @@ def _unary(name, prim, doc, inexact=False):
         if aval is None:
             util.check_arraylike(name, x)
             x = util.to_inexact(x) if inexact else util.asarray(x)
-        elif inexact and aval.dtype not in _FLOATING:
+        elif inexact and aval.dtype not in _INEXACT:
             x = util.to_inexact(x)
         return prim.bind(x)
 
@@ -333,19 +334,19 @@ def nextafter(x1, x2, /):
 def floor(x, /):
     """Largest integer <= x (integers unchanged)."""
     x = util.operand("floor", x)
-    return lax.floor(x) if x.aval.dtype in _FLOATING else x
+    return lax.floor(x) if x.aval.dtype in _INEXACT else x  # (complex: lax's TypeError, as JAX)
 
 
 def ceil(x, /):
     """Smallest integer >= x (integers unchanged)."""
     x = util.operand("ceil", x)
-    return lax.ceil(x) if x.aval.dtype in _FLOATING else x
+    return lax.ceil(x) if x.aval.dtype in _INEXACT else x
 
 
 def trunc(x, /):
     """x rounded towards zero (integers unchanged)."""
     x = util.operand("trunc", x)
-    if x.aval.dtype not in _FLOATING:
+    if x.aval.dtype not in _INEXACT:
         return x
     return lax.select(lax.lt(x, _c(x, 0)), lax.ceil(x), lax.floor(x))
 
@@ -356,6 +357,8 @@ fix = trunc
 def rint(x, /):
     """Round to the nearest integer, ties to even (floating result)."""
     x = util.to_default_float(util.operand("rint", x))
+    if dtypes.is_complex(x.aval.dtype):  # each part (JAX's)
+        return lax.complex(rint(lax.real(x)), rint(lax.imag(x)))
     return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
 
 
@@ -365,6 +368,8 @@ def round(a, decimals=0, out=None):  # noqa: A001 - NumPy's name
         raise NotImplementedError("The 'out' argument to jnp.round is not supported.")
     x = util.operand("round", a)
     decimals = int(decimals)
+    if dtypes.is_complex(x.aval.dtype):  # each part rounded (JAX's)
+        return lax.complex(round(lax.real(x), decimals), round(lax.imag(x), decimals))
     dt = x.aval.dtype
     if dt not in _FLOATING:
         if decimals < 0:
@@ -413,7 +418,7 @@ def clip(arr=None, /, min=None, max=None, *, a_min=None, a_max=None):  # noqa: A
 def isnan(x, /):
     """True where x is NaN."""
     x = util.operand("isnan", x)
-    if x.aval.dtype not in _FLOATING:
+    if x.aval.dtype not in _INEXACT:
         return util.full(x.aval.shape, False, dtypes.bool_)
     return lax.ne(x, x)
 
@@ -421,14 +426,22 @@ def isnan(x, /):
 def isinf(x, /):
     """True where x is +inf or -inf."""
     x = util.operand("isinf", x)
+    if dtypes.is_complex(x.aval.dtype):
+        return lax.bitwise_or(isinf(lax.real(x)), isinf(lax.imag(x)))
     if x.aval.dtype not in _FLOATING:
         return util.full(x.aval.shape, False, dtypes.bool_)
     return lax.eq(lax.abs(x), _c(x, float("inf")))
 
 
+def _no_complex(name, x):
+    if dtypes.is_complex(x.aval.dtype):
+        raise ValueError(f"jnp.{name} is not well defined for complex input.")
+
+
 def isposinf(x, /):
     """True where x is +inf."""
     x = util.operand("isposinf", x)
+    _no_complex("isposinf", x)
     if x.aval.dtype not in _FLOATING:
         return util.full(x.aval.shape, False, dtypes.bool_)
     return lax.eq(x, _c(x, float("inf")))
@@ -437,6 +450,7 @@ def isposinf(x, /):
 def isneginf(x, /):
     """True where x is -inf."""
     x = util.operand("isneginf", x)
+    _no_complex("isneginf", x)
     if x.aval.dtype not in _FLOATING:
         return util.full(x.aval.shape, False, dtypes.bool_)
     return lax.eq(x, _c(x, float("-inf")))
@@ -445,6 +459,8 @@ def isneginf(x, /):
 def isfinite(x, /):
     """True where x is neither infinite nor NaN."""
     x = util.operand("isfinite", x)
+    if dtypes.is_complex(x.aval.dtype):
+        return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
     if x.aval.dtype not in _FLOATING:
         return util.full(x.aval.shape, True, dtypes.bool_)
     return lax.is_finite(x)

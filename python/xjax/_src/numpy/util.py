@@ -181,7 +181,8 @@ def to_default_float(x):
     """x converted to the default float type unless already floating, keeping weak types: what a few
     JAX functions (rint, angle, unwrap, polyint, vector_norm) do instead of to_inexact."""
     dtype, weak = _pair(x)
-    return convert(x, dtype if dtype in dtypes.FLOATING else dtypes.default_float_dtype(), weak)
+    keep = dtype in dtypes.FLOATING or dtypes.is_complex(dtype)
+    return convert(x, dtype if keep else dtypes.default_float_dtype(), weak)
 
 
 def broadcast_shapes(*shapes):
