@@ -269,7 +269,7 @@ def test_float32_and_integer_dtypes():
     (lambda: L.norm(np.ones(3), "fro"), ValueError, "Invalid order 'fro' for vector norm."),
     (lambda: L.pinv(np.ones((3, 3)), rtol=1, rcond=1), ValueError, "pinv: only one of rtol and rcond"),
     (lambda: L.matrix_rank(np.ones((3, 3)), rtol=1, tol=1), ValueError, "matrix_rank: only one of tol or rtol"),
-    (lambda: L.eig(np.ones((3, 3))), NotImplementedError, "does not compute yet"),
+    (lambda: L.eig(np.ones((3, 4))), ValueError, r"must have shape \[..., n, n\]"),
 ])
 def test_errors_as_jax(call, exc, match):
     with pytest.raises(exc, match=match):

@@ -31,7 +31,7 @@ from xjax._src.numpy.misc import (array_repr, array_str, corrcoef, cov, interp, 
                                   isscalar, iterable, trapezoid, vander)
 from xjax._src.numpy.histograms import histogram2d, histogramdd  # noqa: F401
 from xjax._src.numpy.index_concat import c_, r_  # noqa: F401
-from xjax._src.numpy.polynomials import polydiv, polyfit, polymul, polyval  # noqa: F401
+from xjax._src.numpy.polynomials import polydiv, polyfit, polymul, polyval, roots  # noqa: F401
 from xjax._src.numpy.products import (convolve, correlate, cross, dot, inner, kron, matmul, matvec,  # noqa: F401
                                       outer, tensordot, trace, vdot, vecdot, vecmat)
 from xjax._src.numpy.rearrange import (append, delete, diff, ediff1d, flip, fliplr, flipud, insert,  # noqa: F401

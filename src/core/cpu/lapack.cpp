@@ -24,7 +24,7 @@ bool resolve_all(void* lib, char p, LapackFns<T>& f) {
   return resolve(lib, s + "potrf", f.potrf) && resolve(lib, s + "getrf", f.getrf) &&
          resolve(lib, s + "geqrf", f.geqrf) && resolve(lib, s + "geqp3", f.geqp3) &&
          resolve(lib, s + "orgqr", f.orgqr) &&
-         resolve(lib, s + "syevd", f.syevd) && resolve(lib, s + "gesdd", f.gesdd) &&
+         resolve(lib, s + "syevd", f.syevd) && resolve(lib, s + "geev", f.geev) && resolve(lib, s + "gesdd", f.gesdd) &&
          resolve(lib, s + "trsm", f.trsm) && resolve(lib, s + "gemm", f.gemm) && resolve(lib, s + "syrk", f.syrk) &&
          resolve(lib, s + "laswp", f.laswp);
 }

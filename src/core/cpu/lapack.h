@@ -20,6 +20,8 @@ struct LapackFns {
                 const int* lwork, int* info);
   void (*syevd)(const char* jobz, const char* uplo, const int* n, T* a, const int* lda, T* w, T* work,
                 const int* lwork, int* iwork, const int* liwork, int* info, Len, Len);
+  void (*geev)(const char* jobvl, const char* jobvr, const int* n, T* a, const int* lda, T* wr, T* wi, T* vl,
+               const int* ldvl, T* vr, const int* ldvr, T* work, const int* lwork, int* info, Len, Len);
   void (*gesdd)(const char* jobz, const int* m, const int* n, T* a, const int* lda, T* s, T* u, const int* ldu,
                 T* vt, const int* ldvt, T* work, const int* lwork, int* iwork, int* info, Len);
   void (*trsm)(const char* side, const char* uplo, const char* transa, const char* diag, const int* m,

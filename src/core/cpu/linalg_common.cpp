@@ -76,6 +76,7 @@ void register_linalg_cpu(CpuKernelTable& t) {
   t.set_cpu(OpId::lu_, lu_cpu);
   t.set_cpu(OpId::qr_, qr_cpu);
   t.set_cpu(OpId::eigh_, eigh_cpu);
+  t.set_cpu(OpId::eig_, eig_cpu);
   t.set_cpu(OpId::svd_, svd_cpu);
   t.set_cpu(OpId::triangular_solve_, triangular_solve_cpu);
   t.set_cpu(OpId::lu_pivots_to_permutation_, lu_pivots_to_permutation_cpu);

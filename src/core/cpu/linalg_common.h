@@ -32,7 +32,7 @@ void for_batch(int64_t count, double cost, const std::function<void(int64_t, int
 
 // Workspace sizes by (routine, dtype, dims): `query` (a LAPACK call with lwork = -1) runs once
 // per key in the process; its two sizes (e.g. lwork and liwork) are kept.
-enum class Routine : int { geqrf, geqp3, orgqr, syevd, gesdd };
+enum class Routine : int { geqrf, geqp3, orgqr, syevd, geev, gesdd };
 std::array<int, 2> workspace(Routine r, DType dt, std::array<int64_t, 4> dims,
                              const std::function<std::array<int, 2>()>& query);
 

@@ -10,6 +10,7 @@ void cholesky_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out,
 void lu_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs);
 void lu_pivots_to_permutation_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs);
 void qr_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs);
+void eig_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs);
 void eigh_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs);
 void svd_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs);
 void triangular_solve_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs);

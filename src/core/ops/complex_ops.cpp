@@ -26,6 +26,8 @@ bool accepts_complex(OpId op) {
     case OpId::reduce_sum_: case OpId::reduce_prod_:
     // contractions (cpu/contraction.cpp: four real products over the parts)
     case OpId::dot_general_:
+    // eig (complex results of real matrices; its shape rule refuses complex operands)
+    case OpId::eig_:
       return true;
     default:
       return false;

@@ -88,6 +88,22 @@ std::vector<TypeInfo> infer_eigh(const std::vector<TypeInfo>& in, const Attrs&) 
   return {a, {with(batch_of(a.shape, 2), {n}), a.dtype}};
 }
 
+// eig of real matrices: complex eigenvalues, then the left and the right eigenvectors if asked for.
+std::vector<TypeInfo> infer_eig(const std::vector<TypeInfo>& in, const Attrs& attrs) {
+  const TypeInfo& a = in[0];
+  check_matrix(OpId::eig_, a, 0);
+  const int64_t m = a.shape[a.shape.size() - 2], n = a.shape.back();
+  if (m != n)
+    fail_value(OpId::eig_, "Argument to nonsymmetric eigendecomposition must have shape [..., n, n], got shape " +
+                               shape_str(a.shape));
+  const DType c = a.dtype == DType::Float64 ? DType::Complex128 : DType::Complex64;
+  const Shape batch = batch_of(a.shape, 2);
+  std::vector<TypeInfo> out{{with(batch, {n}), c}};
+  for (const char* which : {"compute_left_eigenvectors", "compute_right_eigenvectors"})
+    if (bool_attr_or(OpId::eig_, attrs, which, true)) out.push_back({with(batch, {n, n}), c});
+  return out;
+}
+
 std::vector<TypeInfo> infer_svd(const std::vector<TypeInfo>& in, const Attrs& attrs) {
   const TypeInfo& a = in[0];
   check_matrix(OpId::svd_, a, 0);
@@ -156,6 +172,7 @@ void register_linalg_infer(OpTable& t) {
   t.set_infer(OpId::qr_, infer_qr);
   t.set_infer(OpId::eigh_, infer_eigh);
   t.set_infer(OpId::svd_, infer_svd);
+  t.set_infer(OpId::eig_, infer_eig);
   t.set_infer(OpId::triangular_solve_, infer_triangular_solve);
   t.set_infer(OpId::lu_pivots_to_permutation_, infer_lu_pivots_to_permutation);
 }

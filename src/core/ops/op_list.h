@@ -64,6 +64,7 @@
   X(sort, Sort, -1) X(top_k, Sort, 1)                                                            \
   /* linear algebra on the last two dims, batched over the leading ones (LAPACK) */            \
   X(cholesky, Linalg, 1) X(lu, Linalg, 1) X(qr, Linalg, 1) X(eigh, Linalg, 1) X(svd, Linalg, 1)   \
+  X(eig, Linalg, 1) /* general matrices: complex eigenvalues and left/right eigenvectors (geev) */  \
   X(triangular_solve, Linalg, 2) X(lu_pivots_to_permutation, Linalg, 1)                          \
   /* windowed reductions, and max-pool's derivatives */                                          \
   X(reduce_window_sum, Window, 1) X(reduce_window_max, Window, 1) X(reduce_window_min, Window, 1) \

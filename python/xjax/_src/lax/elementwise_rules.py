@@ -266,6 +266,8 @@ def _convert_jvp(primals, tangents, *, new_dtype, weak_type=False, sharding=None
 def _convert_transpose(ct, x, *, new_dtype, weak_type=False, sharding=None):
     if type(ct) is ad.Zero or not ad.is_differentiable(x.aval.dtype):
         return [None]
+    if dtypes.is_complex(core.get_aval(ct).dtype) and not dtypes.is_complex(x.aval.dtype):
+        ct = real(ct)  # the real part, as the transposed conversion keeps it (without the user-level warning)
     return [_convert(ct, x.aval.dtype, x.aval.weak_type)]
 
 

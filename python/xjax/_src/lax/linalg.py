@@ -14,7 +14,7 @@ from xjax._src.lax.layout import broadcast_in_dim, expand_dims, reshape, squeeze
 from xjax._src.lax.reduction import reduce_sum
 from xjax._src.lax.sorting import _take_along, sort
 
-__all__ = ["EighImplementation", "SvdAlgorithm", "cholesky", "cholesky_p", "eigh", "eigh_p", "lu", "lu_p",
+__all__ = ["EighImplementation", "SvdAlgorithm", "cholesky", "cholesky_p", "eig", "eig_p", "eigh", "eigh_p", "lu", "lu_p",
            "lu_pivots_to_permutation", "lu_pivots_to_permutation_p", "qr", "qr_p", "svd", "svd_p",
            "triangular_solve", "triangular_solve_p"]
 
@@ -59,6 +59,11 @@ def _eigh_attrs(lower, sort_eigenvalues, subset_by_index, algorithm):
     return dict(lower=lower)  # LAPACK always sorts the eigenvalues (ascending)
 
 
+def _eig_attrs(compute_left_eigenvectors, compute_right_eigenvectors, use_magma=None):
+    return dict(compute_left_eigenvectors=compute_left_eigenvectors,
+                compute_right_eigenvectors=compute_right_eigenvectors)
+
+
 def _svd_attrs(full_matrices, compute_uv, subset_by_index, algorithm):
     return dict(full_matrices=full_matrices, compute_uv=compute_uv)
 
@@ -67,6 +72,7 @@ cholesky_p = _primitive("cholesky", multiple_results=False)
 lu_p = _primitive("lu")
 qr_p = _primitive("qr", attrs=_qr_attrs)
 eigh_p = _primitive("eigh", attrs=_eigh_attrs)
+eig_p = _primitive("eig", attrs=_eig_attrs)
 svd_p = _primitive("svd", attrs=_svd_attrs)
 triangular_solve_p = _primitive("triangular_solve", multiple_results=False)
 lu_pivots_to_permutation_p = _primitive("lu_pivots_to_permutation", multiple_results=False)
@@ -205,6 +211,13 @@ def qr(x, *, pivoting=False, full_matrices=True, use_magma=None):
                            use_magma=use_magma))
 
 
+def eig(x, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True, use_magma=None):
+    """Eigenvalues of general real matrices (complex), then the left and the right eigenvectors (in
+    columns, unit norm, largest component real: LAPACK's geev) where asked for."""
+    return eig_p.bind(asarray(x), compute_left_eigenvectors=bool(compute_left_eigenvectors),
+                      compute_right_eigenvectors=bool(compute_right_eigenvectors), use_magma=use_magma)
+
+
 def eigh(x, *, lower=True, symmetrize_input=True, sort_eigenvalues=True, subset_by_index=None,
          implementation=None):
     """Eigenvectors v (in columns) and eigenvalues w (ascending) of symmetric matrices. Without
@@ -259,7 +272,7 @@ def _front_batch(prim):
     prim.def_rules(batch=rule)
 
 
-for _p in (cholesky_p, lu_p, qr_p, eigh_p, svd_p, lu_pivots_to_permutation_p):
+for _p in (cholesky_p, lu_p, qr_p, eig_p, eigh_p, svd_p, lu_pivots_to_permutation_p):
     _front_batch(_p)
 
 
@@ -510,6 +523,24 @@ def _eigh_jvp(primals, tangents, *, lower, sort_eigenvalues, subset_by_index, al
 
 
 eigh_p.def_rules(jvp=_eigh_jvp)
+
+
+def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eigenvectors, use_magma=None):
+    # Eigenvalues only, as JAX: dw_i = (u_i^H dA v_i) / (u_i^H v_i) with u, v the left and right
+    # eigenvectors (distinct eigenvalues).
+    if compute_left_eigenvectors or compute_right_eigenvectors:
+        raise NotImplementedError("The derivatives of eigenvectors are not implemented, only eigenvalues. See "
+                                  "https://github.com/jax-ml/jax/issues/2748 for discussion.")
+    (a,), (a_dot,) = primals, tangents
+    w, vl, vr = eig_p.bind(a, compute_left_eigenvectors=True, compute_right_eigenvectors=True, use_magma=use_magma)
+    ul = conj(vl)
+    a_dot = convert_element_type(a_dot, _dtype(w))
+    num = _diag(_matmul(_matmul(_T(ul), a_dot), vr))
+    den = reduce_sum(mul(ul, vr), (len(_shape(vr)) - 2,))
+    return [w], [div(num, den)]
+
+
+eig_p.def_rules(jvp=_eig_jvp)
 
 
 def _svd_jvp(primals, tangents, *, full_matrices, compute_uv, subset_by_index, algorithm=None):

@@ -1,7 +1,7 @@
 """jnp.linalg's decompositions (cholesky, qr, eigh, eigvalsh, svd, svdvals) on lax.linalg, with JAX's
 signatures, result tuples and promotion (integer input becomes the default float type).
 
-eig and eigvals (complex results of a general eigensolver) raise NotImplementedError for now.
+eig and eigvals: LAPACK's geev on real matrices, complex results (complex matrices: not yet).
 """
 from typing import NamedTuple
 
@@ -124,18 +124,21 @@ def qr(a, mode="reduced"):
     return _qr(a, "reduced" if mode == "full" else mode)
 
 
+class EigResult(NamedTuple):
+    eigenvalues: object
+    eigenvectors: object
+
+
 def eig(a):
-    """Eigenvalues and right eigenvectors of a general square matrix (not in xjax yet)."""
-    _matrix("eig", a, square=True)
-    raise NotImplementedError("jnp.linalg.eig returns complex eigenvalues and vectors, which xjax does not compute "
-                              "yet; for a symmetric matrix use jnp.linalg.eigh")
+    """Eigenvalues and right eigenvectors (in columns) of general square matrices, complex."""
+    w, v = lax_linalg.eig(_matrix("eig", a, square=True), compute_left_eigenvectors=False)
+    return EigResult(w, v)
 
 
 def eigvals(a):
-    """Eigenvalues of a general square matrix (not in xjax yet)."""
-    _matrix("eigvals", a, square=True)
-    raise NotImplementedError("jnp.linalg.eigvals returns complex eigenvalues, which xjax does not compute yet; "
-                              "for a symmetric matrix use jnp.linalg.eigvalsh")
+    """Eigenvalues of general square matrices, complex."""
+    return lax_linalg.eig(_matrix("eigvals", a, square=True), compute_left_eigenvectors=False,
+                          compute_right_eigenvectors=False)[0]
 
 
 def _lower(uplo):

@@ -1,12 +1,12 @@
-"""Polynomial evaluation, multiplication, division and least-squares fits (jnp.polyval, polymul,
-polydiv, polyfit), coefficients highest degree first, as JAX computes them."""
+"""Polynomial evaluation, multiplication, division, least-squares fits and roots (jnp.polyval, polymul,
+polydiv, polyfit, roots), coefficients highest degree first, as JAX computes them."""
 import operator
 
 import numpy as np
 
 from xjax._src import dtypes, lax
 from xjax._src.jit import jit
-from xjax._src.numpy import creation, linalg_solve, manipulation, products, reductions, ufuncs, util
+from xjax._src.numpy import creation, decompositions, linalg_solve, manipulation, products, reductions, ufuncs, util
 from xjax._src.numpy.extras import trim_zeros
 from xjax._src.numpy.misc import vander
 
@@ -144,3 +144,37 @@ def _polyfit(x, y, w, deg, rcond, full, cov):
     if y.aval.ndim == 1:
         return c, ufuncs.multiply(vbase, fac[None])
     return c, ufuncs.multiply(vbase[:, :, None], fac[None, None, :])
+
+
+@jit
+def _roots_no_zeros(p):
+    n = p.aval.shape[0]
+    if n < 2:
+        return util.full((0,), 0, dtypes.complex_dtype_of(p.aval.dtype))
+    # The companion matrix: ones below the diagonal, -p[1:] / p[0] in the first row.
+    comp = creation.diag(util.full((n - 2,), 1, p.aval.dtype), -1)
+    comp = comp.at[0, :].set(ufuncs.negative(ufuncs.true_divide(p[1:], p[0])))
+    return decompositions.eigvals(comp)
+
+
+def roots(p, *, strip_zeros=True):
+    """The roots of the polynomial with coefficients p (highest degree first), complex: the eigenvalues
+    of its companion matrix. Leading zeros are stripped (p must then be concrete)."""
+    util.check_arraylike("roots", p)
+    (pv,) = util.promote_dtypes_inexact(util.asarray(p))
+    pv = manipulation.atleast_1d(pv)
+    if pv.aval.ndim != 1:
+        raise ValueError("Input must be a rank-1 array.")
+    if pv.aval.shape[0] < 2:
+        return util.full((0,), 0, dtypes.complex_dtype_of(pv.aval.dtype))
+    if not strip_zeros:
+        raise NotImplementedError("jnp.roots(strip_zeros=False) sorts complex roots, which xjax does not do yet")
+    try:
+        coeffs = np.asarray(pv)
+    except Exception:
+        raise ValueError("The error occurred in the jnp.roots() function. To use this within a JIT-compiled context, "
+                         "pass strip_zeros=False, but be aware that leading zeros will result in some returned roots "
+                         "being set to NaN.") from None
+    nonzero = np.flatnonzero(coeffs != 0)
+    lead = int(nonzero[0]) if nonzero.size else coeffs.size
+    return _roots_no_zeros(pv[lead:])
