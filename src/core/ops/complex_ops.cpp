@@ -21,6 +21,8 @@ bool accepts_complex(OpId op) {
     case OpId::exp_: case OpId::log_: case OpId::sqrt_:
     // reductions
     case OpId::reduce_sum_: case OpId::reduce_prod_:
+    // Fourier transforms (cpu/fft.cpp; types checked by ops/fft.cpp)
+    case OpId::fft_:
       return true;
     default:
       return false;
