@@ -20,6 +20,7 @@ namespace {
 using fft::Cpx;
 
 constexpr int64_t kColumns = 16;          // columns of a strided axis transformed together
+constexpr int64_t kRowLanes = 8;            // rows of the last axis transformed together
 constexpr int64_t kTaskElements = 1 << 14;  // about this many elements per task of the pool
 
 // The complex transform of every line along `axis` of data[shape], in place; an inverse one
@@ -33,6 +34,25 @@ void transform_axis(Cpx<T>* data, const Shape& shape, size_t axis, bool inverse)
   if (len <= 1 || outer * inner == 0) return;  // length 1: the identity, scaled by 1
   const auto plan = fft::complex_plan<T>(len);
   const T scale = inverse ? T(1.0 / double(len)) : T(1);
+  if (inner == 1 && plan->has_lanes() && outer > 1) {
+    // Rows side by side as the plan's lanes, kRowLanes at a time: every pass then runs over
+    // contiguous lanes (the bits are those of one row at a time).
+    const int64_t blocks = (outer + kRowLanes - 1) / kRowLanes;
+    parallel_for(blocks, std::max<int64_t>(1, kTaskElements / (len * kRowLanes)), [&](int64_t b, int64_t e) {
+      std::vector<Cpx<T>> lanes(size_t(len * kRowLanes)), scratch(size_t(len * kRowLanes));
+      for (int64_t t = b; t < e; ++t) {
+        Cpx<T>* base = data + t * kRowLanes * len;
+        const int64_t rows = std::min(kRowLanes, outer - t * kRowLanes);
+        for (int64_t c = 0; c < rows; ++c)
+          for (int64_t i = 0; i < len; ++i) lanes[size_t(i * rows + c)] = base[c * len + i];
+        plan->run_lanes(lanes.data(), rows, inverse, scratch.data());
+        for (int64_t c = 0; c < rows; ++c)
+          for (int64_t i = 0; i < len; ++i)
+            base[c * len + i] = inverse ? fft::scale(lanes[size_t(i * rows + c)], scale) : lanes[size_t(i * rows + c)];
+      }
+    });
+    return;
+  }
   if (inner == 1) {
     parallel_for(outer, std::max<int64_t>(1, kTaskElements / len), [&](int64_t b, int64_t e) {
       std::vector<Cpx<T>> scratch(size_t(plan->scratch_size()));
@@ -47,10 +67,19 @@ void transform_axis(Cpx<T>* data, const Shape& shape, size_t axis, bool inverse)
   }
   const int64_t blocks = (inner + kColumns - 1) / kColumns;
   parallel_for(outer * blocks, std::max<int64_t>(1, kTaskElements / (len * kColumns)), [&](int64_t b, int64_t e) {
-    std::vector<Cpx<T>> rows(size_t(len * kColumns)), scratch(size_t(plan->scratch_size()));
+    std::vector<Cpx<T>> rows(size_t(len * kColumns)), scratch(size_t(plan->scratch_size() * kColumns));
     for (int64_t t = b; t < e; ++t) {
       Cpx<T>* base = data + (t / blocks) * len * inner + (t % blocks) * kColumns;
       const int64_t cols = std::min(kColumns, inner - (t % blocks) * kColumns);
+      if (plan->has_lanes()) {  // the columns side by side as the plan's lanes
+        for (int64_t i = 0; i < len; ++i)
+          std::memcpy(static_cast<void*>(rows.data() + i * cols), base + i * inner, size_t(cols) * sizeof(Cpx<T>));
+        plan->run_lanes(rows.data(), cols, inverse, scratch.data());
+        for (int64_t i = 0; i < len; ++i)
+          for (int64_t c = 0; c < cols; ++c)
+            base[i * inner + c] = inverse ? fft::scale(rows[size_t(i * cols + c)], scale) : rows[size_t(i * cols + c)];
+        continue;
+      }
       for (int64_t i = 0; i < len; ++i)
         for (int64_t c = 0; c < cols; ++c) rows[size_t(c * len + i)] = base[i * inner + c];
       for (int64_t c = 0; c < cols; ++c) plan->run(rows.data() + c * len, inverse, scratch.data());
@@ -61,28 +90,33 @@ void transform_axis(Cpx<T>* data, const Shape& shape, size_t axis, bool inverse)
   });
 }
 
-// Real transforms of the rows of the last axis: n reals <-> n / 2 + 1 coefficients.
+// Real transforms of the rows of the last axis (n reals <-> n / 2 + 1 coefficients), in blocks of
+// kRealLanes rows.
 template <typename T>
 void real_rows(const T* x, Cpx<T>* out, int64_t rows, int64_t n) {
   const auto plan = fft::real_plan<T>(n);
-  const int64_t h = n / 2 + 1;
-  parallel_for(rows, std::max<int64_t>(1, kTaskElements / n), [&](int64_t b, int64_t e) {
-    std::vector<Cpx<T>> scratch(size_t(plan->scratch_size()));
-    for (int64_t r = b; r < e; ++r) plan->forward(x + r * n, out + r * h, scratch.data());
+  const int64_t h = n / 2 + 1, lanes = fft::RealPlan<T>::kRealLanes;
+  const int64_t blocks = (rows + lanes - 1) / lanes;
+  parallel_for(blocks, std::max<int64_t>(1, kTaskElements / (n * lanes)), [&](int64_t b, int64_t e) {
+    std::vector<Cpx<T>> scratch(size_t(plan->rows_scratch_size()));
+    for (int64_t t = b; t < e; ++t)
+      plan->forward_rows(x + t * lanes * n, out + t * lanes * h, std::min(lanes, rows - t * lanes), scratch.data());
   });
 }
 
 template <typename T>
 void inverse_real_rows(const Cpx<T>* in, T* x, int64_t rows, int64_t n) {
   const auto plan = fft::real_plan<T>(n);
-  const int64_t h = n / 2 + 1;
+  const int64_t h = n / 2 + 1, lanes = fft::RealPlan<T>::kRealLanes;
+  const int64_t blocks = (rows + lanes - 1) / lanes;
   const T scale = T(1.0 / double(n));
-  parallel_for(rows, std::max<int64_t>(1, kTaskElements / n), [&](int64_t b, int64_t e) {
-    std::vector<Cpx<T>> scratch(size_t(plan->scratch_size()));
-    for (int64_t r = b; r < e; ++r) {
-      T* row = x + r * n;
-      plan->inverse(in + r * h, row, scratch.data());
-      for (int64_t i = 0; i < n; ++i) row[i] *= scale;
+  parallel_for(blocks, std::max<int64_t>(1, kTaskElements / (n * lanes)), [&](int64_t b, int64_t e) {
+    std::vector<Cpx<T>> scratch(size_t(plan->rows_scratch_size()));
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t count = std::min(lanes, rows - t * lanes);
+      T* out = x + t * lanes * n;
+      plan->inverse_rows(in + t * lanes * h, out, count, scratch.data());
+      for (int64_t i = 0; i < count * n; ++i) out[i] *= scale;
     }
   });
 }

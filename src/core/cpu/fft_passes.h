@@ -5,6 +5,7 @@
 // written out (std::complex's operators recover infinities in library calls).
 #pragma once
 #include <cstdint>
+#include <cstring>
 
 #include "core/cpu/fft_plan.h"
 
@@ -79,29 +80,96 @@ inline void butterfly_odd(Cpx<T>* a, int p, const T* cs) {
   }
 }
 
+// Vectors of complex numbers (GCC vector extensions, 32 bytes: 4 complex64 or 2 complex128, pairs
+// re, im as in memory) for the radix-2 and radix-4 passes, whose loop over q runs the same
+// butterfly and twiddles over contiguous elements.
+// (always inlined, so no vector crosses a call: GCC's note on the AVX calling convention is moot)
+#pragma GCC diagnostic ignored "-Wpsabi"
+template <typename T>
+struct CVec;
+template <>
+struct CVec<float> {
+  typedef float V __attribute__((vector_size(32)));
+  typedef int32_t I __attribute__((vector_size(32)));
+  static constexpr int kWidth = 4;
+  [[gnu::always_inline]] static V swap(V v) { return __builtin_shuffle(v, I{1, 0, 3, 2, 5, 4, 7, 6}); }
+  [[gnu::always_inline]] static V alt(float a, float b) { return V{a, b, a, b, a, b, a, b}; }
+};
+template <>
+struct CVec<double> {
+  typedef double V __attribute__((vector_size(32)));
+  typedef int64_t I __attribute__((vector_size(32)));
+  static constexpr int kWidth = 2;
+  [[gnu::always_inline]] static V swap(V v) { return __builtin_shuffle(v, I{1, 0, 3, 2}); }
+  [[gnu::always_inline]] static V alt(double a, double b) { return V{a, b, a, b}; }
+};
+
+template <typename T>
+[[gnu::always_inline]] inline typename CVec<T>::V vload(const Cpx<T>* p) {
+  typename CVec<T>::V v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+template <typename T>
+inline void vstore(Cpx<T>* p, typename CVec<T>::V v) { std::memcpy(static_cast<void*>(p), &v, sizeof(v)); }
+
+// Radix 2 or 4 over q in [0, s - s % width): the scalar butterflies' arithmetic, lane by lane
+// (multiplying by +-1 is exact, so the bits are the scalar code's).
+template <int Radix, bool Inv, typename T>
+[[gnu::always_inline]] inline int64_t vector_butterflies(int64_t s, int64_t sm, const Cpx<T>* wk, bool twiddle, const Cpx<T>* xj, Cpx<T>* yj) {
+  using C = CVec<T>;
+  using V = typename C::V;
+  const int64_t end = s - s % C::kWidth;
+  // (re, im) w = re w.re - im w.im, re w.im + im w.re; conj(w) flips the signs of w.im
+  const T sg = Inv ? T(1) : T(-1);
+  V wr[Radix], wi[Radix];
+  for (int k = 1; k < Radix; ++k) {
+    wr[k] = C::alt(wk[k].re, wk[k].re);
+    wi[k] = Inv ? C::alt(wk[k].im, -wk[k].im) : C::alt(-wk[k].im, wk[k].im);
+  }
+  const V rot = C::alt(-sg, sg);  // x -i (forward): (im, -re); x +i (inverse): (-im, re)
+  for (int64_t q = 0; q < end; q += C::kWidth) {
+    V b[Radix];
+    if constexpr (Radix == 2) {
+      const V a0 = vload(xj + q), a1 = vload(xj + q + sm);
+      b[0] = a0 + a1;
+      b[1] = a0 - a1;
+    } else {
+      const V a0 = vload(xj + q), a1 = vload(xj + q + sm), a2 = vload(xj + q + 2 * sm), a3 = vload(xj + q + 3 * sm);
+      const V t0 = a0 + a2, t1 = a0 - a2, t2 = a1 + a3, t3 = C::swap(a1 - a3) * rot;
+      b[0] = t0 + t2;
+      b[2] = t0 - t2;
+      b[1] = t1 + t3;
+      b[3] = t1 - t3;
+    }
+    vstore(yj + q, b[0]);
+    for (int k = 1; k < Radix; ++k)
+      vstore(yj + q + s * k, twiddle ? b[k] * wr[k] + C::swap(b[k]) * wi[k] : b[k]);
+  }
+  return end;
+}
+
 // One pass; Radix 0 is the generic odd radix `p` (at most 63) with its cos/sin table `cs`.
 template <int Radix, bool Inv, typename T>
 void stockham_pass(int p, int64_t s, int64_t m, const Cpx<T>* tw, const T* cs, const Cpx<T>* x, Cpx<T>* y) {
   if (Radix > 0) p = Radix;
-  Cpx<T> a[64];
-  auto butterfly = [&]() {
-    if (Radix == 2) butterfly2<Inv>(a);
-    else if (Radix == 4) butterfly4<Inv>(a);
-    else butterfly_odd<Inv, Radix>(a, p, cs);
-  };
+  const int64_t sm = s * m;
   for (int64_t j = 0; j < m; ++j) {
-    const Cpx<T>* w = tw + j * (p - 1);
     const Cpx<T>* xj = x + s * j;
     Cpx<T>* yj = y + s * p * j;
-    for (int64_t q = 0; q < s; ++q) {
-      for (int r = 0; r < p; ++r) a[r] = xj[q + s * m * r];
-      butterfly();
+    const bool twiddle = j > 0;  // w^0 = 1: no multiplication (no rounding, and no 0 * inf)
+    Cpx<T> wk[Radix > 0 ? Radix : 64];
+    for (int k = 1; k < p; ++k) wk[k] = tw[j * (p - 1) + k - 1];
+    int64_t q0 = 0;
+    if constexpr (Radix == 2 || Radix == 4) q0 = vector_butterflies<Radix, Inv>(s, sm, wk, twiddle, xj, yj);
+    for (int64_t q = q0; q < s; ++q) {
+      Cpx<T> a[Radix > 0 ? Radix : 64];
+      for (int r = 0; r < p; ++r) a[r] = xj[q + sm * r];
+      if constexpr (Radix == 2) butterfly2<Inv>(a);
+      else if constexpr (Radix == 4) butterfly4<Inv>(a);
+      else butterfly_odd<Inv, Radix>(a, p, cs);
       yj[q] = a[0];
-      if (j == 0) {  // w^0 = 1: no rounding (and no 0 * inf)
-        for (int k = 1; k < p; ++k) yj[q + s * k] = a[k];
-      } else {
-        for (int k = 1; k < p; ++k) yj[q + s * k] = mul<Inv>(a[k], w[k - 1]);
-      }
+      for (int k = 1; k < p; ++k) yj[q + s * k] = twiddle ? mul<Inv>(a[k], wk[k]) : a[k];
     }
   }
 }

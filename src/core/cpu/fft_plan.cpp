@@ -3,6 +3,7 @@
 #include "core/cpu/fft_plan.h"
 
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <list>
 #include <mutex>
@@ -120,11 +121,17 @@ int64_t Plan<T>::scratch_size() const {
 template <typename T>
 void Plan<T>::run(Cpx<T>* x, bool inverse, Cpx<T>* scratch) const {
   if (sub_) return run_bluestein(x, inverse, scratch);
-  if (!stages_.empty()) run_stockham(x, inverse, scratch);
+  if (!stages_.empty()) run_stockham(x, 1, inverse, scratch);
 }
 
 template <typename T>
-void Plan<T>::run_stockham(Cpx<T>* x, bool inverse, Cpx<T>* scratch) const {
+void Plan<T>::run_lanes(Cpx<T>* x, int64_t lanes, bool inverse, Cpx<T>* scratch) const {
+  if (!stages_.empty()) run_stockham(x, lanes, inverse, scratch);
+}
+
+template <typename T>
+void Plan<T>::run_stockham(Cpx<T>* x, int64_t lanes, bool inverse, Cpx<T>* scratch) const {
+  // With interleaved lanes, (q, lane) ranges over q lanes + lane < s lanes: a pass of stride s lanes.
   Cpx<T>* src = x;
   Cpx<T>* dst = scratch;
   for (const Stage& st : stages_) {
@@ -133,24 +140,24 @@ void Plan<T>::run_stockham(Cpx<T>* x, bool inverse, Cpx<T>* scratch) const {
     const int p = st.radix;
     if (inverse) {
       switch (p) {
-        case 2: stockham_pass<2, true>(p, st.stride, st.m, tw, cs, src, dst); break;
-        case 3: stockham_pass<3, true>(p, st.stride, st.m, tw, cs, src, dst); break;
-        case 4: stockham_pass<4, true>(p, st.stride, st.m, tw, cs, src, dst); break;
-        case 5: stockham_pass<5, true>(p, st.stride, st.m, tw, cs, src, dst); break;
-        default: stockham_pass<0, true>(p, st.stride, st.m, tw, cs, src, dst); break;
+        case 2: stockham_pass<2, true>(p, st.stride * lanes, st.m, tw, cs, src, dst); break;
+        case 3: stockham_pass<3, true>(p, st.stride * lanes, st.m, tw, cs, src, dst); break;
+        case 4: stockham_pass<4, true>(p, st.stride * lanes, st.m, tw, cs, src, dst); break;
+        case 5: stockham_pass<5, true>(p, st.stride * lanes, st.m, tw, cs, src, dst); break;
+        default: stockham_pass<0, true>(p, st.stride * lanes, st.m, tw, cs, src, dst); break;
       }
     } else {
       switch (p) {
-        case 2: stockham_pass<2, false>(p, st.stride, st.m, tw, cs, src, dst); break;
-        case 3: stockham_pass<3, false>(p, st.stride, st.m, tw, cs, src, dst); break;
-        case 4: stockham_pass<4, false>(p, st.stride, st.m, tw, cs, src, dst); break;
-        case 5: stockham_pass<5, false>(p, st.stride, st.m, tw, cs, src, dst); break;
-        default: stockham_pass<0, false>(p, st.stride, st.m, tw, cs, src, dst); break;
+        case 2: stockham_pass<2, false>(p, st.stride * lanes, st.m, tw, cs, src, dst); break;
+        case 3: stockham_pass<3, false>(p, st.stride * lanes, st.m, tw, cs, src, dst); break;
+        case 4: stockham_pass<4, false>(p, st.stride * lanes, st.m, tw, cs, src, dst); break;
+        case 5: stockham_pass<5, false>(p, st.stride * lanes, st.m, tw, cs, src, dst); break;
+        default: stockham_pass<0, false>(p, st.stride * lanes, st.m, tw, cs, src, dst); break;
       }
     }
     std::swap(src, dst);
   }
-  if (src != x) std::memcpy(static_cast<void*>(x), src, size_t(n_) * sizeof(Cpx<T>));
+  if (src != x) std::memcpy(static_cast<void*>(x), src, size_t(n_ * lanes) * sizeof(Cpx<T>));
 }
 
 template <typename T>
@@ -185,7 +192,8 @@ RealPlan<T>::RealPlan(int64_t n) : n_(n) {
 
 template <typename T>
 int64_t RealPlan<T>::scratch_size() const {
-  return complex_->size() + complex_->scratch_size();
+  // with lanes, the complex plan's scratch is size() per lane
+  return complex_->size() + std::max(complex_->scratch_size(), complex_->size());
 }
 
 template <typename T>
@@ -202,18 +210,55 @@ void RealPlan<T>::forward(const T* x, Cpx<T>* out, Cpx<T>* scratch) const {
   // z_j = x_2j + i x_2j+1; with Z its transform (length h), E_k = (Z_k + conj Z_(h-k)) / 2 and
   // O_k = (Z_k - conj Z_(h-k)) / 2i are the transforms of the even and odd samples, and
   // X_k = E_k + exp(-2 pi i k / n) O_k.
-  const int64_t h = n / 2;
   std::memcpy(static_cast<void*>(z), x, size_t(n) * sizeof(T));
   complex_->run(z, false, more);
+  post_forward(z, 1, out);
+}
+
+template <typename T>
+void RealPlan<T>::post_forward(const Cpx<T>* z, int64_t lanes, Cpx<T>* out) const {
+  const int64_t h = n_ / 2;
   const T half = T(0.5);
-  for (int64_t k = 0; k <= h; ++k) {
-    const Cpx<T> zk = z[k == h ? 0 : k], zr = z[k == 0 ? 0 : h - k];
-    const Cpx<T> zc = {zr.re, -zr.im};
-    const Cpx<T> e = scale(add(zk, zc), half);
-    const Cpx<T> d = sub(zk, zc);
-    const Cpx<T> o = {d.im * half, -d.re * half};
-    out[k] = add(e, mul<false>(o, twiddles_[size_t(k)]));
+  for (int64_t c = 0; c < lanes; ++c)
+    for (int64_t k = 0; k <= h; ++k) {
+      const Cpx<T> zk = z[(k == h ? 0 : k) * lanes + c], zr = z[(k == 0 ? 0 : h - k) * lanes + c];
+      const Cpx<T> zc = {zr.re, -zr.im};
+      const Cpx<T> e = scale(add(zk, zc), half);
+      const Cpx<T> d = sub(zk, zc);
+      const Cpx<T> o = {d.im * half, -d.re * half};
+      out[c * (h + 1) + k] = add(e, mul<false>(o, twiddles_[size_t(k)]));
+    }
+}
+
+template <typename T>
+void RealPlan<T>::forward_rows(const T* x, Cpx<T>* out, int64_t rows, Cpx<T>* scratch) const {
+  if (n_ % 2 == 1 || !complex_->has_lanes()) {
+    for (int64_t r = 0; r < rows; ++r) forward(x + r * n_, out + r * (n_ / 2 + 1), scratch);
+    return;
   }
+  const int64_t h = n_ / 2;
+  Cpx<T>* z = scratch;  // z[j lanes + c] = x_c[2j] + i x_c[2j+1]
+  for (int64_t c = 0; c < rows; ++c)
+    for (int64_t j = 0; j < h; ++j) z[j * rows + c] = {x[c * n_ + 2 * j], x[c * n_ + 2 * j + 1]};
+  complex_->run_lanes(z, rows, false, scratch + h * rows);
+  post_forward(z, rows, out);
+}
+
+template <typename T>
+void RealPlan<T>::inverse_rows(const Cpx<T>* in, T* x, int64_t rows, Cpx<T>* scratch) const {
+  if (n_ % 2 == 1 || !complex_->has_lanes()) {
+    for (int64_t r = 0; r < rows; ++r) inverse(in + r * (n_ / 2 + 1), x + r * n_, scratch);
+    return;
+  }
+  const int64_t h = n_ / 2;
+  Cpx<T>* z = scratch;
+  pre_inverse(in, rows, z);
+  complex_->run_lanes(z, rows, true, scratch + h * rows);
+  for (int64_t c = 0; c < rows; ++c)
+    for (int64_t j = 0; j < h; ++j) {
+      x[c * n_ + 2 * j] = z[j * rows + c].re;
+      x[c * n_ + 2 * j + 1] = z[j * rows + c].im;
+    }
 }
 
 template <typename T>
@@ -234,16 +279,24 @@ void RealPlan<T>::inverse(const Cpx<T>* in, T* x, Cpx<T>* scratch) const {
   }
   // The forward's steps undone: Z_k = (X_k + conj X_(h-k)) + i (X_k - conj X_(h-k)) exp(2 pi i k / n)
   // has the unnormalised inverse (length h) n (x_2j + i x_2j+1); k = 0 reads the real parts only.
-  const int64_t h = n / 2;
-  for (int64_t k = 0; k < h; ++k) {
-    const Cpx<T> xk = k == 0 ? Cpx<T>{in[0].re, T(0)} : in[k];
-    const Cpx<T> xr = k == 0 ? Cpx<T>{in[h].re, T(0)} : Cpx<T>{in[h - k].re, -in[h - k].im};
-    const Cpx<T> e = add(xk, xr);
-    const Cpx<T> o = mul<true>(sub(xk, xr), twiddles_[size_t(k)]);
-    z[k] = {e.re - o.im, e.im + o.re};  // e + i o
-  }
+  pre_inverse(in, 1, z);
   complex_->run(z, true, more);
   std::memcpy(static_cast<void*>(x), z, size_t(n) * sizeof(T));
+}
+
+template <typename T>
+void RealPlan<T>::pre_inverse(const Cpx<T>* in, int64_t lanes, Cpx<T>* z) const {
+  const int64_t h = n_ / 2;
+  for (int64_t c = 0; c < lanes; ++c) {
+    const Cpx<T>* row = in + c * (h + 1);
+    for (int64_t k = 0; k < h; ++k) {
+      const Cpx<T> xk = k == 0 ? Cpx<T>{row[0].re, T(0)} : row[k];
+      const Cpx<T> xr = k == 0 ? Cpx<T>{row[h].re, T(0)} : Cpx<T>{row[h - k].re, -row[h - k].im};
+      const Cpx<T> e = add(xk, xr);
+      const Cpx<T> o = mul<true>(sub(xk, xr), twiddles_[size_t(k)]);
+      z[k * lanes + c] = {e.re - o.im, e.im + o.re};  // e + i o
+    }
+  }
 }
 
 namespace {

@@ -28,6 +28,10 @@ class Plan {
   int64_t scratch_size() const;
   // x[k] <- sum_j x[j] exp(-+2 pi i j k / n) (the sign + when inverse).
   void run(Cpx<T>* x, bool inverse, Cpx<T>* scratch) const;
+  // Mixed-radix plans only: `lanes` transforms at once, element i of transform c at x[i lanes + c]
+  // (the passes then run over contiguous lanes); scratch: size() * lanes elements.
+  bool has_lanes() const { return !sub_; }
+  void run_lanes(Cpx<T>* x, int64_t lanes, bool inverse, Cpx<T>* scratch) const;
 
  private:
   struct Stage {
@@ -36,7 +40,7 @@ class Plan {
     size_t twiddles;    // offset in twiddles_: m x (radix - 1) values w^(j k)
     size_t roots;       // generic radix: offset in roots_ of cos, sin (2 pi t / radix), t < radix
   };
-  void run_stockham(Cpx<T>* x, bool inverse, Cpx<T>* scratch) const;
+  void run_stockham(Cpx<T>* x, int64_t lanes, bool inverse, Cpx<T>* scratch) const;
   void run_bluestein(Cpx<T>* x, bool inverse, Cpx<T>* scratch) const;
 
   int64_t n_;
@@ -55,11 +59,18 @@ class RealPlan {
   int64_t scratch_size() const;
   // n reals -> the n / 2 + 1 first coefficients of their transform.
   void forward(const T* x, Cpx<T>* out, Cpx<T>* scratch) const;
+  // `rows` (<= kRealLanes) contiguous rows at once, as lanes of the complex plan where it has them.
+  void forward_rows(const T* x, Cpx<T>* out, int64_t rows, Cpx<T>* scratch) const;
   // n / 2 + 1 coefficients of a Hermitian spectrum -> n reals, unnormalised (n times the inverse).
   // The imaginary parts of the zero and Nyquist frequencies are ignored, as pocketfft and XLA do.
   void inverse(const Cpx<T>* in, T* x, Cpx<T>* scratch) const;
+  void inverse_rows(const Cpx<T>* in, T* x, int64_t rows, Cpx<T>* scratch) const;
+  static constexpr int64_t kRealLanes = 8;
+  int64_t rows_scratch_size() const { return scratch_size() * kRealLanes; }
 
  private:
+  void post_forward(const Cpx<T>* z, int64_t lanes, Cpx<T>* out) const;
+  void pre_inverse(const Cpx<T>* in, int64_t lanes, Cpx<T>* z) const;
   int64_t n_;
   std::shared_ptr<const Plan<T>> complex_;  // of n / 2 (n even) or n (n odd)
   std::vector<Cpx<T>> twiddles_;            // n even: exp(-2 pi i k / n), k <= n / 2

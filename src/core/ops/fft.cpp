@@ -32,7 +32,7 @@ std::vector<TypeInfo> infer_fft(const std::vector<TypeInfo>& in, const Attrs& at
   DType dtype = x.dtype;
   if (type == FftType::Rfft) {
     if (x.dtype != DType::Float32 && x.dtype != DType::Float64)
-      fail_type(op, std::string("RFFT input must be float32 or float64, got ") + dtype_name(x.dtype));
+      fail_value(op, std::string("RFFT input must be float32 or float64, got ") + dtype_name(x.dtype));
     if (tail(x.shape, k) != want)
       fail_value(op, "RFFT input shape " + shape_str(x.shape) + " minor dimensions must be equal to fft_lengths " +
                          lens);
@@ -40,7 +40,7 @@ std::vector<TypeInfo> infer_fft(const std::vector<TypeInfo>& in, const Attrs& at
     dtype = x.dtype == DType::Float32 ? DType::Complex64 : DType::Complex128;
   } else {
     if (!is_complex(x.dtype))
-      fail_type(op, std::string(kNames[int(type)]) + " input must be complex64 or complex128, got " +
+      fail_value(op, std::string(kNames[int(type)]) + " input must be complex64 or complex128, got " +
                         dtype_name(x.dtype));
     if (type == FftType::Irfft) {
       Shape minor = tail(x.shape, k);
