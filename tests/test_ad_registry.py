@@ -26,7 +26,7 @@ LINEAR = {
     "dot_general", "jit", "cond", "scan", "custom_jvp_call", "custom_lin", "remat2", "stack", "unstack", "split",
     "psum", "all_gather", "reduce_scatter", "all_to_all", "ppermute",
     "conv_general_dilated", "reduce_window_sum", "select_and_gather_add", "select_and_scatter_add",
-    "triangular_solve", "custom_linear_solve", "real", "imag", "conj", "complex",
+    "triangular_solve", "custom_linear_solve", "real", "imag", "conj", "complex", "fft",
 }
 # Differentiating these raises NotImplementedError naming the primitive, as in JAX (nextafter).
 # custom_lin (a custom_vjp's linear part) has no JVP: forward mode over a custom_vjp raises JAX's TypeError.

@@ -24,21 +24,30 @@ def _leaves(x):
 
 def _random_like(rng, x):
     a = np.asarray(x)
+    if np.issubdtype(a.dtype, np.complexfloating):
+        return cpu.device_put((rng.standard_normal(a.shape) + 1j * rng.standard_normal(a.shape)).astype(a.dtype))
     if not np.issubdtype(a.dtype, np.floating):
         return np.zeros(a.shape, float0)
     return cpu.device_put(rng.standard_normal(a.shape).astype(a.dtype))
+
+
+def _wide(x):
+    """x in float64, or complex128 for complex values (their parts' precision)."""
+    a = np.asarray(x)
+    return a.astype(np.complex128 if np.issubdtype(a.dtype, np.complexfloating) else np.float64)
 
 
 def _tol(x, given):
     if given is not None:
         return given
     dtypes = [np.asarray(leaf).dtype for leaf in _leaves(x)]
+    dtypes = [np.finfo(d).dtype if np.issubdtype(d, np.complexfloating) else d for d in dtypes]
     return max([_DEFAULT_TOL.get(d, 1e-5) for d in dtypes if np.issubdtype(d, np.floating)] or [1e-5])
 
 
 def _assert_close(a, b, atol, rtol, what):
     for x, y in zip(_leaves(a), _leaves(b)):
-        x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+        x, y = _wide(x), _wide(y)
         np.testing.assert_allclose(x, y, atol=atol, rtol=rtol, err_msg=what)
 
 
@@ -51,8 +60,7 @@ def numerical_jvp(f, primals, tangents, eps):
     """Central differences of f at primals along tangents, in float64."""
     plus = f(*[_put(x) for x in _add(primals, tangents, eps)])
     minus = f(*[_put(x) for x in _add(primals, tangents, -eps)])
-    return tree_util.tree_map(lambda p, m: (np.asarray(p, np.float64) - np.asarray(m, np.float64)) / (2 * eps),
-                              plus, minus)
+    return tree_util.tree_map(lambda p, m: (_wide(p) - _wide(m)) / (2 * eps), plus, minus)
 
 
 def _put(x):
@@ -80,12 +88,20 @@ def check_vjp(f, f_vjp, args, atol=None, rtol=None, eps=None):
     tangents = tuple(tree_util.tree_map(lambda x: _random_like(rng, x), a) for a in args)
     cts = tree_util.tree_map(lambda x: _random_like(rng, x), out)
     t_out = numerical_jvp(f, args, tangents, eps)
-    ct_in = vjp_fn(cts)
+    ct_in = _conj(vjp_fn(_conj(cts)))  # JAX's convention for complex cotangents (jax.test_util)
     tol = _tol(out, atol)
     lhs = _inner(cts, t_out)
     rhs = _inner(ct_in, tangents)
     np.testing.assert_allclose(rhs, lhs, atol=tol, rtol=rtol or tol,
                                err_msg="vjp is not the transpose of the numerical jvp")
+
+
+def _conj(tree):
+    def conj(a):
+        v = np.asarray(a)
+        return cpu.device_put(np.conj(v)) if np.issubdtype(v.dtype, np.complexfloating) else a
+
+    return tree_util.tree_map(conj, tree)
 
 
 def _inner(xs, ys):
@@ -94,7 +110,7 @@ def _inner(xs, ys):
         x, y = np.asarray(x), np.asarray(y)
         if x.dtype.names or y.dtype.names:
             continue
-        total += float(np.sum(x.astype(np.float64) * y.astype(np.float64)))
+        total += float(np.real(np.sum(np.conj(_wide(x)) * _wide(y))))  # JAX's Re <x, y> for complex values
     return total
 
 

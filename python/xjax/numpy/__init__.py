@@ -70,7 +70,7 @@ from xjax._src.numpy.ufuncs import (abs, absolute, acos, acosh, add, arccos, arc
                                     multiply, negative, nextafter, not_equal, positive, pow, power, rad2deg, radians,
                                     real, reciprocal, remainder, right_shift, rint, round, sign, sin, sinh, sqrt,
                                     square, subtract, tan, tanh, true_divide, trunc, where)
-from xjax.numpy import linalg  # noqa: F401
+from xjax.numpy import fft, linalg  # noqa: F401
 
 dtype = _np.dtype
 bool = bool_  # noqa: A001 - NumPy 2's name

@@ -25,6 +25,7 @@ void ensure_registered() {
     register_window_cpu(t);
     register_sort_cpu(t);
     register_linalg_cpu(t);
+    register_fft_cpu(t);
     register_collective_cpu(t);
   });
 }

@@ -27,6 +27,7 @@ void register_convolution_cpu(CpuKernelTable&);
 void register_window_cpu(CpuKernelTable&);
 void register_sort_cpu(CpuKernelTable&);
 void register_linalg_cpu(CpuKernelTable&);
+void register_fft_cpu(CpuKernelTable&);
 void register_collective_cpu(CpuKernelTable&);  // all_reduce over MPI (src/core/distributed)
 
 }  // namespace xjax

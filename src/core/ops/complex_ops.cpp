@@ -28,6 +28,8 @@ bool accepts_complex(OpId op) {
     case OpId::dot_general_:
     // eig (complex results of real matrices; its shape rule refuses complex operands)
     case OpId::eig_:
+    // Fourier transforms (cpu/fft.cpp; types checked by ops/fft.cpp)
+    case OpId::fft_:
       return true;
     default:
       return false;

@@ -66,6 +66,8 @@
   X(cholesky, Linalg, 1) X(lu, Linalg, 1) X(qr, Linalg, 1) X(eigh, Linalg, 1) X(svd, Linalg, 1)   \
   X(eig, Linalg, 1) /* general matrices: complex eigenvalues and left/right eigenvectors (geev) */  \
   X(triangular_solve, Linalg, 2) X(lu_pivots_to_permutation, Linalg, 1)                          \
+  /* discrete Fourier transforms over the trailing 1-3 dims, batched over the leading ones */    \
+  X(fft, Fft, 1)                                                                                 \
   /* windowed reductions, and max-pool's derivatives */                                          \
   X(reduce_window_sum, Window, 1) X(reduce_window_max, Window, 1) X(reduce_window_min, Window, 1) \
   X(select_and_gather_add, Window, 2) X(select_and_scatter_add, Window, 2)                       \

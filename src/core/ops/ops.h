@@ -25,6 +25,7 @@ enum class OpKind {
   Elementwise, Source, Reduction, Cumulative, Layout, Index, Contraction, Sort,
   Window,     // reductions over sliding windows (and their derivatives)
   Linalg,     // factorizations and solves of matrices in the last two dims (LAPACK)
+  Fft,        // discrete Fourier transforms over the trailing dims
   Broadcast,  // re-indexes its operand, element order kept (fusible as a load)
   Control,    // runs subgraphs (cond, while)
   Effect,     // side effects (host callbacks): kept by DCE, run in program order
@@ -80,6 +81,7 @@ void register_convolution_infer(OpTable&);
 void register_window_infer(OpTable&);
 void register_sort_infer(OpTable&);
 void register_linalg_infer(OpTable&);
+void register_fft_infer(OpTable&);
 void register_compiler_infer(OpTable&);  // constant, control flow, callbacks, barrier (src/core/compiler)
 void register_collective_ops(OpTable&);  // across processes: all_reduce (src/core/distributed)
 

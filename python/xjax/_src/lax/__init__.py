@@ -3,6 +3,7 @@ from xjax._src.lax.contraction import *  # noqa: F401,F403
 from xjax._src.lax.convolution import *  # noqa: F401,F403
 from xjax._src.lax.elementwise import *  # noqa: F401,F403
 from xjax._src.lax.elementwise import PRIMITIVES as _ELEMENTWISE
+from xjax._src.lax.fourier import *  # noqa: F401,F403
 from xjax._src.lax.complex_parts import *  # noqa: F401,F403
 from xjax._src.lax.indexing import *  # noqa: F401,F403
 from xjax._src.lax.layout import *  # noqa: F401,F403
