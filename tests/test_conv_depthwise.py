@@ -2,16 +2,13 @@
 directly (cpu/conv_depthwise.cpp): against the NumPy definition over spatial ranks, windows, strides,
 dilations, paddings, layouts and dtypes; padding times an infinite weight as in JAX; gradients in
 x64; bits that do not depend on the thread count."""
-import hashlib
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 from conv_reference import ref_conv
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from isolated import digests_by_thread_count
 
 import xjax
 from xjax import lax
@@ -138,10 +135,5 @@ print(h.hexdigest())
 
 
 def test_bits_do_not_depend_on_the_thread_count():
-    outs = []
-    for threads in (1, 3):
-        proc = subprocess.run([sys.executable, "-c", _HASH_SCRIPT], capture_output=True, text=True, timeout=300,
-                              env=dict(os.environ, XJAX_NUM_THREADS=str(threads)))
-        assert proc.returncode == 0, proc.stderr
-        outs.append(proc.stdout.strip())
-    assert outs[0] == outs[1] and len(outs[0]) == len(hashlib.sha1().hexdigest())
+    first, second = digests_by_thread_count(_HASH_SCRIPT)
+    assert first == second

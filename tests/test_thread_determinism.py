@@ -2,10 +2,7 @@
 run-to-run differences on multi-threaded CPUs, jax #39741): a CNN train step (convolutions, max
 pooling, a dense layer, softmax cross-entropy, value_and_grad, SGD) run for a few steps at 1, 2 and 3
 threads, in fresh processes, hashes the same."""
-import hashlib
-import os
-import subprocess
-import sys
+from isolated import digests_by_thread_count
 
 _SCRIPT = """
 import hashlib
@@ -49,11 +46,5 @@ print(h.hexdigest())
 
 
 def test_cnn_train_step_bits_do_not_depend_on_the_thread_count():
-    digests = []
-    for threads in (1, 2, 3):
-        proc = subprocess.run([sys.executable, "-c", _SCRIPT], capture_output=True, text=True, timeout=300,
-                              env=dict(os.environ, XJAX_NUM_THREADS=str(threads)))
-        assert proc.returncode == 0, proc.stderr
-        digests.append(proc.stdout.strip())
-    assert len(digests[0]) == len(hashlib.sha1().hexdigest())
-    assert digests[0] == digests[1] == digests[2], digests
+    one, two, three = digests_by_thread_count(_SCRIPT, counts=(1, 2, 3))
+    assert one == two == three
