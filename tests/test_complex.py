@@ -324,10 +324,28 @@ def test_grad_dtype_errors_as_jax():
 
 # ---- what does not take complex numbers yet -----------------------------------------------------------
 
-@pytest.mark.parametrize("f", [jnp.sort, jnp.cumsum, lambda z: jnp.maximum(z, z), jnp.linalg.cholesky])
+@pytest.mark.parametrize("f", [jnp.sort, jnp.cumsum, jnp.linalg.cholesky])
 def test_unsupported_ops_raise_not_implemented(f):
     with pytest.raises(NotImplementedError, match="complex64"):
         f(jnp.array([[1 + 2j, 3j], [1j, 2.0]]))
+
+
+def test_lexicographic_order_as_jax():
+    # Recorded from JAX 0.10.2: lax.max/min pick b unless a is larger/smaller (NaN compares false),
+    # jnp comparisons order by the real parts, then the imaginary parts; max/min reductions give
+    # NaN + NaN i where an element has a NaN part.
+    nan = np.nan
+    a = jnp.array([1 + 2j, 1 + 1j, 2 - 1j, complex(nan, 0), complex(1, nan)])
+    b = jnp.array([1 + 1j, 1 + 1j, 1 + 5j, 1 + 0j, 1 + 0j])
+    np.testing.assert_array_equal(np.asarray(lax.max(a, b)), [1 + 2j, 1 + 1j, 2 - 1j, 1 + 0j, 1 + 0j])
+    np.testing.assert_array_equal(np.asarray(lax.min(a, b)), [1 + 1j, 1 + 1j, 1 + 5j, 1 + 0j, 1 + 0j])
+    np.testing.assert_array_equal(np.asarray(jnp.greater(a, b)), [True, False, True, False, False])
+    np.testing.assert_array_equal(np.asarray(a <= b), [False, True, False, False, False])
+    np.testing.assert_array_equal(np.asarray(a > 1), [True, True, True, False, False])
+    assert complex(jnp.max(a[:3])) == 2 - 1j and complex(jnp.min(a[:3])) == 1 + 1j
+    assert np.isnan(complex(jnp.max(a)).real) and np.isnan(complex(jnp.min(a)).imag)
+    np.testing.assert_array_equal(np.asarray(xjax.jit(lambda z: jnp.max(z, axis=1))(a.reshape(1, 5)[:, :3])),
+                                  [2 - 1j])
 
 
 def test_ops_jax_does_not_define_on_complex_raise_type_errors():

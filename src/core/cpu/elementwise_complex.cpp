@@ -70,6 +70,8 @@ ElementwiseLoop complex_op_loop(OpId op, const Attrs& attrs) {
     case OpId::div_: return binary_c<T, C<T>, cx::div<T>>;
     case OpId::eq_: return binary_c<T, bool, cx::eq<T>>;
     case OpId::ne_: return binary_c<T, bool, cx::ne<T>>;
+    case OpId::max_: return binary_c<T, C<T>, cx::max<T>>;
+    case OpId::min_: return binary_c<T, C<T>, cx::min<T>>;
     case OpId::neg_: return unary_c<T, C<T>, cx::neg<T>>;
     case OpId::conj_: return unary_c<T, C<T>, cx::conj<T>>;
     case OpId::real_: return unary_c<T, T, cx::real<T>>;

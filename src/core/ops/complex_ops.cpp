@@ -23,7 +23,8 @@ bool accepts_complex(OpId op) {
     case OpId::sinh_: case OpId::cosh_: case OpId::tanh_: case OpId::asin_: case OpId::acos_: case OpId::atan_:
     case OpId::asinh_: case OpId::acosh_: case OpId::atanh_:
     // reductions
-    case OpId::reduce_sum_: case OpId::reduce_prod_:
+    case OpId::max_: case OpId::min_:
+    case OpId::reduce_sum_: case OpId::reduce_prod_: case OpId::reduce_max_: case OpId::reduce_min_:
     // contractions (cpu/contraction.cpp: four real products over the parts)
     case OpId::dot_general_:
     // eig (complex results of real matrices; its shape rule refuses complex operands)

@@ -46,6 +46,13 @@ template <class T> inline C<T> div(C<T> a, C<T> b) {
 }
 template <class T> inline bool eq(C<T> a, C<T> b) { return a.real() == b.real() && a.imag() == b.imag(); }
 template <class T> inline bool ne(C<T> a, C<T> b) { return !cx::eq(a, b); }
+// max and min order lexicographically (real parts, then imaginary parts), as XLA: max(a, b) is a
+// where a > b and b otherwise, so a comparison with NaN picks b.
+template <class T> inline bool lex_gt(C<T> a, C<T> b) {
+  return a.real() > b.real() || (a.real() == b.real() && a.imag() > b.imag());
+}
+template <class T> inline C<T> max(C<T> a, C<T> b) { return cx::lex_gt(a, b) ? a : b; }
+template <class T> inline C<T> min(C<T> a, C<T> b) { return cx::lex_gt(b, a) ? a : b; }
 template <class T> inline T abs(C<T> z) { return std::hypot(z.real(), z.imag()); }
 template <class T> inline C<T> sign(C<T> z) {
   const T m = cx::abs(z);

@@ -12,7 +12,8 @@ from xjax._src.numpy import take as take_mod
 
 _P = _ew.PRIMITIVES
 _FLOATING = frozenset(dtypes.FLOATING)
-_PY_SCALARS = (int, float, bool)
+_COMPLEX = frozenset(dtypes.COMPLEX)
+_PY_SCALARS = (int, float, bool, complex)
 
 
 def _accepts(other):
@@ -20,8 +21,9 @@ def _accepts(other):
     return isinstance(other, util._ARRAYLIKE) or hasattr(other, "__jax_array__")
 
 
-def _binop(fn, prim=None, float_only=False):
-    """(op, reflected op) for a binary ufunc; with `prim`, matching operands go straight to it."""
+def _binop(fn, prim=None, float_only=False, ordered=False):
+    """(op, reflected op) for a binary ufunc; with `prim`, matching operands go straight to it (not complex
+    ones for the `ordered` comparisons, which jnp compares lexicographically)."""
     if prim is None:
         def op(self, other):
             if getattr(other, "aval", None) is None and not _accepts(other):
@@ -41,7 +43,7 @@ def _binop(fn, prim=None, float_only=False):
         if oa is not None:
             sa = self.aval
             if (sa.dtype == oa.dtype and sa.shape == oa.shape and sa.weak_type == oa.weak_type
-                    and (not float_only or sa.dtype in _FLOATING)):
+                    and (not float_only or sa.dtype in _FLOATING) and not (ordered and sa.dtype in _COMPLEX)):
                 return bind(self, other)
         elif type(other) not in _PY_SCALARS and not _accepts(other):
             return NotImplemented
@@ -52,7 +54,7 @@ def _binop(fn, prim=None, float_only=False):
         if oa is not None:
             sa = self.aval
             if (sa.dtype == oa.dtype and sa.shape == oa.shape and sa.weak_type == oa.weak_type
-                    and (not float_only or sa.dtype in _FLOATING)):
+                    and (not float_only or sa.dtype in _FLOATING) and not (ordered and sa.dtype in _COMPLEX)):
                 return bind(other, self)
         elif type(other) not in _PY_SCALARS and not _accepts(other):
             return NotImplemented
@@ -222,7 +224,7 @@ def attach(cls, *, tracer=False):
         _set(cls, f"__{name}__", op)
         _set(cls, f"__r{name}__", rop)
     for name, (fn, prim) in _COMPARE.items():
-        op, _ = _binop(fn, prim)
+        op, _ = _binop(fn, prim, ordered=name not in ("eq", "ne"))
         op.__name__ = f"__{name}__"
         op.__doc__ = fn.__doc__
         _set(cls, f"__{name}__", op)

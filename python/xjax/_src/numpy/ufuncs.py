@@ -94,10 +94,35 @@ bitwise_or = _binary("bitwise_or", _P["or"], "Bitwise (or logical, for bools) or
 bitwise_xor = _binary("bitwise_xor", _P["xor"], "Bitwise (or logical, for bools) xor.")
 equal = _binary("equal", _P["eq"], "x1 == x2 elementwise.")
 not_equal = _binary("not_equal", _P["ne"], "x1 != x2 elementwise.")
-less = _binary("less", _P["lt"], "x1 < x2 elementwise.")
-less_equal = _binary("less_equal", _P["le"], "x1 <= x2 elementwise.")
-greater = _binary("greater", _P["gt"], "x1 > x2 elementwise.")
-greater_equal = _binary("greater_equal", _P["ge"], "x1 >= x2 elementwise.")
+
+
+def _is_complex_operand(x):
+    aval = getattr(x, "aval", None)
+    return isinstance(x, complex) if aval is None else dtypes.is_complex(aval.dtype)
+
+
+def _ordered(name, prim, doc):
+    """A comparison; complex operands compare lexicographically (the real parts, or the imaginary
+    parts where the real parts are equal), as JAX's."""
+    plain = _binary(name, prim, doc)
+
+    def fn(x1, x2, /):
+        if not (_is_complex_operand(x1) or _is_complex_operand(x2)):
+            return plain(x1, x2)
+        x1, x2 = promote_args(name, x1, x2, implicit=True)
+        by_imag = prim.bind(lax.imag(x1), lax.imag(x2))
+        by_real = prim.bind(lax.real(x1), lax.real(x2))
+        return lax.select(lax.eq(lax.real(x1), lax.real(x2)), by_imag, by_real)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+less = _ordered("less", _P["lt"], "x1 < x2 elementwise.")
+less_equal = _ordered("less_equal", _P["le"], "x1 <= x2 elementwise.")
+greater = _ordered("greater", _P["gt"], "x1 > x2 elementwise.")
+greater_equal = _ordered("greater_equal", _P["ge"], "x1 >= x2 elementwise.")
 
 exp = _unary("exp", _P["exp"], "e ** x elementwise.", True)
 exp2 = _unary("exp2", _P["exp2"], "2 ** x elementwise.", True)
