@@ -125,7 +125,6 @@ def test_tree_registry_membership():
 
 
 @pytest.mark.parametrize("call, name", [
-    (lambda: xjax.scipy.fft.dct(jnp.ones(3)), "dct"),
     (lambda: xjax.scipy.stats.gaussian_kde(jnp.ones(3)), "gaussian_kde"),
     (lambda: xjax.shard_map(lambda x: x, mesh=None, in_specs=None, out_specs=None), "shard_map"),
 ])
