@@ -35,7 +35,8 @@ from xjax._src.numpy.polynomials import polydiv, polyfit, polymul, polyval, root
 from xjax._src.numpy.products import (convolve, correlate, cross, dot, inner, kron, matmul, matvec,  # noqa: F401
                                       outer, tensordot, trace, vdot, vecdot, vecmat)
 from xjax._src.numpy.rearrange import (append, delete, diff, ediff1d, flip, fliplr, flipud, insert,  # noqa: F401
-                                       pad, repeat, resize, roll, rot90, tile)
+                                       repeat, resize, roll, rot90, tile)
+from xjax._src.numpy.padding import pad  # noqa: F401
 from xjax._src.numpy.reductions import (all, amax, amin, any, argmax, argmin, count_nonzero, cumprod,  # noqa: F401
                                         cumsum, cumulative_prod, cumulative_sum, max, mean, min, nanargmax,
                                         nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmin, nanprod, nanstd,
