@@ -28,14 +28,8 @@ def iterable(y):
     return True
 
 
-def array_repr(arr, max_line_width=None, precision=None, suppress_small=None):
-    """repr(arr)."""
-    return repr(util.asarray(arr))
-
-
-def array_str(a, max_line_width=None, precision=None, suppress_small=None):
-    """str(a)."""
-    return str(util.asarray(a))
+array_repr = np.array_repr  # (JAX's are NumPy's own)
+array_str = np.array_str
 
 
 def interp(x, xp, fp, left=None, right=None, period=None):
