@@ -271,9 +271,21 @@ def _symmetric_product_fun(a, c, *, alpha, beta):
     return add(mul(asarray(alpha, dt), aat), mul(asarray(beta, dt), c))
 
 
-symmetric_product_p = core.Primitive("symmetric_product")
-symmetric_product_p.def_rules(abstract_eval=_symmetric_product_abstract_eval)
-PythonLowering(_symmetric_product_fun, multiple_results=False).install(symmetric_product_p)
+def _lax_primitive(name, abstract_eval, fun):
+    """A primitive computed by lax code `fun`, inlined where it is lowered (JAX's mlir.lower_fun);
+    eagerly, its operands are checked by abstract_eval first, as tracing would."""
+    prim = core.Primitive(name)
+
+    def impl(*args, **params):
+        abstract_eval(*[core.get_aval(x) for x in args], **params)
+        return fun(*args, **params)
+
+    prim.def_rules(abstract_eval=abstract_eval, impl=impl)
+    PythonLowering(fun, multiple_results=False).install(prim)
+    return prim
+
+
+symmetric_product_p = _lax_primitive("symmetric_product", _symmetric_product_abstract_eval, _symmetric_product_fun)
 _leading_batch(symmetric_product_p)
 
 
@@ -322,9 +334,7 @@ def _cholesky_update_fun(r, z):
     return concatenate([reshape(x, (1, n)) for x in rows], 0) if n else r
 
 
-cholesky_update_p = core.Primitive("cholesky_update")
-cholesky_update_p.def_rules(abstract_eval=_cholesky_update_abstract_eval)
-PythonLowering(_cholesky_update_fun, multiple_results=False).install(cholesky_update_p)
+cholesky_update_p = _lax_primitive("cholesky_update", _cholesky_update_abstract_eval, _cholesky_update_fun)
 
 
 def cholesky_update(r_matrix, w_vector):
