@@ -436,3 +436,25 @@ def test_public_names_match_jax():
                  "cholesky_update_p", "qdwh", "EigImplementation"]:
         assert hasattr(public, name), name
     assert public.EigImplementation.LAPACK.value == "lapack"
+
+
+def test_same_bits_for_any_thread_count():
+    import os
+    import subprocess
+    import sys
+    code = """
+import hashlib, numpy as np, xjax
+from xjax.lax import linalg
+xjax.config.update("jax_enable_x64", True)
+a = np.random.default_rng(5).standard_normal((24, 30, 30))
+outs = linalg.schur(a) + linalg.hessenberg(a) + linalg.tridiagonal(a + a.transpose(0, 2, 1))
+outs.append(linalg.tridiagonal_solve(a[:, 0], a[:, 1] + 8, a[:, 2], a[:, 3:, :].transpose(0, 2, 1)))
+print(hashlib.sha256(b"".join(np.ascontiguousarray(o).tobytes() for o in outs)).hexdigest())
+"""
+    digests = set()
+    for threads in ("1", "2", "3"):
+        env = dict(os.environ, XJAX_NUM_THREADS=threads)
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+        assert out.returncode == 0, out.stderr
+        digests.add(out.stdout.strip())
+    assert len(digests) == 1, digests
