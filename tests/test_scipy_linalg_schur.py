@@ -260,3 +260,15 @@ def test_qr_multiply_batched_and_errors(x64):
 def test_public_names_match_jax():
     for name in ["schur", "rsf2csf", "sqrtm", "funm", "polar", "hessenberg", "solve_sylvester", "qr_multiply"]:
         assert callable(getattr(L, name)), name
+
+
+def test_vmap_and_jit_against_a_loop(x64):
+    from batching_util import check_batch
+    a = np.random.default_rng(3).standard_normal((3, 4, 4))
+    check_batch(L.sqrtm, (a,), rtol=1e-10, atol=1e-10)
+    check_batch(lambda x: L.funm(x, jnp.sin), (a,), rtol=1e-10, atol=1e-10, jit=True)
+    check_batch(lambda x, y: L.solve_sylvester(x, y, x), (a, a + 3 * np.eye(4)), rtol=1e-10, atol=1e-10)
+    check_batch(lambda x: L.schur(x, output="complex"), (np.moveaxis(a, 0, 1),), in_axes=1, rtol=1e-10, atol=1e-10)
+    check_batch(lambda x, c: L.qr_multiply(x, c, pivoting=True), (a, a[0, :2]), in_axes=(0, None), rtol=1e-10,
+                atol=1e-10)
+    check_batch(lambda x: L.hessenberg(x, calc_q=True), (a,), rtol=1e-10, atol=1e-10, jit=True)
