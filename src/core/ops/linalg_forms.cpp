@@ -45,7 +45,7 @@ void check_operand(OpId op, const TypeInfo& t, int pos, size_t rank) {
   int64_t core = 1;
   for (size_t i = t.shape.size() - rank; i < t.shape.size(); ++i) {
     if (t.shape[i] > kMaxInt || (t.shape[i] > 0 && core > kMaxInt / t.shape[i]))
-      fail_value(op, "operands of more than 2**31 - 1 elements per matrix are beyond LAPACK's 32-bit sizes, got shape " +
+      fail_value(op, "matrices of more than 2**31 - 1 elements are beyond LAPACK's 32-bit sizes, got shape " +
                          shape_str(t.shape));
     core *= t.shape[i];
   }
