@@ -418,6 +418,10 @@ def test_errors():
         linalg.tridiagonal(np.zeros((0, 0), np.float32))
     with pytest.raises(ValueError, match="at least as many rows as columns"):
         linalg.householder_product(np.ones((2, 3), np.float32), np.ones(2, np.float32))
+    with pytest.raises(ValueError, match="batch dimensions of its inputs must be equal"):
+        linalg.householder_product(np.ones((2, 3, 2), np.float32), np.ones((3, 2), np.float32))
+    with pytest.raises(TypeError, match="same number of batch dimensions"):
+        linalg.ormqr(np.ones((3, 2), np.float32), np.ones((1, 2), np.float32), np.ones((3, 2), np.float32))
     with pytest.raises(ValueError, match="left=True expects c to have the same number of rows"):
         linalg.ormqr(np.ones((3, 2), np.float32), np.ones(2, np.float32), np.ones((2, 2), np.float32))
     with pytest.raises(TypeError, match="all diagonal arguments have the same shape"):

@@ -54,23 +54,18 @@ void check_operand(OpId op, const TypeInfo& t, int pos, size_t rank) {
 // Every operand of the same dtype and the same batch dims (operand i has ranks[i] core dims).
 void check_operands(OpId op, const std::vector<TypeInfo>& in, std::initializer_list<size_t> ranks) {
   const std::string name = op_name(op);
-  int pos = 0;
-  for (size_t r : ranks) check_operand(op, in[size_t(pos)], pos, r), ++pos;
-  pos = 0;
-  std::vector<size_t> nb;
-  for (size_t r : ranks) nb.push_back(in[size_t(pos++)].shape.size() - r);
+  const std::vector<size_t> core(ranks);
+  for (size_t i = 0; i < in.size(); ++i) check_operand(op, in[i], int(i), core[i]);
+  const Shape batch = batch_of(in[0].shape, core[0]);
   for (size_t i = 1; i < in.size(); ++i) {
     if (in[i].dtype != in[0].dtype)
       fail_type(op, name + " requires arguments to have the same dtypes, got " + types_str(in));
-    if (nb[i] != nb[0])
+    if (in[i].shape.size() - core[i] != batch.size())
       fail_type(op, "All inputs to " + name + " must have the same number of batch dimensions, but got " +
                         types_str(in));
-  }
-  const size_t r0 = *ranks.begin();
-  pos = 0;
-  for (size_t r : ranks)
-    if (batch_of(in[size_t(pos++)].shape, r) != batch_of(in[0].shape, r0))
+    if (batch_of(in[i].shape, core[i]) != batch)
       fail_value(op, "the batch dimensions of its inputs must be equal, got " + types_str(in));
+  }
 }
 
 int64_t rows(const TypeInfo& t) { return t.shape[t.shape.size() - 2]; }
