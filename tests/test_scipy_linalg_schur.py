@@ -101,6 +101,7 @@ def test_schur_errors_and_float32():
     t, z = L.schur(A3.astype(np.float32), output="complex")
     assert t.dtype == np.complex64
     np.testing.assert_allclose(np.asarray(z) @ np.asarray(t) @ np.asarray(z).conj().T, A3, atol=1e-5)
+    assert type(L.schur(A3)) is list  # as JAX's
     t, z = L.schur(np.arange(4.0).reshape(2, 2))  # integers are promoted
     assert t.dtype == np.float32
 

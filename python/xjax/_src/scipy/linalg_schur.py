@@ -46,7 +46,7 @@ def _schur(a, output):
     t, z = linalg_forms.schur(a)
     if output == "complex":
         t, z = rsf2csf(t, z)
-    return t, z
+    return [t, z]  # a list, as JAX's (lax.linalg.schur's result)
 
 
 def schur(a, output="real"):
