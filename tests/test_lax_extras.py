@@ -388,3 +388,48 @@ def test_rng_uniform_statistics_and_state():
     assert not np.array_equal(f(), f())  # stateful, as XLA's: every call draws anew
     with pytest.raises(ValueError, match="identical dtypes"):
         lax.rng_uniform(np.float32(0), np.int32(1), (2,))
+
+
+# ---- optimization_barrier, tokens, platform_dependent, collectives ----------------------------------
+
+def test_optimization_barrier(x64):
+    tree = (np.ones(2), {"b": 3.0})
+    out = lax.optimization_barrier(tree)
+    np.testing.assert_array_equal(out[0], np.ones(2))
+    assert float(out[1]["b"]) == 3.0
+    f = lambda a: (lax.optimization_barrier(a * 2) ** 2).sum()  # noqa: E731
+    assert "optimization_barrier" in str(xjax.make_jaxpr(f)(np.ones(3)))
+    np.testing.assert_array_equal(xjax.jit(f)(np.ones(3)), 12.0)
+    check_grads(f, (np.array([0.5, -1.0, 2.0]),), order=2, modes=["fwd", "rev"])
+    xs = np.arange(6.0).reshape(2, 3)
+    got = xjax.vmap(lambda a: lax.optimization_barrier([a, a + 1]))(xs)
+    np.testing.assert_array_equal(got[1], xs + 1)
+
+
+def test_tokens_and_platform_dependent():
+    token = lax.after_all(lax.create_token(), lax.create_token(None))
+    assert isinstance(token, lax.Token)
+    with pytest.raises(TypeError, match="tokens"):
+        lax.after_all(np.ones(2))
+    x = np.ones(2, np.float32)
+    np.testing.assert_array_equal(lax.platform_dependent(x, cpu=lambda v: v + 1, cuda=lambda v: v - 1), x + 1)
+    np.testing.assert_array_equal(xjax.jit(lambda v: lax.platform_dependent(v, tpu=lambda v: v, default=lambda v: v * 3))(x),
+                                  x * 3)
+    with pytest.raises(NotImplementedError, match="no branch"):
+        lax.platform_dependent(x, tpu=lambda v: v)
+
+
+def test_collectives_from_others():
+    x = np.arange(4.0, dtype=np.float32)
+    np.testing.assert_array_equal(xjax.vmap(lambda v: lax.pbroadcast(v, "i", 2), axis_name="i")(x), [2, 2, 2, 2])
+    np.testing.assert_array_equal(xjax.vmap(lambda v: lax.pshuffle(v, "i", [1, 2, 3, 0]), axis_name="i")(x),
+                                  [1, 2, 3, 0])
+    m = np.arange(16.0, dtype=np.float32).reshape(4, 4)
+    np.testing.assert_array_equal(xjax.vmap(lambda v: lax.pswapaxes(v, "i", 0), axis_name="i")(m), m.T)
+    with pytest.raises(ValueError, match="permutation"):
+        lax.pshuffle(x, "i", [0, 0, 1, 2])
+    for call, name in [(lambda: lax.psend(x, "i", [(0, 1)]), "psend"),
+                       (lambda: lax.precv(lax.create_token(), x, "i", [(0, 1)]), "precv"),
+                       (lambda: lax.pcast(x, "i", to="varying"), "pcast")]:
+        with pytest.raises(NotImplementedError, match=name):
+            call()

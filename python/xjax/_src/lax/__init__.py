@@ -31,3 +31,5 @@ _array_ops.install(add_any=_add_any_p.bind, broadcast_in_dim=broadcast_in_dim, e
 from xjax._src.lax.composite import *  # noqa: F401,F403,E402
 from xjax._src.lax.composed_ops import *  # noqa: F401,F403,E402
 from xjax._src.lax.conveniences import *  # noqa: F401,F403,E402
+from xjax._src.lax.ordering import *  # noqa: F401,F403,E402
+from xjax._src.lax.parallel_extras import *  # noqa: F401,F403,E402
