@@ -6,7 +6,8 @@ import numpy as np
 
 from xjax._src import dtypes, lax
 from xjax._src.jit import jit
-from xjax._src.numpy import creation, decompositions, linalg_solve, manipulation, products, reductions, ufuncs, util
+from xjax._src.numpy import (creation, decompositions, linalg_solve, manipulation, products, rearrange, reductions,
+                             sorting, ufuncs, util)
 from xjax._src.numpy.extras import trim_zeros
 from xjax._src.numpy.misc import vander
 
@@ -157,6 +158,21 @@ def _roots_no_zeros(p):
     return decompositions.eigvals(comp)
 
 
+@jit
+def _roots_with_zeros(p):
+    """JAX's traceable roots: the k leading zeros are rolled to the end (the polynomial times x^k), the zero
+    roots that adds moved last (a stable partition), and the last k roots set to NaN."""
+    n = p.aval.shape[0]
+    is_zero = ufuncs.equal(p, 0)
+    num_leading_zeros = ufuncs.where(reductions.all(is_zero), n, reductions.argmin(is_zero))
+    p = ufuncs.where(num_leading_zeros == n, creation.full_like(p, 1), p)  # all zeros: no LAPACK error
+    found = _roots_no_zeros(rearrange.roll(p, -num_leading_zeros))
+    order = sorting.argsort(ufuncs.equal(found, 0).astype(np.int32), stable=True)
+    found = found[order]
+    nan = creation.full_like(found, complex(np.nan, np.nan))
+    return ufuncs.where(creation.arange(n - 1) < n - 1 - num_leading_zeros, found, nan)
+
+
 def roots(p, *, strip_zeros=True):
     """The roots of the polynomial with coefficients p (highest degree first), complex: the eigenvalues
     of its companion matrix. Leading zeros are stripped (p must then be concrete)."""
@@ -168,7 +184,7 @@ def roots(p, *, strip_zeros=True):
     if pv.aval.shape[0] < 2:
         return util.full((0,), 0, dtypes.complex_dtype_of(pv.aval.dtype))
     if not strip_zeros:
-        raise NotImplementedError("jnp.roots(strip_zeros=False) sorts complex roots, which xjax does not do yet")
+        return _roots_with_zeros(pv)
     try:
         coeffs = np.asarray(pv)
     except Exception:
