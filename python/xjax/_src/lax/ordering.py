@@ -7,7 +7,7 @@ from xjax._src.backends import cpu
 from xjax._src.interpreters import ad
 from xjax._src.lax.base import asarray
 
-__all__ = ["Token", "after_all", "create_token", "optimization_barrier", "optimization_barrier_p",
+__all__ = ["after_all", "create_token", "optimization_barrier", "optimization_barrier_p",
            "platform_dependent"]
 
 
