@@ -36,7 +36,8 @@ def test_tile_is_a_primitive_with_rules(x64):
     x = np.random.default_rng(0).normal(size=(2, 3))
     check_grads(lambda x: lax.tile(x, (2, 3)), (x,), order=2, modes=["fwd", "rev"])
     xs = np.random.default_rng(1).normal(size=(4, 2, 3))
-    np.testing.assert_array_equal(xjax.vmap(lambda x: lax.tile(x, (3, 2)))(xs), np.stack([np.tile(v, (3, 2)) for v in xs]))
+    np.testing.assert_array_equal(xjax.vmap(lambda x: lax.tile(x, (3, 2)))(xs),
+                                  np.stack([np.tile(v, (3, 2)) for v in xs]))
     np.testing.assert_array_equal(xjax.jit(lambda x: lax.tile(x, (1, 2)))(x), np.tile(x, (1, 2)))
     with pytest.raises(ValueError, match="len\\(reps\\)"):
         lax.tile(x, (2,))
@@ -260,7 +261,8 @@ def test_conveniences_against_numpy():
     np.testing.assert_allclose(lax.batch_matmul(a, b), a @ b, rtol=1e-5)
     with pytest.raises(ValueError, match="same ndim"):
         lax.batch_matmul(a, b[0])
-    np.testing.assert_array_equal(lax.broadcast_like(np.arange(3), np.zeros((2, 3))), np.broadcast_to(np.arange(3), (2, 3)))
+    np.testing.assert_array_equal(lax.broadcast_like(np.arange(3), np.zeros((2, 3))),
+                                  np.broadcast_to(np.arange(3), (2, 3)))
     np.testing.assert_array_equal(lax.broadcast_like(np.ones((3, 1)), np.zeros((2, 3, 4))), np.ones((2, 3, 4)))
     src = np.arange(24).reshape(2, 3, 4)
     got = lax.index_take(src, (np.array([0, -1, 5]), np.array([1, 2, -7])), (1, 2))
@@ -413,8 +415,8 @@ def test_tokens_and_platform_dependent():
         lax.after_all(np.ones(2))
     x = np.ones(2, np.float32)
     np.testing.assert_array_equal(lax.platform_dependent(x, cpu=lambda v: v + 1, cuda=lambda v: v - 1), x + 1)
-    np.testing.assert_array_equal(xjax.jit(lambda v: lax.platform_dependent(v, tpu=lambda v: v, default=lambda v: v * 3))(x),
-                                  x * 3)
+    jitted = xjax.jit(lambda v: lax.platform_dependent(v, tpu=lambda v: v, default=lambda v: v * 3))
+    np.testing.assert_array_equal(jitted(x), x * 3)
     with pytest.raises(NotImplementedError, match="no branch"):
         lax.platform_dependent(x, tpu=lambda v: v)
 

@@ -105,5 +105,6 @@ from xjax._src.out_sharding import add_out_sharding as _add_out_sharding  # noqa
 _add_out_sharding(globals(), "jax.numpy", ("arange", "array", "asarray", "bincount", "broadcast_to", "dot", "einsum",
                                            "matmul", "percentile", "ravel", "repeat", "reshape", "tensordot"))
 # jnp's binary functions as ufunc objects (reduce, accumulate, at, outer), as JAX's are
-from xjax._src.numpy.ufunc_api import (add, bitwise_and, bitwise_or, bitwise_xor, logaddexp, logaddexp2,  # noqa: F401,E402
-                                       logical_and, logical_or, logical_xor, maximum, minimum, multiply, subtract)
+from xjax._src.numpy.ufunc_api import (  # noqa: F401,E402
+    add, bitwise_and, bitwise_or, bitwise_xor, logaddexp, logaddexp2, logical_and, logical_or, logical_xor, maximum,
+    minimum, multiply, subtract)

@@ -1,5 +1,5 @@
-"""xjax.scipy: SciPy's API on xjax arrays, as jax.scipy (cluster, fft, integrate, interpolate, linalg, ndimage, optimize,
-signal, sparse, spatial, special, stats).
+"""xjax.scipy: SciPy's API on xjax arrays, as jax.scipy (cluster, fft, integrate, interpolate, linalg, ndimage,
+optimize, signal, sparse, spatial, special, stats).
 
 Submodules load on first use, as in JAX: `import xjax as jax; jax.scipy.special.logsumexp(x)`.
 """

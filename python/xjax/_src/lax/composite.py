@@ -68,7 +68,8 @@ composite_p.def_rules(jvp=_composite_jvp)  # JAX's composites are not differenti
 
 def composite(decomposition, name, version=0):
     """JAX's lax.composite: `decomposition` wrapped as one operation named `name` (a `composite` equation in
-    jaxprs). Positional arguments are its operands, keyword arguments its attributes (static values). No xjax backend has a kernel to put in a composite's place, so its
+    jaxprs). Positional arguments are its operands, keyword arguments its attributes (static values). No xjax
+    backend has a kernel to put in a composite's place, so its
     decomposition always runs; as in JAX, it cannot be differentiated (use custom_jvp)."""
 
     @functools.wraps(decomposition)

@@ -22,10 +22,11 @@ from xjax._src import core, dtypes
 from xjax._src.callbacks import io_callback
 from xjax._src.lax import elementwise as ew
 from xjax._src.lax.base import asarray
+from xjax._src.lax.composite import define_composed_primitive
 from xjax._src.lax.layout import broadcast_in_dim, concatenate, reshape, slice as lax_slice
 from xjax._src.random.threefry import threefry2x32
 
-__all__ = ["RandomAlgorithm", "rng_bit_generator", "rng_uniform"]
+__all__ = ["RandomAlgorithm", "rng_bit_generator", "rng_bit_generator_p", "rng_uniform"]
 
 
 class RandomAlgorithm(enum.IntEnum):
@@ -91,6 +92,14 @@ def _bits(key, shape, dtype):
     return new_key, words
 
 
+def _bit_generator(key, *, shape, dtype, algorithm):
+    new_key, bits = _bits(key, shape, dtype)
+    return [new_key, bits]
+
+
+rng_bit_generator_p = define_composed_primitive("rng_bit_generator", _bit_generator, multiple_results=True)
+
+
 def rng_bit_generator(key, shape, dtype=np.uint32, algorithm=RandomAlgorithm.RNG_DEFAULT, *, out_sharding=None):
     """(new key, random bits of `shape` and `dtype`) from a uint32[4] key; see the module's notes on
     which algorithms give JAX's bits."""
@@ -109,7 +118,7 @@ def rng_bit_generator(key, shape, dtype=np.uint32, algorithm=RandomAlgorithm.RNG
         key = concatenate([reshape(w, (1,)) for w in words], 0)
     elif aval.shape != (4,) or aval.dtype != np.uint32:
         raise TypeError(f"rng_bit_generator: the key must be uint32[4], got {aval.dtype.name}{list(aval.shape)}")
-    new_key, bits = _bits(key, shape, dtype)
+    new_key, bits = rng_bit_generator_p.bind(key, shape=shape, dtype=dtype, algorithm=RandomAlgorithm(algorithm))
     return new_key, bits
 
 

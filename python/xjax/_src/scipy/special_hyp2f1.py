@@ -101,10 +101,13 @@ def _digamma_transform(a, b, c, x):
 def _terminal_or_series(a, b, c, x):
     eps = _c(x, dtypes.finfo(x.dtype).eps * 50)
     d = c - a - b
-    non_positive_integer = ((a <= 0) & (jnp.abs(a - jnp.round(a)) < eps)) | ((b <= 0) & (jnp.abs(b - jnp.round(b)) < eps))
+    a_terminates = (a <= 0) & (jnp.abs(a - jnp.round(a)) < eps)
+    non_positive_integer = a_terminates | ((b <= 0) & (jnp.abs(b - jnp.round(b)) < eps))
+    # 0: the series; 1: the digamma transform (x > 0.9, integer c - a - b); 2: the terminating series
     index = jnp.where((x > 0.9) & ~non_positive_integer, jnp.where(jnp.abs(d - jnp.round(d)) >= eps, 0, 1),
                       jnp.where(non_positive_integer, 2, 0))
-    return lax.select_n(index.astype(np.int32), _series(a, b, c, x), _digamma_transform(a, b, c, x), _terminal(a, b, c, x))
+    return lax.select_n(index.astype(np.int32), _series(a, b, c, x), _digamma_transform(a, b, c, x),
+                        _terminal(a, b, c, x))
 
 
 @jit
@@ -115,16 +118,15 @@ def _hyp2f1_values(a, b, c, x):
     s = 1 - x
     ca, cb = c - a, c - b
     euler = (d <= -1) & ~((jnp.abs(d - jnp.round(d)) >= eps) & (s < 0))
-    # 0: 1; 1: inf; 2: Euler's transform; 3, 4: (1 - x)^-a, (1 - x)^-b; 5: Gauss's sum at x = 1; 6: the series
-    index = jnp.where((x == 0) | (((a == 0) | (b == 0)) & (c != 0)), 0,
-                      jnp.where((c == 0) | ((c < 0) & (c % 1 == 0)), 1,
-                                jnp.where(euler, 2,
-                                          jnp.where((d <= 0) & (x == 1), 1,
-                                                    jnp.where((x < 1) & (b == c), 3,
-                                                              jnp.where((x < 1) & (a == c), 4,
-                                                                        jnp.where(x > 1, 1, jnp.where(x == 1, 5, 6))))))))
-    return lax.select_n(index.astype(np.int32), _c(x, 1), _c(x, np.inf), s ** d * _terminal_or_series(ca, cb, c, x), s ** (-a),
-                        s ** (-b), gamma(c) * gamma(d) / (gamma(ca) * gamma(cb)), _terminal_or_series(a, b, c, x))
+    # The first case that holds, in JAX's order: 0: 1; 1: inf; 2: Euler's transform; 3, 4: (1 - x)^-a,
+    # (1 - x)^-b; 5: Gauss's sum at x = 1; 6 (otherwise): the series
+    cases = [((x == 0) | (((a == 0) | (b == 0)) & (c != 0)), 0), ((c == 0) | ((c < 0) & (c % 1 == 0)), 1),
+             (euler, 2), ((d <= 0) & (x == 1), 1), ((x < 1) & (b == c), 3), ((x < 1) & (a == c), 4), (x > 1, 1),
+             (x == 1, 5)]
+    index = jnp.select([cond for cond, _ in cases], [np.int32(i) for _, i in cases], default=np.int32(6))
+    return lax.select_n(index.astype(np.int32), _c(x, 1), _c(x, np.inf), s ** d * _terminal_or_series(ca, cb, c, x),
+                        s ** (-a), s ** (-b), gamma(c) * gamma(d) / (gamma(ca) * gamma(cb)),
+                        _terminal_or_series(a, b, c, x))
 
 
 def _parameter_series(weight):
