@@ -108,3 +108,7 @@ _add_out_sharding(globals(), "jax.numpy", ("arange", "array", "asarray", "bincou
 from xjax._src.numpy.ufunc_api import (  # noqa: F401,E402
     add, bitwise_and, bitwise_or, bitwise_xor, logaddexp, logaddexp2, logical_and, logical_or, logical_xor, maximum,
     minimum, multiply, subtract)
+from xjax._src.numpy.extras import fromfile, fromstring, place  # noqa: F401,E402
+from xjax._src.numpy.polynomials import poly  # noqa: F401,E402
+from xjax._src.numpy.selection import mask_indices  # noqa: F401,E402
+ComplexWarning = _np.exceptions.ComplexWarning  # NumPy's, as jnp's is

@@ -147,6 +147,30 @@ def _polyfit(x, y, w, deg, rcond, full, cov):
     return c, ufuncs.multiply(vbase[:, :, None], fac[None, None, :])
 
 
+def poly(seq_of_zeros):
+    """The coefficients of the monic polynomial with the given roots (or the eigenvalues of a square
+    matrix: then complex, as in JAX): the product of the factors (x - r), one root at a time (JAX
+    convolves with (1, -r); the two-term sums are the same, and complex ones need no complex convolution)."""
+    util.check_arraylike("poly", seq_of_zeros)
+    (zeros,) = util.promote_dtypes_inexact(util.asarray(seq_of_zeros))
+    zeros = manipulation.atleast_1d(zeros)
+    shape = zeros.aval.shape
+    if len(shape) == 2 and shape[0] == shape[1] and shape[0] != 0:
+        zeros = decompositions.eigvals(zeros)
+    elif len(shape) != 1:
+        raise ValueError("input must be 1d or non-empty square 2d array.")
+    dt = zeros.aval.dtype
+    if zeros.aval.shape[0] == 0:
+        return creation.ones((), dtype=dt)
+    coeffs = creation.ones((1,), dtype=dt)
+    zero = creation.zeros((1,), dtype=dt)
+    for k in range(zeros.aval.shape[0]):
+        shifted = manipulation.concatenate([zero, coeffs])
+        scaled = ufuncs.multiply(ufuncs.negative(zeros[k]), shifted)
+        coeffs = ufuncs.add(manipulation.concatenate([coeffs, zero]), scaled)
+    return coeffs
+
+
 @jit
 def _roots_no_zeros(p):
     n = p.aval.shape[0]
