@@ -435,3 +435,24 @@ def test_collectives_from_others():
                        (lambda: lax.pcast(x, "i", to="varying"), "pcast")]:
         with pytest.raises(NotImplementedError, match=name):
             call()
+
+
+def test_scatter_apply_as_jax():
+    dn = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                     scatter_dims_to_operand_dims=(0,))
+    x = np.arange(5.0, dtype=np.float32)
+    idx = np.array([[1], [3], [3], [7]])
+    f = lambda v: v * 2 + 1  # noqa: E731
+    # JAX 0.10.2: a repeated index applies func twice; out of bounds drops (or clips, with mode="clip")
+    np.testing.assert_array_equal(lax.scatter_apply(x, idx, f, dn, update_shape=(4,)), [0, 3, 2, 15, 4])
+    np.testing.assert_array_equal(lax.scatter_apply(x, idx, f, dn, update_shape=(4,), mode="clip"), [0, 3, 2, 15, 9])
+    np.testing.assert_allclose(xjax.jit(lambda x: lax.scatter_apply(x, idx, jnp.sin, dn, update_shape=(4,)))(x),
+                               [0, np.sin(1), 2, np.sin(np.sin(3)), 4], rtol=1e-6)
+    rows = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
+                                       scatter_dims_to_operand_dims=(0,))
+    m = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    got = lax.scatter_apply(m, np.array([[0], [2], [0]]), f, rows, update_shape=(3, 2))
+    np.testing.assert_array_equal(got, JAX_SCATTER_APPLY_ROWS)
+
+
+JAX_SCATTER_APPLY_ROWS = [[3.0, 7.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0], [17.0, 19.0, 10.0, 11.0]]  # JAX 0.10.2

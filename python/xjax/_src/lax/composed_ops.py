@@ -13,10 +13,12 @@ from xjax._src.lax.base import asarray, scalars_like
 from xjax._src.lax.composite import define_composed_primitive
 from xjax._src.lax.indexing import scatter_add
 from xjax._src.lax.layout import broadcast_in_dim, reshape, transpose
+from xjax._src.lax.loops import fori_loop
+from xjax._src.lax.reduction import reduce_max
 from xjax._src.lax.sorting import top_k
 
 __all__ = ["approx_max_k", "approx_min_k", "approx_top_k_p", "mulhi", "mulhi_p", "reduce_precision",
-           "reduce_precision_p", "scatter_sub", "scatter_sub_p", "tile", "tile_p"]
+           "reduce_precision_p", "scatter_apply", "scatter_sub", "scatter_sub_p", "tile", "tile_p"]
 
 
 def _const(x, value):
@@ -116,6 +118,24 @@ def scatter_sub(operand, scatter_indices, updates, dimension_numbers, *, indices
     return scatter_sub_p.bind(asarray(x), asarray(scatter_indices), asarray(u), dimension_numbers=dimension_numbers,
                               indices_are_sorted=bool(indices_are_sorted), unique_indices=bool(unique_indices),
                               mode=mode)
+
+
+def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_shape=(), indices_are_sorted=False,
+                  unique_indices=False, mode=None):
+    """operand with the elementwise `func` applied at the windows the indices select, once per time an
+    element is selected (XLA's scatter with the update computation func(x)). How often each element is hit
+    is a scatter_add of ones of update_shape (the same windows, the same out-of-bounds mode); func is then
+    applied while any count is left, where one is."""
+    x = asarray(operand)
+    shape = core.get_aval(x).shape
+    counts = scatter_add(np.zeros(shape, np.int32), asarray(scatter_indices), np.ones(tuple(update_shape), np.int32),
+                         dimension_numbers, indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                         mode=mode)
+
+    def body(i, value):
+        return ew.select(ew.lt(broadcast_in_dim(i, shape, ()), counts), func(value), value)
+
+    return fori_loop(np.int32(0), reduce_max(counts, tuple(range(len(shape)))), body, x)
 
 
 # ---- reduce_precision -------------------------------------------------------------------------------
