@@ -456,3 +456,22 @@ def test_scatter_apply_as_jax():
 
 
 JAX_SCATTER_APPLY_ROWS = [[3.0, 7.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0], [17.0, 19.0, 10.0, 11.0]]  # JAX 0.10.2
+
+
+def test_convenience_grads_and_vmap(x64):
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=(1, 2, 4, 4))
+    check_grads(lambda x: lax.conv_general_dilated_patches(x, (2, 2), (1, 1), "SAME"), (x,), order=1,
+                modes=["fwd", "rev"])
+    rhs = rng.normal(size=(8, 3, 3, 2))
+    check_grads(lambda x, r: lax.conv_general_dilated_local(x, r, (1, 1), "VALID", (2, 2),
+                                                            dimension_numbers=("NCHW", "IHWO", "NCHW")),
+                (x, rhs), order=1, modes=["fwd", "rev"])
+    a, b = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 4, 2))
+    check_grads(lax.batch_matmul, (a, b), order=2, modes=["fwd", "rev"])
+    src = rng.normal(size=(3, 4))
+    check_grads(lambda s: lax.index_take(s, (np.array([0, 2, 2]),), (0,)), (src,), order=1, modes=["fwd", "rev"])
+    xs = rng.normal(size=(3, 1, 2, 4, 4))
+    np.testing.assert_allclose(xjax.vmap(lambda v: lax.conv_general_dilated_patches(v, (2, 2), (1, 1), "VALID"))(xs),
+                               np.stack([lax.conv_general_dilated_patches(v, (2, 2), (1, 1), "VALID") for v in xs]),
+                               rtol=1e-12)
