@@ -313,8 +313,19 @@ def test_ragged_dot(x64):
     check_grads(lambda l, r: lax.ragged_dot(l, r, sizes), (lhs, rhs), order=1, modes=["fwd", "rev"])
     dn = lax.RaggedDotDimensionNumbers((([1], [1]), ([], [])), [0], [0])
     np.testing.assert_allclose(lax.ragged_dot_general(lhs, rhs, sizes, dn), want, rtol=1e-12)
-    with pytest.raises(NotImplementedError, match="ragged"):
-        lax.ragged_dot_general(lhs.T, rhs, sizes, lax.RaggedDotDimensionNumbers((([0], [1]), ([], [])), [0], [0]))
+    # a contracting ragged dimension: one product per group (JAX's mode 2)
+    left, right = rng.normal(size=(3, 7)), rng.normal(size=(7, 4))
+    sizes2 = np.array([2, 0, 3], np.int32)
+    got = lax.ragged_dot_general(left, right, sizes2, lax.RaggedDotDimensionNumbers((([1], [0]), ([], [])), [1], []))
+    want = np.stack([left[:, :2] @ right[:2], np.zeros((3, 4)), left[:, 2:5] @ right[2:5]])
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+    # a batch ragged dimension: JAX's CPU computes the whole dot_general
+    lb, rb = rng.normal(size=(6, 3, 2)), rng.normal(size=(6, 2, 4))
+    got = lax.ragged_dot_general(lb, rb, np.array([2, 3], np.int32),
+                                 lax.RaggedDotDimensionNumbers((([2], [1]), ([0], [0])), [0], []))
+    np.testing.assert_allclose(got, np.einsum("bmk,bkn->bmn", lb, rb), rtol=1e-12)
+    with pytest.raises(NotImplementedError, match="group_offset"):
+        lax.ragged_dot(lhs, rhs, sizes, group_offset=np.array([0]))
 
 
 # ---- composite and types ---------------------------------------------------------------------------

@@ -269,34 +269,53 @@ def _group_mask(group_sizes, rows, dtype_, group_offset):
 
 def ragged_dot_general(lhs, rhs, group_sizes, ragged_dot_dimension_numbers, precision=None,
                        preferred_element_type=None, group_offset=None):
-    """A dot whose lhs rows fall into consecutive groups, each multiplied by its own rhs matrix. xjax
-    supports JAX's first mode (the ragged dimension a non-contracting one of lhs, rhs carrying the group
-    dimension): computed as every group's product, masked and summed over groups."""
+    """A dot whose lhs ragged dimension falls into consecutive groups of group_sizes ([g]), in JAX's three
+    modes: a non-contracting ragged dimension multiplies each group by its own rhs along the rhs group
+    dimension; a contracting one gives one product per group (a new leading axis of size g); a batch one
+    is the plain dot_general (as JAX's CPU computes it). Computed as masked dot_generals."""
     if group_offset is not None:
         raise NotImplementedError("ragged_dot_general: group_offset is not supported in xjax")
     x, y = asarray(lhs), asarray(rhs)
     dn = ragged_dot_dimension_numbers
     (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = dn.dot_dimension_numbers
+    lhs_contract, rhs_contract, lhs_batch, rhs_batch = (tuple(int(d) for d in ds) for ds in
+                                                       (lhs_contract, rhs_contract, lhs_batch, rhs_batch))
     ragged, groups = tuple(dn.lhs_ragged_dimensions), tuple(dn.rhs_group_dimensions)
     xs, ys = core.get_aval(x).shape, core.get_aval(y).shape
-    if len(ragged) != 1 or len(groups) != 1 or ragged[0] in lhs_contract or ragged[0] in lhs_batch:
-        raise NotImplementedError("ragged_dot_general: xjax supports one ragged non-contracting dimension of lhs "
-                                  "with one group dimension of rhs (ragged_dot's mode) only")
-    ragged_dim, group_dim = ragged[0], groups[0]
-    g = ys[group_dim]
-    if core.get_aval(asarray(group_sizes)).shape != (g,):
-        raise TypeError(f"ragged_dot_general: group_sizes must have shape ({g},), got "
-                        f"{core.get_aval(asarray(group_sizes)).shape}")
+    sizes_shape = core.get_aval(asarray(group_sizes)).shape
+    if len(ragged) != 1 or len(groups) > 1 or len(sizes_shape) != 1:
+        raise NotImplementedError("ragged_dot_general: xjax supports one lhs ragged dimension, at most one rhs group "
+                                  f"dimension and 1-D group_sizes; got {dn} and group_sizes of shape {sizes_shape}")
+    ragged_dim, g = ragged[0], sizes_shape[0]
+    kw = dict(precision=precision, preferred_element_type=preferred_element_type)
+    if ragged_dim in lhs_batch:
+        return dot_general(x, y, ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch)), **kw)
+    if ragged_dim in lhs_contract:
+        if groups:
+            raise TypeError("ragged_dot_general: rhs has no group dimension when the ragged dimension contracts")
+        # lhs masked per group: a new leading free axis of size g, moved to the front of the output
+        mask = _group_mask(group_sizes, xs[ragged_dim], core.get_aval(x).dtype, None)
+        masked = ew.mul(broadcast_in_dim(x, (g,) + tuple(xs), tuple(range(1, len(xs) + 1))),
+                        broadcast_in_dim(mask, (g,) + tuple(xs), (0, 1 + ragged_dim)))
+        shifted = ((tuple(c + 1 for c in lhs_contract), rhs_contract), (tuple(b + 1 for b in lhs_batch), rhs_batch))
+        out = dot_general(masked, y, shifted, **kw)
+        nb = len(lhs_batch)
+        order = (nb,) + tuple(d for d in range(core.get_aval(out).ndim) if d != nb)
+        return transpose(out, order)
+    if len(groups) != 1:
+        raise TypeError("ragged_dot_general: a non-contracting ragged dimension needs one rhs group dimension")
+    group_dim = groups[0]
+    if ys[group_dim] != g:
+        raise TypeError(f"ragged_dot_general: group_sizes must have shape ({ys[group_dim]},), got {sizes_shape}")
     # rhs's group dimension becomes a batch dimension of the dot with a broadcast lhs
     x_b = broadcast_in_dim(x, (g,) + tuple(xs), tuple(range(1, len(xs) + 1)))
-    dn_b = (((tuple(c + 1 for c in lhs_contract)), tuple(rhs_contract)),
-            ((0,) + tuple(b + 1 for b in lhs_batch), (group_dim,) + tuple(rhs_batch)))
-    products = dot_general(x_b, y, dn_b, precision=precision, preferred_element_type=preferred_element_type)
+    dn_b = ((tuple(c + 1 for c in lhs_contract), rhs_contract),
+            ((0,) + tuple(b + 1 for b in lhs_batch), (group_dim,) + rhs_batch))
+    products = dot_general(x_b, y, dn_b, **kw)
     # products: [g, *batch, lhs free dims (in order), rhs free dims]; the ragged dim's position there
     lhs_free = [d for d in range(len(xs)) if d not in lhs_contract and d not in lhs_batch]
     position = 1 + len(lhs_batch) + lhs_free.index(ragged_dim)
-    out_dtype = core.get_aval(products).dtype
-    mask = _group_mask(group_sizes, xs[ragged_dim], out_dtype, group_offset)
+    mask = _group_mask(group_sizes, xs[ragged_dim], core.get_aval(products).dtype, None)
     mask = broadcast_in_dim(mask, core.get_aval(products).shape, (0, position))
     return reduce_sum(ew.mul(products, mask), (0,))
 
