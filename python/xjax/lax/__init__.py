@@ -16,3 +16,5 @@ from xjax._src.out_sharding import add_out_sharding as _add_out_sharding  # noqa
 
 _add_out_sharding(globals(), "jax.lax", ("broadcast", "broadcast_in_dim", "broadcasted_iota", "conv_general_dilated",
                                          "dot", "reduce_sum", "reshape"))
+from xjax._src.random.bit_generator import (RandomAlgorithm, rng_bit_generator, rng_bit_generator_p,  # noqa: F401,E402
+                                           rng_uniform)

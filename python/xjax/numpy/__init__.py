@@ -21,6 +21,7 @@ from xjax._src.numpy.extras import (apply_over_axes, bartlett, bitwise_count, bl
                                     unwrap)
 from xjax._src.numpy.take import take, take_along_axis  # noqa: F401
 from xjax._src.numpy.vectorize import apply_along_axis, vectorize  # noqa: F401
+from xjax._src.numpy.ufunc_api import frompyfunc, ufunc  # noqa: F401
 from xjax._src.numpy.manipulation import (array_split, astype, atleast_1d, atleast_2d, atleast_3d,  # noqa: F401
                                           broadcast_arrays, broadcast_shapes, broadcast_to, column_stack, concat,
                                           concatenate, dsplit, dstack, expand_dims, hsplit, hstack,
@@ -104,3 +105,11 @@ from xjax._src.out_sharding import add_out_sharding as _add_out_sharding  # noqa
 
 _add_out_sharding(globals(), "jax.numpy", ("arange", "array", "asarray", "bincount", "broadcast_to", "dot", "einsum",
                                            "matmul", "percentile", "ravel", "repeat", "reshape", "tensordot"))
+# jnp's binary functions as ufunc objects (reduce, accumulate, at, outer), as JAX's are
+from xjax._src.numpy.ufunc_api import (  # noqa: F401,E402
+    add, bitwise_and, bitwise_or, bitwise_xor, logaddexp, logaddexp2, logical_and, logical_or, logical_xor, maximum,
+    minimum, multiply, subtract)
+from xjax._src.numpy.extras import fromfile, fromstring, place  # noqa: F401,E402
+from xjax._src.numpy.polynomials import poly  # noqa: F401,E402
+from xjax._src.numpy.selection import mask_indices  # noqa: F401,E402
+ComplexWarning = _np.exceptions.ComplexWarning  # NumPy's, as jnp's is

@@ -320,6 +320,29 @@ def put(a, ind, v, mode=None, *, inplace=True):
     return lax.reshape(flat.at[i].set(vals, mode="drop" if mode is None else "clip"), x.aval.shape)
 
 
+def place(arr, mask, vals, *, inplace=True):
+    """arr with its masked entries (row-major order) set to vals, repeated as needed (JAX requires
+    inplace=False)."""
+    util.check_arraylike("place", arr, mask, vals)
+    data, mask, vals = (util.asarray(x) for x in (arr, mask, vals))
+    if inplace:
+        raise ValueError("jax.numpy.place cannot modify arrays in-place, because JAX arrays are immutable. "
+                         "Pass inplace=False to instead return an updated array.")
+    if data.aval.size != mask.aval.size:
+        raise ValueError("place: arr and mask must be the same size")
+    if not vals.aval.size:
+        raise ValueError("Cannot place values from an empty array")
+    if not data.aval.size:
+        return data
+    n = mask.aval.size
+    indices = ufuncs.where(manipulation.ravel(mask), size=n, fill_value=n)[0]  # unmasked slots point past the end
+    vals = manipulation.ravel(vals)
+    if vals.aval.size < n:
+        vals = rearrange.tile(vals, -(-n // vals.aval.size))
+    flat = lax.reshape(data, (data.aval.size,))
+    return lax.reshape(flat.at[indices].set(vals[:n], mode="drop"), data.aval.shape)
+
+
 def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
     """arr with values written at indices along axis (JAX requires inplace=False)."""
     if inplace:
@@ -462,6 +485,18 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002 - N
 def frombuffer(buffer, dtype=float, count=-1, offset=0):
     """An array from the bytes of a buffer."""
     return creation.asarray(np.frombuffer(buffer, dtype=dtype, count=count, offset=offset))
+
+
+def fromstring(string, dtype=float, count=-1, *, sep):
+    """An array from the numbers in a text string separated by sep."""
+    return creation.asarray(np.fromstring(string=string, dtype=dtype, count=count, sep=sep))
+
+
+def fromfile(*args, **kwargs):
+    """Not provided, as in JAX: reading a file is not a pure function."""
+    raise NotImplementedError("jnp.fromfile() is not implemented because it may be non-pure and thus unsafe for use "
+                              "with JIT and other JAX transformations. Consider using jnp.asarray(np.fromfile(...)) "
+                              "instead.")
 
 
 def fromiter(iterable, dtype, count=-1):

@@ -13,16 +13,13 @@ from xjax._src.numpy.reductions import sum as _sum
 # ---- repetition -----------------------------------------------------------------------------
 
 def tile(A, reps):  # noqa: N803 - NumPy's name
-    """A repeated reps times along each axis."""
+    """A repeated reps times along each axis: lax.tile, after leading unit axes where reps is longer."""
     x = util.operand("tile", A)
     reps = (operator.index(reps),) if isinstance(reps, (int, np.integer)) else tuple(operator.index(r) for r in reps)
-    nd = max(len(reps), x.aval.ndim)
-    reps = (1,) * (nd - len(reps)) + reps
-    s = (1,) * (nd - x.aval.ndim) + x.aval.shape
-    x = lax.reshape(x, s)
-    inter = tuple(v for r, d in zip(reps, s) for v in (r, d))
-    b = lax.broadcast_in_dim(x, inter, tuple(range(1, 2 * nd, 2)))
-    return lax.reshape(b, tuple(r * d for r, d in zip(reps, s)))
+    reps = (1,) * (x.aval.ndim - len(reps)) + reps
+    if len(reps) > x.aval.ndim:
+        x = lax.expand_dims(x, tuple(range(len(reps) - x.aval.ndim)))
+    return lax.tile(x, reps)
 
 
 def repeat(a, repeats, axis=None, *, total_repeat_length=None):

@@ -196,6 +196,12 @@ def triu_indices(n, k=0, m=None):
     return _static_pair(np.triu_indices(operator.index(n), operator.index(k), None if m is None else operator.index(m)))
 
 
+def mask_indices(n, mask_func, k=0, *, size=None):
+    """The indices of the nonzero entries of mask_func(ones((n, n)), k), such as jnp.triu."""
+    i, j = nonzero(mask_func(creation.ones((operator.index(n), operator.index(n))), k), size=size)
+    return i, j
+
+
 def tril_indices_from(arr, k=0):
     """tril_indices for the shape of the 2-D arr."""
     s = util.aval_of(arr).shape

@@ -271,10 +271,10 @@ def block_diag(*arrs):
 
 
 def toeplitz(c, r=None):
-    """The Toeplitz matrix with first column c and first row r (r[0] is ignored; r defaults to c):
+    """The Toeplitz matrix with first column c and first row r (r[0] is ignored; r defaults to conj(c)):
     A[i, j] = c[i - j] for i >= j, r[j - i] for i < j. Leading axes of c and r broadcast."""
     c = jnp.asarray(c)
-    r = c if r is None else jnp.asarray(r)
+    r = jnp.conjugate(c) if r is None else jnp.asarray(r)
     if c.ndim < 1 or r.ndim < 1:
         raise ValueError(f"toeplitz: c and r need at least one axis, got shapes {c.shape} and {r.shape}")
     batch = np.broadcast_shapes(c.shape[:-1], r.shape[:-1])
