@@ -9,7 +9,7 @@ import numpy as np
 
 from xjax._src import lax
 from xjax._src.jit import jit
-from xjax._src.lax import linalg as lax_linalg
+from xjax._src.lax import linalg as lax_linalg, linalg_forms
 from xjax._src.numpy import manipulation, util
 from xjax._src.numpy.take import take_along_axis
 
@@ -118,9 +118,9 @@ def qr(a, mode="reduced"):
     a = _matrix("qr", a)
     if mode not in _QR_MODES:
         raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
-    if mode == "raw":
-        raise NotImplementedError("jnp.linalg.qr(mode='raw') (Householder reflectors and taus, LAPACK's geqrf) is "
-                                  "not implemented in xjax")
+    if mode == "raw":  # LAPACK's packed form, transposed (NumPy's), and the reflectors' scales
+        packed, taus = linalg_forms.geqrf(a)
+        return QRResult(manipulation.swapaxes(packed, -1, -2), taus)
     return _qr(a, "reduced" if mode == "full" else mode)
 
 
