@@ -142,18 +142,21 @@ def _cofactor_solve(a, b):
     dt = a.aval.dtype
     diag = _diag(lu)
     sign = (1 - 2 * (_parity(pivots) % 2)).astype(dt)
-    partial_det = reductions.cumprod(diag, axis=-1) * sign[..., None]
+    # det(U[:-1, :-1]) and det(a), with the permutation's sign (two products: no cumulative op, which
+    # complex matrices do not have yet)
+    det_head = reductions.prod(diag[..., :-1], axis=-1) * sign
+    det_all = det_head * diag[..., -1]
     # With U's last pivot replaced by 1/det(U[:-1, :-1]), solving and scaling by det(a) stays finite.
-    lu = lu.at[..., -1, -1].set(1.0 / partial_det[..., -2])
+    lu = lu.at[..., -1, -1].set(1.0 / det_head)
     ones = creation.ones(b.aval.shape[:-1], dt)
     d = lax_linalg.triangular_solve(lu, ones, left_side=True, lower=False)
     bad = reductions.any(ufuncs.isnan(d) | ufuncs.isinf(d), axis=-1)[..., None, None]
     x = ufuncs.where(bad, 0, b)
     x = lax_linalg._permute_rows(x, permutation)
     x = lax_linalg.triangular_solve(lu, x, left_side=True, lower=True, unit_diagonal=True)
-    x = manipulation.concatenate((x[..., :-1, :] * partial_det[..., -1, None, None], x[..., -1:, :]), axis=-2)
+    x = manipulation.concatenate((x[..., :-1, :] * det_all[..., None, None], x[..., -1:, :]), axis=-2)
     x = lax_linalg.triangular_solve(lu, x, left_side=True, lower=False)
-    return partial_det[..., -1], ufuncs.where(bad, 0, x)
+    return det_all, ufuncs.where(bad, 0, x)
 
 
 def _det_impl(a):

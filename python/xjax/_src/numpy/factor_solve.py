@@ -7,7 +7,7 @@ Operands here are already promoted and broadcast: a [..., m, m], b [..., m, k] w
 from xjax._src.custom_derivatives import SymbolicZero, custom_jvp
 from xjax._src.lax.elementwise import broadcasted_iota, convert_element_type, eq, neg, sub
 from xjax._src.lax.layout import broadcast_in_dim
-from xjax._src.lax.linalg import (_inverse_permutation, _matmul, _permute_rows, _scalar, _T, cholesky, lu,
+from xjax._src.lax.linalg import (_H, _inverse_permutation, _matmul, _permute_rows, _scalar, cholesky, lu,
                                   triangular_solve)
 
 
@@ -99,10 +99,10 @@ inv.defjvp(_inv_jvp)
 
 def cholesky_factor(a, lower):
     """The Cholesky factor of A read from its lower (or upper) triangle only, as scipy.linalg.cholesky
-    (upper: U with A = U^H U, the transpose of the lower factor of A^T = conj(A))."""
+    (upper: U with A = U^H U, the conjugate transpose of the lower factor of A^H, as JAX)."""
     if lower:
         return cholesky(a, symmetrize_input=False)
-    return _T(cholesky(_T(a), symmetrize_input=False))
+    return _H(cholesky(_H(a), symmetrize_input=False))
 
 
 def _pos_solve_impl(lower, a, b):
