@@ -3,7 +3,8 @@
 reading one triangle, batches and vmap against a loop, check_grads in x64 (holomorphic functions by
 jvp/vjp, real losses of the factors), gradients of real losses against values recorded from JAX (grad of
 a real function of complex input is JAX's conjugate convention), jnp.linalg and jax.scipy.linalg on
-complex input, the CUDA backend's clear refusal, and the bits of a factorization at 1 and 3 threads."""
+complex input, triangular_solve without LAPACK, and the bits of factorizations at 1 and 3 threads (the
+CUDA backend's refusal of complex matrices: tests/test_cuda_linalg.py)."""
 import numpy as np
 import pytest
 import scipy.linalg
@@ -427,19 +428,6 @@ def test_scipy_linalg(dtype):
 def test_slogdet_qr_method_refuses_complex_as_jax():
     with pytest.raises(NotImplementedError, match="complex"):
         jnp.linalg.slogdet(jnp.eye(3, dtype=jnp.complex64), method="qr")
-
-
-# ---- the CUDA backend refuses complex matrices (no silent wrong path) ------------------------------------
-
-def test_cuda_linalg_refuses_complex_matrices():
-    from xjax._src.gpu import cuda_linalg
-
-    a = np.eye(2, dtype=np.complex64)
-    for name, route in cuda_linalg.ROUTES.items():
-        if name == "lu_pivots_to_permutation":
-            continue
-        with pytest.raises(NotImplementedError, match=f"\\[{name}\\] complex matrices .* CUDA"):
-            route([a, a], {}, [((2, 2), np.dtype(np.complex64))], [((2, 2), np.dtype(np.complex64))] * 2)
 
 
 # ---- without LAPACK: triangular_solve substitutes, the factorizations say what is missing ----------------
