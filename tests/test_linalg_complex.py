@@ -1,6 +1,6 @@
 """Complex linear algebra (complex64, complex128): lax.linalg's factorizations against NumPy/SciPy
 (complex128 tightly, complex64 at float32's tolerance) and rebuilt from their factors, Hermitian eigh
-reading one triangle, batches and vmap against a loop, check_grads in x64 (holomorphic functions by
+reading one triangle, eig, batches and vmap against a loop, check_grads in x64 (holomorphic functions by
 jvp/vjp, real losses of the factors), gradients of real losses against values recorded from JAX (grad of
 a real function of complex input is JAX's conjugate convention), jnp.linalg and jax.scipy.linalg on
 complex input, triangular_solve without LAPACK, and the bits of factorizations at 1 and 3 threads (the
@@ -169,9 +169,37 @@ def test_triangular_solve_refuses_mixed_dtypes():
         linalg.triangular_solve(np.eye(2, dtype=np.complex128), np.ones((2, 2)), left_side=True)
 
 
-def test_eig_of_complex_matrices_is_refused_clearly():
-    with pytest.raises(NotImplementedError, match="complex64"):
-        jnp.linalg.eigvals(jnp.eye(2, dtype=jnp.complex64))
+# lax.linalg.eig of a complex matrix as JAX 0.10.2 gives it (its eigenvalues in LAPACK's order, the first
+# right eigenvector with its largest component real)
+EIG_A = np.array([[1 + 2j, 0.5, -1j], [0.3 - 0.2j, -1 + 0.5j, 2.0], [1j, 0.7 + 0.1j, 0.4]])
+JAX_EIG_W = [1.437011886251+1.333392208167j, 0.6845183684919+0.7033316536274j, -1.721530254743+0.4632761382053j]
+JAX_EIG_VR0 = [0.7640629557538+0j, 0.4285092822565-0.1110495130848j, 0.4538055632138+0.1196499523804j]
+
+
+@pytest.mark.parametrize("dtype", CTYPES)
+@pytest.mark.parametrize("batch", [(), (3,)])
+def test_eig(dtype, batch):
+    a = crandn(np.random.default_rng(6), batch + (6, 6), dtype)
+    w, vl, vr = (np.asarray(t) for t in linalg.eig(a))
+    assert w.dtype == vl.dtype == vr.dtype == dtype
+    wide = a.astype(np.complex128)
+    # The same eigenvalues as NumPy's (whose order, c/zgeev's, can differ in single precision where its
+    # BLAS rounds otherwise): each within tolerance of the nearest reference, in both directions.
+    ref = np.linalg.eigvals(wide)
+    for x, y in ((w, ref), (ref, w)):
+        gap = np.abs(x[..., :, None] - y[..., None, :]).min(axis=-1)
+        assert gap.max() < TOL[dtype] * 20 * np.abs(ref).max(), gap.max()
+    close(wide @ vr, vr * w[..., None, :], dtype, scale=20)
+    close(H(vl) @ wide, w[..., :, None] * H(vl), dtype, scale=20)
+    close(np.linalg.norm(vr, axis=-2), np.ones(batch + (6,)), dtype, scale=20)
+    w_only = np.asarray(jnp.linalg.eigvals(a))
+    np.testing.assert_array_equal(w_only, w)
+
+
+def test_eig_as_jax():
+    w, vr = (np.asarray(t) for t in linalg.eig(EIG_A, compute_left_eigenvectors=False))
+    np.testing.assert_allclose(w, JAX_EIG_W, rtol=1e-11)
+    np.testing.assert_allclose(vr[:, 0], JAX_EIG_VR0, rtol=1e-11, atol=1e-13)
 
 
 # ---- shapes and dtypes over batches (hypothesis); vmap against a loop ---------------------------------------
@@ -235,6 +263,7 @@ def weights(shape, seed=0):
     ("matrix_power", lambda a: jnp.linalg.matrix_power(a, -2), (A,)),
     ("lu_solve", lambda a, b: jsl.lu_solve(jsl.lu_factor(a), b, trans=0), (A, B)),
     ("expm", lambda a: jsl.expm(0.3 * a), (A,)),
+    ("eigvals", jnp.linalg.eigvals, (A,)),
 ])
 def test_holomorphic_gradients(name, f, args):
     check_grads(f, args, order=1, modes=("fwd", "rev"), atol=1e-6, rtol=1e-6)

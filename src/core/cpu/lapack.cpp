@@ -35,7 +35,8 @@ bool resolve_all(void* lib, char p, LapackFns<std::complex<R>>& f) {
   return resolve(lib, s + "potrf", f.potrf) && resolve(lib, s + "getrf", f.getrf) &&
          resolve(lib, s + "geqrf", f.geqrf) && resolve(lib, s + "geqp3", f.geqp3) &&
          resolve(lib, s + "ungqr", f.ungqr) && resolve(lib, s + "heevd", f.heevd) &&
-         resolve(lib, s + "gesdd", f.gesdd) && resolve(lib, s + "trsm", f.trsm) && resolve(lib, s + "gemm", f.gemm) &&
+         resolve(lib, s + "gesdd", f.gesdd) && resolve(lib, s + "geev", f.geev) && resolve(lib, s + "trsm", f.trsm) &&
+         resolve(lib, s + "gemm", f.gemm) &&
          resolve(lib, s + "herk", f.herk) && resolve(lib, s + "laswp", f.laswp);
 }
 }  // namespace

@@ -37,8 +37,8 @@ struct LapackFns {
 
 // ---- complex routines (c*: complex<float>, z*: complex<double>) ----------------------------------
 // The Hermitian and unitary counterparts of the real ones, where the arguments differ: real
-// eigenvalues, singular values and herk scalars (R), and the real workspaces (rwork) of geqp3, heevd
-// and gesdd. geev is not here: eig takes real matrices only.
+// eigenvalues, singular values and herk scalars (R), the real workspaces (rwork) of geqp3, heevd,
+// gesdd and geev, and geev's eigenvalues in one complex array.
 template <typename R>
 struct LapackFns<std::complex<R>> {
   using T = std::complex<R>;
@@ -54,6 +54,8 @@ struct LapackFns<std::complex<R>> {
                 const int* lwork, R* rwork, const int* lrwork, int* iwork, const int* liwork, int* info, Len, Len);
   void (*gesdd)(const char* jobz, const int* m, const int* n, T* a, const int* lda, R* s, T* u, const int* ldu,
                 T* vt, const int* ldvt, T* work, const int* lwork, R* rwork, int* iwork, int* info, Len);
+  void (*geev)(const char* jobvl, const char* jobvr, const int* n, T* a, const int* lda, T* w, T* vl,
+               const int* ldvl, T* vr, const int* ldvr, T* work, const int* lwork, R* rwork, int* info, Len, Len);
   void (*trsm)(const char* side, const char* uplo, const char* transa, const char* diag, const int* m,
                const int* n, const T* alpha, const T* a, const int* lda, T* b, const int* ldb, Len, Len, Len, Len);
   void (*gemm)(const char* ta, const char* tb, const int* m, const int* n, const int* k, const T* alpha, const T* a,

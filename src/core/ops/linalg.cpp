@@ -1,6 +1,6 @@
 // Shape and dtype rules of the linear-algebra ops. Each works on the last two dims (the matrix)
 // and batches over the leading ones; float32, float64, complex64 and complex128 (what LAPACK
-// computes; eig takes real matrices only). Messages follow jax.lax.linalg's. Eigenvalues (eigh) and
+// computes). Messages follow jax.lax.linalg's. Eigenvalues (eigh) and
 // singular values (svd) are real: of the real dtype of a complex operand (real_dtype). Results:
 //   cholesky(a[..., n, n])            -> l[..., n, n] (lower; NaN where a is not positive definite)
 //   lu(a[..., m, n])                  -> lu[..., m, n], pivots int32[..., min(m, n)], permutation int32[..., m]
@@ -91,17 +91,15 @@ std::vector<TypeInfo> infer_eigh(const std::vector<TypeInfo>& in, const Attrs&) 
   return {a, {with(batch_of(a.shape, 2), {n}), real_dtype(a.dtype)}};
 }
 
-// eig of real matrices: complex eigenvalues, then the left and the right eigenvectors if asked for.
+// eig: complex eigenvalues, then the left and the right eigenvectors if asked for.
 std::vector<TypeInfo> infer_eig(const std::vector<TypeInfo>& in, const Attrs& attrs) {
   const TypeInfo& a = in[0];
   check_matrix(OpId::eig_, a, 0);
-  if (is_complex(a.dtype))  // (JAX's eig takes them, through LAPACK's c/zgeev: not here yet)
-    throw NotImplementedError("[eig] does not support " + std::string(dtype_name(a.dtype)) + " operands yet");
   const int64_t m = a.shape[a.shape.size() - 2], n = a.shape.back();
   if (m != n)
     fail_value(OpId::eig_, "Argument to nonsymmetric eigendecomposition must have shape [..., n, n], got shape " +
                                shape_str(a.shape));
-  const DType c = a.dtype == DType::Float64 ? DType::Complex128 : DType::Complex64;
+  const DType c = real_dtype(a.dtype) == DType::Float64 ? DType::Complex128 : DType::Complex64;
   const Shape batch = batch_of(a.shape, 2);
   std::vector<TypeInfo> out{{with(batch, {n}), c}};
   for (const char* which : {"compute_left_eigenvectors", "compute_right_eigenvectors"})

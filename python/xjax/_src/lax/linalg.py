@@ -219,7 +219,7 @@ def qr(x, *, pivoting=False, full_matrices=True, use_magma=None):
 
 
 def eig(x, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True, use_magma=None):
-    """Eigenvalues of general real matrices (complex), then the left and the right eigenvectors (in
+    """Eigenvalues of general matrices (complex), then the left and the right eigenvectors (in
     columns, unit norm, largest component real: LAPACK's geev) where asked for."""
     return eig_p.bind(asarray(x), compute_left_eigenvectors=bool(compute_left_eigenvectors),
                       compute_right_eigenvectors=bool(compute_right_eigenvectors), use_magma=use_magma)

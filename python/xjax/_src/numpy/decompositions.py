@@ -2,7 +2,7 @@
 signatures, result tuples and promotion (integer input becomes the default float type).
 
 Complex matrices go through LAPACK's c/z routines (eigh's eigenvalues and svd's singular values are
-real). eig and eigvals: LAPACK's geev on real matrices, complex results (complex matrices: not yet).
+real). eig and eigvals: LAPACK's geev, complex results.
 """
 from typing import NamedTuple
 
