@@ -61,7 +61,9 @@ const LapackFns<T>& lapack_fns(OpId op) {
 
 // The number of matrices (or vectors, core_rank 1) in a batch of `shape`.
 inline int64_t batch_count(const Shape& shape, size_t core_rank) {
-  return numel(Shape(shape.begin(), shape.end() - int64_t(core_rank)));
+  int64_t count = 1;  // (a product in place: a temporary Shape here set off GCC 12's -Wfree-nonheap-object)
+  for (size_t i = 0; i + core_rank < shape.size(); ++i) count *= shape[i];
+  return count;
 }
 
 // Runs fn(b0, b1) over a batch of `count` matrices on the current pool. `cost`: the work of one

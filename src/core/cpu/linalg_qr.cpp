@@ -15,13 +15,9 @@ using namespace linalg;
 // geqp3 and orgqr, or their complex forms (geqp3 with a real workspace of 2n; ungqr).
 template <typename T>
 void geqp3(const LapackFns<T>& f, const int* m, const int* n, T* a, int* jpvt, T* tau, T* work, const int* lwork,
-           int* info) {
-  if constexpr (is_complex_v<T>) {
-    std::vector<real_of<T>> rwork(static_cast<size_t>(2 * std::max(*n, 1)));
-    f.geqp3(m, n, a, m, jpvt, tau, work, lwork, rwork.data(), info);
-  } else {
-    f.geqp3(m, n, a, m, jpvt, tau, work, lwork, info);
-  }
+           real_of<T>* rwork, int* info) {
+  if constexpr (is_complex_v<T>) f.geqp3(m, n, a, m, jpvt, tau, work, lwork, rwork, info);
+  else f.geqp3(m, n, a, m, jpvt, tau, work, lwork, info);
 }
 
 template <typename T>
@@ -46,8 +42,9 @@ void qr_batch(const Tensor& a, const Tensor& q, const Tensor& r, const Tensor* p
   const int mi = int(m), ni = int(n), ki = int(k), kqi = int(kq), query = -1;
   const int lwork_qr = workspace(p ? Routine::geqp3 : Routine::geqrf, a.dtype, {m, n, 0, 0}, [&] {
     T w = 0, dummy = 0;
+    real_of<T> rdummy = 0;
     int info = 0, idummy = 0;
-    if (p) geqp3(f, &mi, &ni, &dummy, &idummy, &dummy, &w, &query, &info);
+    if (p) geqp3(f, &mi, &ni, &dummy, &idummy, &dummy, &w, &query, &rdummy, &info);
     else f.geqrf(&mi, &ni, &dummy, &mi, &dummy, &w, &query, &info);
     return std::array<int, 2>{lwork_of(w, OpId::qr_), 0};
   })[0];
@@ -62,12 +59,13 @@ void qr_batch(const Tensor& a, const Tensor& q, const Tensor& r, const Tensor* p
     std::vector<T> cm(static_cast<size_t>(m * std::max(n, kq))), tau(static_cast<size_t>(k));
     std::vector<T> work(static_cast<size_t>(std::max(lwork_qr, lwork_q)));
     std::vector<int> jpvt(static_cast<size_t>(p ? n : 0));
+    std::vector<real_of<T>> rwork(static_cast<size_t>(p && is_complex_v<T> ? 2 * n : 0));
     for (int64_t b = b0; b < b1; ++b) {
       transpose(a.as<T>() + b * m * n, cm.data(), m, n);
       int info = 0;
       if (p) {
         std::fill(jpvt.begin(), jpvt.end(), 0);  // every column free to move
-        geqp3(f, &mi, &ni, cm.data(), jpvt.data(), tau.data(), work.data(), &lwork_qr, &info);
+        geqp3(f, &mi, &ni, cm.data(), jpvt.data(), tau.data(), work.data(), &lwork_qr, rwork.data(), &info);
         for (int64_t j = 0; j < n; ++j) p->as<int32_t>()[b * n + j] = jpvt[size_t(j)] - 1;
       } else {
         f.geqrf(&mi, &ni, cm.data(), &mi, tau.data(), work.data(), &lwork_qr, &info);
