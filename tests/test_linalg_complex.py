@@ -454,6 +454,35 @@ def test_scipy_linalg(dtype):
     close(jsl.expm(np.triu(a), upper_triangular=True), scipy.linalg.expm(np.triu(w)), dtype, scale=500)
 
 
+# The dtypes of the results for complex64 operands, recorded from JAX 0.10.2 (real where JAX's are: the
+# permutation matrix of scipy's lu, eigenvalues of Hermitian matrices, singular values, norms, logdet).
+_C4 = (np.eye(4) * 3 + 1j * np.tri(4)).astype(np.complex64)
+_H4 = (_C4 @ _C4.conj().T).astype(np.complex64)
+RESULT_DTYPES = [
+    (lambda: jsl.lu(_C4), "float32 complex64 complex64"),
+    (lambda: jsl.lu_factor(_C4), "complex64 int32"),
+    (lambda: jsl.svd(_C4), "complex64 float32 complex64"),
+    (lambda: jsl.eigh(_H4), "float32 complex64"),
+    (lambda: jsl.cho_factor(_H4), "complex64 bool"),
+    (lambda: jnp.linalg.slogdet(_C4), "complex64 float32"),
+    (lambda: jnp.linalg.norm(_C4, 2), "float32"),
+    (lambda: jnp.linalg.cond(_C4, 1), "float32"),
+    (lambda: jnp.linalg.lstsq(_C4, _C4[:, :2]), "complex64 float32 int32 float32"),
+    (lambda: jnp.linalg.matrix_rank(_C4), "int32"),
+    (lambda: jnp.linalg.eig(_C4), "complex64 complex64"),
+    (lambda: jnp.linalg.svd(_H4, hermitian=True), "complex64 float32 complex64"),
+    (lambda: jsl.expm(_C4), "complex64"),
+]
+
+
+@pytest.mark.parametrize("i", range(len(RESULT_DTYPES)))
+def test_result_dtypes_as_jax(i):
+    with xjax.enable_x64(False):
+        f, want = RESULT_DTYPES[i]
+        got = " ".join(str(np.asarray(x).dtype) for x in xjax.tree_util.tree_leaves(f()))
+    assert got == want
+
+
 def test_slogdet_qr_method_refuses_complex_as_jax():
     with pytest.raises(NotImplementedError, match="complex"):
         jnp.linalg.slogdet(jnp.eye(3, dtype=jnp.complex64), method="qr")

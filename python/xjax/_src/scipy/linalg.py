@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 
 import xjax.numpy as jnp
-from xjax._src import lax
+from xjax._src import dtypes, lax
 from xjax._src.jit import jit
 from xjax._src.lax import linalg as lax_linalg
 from xjax._src.numpy import (creation, decompositions, determinants, factor_solve, linalg_solve as jnp_solve,
@@ -122,6 +122,8 @@ def _lu(a, permute_l):
     upper = creation.triu(lu)[..., :k, :]
     if permute_l:
         return p @ lower, upper
+    if dtypes.is_complex(dt):  # JAX's p of a complex matrix is real
+        p = p.real
     return p, lower, upper
 
 
