@@ -11,7 +11,7 @@ import numpy as np
 from xjax._src import lax
 from xjax._src.jit import jit
 from xjax._src.lax import linalg as lax_linalg
-from xjax._src.numpy import manipulation, util
+from xjax._src.numpy import util
 from xjax._src.numpy.take import take_along_axis
 
 
