@@ -164,6 +164,17 @@ def test_triangular_solve(dtype, m, left_side, lower, op):
     close(x, want, dtype, scale=m)
 
 
+def test_non_finite_input_gives_nan():
+    a = np.eye(3, dtype=np.complex64)
+    a[1, 0] = complex(np.nan, 0)
+    v, w = linalg.eigh(a, symmetrize_input=False)
+    assert np.isnan(np.asarray(w)).all() and np.isnan(np.asarray(v).real).all() and np.isnan(np.asarray(v).imag).all()
+    for x in linalg.svd(a):
+        assert np.isnan(np.asarray(x).real).all()
+    for x in linalg.eig(a):
+        assert np.isnan(np.asarray(x).real).all() and np.isnan(np.asarray(x).imag).all()
+
+
 def test_triangular_solve_refuses_mixed_dtypes():
     with pytest.raises(TypeError, match="complex128"):
         linalg.triangular_solve(np.eye(2, dtype=np.complex128), np.ones((2, 2)), left_side=True)
