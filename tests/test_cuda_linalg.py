@@ -384,4 +384,3 @@ def test_before_cupy_14_batches_go_one_matrix_at_a_time(gpu, monkeypatch):
     check_qr(q, r, a, np.float64)
     fun = lambda x, y: linalg.triangular_solve(x, y, left_side=True, lower=True)  # noqa: E731
     same(run(fun, [a, b], gpu, True), cpu(fun, [a, b]), np.float64)
-
