@@ -27,8 +27,9 @@ bool accepts_complex(OpId op) {
     case OpId::reduce_sum_: case OpId::reduce_prod_: case OpId::reduce_max_: case OpId::reduce_min_:
     // contractions (cpu/contraction.cpp: four real products over the parts)
     case OpId::dot_general_:
-    // eig (complex results of real matrices; its shape rule refuses complex operands)
-    case OpId::eig_:
+    // linear algebra (cpu/linalg_*.cpp: LAPACK's c/z routines; eig: complex results of real matrices too)
+    case OpId::cholesky_: case OpId::lu_: case OpId::qr_: case OpId::eigh_: case OpId::svd_:
+    case OpId::triangular_solve_: case OpId::eig_:
     // Fourier transforms (cpu/fft.cpp; types checked by ops/fft.cpp)
     case OpId::fft_:
       return true;
