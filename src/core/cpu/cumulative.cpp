@@ -1,9 +1,11 @@
 // CPU kernels of the scans along one axis (cumsum, cumprod, cummax, cummin, cumlogsumexp), forward
 // or reversed. Lines are independent: they are spread over threads; each line is sequential.
+// Complex sums and products carry the dtype itself and step with scalar_complex.h's add and mul.
 #include <algorithm>
 #include <stdexcept>
 
 #include "core/cpu/reduction_kernels.h"
+#include "core/ops/scalar_complex.h"
 #include "core/ops/scalar_ops.h"
 #include "core/thread_pool.h"
 
@@ -18,18 +20,25 @@ constexpr int64_t kTaskElements = 1 << 15;
 
 // The carry's type: float for 16-bit floats, bytes for bool, unsigned for integer sums and
 // products (they wrap), the type itself otherwise.
+using scalar::cx::is_complex_v;
+
 template <CumOp Op, typename T>
 using CumCompute = std::conditional_t<
-    std::is_same<T, bool>::value, uint8_t,
+    std::is_same<T, bool>::value || is_complex_v<T>, std::conditional_t<is_complex_v<T>, T, uint8_t>,
     std::conditional_t<Op == CumOp::Sum || Op == CumOp::Prod, red::Arith<typename ComputeOf<T>::type>,
                        typename ComputeOf<T>::type>>;
 
 template <CumOp Op, typename A> inline A step(A acc, A v) {
+  if constexpr (is_complex_v<A>) {
+    static_assert(Op == CumOp::Sum || Op == CumOp::Prod, "complex scans are sums and products");
+    return Op == CumOp::Sum ? scalar::cx::add(acc, v) : scalar::cx::mul(acc, v);
+  } else {
   if constexpr (Op == CumOp::Sum) return A(acc + v);
   if constexpr (Op == CumOp::Prod) return A(acc * v);
   if constexpr (Op == CumOp::Max) return red::max_nan(acc, v);
   if constexpr (Op == CumOp::Min) return red::min_nan(acc, v);
   if constexpr (Op == CumOp::LogSumExp) return scalar::logaddexp(acc, v);
+  }
 }
 
 // The axis is innermost: each line is contiguous. A line is one long dependency chain; for
@@ -99,18 +108,21 @@ void scan_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out, 
   int64_t outer = 1, inner = 1, n = a.shape[axis];
   for (int64_t i = 0; i < axis; ++i) outer *= a.shape[i];
   for (size_t i = axis + 1; i < a.shape.size(); ++i) inner *= a.shape[i];
-  dispatch_dtype(a.dtype, [&](auto tag) {
+  auto run = [&](auto tag) {
     using T = decltype(tag);
-    constexpr bool ok = Op != CumOp::LogSumExp || std::is_floating_point<typename ComputeOf<T>::type>::value;
+    constexpr bool ok = is_complex_v<T> ? Op == CumOp::Sum || Op == CumOp::Prod
+                                        : Op != CumOp::LogSumExp || std::is_floating_point<typename ComputeOf<T>::type>::value;
     if constexpr (ok) {
       if (inner == 1)
         scan_lines<Op>(a.as<T>(), out[0].as<T>(), outer, n, reverse);
       else
         scan_columns<Op>(a.as<T>(), out[0].as<T>(), outer, n, inner, reverse);
-    } else {
-      throw std::logic_error("cumlogsumexp on a non-float dtype");  // the shape rule rejects it
+    } else {  // the shape rules (and complex_ops.h) refuse these
+      throw std::logic_error("a cumulative op on a dtype it does not take");
     }
-  });
+  };
+  if (is_complex(a.dtype)) dispatch_complex(a.dtype, run);
+  else dispatch_dtype(a.dtype, run);
 }
 
 }  // namespace

@@ -23,6 +23,8 @@
 namespace xjax::scalar::cx {
 
 template <class T> using C = std::complex<T>;
+template <class T> constexpr bool is_complex_v = false;  // for kernels templated over all dtypes
+template <class T> constexpr bool is_complex_v<std::complex<T>> = true;
 
 template <class T> inline C<T> make(T re, T im) { return C<T>(re, im); }
 template <class T> inline T real(C<T> z) { return z.real(); }

@@ -57,13 +57,21 @@ reduce_xor = _reducer(reduce_xor_p)
 
 def argmax(operand, axis, index_dtype):
     """Index of the (first) maximum along `axis`."""
-    x = asarray(operand)
+    x = _ordered_operand("argmax", operand)
     return argmax_p.bind(x, axes=_axes(x, (axis,)), index_dtype=dtypes.canonicalize_dtype(index_dtype))
+
+
+def _ordered_operand(name, operand):
+    """operand as an array; JAX's argmax and argmin refuse complex ones (their comparisons do)."""
+    x = asarray(operand)
+    if dtypes.is_complex(core.get_aval(x).dtype):
+        raise TypeError(f"{name} does not accept dtype {core.get_aval(x).dtype}: complex numbers are not ordered")
+    return x
 
 
 def argmin(operand, axis, index_dtype):
     """Index of the (first) minimum along `axis`."""
-    x = asarray(operand)
+    x = _ordered_operand("argmin", operand)
     return argmin_p.bind(x, axes=_axes(x, (axis,)), index_dtype=dtypes.canonicalize_dtype(index_dtype))
 
 
