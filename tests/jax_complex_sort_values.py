@@ -1,5 +1,6 @@
 """JAX 0.10.2's results (x64, CPU) on complex values with NaN and infinite parts, recorded with real JAX
-for tests/test_complex_sort_scan.py: sort, unique, searchsorted, cumulative sums and products, scatters."""
+for tests/test_complex_sort_scan.py: sort, unique, searchsorted, cumulative sums and products, scatters
+and windowed reductions."""
 nan, inf = float('nan'), float('inf')
 
 VALUES = [complex(1.0, 2.0), complex(1.0, 1.0), complex(nan, 0.0), complex(0.0, nan), complex(-inf, 1.0),
@@ -48,4 +49,18 @@ JAX = {
     'scatter_min': [complex(1.0, 1.5), complex(1.0, 1.0), complex(nan, 0.0), complex(0.0, nan), complex(-inf,
         1.0), complex(1.0, inf), complex(1.0, -inf), complex(-0.0, 0.0), complex(0.0, 0.0), complex(nan, nan),
         complex(2.0, 0.0), complex(1.0, nan), complex(inf, -1.0), complex(-1.0, nan), complex(1.0, 1.5)],
+    'rw_sum': [complex(2.0, 3.0), complex(nan, 1.0), complex(nan, nan), complex(-inf, nan), complex(-inf,
+        inf), complex(2.0, nan), complex(1.0, -inf), complex(0.0, 0.0), complex(nan, nan), complex(nan, nan),
+        complex(3.0, nan), complex(inf, nan), complex(inf, nan), complex(0.0, nan)],
+    'rw_max': [complex(nan, 0.0), complex(0.0, nan), complex(0.0, nan), complex(1.0, inf), complex(1.0, inf),
+        complex(1.0, inf), complex(1.0, -inf), complex(nan, nan), complex(2.0, 0.0), complex(2.0, 0.0),
+        complex(inf, -1.0), complex(inf, -1.0), complex(inf, -1.0)],
+    'rw_min': [complex(nan, 0.0), complex(0.0, nan), complex(-inf, 1.0), complex(-inf, 1.0), complex(-inf,
+        1.0), complex(-0.0, 0.0), complex(0.0, 0.0), complex(nan, nan), complex(2.0, 0.0), complex(1.0, nan),
+        complex(1.0, nan), complex(-1.0, nan), complex(-1.0, nan)],
+    'rw_max_generic': [complex(nan, 0.0), complex(0.0, nan), complex(0.0, nan), complex(1.0, inf),
+        complex(1.0, inf), complex(1.0, inf), complex(1.0, -inf), complex(nan, nan), complex(2.0, 0.0),
+        complex(2.0, 0.0), complex(inf, -1.0), complex(inf, -1.0), complex(inf, -1.0)],
+    'scatter_max_nan_update': [complex(nan, 0.0), complex(2.0, nan), complex(nan, 0.0), complex(0.0, nan)],
+    'scatter_min_nan_update': [complex(nan, 0.0), complex(0.0, nan), complex(nan, 0.0), complex(0.0, nan)],
 }

@@ -288,23 +288,22 @@ Tensor part_plane(const Tensor& t, int part, std::unique_ptr<P[]>& holder) {
 }
 
 // re = xr wr - xi wi, im = xr wi + xi wr: the real kernels (their blocking, threading and
-// rounding) on the planes; P is the operands' part type, R the result's.
-template <typename P, typename R>
+// rounding) on the planes of part type P (a complex result keeps its operands' dtype: ops/convolution.cpp).
+template <typename P>
 void conv_complex(const Tensor& lhs, const Tensor& rhs, const Tensor& res, const Attrs& attrs) {
   std::unique_ptr<P[]> holders[4];
   const Tensor xr = part_plane<P>(lhs, 0, holders[0]), xi = part_plane<P>(lhs, 1, holders[1]);
   const Tensor wr = part_plane<P>(rhs, 0, holders[2]), wi = part_plane<P>(rhs, 1, holders[3]);
   const int64_t total = res.size();
-  std::unique_ptr<R[]> prods(new R[size_t(4 * total)]);
-  R *rr = prods.get(), *ii = rr + total, *ri = ii + total, *ir = ri + total;
-  const DType rt = dtype_of<R>();
-  conv_real(xr, wr, Tensor{rr, res.shape, rt}, attrs);
-  conv_real(xi, wi, Tensor{ii, res.shape, rt}, attrs);
-  conv_real(xr, wi, Tensor{ri, res.shape, rt}, attrs);
-  conv_real(xi, wr, Tensor{ir, res.shape, rt}, attrs);
-  auto* c = static_cast<std::complex<R>*>(res.data);
+  std::unique_ptr<P[]> prods(new P[size_t(4 * total)]);
+  P *rr = prods.get(), *ii = rr + total, *ri = ii + total, *ir = ri + total;
+  conv_real(xr, wr, Tensor{rr, res.shape, dtype_of<P>()}, attrs);
+  conv_real(xi, wi, Tensor{ii, res.shape, dtype_of<P>()}, attrs);
+  conv_real(xr, wi, Tensor{ri, res.shape, dtype_of<P>()}, attrs);
+  conv_real(xi, wr, Tensor{ir, res.shape, dtype_of<P>()}, attrs);
+  auto* c = static_cast<std::complex<P>*>(res.data);
   parallel_for(total, 1 << 15, [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) c[i] = std::complex<R>(rr[i] - ii[i], ri[i] + ir[i]);
+    for (int64_t i = i0; i < i1; ++i) c[i] = std::complex<P>(rr[i] - ii[i], ri[i] + ir[i]);
   });
 }
 
@@ -312,11 +311,7 @@ void conv_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, con
   const Tensor &lhs = in[0], &rhs = in[1], &res = out[0];
   if (res.size() == 0) return;
   if (!is_complex(lhs.dtype)) return conv_real(lhs, rhs, res, attrs);
-  dispatch_complex(lhs.dtype, [&](auto in_tag) {
-    dispatch_complex(res.dtype, [&](auto out_tag) {
-      conv_complex<typename decltype(in_tag)::value_type, typename decltype(out_tag)::value_type>(lhs, rhs, res, attrs);
-    });
-  });
+  dispatch_complex(lhs.dtype, [&](auto tag) { conv_complex<typename decltype(tag)::value_type>(lhs, rhs, res, attrs); });
 }
 
 }  // namespace
