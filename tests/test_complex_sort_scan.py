@@ -128,6 +128,15 @@ def test_searchsorted_matches_numpy_without_nan(x64):
                                       np.searchsorted(a, v, side=side))
 
 
+def test_digitize_orders_complex_bins_as_jax(x64):
+    # Recorded from JAX 0.10.2 (NumPy's digitize refuses complex input).
+    bins = jnp.asarray([-1 + 1j, 0j, 0 + 2j, 1 - 1j, 2 + 0j])
+    x = jnp.asarray([-2 + 0j, -1 + 1j, -1 + 2j, 0 + 1j, 0 + 2j, 1 + 0j, 3j, 2 + 0j, 5 + 0j])
+    np.testing.assert_array_equal(jnp.digitize(x, bins), [0, 1, 1, 2, 3, 4, 3, 5, 5])
+    np.testing.assert_array_equal(jnp.digitize(x, bins, right=True), [0, 0, 1, 2, 2, 4, 3, 4, 5])
+    np.testing.assert_array_equal(jnp.digitize(x, bins[::-1]), [5, 4, 4, 3, 2, 1, 2, 0, 0])
+
+
 def test_what_jax_refuses_is_refused():
     x = jnp.asarray([1 + 2j, 3 - 1j])
     with pytest.raises(ValueError, match="top_k is not compatible with complex inputs"):
@@ -140,6 +149,12 @@ def test_what_jax_refuses_is_refused():
         jnp.clip(x, 0, 1)
     with pytest.raises(TypeError, match="cumlogsumexp"):
         lax.cumlogsumexp(x)
+    for f in (jnp.partition, jnp.argpartition):
+        with pytest.raises(NotImplementedError, match="for complex dtype is not implemented"):
+            f(x, 1)
+    for f in (jnp.median, lambda v: jnp.quantile(v, 0.5), lambda v: jnp.nanpercentile(v, 5)):
+        with pytest.raises(ValueError, match="quantile does not support complex input"):
+            f(x)
 
 
 @pytest.mark.parametrize("f", [lax.cummax, lax.cummin, lambda z: lax.clamp(z[0], z, z[1])])

@@ -5,7 +5,7 @@ from typing import NamedTuple
 from xjax._src import dtypes, lax
 from xjax._src.array import Array
 from xjax._src.jit import jit
-from xjax._src.numpy import manipulation, util
+from xjax._src.numpy import manipulation, ufuncs, util
 from xjax._src.numpy.nonzero import _flat, _index_dtype, _true_positions
 from xjax._src.numpy.take import take
 
@@ -74,6 +74,11 @@ def lexsort(keys, axis=-1):
     return lax.sort(tuple(ops), dimension=ax, is_stable=True, num_keys=len(ks))[-1]
 
 
+def _refuse_complex(name, x):
+    if x.aval.dtype in dtypes.COMPLEX:  # JAX's refusal
+        raise NotImplementedError(f"jnp.{name} for complex dtype is not implemented.")
+
+
 def _partition_axis(x, kth, axis):
     """(axis, its length, kth made non-negative) of partition and argpartition, or JAX's error."""
     ax = util.canonicalize_axis(axis, x.aval.ndim)
@@ -88,6 +93,7 @@ def _partition_axis(x, kth, axis):
 def partition(a, kth, axis=-1):
     """a with the kth smallest element at position kth, smaller ones (sorted) before, larger ones after."""
     x = util.operand("partition", a)
+    _refuse_complex("partition", x)
     ax, n, kth = _partition_axis(x, kth, axis)
     s = lax.sort(x, dimension=ax, is_stable=True)
     low = lax.slice_in_dim(s, 0, kth + 1, 1, ax)
@@ -98,6 +104,7 @@ def partition(a, kth, axis=-1):
 def argpartition(a, kth, axis=-1):
     """Indices that partition a (see partition)."""
     x = util.operand("argpartition", a)
+    _refuse_complex("argpartition", x)
     ax, n, kth = _partition_axis(x, kth, axis)
     perm = argsort(x, ax)
     low = lax.slice_in_dim(perm, 0, kth + 1, 1, ax)
@@ -166,7 +173,7 @@ def digitize(x, bins, right=False, *, method=None):
     inc = searchsorted(b, x, side=side)
     dec = lax.sub(util.full(inc.aval.shape, n, _SEARCH_INDEX), searchsorted(lax.rev(b, (0,)), x,
                                                                       side="left" if right else "right"))
-    increasing = lax.ge(lax.slice(b, (n - 1,), (n,)), lax.slice(b, (0,), (1,)))
+    increasing = ufuncs.greater_equal(lax.slice(b, (n - 1,), (n,)), lax.slice(b, (0,), (1,)))  # (complex: jnp's order)
     increasing = lax.broadcast_in_dim(lax.reshape(increasing, ()), inc.aval.shape, ())
     return lax.select(increasing, inc, dec)
 
