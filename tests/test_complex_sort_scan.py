@@ -12,9 +12,11 @@ import xjax
 import xjax.numpy as jnp
 import xjax.scipy.signal as xsignal
 from xjax import lax
+from xjax._src.gpu.gpu_array import GpuArray
 from xjax.test_util import check_grads
 
 from conv_reference import ref_conv
+from gpu_runtime import gpu, to_gpu  # noqa: F401 - the fixture
 from isolated import digests_by_thread_count
 from jax_complex_sort_values import JAX, VALUES
 
@@ -389,3 +391,14 @@ def test_selection_indexing_and_layout(x64):
     want = x.copy()
     np.add.at(want, idx, y[:3])
     np.testing.assert_allclose(got, want, rtol=1e-15)
+
+
+# ---- the CUDA executor's sort (CuPy's sort, on the emulated runtime here) --------------------------------
+
+def test_cuda_sort_route_orders_complex_keys_as_jax(gpu):
+    x = jnp.asarray(np.array(VALUES, np.complex64))
+    f = xjax.jit(lambda v: lax.sort((v, lax.iota(np.int32, v.shape[0])), num_keys=1))
+    got_v, got_i = f(to_gpu(x, gpu))
+    assert type(got_v) is GpuArray
+    np.testing.assert_array_equal(np.asarray(got_i), JAX["argsort"])
+    same_bits(np.asarray(got_v), np.array(JAX["sort"], np.complex64))
