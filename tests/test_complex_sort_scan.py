@@ -121,6 +121,16 @@ def test_sort_gradient_and_vmap(x64):
     np.testing.assert_array_equal(got, np.stack([np.asarray(jnp.argsort(jnp.asarray(r))) for r in x]))
 
 
+def test_multi_operand_sort_vmap_against_a_loop(x64):
+    rng = np.random.default_rng(16)
+    a, b = cints(rng, (3, 9)), crandn(rng, (3, 9))
+    f = lambda p, q: lax.sort((p.real, p, q), num_keys=2)
+    got = xjax.vmap(f)(jnp.asarray(a), jnp.asarray(b))
+    for i in range(3):
+        for g, w in zip(got, f(jnp.asarray(a[i]), jnp.asarray(b[i]))):
+            np.testing.assert_array_equal(g[i], w)
+
+
 def test_searchsorted_matches_numpy_without_nan(x64):
     rng = np.random.default_rng(5)
     a = np.sort(cints(rng, 12))
@@ -307,6 +317,26 @@ def test_conv_against_the_reference(x64, case, dtype):
                     dn, fgc=groups)
     tol = 1e-5 if dtype == np.complex64 else 1e-13
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 2), st.integers(1, 3), st.integers(1, 3), st.integers(1, 2), st.integers(1, 2), st.integers(1, 2),
+       st.integers(-1, 2), st.integers(0, 2**16))
+def test_conv_shapes_against_the_reference(nsp, groups, cin, stride, ldil, rdil, pad, seed):
+    xjax.config.update("jax_enable_x64", True)
+    try:
+        rng = np.random.default_rng(seed)
+        spatial = tuple(int(v) for v in rng.integers(3, 7, nsp))
+        window = tuple(int(v) for v in rng.integers(1, 4, nsp))
+        x, w = crandn(rng, (2, cin * groups) + spatial), crandn(rng, (2 * groups, cin) + window)
+        dn = ("NC" + "HW"[:nsp], "OI" + "HW"[:nsp], "NC" + "HW"[:nsp])
+        strides, padding = (stride,) * nsp, [(pad, max(pad, 0))] * nsp
+        got = lax.conv_general_dilated(x, w, strides, padding, (ldil,) * nsp, (rdil,) * nsp, dimension_numbers=dn,
+                                       feature_group_count=groups)
+        want = ref_conv(x, w, strides, padding, (ldil,) * nsp, (rdil,) * nsp, dn, fgc=groups)
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+    finally:
+        xjax.config.update("jax_enable_x64", False)
 
 
 def test_conv_batch_groups_and_preferred_element_type(x64):

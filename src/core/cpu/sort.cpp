@@ -93,8 +93,10 @@ void sort_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, con
   const int64_t rows = in[0].size() / n;
 
   int64_t item_words = 1;  // a (key, position) item takes 8 bytes, or 16 for 64-bit keys
-  for (int64_t k = 0; k < num_keys; ++k)
-    if (itemsize(in[k].dtype) >= 8) item_words = 2;
+  for (int64_t k = 0; k < num_keys; ++k) {
+    const size_t key_bytes = itemsize(in[k].dtype) / (is_complex(in[k].dtype) ? 2 : 1);  // (a part's)
+    if (key_bytes == 8) item_words = 2;
+  }
 
   // Many rows: one thread per group of rows. A few long rows: one after another, each using
   // all threads.
