@@ -288,7 +288,7 @@ Tensor part_plane(const Tensor& t, int part, std::unique_ptr<P[]>& holder) {
 }
 
 // re = xr wr - xi wi, im = xr wi + xi wr: the real kernels (their blocking, threading and
-// rounding) on the planes of part type P (a complex result keeps its operands' dtype: ops/convolution.cpp).
+// rounding) on the planes of part type P (a complex result keeps its operands' dtype).
 template <typename P>
 void conv_complex(const Tensor& lhs, const Tensor& rhs, const Tensor& res, const Attrs& attrs) {
   std::unique_ptr<P[]> holders[4];
@@ -311,7 +311,9 @@ void conv_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, con
   const Tensor &lhs = in[0], &rhs = in[1], &res = out[0];
   if (res.size() == 0) return;
   if (!is_complex(lhs.dtype)) return conv_real(lhs, rhs, res, attrs);
-  dispatch_complex(lhs.dtype, [&](auto tag) { conv_complex<typename decltype(tag)::value_type>(lhs, rhs, res, attrs); });
+  dispatch_complex(lhs.dtype, [&](auto tag) {
+    conv_complex<typename decltype(tag)::value_type>(lhs, rhs, res, attrs);
+  });
 }
 
 }  // namespace

@@ -18,10 +18,10 @@ enum class CumOp { Sum, Prod, Max, Min, LogSumExp };
 constexpr int64_t kColBlock = 4096;  // carries kept at once when the axis is not innermost
 constexpr int64_t kTaskElements = 1 << 15;
 
-// The carry's type: float for 16-bit floats, bytes for bool, unsigned for integer sums and
-// products (they wrap), the type itself otherwise.
 using scalar::cx::is_complex_v;
 
+// The carry's type: float for 16-bit floats, bytes for bool, unsigned for integer sums and
+// products (they wrap), the type itself otherwise (complex numbers included).
 template <CumOp Op, typename T>
 using CumCompute = std::conditional_t<
     std::is_same<T, bool>::value || is_complex_v<T>, std::conditional_t<is_complex_v<T>, T, uint8_t>,
@@ -32,12 +32,16 @@ template <CumOp Op, typename A> inline A step(A acc, A v) {
   if constexpr (is_complex_v<A>) {
     static_assert(Op == CumOp::Sum || Op == CumOp::Prod, "complex scans are sums and products");
     return Op == CumOp::Sum ? scalar::cx::add(acc, v) : scalar::cx::mul(acc, v);
+  } else if constexpr (Op == CumOp::Sum) {
+    return A(acc + v);
+  } else if constexpr (Op == CumOp::Prod) {
+    return A(acc * v);
+  } else if constexpr (Op == CumOp::Max) {
+    return red::max_nan(acc, v);
+  } else if constexpr (Op == CumOp::Min) {
+    return red::min_nan(acc, v);
   } else {
-  if constexpr (Op == CumOp::Sum) return A(acc + v);
-  if constexpr (Op == CumOp::Prod) return A(acc * v);
-  if constexpr (Op == CumOp::Max) return red::max_nan(acc, v);
-  if constexpr (Op == CumOp::Min) return red::min_nan(acc, v);
-  if constexpr (Op == CumOp::LogSumExp) return scalar::logaddexp(acc, v);
+    return scalar::logaddexp(acc, v);
   }
 }
 
@@ -110,8 +114,9 @@ void scan_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out, 
   for (size_t i = axis + 1; i < a.shape.size(); ++i) inner *= a.shape[i];
   auto run = [&](auto tag) {
     using T = decltype(tag);
+    using C = typename ComputeOf<T>::type;
     constexpr bool ok = is_complex_v<T> ? Op == CumOp::Sum || Op == CumOp::Prod
-                                        : Op != CumOp::LogSumExp || std::is_floating_point<typename ComputeOf<T>::type>::value;
+                                        : Op != CumOp::LogSumExp || std::is_floating_point<C>::value;
     if constexpr (ok) {
       if (inner == 1)
         scan_lines<Op>(a.as<T>(), out[0].as<T>(), outer, n, reverse);
