@@ -39,6 +39,8 @@ bool accepts_complex(OpId op) {
     case OpId::conv_general_dilated_:
     // scatters that combine (cpu/index_scatter.cpp: scalar_complex.h's mul, max, min)
     case OpId::scatter_mul_: case OpId::scatter_min_: case OpId::scatter_max_:
+    // clamp (scalar_complex.h: XLA's, by the real parts)
+    case OpId::clamp_:
     // windowed sums, maxima and minima (cpu/window.cpp: scalar_complex.h's add, max, min)
     case OpId::reduce_window_sum_: case OpId::reduce_window_max_: case OpId::reduce_window_min_:
       return true;

@@ -12,7 +12,8 @@
 // - abs is hypot(re, im); sign is z / |z| (0 for 0); sqrt takes the root of the larger part first;
 // - exp is e^re (cos im + i sin im), e^re + 0i for a real argument; log is log|z| + i atan2(im, re) (branch cut on the negative
 //   real axis, as XLA's and NumPy's);
-// - eq/ne compare both parts; converting a complex number to a real type keeps its real part.
+// - eq/ne compare both parts; converting a complex number to a real type keeps its real part;
+// - max/min order lexicographically, clamp by the real parts alone (both as XLA).
 // The files that include this are compiled without contraction (no fused multiply-add), so the
 // results do not depend on the instruction set.
 #pragma once
@@ -55,6 +56,12 @@ template <class T> inline bool lex_gt(C<T> a, C<T> b) {
 }
 template <class T> inline C<T> max(C<T> a, C<T> b) { return cx::lex_gt(a, b) ? a : b; }
 template <class T> inline C<T> min(C<T> a, C<T> b) { return cx::lex_gt(b, a) ? a : b; }
+// clamp(lo, x, hi) is XLA's (recorded from JAX): it orders by the real parts alone, t = lo where
+// re(lo) >= re(x) else x, then t where re(t) <= re(hi) else hi (a comparison with NaN is false).
+template <class T> inline C<T> clamp(C<T> lo, C<T> x, C<T> hi) {
+  const C<T> t = lo.real() >= x.real() ? lo : x;
+  return t.real() <= hi.real() ? t : hi;
+}
 template <class T> inline T abs(C<T> z) { return std::hypot(z.real(), z.imag()); }
 template <class T> inline C<T> sign(C<T> z) {
   const T m = cx::abs(z);
