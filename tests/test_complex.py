@@ -424,3 +424,17 @@ def test_jnp_binary_functions_agree_or_refuse(x64, name):
     elif name in ("dot", "matmul", "tensordot"):
         b = b.T
     _agrees_or_refuses(_lookup(jnp, name), _lookup(np, name), a, b)
+
+
+def test_log_spaces_logaddexp_and_comparisons_of_complex_as_jax(x64):
+    a = np.array([1 + 2j, -3 + 0.5j, 0.25 - 4j])
+    b = np.array([2 - 1j, -3 + 2.5j, 1 + 1j])
+    # recorded from JAX 0.10.2 (x64)
+    np.testing.assert_allclose(jnp.logaddexp(a, b), [1.55045464 - 0.91852774j, -2.92247929 + 1.5j,
+                                                     1.19976215 + 1.38002488j], rtol=1e-8)
+    np.testing.assert_allclose(jnp.logaddexp2(a, b), [1.80488276 - 0.24469897j, -2.37849637 + 1.5j,
+                                                      -0.07192389 + 1.59073499j], rtol=1e-8)
+    np.testing.assert_allclose(jnp.geomspace(1 + 1j, 10 + 3j, 4), np.geomspace(1 + 1j, 10 + 3j, 4), rtol=1e-13)
+    np.testing.assert_allclose(jnp.linspace(1 + 1j, 2 - 3j, 5), np.linspace(1 + 1j, 2 - 3j, 5), rtol=1e-15)
+    # NumPy operands are complex too: lexicographic, not a refusal
+    np.testing.assert_array_equal(jnp.greater(a, np.array([1 + 1j, -3 + 0.5j, 0.3 - 9j])), [True, False, False])

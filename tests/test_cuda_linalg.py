@@ -371,3 +371,10 @@ def test_before_cupy_14_batches_go_one_matrix_at_a_time(gpu, monkeypatch):
     check_qr(q, r, a, np.float64)
     fun = lambda x, y: linalg.triangular_solve(x, y, left_side=True, lower=True)  # noqa: E731
     same(run(fun, [a, b], gpu, True), cpu(fun, [a, b]), np.float64)
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_matrix_forms_have_no_gpu_route_yet(gpu, jit):
+    a = rand((3, 3), np.float64)
+    with pytest.raises(NotImplementedError, match=r"\[schur\] has no GPU implementation yet"):
+        run(lambda x: linalg.schur(x)[0], [a], gpu, jit)

@@ -87,7 +87,8 @@ void test_small_lu(int64_t batch, int64_t m, int64_t n, std::mt19937& rng) {
 
 void test_needs_lapack() {
   Array a = Array::empty({40, 40}, DType::Float64);
-  for (OpId op : {OpId::cholesky_, OpId::qr_, OpId::eigh_, OpId::svd_, OpId::lu_}) {
+  for (OpId op : {OpId::cholesky_, OpId::qr_, OpId::eigh_, OpId::svd_, OpId::lu_, OpId::schur_, OpId::hessenberg_,
+                  OpId::tridiagonal_, OpId::geqrf_}) {
     bool raised = false;
     try {
       run(op, {a}, Attrs{});
@@ -126,6 +127,26 @@ void test_lapack(std::mt19937& rng) {
   }
 }
 
+// With LAPACK: A = Z T Z^T (schur) for a batch split over the pool, T quasi-triangular.
+void test_schur(std::mt19937& rng) {
+  const int64_t batch = 6, n = 9;
+  Array a = random_array({batch, n, n}, rng);
+  std::vector<Array> tz = run(OpId::schur_, {a}, Attrs{});
+  double worst = 0;
+  for (int64_t b = 0; b < batch; ++b) {
+    const double *t = f64(tz[0]) + b * n * n, *z = f64(tz[1]) + b * n * n;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        if (i > j + 1) CHECK(t[i * n + j] == 0);
+        double s = 0;
+        for (int64_t p = 0; p < n; ++p)
+          for (int64_t q = 0; q < n; ++q) s += z[i * n + p] * t[p * n + q] * z[j * n + q];
+        worst = std::max(worst, std::abs(s - f64(a)[b * n * n + i * n + j]));
+      }
+  }
+  CHECK(worst < 1e-12);
+}
+
 }  // namespace
 
 int main() {
@@ -147,6 +168,7 @@ int main() {
   if (const char* path = std::getenv("XJAX_TEST_BLAS")) {
     CHECK(load_blas(path) && lapack_loaded());
     test_lapack(rng);
+    test_schur(rng);
   } else {
     test_needs_lapack();
   }

@@ -35,7 +35,8 @@ from xjax._src.numpy.polynomials import polydiv, polyfit, polymul, polyval, root
 from xjax._src.numpy.products import (convolve, correlate, cross, dot, inner, kron, matmul, matvec,  # noqa: F401
                                       outer, tensordot, trace, vdot, vecdot, vecmat)
 from xjax._src.numpy.rearrange import (append, delete, diff, ediff1d, flip, fliplr, flipud, insert,  # noqa: F401
-                                       pad, repeat, resize, roll, rot90, tile)
+                                       repeat, resize, roll, rot90, tile)
+from xjax._src.numpy.padding import pad  # noqa: F401
 from xjax._src.numpy.reductions import (all, amax, amin, any, argmax, argmin, count_nonzero, cumprod,  # noqa: F401
                                         cumsum, cumulative_prod, cumulative_sum, max, mean, min, nanargmax,
                                         nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmin, nanprod, nanstd,
@@ -46,9 +47,9 @@ from xjax._src.numpy.scalar_types import (bfloat16, bool_, cdouble, complex64, c
                                           int8, int16, int32, int64, int_, single, uint, uint8, uint16, uint32,
                                           uint64)
 from xjax._src.numpy.selection import (bincount, choose, compress, diag_indices, diag_indices_from,  # noqa: F401
-                                       extract, histogram, in1d, intersect1d, isin, ix_, ravel_multi_index, select,
-                                       setdiff1d, setxor1d, tril_indices, tril_indices_from, triu_indices,
-                                       triu_indices_from, union1d, unravel_index)
+                                       extract, histogram, ix_, ravel_multi_index, select, tril_indices,
+                                       tril_indices_from, triu_indices, triu_indices_from, unravel_index)
+from xjax._src.numpy.setops import in1d, intersect1d, isin, setdiff1d, setxor1d, union1d  # noqa: F401
 from xjax._src.numpy.nonzero import argwhere, flatnonzero, nonzero  # noqa: F401
 from xjax._src.numpy.log_spaces import geomspace, logspace  # noqa: F401
 from xjax._src.numpy.sorting import (argpartition, argsort, digitize, lexsort, partition, searchsorted,  # noqa: F401

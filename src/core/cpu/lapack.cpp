@@ -18,6 +18,13 @@ bool resolve(void* lib, const std::string& name, F*& out) {
   return out != nullptr;
 }
 
+// The routines of the matrix forms and Householder products (linalg_schur.cpp, linalg_forms.cpp).
+template <typename T>
+bool resolve_forms(void* lib, const std::string& s, LapackFns<T>& f) {
+  return resolve(lib, s + "gees", f.gees) && resolve(lib, s + "gehrd", f.gehrd) && resolve(lib, s + "sytrd", f.sytrd) &&
+         resolve(lib, s + "gtsv", f.gtsv) && resolve(lib, s + "ormqr", f.ormqr);
+}
+
 template <typename T>
 bool resolve_all(void* lib, char p, LapackFns<T>& f) {
   const std::string s(1, p);
@@ -26,7 +33,7 @@ bool resolve_all(void* lib, char p, LapackFns<T>& f) {
          resolve(lib, s + "orgqr", f.orgqr) &&
          resolve(lib, s + "syevd", f.syevd) && resolve(lib, s + "geev", f.geev) && resolve(lib, s + "gesdd", f.gesdd) &&
          resolve(lib, s + "trsm", f.trsm) && resolve(lib, s + "gemm", f.gemm) && resolve(lib, s + "syrk", f.syrk) &&
-         resolve(lib, s + "laswp", f.laswp);
+         resolve(lib, s + "laswp", f.laswp) && resolve_forms(lib, s, f);
 }
 }  // namespace
 

@@ -31,6 +31,17 @@ struct LapackFns {
   void (*syrk)(const char* uplo, const char* trans, const int* n, const int* k, const T* alpha, const T* a,
                const int* lda, const T* beta, T* c, const int* ldc, Len, Len);
   void (*laswp)(const int* n, T* a, const int* lda, const int* k1, const int* k2, const int* ipiv, const int* incx);
+  // Matrix forms and Householder products (schur, hessenberg, tridiagonal, tridiagonal_solve, ormqr).
+  // gees's `select` is a LOGICAL function, never called with sort = 'N' (bwork is then unused too).
+  void (*gees)(const char* jobvs, const char* sort, void* select, const int* n, T* a, const int* lda, int* sdim,
+               T* wr, T* wi, T* vs, const int* ldvs, T* work, const int* lwork, int* bwork, int* info, Len, Len);
+  void (*gehrd)(const int* n, const int* ilo, const int* ihi, T* a, const int* lda, T* tau, T* work,
+                const int* lwork, int* info);
+  void (*sytrd)(const char* uplo, const int* n, T* a, const int* lda, T* d, T* e, T* tau, T* work, const int* lwork,
+                int* info, Len);
+  void (*gtsv)(const int* n, const int* nrhs, T* dl, T* d, T* du, T* b, const int* ldb, int* info);
+  void (*ormqr)(const char* side, const char* trans, const int* m, const int* n, const int* k, const T* a,
+                const int* lda, const T* tau, T* c, const int* ldc, T* work, const int* lwork, int* info, Len, Len);
 };
 
 struct LapackApi {

@@ -292,7 +292,8 @@ def _linspace(start, stop, num, endpoint, retstep, dtype, axis):
     else:
         rows = div
         shape_r = bshape[:axis] + (rows,) + bshape[axis:]
-        t = lax.div(lax.broadcasted_iota(cdt, shape_r, axis), util.full(shape_r, div, cdt))
+        steps = lax.broadcasted_iota(dtypes.complex_part_dtype(cdt) if dtypes.is_complex(cdt) else cdt, shape_r, axis)
+        t = lax.div(lax.convert_element_type(steps, cdt), util.full(shape_r, div, cdt))
         lo_b = lax.broadcast_in_dim(lo, shape_r, bdims)
         hi_b = lax.broadcast_in_dim(hi, shape_r, bdims)
         one = util.full(shape_r, 1, cdt)

@@ -10,7 +10,7 @@ import numpy as np
 
 from xjax._src import dtypes, lax
 from xjax._src.lax.fourier import FftType
-from xjax._src.numpy import creation, manipulation, rearrange, reductions, ufuncs, util
+from xjax._src.numpy import creation, manipulation, padding, rearrange, reductions, ufuncs, util
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn",
            "rfftn", "irfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
@@ -52,7 +52,7 @@ def _fft_core(func_name, fft_type, a, s, axes, norm):
         if fft_type == FftType.IRFFT:
             in_s[-1] = in_s[-1] // 2 + 1
         arr = arr[tuple(slice(n) for n in in_s)]
-        arr = rearrange.pad(arr, [(0, x - y) for x, y in zip(in_s, arr.shape)])
+        arr = padding.pad(arr, [(0, x - y) for x, y in zip(in_s, arr.shape)])
     elif fft_type == FftType.IRFFT:
         s = [arr.shape[axis] for axis in axes[:-1]]
         if axes:

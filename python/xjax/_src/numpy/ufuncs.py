@@ -6,6 +6,8 @@ and shape: straight to the primitive, no promotion or broadcasting work.
 import math
 import operator
 
+import numpy as np
+
 from xjax._src import core, dtypes, lax
 from xjax._src.jit import jit
 from xjax._src.lax import elementwise as _ew
@@ -98,7 +100,7 @@ not_equal = _binary("not_equal", _P["ne"], "x1 != x2 elementwise.")
 
 def _is_complex_operand(x):
     aval = getattr(x, "aval", None)
-    return isinstance(x, complex) if aval is None else dtypes.is_complex(aval.dtype)
+    return np.iscomplexobj(x) if aval is None else dtypes.is_complex(aval.dtype)
 
 
 def _ordered(name, prim, doc):
