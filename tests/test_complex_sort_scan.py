@@ -306,6 +306,26 @@ def test_reduce_window_as_jax(x64):
     same_bits(lax.reduce_window(x, complex(-inf, -inf), lax.max, (3,), (1,), "VALID"), JAX["rw_max_generic"])
 
 
+def test_reduce_window_padding_and_dilation_as_jax(x64):
+    # Recorded from JAX 0.10.2: padded and dilated windows over values with NaN parts.
+    nan, inf = np.nan, np.inf
+    x = jnp.asarray([complex(1, 2), complex(nan, 0), complex(-1, 0), complex(2, nan), complex(0, 1), complex(nan, 1)])
+    want = {
+        (lax.max, "SAME"): [(nan, 0), (-1, 0), (2, nan), (2, nan), (nan, 1), (nan, 1)],
+        (lax.min, "SAME"): [(nan, 0), (-1, 0), (-1, 0), (-1, 0), (nan, 1), (nan, 1)],
+        (lax.add, "SAME"): [(nan, 2), (nan, 2), (nan, nan), (1, nan), (nan, nan), (nan, 2)],
+        (lax.max, "WIDE"): [(1, 2), (nan, 0), (-1, 0), (2, nan), (2, nan), (nan, 1), (nan, 1), (nan, 1)],
+        (lax.min, "WIDE"): [(1, 2), (nan, 0), (-1, 0), (-1, 0), (-1, 0), (nan, 1), (nan, 1), (nan, 1)],
+        (lax.add, "WIDE"): [(1, 2), (nan, 2), (nan, 2), (nan, nan), (1, nan), (nan, nan), (nan, 2), (nan, 1)],
+    }
+    inits = {lax.max: complex(-inf, 0), lax.min: complex(inf, 0), lax.add: 0j}
+    for (op, pad), parts in want.items():
+        got = lax.reduce_window(x, inits[op], op, (3,), (1,), [(2, 2)] if pad == "WIDE" else pad)
+        same_bits(got, [complex(a, b) for a, b in parts])
+    got = lax.reduce_window(x, complex(-inf, 0), lax.max, (2,), (2,), "VALID", base_dilation=(2,))
+    same_bits(got, [complex(1, 2), complex(nan, 0), complex(-1, 0), complex(2, nan), complex(0, 1)])
+
+
 def test_reduce_window_sum_against_numpy_and_its_gradient(x64):
     x = crandn(np.random.default_rng(10), (2, 7, 6))
     got = lax.reduce_window(jnp.asarray(x), 0j, lax.add, (1, 3, 2), (1, 2, 1), "VALID")
