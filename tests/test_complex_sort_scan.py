@@ -159,8 +159,6 @@ def test_what_jax_refuses_is_refused():
         lax.argmin(x, 0, np.int32)
     with pytest.raises(ValueError, match="Clip received a complex value"):
         jnp.clip(x, 0, 1)
-    with pytest.raises(TypeError, match="cumlogsumexp"):
-        lax.cumlogsumexp(x)
     for f in (jnp.partition, jnp.argpartition):
         with pytest.raises(NotImplementedError, match="for complex dtype is not implemented"):
             f(x, 1)
@@ -199,6 +197,33 @@ def test_clamp_orders_by_real_parts_as_jax(x64):
 
 
 # ---- cumulative sums and products -----------------------------------------------------------------
+
+def test_cumlogsumexp_as_jax(x64):
+    # Recorded from JAX 0.10.2: JAX's complex logaddexp (lexicographic max, imaginary part wrapped into
+    # [-pi, pi)), folded from -inf + 0j, so even the first imaginary part is wrapped.
+    x = np.array([1 + 2j, 1 + 1j, -3 + 4j, 7 - 1j, 2 + 9j, 0.5 - 3j, 3 + 0j])
+    fwd = [1 + 2j, 1.5625629401162227 + 1.5j, 1.554187471559184 + 1.5062977921517913j,
+           6.996524664020039 - 0.9974308947682169j, 6.9908325110862535 - 1.001115576532725j,
+           6.990203392564177 - 1.0024968128331473j, 7.000227793511832 - 0.987062977055146j]
+    rev = [7.000227793511832 - 0.987062977055146j, 7.002673530413233 - 0.9874434765521984j,
+           7.00367604494466 - 0.989701858607682j, 7.003663662183129 - 0.9896583528843959j,
+           2.4893664847805135 + 0.23550283941135497j, 2.9153235220343037 - 0.012607774155223073j, 3 + 0j]
+    np.testing.assert_allclose(lax.cumlogsumexp(jnp.asarray(x)), fwd, rtol=1e-14)
+    np.testing.assert_allclose(lax.cumlogsumexp(jnp.asarray(x), reverse=True), rev, rtol=1e-14)
+    got = lax.cumlogsumexp(jnp.asarray(x.astype(np.complex64)))
+    assert got.dtype == np.complex64
+    np.testing.assert_allclose(got, fwd, rtol=2e-6)
+    assert float(np.imag(got[0])) == float(np.float32(2.000000238418579))  # the wrap's rounding, as JAX's
+    m = np.array([[1 + 1j, 2 - 1j, 0.5j], [-1 + 3j, 4 + 0j, 2 + 2j]])
+    np.testing.assert_allclose(lax.cumlogsumexp(jnp.asarray(m), axis=0),
+                               [[1 + 1j, 2 - 1j, 0.5j], [0.9504636919477988 + 1.1296725750088807j,
+                                4.076171482054448 - 0.10572524668029981j, 2.018388729521952 + 1.8670723373569187j]],
+                               rtol=1e-14)
+    same_bits(lax.cumlogsumexp(jnp.asarray([1 + 1j, complex(np.nan, 0), 2 + 0j])),
+              [1 + 1j, complex(np.nan, np.nan), complex(np.nan, np.nan)])
+    with pytest.raises(NotImplementedError, match="derivative of cumlogsumexp of complex"):
+        xjax.jvp(lax.cumlogsumexp, (jnp.asarray(x),), (jnp.asarray(x),))
+
 
 def test_cumulative_with_nan_and_inf_as_jax(x64):
     x = jnp.asarray(np.array(VALUES))

@@ -1,7 +1,9 @@
 // CPU kernels of the scans along one axis (cumsum, cumprod, cummax, cummin, cumlogsumexp), forward
 // or reversed. Lines are independent: they are spread over threads; each line is sequential.
-// Complex sums and products carry the dtype itself and step with scalar_complex.h's add and mul.
+// Complex sums, products and logsumexps carry the dtype itself and step with scalar_complex.h's add,
+// mul and logaddexp.
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 
 #include "core/cpu/reduction_kernels.h"
@@ -30,8 +32,10 @@ using CumCompute = std::conditional_t<
 
 template <CumOp Op, typename A> inline A step(A acc, A v) {
   if constexpr (is_complex_v<A>) {
-    static_assert(Op == CumOp::Sum || Op == CumOp::Prod, "complex scans are sums and products");
-    return Op == CumOp::Sum ? scalar::cx::add(acc, v) : scalar::cx::mul(acc, v);
+    static_assert(Op != CumOp::Max && Op != CumOp::Min, "complex cummax/cummin are refused");
+    if constexpr (Op == CumOp::Sum) return scalar::cx::add(acc, v);
+    else if constexpr (Op == CumOp::Prod) return scalar::cx::mul(acc, v);
+    else return scalar::cx::logaddexp(acc, v);
   } else if constexpr (Op == CumOp::Sum) {
     return A(acc + v);
   } else if constexpr (Op == CumOp::Prod) {
@@ -43,6 +47,15 @@ template <CumOp Op, typename A> inline A step(A acc, A v) {
   } else {
     return scalar::logaddexp(acc, v);
   }
+}
+
+// A line's first result. JAX folds a complex logsumexp window from its identity -inf + 0i, which
+// wraps the first imaginary part into [-pi, pi); every other scan starts from the element itself.
+template <CumOp Op, typename A> inline A first(A v) {
+  if constexpr (is_complex_v<A> && Op == CumOp::LogSumExp)
+    return scalar::cx::logaddexp(A(-std::numeric_limits<typename A::value_type>::infinity(), 0), v);
+  else
+    return v;
 }
 
 // The axis is innermost: each line is contiguous. A line is one long dependency chain; for
@@ -62,7 +75,7 @@ void scan_lines(const T* x, T* y, int64_t lines, int64_t n, bool reverse) {
       T* ys = y + l0 * n;
       int64_t i = reverse ? n - 1 : 0, d = reverse ? -1 : 1;
       for (int64_t k = 0; k < g; ++k) {
-        acc[k] = A(xs[k * n + i]);
+        acc[k] = first<Op>(A(xs[k * n + i]));
         ys[k * n + i] = T(acc[k]);
       }
       for (int64_t s = 1; s < n; ++s) {
@@ -93,7 +106,7 @@ void scan_columns(const T* x, T* y, int64_t outer, int64_t n, int64_t inner, boo
         const T* xs = x + off;
         T* ys = y + off;
         if (k == 0) {
-          for (int64_t j = 0; j < w; ++j) carry[j] = A(xs[j]);
+          for (int64_t j = 0; j < w; ++j) carry[j] = first<Op>(A(xs[j]));
         } else {
           for (int64_t j = 0; j < w; ++j) carry[j] = step<Op>(carry[j], A(xs[j]));
         }
@@ -115,7 +128,7 @@ void scan_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out, 
   auto run = [&](auto tag) {
     using T = decltype(tag);
     using C = typename ComputeOf<T>::type;
-    constexpr bool ok = is_complex_v<T> ? Op == CumOp::Sum || Op == CumOp::Prod
+    constexpr bool ok = is_complex_v<T> ? Op != CumOp::Max && Op != CumOp::Min
                                         : Op != CumOp::LogSumExp || std::is_floating_point<C>::value;
     if constexpr (ok) {
       if (inner == 1)

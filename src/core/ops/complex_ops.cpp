@@ -33,8 +33,8 @@ bool accepts_complex(OpId op) {
     case OpId::fft_:
     // sort: a complex key is its real and imaginary parts as two float keys (cpu/sort_keys.h)
     case OpId::sort_:
-    // cumulative sums and products (cpu/cumulative.cpp: scalar_complex.h's add and mul)
-    case OpId::cumsum_: case OpId::cumprod_:
+    // cumulative sums, products and logsumexps (cpu/cumulative.cpp: scalar_complex.h's add, mul, logaddexp)
+    case OpId::cumsum_: case OpId::cumprod_: case OpId::cumlogsumexp_:
     // convolution (cpu/convolution.cpp: four real convolutions over the parts)
     case OpId::conv_general_dilated_:
     // scatters that combine (cpu/index_scatter.cpp: scalar_complex.h's mul, max, min)

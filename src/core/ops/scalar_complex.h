@@ -63,6 +63,9 @@ template <class T> inline C<T> clamp(C<T> lo, C<T> x, C<T> hi) {
   return t.real() <= hi.real() ? t : hi;
 }
 template <class T> inline T abs(C<T> z) { return std::hypot(z.real(), z.imag()); }
+// log(exp(a) + exp(b)) as JAX's complex logaddexp: m + log1p(exp(a + b - 2m)) with m = max(a, b),
+// its imaginary part wrapped into [-pi, pi) by XLA's rem (fmod).
+template <class T> inline C<T> logaddexp(C<T> a, C<T> b);
 template <class T> inline C<T> sign(C<T> z) {
   const T m = cx::abs(z);
   if (m == T(0)) return C<T>(T(0), T(0));
@@ -129,6 +132,15 @@ template <class T> inline C<T> pow(C<T> a, C<T> b) {
     return C<T>(std::nan(""), std::nan(""));
   }
   return cx::exp(cx::mul(b, cx::log(a)));
+}
+template <class T> inline C<T> logaddexp(C<T> a, C<T> b) {
+  const C<T> m = cx::max(a, b);
+  const C<T> delta = cx::sub(cx::add(a, b), cx::mul(m, C<T>(T(2), T(0))));
+  const C<T> out = cx::add(m, cx::log1p(cx::exp(delta)));
+  const T pi = T(3.14159265358979323846), two_pi = T(6.28318530717958647692);
+  T wrapped = std::fmod(out.imag() + pi, two_pi);
+  if (wrapped < T(0)) wrapped += two_pi;
+  return C<T>(out.real(), wrapped - pi);
 }
 // The trigonometric and hyperbolic families and their inverses: the C library's (C99 Annex G:
 // branch cuts and special values as NumPy's).

@@ -175,6 +175,8 @@ def _logaddexp_pairs(a, b):
     sides (empty prefixes) get weight 0 and two equal infinite sides share evenly."""
     (x, tx), (y, ty) = a, b
     aval = core.get_aval(x)
+    if dtypes.is_complex(aval.dtype):
+        raise NotImplementedError("the derivative of cumlogsumexp of complex operands is not implemented yet")
     m = ew.max(x, y)
     m = ew.select(ew.is_finite(m), m, ad.zeros_like_aval(aval))  # -inf - -inf would be NaN
     c = ew.add(m, ew.log(ew.add(ew.exp(ew.sub(x, m)), ew.exp(ew.sub(y, m)))))
