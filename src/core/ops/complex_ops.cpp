@@ -32,6 +32,18 @@ bool accepts_complex(OpId op) {
     case OpId::triangular_solve_: case OpId::eig_:
     // Fourier transforms (cpu/fft.cpp; types checked by ops/fft.cpp)
     case OpId::fft_:
+    // sort: a complex key is its real and imaginary parts as two float keys (cpu/sort_keys.h)
+    case OpId::sort_:
+    // cumulative sums, products and logsumexps (cpu/cumulative.cpp: scalar_complex.h's add, mul, logaddexp)
+    case OpId::cumsum_: case OpId::cumprod_: case OpId::cumlogsumexp_:
+    // convolution (cpu/convolution.cpp: four real convolutions over the parts)
+    case OpId::conv_general_dilated_:
+    // scatters that combine (cpu/index_scatter.cpp: scalar_complex.h's mul, max, min)
+    case OpId::scatter_mul_: case OpId::scatter_min_: case OpId::scatter_max_:
+    // clamp (scalar_complex.h: XLA's, by the real parts)
+    case OpId::clamp_:
+    // windowed sums, maxima and minima (cpu/window.cpp: scalar_complex.h's add, max, min)
+    case OpId::reduce_window_sum_: case OpId::reduce_window_max_: case OpId::reduce_window_min_:
       return true;
     default:
       return false;
