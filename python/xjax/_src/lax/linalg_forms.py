@@ -1,6 +1,6 @@
 """Matrix forms and Householder products of jax.lax.linalg: schur, hessenberg, tridiagonal,
 tridiagonal_solve, householder_product, ormqr (one C++ core op each, LAPACK's gees, gehrd, sytrd,
-gtsv, orgqr, ormqr), the packed QR that ormqr reads (geqrf/geqp3, internal as in JAX), and
+gtsv, orgqr, ormqr; hetrd, ungqr and unmqr for complex operands), the packed QR that ormqr reads (geqrf/geqp3, internal as in JAX), and
 symmetric_product and cholesky_update, primitives that JAX computes on the CPU by lax code (lowered
 here by the same code). Each primitive is defined with all its rules in its block; JAX defines
 derivatives only for tridiagonal_solve (JVP and transpose), and none of the others may be
