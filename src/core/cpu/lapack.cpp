@@ -44,7 +44,9 @@ bool resolve_all(void* lib, char p, LapackFns<std::complex<R>>& f) {
          resolve(lib, s + "ungqr", f.ungqr) && resolve(lib, s + "heevd", f.heevd) &&
          resolve(lib, s + "gesdd", f.gesdd) && resolve(lib, s + "geev", f.geev) && resolve(lib, s + "trsm", f.trsm) &&
          resolve(lib, s + "gemm", f.gemm) &&
-         resolve(lib, s + "herk", f.herk) && resolve(lib, s + "laswp", f.laswp);
+         resolve(lib, s + "herk", f.herk) && resolve(lib, s + "laswp", f.laswp) && resolve(lib, s + "gees", f.gees) &&
+         resolve(lib, s + "gehrd", f.gehrd) && resolve(lib, s + "hetrd", f.hetrd) && resolve(lib, s + "gtsv", f.gtsv) &&
+         resolve(lib, s + "unmqr", f.unmqr);
 }
 }  // namespace
 

@@ -74,6 +74,17 @@ struct LapackFns<std::complex<R>> {
   void (*herk)(const char* uplo, const char* trans, const int* n, const int* k, const R* alpha, const T* a,
                const int* lda, const R* beta, T* c, const int* ldc, Len, Len);
   void (*laswp)(const int* n, T* a, const int* lda, const int* k1, const int* k2, const int* ipiv, const int* incx);
+  // Matrix forms and Householder products: gees gives the eigenvalues in one complex array and
+  // takes a real workspace; hetrd's tridiagonal form (d, e) is real; unmqr applies Q or Q^H ('C').
+  void (*gees)(const char* jobvs, const char* sort, void* select, const int* n, T* a, const int* lda, int* sdim,
+               T* w, T* vs, const int* ldvs, T* work, const int* lwork, R* rwork, int* bwork, int* info, Len, Len);
+  void (*gehrd)(const int* n, const int* ilo, const int* ihi, T* a, const int* lda, T* tau, T* work,
+                const int* lwork, int* info);
+  void (*hetrd)(const char* uplo, const int* n, T* a, const int* lda, R* d, R* e, T* tau, T* work, const int* lwork,
+                int* info, Len);
+  void (*gtsv)(const int* n, const int* nrhs, T* dl, T* d, T* du, T* b, const int* ldb, int* info);
+  void (*unmqr)(const char* side, const char* trans, const int* m, const int* n, const int* k, const T* a,
+                const int* lda, const T* tau, T* c, const int* ldc, T* work, const int* lwork, int* info, Len, Len);
 };
 
 struct LapackApi {

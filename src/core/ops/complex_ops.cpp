@@ -30,6 +30,9 @@ bool accepts_complex(OpId op) {
     // linear algebra (cpu/linalg_*.cpp: LAPACK's c/z routines; eig: complex results of real matrices too)
     case OpId::cholesky_: case OpId::lu_: case OpId::qr_: case OpId::eigh_: case OpId::svd_:
     case OpId::triangular_solve_: case OpId::eig_:
+    // the matrix forms and Householder products (cpu/linalg_schur.cpp, linalg_householder.cpp)
+    case OpId::schur_: case OpId::hessenberg_: case OpId::tridiagonal_: case OpId::tridiagonal_solve_:
+    case OpId::householder_product_: case OpId::ormqr_: case OpId::geqrf_:
     // Fourier transforms (cpu/fft.cpp; types checked by ops/fft.cpp)
     case OpId::fft_:
     // sort: a complex key is its real and imaginary parts as two float keys (cpu/sort_keys.h)
