@@ -109,6 +109,7 @@ ElementwiseLoop complex_op_loop(OpId op, const Attrs& attrs) {
     case OpId::acosh_: return unary_c<T, C<T>, cx::acosh<T>>;
     case OpId::atanh_: return unary_c<T, C<T>, cx::atanh<T>>;
     case OpId::pow_: return binary_c<T, C<T>, cx::pow<T>>;
+    case OpId::atan2_: return binary_c<T, C<T>, cx::atan2<T>>;
     case OpId::integer_pow_: {
       static constexpr ElementwiseLoop kPow[] = {pow_const<T, -4>, pow_const<T, -3>, pow_const<T, -2>,
                                                  pow_const<T, -1>, pow_const<T, 0>,  pow_const<T, 1>,

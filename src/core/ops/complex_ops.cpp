@@ -19,7 +19,7 @@ bool accepts_complex(OpId op) {
     case OpId::add_: case OpId::sub_: case OpId::mul_: case OpId::div_: case OpId::neg_: case OpId::eq_:
     case OpId::ne_: case OpId::abs_: case OpId::sign_: case OpId::square_: case OpId::integer_pow_:
     case OpId::exp_: case OpId::log_: case OpId::sqrt_: case OpId::rsqrt_: case OpId::expm1_: case OpId::log1p_:
-    case OpId::exp2_: case OpId::logistic_: case OpId::pow_: case OpId::sin_: case OpId::cos_: case OpId::tan_:
+    case OpId::exp2_: case OpId::logistic_: case OpId::pow_: case OpId::atan2_: case OpId::sin_: case OpId::cos_: case OpId::tan_:
     case OpId::sinh_: case OpId::cosh_: case OpId::tanh_: case OpId::asin_: case OpId::acos_: case OpId::atan_:
     case OpId::asinh_: case OpId::acosh_: case OpId::atanh_:
     // reductions

@@ -13,7 +13,8 @@
 // - exp is e^re (cos im + i sin im), e^re + 0i for a real argument; log is log|z| + i atan2(im, re) (branch cut on the negative
 //   real axis, as XLA's and NumPy's);
 // - eq/ne compare both parts; converting a complex number to a real type keeps its real part;
-// - max/min order lexicographically, clamp by the real parts alone (both as XLA).
+// - max/min order lexicographically, clamp by the real parts alone (both as XLA); atan2 is XLA's
+//   -i log((x + i y) / sqrt(x^2 + y^2)).
 // The files that include this are compiled without contraction (no fused multiply-add), so the
 // results do not depend on the instruction set.
 #pragma once
@@ -156,5 +157,13 @@ template <class T> inline C<T> atan(C<T> z) { return std::atan(z); }
 template <class T> inline C<T> asinh(C<T> z) { return std::asinh(z); }
 template <class T> inline C<T> acosh(C<T> z) { return std::acosh(z); }
 template <class T> inline C<T> atanh(C<T> z) { return std::atanh(z); }
+// atan2(y, x) as XLA defines it for complex operands: -i log((x + i y) / sqrt(x^2 + y^2)), with this
+// file's own mul, div, sqrt and log (so atan2(0, 0) is NaN, as in JAX).
+// The products by i and -i are complex products too, as XLA forms them (signed zeros included).
+template <class T> inline C<T> atan2(C<T> y, C<T> x) {
+  const C<T> x_plus_iy = cx::add(x, cx::mul(C<T>(T(0), T(1)), y));
+  const C<T> l = cx::log(cx::div(x_plus_iy, cx::sqrt(cx::add(cx::mul(x, x), cx::mul(y, y)))));
+  return cx::mul(C<T>(T(0), T(-1)), l);
+}
 
 }  // namespace xjax::scalar::cx
