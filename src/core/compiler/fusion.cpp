@@ -157,7 +157,10 @@ bool fusible(const Graph& g, const Node& n, const BackendCaps& caps) {
   // Complex values run op by op (no backend's fused kernels take them yet).
   bool complex = is_complex(n.outputs[0].dtype);
   for (DType d : in) complex = complex || is_complex(d);
-  return !complex && caps.can_fuse(n.op, in, n.outputs[0].dtype, n.attrs);
+  // So do float8 values: only moved and converted (the widened ops in between fuse in float32).
+  bool float8 = is_float8(n.outputs[0].dtype);
+  for (DType d : in) float8 = float8 || is_float8(d);
+  return !complex && !float8 && caps.can_fuse(n.op, in, n.outputs[0].dtype, n.attrs);
 }
 
 namespace {

@@ -167,7 +167,7 @@ void dispatch_scatter(DType dt, F&& f) {
   if constexpr (std::is_same_v<Op, SetOp> || std::is_same_v<Op, AddOp>) {
     if (is_complex(dt)) return dispatch_complex(dt, f);
   }
-  dispatch_dtype(dt, f);
+  dispatch_dtype(moved_as(dt), f);  // float8 reaches only `set` (ops/float8_ops.h)
 }
 
 template <typename Op>
