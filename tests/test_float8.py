@@ -344,3 +344,60 @@ def test_export_round_trip(dt, tmp_path):
         ex.add(f, xjax.ShapeDtypeStruct((4, 4), dt))
     mod = export.load(path)
     assert np.array_equal(bits(mod.call("f", a)), want)
+
+
+# ---- edges and refusals
+
+def test_cumsum_accumulates_in_float32():
+    # JAX's CPU rounds every partial sum to float8 ([96, 96, 96, 96]); xjax sums in float32 and
+    # rounds each prefix once (as for reduce_sum above).
+    x = jnp.array([96, 7, 7, 7], jnp.float8_e5m2)
+    got = jnp.cumsum(x)
+    assert got.dtype == jnp.float8_e5m2
+    assert np.asarray(got, np.float32).tolist() == [96, 96, 112, 112]
+
+
+def test_edges_as_jax():
+    e4, e5 = jnp.float8_e4m3fn, jnp.float8_e5m2
+    # an empty max/min: e4m3fn's lowest/highest value (no infinities), e5m2's infinities (JAX's)
+    assert float(lax.reduce_max(jnp.zeros((0,), e4), (0,))) == -448
+    assert float(lax.reduce_min(jnp.zeros((0,), e4), (0,))) == 448
+    assert float(lax.reduce_max(jnp.zeros((0,), e5), (0,))) == -np.inf
+    assert np.asarray(jnp.max(jnp.zeros((0, 3), e4), axis=0, initial=-1.0), np.float32).tolist() == [-1, -1, -1]
+    x = jnp.array([1.0, 2.0, -3.0], e4)
+    # gather's default fill is NaN; a given fill value is rounded to the format
+    assert np.isnan(float(x.at[jnp.array([0, 5])].get(mode="fill")[1]))
+    assert float(x.at[jnp.array([0, 5])].get(mode="fill", fill_value=2.6)[1]) == 2.5
+    assert np.asarray(x.astype(jnp.uint8)).tolist() == [1, 2, 0]  # JAX: negative floats to unsigned are 0
+    assert np.asarray(lax.top_k(x, 2)[0], np.float32).tolist() == [2, 1]
+    assert np.asarray(jnp.argsort(x)).tolist() == [2, 0, 1]
+    assert int(jnp.argmax(jnp.array([np.nan, 1], e4))) == 0
+    assert bits(lax.bitcast_convert_type(x, jnp.uint8)).tolist() == [56, 64, 196]
+    assert np.array_equal(bits(lax.bitcast_convert_type(jnp.array([56, 64, 196], jnp.uint8), e4)), bits(x))
+    assert float(lax.while_loop(lambda c: c < 10, lambda c: c * 2, jnp.array(1.0, e5))) == 16
+    assert repr(jnp.var(x)) == "Array(4.5, dtype=float8_e4m3fn)" and float(xjax.jit(jnp.std)(x)) == 2
+
+
+def test_unsupported_combinations_are_refused_clearly():
+    x = jnp.array([1.0, 2.0, -3.0], jnp.float8_e4m3fn)
+    with pytest.raises(NotImplementedError, match=r"\[nextafter\] does not support float8_e4m3fn"):
+        jnp.nextafter(x, x)
+    with pytest.raises(NotImplementedError, match="signbit only supports 16, 32, and 64-bit types"):
+        jnp.copysign(x, -x)
+    from xjax import _core
+    from xjax._src.interpreters.graph_lowering import lower_closed_jaxpr
+    graph, outs, _, _ = lower_closed_jaxpr(xjax.make_jaxpr(lambda t: t * 2)(x))
+    graph.set_outputs(list(dict.fromkeys(outs)))
+    with pytest.raises(NotImplementedError, match=r"\[cuda\] float8_e4m3fn values .* not supported on CUDA"):
+        _core.cuda_plan(graph)
+    with pytest.raises(NotImplementedError, match=r"\[cuda\] float8_e5m2 values"):
+        _core.cuda_kernel("transpose", [((2, 3), "float8_e5m2")], {"permutation": [1, 0]})
+
+
+def test_jaxprs_print_as_jax():
+    x = jnp.ones(9, jnp.float8_e4m3fn)
+    assert str(xjax.make_jaxpr(lambda a, b: a * b + a)(x, x)) == (
+        "{ lambda ; a:f8_e4m3fn[9] b:f8_e4m3fn[9]. let\n    c:f8_e4m3fn[9] = mul a b\n"
+        "    d:f8_e4m3fn[9] = add c a\n  in (d,) }")
+    assert "preferred_element_type=float8_e4m3fn" in str(xjax.make_jaxpr(lambda a: a @ a)(x))
+    assert str(xjax.typeof(jnp.ones(2, jnp.float8_e5m2))) == "ShapedArray(f8_e5m2[2])"

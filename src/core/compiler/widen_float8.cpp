@@ -6,6 +6,7 @@
 // JAX's CPU backend does for these types (in float32, then one rounding).
 #include "core/compiler/passes.h"
 #include "core/ops/float8_ops.h"
+#include "core/size.h"
 
 namespace xjax {
 
@@ -38,6 +39,21 @@ Attrs widened_attrs(const Attrs& attrs) {
   return out;
 }
 
+// e4m3fn has no infinities: the identity of an empty max (min) is its lowest (highest) value, as
+// XLA's, where float32's -inf (+inf) would convert to NaN.
+bool empty_e4m3fn_extremum(const Graph& g, const Node& n) {
+  return (n.op == OpId::reduce_max_ || n.op == OpId::reduce_min_) && n.outputs[0].dtype == DType::Float8E4M3FN &&
+         numel(g.type(n.inputs[0]).shape) == 0;
+}
+
+Attrs splat(const TypeInfo& t, double value) {
+  Attrs a;
+  a.set("dtype", std::string(dtype_name(t.dtype)));
+  a.set("shape", t.shape);
+  a.set("value", value);
+  return a;
+}
+
 }  // namespace
 
 Graph widen_float8(const Graph& g) {
@@ -50,7 +66,13 @@ Graph widen_float8(const Graph& g) {
       continue;
     }
     Graph& dst = r.dst();
+    if (empty_e4m3fn_extremum(g, n)) {
+      r.replace(int(i), dst.add(OpId::constant_, {}, splat(n.outputs[0], n.op == OpId::reduce_max_ ? -448.0 : 448.0)));
+      continue;
+    }
     std::vector<ValueRef> in = r.inputs(int(i));
+    for (ValueRef v : in)
+      if (is_float8(dst.type(v).dtype)) check_float8_widens(n.op, dst.type(v).dtype);
     for (ValueRef& v : in)
       if (is_float8(dst.type(v).dtype)) v = dst.add(OpId::convert_element_type_, {v}, convert_to(DType::Float32))[0];
     std::vector<ValueRef> out = dst.add(n.op, in, widened_attrs(n.attrs));

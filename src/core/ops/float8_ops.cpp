@@ -1,5 +1,9 @@
 #include "core/ops/float8_ops.h"
 
+#include <string>
+
+#include "core/errors.h"
+
 namespace xjax {
 
 bool accepts_float8(OpId op) {
@@ -17,6 +21,12 @@ bool accepts_float8(OpId op) {
     default:
       return false;
   }
+}
+
+void check_float8_widens(OpId op, DType dt) {
+  if (op == OpId::nextafter_)
+    throw NotImplementedError(std::string("[") + op_name(op) + "] does not support " + dtype_name(dt) +
+                              " operands yet (its float32 step is not a float8 step)");
 }
 
 }  // namespace xjax

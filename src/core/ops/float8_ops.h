@@ -9,6 +9,9 @@
 namespace xjax {
 
 bool accepts_float8(OpId op);
+// The ops that widen_float8 cannot run in float32 because their float8 result is not their float32
+// result rounded (nextafter steps in the operand's own format): NotImplementedError naming the op.
+void check_float8_widens(OpId op, DType dt);
 
 // The format of a float8 dtype, and its conversions from double and to float (scalar_float8.h).
 inline const scalar::Float8Format& float8_format(DType dt) {
