@@ -55,6 +55,26 @@ void test_codes() {
   CHECK(float8_from_double(std::nan(""), e5) == 0x7e);
 }
 
+// The float32 conversion (the loops' fast path) against the double one, over a sweep of float32's
+// bit patterns (every 61st, all signs and exponents) and the neighbours of every tie.
+void test_float_path() {
+  for (const scalar::Float8Format* f : {&scalar::kE4M3FN, &scalar::kE5M2}) {
+    bool ok = true;
+    for (uint64_t u = 0; u < (uint64_t(1) << 32); u += 61) {
+      float x;
+      uint32_t b = uint32_t(u);
+      std::memcpy(&x, &b, 4);
+      ok = ok && scalar::float8_bits(x, *f) == scalar::float8_bits(double(x), *f);
+    }
+    for (int c = 0; c < 127; ++c) {
+      float mid = 0.5f * (scalar::float8_value(uint8_t(c), *f) + scalar::float8_value(uint8_t(c + 1), *f));
+      for (float x : {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, 1e9f), -mid})
+        ok = ok && scalar::float8_bits(x, *f) == scalar::float8_bits(double(x), *f);
+    }
+    CHECK(ok);
+  }
+}
+
 Attrs to(DType dt) {
   Attrs a;
   a.set("new_dtype", std::string(dtype_name(dt)));
@@ -125,6 +145,7 @@ void test_programs() {
 
 int main() {
   test_codes();
+  test_float_path();
   test_widen_pass();
   test_programs();
   return check_report();

@@ -27,7 +27,7 @@ template <const scalar::Float8Format& F, const scalar::Float8Format& G>
 void from_float8_via(const void* const* in, void* out, int64_t n) {  // one format to the other
   const uint8_t* a = arg<uint8_t>(in, 0);
   uint8_t* o = static_cast<uint8_t*>(out);
-  for (int64_t i = 0; i < n; ++i) o[i] = scalar::float8_bits(double(scalar::float8_value(a[i], F)), G);
+  for (int64_t i = 0; i < n; ++i) o[i] = scalar::float8_bits(scalar::float8_value(a[i], F), G);
 }
 
 template <class From, const scalar::Float8Format& F>
@@ -35,14 +35,23 @@ void to_float8(const void* const* in, void* out, int64_t n) {
   using Load = std::conditional_t<std::is_same_v<From, bool>, uint8_t, From>;  // bool as its byte
   const Load* a = arg<Load>(in, 0);
   uint8_t* o = static_cast<uint8_t*>(out);
+  using C = typename ComputeOf<From>::type;
   for (int64_t i = 0; i < n; ++i) {
     double v;
     if constexpr (std::is_same_v<From, std::complex<float>> || std::is_same_v<From, std::complex<double>>)
       v = double(a[i].real());  // the real part, as converting complex to real does
     else if constexpr (std::is_same_v<From, bool>) v = a[i] ? 1.0 : 0.0;
-    else v = double(typename ComputeOf<From>::type(a[i]));
+    else v = double(C(a[i]));
     o[i] = scalar::float8_bits(v, F);
   }
+}
+
+// float32's loop, vectorised (integer selects only: every clone gives the same bits).
+template <const scalar::Float8Format& F>
+XJAX_EW_CLONES void float_to_float8(const void* const* in, void* out, int64_t n) {
+  const float* a = arg<float>(in, 0);
+  uint8_t* o = static_cast<uint8_t*>(out);
+  for (int64_t i = 0; i < n; ++i) o[i] = scalar::float8_bits(a[i], F);
 }
 
 template <const scalar::Float8Format& F>
@@ -56,6 +65,7 @@ ElementwiseLoop from_float8_to(DType to) {
 
 template <const scalar::Float8Format& F>
 ElementwiseLoop to_float8_from(DType from) {
+  if (from == DType::Float32) return float_to_float8<F>;
   if (from == DType::Complex64) return to_float8<std::complex<float>, F>;
   if (from == DType::Complex128) return to_float8<std::complex<double>, F>;
   return dispatch_dtype(from, [](auto tag) -> ElementwiseLoop { return to_float8<decltype(tag), F>; });

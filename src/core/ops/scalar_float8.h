@@ -51,6 +51,31 @@ XJAX_HD inline u8 float8_bits(double x, Float8Format f) {
   return u8(sign | u8(code));
 }
 
+// The same from a float32 (what every widened op converts back), in 32-bit integer arithmetic that
+// the loops vectorise; tests/cpp/test_float8.cpp checks it against float8_bits over float32's bits.
+XJAX_HD inline u8 float8_bits(float x, Float8Format f) {
+  const u32 b = bit_cast<u32>(x);
+  const u32 sign = (b >> 24) & 0x80u;
+  const u32 a = b & 0x7fffffffu;
+  const u32 nan = sign | f.nan, overflow = sign | (f.finite ? f.nan : u32(f.max_finite + 1));
+  const int shift = 23 - f.mbits;
+  const u32 min_normal = u32(127 + 1 - f.bias) << 23;  // 2^(1 - bias)
+  // normal: round the mantissa to nearest even, then rebias the exponent (a carry reaches it)
+  const u32 r = a + ((1u << (shift - 1)) - 1u) + ((a >> shift) & 1u);
+  const u32 normal = (r >> shift) - (u32(127 - f.bias) << f.mbits);
+  // subnormal: the 24-bit significand shifted down to the quantum 2^(1 - bias - mbits), to even
+  const int e = int(a >> 23);
+  const int sub_shift = (127 + 1 - f.bias - f.mbits) - e + 23;  // >= shift + 1 below min_normal
+  const u32 m = (a & 0x7fffffu) | 0x800000u;
+  const int s = sub_shift < 31 ? sub_shift : 31;
+  const u32 q = m >> s, rest = m & ((1u << s) - 1u), half = 1u << (s - 1);
+  const u32 sub = q + ((rest > half || (rest == half && (q & 1u))) ? 1u : 0u);
+  // selects, no branches (infinities overflow: their code is past the largest finite one)
+  u32 code = a >= min_normal ? normal : (sub_shift > 25 ? 0u : sub);
+  code = code > f.max_finite ? overflow : (sign | code);
+  return u8(a > 0x7f800000u ? nan : code);
+}
+
 // The exact float value of a code (NaNs: the quiet NaN with the code's sign, as ml_dtypes gives).
 XJAX_HD inline float float8_value(u8 c, Float8Format f) {
   u32 sign = u32(c & 0x80u) << 24;
