@@ -97,3 +97,9 @@ def test_gradient_refusals():
     with pytest.raises(TypeError, match="Invalid number of spacing arguments"):
         jnp.gradient(f, 1.0, 2.0, 3.0)
     assert jnp.gradient(f, axis=()) == []
+
+
+def test_weighted_cov_gradient():
+    rng = np.random.default_rng(3)
+    m, w = rng.standard_normal((3, 6)), rng.uniform(0.5, 2, 6)
+    check_grads(lambda m: jnp.cov(m, aweights=w, fweights=np.arange(6)), (m,), order=2)

@@ -59,23 +59,28 @@ def test_schur_reconstructs_and_matches_scipy(batch, n, output, seed):
     np.testing.assert_allclose(z @ t @ np.conj(mT(z)), a, atol=1e-12)
     np.testing.assert_allclose(np.conj(mT(z)) @ z, np.broadcast_to(np.eye(n), a.shape), atol=1e-12)
     assert np.all(np.tril(t, -1 if output == "complex" else -2) == 0)
-    if a.size:  # the diagonal (the eigenvalues, in order) is SciPy's; complex: rsf2csf of the real form
-        ref = loop(lambda m: scipy.linalg.rsf2csf(*scipy.linalg.schur(m)) if output == "complex"
-                   else scipy.linalg.schur(m), a)
+    if a.size:  # the diagonal (the eigenvalues, in LAPACK's order) is SciPy's (zgees for 'complex')
+        ref = loop(lambda m: scipy.linalg.schur(m, output=output), a)
         np.testing.assert_allclose(np.diagonal(t, 0, -2, -1), np.diagonal(ref[0], 0, -2, -1), atol=1e-10)
 
 
-def test_complex_schur_of_real_input_is_rsf2csf(x64):
+def test_complex_schur_of_real_input_is_zgees_as_jax(x64):
+    # JAX casts real input to complex and runs zgees (as SciPy does): recorded from JAX 0.10.2.
     t, z = L.schur(A3, output="complex")
-    tr, zr = scipy.linalg.schur(A3)
-    ts, zs = scipy.linalg.rsf2csf(tr, zr)
-    np.testing.assert_allclose(t, ts, atol=1e-12)
-    np.testing.assert_allclose(z, zs, atol=1e-12)
-    # JAX casts to complex and runs zgees: the same diagonal, another (equally valid) unitary Z, so
-    # other entries above it. Recorded from JAX 0.10.2 (4 decimals):
-    jax_t = np.array([[3.7563, 0.6921 - 1.3381j, 1.9811 - 0.6469j], [0, -0.8782 + 0.9089j, -1.7958 - 0.9263j],
-                      [0, 0, -0.8782 - 0.9089j]])
-    np.testing.assert_allclose(np.diag(np.asarray(t)), np.diag(jax_t), atol=1e-4)
+    jax_t = np.array([[3.7563213575867134, 0.6920598121990776 - 1.3381084541542458j,
+                       1.981057366649525 - 0.6469082030509807j],
+                      [0, -0.8781606787933574 + 0.9089231257426884j, -1.795803840361622 - 0.9262634835898044j],
+                      [0, 0, -0.878160678793357 - 0.9089231257426887j]])
+    jax_z = np.array([[0.6126332609944172 + 0.423195290078241j, -0.3523777661296755 + 0.1815113901119543j,
+                       -0.5159125550854021 - 0.149345219813952j],
+                      [0.322552834376319 + 0.2228133028361466j, -0.3913760004149324 - 0.3111305332785254j,
+                       0.5741578292585803 + 0.5164100171154282j],
+                      [0.4445296331707891 + 0.3070725326808539j, 0.7696174848150396 - 0.0243940530681021j,
+                       0.2943987217899191 - 0.1688878762858788j]])
+    np.testing.assert_allclose(t, jax_t, atol=1e-12)
+    np.testing.assert_allclose(z, jax_z, atol=1e-12)
+    # rsf2csf of the real form: the same triangular form up to the phases of Z's columns
+    ts, _ = scipy.linalg.rsf2csf(*scipy.linalg.schur(A3))
     np.testing.assert_allclose(np.abs(np.asarray(t)), np.abs(ts), atol=1e-12)
 
 
@@ -94,8 +99,6 @@ def test_rsf2csf_against_scipy(batch, n, seed):
 def test_schur_errors_and_float32():
     with pytest.raises(ValueError, match="'real' or 'complex'"):
         L.schur(np.eye(2), output="x")
-    with pytest.raises(NotImplementedError, match="complex"):
-        L.schur(np.eye(2, dtype=np.complex64))
     with pytest.raises(ValueError, match="must be square"):
         L.rsf2csf(np.ones((2, 3)), np.ones((2, 3)))
     t, z = L.schur(A3.astype(np.float32), output="complex")

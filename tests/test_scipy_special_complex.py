@@ -88,3 +88,16 @@ def test_complex_logsumexp_as_jax():
     total = np.sum(np.exp(a))
     np.testing.assert_allclose(out, np.log(np.abs(total)), rtol=1e-12)
     np.testing.assert_allclose(sign, total / np.abs(total), rtol=1e-12)
+
+
+def test_derivatives_of_the_complex_functions():
+    z = np.array([0.3 + 0.4j, -1.2 + 0.7j, 2.0 - 1.5j])
+    # forward mode only, as in JAX: the shift into Re z >= 1/2 is a while loop of data-dependent length
+    check_grads(xs.loggamma, (z,), order=1, modes=["fwd"])
+    check_grads(xs.gamma, (z,), order=1, modes=["fwd"])
+    with pytest.raises(ValueError, match="Reverse-mode differentiation does not work for lax.while_loop"):
+        xjax.grad(lambda v: xs.loggamma(v).real.sum())(z)
+    degrees, orders = np.array([2, 3, 1]), np.array([1, -2, 0])
+    check_grads(lambda t, p: xs.sph_harm_y(degrees, orders, t, p),
+                (np.array([0.3, 1.1, 2.0]), np.array([0.4, 2.0, 5.0])), order=1, modes=["fwd", "rev"])
+    check_grads(lambda a, b: jnp.logaddexp(a, b), (z, z[::-1] + 0.1), order=1, modes=["fwd", "rev"])

@@ -1,6 +1,7 @@
 """xjax.lax: the primitives under JAX's names."""
 from xjax._src.lax import *  # noqa: F401,F403
 from xjax._src.lax import copy_p  # noqa: F401
+from xjax._src.jitted_lax import dynamic_index_in_dim, dynamic_update_index_in_dim, fft  # noqa: F401
 from xjax._src.lax.elementwise import RoundingMethod, round  # noqa: F401
 from xjax._src.lax.indexing import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers  # noqa: F401
 from xjax._src.random.gamma import random_gamma_grad  # noqa: F401,E402 - defined with the gamma sampler

@@ -27,6 +27,14 @@ void binary_c(const void* const* in, void* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) o[i] = F(a[i], b[i]);
 }
 template <class T>
+void clamp_c(const void* const* in, void* out, int64_t n) {
+  const C<T>* lo = arg<C<T>>(in, 0);
+  const C<T>* x = arg<C<T>>(in, 1);
+  const C<T>* hi = arg<C<T>>(in, 2);
+  C<T>* o = static_cast<C<T>*>(out);
+  for (int64_t i = 0; i < n; ++i) o[i] = cx::clamp(lo[i], x[i], hi[i]);
+}
+template <class T>
 void make_complex(const void* const* in, void* out, int64_t n) {
   const T* re = arg<T>(in, 0);
   const T* im = arg<T>(in, 1);
@@ -72,6 +80,7 @@ ElementwiseLoop complex_op_loop(OpId op, const Attrs& attrs) {
     case OpId::ne_: return binary_c<T, bool, cx::ne<T>>;
     case OpId::max_: return binary_c<T, C<T>, cx::max<T>>;
     case OpId::min_: return binary_c<T, C<T>, cx::min<T>>;
+    case OpId::clamp_: return clamp_c<T>;
     case OpId::neg_: return unary_c<T, C<T>, cx::neg<T>>;
     case OpId::conj_: return unary_c<T, C<T>, cx::conj<T>>;
     case OpId::real_: return unary_c<T, T, cx::real<T>>;

@@ -1,7 +1,8 @@
 // Householder reflectors in LAPACK's packed form: the packed QR (geqrf, or geqp3 with column
-// pivoting), the product of the reflectors (orgqr) and their product with a matrix (ormqr); and
-// the tridiagonal solve (gtsv, Gaussian elimination with partial pivoting, which LAPACK groups
-// with them as an O(n) banded routine). LAPACK sees column-major copies, as under JAX.
+// pivoting), the product of the reflectors (orgqr / ungqr) and their product with a matrix (ormqr /
+// unmqr, whose transpose is the conjugate one); and the tridiagonal solve (gtsv, Gaussian
+// elimination with partial pivoting, which LAPACK groups with them as an O(n) banded routine). One
+// kernel per op over the four element types. LAPACK sees column-major copies, as under JAX.
 #include <algorithm>
 #include <vector>
 
@@ -29,9 +30,16 @@ void geqrf_batch(const Tensor& a, const std::vector<Tensor>& out, bool pivoting)
   for_batch(count, 2.0 * m * n * k, [&](int64_t b0, int64_t b1) {
     std::vector<T> cm(static_cast<size_t>(m * n)), tau(static_cast<size_t>(k));
     std::vector<int> jpvt(static_cast<size_t>(n));
+    std::vector<real_of<T>> rwork(static_cast<size_t>(is_complex_v<T> ? 2 * n : 0));  // complex geqp3's
     int info = 0;
+    auto geqp3 = [&](T* work, const int* lwork) {
+      if constexpr (is_complex_v<T>)
+        f.geqp3(&mi, &ni, cm.data(), &mi, jpvt.data(), tau.data(), work, lwork, rwork.data(), &info);
+      else
+        f.geqp3(&mi, &ni, cm.data(), &mi, jpvt.data(), tau.data(), work, lwork, &info);
+    };
     T w = 0;
-    if (pivoting) f.geqp3(&mi, &ni, cm.data(), &mi, jpvt.data(), tau.data(), &w, &query, &info);
+    if (pivoting) geqp3(&w, &query);
     else f.geqrf(&mi, &ni, cm.data(), &mi, tau.data(), &w, &query, &info);
     std::vector<T> work(static_cast<size_t>(lwork_of(w, OpId::geqrf_)));
     const int lwork = int(work.size());
@@ -39,7 +47,7 @@ void geqrf_batch(const Tensor& a, const std::vector<Tensor>& out, bool pivoting)
       transpose(a.as<T>() + b * m * n, cm.data(), m, n);
       if (pivoting) {
         std::fill(jpvt.begin(), jpvt.end(), 0);  // every column free to move
-        f.geqp3(&mi, &ni, cm.data(), &mi, jpvt.data(), tau.data(), work.data(), &lwork, &info);
+        geqp3(work.data(), &lwork);
         for (int64_t j = 0; j < n; ++j) perm[b * n + j] = jpvt[size_t(j)] - 1;
       } else {
         f.geqrf(&mi, &ni, cm.data(), &mi, tau.data(), work.data(), &lwork, &info);
@@ -60,13 +68,17 @@ void householder_product_batch(const Tensor& a, const Tensor& taus, const Tensor
   for_batch(count, 4.0 * m * n * k, [&](int64_t b0, int64_t b1) {
     std::vector<T> cm(static_cast<size_t>(m * n));
     int info = 0;
+    auto orgqr = [&](const T* tau, T* work, const int* lwork) {
+      if constexpr (is_complex_v<T>) f.ungqr(&mi, &ni, &ki, cm.data(), &mi, tau, work, lwork, &info);
+      else f.orgqr(&mi, &ni, &ki, cm.data(), &mi, tau, work, lwork, &info);
+    };
     T w = 0;
-    f.orgqr(&mi, &ni, &ki, cm.data(), &mi, taus.as<T>(), &w, &query, &info);
+    orgqr(taus.as<T>(), &w, &query);
     std::vector<T> work(static_cast<size_t>(lwork_of(w, OpId::householder_product_)));
     const int lwork = int(work.size());
     for (int64_t b = b0; b < b1; ++b) {
       transpose(a.as<T>() + b * m * n, cm.data(), m, n);
-      f.orgqr(&mi, &ni, &ki, cm.data(), &mi, taus.as<T>() + b * k, work.data(), &lwork, &info);
+      orgqr(taus.as<T>() + b * k, work.data(), &lwork);
       transpose(cm.data(), q.as<T>() + b * m * n, n, m);
     }
   });
@@ -85,19 +97,24 @@ void ormqr_batch(const std::vector<Tensor>& in, const Tensor& out, bool left, bo
   const auto& f = lapack_fns<T>(OpId::ormqr_);
   const int ri = int(r), si = int(s), ki = int(k), mi = int(m), query = -1;
   const char* side = left ? "L" : "R";
-  const char* tr = trans ? "T" : "N";
+  const char* tr = trans ? adjoint_op<T>() : "N";
   for_batch(count, 4.0 * r * s * k, [&](int64_t b0, int64_t b1) {
     std::vector<T> ca(static_cast<size_t>(m * n)), cc(static_cast<size_t>(r * s));
     int info = 0;
+    auto ormqr = [&](const T* tau, T* work, const int* lwork) {
+      if constexpr (is_complex_v<T>)
+        f.unmqr(side, tr, &ri, &si, &ki, ca.data(), &mi, tau, cc.data(), &ri, work, lwork, &info, 1, 1);
+      else
+        f.ormqr(side, tr, &ri, &si, &ki, ca.data(), &mi, tau, cc.data(), &ri, work, lwork, &info, 1, 1);
+    };
     T w = 0;
-    f.ormqr(side, tr, &ri, &si, &ki, ca.data(), &mi, taus.as<T>(), cc.data(), &ri, &w, &query, &info, 1, 1);
+    ormqr(taus.as<T>(), &w, &query);
     std::vector<T> work(static_cast<size_t>(lwork_of(w, OpId::ormqr_)));
     const int lwork = int(work.size());
     for (int64_t b = b0; b < b1; ++b) {
       transpose(a.as<T>() + b * m * n, ca.data(), m, n);
       transpose(c.as<T>() + b * r * s, cc.data(), r, s);
-      f.ormqr(side, tr, &ri, &si, &ki, ca.data(), &mi, taus.as<T>() + b * k, cc.data(), &ri, work.data(), &lwork,
-              &info, 1, 1);
+      ormqr(taus.as<T>() + b * k, work.data(), &lwork);
       transpose(cc.data(), out.as<T>() + b * r * s, s, r);
     }
   });
@@ -128,30 +145,24 @@ void tridiagonal_solve_batch(const std::vector<Tensor>& in, const Tensor& x) {
   });
 }
 
-template <typename F>
-void by_dtype(DType dt, F&& fn) {
-  if (dt == DType::Float32) fn(float{});
-  else fn(double{});
-}
-
 }  // namespace
 
 void geqrf_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
   const bool pivoting = attrs.get_int_or("pivoting", 0) != 0;
-  by_dtype(in[0].dtype, [&](auto t) { geqrf_batch<decltype(t)>(in[0], out, pivoting); });
+  dispatch_linalg(in[0].dtype, [&](auto t) { geqrf_batch<decltype(t)>(in[0], out, pivoting); });
 }
 
 void householder_product_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs&) {
-  by_dtype(in[0].dtype, [&](auto t) { householder_product_batch<decltype(t)>(in[0], in[1], out[0]); });
+  dispatch_linalg(in[0].dtype, [&](auto t) { householder_product_batch<decltype(t)>(in[0], in[1], out[0]); });
 }
 
 void ormqr_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
   const bool left = attrs.get_int_or("left", 1) != 0, trans = attrs.get_int_or("transpose", 0) != 0;
-  by_dtype(in[0].dtype, [&](auto t) { ormqr_batch<decltype(t)>(in, out[0], left, trans); });
+  dispatch_linalg(in[0].dtype, [&](auto t) { ormqr_batch<decltype(t)>(in, out[0], left, trans); });
 }
 
 void tridiagonal_solve_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs&) {
-  by_dtype(in[0].dtype, [&](auto t) { tridiagonal_solve_batch<decltype(t)>(in, out[0]); });
+  dispatch_linalg(in[0].dtype, [&](auto t) { tridiagonal_solve_batch<decltype(t)>(in, out[0]); });
 }
 
 }  // namespace xjax

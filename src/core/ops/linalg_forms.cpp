@@ -1,15 +1,17 @@
 // Shape and dtype rules of the matrix forms and Householder products (jax.lax.linalg's schur,
 // hessenberg, tridiagonal, tridiagonal_solve, householder_product, ormqr, and the packed QR that
 // ormqr reads). Each works on the trailing dims and batches over the leading ones, which every
-// operand must have alike; float32 and float64 only (what LAPACK computes here). Messages follow
-// jax.lax.linalg's. Results:
-//   schur(a[..., n, n]; compute_schur_vectors) -> t[..., n, n] (quasi-triangular), and z[..., n, n]
+// operand must have alike; float32, float64, complex64 and complex128 (LAPACK's s, d, c and z
+// routines). Messages follow jax.lax.linalg's. Results (of a's dtype, except tridiagonal's d and e,
+// real for a complex Hermitian a, as JAX's):
+//   schur(a[..., n, n]; compute_schur_vectors) -> t[..., n, n] (quasi-triangular; triangular for
+//                                        complex a), and z[..., n, n]
 //   hessenberg(a[..., n, n])          -> packed[..., n, n] (H on and above the subdiagonal, the
 //                                        reflectors below), taus[..., max(n - 1, 0)]
 //   tridiagonal(a[..., n, n]; lower)  -> packed[..., n, n], d[..., n], e[..., n - 1], taus[..., n - 1]; n >= 1
 //   tridiagonal_solve(dl, d, du [..., m], b[..., m, k]) -> x[..., m, k] (NaN where singular)
 //   householder_product(a[..., m, n], taus[..., k]; m >= n, k <= n) -> q[..., m, n]
-//   ormqr(a[..., m, n], taus[..., k], c[..., r, s]; left, transpose) -> Q c, Q^T c, c Q or c Q^T
+//   ormqr(a[..., m, n], taus[..., k], c[..., r, s]; left, transpose) -> Q c, Q^H c, c Q or c Q^H
 //   geqrf(a[..., m, n]; pivoting)     -> packed[..., m, n], taus[..., min(m, n)], and with pivoting
 //                                        the column order int32[..., n] (0-based)
 #include <algorithm>
@@ -37,11 +39,10 @@ void check_operand(OpId op, const TypeInfo& t, int pos, size_t rank) {
   if (t.shape.size() < rank)
     fail_type(op, "Input " + std::to_string(pos) + " to " + name + " must have rank at least " +
                       std::to_string(rank) + ", but got shape=" + shape_str(t.shape));
-  if (is_complex(t.dtype))  // (JAX's take them: not here yet)
-    throw NotImplementedError("[" + name + "] does not support " + dtype_name(t.dtype) + " operands yet");
-  if (t.dtype != DType::Float32 && t.dtype != DType::Float64)
+  if (t.dtype != DType::Float32 && t.dtype != DType::Float64 && !is_complex(t.dtype))
     fail_type(op, name + " does not accept dtype " + dtype_name(t.dtype) + " at position " + std::to_string(pos) +
-                      ". Accepted dtypes at position " + std::to_string(pos) + " are float32 and float64.");
+                      ". Accepted dtypes at position " + std::to_string(pos) +
+                      " are float32, float64, complex64 and complex128.");
   int64_t core = 1;
   for (size_t i = t.shape.size() - rank; i < t.shape.size(); ++i) {
     if (t.shape[i] > kMaxInt || (t.shape[i] > 0 && core > kMaxInt / t.shape[i]))
@@ -66,6 +67,10 @@ void check_operands(OpId op, const std::vector<TypeInfo>& in, std::initializer_l
     if (batch_of(in[i].shape, core[i]) != batch)
       fail_value(op, "the batch dimensions of its inputs must be equal, got " + types_str(in));
   }
+}
+
+DType real_dtype(DType dt) {
+  return dt == DType::Complex64 ? DType::Float32 : dt == DType::Complex128 ? DType::Float64 : dt;
 }
 
 int64_t rows(const TypeInfo& t) { return t.shape[t.shape.size() - 2]; }
@@ -99,7 +104,8 @@ std::vector<TypeInfo> infer_tridiagonal(const std::vector<TypeInfo>& in, const A
   if (rows(a) != n || n == 0)
     fail_value(op, "The input to tridiagonal must be a square matrix. Got shape " + shape_str(a.shape) + ".");
   const Shape batch = batch_of(a.shape, 2);
-  return {a, {with(batch, {n}), a.dtype}, {with(batch, {n - 1}), a.dtype}, {with(batch, {n - 1}), a.dtype}};
+  const DType r = real_dtype(a.dtype);  // (the tridiagonal form of a Hermitian matrix is real)
+  return {a, {with(batch, {n}), r}, {with(batch, {n - 1}), r}, {with(batch, {n - 1}), a.dtype}};
 }
 
 std::vector<TypeInfo> infer_tridiagonal_solve(const std::vector<TypeInfo>& in, const Attrs&) {

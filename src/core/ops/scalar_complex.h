@@ -12,7 +12,8 @@
 // - abs is hypot(re, im); sign is z / |z| (0 for 0); sqrt takes the root of the larger part first;
 // - exp is e^re (cos im + i sin im), e^re + 0i for a real argument; log is log|z| + i atan2(im, re) (branch cut on the negative
 //   real axis, as XLA's and NumPy's);
-// - eq/ne compare both parts; converting a complex number to a real type keeps its real part.
+// - eq/ne compare both parts; converting a complex number to a real type keeps its real part;
+// - max/min order lexicographically, clamp by the real parts alone (both as XLA).
 // The files that include this are compiled without contraction (no fused multiply-add), so the
 // results do not depend on the instruction set.
 #pragma once
@@ -23,6 +24,8 @@
 namespace xjax::scalar::cx {
 
 template <class T> using C = std::complex<T>;
+template <class T> constexpr bool is_complex_v = false;  // for kernels templated over all dtypes
+template <class T> constexpr bool is_complex_v<std::complex<T>> = true;
 
 template <class T> inline C<T> make(T re, T im) { return C<T>(re, im); }
 template <class T> inline T real(C<T> z) { return z.real(); }
@@ -53,7 +56,16 @@ template <class T> inline bool lex_gt(C<T> a, C<T> b) {
 }
 template <class T> inline C<T> max(C<T> a, C<T> b) { return cx::lex_gt(a, b) ? a : b; }
 template <class T> inline C<T> min(C<T> a, C<T> b) { return cx::lex_gt(b, a) ? a : b; }
+// clamp(lo, x, hi) is XLA's (recorded from JAX): it orders by the real parts alone, t = lo where
+// re(lo) >= re(x) else x, then t where re(t) <= re(hi) else hi (a comparison with NaN is false).
+template <class T> inline C<T> clamp(C<T> lo, C<T> x, C<T> hi) {
+  const C<T> t = lo.real() >= x.real() ? lo : x;
+  return t.real() <= hi.real() ? t : hi;
+}
 template <class T> inline T abs(C<T> z) { return std::hypot(z.real(), z.imag()); }
+// log(exp(a) + exp(b)) as JAX's complex logaddexp: m + log1p(exp(a + b - 2m)) with m = max(a, b),
+// its imaginary part wrapped into [-pi, pi) by XLA's rem (fmod).
+template <class T> inline C<T> logaddexp(C<T> a, C<T> b);
 template <class T> inline C<T> sign(C<T> z) {
   const T m = cx::abs(z);
   if (m == T(0)) return C<T>(T(0), T(0));
@@ -120,6 +132,15 @@ template <class T> inline C<T> pow(C<T> a, C<T> b) {
     return C<T>(std::nan(""), std::nan(""));
   }
   return cx::exp(cx::mul(b, cx::log(a)));
+}
+template <class T> inline C<T> logaddexp(C<T> a, C<T> b) {
+  const C<T> m = cx::max(a, b);
+  const C<T> delta = cx::sub(cx::add(a, b), cx::mul(m, C<T>(T(2), T(0))));
+  const C<T> out = cx::add(m, cx::log1p(cx::exp(delta)));
+  const T pi = T(3.14159265358979323846), two_pi = T(6.28318530717958647692);
+  T wrapped = std::fmod(out.imag() + pi, two_pi);
+  if (wrapped < T(0)) wrapped += two_pi;
+  return C<T>(out.real(), wrapped - pi);
 }
 // The trigonometric and hyperbolic families and their inverses: the C library's (C99 Annex G:
 // branch cuts and special values as NumPy's).

@@ -115,6 +115,8 @@ bool complex_elementwise(const Node& n, const std::vector<Array>& in, Array& out
         case OpId::min_: r = cx::min(x, y); break;
         default: return false;
       }
+    } else if (n.op == OpId::clamp_) {
+      r = cx::clamp(load_z(in[0], at(0, i)), load_z(in[1], at(1, i)), load_z(in[2], at(2, i)));
     } else {
       return false;
     }

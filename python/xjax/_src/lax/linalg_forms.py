@@ -1,6 +1,6 @@
 """Matrix forms and Householder products of jax.lax.linalg: schur, hessenberg, tridiagonal,
 tridiagonal_solve, householder_product, ormqr (one C++ core op each, LAPACK's gees, gehrd, sytrd,
-gtsv, orgqr, ormqr), the packed QR that ormqr reads (geqrf/geqp3, internal as in JAX), and
+gtsv, orgqr, ormqr; hetrd, ungqr and unmqr for complex operands), the packed QR that ormqr reads (geqrf/geqp3, internal as in JAX), and
 symmetric_product and cholesky_update, primitives that JAX computes on the CPU by lax code (lowered
 here by the same code). Each primitive is defined with all its rules in its block; JAX defines
 derivatives only for tridiagonal_solve (JVP and transpose), and none of the others may be
@@ -56,7 +56,7 @@ def _check(prim, checker):
     prim.abstract_eval = abstract_eval
 
 
-# ---- schur: the real Schur form A = Z T Z^T (gees, unsorted) ---------------------------------------
+# ---- schur: the Schur form A = Z T Z^H (gees, unsorted) --------------------------------------------
 
 def _schur_attrs(compute_schur_vectors, sort_eig_vals, select_callable):
     return dict(compute_schur_vectors=compute_schur_vectors)
@@ -73,9 +73,10 @@ _leading_batch(schur_p)
 
 
 def schur(x, *, compute_schur_vectors=True, sort_eig_vals=False, select_callable=None):
-    """The Schur decomposition A = Q U Q^T of square matrices: U quasi-upper-triangular (the real
-    Schur form, 2 x 2 blocks for complex eigenvalue pairs, standardised as LAPACK does) and Q
-    orthogonal. Returns [U, Q], or [U] without Schur vectors."""
+    """The Schur decomposition A = Q U Q^H of square matrices: for real A, U quasi-upper-triangular
+    (the real Schur form, 2 x 2 blocks for complex eigenvalue pairs, standardised as LAPACK does)
+    and Q orthogonal; for complex A, U upper triangular and Q unitary. Returns [U, Q], or [U]
+    without Schur vectors."""
     return schur_p.bind(asarray(x), compute_schur_vectors=bool(compute_schur_vectors),
                         sort_eig_vals=bool(sort_eig_vals), select_callable=select_callable)
 
@@ -99,9 +100,9 @@ _leading_batch(tridiagonal_p)
 
 
 def tridiagonal(a, *, lower=True):
-    """Reduces symmetric matrices to tridiagonal form, reading the triangle `lower` selects:
-    [a, d, e, taus], the reflectors stored beyond the tridiagonal in a, d its diagonal, e its
-    off-diagonal and taus the reflectors' scalar factors."""
+    """Reduces symmetric (Hermitian) matrices to tridiagonal form, reading the triangle `lower`
+    selects: [a, d, e, taus], the reflectors stored beyond the tridiagonal in a, d its diagonal, e
+    its off-diagonal (both real) and taus the reflectors' scalar factors."""
     return tridiagonal_p.bind(asarray(a), lower=bool(lower))
 
 
@@ -125,7 +126,7 @@ _leading_batch(ormqr_p)
 
 
 def ormqr(a, taus, c, *, left=True, transpose=False):
-    """Multiplies c by Q (or Q^T with transpose) from the left or the right, Q given by the
+    """Multiplies c by Q (or Q^T, Q^H when complex, with transpose) from the left or the right, Q given by the
     Householder reflectors of a packed QR (a [..., m, n], taus [..., k])."""
     return ormqr_p.bind(asarray(a), asarray(taus), asarray(c), left=bool(left), transpose=bool(transpose))
 

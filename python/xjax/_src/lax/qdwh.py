@@ -71,8 +71,9 @@ def _use_cholesky(u, m, n, params):
         x = select(bitwise_and(lt(broadcasted_iota(np.int32, (big_n, big_n), 0), asarray(n, np.int32)),
                                lt(broadcasted_iota(np.int32, (big_n, big_n), 1), asarray(n, np.int32))), x, eye)
     y = cholesky(x, symmetrize_input=False)
-    z = triangular_solve(y, _T(u), left_side=True, lower=True)
-    z = _T(triangular_solve(y, z, left_side=True, lower=True, transpose_a=True))
+    # U X^-1 = U Y^-H Y^-1, as the adjoint of Y^-H (Y^-1 U^H): two triangular solves.
+    z = triangular_solve(y, _H(u), left_side=True, lower=True)
+    z = _H(triangular_solve(y, z, left_side=True, lower=True, transpose_a=True, conjugate_a=True))
     return add(mul(e, u), mul(a_minus_e, z))
 
 

@@ -437,6 +437,9 @@ def clip(arr=None, /, min=None, max=None, *, a_min=None, a_max=None):  # noqa: A
     if arr is None:
         raise ValueError("No input was provided to the clip function.")
     util.check_arraylike("clip", arr)
+    if any(t is not None and dtypes.is_complex(util.aval_of(t).dtype) for t in (arr, min, max)):
+        raise ValueError("Clip received a complex value either through the input or the min/max keywords. "
+                         "Complex values have no ordering and cannot be clipped.")  # JAX's refusal
     return _clip(arr, min, max)
 
 

@@ -2,8 +2,8 @@
 polar, hessenberg, solve_sylvester, qr_multiply, in jnp on lax.linalg's schur, hessenberg,
 householder_product, ormqr and qdwh, as JAX defines them.
 
-The complex Schur form of real input is rsf2csf of the real one (each 2 x 2 block of a complex
-pair rotated to triangular form), since the core's Schur decomposition takes real matrices. The
+The complex Schur form (output='complex') is the core's Schur decomposition of the matrix cast to
+complex (LAPACK's cgees/zgees), as JAX's and SciPy's; a complex matrix gets it for either output. The
 triangular recurrences (the square root's, Parlett's for funm, the Bartels-Stewart solve) compute
 one superdiagonal (or anti-diagonal) at a time as matrix products, rather than one element at a
 time as JAX's loops do: each entry reads only entries of earlier diagonals, so the values are the
@@ -43,9 +43,9 @@ def _diagonal_mask(n, d):
 
 @functools.partial(jit, static_argnames=("output",))
 def _schur(a, output):
+    if output == "complex" and not dtypes.is_complex(a.dtype):
+        a = a.astype(dtypes.complex_dtype_of(a.dtype))
     t, z = linalg_forms.schur(a)
-    if output == "complex":
-        t, z = rsf2csf(t, z)
     return [t, z]  # a list, as JAX's (lax.linalg.schur's result)
 
 
@@ -54,11 +54,7 @@ def schur(a, output="real"):
     triangular and complex (output='complex'), Z orthogonal (unitary)."""
     if output not in ("real", "complex"):
         raise ValueError(f"Expected 'output' to be either 'real' or 'complex', got {output=}.")
-    a = _square("schur", a)
-    if dtypes.is_complex(a.dtype):
-        raise NotImplementedError("schur of complex matrices is not implemented in xjax yet (the core's Schur "
-                                  "decomposition takes float32 and float64 matrices)")
-    return _schur(a, output)
+    return _schur(_square("schur", a), output)
 
 
 def _rsf2csf_2d(t, z):
