@@ -401,3 +401,22 @@ def test_jaxprs_print_as_jax():
         "    d:f8_e4m3fn[9] = add c a\n  in (d,) }")
     assert "preferred_element_type=float8_e4m3fn" in str(xjax.make_jaxpr(lambda a: a @ a)(x))
     assert str(xjax.typeof(jnp.ones(2, jnp.float8_e5m2))) == "ShapedArray(f8_e5m2[2])"
+
+
+@settings(max_examples=25)
+@given(dt=st.sampled_from(F8), m=st.integers(1, 6), k=st.integers(0, 7), n=st.integers(1, 6),
+       seed=st.integers(0, 2 ** 32 - 1))
+def test_matmul_and_reductions_against_numpy(dt, m, k, n, seed):
+    """Small integer and half-integer values: float32 sums them exactly in any order, so the
+    result is NumPy's float32 result rounded once, whatever the accumulation order."""
+    rng = np.random.default_rng(seed)
+    a = (rng.integers(-8, 9, (m, k)) / 2).astype(np.float32)
+    b = (rng.integers(-8, 9, (k, n)) / 2).astype(np.float32)
+    a8, b8 = a.astype(NP[dt]), b.astype(NP[dt])
+    assert np.array_equal(a8.astype(np.float32), a)  # exact inputs
+    assert same(jnp.asarray(a8) @ jnp.asarray(b8), rounded(a @ b, dt))
+    assert same(xjax.jit(lambda x, y: jnp.einsum("ij,jk->ki", x, y))(a8, b8), rounded((a @ b).T, dt))
+    if k:
+        assert same(jnp.sum(jnp.asarray(a8), axis=1), rounded(a.sum(axis=1), dt))
+        assert same(jnp.min(jnp.asarray(a8), axis=1), rounded(a.min(axis=1), dt))
+        assert np.array_equal(np.asarray(jnp.argmax(jnp.asarray(a8), axis=1)), a.argmax(axis=1))
