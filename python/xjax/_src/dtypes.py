@@ -55,6 +55,9 @@ class TypePromotionError(ValueError):
     """Raised where promoting the given dtypes is not allowed."""
 
 
+_ML_DTYPES_NOT_YET = frozenset({"float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e4m3b11fnuz", "float8_e4m3",
+                                "float8_e3m4", "float8_e8m0fnu", "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn",
+                                "int4", "uint4", "int2", "uint2"})
 _X64_TO_X32 = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
 
 
@@ -66,6 +69,9 @@ def canonicalize_dtype(dtype):
     """The dtype JAX actually uses for `dtype`: 64-bit types narrow to 32 bits when x64 is off."""
     dt = np.dtype(dtype)
     if dt not in _SUPPORTED_SET:
+        if dt.name in _ML_DTYPES_NOT_YET:  # types JAX has that xjax does not yet
+            raise NotImplementedError(f"dtype {dt.name} is not supported by xjax yet (of the 8-bit floats: "
+                                      "float8_e4m3fn and float8_e5m2)")
         raise TypeError(f"JAX only supports number and bool dtypes, got dtype {dt}.")
     if not x64_enabled():
         return _X64_TO_X32.get(dt, dt)
