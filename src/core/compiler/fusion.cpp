@@ -157,10 +157,12 @@ bool fusible(const Graph& g, const Node& n, const BackendCaps& caps) {
   // Complex values run op by op (no backend's fused kernels take them yet).
   bool complex = is_complex(n.outputs[0].dtype);
   for (DType d : in) complex = complex || is_complex(d);
-  // So do float8 values: only moved and converted (the widened ops in between fuse in float32).
+  // float8 values are only moved and converted: the conversions fuse with the widened float32 ops
+  // around them (fused loads and stores move bytes); what else moves them runs op by op.
   bool float8 = is_float8(n.outputs[0].dtype);
   for (DType d : in) float8 = float8 || is_float8(d);
-  return !complex && !float8 && caps.can_fuse(n.op, in, n.outputs[0].dtype, n.attrs);
+  if (float8 && n.op != OpId::convert_element_type_) return false;
+  return !complex && caps.can_fuse(n.op, in, n.outputs[0].dtype, n.attrs);
 }
 
 namespace {

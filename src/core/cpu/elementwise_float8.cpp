@@ -2,6 +2,7 @@
 // value is exact in float32, so it converts onwards as that float32 does; a value converts to
 // float8 from double, which holds every other dtype's finite values exactly but int64's largest
 // (those overflow float8 whichever way they round).
+#include <array>
 #include <complex>
 
 #include "core/cpu/elementwise_impl.h"
@@ -11,12 +12,24 @@
 namespace xjax::ew {
 namespace {
 
+// Every code's float value (scalar_float8.h's), looked up: one load per element.
+template <const scalar::Float8Format& F>
+const float* values() {
+  static const auto table = [] {
+    std::array<float, 256> t;
+    for (int c = 0; c < 256; ++c) t[c] = scalar::float8_value(uint8_t(c), F);
+    return t;
+  }();
+  return table.data();
+}
+
 template <const scalar::Float8Format& F, class To>
 void from_float8(const void* const* in, void* out, int64_t n) {
   const uint8_t* a = arg<uint8_t>(in, 0);
   To* o = static_cast<To*>(out);
+  const float* value = values<F>();
   for (int64_t i = 0; i < n; ++i) {
-    float v = scalar::float8_value(a[i], F);
+    float v = value[a[i]];
     if constexpr (std::is_same_v<To, std::complex<float>> || std::is_same_v<To, std::complex<double>>)
       o[i] = To(typename To::value_type(v), 0);
     else o[i] = scalar::convert<float, To>(v);

@@ -51,8 +51,12 @@ XJAX_HD inline u8 float8_bits(double x, Float8Format f) {
   return u8(sign | u8(code));
 }
 
-// The same from a float32 (what every widened op converts back), in 32-bit integer arithmetic that
-// the loops vectorise; tests/cpp/test_float8.cpp checks it against float8_bits over float32's bits.
+// The same from a float32 (what every widened op converts back), written so that the loops
+// vectorise it: normal results round the mantissa with integer adds; subnormal ones add C, the
+// power of two whose ulp is the smallest subnormal, so the (round-to-nearest-even) float addition
+// rounds |x| to a whole number of subnormals, read from the bits of the sum. (DAZ can only turn a
+// float32 subnormal into 0 there, which rounds to 0 either way.) tests/cpp/test_float8.cpp checks
+// it against float8_bits(double) over float32's bit patterns.
 XJAX_HD inline u8 float8_bits(float x, Float8Format f) {
   const u32 b = bit_cast<u32>(x);
   const u32 sign = (b >> 24) & 0x80u;
@@ -60,19 +64,12 @@ XJAX_HD inline u8 float8_bits(float x, Float8Format f) {
   const u32 nan = sign | f.nan, overflow = sign | (f.finite ? f.nan : u32(f.max_finite + 1));
   const int shift = 23 - f.mbits;
   const u32 min_normal = u32(127 + 1 - f.bias) << 23;  // 2^(1 - bias)
-  // normal: round the mantissa to nearest even, then rebias the exponent (a carry reaches it)
-  const u32 r = a + ((1u << (shift - 1)) - 1u) + ((a >> shift) & 1u);
-  const u32 normal = (r >> shift) - (u32(127 - f.bias) << f.mbits);
-  // subnormal: the 24-bit significand shifted down to the quantum 2^(1 - bias - mbits), to even
-  const int e = int(a >> 23);
-  const int sub_shift = (127 + 1 - f.bias - f.mbits) - e + 23;  // >= shift + 1 below min_normal
-  const u32 m = (a & 0x7fffffu) | 0x800000u;
-  const int s = sub_shift < 31 ? sub_shift : 31;
-  const u32 q = m >> s, rest = m & ((1u << s) - 1u), half = 1u << (s - 1);
-  const u32 sub = q + ((rest > half || (rest == half && (q & 1u))) ? 1u : 0u);
-  // selects, no branches (infinities overflow: their code is past the largest finite one)
-  u32 code = a >= min_normal ? normal : (sub_shift > 25 ? 0u : sub);
-  code = code > f.max_finite ? overflow : (sign | code);
+  const u32 r = a + ((1u << (shift - 1)) - 1u) + ((a >> shift) & 1u);  // to nearest even
+  const u32 normal = (r >> shift) - (u32(127 - f.bias) << f.mbits);      // rebiased (a carry reaches it)
+  const float c = bit_cast<float>(u32(127 + 1 - f.bias - f.mbits + 23) << 23);
+  const u32 sub = bit_cast<u32>(bit_cast<float>(a) + c) - bit_cast<u32>(c);
+  u32 code = a >= min_normal ? normal : sub;
+  code = code > f.max_finite ? overflow : (sign | code);  // infinities too: past the largest code
   return u8(a > 0x7f800000u ? nan : code);
 }
 
