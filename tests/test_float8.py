@@ -425,3 +425,43 @@ def test_matmul_and_reductions_against_numpy(dt, m, k, n, seed):
         assert same(jnp.sum(jnp.asarray(a8), axis=1), rounded(a.sum(axis=1), dt))
         assert same(jnp.min(jnp.asarray(a8), axis=1), rounded(a.min(axis=1), dt))
         assert np.array_equal(np.asarray(jnp.argmax(jnp.asarray(a8), axis=1)), a.argmax(axis=1))
+
+
+# ---- the core's graph: the widening pass, compiled against the reference interpreter
+
+@pytest.mark.parametrize("dt", F8)
+def test_core_graph_compiled_matches_reference(dt):
+    from xjax import _core
+    name = np.dtype(NP[dt]).name
+    g = _core.Graph()
+    x = g.parameter((16, 16), name)
+    y = g.parameter((16,), name)
+    yb = g.add("broadcast_in_dim", [y], {"shape": [16, 16], "broadcast_dimensions": [1]})[0]
+    t = g.add("transpose", [x], {"permutation": [1, 0]})[0]
+    prod = g.add("mul", [t, yb], {})[0]
+    e = g.add("exp", [g.add("add", [prod, x], {})[0]], {})[0]
+    s = g.add("reduce_sum", [e], {"axes": [0]})[0]
+    f32 = g.add("convert_element_type", [s], {"new_dtype": "float32"})[0]
+    g.set_outputs([e, s, f32])
+    widened = g.optimized(["widen_float8", "verify"])
+    ops = widened.ops()
+    # each computing op: its float8 operands converted up, its float8 result converted back
+    assert ops.count("convert_element_type") == 1 + (2 + 1) + (2 + 1) + (1 + 1) + (1 + 1)  # the user's, mul, add, exp, sum
+    assert ops.count("transpose") == ops.count("broadcast_in_dim") == 1  # moved as they are
+    assert widened.text().split("transpose")[1].splitlines()[0].endswith(f": {name}(16, 16)")
+    rng = np.random.default_rng(3)
+    args = [rng.integers(0, 256, (16, 16), dtype=np.uint8), rng.integers(0, 256, (16,), dtype=np.uint8)]
+
+    def core(a):
+        return _core.Array.from_buffer(a.reshape(-1), a.shape, name)
+
+    results = []
+    for options in ({}, {"passes": []}, {"reference": True, "passes": []}):
+        out = _core.compile(g, **options).run([core(a) for a in args])
+        results.append([np.asarray(r.bytes_view()).copy() for r in out])
+    for other in results[1:]:
+        for a, b in zip(results[0], other):
+            assert np.array_equal(a, b)
+    e_want = np.asarray(jnp.exp(jnp.asarray(args[0].view(NP[dt])).T * jnp.asarray(args[1].view(NP[dt]))
+                                + jnp.asarray(args[0].view(NP[dt]))))
+    assert np.array_equal(results[0][0], e_want.reshape(-1).view(np.uint8))
