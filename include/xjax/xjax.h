@@ -36,6 +36,7 @@ inline namespace v1 {
 enum class DType : int {
   Bool, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64, Float16, BFloat16, Float32, Float64,
   Complex64, Complex128,
+  Float8E4M3FN, Float8E5M2,  // ml_dtypes' float8_e4m3fn and float8_e5m2, one byte each
 };
 const char* dtype_name(DType dtype);  // "float32", ...
 size_t dtype_size(DType dtype);       // bytes per element

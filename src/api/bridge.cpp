@@ -21,7 +21,8 @@ using xjax::ArgumentError;
 using CoreArray = xjax::Array;
 using xjax::LoadedFunction;
 
-static_assert(int(xjax::DType::Bool) == 0 && int(xjax::DType::BFloat16) == 10 && int(xjax::DType::Float64) == 12 && int(xjax::DType::Complex128) == 14,
+static_assert(int(xjax::DType::Bool) == 0 && int(xjax::DType::BFloat16) == 10 && int(xjax::DType::Float64) == 12 && int(xjax::DType::Complex128) == 14 &&
+                  int(xjax::DType::Float8E5M2) == 16 && xjax::kNumDTypes == 17,
               "the public DType enum (include/xjax/xjax.h) lists the core's dtypes in the core's order");
 
 struct Value {

@@ -14,18 +14,25 @@ enum class DType : uint8_t {
   Bool, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64,
   Float16, BFloat16, Float32, Float64,
   Complex64, Complex128,  // (re, im) pairs of float32 / float64, as NumPy and std::complex store them
+  Float8E4M3FN, Float8E5M2,  // 1-byte storage types (ml_dtypes'): only moved and converted, see below
 };
-constexpr int kNumDTypes = 15;
+constexpr int kNumDTypes = 17;
 constexpr int kNumRealDTypes = 13;  // the dtypes before Complex64, which dispatch_dtype covers
 
 size_t itemsize(DType dt);
 const char* dtype_name(DType dt);
 DType dtype_from_name(const std::string& name);  // throws std::invalid_argument
-inline bool is_floating(DType dt) { return dt >= DType::Float16 && dt <= DType::Float64; }
+inline bool is_float8(DType dt) { return dt == DType::Float8E4M3FN || dt == DType::Float8E5M2; }
+inline bool is_floating(DType dt) { return (dt >= DType::Float16 && dt <= DType::Float64) || is_float8(dt); }
 inline bool is_complex(DType dt) { return dt == DType::Complex64 || dt == DType::Complex128; }
 inline bool is_unsigned(DType dt) { return dt >= DType::UInt8 && dt <= DType::UInt64; }
 inline bool is_signed_int(DType dt) { return dt >= DType::Int8 && dt <= DType::Int64; }
 inline bool is_integer(DType dt) { return is_unsigned(dt) || is_signed_int(dt); }
+
+// float8 values reach only the ops that move their bytes and convert_element_type
+// (ops/float8_ops.h); the compiler's widen_float8 pass runs every other op in float32. The kernels
+// that move bytes take a float8 array as the same-sized integer type they dispatch on.
+inline DType moved_as(DType dt) { return is_float8(dt) ? DType::UInt8 : dt; }
 
 // float16 and bfloat16 (bits in memory, computed in float32) are defined with their conversions
 // in core/ops/scalar_portable.h, which CUDA code shares.
@@ -70,6 +77,9 @@ decltype(auto) dispatch_dtype(DType dt, F&& f) {
     case DType::Float32: return f(float{});
     case DType::Float64: return f(double{});
     case DType::Complex64: case DType::Complex128: break;
+    case DType::Float8E4M3FN: case DType::Float8E5M2:
+      throw std::logic_error(std::string("float8 dtype ") + (dt == DType::Float8E4M3FN ? "float8_e4m3fn" : "float8_e5m2") +
+                             " reached a kernel that computes (widen_float8 should have run it in float32)");
   }
   // Complex operands reach only the kernels that take them (ops/complex_ops.h gates the shape
   // rules), which dispatch with dispatch_complex: getting here is a bug, never a wrong result.

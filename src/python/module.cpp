@@ -9,6 +9,7 @@
 #include "core/compiler/callbacks.h"
 #include "core/compiler/executable.h"
 #include "core/compiler/passes.h"
+#include "core/ops/float8_ops.h"
 #include "core/cpu/blas.h"
 #include "core/devices.h"
 #include "core/ops/scalar_names.h"
@@ -164,6 +165,14 @@ Array array_from_scalar(const py::handle& v, const std::string& dtype) {
       using C = decltype(tag);
       *static_cast<C*>(a.data()) = C(typename C::value_type(z.real), typename C::value_type(z.imag));
     });
+    return a;
+  }
+  if (is_float8(a.dtype)) {  // the value rounded to the format by the core's conversion
+    if (!py::isinstance<py::float_>(v) && !py::isinstance<py::int_>(v))
+      throw TypeError("[Array] a float8 scalar must be a bool, int or float");
+    const double x = PyFloat_AsDouble(v.ptr());  // (a Python int too: OverflowError past a double)
+    if (PyErr_Occurred()) throw py::error_already_set();
+    *static_cast<uint8_t*>(a.data()) = float8_from_double(x, a.dtype);
     return a;
   }
   dispatch_dtype(a.dtype, [&](auto tag) {

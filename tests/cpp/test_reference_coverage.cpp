@@ -1,9 +1,10 @@
 // The reference interpreter defines every elementwise op itself (through core/ops/scalar_ops.h
 // and its companions) for every dtype the op's shape rule accepts, never by falling back to
-// the CPU kernel it is meant to check.
+// the CPU kernel it is meant to check (float8: the ops that take float8 values themselves).
 #include <cstring>
 
 #include "check.h"
+#include "core/ops/float8_ops.h"
 #include "core/ops/ops.h"
 #include "core/reference/scalar.h"
 
@@ -16,6 +17,9 @@ int main() {
     if (op_info(op).kind != OpKind::Elementwise) continue;
     for (int d = 0; d < kNumDTypes; ++d) {
       const DType dt = DType(d);
+      // The compiler runs the other ops on float8 values in float32 (widen_float8): no graph the
+      // interpreter runs holds one.
+      if (is_float8(dt) && !accepts_float8(op)) continue;
       std::vector<DType> ins(op_info(op).arity < 0 ? 3 : op_info(op).arity, dt);
       if (op == OpId::select_n_) ins[0] = DType::Int32;
       Attrs attrs;

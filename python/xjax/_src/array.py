@@ -119,6 +119,9 @@ class Array(metaclass=abc.ABCMeta):
             raise BufferError(f"xjax arrays live on the CPU (dl_device {(DLDeviceType.kDLCPU, 0)}); cannot export to "
                               f"dl_device={tuple(dl_device)}")
         data = self._numpy()
+        if data.dtype in dtypes.FLOAT8:  # NumPy's DLPack has no float8 code to relabel from
+            raise BufferError(f"__dlpack__: {data.dtype} arrays cannot be exported through DLPack (NumPy has no "
+                              "DLPack code for them); use np.asarray(x), or x.view(jnp.uint8) for the bytes")
         bf16 = data.dtype == dtypes.bfloat16
         if bf16:
             data = data.view(np.uint16)  # (NumPy exports no bfloat16: relabelled below)

@@ -93,7 +93,7 @@ def host_view(x):
     return out.view(dtypes.bfloat16) if bf16 else out
 
 
-SUPPORTED_DTYPES = frozenset(np.dtype(d) for d in dtypes.SUPPORTED)
+SUPPORTED_DTYPES = frozenset(np.dtype(d) for d in dtypes.SUPPORTED if d not in dtypes.FLOAT8)  # (no DLPack code)
 
 
 def is_supported_dtype(dtype):

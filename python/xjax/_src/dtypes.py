@@ -12,12 +12,14 @@ int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, 
 uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
 float16, float32, float64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
+float8_e4m3fn, float8_e5m2 = np.dtype(ml_dtypes.float8_e4m3fn), np.dtype(ml_dtypes.float8_e5m2)
+FLOAT8 = (float8_e4m3fn, float8_e5m2)  # promote with nothing implicitly but integers, bools and Python scalars
 complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
 
 SUPPORTED = (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32, float64,
-             complex64, complex128)
+             complex64, complex128, float8_e4m3fn, float8_e5m2)
 _SUPPORTED_SET = frozenset(SUPPORTED)
-FLOATING = (float16, bfloat16, float32, float64)
+FLOATING = (float16, bfloat16, float32, float64, float8_e4m3fn, float8_e5m2)
 COMPLEX = (complex64, complex128)
 INTEGER = (int8, int16, int32, int64, uint8, uint16, uint32, uint64)
 
@@ -53,6 +55,9 @@ class TypePromotionError(ValueError):
     """Raised where promoting the given dtypes is not allowed."""
 
 
+_ML_DTYPES_NOT_YET = frozenset({"float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e4m3b11fnuz", "float8_e4m3",
+                                "float8_e3m4", "float8_e8m0fnu", "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn",
+                                "int4", "uint4", "int2", "uint2"})
 _X64_TO_X32 = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
 
 
@@ -64,6 +69,9 @@ def canonicalize_dtype(dtype):
     """The dtype JAX actually uses for `dtype`: 64-bit types narrow to 32 bits when x64 is off."""
     dt = np.dtype(dtype)
     if dt not in _SUPPORTED_SET:
+        if dt.name in _ML_DTYPES_NOT_YET:  # types JAX has that xjax does not yet
+            raise NotImplementedError(f"dtype {dt.name} is not supported by xjax yet (of the 8-bit floats: "
+                                      "float8_e4m3fn and float8_e5m2)")
         raise TypeError(f"JAX only supports number and bool dtypes, got dtype {dt}.")
     if not x64_enabled():
         return _X64_TO_X32.get(dt, dt)
@@ -109,12 +117,13 @@ def complex_dtype_of(dtype):
 
 
 def issubdtype(a, b):
-    """np.issubdtype that knows bfloat16 is a floating type."""
+    """np.issubdtype that knows bfloat16 and the float8 types are floating types."""
     if a is None:
         return False
     a = np.dtype(a) if not isinstance(a, type) or not issubclass(a, np.generic) else a
-    if a == bfloat16 or (isinstance(a, type) and a is ml_dtypes.bfloat16):
-        return b in (np.floating, np.inexact, np.number, np.generic, ml_dtypes.bfloat16) or b == bfloat16
+    for ml in (bfloat16, float8_e4m3fn, float8_e5m2):
+        if a == ml or (isinstance(a, type) and a is ml.type):
+            return b in (np.floating, np.inexact, np.number, np.generic, ml.type) or b == ml
     return np.issubdtype(a, b)
 
 
@@ -135,8 +144,9 @@ def _lattice(x64):
         int16: [int32],
         int32: [int64],
         int64: [_F],
-        _F: [_C, bfloat16, float16],
+        _F: [_C, bfloat16, float16, *FLOAT8],
         _C: [complex64],
+        **{t: [] for t in FLOAT8},
         bfloat16: [float32],
         float16: [float32],
         float32: [float64, complex64],
@@ -167,6 +177,12 @@ def _least_upper_bound(x64, nodes):
     ub = _UPPER[x64]
     common = set.intersection(*(ub[n] for n in nodes))
     lub = (common & set(nodes)) or {c for c in common if common <= ub[c]}
+    if len(lub) != 1:  # only the float8 types (JAX's lattice gives them no way up)
+        names = tuple(str(n) for n in nodes)
+        raise TypePromotionError(
+            f"Input dtypes {names} have no available implicit dtype promotion path. To avoid unintended "
+            "promotion, 8-bit floats do not support implicit promotion. If you'd like your inputs to be "
+            "promoted to another type, you can do so explicitly using e.g. x.astype('float32')")
     (result,) = lub
     return result
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "core/ops/float8_ops.h"
 #include "core/ops/op_attrs.h"
 #include "core/size.h"
 
@@ -84,6 +85,12 @@ std::string splat_bytes(const Node& n) {
   DType dt = n.outputs[0].dtype;
   if (!n.attrs.has("value")) return n.attrs.get_str("data").substr(0, itemsize(dt));
   std::string out(itemsize(dt), '\0');
+  if (is_float8(dt)) {  // the value rounded to the format, as converting it does
+    const AttrValue& v = n.attrs.items().at("value");
+    double x = std::holds_alternative<int64_t>(v) ? double(std::get<int64_t>(v)) : std::get<double>(v);
+    out[0] = char(float8_from_double(x, dt));
+    return out;
+  }
   dispatch_dtype(dt, [&](auto tag) {
     using T = decltype(tag);
     T v = element_from<T>(n.attrs.items().at("value"));
@@ -105,7 +112,8 @@ void constant_fill(const Node& n, void* out) {
 }
 
 bool constant_all_equal(const Node& n, double v) {
-  if (n.op != OpId::constant_ || is_complex(n.outputs[0].dtype)) return false;  // (no complex simplifications yet)
+  // (no complex or float8 simplifications yet)
+  if (n.op != OpId::constant_ || is_complex(n.outputs[0].dtype) || is_float8(n.outputs[0].dtype)) return false;
   const TypeInfo& t = n.outputs[0];
   int64_t count = numel(t.shape);
   if (count > 4096) return false;
@@ -138,6 +146,10 @@ Attrs splat_attrs(const std::string& element, const TypeInfo& type) {
   Attrs a;
   a.set("dtype", std::string(dtype_name(type.dtype)));
   a.set("shape", type.shape);
+  if (is_float8(type.dtype)) {
+    a.set("value", double(float8_to_float(uint8_t(element[0]), type.dtype)));
+    return a;
+  }
   dispatch_dtype(type.dtype, [&](auto tag) {
     using T = decltype(tag);
     using C = typename ComputeOf<T>::type;

@@ -60,7 +60,7 @@ struct Executable::Frame {
 };
 
 Executable::Executable(Graph graph, const CompileOptions& options)
-    : graph_(run_passes(graph, options.passes)), options_(options) {
+    : graph_(run_passes(widen_float8(graph), options.passes)), options_(options) {
   if (options_.reference) return;
   plan_ = build_plan(graph_, options_);
   if (runs_on_cpu(options_)) cpu_ = lower_to_cpu(plan_);

@@ -168,7 +168,8 @@ Graph run_passes(const Graph& g, const std::vector<std::string>& passes) {
     else if (p == "fold") cur = fold_constants(cur);
     else if (p == "simplify") cur = simplify(cur);
     else if (p == "dot_reduce") cur = reduce_small_dots(cur);
-    else throw ValueError("[compile] unknown pass '" + p + "' (passes: verify, simplify, dot_reduce, fold, cse, dce)");
+    else if (p == "widen_float8") cur = widen_float8(cur);
+    else throw ValueError("[compile] unknown pass '" + p + "' (passes: verify, widen_float8, simplify, dot_reduce, fold, cse, dce)");
   }
   return cur;
 }

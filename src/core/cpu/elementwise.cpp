@@ -92,6 +92,9 @@ void iota_kernel(const std::vector<Tensor>&, const std::vector<Tensor>& out, con
 
 ElementwiseLoop elementwise_loop(OpId op, const std::vector<DType>& in, DType out, const Attrs& attrs) {
   if (in.empty()) return nullptr;
+  bool float8 = is_float8(out);
+  for (DType d : in) float8 = float8 || is_float8(d);
+  if (float8 && op == OpId::convert_element_type_) return in.size() == 1 ? ew::float8_convert_loop(in[0], out) : nullptr;
   bool complex = is_complex(out);
   for (DType d : in) complex = complex || is_complex(d);
   if (complex && op != OpId::select_n_ && op != OpId::copy_) return ew::complex_loop(op, in, out, attrs);

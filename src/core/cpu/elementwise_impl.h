@@ -132,6 +132,7 @@ ElementwiseLoop compare_loop(OpId op, DType dt);                     // elementw
 ElementwiseLoop select_loop(DType which, DType cases, int num_cases);  // elementwise_select.cpp
 ElementwiseLoop clamp_loop(DType dt);                                // elementwise_select.cpp
 ElementwiseLoop convert_loop(DType from, DType to);                  // elementwise_convert.cpp
+ElementwiseLoop float8_convert_loop(DType from, DType to);           // elementwise_float8.cpp
 // Any op with a complex operand or result (elementwise_complex.cpp).
 ElementwiseLoop complex_loop(OpId op, const std::vector<DType>& in, DType out, const Attrs& attrs);
 // threefry2x32 (elementwise_random.cpp); `scalars` bit k: operand k is one value (element 0) for

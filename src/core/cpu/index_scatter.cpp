@@ -181,7 +181,7 @@ void chunked_add(T* dst, const T* upd, const StartPlan& sp, const Tensor& indice
 template <typename F>
 void dispatch_scatter(DType dt, F&& f) {
   if (is_complex(dt)) return dispatch_complex(dt, f);
-  dispatch_dtype(dt, f);
+  dispatch_dtype(moved_as(dt), f);  // float8 reaches only `set` (ops/float8_ops.h)
 }
 
 template <typename Op>

@@ -8,10 +8,12 @@
 #include "core/compiler/kernel_spec.h"
 #include "core/compiler/passes.h"
 #include "core/cuda/fused.h"
+#include "core/cuda/kernel.h"
 
 namespace xjax::cuda {
 
 GraphKernels fused_graph_kernels(const Graph& graph) {
+  refuse_float8(graph);
   GraphKernels out;
   out.graph = run_passes(graph, default_passes());
   const Graph& g = out.graph;

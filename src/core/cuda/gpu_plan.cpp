@@ -6,6 +6,7 @@
 #include "core/compiler/fusion.h"
 #include "core/compiler/passes.h"
 #include "core/cuda/fused.h"
+#include "core/cuda/kernel.h"
 
 namespace xjax::cuda {
 
@@ -146,6 +147,7 @@ bool is_library_op(OpId op) {
 }
 
 GpuPlan gpu_plan(const Graph& g) {
+  refuse_float8(g);
   CompileOptions o = default_compile_options();
   o.caps = &cuda_caps();
   o.reuse_buffers = false;  // the executor gives every storage its own buffer from CuPy's pool (and the

@@ -3,6 +3,7 @@
 #include "core/cuda/kernel.h"
 
 #include "core/cuda/generators.h"
+#include "core/errors.h"
 
 namespace xjax::cuda {
 
@@ -40,8 +41,23 @@ bool has_kernel(OpId op) {
   }
 }
 
+void refuse_float8(OpId op, const std::vector<TypeInfo>& types) {
+  for (const TypeInfo& t : types)
+    if (is_float8(t.dtype))
+      throw NotImplementedError(std::string("[cuda] ") + dtype_name(t.dtype) + " values (" + op_name(op) +
+                                ") are not supported on CUDA devices yet; compute them on the CPU");
+}
+
+void refuse_float8(const Graph& g) {
+  for (const Node& n : g.nodes()) {
+    refuse_float8(n.op, n.outputs);
+    for (const auto& sub : n.subgraphs) refuse_float8(*sub);
+  }
+}
+
 KernelPlan generate_kernel(OpId op, const std::vector<TypeInfo>& in, const Attrs& attrs) {
   if (!has_kernel(op)) no_kernel(op);
+  refuse_float8(op, in);
   const Types out = infer_types(op, in, attrs);
   switch (op) {
     case OpId::transpose_: return gen_transpose(in, out, attrs);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/attrs.h"
+#include "core/graph.h"
 #include "core/ops/ops.h"
 
 namespace xjax::cuda {
@@ -44,6 +45,10 @@ struct KernelPlan {
 // (its shape rule runs first), and NoKernelError "[cuda] no GPU kernel for op 'name' ..." for ops
 // without one.
 KernelPlan generate_kernel(OpId op, const std::vector<TypeInfo>& in, const Attrs& attrs);
+// The CUDA generator has no float8 loads, stores or conversions yet: NotImplementedError naming
+// the dtype when a value of the graph (its subgraphs included) or one of the types is float8.
+void refuse_float8(const Graph& g);
+void refuse_float8(OpId op, const std::vector<TypeInfo>& types);
 
 // The same by name; also "im2col" (not an op: conv_general_dilated's lhs patches for a cuBLAS
 // GEMM, see im2col.cpp), given conv_general_dilated's operand types and attributes.

@@ -1,4 +1,5 @@
 #include "core/ops/index_starts.h"
+#include "core/ops/float8_ops.h"
 
 #include <cmath>
 #include <cstring>
@@ -42,6 +43,14 @@ void fill_element(const Attrs& attrs, DType dt, void* out) {
 
 uint64_t fill_bits(const Attrs& attrs, DType dt) {
   uint64_t bits = 0;
+  if (is_float8(dt)) {  // JAX's default NaN, or the fill value rounded as a conversion rounds it
+    double f = std::numeric_limits<double>::quiet_NaN();
+    if (attrs.has("fill_value")) {
+      const AttrValue& v = attrs.items().at("fill_value");
+      f = std::holds_alternative<int64_t>(v) ? double(std::get<int64_t>(v)) : attrs.get_float("fill_value");
+    }
+    return float8_from_double(f, dt);
+  }
   dispatch_dtype(dt, [&](auto tag) {
     using T = decltype(tag);
     T v{};

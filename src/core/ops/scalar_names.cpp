@@ -53,7 +53,7 @@ std::string scalar_storage_type(DType dt) {
     case DType::BFloat16: return "xjax::bfloat16";
     case DType::Float32: return "float";
     case DType::Float64: return "double";
-    case DType::Complex64: case DType::Complex128: break;
+    case DType::Complex64: case DType::Complex128: case DType::Float8E4M3FN: case DType::Float8E5M2: break;
   }
   throw NotImplementedError(std::string("generated kernels do not support ") + dtype_name(dt) + " yet");
 }

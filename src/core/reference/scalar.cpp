@@ -244,6 +244,16 @@ bool elementwise(const Node& n, const std::vector<Array>& in, Array& out) {
     return elementwise(n, args, probe);
   }
   if (in.empty()) return false;
+  bool float8 = is_float8(out.dtype);
+  for (const Array& a : in) float8 = float8 || is_float8(a.dtype);
+  if (float8 && n.op == OpId::convert_element_type_) {
+    float8_convert(in[0], out);
+    return true;
+  }
+  if (float8 && (n.op == OpId::bitcast_convert_type_ || n.op == OpId::copy_)) {  // the same bytes
+    std::memcpy(out.data(), in[0].data(), out.nbytes());
+    return true;
+  }
   bool complex = is_complex(out.dtype);
   for (const Array& a : in) complex = complex || is_complex(a.dtype);
   if (complex && n.op != OpId::select_n_) return complex_elementwise(n, in, out);

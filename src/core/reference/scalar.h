@@ -18,5 +18,7 @@ void set_i(Array& a, int64_t i, int64_t v);  // wraps to the element width
 bool elementwise(const Node& n, const std::vector<Array>& in, Array& out);
 // The same for a node with a complex operand or result (complex.cpp).
 bool complex_elementwise(const Node& n, const std::vector<Array>& in, Array& out);
+// convert_element_type with a float8 operand or result (float8.cpp).
+void float8_convert(const Array& in, Array& out);
 
 }  // namespace xjax::ref

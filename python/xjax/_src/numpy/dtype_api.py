@@ -30,7 +30,7 @@ def can_cast(from_, to, casting="safe"):
 
 
 def issubdtype(arg1, arg2):
-    """np.issubdtype that knows bfloat16 and jnp's scalar types."""
+    """np.issubdtype that knows bfloat16, the float8 types and jnp's scalar types."""
     a = _np_dtype_like(arg1)
     b = _np_dtype_like(arg2)
     if dtypes.is_extended(a):  # key<fry> is a prng_key, an extended and a generic, and nothing numeric
@@ -39,11 +39,15 @@ def issubdtype(arg1, arg2):
         return False
     if isinstance(b, np.dtype):
         b = b.type
-    if isinstance(a, np.dtype) and a == dtypes.bfloat16 or a is ml_dtypes.bfloat16:
-        return b in (np.floating, np.inexact, np.number, np.generic, ml_dtypes.bfloat16)
-    if b is ml_dtypes.bfloat16:
-        return np.dtype(a) == dtypes.bfloat16
+    for ml in _ML_FLOATS:  # floating types NumPy files under np.void
+        if isinstance(a, np.dtype) and a == ml or a is ml.type:
+            return b in (np.floating, np.inexact, np.number, np.generic, ml.type)
+        if b is ml.type:
+            return np.dtype(a) == ml
     return bool(np.issubdtype(a, b))
+
+
+_ML_FLOATS = (dtypes.bfloat16, *dtypes.FLOAT8)
 
 
 _KINDS = {
@@ -53,7 +57,7 @@ _KINDS = {
     "integral": lambda d: d.kind in "iu",
     "real floating": lambda d: d in dtypes.FLOATING,
     "complex floating": lambda d: d.kind == "c",
-    "numeric": lambda d: d.kind in "iufc" or d == dtypes.bfloat16,
+    "numeric": lambda d: d.kind in "iufc" or d in dtypes.FLOATING,
 }
 
 

@@ -142,6 +142,8 @@ def signbit(x, /):
         return util.full(x.aval.shape, False, dtypes.bool_)
     if dt.kind == "i":
         return lax.lt(x, _c(x, 0))
+    if dt.itemsize not in _SIGNED_OF_WIDTH:  # (float8: JAX's refusal)
+        raise NotImplementedError("jax.numpy.signbit only supports 16, 32, and 64-bit types.")
     # Only the bits tell a NaN's sign: shift the sign bit over the whole word (JAX's lowering).
     bits = lax.bitcast_convert_type(x, _SIGNED_OF_WIDTH[dt.itemsize])
     shifted = lax.shift_right_arithmetic(bits, _c(bits, 8 * dt.itemsize - 1))
