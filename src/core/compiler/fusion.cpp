@@ -154,10 +154,7 @@ bool fusible(const Graph& g, const Node& n, const BackendCaps& caps) {
   }
   std::vector<DType> in;
   for (ValueRef v : n.inputs) in.push_back(g.type(v).dtype);
-  // Complex values run op by op (no backend's fused kernels take them yet).
-  bool complex = is_complex(n.outputs[0].dtype);
-  for (DType d : in) complex = complex || is_complex(d);
-  return !complex && caps.can_fuse(n.op, in, n.outputs[0].dtype, n.attrs);
+  return caps.can_fuse(n.op, in, n.outputs[0].dtype, n.attrs);
 }
 
 namespace {
