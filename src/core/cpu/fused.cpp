@@ -64,7 +64,11 @@ void FusedProgram::finalize() {
   }
   num_buffers = int(persistent.size());
   buffer_elem = 8;
-  for (DType dt : slot_dtype) buffer_elem = std::max<int64_t>(buffer_elem, int64_t(itemsize(dt)));
+  bool complex = false;
+  for (DType dt : slot_dtype) {
+    buffer_elem = std::max<int64_t>(buffer_elem, int64_t(itemsize(dt)));
+    complex = complex || is_complex(dt);
+  }
   // Work per element in units (a step, a gathered load, a reduction); scheduling is sized for
   // programs of up to kRefUnits, so that a task's work stays about the same.
   constexpr int64_t kRefUnits = 8;
@@ -72,7 +76,9 @@ void FusedProgram::finalize() {
   for (const FusedLoad& L : loads) units += L.kind == FusedLoad::Kind::Strided;
   task_elements = kTaskElements * kRefUnits / std::max(kRefUnits, units);
   // A tile's buffers should stay in L2 together with the streams through it.
-  tile = num_buffers * buffer_elem > 64 ? 512 : 1024;
+  // With complex values, one block of the complex loops (which split each block into its parts):
+  // measured faster than longer tiles, whose blocks' part arrays and buffers alias each other.
+  tile = complex ? 256 : num_buffers * buffer_elem > 64 ? 512 : 1024;
   if (n < tile) tile = std::max<int64_t>(n, 1);
 }
 
