@@ -8,6 +8,7 @@ import pytest
 import cuda_emulation as emu
 import nvrtc
 import test_cuda_fused as tcf
+from gpu_runtime import gpu, to_gpu  # noqa: F401 - the fixture
 from test_complex_fusion import Graph
 from xjax import _core
 
@@ -29,7 +30,8 @@ def fused_graph(n=300):
             b.div(z, e), b.eq(z, e), b.select_n(b.gt(x, b.bcast(b.const(np.float32(0), "float32"), (n,), [])), z, e),
             b.logistic(b.sign(z)), b.pow(w, b.expm1(w)), b.max(z, e)]
     rng = np.random.default_rng(0)
-    inputs = [rng.standard_normal(n).astype(np.float32), crandn(rng, (n,), np.complex64), crandn(rng, (n,), np.complex128)]
+    inputs = [rng.standard_normal(n).astype(np.float32), crandn(rng, (n,), np.complex64),
+              crandn(rng, (n,), np.complex128)]
     inputs[1][:7] = [0, np.inf, -0.0, 1j * np.inf, np.nan, 2.5, -1]  # special values, and real arguments
     b.g.set_outputs(outs)
     return tcf.Case("complex", b.g, inputs, [True] * len(outs))
@@ -114,9 +116,6 @@ def test_complex_reductions_are_refused(op):
 
 
 # ---- fft on cuFFT through cupy.fft (the emulated CuPy's: NumPy's, rounded to CuPy's dtypes) ----
-
-from gpu_runtime import gpu, to_gpu  # noqa: E402, F401 - the fixture
-
 
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
 def test_fft_runs_on_the_gpu_as_on_the_cpu(gpu, dtype):

@@ -138,7 +138,9 @@ template <class T> XJAX_HD_ALWAYS_INLINE void exp_main(T x, T y, T& re, T& im) {
   re = y == T(0) ? m : m * scalar::cos_main(y);
   im = y == T(0) ? y : m * scalar::sin_main(y);
 }
-template <class T> XJAX_HD inline C<T> log(C<T> z) { return C<T>(scalar::log(cx::abs(z)), scalar::atan2(z.imag(), z.real())); }
+template <class T> XJAX_HD inline C<T> log(C<T> z) {
+  return C<T>(scalar::log(cx::abs(z)), scalar::atan2(z.imag(), z.real()));
+}
 template <class T> XJAX_HD inline C<T> sqrt(C<T> z) {
   const T x = z.real(), y = z.imag();
   if (x == T(0) && y == T(0)) return C<T>(T(0), y);
