@@ -27,11 +27,15 @@ LINEAR = {
     "psum", "all_gather", "reduce_scatter", "all_to_all", "ppermute",
     "conv_general_dilated", "reduce_window_sum", "select_and_gather_add", "select_and_scatter_add",
     "triangular_solve", "custom_linear_solve", "real", "imag", "conj", "complex", "fft",
+    "tridiagonal_solve", "optimization_barrier", "reduce_precision",
 }
 # Differentiating these raises NotImplementedError naming the primitive, as in JAX (nextafter).
 # custom_lin (a custom_vjp's linear part) has no JVP: forward mode over a custom_vjp raises JAX's TypeError.
 # pmax and pmin have no derivative in JAX either; random_gamma_grad has none in JAX.
-RAISES = {"nextafter", "custom_lin", "pmax", "pmin", "random_gamma_grad"}
+# The LAPACK forms (schur, hessenberg, tridiagonal, geqrf, householder_product, ormqr) and
+# symmetric_product/cholesky_update have no derivative rules in JAX either.
+RAISES = {"nextafter", "custom_lin", "pmax", "pmin", "random_gamma_grad", "schur", "hessenberg", "tridiagonal",
+          "geqrf", "householder_product", "ormqr", "symmetric_product", "cholesky_update"}
 # Linearized as a whole (the tangent loop recorded with its primal part, as JAX does), so it reaches
 # transposition, whose rule raises JAX's ValueError: while has no reverse mode.
 TRANSPOSE_REFUSED = {"while"}

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import xjax
 import xjax.numpy as jnp
 from xjax import lax
+from xjax.test_util import check_grads
 
 
 @pytest.fixture
@@ -324,7 +325,7 @@ def test_grad_dtype_errors_as_jax():
 
 # ---- what does not take complex numbers yet -----------------------------------------------------------
 
-@pytest.mark.parametrize("f", [jnp.sort, jnp.cumsum, jnp.linalg.cholesky])
+@pytest.mark.parametrize("f", [lambda z: lax.cummax(z, 0), lambda z: lax.cummin(z, 0)])
 def test_unsupported_ops_raise_not_implemented(f):
     with pytest.raises(NotImplementedError, match="complex64"):
         f(jnp.array([[1 + 2j, 3j], [1j, 2.0]]))
@@ -424,3 +425,33 @@ def test_jnp_binary_functions_agree_or_refuse(x64, name):
     elif name in ("dot", "matmul", "tensordot"):
         b = b.T
     _agrees_or_refuses(_lookup(jnp, name), _lookup(np, name), a, b)
+
+
+def test_log_spaces_logaddexp_and_comparisons_of_complex_as_jax(x64):
+    a = np.array([1 + 2j, -3 + 0.5j, 0.25 - 4j])
+    b = np.array([2 - 1j, -3 + 2.5j, 1 + 1j])
+    # recorded from JAX 0.10.2 (x64)
+    np.testing.assert_allclose(jnp.logaddexp(a, b), [1.55045464 - 0.91852774j, -2.92247929 + 1.5j,
+                                                     1.19976215 + 1.38002488j], rtol=1e-8)
+    np.testing.assert_allclose(jnp.logaddexp2(a, b), [1.80488276 - 0.24469897j, -2.37849637 + 1.5j,
+                                                      -0.07192389 + 1.59073499j], rtol=1e-8)
+    np.testing.assert_allclose(jnp.geomspace(1 + 1j, 10 + 3j, 4), np.geomspace(1 + 1j, 10 + 3j, 4), rtol=1e-13)
+    np.testing.assert_allclose(jnp.linspace(1 + 1j, 2 - 3j, 5), np.linspace(1 + 1j, 2 - 3j, 5), rtol=1e-15)
+    # NumPy operands are complex too: lexicographic, not a refusal
+    np.testing.assert_array_equal(jnp.greater(a, np.array([1 + 1j, -3 + 0.5j, 0.3 - 9j])), [True, False, False])
+
+
+def test_atan2_of_complex_as_jax(x64):
+    """XLA's -i log((x + i y) / sqrt(x^2 + y^2)) (recorded from JAX 0.10.2), its NaNs and signed zeros."""
+    y = np.array([1 + 2j, -0.5 + 0.25j, 3 - 1j, 0.1j])
+    x = np.array([0.5 - 1j, -2 + 0.5j, 1 + 1j, -1 + 0j])
+    want = [1.9081668 + 0.37908687j, -2.8820196 - 0.05501547j, 1.33897252 - 0.40235948j, 3.14159265 - 0.10033535j]
+    np.testing.assert_allclose(jnp.arctan2(y, x), want, rtol=1e-8)
+    np.testing.assert_allclose(lax.atan2(y, x), np.asarray(jnp.arctan2(y, x)), rtol=0)
+    specials = lax.atan2(np.array([0j, 1 + 0j, -1 + 0j, np.inf + 0j]), np.array([0j, 0j, 0j, 1 + 0j]))
+    got = np.asarray(specials)
+    assert np.isnan(got[0]) and np.isnan(got[3])
+    np.testing.assert_array_equal(got[1:3].real, [np.pi / 2, -np.pi / 2])
+    np.testing.assert_array_equal(np.signbit(got[1:3].imag), [False, True])
+    assert jnp.arctan2(y.astype(np.complex64), 2.0).dtype == np.complex64
+    check_grads(lax.atan2, (y[:3], x[:3]), order=1, modes=["fwd", "rev"])  # (off the branch cuts)

@@ -353,6 +353,19 @@ def test_gradients_through_decompositions(gpu, dtype, jit):
          cpu(xjax.grad(lambda x: jnp.sum(lax.linalg.cholesky(x))), [a @ a.T + 4 * np.eye(4, dtype=dtype)]), dtype, 50)
 
 
+# ---- complex matrices: refused clearly (the routes are written for real ones) ---------------------------
+
+@pytest.mark.parametrize("jit", [False, True])
+@pytest.mark.parametrize("name", ["cholesky", "lu", "qr", "eigh", "svd", "triangular_solve"])
+def test_complex_matrices_are_refused(gpu, name, jit):
+    fun = {"cholesky": lambda a: linalg.cholesky(a, symmetrize_input=False), "lu": linalg.lu, "qr": linalg.qr,
+           "eigh": lambda a: linalg.eigh(a, symmetrize_input=False), "svd": linalg.svd,
+           "triangular_solve": lambda a: linalg.triangular_solve(a, a, left_side=True, lower=True)}[name]
+    a = (4 * np.eye(3) + 1j * np.tril(np.ones((3, 3)))).astype(np.complex64)
+    with pytest.raises(NotImplementedError, match=rf"\[{name}\] complex matrices are not supported on the CUDA"):
+        run(fun, [a], gpu, jit)
+
+
 # ---- CuPy 13: qr and solve_triangular one matrix at a time -----------------------------------------
 
 def test_before_cupy_14_batches_go_one_matrix_at_a_time(gpu, monkeypatch):
@@ -371,3 +384,10 @@ def test_before_cupy_14_batches_go_one_matrix_at_a_time(gpu, monkeypatch):
     check_qr(q, r, a, np.float64)
     fun = lambda x, y: linalg.triangular_solve(x, y, left_side=True, lower=True)  # noqa: E731
     same(run(fun, [a, b], gpu, True), cpu(fun, [a, b]), np.float64)
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_matrix_forms_have_no_gpu_route_yet(gpu, jit):
+    a = rand((3, 3), np.float64)
+    with pytest.raises(NotImplementedError, match=r"\[schur\] has no GPU implementation yet"):
+        run(lambda x: linalg.schur(x)[0], [a], gpu, jit)

@@ -21,6 +21,7 @@ from jaxpr_jax_text_values import RECORDED  # noqa: E402
 
 # Programs whose jaxprs still differ from JAX's (see docs/architecture.md, "Jaxprs as JAX prints them").
 KNOWN_DIFFERENT = {
+    "grad_irfft": "irfft's transpose rule (in lax, below jit) calls the fft primitive and a constant mask; JAX's calls its jitted lax.fft and builds the mask with dynamic_update_slice (same values)",
     "grad_mean_var": "in a jit linearised inside a linearised jit, JAX passes a scalar constant made by a JVP rule (select_n's zero tangent) as a residual: an output 0.0:f32[] of the known jit and an unread binder of the unknown one; xjax keeps it a literal of the unknown jit",
 }
 

@@ -124,3 +124,19 @@ def test_errors_as_jax():
         jnp.array(-1, dtype=jnp.uint8)
     with pytest.raises(ValueError, match="None is not a valid value for jnp.array"):
         jnp.array([jnp.ones(2), [1.0, None]])
+
+
+@pytest.mark.parametrize("values", [[1.0, 2.5, -0.0], [1, 2, -3], [True, False], [1, 2.0], [-2**31, 2**31 - 1],
+                                    [1.0, np.float32(2)], [[1.0], [2.0]]])
+def test_flat_scalar_lists_take_the_general_paths_dtypes(values):
+    """A flat list of one Python scalar type skips the leaf walk: same values, dtype and weak type."""
+    for x64 in (False, True):
+        with jax.enable_x64(x64):
+            fast, general = jnp.array(values), jnp.array(tuple(values))
+            assert (fast.dtype, fast.weak_type) == (general.dtype, general.weak_type)
+            np.testing.assert_array_equal(fast, general)
+
+
+def test_flat_int_list_out_of_range_raises_as_numpy():
+    with pytest.raises(OverflowError, match="out of bounds for int32"):
+        jnp.array([2**40, 1])

@@ -112,13 +112,6 @@ def test_decompositions_take_jax_keywords(name, call):
         assert isinstance(leaf, xjax.Array), name
 
 
-@pytest.mark.parametrize("call", [lambda: jnp.linalg.eig(S.astype(np.complex64)),
-                                  lambda: jnp.linalg.eigvals(S.astype(np.complex64))])
-def test_eig_of_complex_matrices_is_not_there_yet(call):
-    with pytest.raises(NotImplementedError, match="complex64"):
-        call()
-
-
 @pytest.mark.parametrize("call, exc, match", [
     (lambda: jnp.linalg.qr(A, mode="bogus"), ValueError, "Unsupported QR decomposition mode 'bogus'"),
     (lambda: jnp.linalg.svd(jnp.ones(3)), TypeError, r"Input 0 to svd must have rank at least 2, but got shape=\(3,\)"),

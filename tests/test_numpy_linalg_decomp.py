@@ -245,7 +245,6 @@ def test_float32_and_integer_dtypes():
     (lambda: L.cholesky(np.ones((3, 4))), ValueError, r"Argument to cholesky must have shape \[..., n, n\]"),
     (lambda: L.eigh(np.ones((3, 4))), ValueError, r"Argument to eigh must have shape \[..., n, n\]"),
     (lambda: L.qr(np.ones(3)), TypeError, r"Input 0 to qr must have rank at least 2, but got shape=\(3,\)"),
-    (lambda: L.qr(np.ones((3, 3)), mode="raw"), NotImplementedError, "geqrf"),
     (lambda: L.lstsq(np.ones((3, 2)), np.ones(4)), ValueError, "Leading dimensions of input arrays must match"),
     (lambda: L.lstsq(np.ones((3, 2)), np.ones((3, 2, 2))), TypeError,
      "3-dimensional array given. Array must be one or two-dimensional"),
@@ -358,3 +357,19 @@ def test_empty_cholesky_does_not_reach_lapack():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "(2, 0, 0) (0, 0) (0,)" and "illegal" not in out.stderr, (out.stdout, out.stderr)
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 5), (2, 3, 3), (0, 2)])
+def test_qr_raw_mode_against_numpy(shape):
+    a = np.random.default_rng(1).standard_normal(shape)
+    with xjax.enable_x64(True):
+        h, tau = L.qr(a, mode="raw")
+    if len(shape) == 2:
+        want_h, want_tau = np.linalg.qr(a, mode="raw")
+        np.testing.assert_allclose(h, want_h, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(tau, want_tau, rtol=1e-12, atol=1e-12)
+    else:  # NumPy's raw mode takes one matrix: each of the batch against it
+        for k in range(shape[0]):
+            want_h, want_tau = np.linalg.qr(a[k], mode="raw")
+            np.testing.assert_allclose(h[k], want_h, rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(tau[k], want_tau, rtol=1e-12, atol=1e-12)

@@ -163,3 +163,20 @@ def test_convolve_from_jax():
     assert repr(jnp.convolve(jnp.asarray([1., 2., 3.]), jnp.asarray([0., 1., 0.5]))) == (
         "Array([0. , 1. , 2.5, 4. , 1.5], dtype=float32)")
     assert repr(jnp.correlate(jnp.asarray([1, 2, 3]), jnp.asarray([0, 1]))) == "Array([2., 3.], dtype=float32)"
+
+
+@pytest.mark.parametrize("args", [
+    lambda x, y, z: (x, [0, 1], y, [1, 2], [0, 2]),  # with an output sublist
+    lambda x, y, z: (x, [0, 1], y, [1, 0]),  # implicit output
+    lambda x, y, z: (z, [Ellipsis, 27], [27, Ellipsis]),  # upper-case letters and an ellipsis
+    lambda x, y, z: (x, [0, 1], y, [1, 2], z, [0, 2, 3], [3]),
+])
+def test_einsum_interleaved_sublists(args):
+    rng = np.random.default_rng(0)
+    x, y, z = rng.standard_normal((2, 3)), rng.standard_normal((3, 2)), rng.standard_normal((2, 2, 4))
+    np.testing.assert_allclose(jnp.einsum(*args(x, y, z)), np.einsum(*args(x, y, z)), rtol=1e-5, atol=1e-5)
+
+
+def test_einsum_interleaved_refuses_bad_subscripts():
+    with pytest.raises(ValueError, match=r"int in \[0, 52\) or Ellipsis"):
+        jnp.einsum(np.ones(2), [52])

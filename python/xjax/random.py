@@ -4,7 +4,7 @@ from xjax._src.random.keys import (PRNGKey, clone, default_prng_impl, fold_in, k
 from xjax._src.random.samplers import (bernoulli, bits, cauchy, exponential, gumbel, laplace,  # noqa: F401
                                        logistic, lognormal, maxwell, normal, pareto, rademacher, randint,
                                        truncated_normal, uniform, weibull_min)
-from xjax._src.random.gamma import beta, chisquare, dirichlet, gamma, loggamma, t  # noqa: F401
+from xjax._src.random.gamma import beta, chisquare, dirichlet, gamma, loggamma, random_gamma_p, t  # noqa: F401
 from xjax._src.random.discrete import categorical, choice, permutation, poisson  # noqa: F401
 from xjax._src.random.multivariate import ball, multivariate_normal, orthogonal  # noqa: F401
 from xjax._src.random.derived import (double_sided_maxwell, f, generalized_normal, geometric, rayleigh,  # noqa: F401

@@ -377,4 +377,10 @@ PROGRAMS = {
     "grad_sort": 'fn = jax.grad(lambda x: jnp.sum(jnp.sort(x) * jnp.arange(3.0)))\nargs = (jnp.array([3.0, 1.0, 2.0]),)\n',
     "jvp_sort_axis0": 'def fn(x, t):\n    return jax.jvp(lambda x: jnp.sort(x, axis=0), (x,), (t,))\nargs = (jnp.ones((2, 3)), jnp.ones((2, 3)))\n',
     "vmap_grad_sort": 'fn = jax.vmap(jax.grad(lambda x: jnp.sum(jnp.sort(x) * jnp.arange(3.0))))\nargs = (jnp.ones((2, 3)),)\n',
+    # ---- lax functions JAX defines under jit: fft and the dynamic index conveniences --------------------
+    "fft_c64": 'fn = jnp.fft.fft\nargs = (jnp.ones(8, jnp.complex64),)\n',
+    "rfft2": 'fn = jnp.fft.rfft2\nargs = (jnp.ones((4, 4)),)\n',
+    "grad_irfft": 'fn = jax.grad(lambda x: jnp.sum(jnp.fft.irfft(x)))\nargs = (jnp.ones(5, jnp.complex64),)\n',
+    "dynamic_index_in_dim": 'fn = lambda x, i: lax.dynamic_index_in_dim(x, i)\nargs = (jnp.ones((4, 3)), 1)\n',
+    "dynamic_update_index_in_dim": 'fn = lambda x, i: lax.dynamic_update_index_in_dim(x, x[0], i, 0)\nargs = (jnp.ones((4, 3)), 1)\n',
 }

@@ -1,6 +1,7 @@
 """xjax.lax: the primitives under JAX's names."""
 from xjax._src.lax import *  # noqa: F401,F403
 from xjax._src.lax import copy_p  # noqa: F401
+from xjax._src.jitted_lax import dynamic_index_in_dim, dynamic_update_index_in_dim, fft  # noqa: F401
 from xjax._src.lax.elementwise import RoundingMethod, round  # noqa: F401
 from xjax._src.lax.indexing import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers  # noqa: F401
 from xjax._src.random.gamma import random_gamma_grad  # noqa: F401,E402 - defined with the gamma sampler
@@ -16,3 +17,5 @@ from xjax._src.out_sharding import add_out_sharding as _add_out_sharding  # noqa
 
 _add_out_sharding(globals(), "jax.lax", ("broadcast", "broadcast_in_dim", "broadcasted_iota", "conv_general_dilated",
                                          "dot", "reduce_sum", "reshape"))
+from xjax._src.random.bit_generator import (RandomAlgorithm, rng_bit_generator, rng_bit_generator_p,  # noqa: F401,E402
+                                           rng_uniform)

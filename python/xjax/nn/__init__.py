@@ -9,3 +9,4 @@ from xjax._src.nn.attention import dot_product_attention  # noqa: F401
 from xjax._src.nn.normalize import log_softmax, logsumexp, one_hot, softmax, standardize  # noqa: F401
 from xjax._src.nn.pooling import avg_pool, max_pool, min_pool  # noqa: F401
 from xjax.nn import initializers  # noqa: F401
+from xjax._src.nn.scaled import get_scaled_dot_general_config, scaled_dot_general, scaled_matmul  # noqa: F401

@@ -21,6 +21,7 @@ from xjax._src.numpy.extras import (apply_over_axes, bartlett, bitwise_count, bl
                                     unwrap)
 from xjax._src.numpy.take import take, take_along_axis  # noqa: F401
 from xjax._src.numpy.vectorize import apply_along_axis, vectorize  # noqa: F401
+from xjax._src.numpy.ufunc_api import frompyfunc, ufunc  # noqa: F401
 from xjax._src.numpy.manipulation import (array_split, astype, atleast_1d, atleast_2d, atleast_3d,  # noqa: F401
                                           broadcast_arrays, broadcast_shapes, broadcast_to, column_stack, concat,
                                           concatenate, dsplit, dstack, expand_dims, hsplit, hstack,
@@ -35,7 +36,8 @@ from xjax._src.numpy.polynomials import polydiv, polyfit, polymul, polyval, root
 from xjax._src.numpy.products import (convolve, correlate, cross, dot, inner, kron, matmul, matvec,  # noqa: F401
                                       outer, tensordot, trace, vdot, vecdot, vecmat)
 from xjax._src.numpy.rearrange import (append, delete, diff, ediff1d, flip, fliplr, flipud, insert,  # noqa: F401
-                                       pad, repeat, resize, roll, rot90, tile)
+                                       repeat, resize, roll, rot90, tile)
+from xjax._src.numpy.padding import pad  # noqa: F401
 from xjax._src.numpy.reductions import (all, amax, amin, any, argmax, argmin, count_nonzero, cumprod,  # noqa: F401
                                         cumsum, cumulative_prod, cumulative_sum, max, mean, min, nanargmax,
                                         nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmin, nanprod, nanstd,
@@ -46,9 +48,9 @@ from xjax._src.numpy.scalar_types import (bfloat16, bool_, cdouble, complex64, c
                                           int8, int16, int32, int64, int_, single, uint, uint8, uint16, uint32,
                                           uint64)
 from xjax._src.numpy.selection import (bincount, choose, compress, diag_indices, diag_indices_from,  # noqa: F401
-                                       extract, histogram, in1d, intersect1d, isin, ix_, ravel_multi_index, select,
-                                       setdiff1d, setxor1d, tril_indices, tril_indices_from, triu_indices,
-                                       triu_indices_from, union1d, unravel_index)
+                                       extract, histogram, ix_, ravel_multi_index, select, tril_indices,
+                                       tril_indices_from, triu_indices, triu_indices_from, unravel_index)
+from xjax._src.numpy.setops import in1d, intersect1d, isin, setdiff1d, setxor1d, union1d  # noqa: F401
 from xjax._src.numpy.nonzero import argwhere, flatnonzero, nonzero  # noqa: F401
 from xjax._src.numpy.log_spaces import geomspace, logspace  # noqa: F401
 from xjax._src.numpy.sorting import (argpartition, argsort, digitize, lexsort, partition, searchsorted,  # noqa: F401
@@ -103,3 +105,11 @@ from xjax._src.out_sharding import add_out_sharding as _add_out_sharding  # noqa
 
 _add_out_sharding(globals(), "jax.numpy", ("arange", "array", "asarray", "bincount", "broadcast_to", "dot", "einsum",
                                            "matmul", "percentile", "ravel", "repeat", "reshape", "tensordot"))
+# jnp's binary functions as ufunc objects (reduce, accumulate, at, outer), as JAX's are
+from xjax._src.numpy.ufunc_api import (  # noqa: F401,E402
+    add, bitwise_and, bitwise_or, bitwise_xor, logaddexp, logaddexp2, logical_and, logical_or, logical_xor, maximum,
+    minimum, multiply, subtract)
+from xjax._src.numpy.extras import fromfile, fromstring, place  # noqa: F401,E402
+from xjax._src.numpy.polynomials import poly  # noqa: F401,E402
+from xjax._src.numpy.selection import mask_indices  # noqa: F401,E402
+ComplexWarning = _np.exceptions.ComplexWarning  # NumPy's, as jnp's is

@@ -1,12 +1,12 @@
-"""xjax.scipy: SciPy's API on xjax arrays, as jax.scipy (fft, integrate, interpolate, linalg, ndimage, optimize, signal,
-spatial, special, stats).
+"""xjax.scipy: SciPy's API on xjax arrays, as jax.scipy (cluster, fft, integrate, interpolate, linalg, ndimage,
+optimize, signal, sparse, spatial, special, stats).
 
 Submodules load on first use, as in JAX: `import xjax as jax; jax.scipy.special.logsumexp(x)`.
 """
 import importlib
 
-_SUBMODULES = ("fft", "integrate", "interpolate", "linalg", "ndimage", "optimize", "signal", "spatial", "special",
-               "stats")
+_SUBMODULES = ("cluster", "fft", "integrate", "interpolate", "linalg", "ndimage", "optimize", "signal", "sparse",
+               "spatial", "special", "stats")
 
 
 def __getattr__(name):

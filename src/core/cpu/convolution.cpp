@@ -8,6 +8,8 @@
 // An lhs with holes (lhs_dilation > 1: the input gradient of a strided convolution, conv_transpose)
 // would have most taps fall on holes: its outputs are split into classes by position modulo the
 // dilation, and each class is a dense convolution over the taps that land on input elements.
+//
+// A complex convolution is four real ones over the parts' planes (as dot_general's products).
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -268,12 +270,50 @@ void run(const ConvDims& d, const Tensor& lhs, const Tensor& rhs, const Tensor& 
   });
 }
 
-void conv_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
-  const Tensor &lhs = in[0], &rhs = in[1], &res = out[0];
-  if (res.size() == 0) return;
+void conv_real(const Tensor& lhs, const Tensor& rhs, const Tensor& res, const Attrs& attrs) {
   const ConvDims d = conv_dims(lhs.shape, rhs.shape, attrs);
   int64_t k = rhs.size() / std::max<int64_t>(rhs.shape[d.rhs_spec[0]], 1);
   dispatch_compute(lhs.dtype, res.dtype, k, [&](auto tag) { run<decltype(tag)>(d, lhs, rhs, res); });
+}
+
+// One part (0: real, 1: imaginary) of a complex tensor as a contiguous real one held by `holder`.
+template <typename P>
+Tensor part_plane(const Tensor& t, int part, std::unique_ptr<P[]>& holder) {
+  holder.reset(new P[size_t(t.size())]);
+  std::vector<int64_t> strides = contiguous_strides(t.shape);
+  for (int64_t& s : strides) s *= 2;
+  strided_copy(sizeof(P), static_cast<const P*>(t.data) + part, strides, holder.get(), contiguous_strides(t.shape),
+               t.shape);
+  return Tensor{holder.get(), t.shape, dtype_of<P>()};
+}
+
+// re = xr wr - xi wi, im = xr wi + xi wr: the real kernels (their blocking, threading and
+// rounding) on the planes of part type P (a complex result keeps its operands' dtype).
+template <typename P>
+void conv_complex(const Tensor& lhs, const Tensor& rhs, const Tensor& res, const Attrs& attrs) {
+  std::unique_ptr<P[]> holders[4];
+  const Tensor xr = part_plane<P>(lhs, 0, holders[0]), xi = part_plane<P>(lhs, 1, holders[1]);
+  const Tensor wr = part_plane<P>(rhs, 0, holders[2]), wi = part_plane<P>(rhs, 1, holders[3]);
+  const int64_t total = res.size();
+  std::unique_ptr<P[]> prods(new P[size_t(4 * total)]);
+  P *rr = prods.get(), *ii = rr + total, *ri = ii + total, *ir = ri + total;
+  conv_real(xr, wr, Tensor{rr, res.shape, dtype_of<P>()}, attrs);
+  conv_real(xi, wi, Tensor{ii, res.shape, dtype_of<P>()}, attrs);
+  conv_real(xr, wi, Tensor{ri, res.shape, dtype_of<P>()}, attrs);
+  conv_real(xi, wr, Tensor{ir, res.shape, dtype_of<P>()}, attrs);
+  auto* c = static_cast<std::complex<P>*>(res.data);
+  parallel_for(total, 1 << 15, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) c[i] = std::complex<P>(rr[i] - ii[i], ri[i] + ir[i]);
+  });
+}
+
+void conv_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
+  const Tensor &lhs = in[0], &rhs = in[1], &res = out[0];
+  if (res.size() == 0) return;
+  if (!is_complex(lhs.dtype)) return conv_real(lhs, rhs, res, attrs);
+  dispatch_complex(lhs.dtype, [&](auto tag) {
+    conv_complex<typename decltype(tag)::value_type>(lhs, rhs, res, attrs);
+  });
 }
 
 }  // namespace

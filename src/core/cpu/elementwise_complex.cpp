@@ -92,6 +92,14 @@ XJAX_EW_CLONES void exp_ranged(const void* const* in, void* out, int64_t n) {
 }
 
 template <class T>
+void clamp_c(const void* const* in, void* out, int64_t n) {
+  const C<T>* lo = arg<C<T>>(in, 0);
+  const C<T>* x = arg<C<T>>(in, 1);
+  const C<T>* hi = arg<C<T>>(in, 2);
+  C<T>* o = static_cast<C<T>*>(out);
+  for (int64_t i = 0; i < n; ++i) o[i] = cx::clamp(lo[i], x[i], hi[i]);
+}
+template <class T>
 void make_complex(const void* const* in, void* out, int64_t n) {
   const T* re = arg<T>(in, 0);
   const T* im = arg<T>(in, 1);
@@ -123,6 +131,7 @@ ElementwiseLoop complex_op_loop(OpId op, const Attrs& attrs) {
     case OpId::ne_: return binary_c<T, bool, cx::ne<T>>;
     case OpId::max_: return binary_c<T, C<T>, cx::max<T>>;
     case OpId::min_: return binary_c<T, C<T>, cx::min<T>>;
+    case OpId::clamp_: return clamp_c<T>;
     case OpId::neg_: return unary_c<T, C<T>, cx::neg<T>>;
     case OpId::conj_: return unary_c<T, C<T>, cx::conj<T>>;
     case OpId::real_: return unary_c<T, T, cx::real<T>>;
@@ -151,6 +160,7 @@ ElementwiseLoop complex_op_loop(OpId op, const Attrs& attrs) {
     case OpId::acosh_: return unary_c<T, C<T>, cx::acosh<T>>;
     case OpId::atanh_: return unary_c<T, C<T>, cx::atanh<T>>;
     case OpId::pow_: return binary_c<T, C<T>, cx::pow<T>>;
+    case OpId::atan2_: return binary_c<T, C<T>, cx::atan2<T>>;
     case OpId::integer_pow_: {
       static constexpr ElementwiseLoop kPow[] = {pow_const<T, -4>, pow_const<T, -3>, pow_const<T, -2>,
                                                  pow_const<T, -1>, pow_const<T, 0>,  pow_const<T, 1>,

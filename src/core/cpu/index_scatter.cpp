@@ -2,17 +2,21 @@
 // min, max). Windows are applied in index order, so duplicates resolve the same way every run
 // (for set: the last write wins). In parallel, each thread owns a contiguous range of the result
 // and applies, in that same order, the parts of the windows that fall in its range.
+// Complex values combine by scalar_complex.h's add, mul, max and min (lexicographic, as XLA's).
 #include <algorithm>
 #include <memory>
 #include <type_traits>
 
 #include "core/cpu/index_kernels.h"
 #include "core/cpu/index_plan.h"
+#include "core/ops/scalar_complex.h"
 #include "core/thread_pool.h"
 
 namespace xjax {
 
 namespace {
+
+using scalar::cx::is_complex_v;
 
 // Combiners over the compute type C; integers wrap around, float min/max propagate NaN.
 struct SetOp {
@@ -26,6 +30,8 @@ struct AddOp {
       using U = std::make_unsigned_t<C>;
       using W = std::conditional_t<(sizeof(C) < 4), uint32_t, U>;  // no promotion to signed int
       return C(U(W(U(a)) + W(U(b))));
+    } else if constexpr (is_complex_v<C>) {
+      return scalar::cx::add(a, b);
     } else {
       return a + b;
     }
@@ -39,6 +45,8 @@ struct MulOp {
       using U = std::make_unsigned_t<C>;
       using W = std::conditional_t<(sizeof(C) < 4), uint32_t, U>;
       return C(U(W(U(a)) * W(U(b))));
+    } else if constexpr (is_complex_v<C>) {
+      return scalar::cx::mul(a, b);
     } else {
       return a * b;
     }
@@ -46,20 +54,28 @@ struct MulOp {
 };
 struct MinOp {
   template <typename C> static C f(C a, C b) {
-    if constexpr (std::is_floating_point_v<C>) {
-      if (a != a) return a;
-      if (b != b) return b;
+    if constexpr (is_complex_v<C>) {
+      return scalar::cx::min(a, b);
+    } else {
+      if constexpr (std::is_floating_point_v<C>) {
+        if (a != a) return a;
+        if (b != b) return b;
+      }
+      return b < a ? b : a;
     }
-    return b < a ? b : a;
   }
 };
 struct MaxOp {
   template <typename C> static C f(C a, C b) {
-    if constexpr (std::is_floating_point_v<C>) {
-      if (a != a) return a;
-      if (b != b) return b;
+    if constexpr (is_complex_v<C>) {
+      return scalar::cx::max(a, b);
+    } else {
+      if constexpr (std::is_floating_point_v<C>) {
+        if (a != a) return a;
+        if (b != b) return b;
+      }
+      return b > a ? b : a;
     }
-    return b > a ? b : a;
   }
 };
 
@@ -161,12 +177,10 @@ void chunked_add(T* dst, const T* upd, const StartPlan& sp, const Tensor& indice
   });
 }
 
-// dispatch_dtype, and for complex64 / complex128 the ops that take them (complex_ops.h): set, add.
-template <typename Op, typename F>
+// dispatch_dtype, and dispatch_complex for complex64 / complex128 (every combiner takes them).
+template <typename F>
 void dispatch_scatter(DType dt, F&& f) {
-  if constexpr (std::is_same_v<Op, SetOp> || std::is_same_v<Op, AddOp>) {
-    if (is_complex(dt)) return dispatch_complex(dt, f);
-  }
+  if (is_complex(dt)) return dispatch_complex(dt, f);
   dispatch_dtype(dt, f);
 }
 
@@ -203,7 +217,7 @@ void scatter_impl(OpId op, const std::vector<Tensor>& in, const std::vector<Tens
   // Every part scans all windows and tests each against its range (a branch that mispredicts
   // half the time with two parts), which only pays off for large windows.
   const int64_t parts = bp.count >= 256 && updates.size() >= (1 << 16) ? ThreadPool::current().size() : 1;
-  dispatch_scatter<Op>(result.dtype, [&](auto tag) {
+  dispatch_scatter(result.dtype, [&](auto tag) {
     using T = decltype(tag);
     T* dst = static_cast<T*>(result.data);
     const T* src = static_cast<const T*>(upd);

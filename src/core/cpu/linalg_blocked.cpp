@@ -29,14 +29,17 @@ void for_column_blocks(int64_t n, const Fn& fn) {
 // bits whatever machine, pool or batch it is factored in.
 bool use_blocked(int64_t order) { return order >= kMinOrder; }
 
-// A = U^T U with U upper, U overwriting A's upper triangle. Per step k: U11 = potrf(A11), then
-// U12 = U11^-T A12 and A22 -= U12^T U12, both by column blocks (the latter over the upper triangle:
-// the rows above a block by gemm, its diagonal block by syrk).
+// A = U^H U with U upper, U overwriting A's upper triangle (^H: the transpose of a real matrix).
+// Per step k: U11 = potrf(A11), then U12 = U11^-H A12 and A22 -= U12^H U12, both by column blocks
+// (the latter over the upper triangle: the rows above a block by gemm, its diagonal block by syrk,
+// or herk for complex matrices).
 template <typename T>
 int blocked_potrf_upper(const LapackFns<T>& f, T* a, int64_t n) {
   const int64_t nb = panel_width(n);
   const int ld = int(n);
   const T one = 1, minus_one = -1;
+  const real_of<T> rone = 1, rminus_one = -1;
+  const char* adj = adjoint_op<T>();
   for (int64_t k = 0; k < n; k += nb) {
     const int b = int(std::min(nb, n - k));
     int info = 0;
@@ -49,13 +52,16 @@ int blocked_potrf_upper(const LapackFns<T>& f, T* a, int64_t n) {
     T* a22 = a + (k + b) + (k + b) * n;
     for_column_blocks(rest, [&](int64_t c0, int64_t c1) {
       const int w = int(c1 - c0);
-      f.trsm("L", "U", "T", "N", &b, &w, &one, a11, &ld, a12 + c0 * n, &ld, 1, 1, 1, 1);
+      f.trsm("L", "U", adj, "N", &b, &w, &one, a11, &ld, a12 + c0 * n, &ld, 1, 1, 1, 1);
     });
     for_column_blocks(rest, [&](int64_t c0, int64_t c1) {
       const int w = int(c1 - c0), above = int(c0);
       if (above > 0)
-        f.gemm("T", "N", &above, &w, &b, &minus_one, a12, &ld, a12 + c0 * n, &ld, &one, a22 + c0 * n, &ld, 1, 1);
-      f.syrk("U", "T", &w, &b, &minus_one, a12 + c0 * n, &ld, &one, a22 + c0 + c0 * n, &ld, 1, 1);
+        f.gemm(adj, "N", &above, &w, &b, &minus_one, a12, &ld, a12 + c0 * n, &ld, &one, a22 + c0 * n, &ld, 1, 1);
+      if constexpr (is_complex_v<T>)
+        f.herk("U", "C", &w, &b, &rminus_one, a12 + c0 * n, &ld, &rone, a22 + c0 + c0 * n, &ld, 1, 1);
+      else
+        f.syrk("U", "T", &w, &b, &rminus_one, a12 + c0 * n, &ld, &rone, a22 + c0 + c0 * n, &ld, 1, 1);
     });
   }
   return 0;
@@ -93,9 +99,13 @@ void blocked_getrf(const LapackFns<T>& f, T* a, int64_t m, int64_t n, int* ipiv)
   }
 }
 
-template int blocked_potrf_upper<float>(const LapackFns<float>&, float*, int64_t);
-template int blocked_potrf_upper<double>(const LapackFns<double>&, double*, int64_t);
-template void blocked_getrf<float>(const LapackFns<float>&, float*, int64_t, int64_t, int*);
-template void blocked_getrf<double>(const LapackFns<double>&, double*, int64_t, int64_t, int*);
+#define XJAX_BLOCKED(T)                                                    \
+  template int blocked_potrf_upper<T>(const LapackFns<T>&, T*, int64_t); \
+  template void blocked_getrf<T>(const LapackFns<T>&, T*, int64_t, int64_t, int*);
+XJAX_BLOCKED(float)
+XJAX_BLOCKED(double)
+XJAX_BLOCKED(std::complex<float>)
+XJAX_BLOCKED(std::complex<double>)
+#undef XJAX_BLOCKED
 
 }  // namespace xjax::linalg

@@ -80,6 +80,14 @@ void register_linalg_cpu(CpuKernelTable& t) {
   t.set_cpu(OpId::svd_, svd_cpu);
   t.set_cpu(OpId::triangular_solve_, triangular_solve_cpu);
   t.set_cpu(OpId::lu_pivots_to_permutation_, lu_pivots_to_permutation_cpu);
+  // matrix forms and Householder products
+  t.set_cpu(OpId::schur_, schur_cpu);
+  t.set_cpu(OpId::hessenberg_, hessenberg_cpu);
+  t.set_cpu(OpId::tridiagonal_, tridiagonal_cpu);
+  t.set_cpu(OpId::geqrf_, geqrf_cpu);
+  t.set_cpu(OpId::householder_product_, householder_product_cpu);
+  t.set_cpu(OpId::ormqr_, ormqr_cpu);
+  t.set_cpu(OpId::tridiagonal_solve_, tridiagonal_solve_cpu);
 }
 
 }  // namespace xjax

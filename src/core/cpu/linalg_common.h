@@ -4,15 +4,53 @@
 #pragma once
 #include <array>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "core/cpu/lapack.h"
 #include "core/ops/ops.h"
 
 namespace xjax::linalg {
+
+// Element types: float, double and the complex ones; R is the real type of T (of eigenvalues,
+// singular values and norms). One templated kernel per factorization serves the four, where
+// the complex case calls the Hermitian / unitary routine (`if constexpr (is_complex_v<T>)`).
+template <typename T>
+struct RealOf { using type = T; };
+template <typename R>
+struct RealOf<std::complex<R>> { using type = R; };
+template <typename T>
+using real_of = typename RealOf<T>::type;
+template <typename T>
+constexpr bool is_complex_v = !std::is_same_v<T, real_of<T>>;
+
+// "T" for a real matrix, "C" (conjugate transpose) for a complex one: the adjoint either way.
+template <typename T>
+constexpr const char* adjoint_op() {
+  return is_complex_v<T> ? "C" : "T";
+}
+
+template <typename T>
+bool finite_value(const T& x) {
+  if constexpr (is_complex_v<T>) return std::isfinite(x.real()) && std::isfinite(x.imag());
+  else return std::isfinite(x);
+}
+
+// Calls f(T{}) for the four dtypes the linear-algebra ops take (their shape rules refuse others).
+template <typename F>
+decltype(auto) dispatch_linalg(DType dt, F&& f) {
+  switch (dt) {
+    case DType::Float32: return f(float{});
+    case DType::Float64: return f(double{});
+    case DType::Complex64: return f(std::complex<float>{});
+    case DType::Complex128: return f(std::complex<double>{});
+    default: throw std::logic_error(std::string("linalg kernel: unexpected dtype ") + dtype_name(dt));
+  }
+}
 
 // The LAPACK routines; throws (naming the op) when LAPACK is not loaded.
 const LapackApi& lapack(OpId op);
@@ -23,7 +61,9 @@ const LapackFns<T>& lapack_fns(OpId op) {
 
 // The number of matrices (or vectors, core_rank 1) in a batch of `shape`.
 inline int64_t batch_count(const Shape& shape, size_t core_rank) {
-  return numel(Shape(shape.begin(), shape.end() - int64_t(core_rank)));
+  int64_t count = 1;  // (a product in place: a temporary Shape here set off GCC 12's -Wfree-nonheap-object)
+  for (size_t i = 0; i + core_rank < shape.size(); ++i) count *= shape[i];
+  return count;
 }
 
 // Runs fn(b0, b1) over a batch of `count` matrices on the current pool. `cost`: the work of one
@@ -36,10 +76,11 @@ enum class Routine : int { geqrf, geqp3, orgqr, syevd, geev, gesdd };
 std::array<int, 2> workspace(Routine r, DType dt, std::array<int64_t, 4> dims,
                              const std::function<std::array<int, 2>()>& query);
 
-// LAPACK returns workspace sizes as floating-point numbers; rounds up, and throws if too large.
+// LAPACK returns workspace sizes as floating-point numbers (the real part of a complex one);
+// rounds up, and throws if too large.
 template <typename T>
 int lwork_of(T w, OpId op) {
-  const double v = std::ceil(double(w));
+  const double v = std::ceil(double(std::real(w)));
   if (!(v <= double(std::numeric_limits<int>::max())))
     throw std::runtime_error(std::string("[") + op_name(op) + "] LAPACK's workspace does not fit in 32 bits");
   return std::max(1, int(v));
@@ -93,8 +134,15 @@ void fill(T* p, int64_t n, T v) {
 }
 
 template <typename T>
+T nan_value() {
+  const real_of<T> nan = std::numeric_limits<real_of<T>>::quiet_NaN();
+  if constexpr (is_complex_v<T>) return T(nan, nan);
+  else return nan;
+}
+
+template <typename T>
 void fill_nan(T* p, int64_t n) {
-  fill(p, n, std::numeric_limits<T>::quiet_NaN());
+  fill(p, n, nan_value<T>());
 }
 
 // The identity (rows x cols, row-major).

@@ -4,6 +4,9 @@
 // pivoting does not survive a transpose, so LU works on a column-major copy, except for small
 // matrices, which are factored here in place (a LAPACK call costs more than their arithmetic).
 // One large matrix is factored by the blocked algorithms over the pool (linalg_blocked.cpp).
+// Complex matrices: a row-major Hermitian A read column-major is conj(A) = U^H U, so L = U^T
+// (the same buffer read row-major) has L L^H = A, as for real ones; their LU always runs in
+// LAPACK, whose pivots are chosen by |re| + |im|.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -22,7 +25,7 @@ using namespace linalg;
 constexpr int64_t kSmallLu = 16;
 
 // Cholesky of one matrix into `out` (lower, zero above the diagonal); one that is not positive
-// definite gets NaN in its lower triangle (JAX's result once its tril is applied).
+// definite gets NaN (NaN + NaN i) in its lower triangle (JAX's result once its tril is applied).
 template <typename T>
 void cholesky_one(const LapackFns<T>& f, const T* src, T* out, int64_t n, bool blocked) {
   std::memcpy(out, src, size_t(n * n) * sizeof(T));
@@ -33,7 +36,7 @@ void cholesky_one(const LapackFns<T>& f, const T* src, T* out, int64_t n, bool b
     const int ni = int(n);
     f.potrf("U", &ni, out, &ni, &info, 1);
   }
-  const T nan = std::numeric_limits<T>::quiet_NaN();
+  const T nan = nan_value<T>();
   for (int64_t i = 0; i < n; ++i) {
     if (info != 0) fill(out + i * n, i + 1, nan);
     fill(out + i * n + i + 1, n - i - 1, T(0));  // potrf leaves the other triangle as it was
@@ -88,7 +91,7 @@ template <typename T>
 void lu_batch(const Tensor& a, const Tensor& lu, const Tensor& piv, const Tensor& perm) {
   const int64_t m = a.shape[a.shape.size() - 2], n = a.shape.back(), k = std::min(m, n);
   const int64_t count = batch_count(a.shape, 2);
-  const bool small = std::max(m, n) <= kSmallLu;
+  const bool small = !is_complex_v<T> && std::max(m, n) <= kSmallLu;
   const LapackFns<T>* f = small ? nullptr : &lapack_fns<T>(OpId::lu_);
   const bool blocked = !small && use_blocked(k);
   auto run = [&](int64_t b0, int64_t b1) {
@@ -100,7 +103,7 @@ void lu_batch(const Tensor& a, const Tensor& lu, const Tensor& piv, const Tensor
       int32_t* pv = piv.as<int32_t>() + b * k;
       if (small) {
         std::memcpy(out, src, size_t(m * n) * sizeof(T));
-        small_lu(out, m, n, pv);
+        if constexpr (!is_complex_v<T>) small_lu(out, m, n, pv);
       } else {
         transpose_parallel(src, cm.data(), m, n);
         if (blocked) {
@@ -123,13 +126,11 @@ void lu_batch(const Tensor& a, const Tensor& lu, const Tensor& piv, const Tensor
 }  // namespace
 
 void cholesky_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs&) {
-  if (in[0].dtype == DType::Float32) cholesky_batch<float>(in[0], out[0]);
-  else cholesky_batch<double>(in[0], out[0]);
+  dispatch_linalg(in[0].dtype, [&](auto t) { cholesky_batch<decltype(t)>(in[0], out[0]); });
 }
 
 void lu_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs&) {
-  if (in[0].dtype == DType::Float32) lu_batch<float>(in[0], out[0], out[1], out[2]);
-  else lu_batch<double>(in[0], out[0], out[1], out[2]);
+  dispatch_linalg(in[0].dtype, [&](auto t) { lu_batch<decltype(t)>(in[0], out[0], out[1], out[2]); });
 }
 
 void lu_pivots_to_permutation_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs&) {

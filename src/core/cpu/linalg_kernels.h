@@ -14,5 +14,13 @@ void eig_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, cons
 void eigh_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs);
 void svd_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs);
 void triangular_solve_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs);
+// Matrix forms (linalg_schur.cpp) and Householder products and the tridiagonal solve (linalg_householder.cpp).
+void schur_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs);
+void hessenberg_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs);
+void tridiagonal_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs);
+void geqrf_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs);
+void householder_product_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs);
+void ormqr_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs);
+void tridiagonal_solve_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs);
 
 }  // namespace xjax

@@ -1,5 +1,6 @@
 // The QR kernel: Householder QR (geqrf, or geqp3 with column pivoting) of a column-major copy, R
-// read off its upper triangle, Q formed from the reflectors (orgqr), both written back row-major.
+// read off its upper triangle, Q formed from the reflectors (orgqr; ungqr for complex matrices),
+// both written back row-major.
 #include <algorithm>
 
 #include "core/cpu/linalg_common.h"
@@ -10,6 +11,21 @@ namespace xjax {
 namespace {
 
 using namespace linalg;
+
+// geqp3 and orgqr, or their complex forms (geqp3 with a real workspace of 2n; ungqr).
+template <typename T>
+void geqp3(const LapackFns<T>& f, const int* m, const int* n, T* a, int* jpvt, T* tau, T* work, const int* lwork,
+           real_of<T>* rwork, int* info) {
+  if constexpr (is_complex_v<T>) f.geqp3(m, n, a, m, jpvt, tau, work, lwork, rwork, info);
+  else f.geqp3(m, n, a, m, jpvt, tau, work, lwork, info);
+}
+
+template <typename T>
+void orgqr(const LapackFns<T>& f, const int* m, const int* n, const int* k, T* a, const T* tau, T* work,
+           const int* lwork, int* info) {
+  if constexpr (is_complex_v<T>) f.ungqr(m, n, k, a, m, tau, work, lwork, info);
+  else f.orgqr(m, n, k, a, m, tau, work, lwork, info);
+}
 
 // `p`: the column permutation (pivoting), or nullptr.
 template <typename T>
@@ -26,15 +42,16 @@ void qr_batch(const Tensor& a, const Tensor& q, const Tensor& r, const Tensor* p
   const int mi = int(m), ni = int(n), ki = int(k), kqi = int(kq), query = -1;
   const int lwork_qr = workspace(p ? Routine::geqp3 : Routine::geqrf, a.dtype, {m, n, 0, 0}, [&] {
     T w = 0, dummy = 0;
+    real_of<T> rdummy = 0;
     int info = 0, idummy = 0;
-    if (p) f.geqp3(&mi, &ni, &dummy, &mi, &idummy, &dummy, &w, &query, &info);
+    if (p) geqp3(f, &mi, &ni, &dummy, &idummy, &dummy, &w, &query, &rdummy, &info);
     else f.geqrf(&mi, &ni, &dummy, &mi, &dummy, &w, &query, &info);
     return std::array<int, 2>{lwork_of(w, OpId::qr_), 0};
   })[0];
   const int lwork_q = workspace(Routine::orgqr, a.dtype, {m, kq, k, 0}, [&] {
     T w = 0, dummy = 0;
     int info = 0;
-    f.orgqr(&mi, &kqi, &ki, &dummy, &mi, &dummy, &w, &query, &info);
+    orgqr(f, &mi, &kqi, &ki, &dummy, &dummy, &w, &query, &info);
     return std::array<int, 2>{lwork_of(w, OpId::qr_), 0};
   })[0];
   for_batch(count, 2.0 * m * n * k, [&](int64_t b0, int64_t b1) {
@@ -42,12 +59,13 @@ void qr_batch(const Tensor& a, const Tensor& q, const Tensor& r, const Tensor* p
     std::vector<T> cm(static_cast<size_t>(m * std::max(n, kq))), tau(static_cast<size_t>(k));
     std::vector<T> work(static_cast<size_t>(std::max(lwork_qr, lwork_q)));
     std::vector<int> jpvt(static_cast<size_t>(p ? n : 0));
+    std::vector<real_of<T>> rwork(static_cast<size_t>(p && is_complex_v<T> ? 2 * n : 0));
     for (int64_t b = b0; b < b1; ++b) {
       transpose(a.as<T>() + b * m * n, cm.data(), m, n);
       int info = 0;
       if (p) {
         std::fill(jpvt.begin(), jpvt.end(), 0);  // every column free to move
-        f.geqp3(&mi, &ni, cm.data(), &mi, jpvt.data(), tau.data(), work.data(), &lwork_qr, &info);
+        geqp3(f, &mi, &ni, cm.data(), jpvt.data(), tau.data(), work.data(), &lwork_qr, rwork.data(), &info);
         for (int64_t j = 0; j < n; ++j) p->as<int32_t>()[b * n + j] = jpvt[size_t(j)] - 1;
       } else {
         f.geqrf(&mi, &ni, cm.data(), &mi, tau.data(), work.data(), &lwork_qr, &info);
@@ -56,7 +74,7 @@ void qr_batch(const Tensor& a, const Tensor& q, const Tensor& r, const Tensor* p
       for (int64_t i = 0; i < kq; ++i)
         for (int64_t j = 0; j < n; ++j) rb[i * n + j] = i <= j && i < k ? cm[size_t(j * m + i)] : T(0);
       fill(cm.data() + n * m, (kq > n ? kq - n : 0) * m, T(0));
-      f.orgqr(&mi, &kqi, &ki, cm.data(), &mi, tau.data(), work.data(), &lwork_q, &info);
+      orgqr(f, &mi, &kqi, &ki, cm.data(), tau.data(), work.data(), &lwork_q, &info);
       transpose(cm.data(), q.as<T>() + b * m * kq, kq, m);
     }
   });
@@ -67,8 +85,7 @@ void qr_batch(const Tensor& a, const Tensor& q, const Tensor& r, const Tensor* p
 void qr_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
   const bool full = attrs.get_int_or("full_matrices", 1) != 0;
   const Tensor* p = out.size() > 2 ? &out[2] : nullptr;
-  if (in[0].dtype == DType::Float32) qr_batch<float>(in[0], out[0], out[1], p, full);
-  else qr_batch<double>(in[0], out[0], out[1], p, full);
+  dispatch_linalg(in[0].dtype, [&](auto t) { qr_batch<decltype(t)>(in[0], out[0], out[1], p, full); });
 }
 
 }  // namespace xjax

@@ -1,5 +1,5 @@
-// The triangular_solve kernel: op(A) X = B (left_side) or X op(A) = B, op(A) = A or A^T, using
-// A's lower or upper triangle, optionally with a unit diagonal. Large systems go to BLAS's trsm
+// The triangular_solve kernel: op(A) X = B (left_side) or X op(A) = B, op(A) = A, A^T, conj(A) or
+// A^H (transpose_a, conjugate_a), using A's lower or upper triangle, optionally with a unit diagonal. Large systems go to BLAS's trsm
 // on column-major views of our row-major buffers (no copies: a row-major matrix read
 // column-major is its transpose, so the sides swap and the triangle flips); small ones, and all
 // of them when BLAS is not loaded, to substitution loops here. Batches split over the pool, and
@@ -21,13 +21,19 @@ using namespace linalg;
 constexpr int64_t kSmallOrder = 16;
 
 struct Solve {
-  bool left, lower, trans, unit;
+  bool left, lower, trans, unit, conj;  // conj: only ever set for complex matrices
 };
+
+template <typename T>
+T conj_if(const T& x, bool c) {
+  if constexpr (is_complex_v<T>) return c ? std::conj(x) : x;
+  else return x;
+}
 
 // Solves one system by substitution, in place in x (row-major, rows x cols as B).
 template <typename T>
 void substitute(const T* a, T* x, int64_t m, int64_t rows, int64_t cols, Solve s) {
-  auto op = [&](int64_t i, int64_t k) { return s.trans ? a[k * m + i] : a[i * m + k]; };
+  auto op = [&](int64_t i, int64_t k) { return conj_if(s.trans ? a[k * m + i] : a[i * m + k], s.conj); };
   const bool lower = s.lower != s.trans;  // the triangle op(A) has
   if (s.left) {  // op(A) X = B: row i of X from the rows solved before it
     const int64_t n = cols;
@@ -57,12 +63,13 @@ void substitute(const T* a, T* x, int64_t m, int64_t rows, int64_t cols, Solve s
   }
 }
 
-// One system on trsm, its right-hand sides [r0, r1) (columns of B if left_side, else rows).
+// One system on trsm, its right-hand sides [r0, r1) (columns of B if left_side, else rows). A
+// conjugate without transpose has no trsm flag: `a` is then conj(A) already (solve_batch).
 template <typename T>
 void trsm_part(const LapackFns<T>& f, const T* a, T* x, int64_t m, int64_t cols, int64_t r0, int64_t r1, Solve s) {
   const char* side = s.left ? "R" : "L";
   const char* uplo = s.lower ? "U" : "L";
-  const char* ta = s.trans ? "T" : "N";
+  const char* ta = s.trans ? (s.conj ? "C" : "T") : "N";
   const char* diag = s.unit ? "U" : "N";
   const int mi = int(m), nr = int(r1 - r0);
   const T one = 1;
@@ -82,13 +89,19 @@ void solve_batch(const Tensor& a, const Tensor& b, const Tensor& x, Solve s) {
   if (m == 0 || nrhs == 0) return;
   const LapackApi* api = lapack_api();
   const LapackFns<T>* f = api && m > kSmallOrder ? &api->fns<T>() : nullptr;
+  const bool conj_copy = f && s.conj && !s.trans;
   for_batch(count, double(m) * m * nrhs, [&](int64_t b0, int64_t b1) {
+    std::vector<T> conj_a(static_cast<size_t>(conj_copy ? m * m : 0));
     for (int64_t i = b0; i < b1; ++i) {
       const T* ai = a.as<T>() + i * m * m;
       T* xi = x.as<T>() + i * rows * cols;
       if (!f) {
         substitute(ai, xi, m, rows, cols, s);
         continue;
+      }
+      if (conj_copy) {
+        for (int64_t e = 0; e < m * m; ++e) conj_a[size_t(e)] = conj_if(ai[e], true);
+        ai = conj_a.data();
       }
       // Many right-hand sides: shared out (inline when the batch already is).
       const int64_t grain = std::max<int64_t>(16, int64_t(1e5 / double(m * m)));
@@ -100,10 +113,10 @@ void solve_batch(const Tensor& a, const Tensor& b, const Tensor& x, Solve s) {
 }  // namespace
 
 void triangular_solve_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
+  const bool conj = is_complex(in[0].dtype) && attrs.get_int_or("conjugate_a", 0) != 0;  // no-op for real A
   const Solve s{attrs.get_int_or("left_side", 0) != 0, attrs.get_int_or("lower", 0) != 0,
-                attrs.get_int_or("transpose_a", 0) != 0, attrs.get_int_or("unit_diagonal", 0) != 0};
-  if (in[0].dtype == DType::Float32) solve_batch<float>(in[0], in[1], out[0], s);
-  else solve_batch<double>(in[0], in[1], out[0], s);
+                attrs.get_int_or("transpose_a", 0) != 0, attrs.get_int_or("unit_diagonal", 0) != 0, conj};
+  dispatch_linalg(in[0].dtype, [&](auto t) { solve_batch<decltype(t)>(in[0], in[1], out[0], s); });
 }
 
 }  // namespace xjax

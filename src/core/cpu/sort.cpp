@@ -1,11 +1,12 @@
 // CPU kernels of the sort ops. sort: each row (the elements along `dimension`) is sorted by a
 // stable LSD pass per key, last key first, which gives the lexicographic order; the resulting
-// permutation is then applied to every operand. Always stable. Rows run in parallel, or the
-// work within a row when there are few long rows.
+// permutation is then applied to every operand. A complex key is two float keys (sort_keys.h).
+// Always stable. Rows run in parallel, or the work within a row when there are few long rows.
 #include <algorithm>
 #include <memory>
 #include <vector>
 
+#include "core/cpu/bytes16.h"
 #include "core/cpu/kernels.h"
 #include "core/cpu/sort_keys.h"
 #include "core/cpu/sort_kernels.h"
@@ -76,7 +77,8 @@ void permute_row_bytes(const Tensor& in, const Tensor& out, const Row& row, cons
     case 1: permute_row<uint8_t>(in.data, out.data, row, perm); break;
     case 2: permute_row<uint16_t>(in.data, out.data, row, perm); break;
     case 4: permute_row<uint32_t>(in.data, out.data, row, perm); break;
-    default: permute_row<uint64_t>(in.data, out.data, row, perm); break;
+    case 8: permute_row<uint64_t>(in.data, out.data, row, perm); break;
+    default: permute_row<Bytes16>(in.data, out.data, row, perm); break;
   }
 }
 
@@ -91,8 +93,10 @@ void sort_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, con
   const int64_t rows = in[0].size() / n;
 
   int64_t item_words = 1;  // a (key, position) item takes 8 bytes, or 16 for 64-bit keys
-  for (int64_t k = 0; k < num_keys; ++k)
-    if (itemsize(in[k].dtype) == 8) item_words = 2;
+  for (int64_t k = 0; k < num_keys; ++k) {
+    const size_t key_bytes = itemsize(in[k].dtype) / (is_complex(in[k].dtype) ? 2 : 1);  // (a part's)
+    if (key_bytes == 8) item_words = 2;
+  }
 
   // Many rows: one thread per group of rows. A few long rows: one after another, each using
   // all threads.
@@ -102,9 +106,20 @@ void sort_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, con
     for (int64_t r = r0; r < r1; ++r) {
       const Row row{(r / inner) * n * inner + r % inner, inner, n, !row_parallel};
       for (int64_t k = num_keys - 1; k >= 0; --k) {
+        const bool first = k == num_keys - 1;
+        if (is_complex(in[k].dtype)) {  // its parts, as real keys over rows of twice the stride
+          dispatch_complex(in[k].dtype, [&](auto tag) {
+            using T = typename decltype(tag)::value_type;
+            const Row parts{2 * row.base, 2 * row.stride, row.n, row.parallel};
+            const T* x = static_cast<const T*>(in[k].data);
+            sort_pass<T>(x + kComplexKeyParts[1], parts, first, s);
+            sort_pass<T>(x + kComplexKeyParts[0], parts, false, s);
+          });
+          continue;
+        }
         dispatch_dtype(in[k].dtype, [&](auto tag) {
           using T = decltype(tag);
-          sort_pass<T>(static_cast<const T*>(in[k].data), row, k == num_keys - 1, s);
+          sort_pass<T>(static_cast<const T*>(in[k].data), row, first, s);
         });
       }
       for (size_t o = 0; o < in.size(); ++o) permute_row_bytes(in[o], out[o], row, s.perm.get());

@@ -54,6 +54,11 @@ inline typename KeyOf<T>::type sort_key(T v, bool equal_zeros) {
   }
 }
 
+// A complex key orders lexicographically (JAX's and XLA's comparator): it is two float keys, its
+// real part and then its imaginary part (offsets in the re, im pair, most significant first), each
+// in its float type's order above (NaN last, -0 == +0).
+constexpr int kComplexKeyParts[2] = {0, 1};
+
 // Runs f(begin, end) over [0, n): across threads when `parallel`, else inline without building
 // a std::function (sorting many short rows goes through here for every row).
 template <typename F>

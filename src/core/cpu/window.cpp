@@ -14,12 +14,15 @@
 #include <type_traits>
 
 #include "core/cpu/kernels.h"
+#include "core/ops/scalar_complex.h"
 #include "core/ops/window_dims.h"
 #include "core/thread_pool.h"
 
 namespace xjax {
 
 namespace {
+
+using scalar::cx::is_complex_v;
 
 // The windows over the outer dimensions and the inner run that every tap carries along.
 struct Walk {
@@ -125,7 +128,9 @@ void for_each_window(const Walk& w, F&& fn) {
 // or, min is and); sums of integers wrap, in the unsigned type of the same width.
 template <typename S, bool Sum>
 auto acc_tag() {
-  if constexpr (std::is_same_v<S, float16> || std::is_same_v<S, bfloat16>) {
+  if constexpr (is_complex_v<S>) {
+    return S{};
+  } else if constexpr (std::is_same_v<S, float16> || std::is_same_v<S, bfloat16>) {
     return float{};
   } else if constexpr (std::is_same_v<S, bool>) {
     return uint8_t{};
@@ -138,37 +143,55 @@ auto acc_tag() {
 template <typename S, bool Sum>
 using AccOf = decltype(acc_tag<S, Sum>());
 
+// The identities of max and min; for complex numbers JAX's: -inf + 0i and inf + 0i.
 template <typename A>
 A lowest() {
-  if constexpr (std::is_floating_point_v<A>) return -std::numeric_limits<A>::infinity();
+  if constexpr (is_complex_v<A>) return A(lowest<typename A::value_type>(), 0);
+  else if constexpr (std::is_floating_point_v<A>) return -std::numeric_limits<A>::infinity();
   else return std::numeric_limits<A>::lowest();
 }
 template <typename A>
 A highest() {
-  if constexpr (std::is_floating_point_v<A>) return std::numeric_limits<A>::infinity();
+  if constexpr (is_complex_v<A>) return A(highest<typename A::value_type>(), 0);
+  else if constexpr (std::is_floating_point_v<A>) return std::numeric_limits<A>::infinity();
   else return std::numeric_limits<A>::max();
 }
 
-// max and min that propagate NaN (as XLA's).
+// max and min that propagate NaN (as XLA's); complex ones are lexicographic (scalar_complex.h).
 template <typename A>
 inline A max_nan(A a, A b) {
-  if constexpr (std::is_floating_point_v<A>) return (b > a || b != b) ? b : a;
+  if constexpr (is_complex_v<A>) return scalar::cx::max(a, b);
+  else if constexpr (std::is_floating_point_v<A>) return (b > a || b != b) ? b : a;
   else return b > a ? b : a;
 }
 template <typename A>
 inline A min_nan(A a, A b) {
-  if constexpr (std::is_floating_point_v<A>) return (b < a || b != b) ? b : a;
+  if constexpr (is_complex_v<A>) return scalar::cx::min(a, b);
+  else if constexpr (std::is_floating_point_v<A>) return (b < a || b != b) ? b : a;
   else return b < a ? b : a;
 }
 
+template <typename A>
+inline A add(A a, A b) {
+  if constexpr (is_complex_v<A>) return scalar::cx::add(a, b);
+  else return a + b;
+}
+
 constexpr int64_t kRun = 64;  // inner elements combined at once
+
+// dispatch_dtype, and dispatch_complex for complex64 / complex128 (reduce_window sum, max, min).
+template <typename F>
+void dispatch_window(DType dt, F&& f) {
+  if (is_complex(dt)) return dispatch_complex(dt, f);
+  dispatch_dtype(dt, f);
+}
 
 template <OpId Op>
 void reduce_window_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
   const Tensor &x = in[0], &y = out[0];
   if (y.size() == 0) return;
   const Walk w = make_walk(Op, x.shape, attrs);
-  dispatch_dtype(x.dtype, [&](auto tag) {
+  dispatch_window(x.dtype, [&](auto tag) {
     using S = decltype(tag);
     constexpr bool sum = Op == OpId::reduce_window_sum_;
     using A = AccOf<S, sum>;
@@ -187,7 +210,7 @@ void reduce_window_cpu(const std::vector<Tensor>& in, const std::vector<Tensor>&
             const S* p = src + base + *k + j0;
             for (int64_t j = 0; j < n; ++j) {
               const A v = A(p[j]);
-              if constexpr (sum) ac[j] = ac[j] + v;
+              if constexpr (sum) ac[j] = add(ac[j], v);
               else if constexpr (Op == OpId::reduce_window_max_) ac[j] = max_nan(ac[j], v);
               else ac[j] = min_nan(ac[j], v);
             }

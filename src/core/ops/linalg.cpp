@@ -1,6 +1,7 @@
 // Shape and dtype rules of the linear-algebra ops. Each works on the last two dims (the matrix)
-// and batches over the leading ones; float32 and float64 only (what LAPACK computes). Messages
-// follow jax.lax.linalg's. Results:
+// and batches over the leading ones; float32, float64, complex64 and complex128 (what LAPACK
+// computes). Messages follow jax.lax.linalg's. Eigenvalues (eigh) and
+// singular values (svd) are real: of the real dtype of a complex operand (real_dtype). Results:
 //   cholesky(a[..., n, n])            -> l[..., n, n] (lower; NaN where a is not positive definite)
 //   lu(a[..., m, n])                  -> lu[..., m, n], pivots int32[..., min(m, n)], permutation int32[..., m]
 //   qr(a[..., m, n]; full_matrices, pivoting)
@@ -29,15 +30,17 @@ void check_matrix(OpId op, const TypeInfo& t, int pos) {
   if (t.shape.size() < 2)
     fail_type(op, "Input " + std::to_string(pos) + " to " + name + " must have rank at least 2, but got shape=" +
                       shape_str(t.shape));
-  if (is_complex(t.dtype))  // (JAX's linear algebra takes them: not here yet)
-    throw NotImplementedError("[" + name + "] does not support " + dtype_name(t.dtype) + " operands yet");
-  if (t.dtype != DType::Float32 && t.dtype != DType::Float64)
+  if (t.dtype != DType::Float32 && t.dtype != DType::Float64 && !is_complex(t.dtype))
     fail_type(op, name + " does not accept dtype " + dtype_name(t.dtype) + " at position " + std::to_string(pos) +
-                      ". Accepted dtypes are float32 and float64.");
+                      ". Accepted dtypes are float32, float64, complex64 and complex128.");
   const int64_t m = t.shape[t.shape.size() - 2], n = t.shape.back();
   if (m > kMaxInt || n > kMaxInt || (n > 0 && m > kMaxInt / n))
     fail_value(op, "matrices of more than 2**31 - 1 elements are beyond LAPACK's 32-bit sizes, got shape " +
                        shape_str(t.shape));
+}
+
+DType real_dtype(DType dt) {
+  return dt == DType::Complex64 ? DType::Float32 : dt == DType::Complex128 ? DType::Float64 : dt;
 }
 
 Shape batch_of(const Shape& s, size_t core_rank) { return Shape(s.begin(), s.end() - int64_t(core_rank)); }
@@ -85,10 +88,10 @@ std::vector<TypeInfo> infer_eigh(const std::vector<TypeInfo>& in, const Attrs&) 
   if (m != n)
     fail_value(OpId::eigh_, "Argument to symmetric eigendecomposition must have shape [..., n, n], got shape " +
                                 shape_str(a.shape));
-  return {a, {with(batch_of(a.shape, 2), {n}), a.dtype}};
+  return {a, {with(batch_of(a.shape, 2), {n}), real_dtype(a.dtype)}};
 }
 
-// eig of real matrices: complex eigenvalues, then the left and the right eigenvectors if asked for.
+// eig: complex eigenvalues, then the left and the right eigenvectors if asked for.
 std::vector<TypeInfo> infer_eig(const std::vector<TypeInfo>& in, const Attrs& attrs) {
   const TypeInfo& a = in[0];
   check_matrix(OpId::eig_, a, 0);
@@ -96,7 +99,7 @@ std::vector<TypeInfo> infer_eig(const std::vector<TypeInfo>& in, const Attrs& at
   if (m != n)
     fail_value(OpId::eig_, "Argument to nonsymmetric eigendecomposition must have shape [..., n, n], got shape " +
                                shape_str(a.shape));
-  const DType c = a.dtype == DType::Float64 ? DType::Complex128 : DType::Complex64;
+  const DType c = real_dtype(a.dtype) == DType::Float64 ? DType::Complex128 : DType::Complex64;
   const Shape batch = batch_of(a.shape, 2);
   std::vector<TypeInfo> out{{with(batch, {n}), c}};
   for (const char* which : {"compute_left_eigenvectors", "compute_right_eigenvectors"})
@@ -110,7 +113,7 @@ std::vector<TypeInfo> infer_svd(const std::vector<TypeInfo>& in, const Attrs& at
   const int64_t m = a.shape[a.shape.size() - 2], n = a.shape.back(), k = std::min(m, n);
   const bool full = bool_attr_or(OpId::svd_, attrs, "full_matrices", true);
   const Shape batch = batch_of(a.shape, 2);
-  std::vector<TypeInfo> out{{with(batch, {k}), a.dtype}};
+  std::vector<TypeInfo> out{{with(batch, {k}), real_dtype(a.dtype)}};
   if (bool_attr_or(OpId::svd_, attrs, "compute_uv", true)) {
     const int64_t uc = full ? m : k, vr = full ? n : k;
     if (m > kMaxInt / std::max<int64_t>(uc, 1) || n > kMaxInt / std::max<int64_t>(vr, 1))

@@ -66,6 +66,11 @@
   X(cholesky, Linalg, 1) X(lu, Linalg, 1) X(qr, Linalg, 1) X(eigh, Linalg, 1) X(svd, Linalg, 1)   \
   X(eig, Linalg, 1) /* general matrices: complex eigenvalues and left/right eigenvectors (geev) */  \
   X(triangular_solve, Linalg, 2) X(lu_pivots_to_permutation, Linalg, 1)                          \
+  /* matrix forms and Householder products (ops/linalg_forms.cpp): gees, gehrd, sytrd, gtsv, */  \
+  /* orgqr, ormqr, and geqrf/geqp3's packed form (for ormqr)                                 */  \
+  X(schur, Linalg, 1) X(hessenberg, Linalg, 1) X(tridiagonal, Linalg, 1)                          \
+  X(tridiagonal_solve, Linalg, 4) X(householder_product, Linalg, 2) X(ormqr, Linalg, 3)           \
+  X(geqrf, Linalg, 1)                                                                            \
   /* discrete Fourier transforms over the trailing 1-3 dims, batched over the leading ones */    \
   X(fft, Fft, 1)                                                                                 \
   /* windowed reductions, and max-pool's derivatives */                                          \

@@ -28,6 +28,7 @@ void ensure_registered() {
     register_window_infer(t);
     register_sort_infer(t);
     register_linalg_infer(t);
+    register_linalg_forms_infer(t);
     register_fft_infer(t);
     register_compiler_infer(t);
     register_collective_ops(t);

@@ -81,6 +81,7 @@ void register_convolution_infer(OpTable&);
 void register_window_infer(OpTable&);
 void register_sort_infer(OpTable&);
 void register_linalg_infer(OpTable&);
+void register_linalg_forms_infer(OpTable&);
 void register_fft_infer(OpTable&);
 void register_compiler_infer(OpTable&);  // constant, control flow, callbacks, barrier (src/core/compiler)
 void register_collective_ops(OpTable&);  // across processes: all_reduce (src/core/distributed)

@@ -59,8 +59,8 @@ std::vector<TypeInfo> infer_arg(const std::vector<TypeInfo>& in, const Attrs& at
 template <OpId Op>
 std::vector<TypeInfo> infer_cum(const std::vector<TypeInfo>& in, const Attrs& attrs) {
   const TypeInfo& t = in[0];
-  if (Op == OpId::cumlogsumexp_ && !is_floating(t.dtype))
-    fail_type(Op, "needs a floating-point operand, got " + types_str(in));
+  if (Op == OpId::cumlogsumexp_ && !is_floating(t.dtype) && !is_complex(t.dtype))
+    fail_type(Op, "needs a floating-point or complex operand, got " + types_str(in));
   if ((Op == OpId::cumsum_ || Op == OpId::cumprod_) && t.dtype == DType::Bool)
     fail_type(Op, "does not accept dtype bool (operand " + types_str(in) + "); it needs a numeric dtype");
   int64_t axis = int_attr(Op, attrs, "axis");

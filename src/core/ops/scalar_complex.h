@@ -15,7 +15,9 @@
 // - abs is hypot(re, im); sign is z / |z| (0 for 0); sqrt takes the root of the larger part first;
 // - exp is e^re (cos im + i sin im), e^re + 0i for a real argument; log is log|z| + i atan2(im, re) (branch cut on the negative
 //   real axis, as XLA's and NumPy's);
-// - eq/ne compare both parts; converting a complex number to a real type keeps its real part.
+// - eq/ne compare both parts; converting a complex number to a real type keeps its real part;
+// - max/min order lexicographically, clamp by the real parts alone (both as XLA); atan2 is XLA's
+//   -i log((x + i y) / sqrt(x^2 + y^2)).
 // The files that include this are compiled without contraction (no fused multiply-add), so the
 // results do not depend on the instruction set.
 #ifndef XJAX_SCALAR_COMPLEX_H
@@ -54,6 +56,7 @@ template <class T> using C = std::complex<T>;
 template <class X> struct part { typedef X type; static constexpr bool complex = false; };
 template <class T> struct part<C<T>> { typedef T type; static constexpr bool complex = true; };
 template <class X> constexpr bool is_complex = part<X>::complex;
+template <class X> constexpr bool is_complex_v = is_complex<X>;  // (the name kernels over all dtypes use)
 
 template <class T> XJAX_HD inline C<T> make(T re, T im) { return C<T>(re, im); }
 template <class T> XJAX_HD inline T real(C<T> z) { return z.real(); }
@@ -100,7 +103,16 @@ template <class T> XJAX_HD inline bool lex_gt(C<T> a, C<T> b) {
 }
 template <class T> XJAX_HD inline C<T> max(C<T> a, C<T> b) { return cx::lex_gt(a, b) ? a : b; }
 template <class T> XJAX_HD inline C<T> min(C<T> a, C<T> b) { return cx::lex_gt(b, a) ? a : b; }
+// clamp(lo, x, hi) is XLA's (recorded from JAX): it orders by the real parts alone, t = lo where
+// re(lo) >= re(x) else x, then t where re(t) <= re(hi) else hi (a comparison with NaN is false).
+template <class T> XJAX_HD inline C<T> clamp(C<T> lo, C<T> x, C<T> hi) {
+  const C<T> t = lo.real() >= x.real() ? lo : x;
+  return t.real() <= hi.real() ? t : hi;
+}
 template <class T> XJAX_HD inline T abs(C<T> z) { return libm::hypot(z.real(), z.imag()); }
+// log(exp(a) + exp(b)) as JAX's complex logaddexp: m + log1p(exp(a + b - 2m)) with m = max(a, b),
+// its imaginary part wrapped into [-pi, pi) by XLA's rem (fmod).
+template <class T> XJAX_HD inline C<T> logaddexp(C<T> a, C<T> b);
 template <class T> XJAX_HD inline C<T> sign(C<T> z) {
   const T m = cx::abs(z);
   if (m == T(0)) return C<T>(T(0), T(0));
@@ -180,6 +192,23 @@ template <class T> XJAX_HD inline C<T> pow(C<T> a, C<T> b) {
     return C<T>(quiet_nan<T>(), quiet_nan<T>());
   }
   return cx::exp(cx::mul(b, cx::log(a)));
+}
+template <class T> XJAX_HD inline C<T> logaddexp(C<T> a, C<T> b) {
+  const C<T> m = cx::max(a, b);
+  const C<T> delta = cx::sub(cx::add(a, b), cx::mul(m, C<T>(T(2), T(0))));
+  const C<T> out = cx::add(m, cx::log1p(cx::exp(delta)));
+  const T pi = T(3.14159265358979323846), two_pi = T(6.28318530717958647692);
+  T wrapped = libm::fmod(out.imag() + pi, two_pi);
+  if (wrapped < T(0)) wrapped += two_pi;
+  return C<T>(out.real(), wrapped - pi);
+}
+// atan2(y, x) as XLA defines it for complex operands: -i log((x + i y) / sqrt(x^2 + y^2)), with this
+// file's own mul, div, sqrt and log (so atan2(0, 0) is NaN, as in JAX).
+// The products by i and -i are complex products too, as XLA forms them (signed zeros included).
+template <class T> XJAX_HD inline C<T> atan2(C<T> y, C<T> x) {
+  const C<T> x_plus_iy = cx::add(x, cx::mul(C<T>(T(0), T(1)), y));
+  const C<T> l = cx::log(cx::div(x_plus_iy, cx::sqrt(cx::add(cx::mul(x, x), cx::mul(y, y)))));
+  return cx::mul(C<T>(T(0), T(-1)), l);
 }
 // The trigonometric and hyperbolic families and their inverses: the C library's (C99 Annex G:
 // branch cuts and special values as NumPy's); not in generated CUDA (its generator refuses them).

@@ -135,7 +135,7 @@ std::string complex_expression(OpId op, const std::vector<DType>& in, DType out,
     case OpId::max_: case OpId::min_: case OpId::neg_: case OpId::conj_: case OpId::real_: case OpId::imag_:
     case OpId::abs_: case OpId::sign_: case OpId::square_: case OpId::exp_: case OpId::log_: case OpId::sqrt_:
     case OpId::rsqrt_: case OpId::expm1_: case OpId::log1p_: case OpId::exp2_: case OpId::logistic_:
-    case OpId::pow_:
+    case OpId::pow_: case OpId::atan2_: case OpId::clamp_:
       break;
     default: return "";
   }

@@ -111,10 +111,13 @@ bool complex_elementwise(const Node& n, const std::vector<Array>& in, Array& out
         case OpId::mul_: r = cx::mul(x, y); break;
         case OpId::div_: r = cx::div(x, y); break;
         case OpId::pow_: r = cx::pow(x, y); break;
+        case OpId::atan2_: r = cx::atan2(x, y); break;
         case OpId::max_: r = cx::max(x, y); break;
         case OpId::min_: r = cx::min(x, y); break;
         default: return false;
       }
+    } else if (n.op == OpId::clamp_) {
+      r = cx::clamp(load_z(in[0], at(0, i)), load_z(in[1], at(1, i)), load_z(in[2], at(2, i)));
     } else {
       return false;
     }

@@ -212,7 +212,9 @@ def _library_step(st, program, ins, outs, in_types, out_types):
             im2col(arrays, [patches])
             return cuda_library.conv(arrays, attrs, out_types, in_types, patches)
     else:
-        route = cuda_library.ROUTES[op]
+        route = cuda_library.ROUTES.get(op)
+        if route is None:  # (the matrix forms and Householder products of lax.linalg run on the CPU only)
+            raise NotImplementedError(f"[{op}] has no GPU implementation yet; run it on the CPU")
 
         def compute(arrays):
             return route(arrays, attrs, out_types, in_types)

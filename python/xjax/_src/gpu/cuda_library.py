@@ -138,7 +138,11 @@ def sort(ins, attrs, out_types, in_types):
     cp = _cp()
     dim = int(attrs["dimension"])
     num_keys = int(attrs.get("num_keys", 1))
-    keys = [_sort_key(x, t[1]) for x, t in zip(ins[:num_keys], in_types)]
+    keys = []
+    for x, t in zip(ins[:num_keys], in_types):
+        # A complex key is its real part, then its imaginary part, each NaN last (JAX's order;
+        # CuPy's own complex order puts a NaN in either part last).
+        keys += [x.real, x.imag] if dtypes.is_complex(t[1]) else [_sort_key(x, t[1])]
     if len(ins) == 1 and keys[0] is ins[0]:  # values that CuPy sorts as they are
         return [cp.ascontiguousarray(cp.sort(ins[0], axis=dim))]
     perm = None

@@ -329,5 +329,20 @@ def triangular_solve(ins, attrs, out_types, in_types):
     return [_c((x if left else cp.swapaxes(x, -1, -2)).astype(dtype, copy=False))]
 
 
-ROUTES = {"cholesky": cholesky, "lu": lu, "lu_pivots_to_permutation": lu_pivots_to_permutation, "qr": qr,
-          "eigh": eigh, "svd": svd, "triangular_solve": triangular_solve}
+def _real_only(name, route):
+    """The route, refusing complex matrices: the routes above are written for real ones (a complex
+    matrix would need conjugate transposes, Hermitian checks, real eigen/singular values and LAPACK's
+    |re| + |im| pivots), so complex ones get a clear error rather than a wrong factor."""
+    def run(ins, attrs, out_types, in_types):
+        for _, dtype in list(in_types) + list(out_types):
+            if np.dtype(dtype).kind == "c":
+                raise NotImplementedError(f"[{name}] complex matrices are not supported on the CUDA backend yet "
+                                          f"(got {np.dtype(dtype).name}); the CPU backend computes them")
+        return route(ins, attrs, out_types, in_types)
+
+    return run
+
+
+ROUTES = {name: _real_only(name, route) for name, route in {
+    "cholesky": cholesky, "lu": lu, "lu_pivots_to_permutation": lu_pivots_to_permutation, "qr": qr, "eigh": eigh,
+    "svd": svd, "triangular_solve": triangular_solve}.items()}

@@ -59,7 +59,8 @@ def literal_array(lit):
 def _constant_attrs(value, dtype, shape=()):
     """Attributes of a splat `constant` op."""
     v = value.item() if hasattr(value, "item") else value
-    if isinstance(v, complex):  # (the core's attributes hold no complex numbers: the element's bytes)
+    if isinstance(v, complex) or np.dtype(dtype).kind == "c":  # (the core's attributes hold no complex numbers:
+        # the elements' bytes, also for a real value of a complex type, e.g. the zeros control flow adds)
         return {"dtype": dtype.name, "shape": list(shape), "data": np.full(shape, v, dtype).tobytes()}
     if isinstance(v, bool):
         v = int(v)

@@ -28,3 +28,8 @@ from xjax._src.lax.elementwise import add_any_p as _add_any_p  # noqa: E402
 # What the interpreters below apply to tangents and batched values (interpreters/array_ops.py).
 _array_ops.install(add_any=_add_any_p.bind, broadcast_in_dim=broadcast_in_dim, expand_dims=expand_dims,  # noqa: F405
                    reduce_sum=reduce_sum, reshape=reshape, squeeze=squeeze, transpose=transpose)  # noqa: F405
+from xjax._src.lax.composite import *  # noqa: F401,F403,E402
+from xjax._src.lax.composed_ops import *  # noqa: F401,F403,E402
+from xjax._src.lax.conveniences import *  # noqa: F401,F403,E402
+from xjax._src.lax.ordering import *  # noqa: F401,F403,E402
+from xjax._src.lax.parallel_extras import *  # noqa: F401,F403,E402

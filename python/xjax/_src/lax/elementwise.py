@@ -104,7 +104,7 @@ UNARY = {
 }
 BINARY = {
     "add": _ANY, "sub": _NUM, "mul": _ANY, "div": _NUM, "rem": _NUM, "pow": _NUM, "max": _ANY, "min": _ANY,
-    "atan2": _FLOAT, "nextafter": _FLOAT, "and": _INT_BOOL, "or": _INT_BOOL, "xor": _INT_BOOL,
+    "atan2": _INEXACT, "nextafter": _FLOAT, "and": _INT_BOOL, "or": _INT_BOOL, "xor": _INT_BOOL,
     "shift_left": _INT, "shift_right_logical": _INT, "shift_right_arithmetic": _INT,
 }
 COMPARE = ("eq", "ne", "lt", "le", "gt", "ge")

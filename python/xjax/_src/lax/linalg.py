@@ -7,7 +7,7 @@ import numpy as np
 
 from xjax._src import core, dtypes
 from xjax._src.lax.base import asarray, define_core_primitive
-from xjax._src.lax.complex_parts import conj
+from xjax._src.lax.complex_parts import conj, real as _real_part
 from xjax._src.lax.contraction import dot_general
 from xjax._src.lax.elementwise import add, broadcasted_iota, convert_element_type, div, ge, select
 from xjax._src.lax.layout import broadcast_in_dim, expand_dims, reshape, squeeze, transpose
@@ -127,6 +127,16 @@ def _T(x):
     return transpose(x, (*range(nd - 2), nd - 1, nd - 2))
 
 
+def _is_complex(x):
+    return dtypes.is_complex(core.get_aval(x).dtype)
+
+
+def _H(x):
+    """The conjugate transpose of each matrix (the transpose of a real one)."""
+    xt = _T(x)
+    return conj(xt) if _is_complex(xt) else xt
+
+
 def _full(shape, value, dtype):
     return broadcast_in_dim(asarray(value, dtype), tuple(shape), ())
 
@@ -174,16 +184,13 @@ def _to_inexact(x):
 def symmetrize(x):
     """(x + x^H) / 2 (the conjugate transpose for complex matrices)."""
     x = _to_inexact(asarray(x))
-    xt = _T(x)
-    if dtypes.is_complex(core.get_aval(x).dtype):
-        xt = conj(xt)
-    return div(add(x, xt), asarray(2, core.get_aval(x).dtype))
+    return div(add(x, _H(x)), asarray(2, core.get_aval(x).dtype))
 
 
 # ---- the public functions (jax.lax.linalg's) ------------------------------------------------
 
 def cholesky(x, *, symmetrize_input=True):
-    """The lower Cholesky factor L of each symmetric positive-definite matrix (A = L L^T); a
+    """The lower Cholesky factor L of each Hermitian positive-definite matrix (A = L L^H); a
     matrix that is not positive definite gives NaNs. Without symmetrize_input only the lower
     triangle of x is read."""
     x = asarray(x)
@@ -212,7 +219,7 @@ def qr(x, *, pivoting=False, full_matrices=True, use_magma=None):
 
 
 def eig(x, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True, use_magma=None):
-    """Eigenvalues of general real matrices (complex), then the left and the right eigenvectors (in
+    """Eigenvalues of general matrices (complex), then the left and the right eigenvectors (in
     columns, unit norm, largest component real: LAPACK's geev) where asked for."""
     return eig_p.bind(asarray(x), compute_left_eigenvectors=bool(compute_left_eigenvectors),
                       compute_right_eigenvectors=bool(compute_right_eigenvectors), use_magma=use_magma)
@@ -220,7 +227,7 @@ def eig(x, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True, u
 
 def eigh(x, *, lower=True, symmetrize_input=True, sort_eigenvalues=True, subset_by_index=None,
          implementation=None):
-    """Eigenvectors v (in columns) and eigenvalues w (ascending) of symmetric matrices. Without
+    """Eigenvectors v (in columns) and eigenvalues w (ascending, real) of Hermitian matrices. Without
     symmetrize_input only the triangle chosen by `lower` is read."""
     x = asarray(x)
     if symmetrize_input:
@@ -244,14 +251,15 @@ def svd(x, *, full_matrices=True, compute_uv=True, subset_by_index=None, algorit
 
 def triangular_solve(a, b, *, left_side=False, lower=False, transpose_a=False, conjugate_a=False,
                      unit_diagonal=False):
-    """Solves op(A) X = B (left_side) or X op(A) = B for X, op(A) = A or A^T, reading only the
-    lower or upper triangle of A; b of rank one less than a is a single vector."""
+    """Solves op(A) X = B (left_side) or X op(A) = B for X, op(A) = A, A^T, conj(A) or A^H
+    (transpose_a, conjugate_a), reading only the lower or upper triangle of A; b of rank one less
+    than a is a single vector."""
     a, b = asarray(a), asarray(b)
     singleton = _ndim(b) == _ndim(a) - 1
     if singleton:
         b = expand_dims(b, (_ndim(b) if left_side else _ndim(b) - 1,))
     out = triangular_solve_p.bind(a, b, left_side=bool(left_side), lower=bool(lower),
-                                  transpose_a=bool(transpose_a), conjugate_a=False,
+                                  transpose_a=bool(transpose_a), conjugate_a=bool(conjugate_a) and _is_complex(a),
                                   unit_diagonal=bool(unit_diagonal))
     if singleton:
         out = squeeze(out, (_ndim(out) - 1 if left_side else _ndim(out) - 2,))
@@ -306,6 +314,11 @@ from xjax._src.lax.layout import concatenate, pad, slice as _slice  # noqa: E402
 
 def _shape(x):
     return core.get_aval(x).shape
+
+
+def _real(x):
+    """The real part of a complex x; x itself when real."""
+    return _real_part(x) if _is_complex(x) else x
 
 
 def _dtype(x):
@@ -381,9 +394,9 @@ def _inverse_permutation(perm):
 def _cholesky_jvp(primals, tangents):
     (x,), (sigma_dot,) = primals, tangents
     L = cholesky_p.bind(x)  # already zero above the diagonal
-    # Forward-mode rule from https://arxiv.org/pdf/1602.07527.pdf: L_dot = L phi(L^-1 sigma_dot L^-T),
+    # Forward-mode rule from https://arxiv.org/pdf/1602.07527.pdf: L_dot = L phi(L^-1 sigma_dot L^-H),
     # phi taking the lower triangle with its diagonal halved.
-    tmp = triangular_solve(L, sigma_dot, left_side=False, transpose_a=True, lower=True)
+    tmp = triangular_solve(L, sigma_dot, left_side=False, transpose_a=True, conjugate_a=True, lower=True)
     inner = triangular_solve(L, tmp, left_side=True, transpose_a=False, lower=True)
     phi = div(_tril(inner), add(_scalar(inner, 1), _eye_like(inner)))
     return L, _matmul(L, phi)
@@ -398,10 +411,11 @@ def _triangular_solve_jvp_a(g_a, ans, a, b, *, left_side, lower, transpose_a, co
     g_a = _tril(g_a, -k) if lower else _triu(g_a, k)
     g_a = neg(g_a)
     g_a = _T(g_a) if transpose_a else g_a
+    g_a = conj(g_a) if conjugate_a else g_a
 
     def a_inverse(rhs):
         return triangular_solve(a, rhs, left_side=left_side, lower=lower, transpose_a=transpose_a,
-                                unit_diagonal=unit_diagonal)
+                                conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
 
     # A solve costs about a product: order the two as is cheaper.
     if left_side:
@@ -410,12 +424,13 @@ def _triangular_solve_jvp_a(g_a, ans, a, b, *, left_side, lower, transpose_a, co
 
 
 def _triangular_solve_transpose(ct, a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
-    # Linear in b only (as div in its numerator): the cotangent goes through the transposed solve.
+    # Linear in b only (as div in its numerator): the cotangent goes through the transposed solve
+    # (transposed, not conjugated: JAX's linear transposition).
     assert not ad.is_undefined(a) and ad.is_undefined(b)
     if type(ct) is ad.Zero:
         return [None, None]
     ct_b = triangular_solve(a, ct, left_side=left_side, lower=lower, transpose_a=not transpose_a,
-                            unit_diagonal=unit_diagonal)
+                            conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
     return [None, ct_b]
 
 
@@ -450,19 +465,22 @@ lu_pivots_to_permutation_p.def_rules(jvp=lambda primals, tangents, **params: (
     lu_pivots_to_permutation_p.bind(*primals, **params), None))
 
 
-def _lu_solve_transposed(lu_, permutation, b):
-    """X with A^T X = B, given P A = L U (lu_, permutation): A^T = U^T L^T P."""
-    y = triangular_solve(lu_, b, left_side=True, lower=False, transpose_a=True)
-    z = triangular_solve(lu_, y, left_side=True, lower=True, transpose_a=True, unit_diagonal=True)
+def _lu_solve_adjoint(lu_, permutation, b):
+    """X with A^H X = B, given P A = L U (lu_, permutation): A^H = U^H L^H P."""
+    y = triangular_solve(lu_, b, left_side=True, lower=False, transpose_a=True, conjugate_a=True)
+    z = triangular_solve(lu_, y, left_side=True, lower=True, transpose_a=True, conjugate_a=True, unit_diagonal=True)
     return _permute_rows(z, _inverse_permutation(permutation))
 
 
 def _thin_qr_jvp(q, r, dx):
     """JVP of the QR decomposition of [..., m, n] matrices with m >= n (j-towns.github.io/papers/qr-derivative.pdf)."""
     dx_rinv = triangular_solve(r, dx)  # right side: dx R^-1
-    qt_dx_rinv = _matmul(_T(q), dx_rinv)
+    qt_dx_rinv = _matmul(_H(q), dx_rinv)
     lower = _tril(qt_dx_rinv, -1)
-    do = sub(lower, _T(lower))  # skew-symmetric
+    do = sub(lower, _H(lower))  # skew-Hermitian
+    if _is_complex(do):  # and the imaginary part of the diagonal, which R's real diagonal leaves to Q
+        imag_part = sub(qt_dx_rinv, convert_element_type(_real(qt_dx_rinv), _dtype(do)))
+        do = add(do, select(_eye(np.bool_, _shape(do)), imag_part, _scalar(do, 0)))
     dq = add(_matmul(q, sub(do, qt_dx_rinv)), dx_rinv)
     dr = _matmul(sub(qt_dx_rinv, do), r)
     return dq, dr
@@ -483,7 +501,7 @@ def _qr_tangents(x, dx, q, r, p=None, *, full_matrices):
     if m < n:  # wide: X = [X1 X2] = Q [R1 R2]; (Q, R1) is the QR of the square X1, R2 = Q^T X2
         x2, dx1, dx2 = _sub(x, cols=(m, n)), _sub(dx, cols=(0, m)), _sub(dx, cols=(m, n))
         dq, dr1 = _thin_qr_jvp(q, _sub(r, cols=(0, m)), dx1)
-        dr2 = add(_matmul(_T(dq), x2), _matmul(_T(q), dx2))
+        dr2 = add(_matmul(_H(dq), x2), _matmul(_H(q), dx2))
         return dq, concatenate((dr1, dr2), len(_shape(x)) - 1)
     q_mn = _sub(q, cols=(0, n)) if full_matrices else q
     r_nn = _sub(r, rows=(0, n)) if full_matrices else r
@@ -494,10 +512,10 @@ def _qr_tangents(x, dx, q, r, p=None, *, full_matrices):
     q_nn, q_pn, q_mp = _sub(q_mn, rows=(0, n)), _sub(q_mn, rows=(n, m)), _sub(q, cols=(n, m))
     dq_nn, dq_pn = _sub(dq_mn, rows=(0, n)), _sub(dq_mn, rows=(n, m))
     lu_, _, perm = lu(sub(q_nn, _eye_like(q_nn)))
-    z_pn_t = _lu_solve_transposed(lu_, perm, _T(q_pn))  # (Q_nn - I)^T Z^T = Q_pn^T
-    z_pn = _T(z_pn_t)
-    dq_mp = sub(_matmul(dq_mn, z_pn_t),
-                _matmul(add(q_mn, _matmul(q_mp, z_pn)), _T(sub(dq_pn, _matmul(z_pn, dq_nn)))))
+    z_pn_h = _lu_solve_adjoint(lu_, perm, _H(q_pn))  # (Q_nn - I)^H Z^H = Q_pn^H
+    z_pn = _H(z_pn_h)
+    dq_mp = sub(_matmul(dq_mn, z_pn_h),
+                _matmul(add(q_mn, _matmul(q_mp, z_pn)), _H(sub(dq_pn, _matmul(z_pn, dq_nn)))))
     nd = len(_shape(x))
     zeros = _full(_shape(x)[:-2] + (m - n, n), 0, _dtype(x))
     return concatenate((dq_mn, dq_mp), nd - 1), concatenate((dr_nn, zeros), nd - 2)
@@ -513,13 +531,14 @@ def _eigh_jvp(primals, tangents, *, lower, sort_eigenvalues, subset_by_index, al
     n = _shape(a)[-1]
     if not (subset_by_index is None or tuple(subset_by_index) == (0, n)):
         raise NotImplementedError("Derivatives not defined for partial eigen decomposition.")
-    v, w = eigh_p.bind(symmetrize(a), lower=lower, sort_eigenvalues=sort_eigenvalues,
-                       subset_by_index=subset_by_index, algorithm=algorithm)
+    v, w_real = eigh_p.bind(symmetrize(a), lower=lower, sort_eigenvalues=sort_eigenvalues,
+                            subset_by_index=subset_by_index, algorithm=algorithm)
+    w = convert_element_type(w_real, _dtype(v))  # real eigenvalues, in v's (complex) dtype
     eye_n = _eye_like(v)
     # 1 / (w_j - w_i) off the diagonal, 0 on it, without dividing by zero there.
     fmat = sub(integer_pow(add(eye_n, sub(_as_rows(w, n), _as_cols(w, n))), -1), eye_n)
-    vt_adot_v = _matmul(_matmul(_T(v), a_dot), v)
-    return [v, w], [_matmul(v, mul(fmat, vt_adot_v)), _diag(vt_adot_v)]
+    vh_adot_v = _matmul(_matmul(_H(v), a_dot), v)
+    return [v, w_real], [_matmul(v, mul(fmat, vh_adot_v)), _real(_diag(vh_adot_v))]
 
 
 eigh_p.def_rules(jvp=_eigh_jvp)
@@ -550,29 +569,30 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv, subset_by_index, a
                           algorithm=algorithm)
     if compute_uv and full_matrices and m != n:
         raise NotImplementedError("Singular value decomposition JVP not implemented for full matrices")
-    ut, v = _T(u), _T(vt)
+    ut, v = _H(u), _H(vt)
     k = _shape(s)[-1]
     ds_mat = _matmul(_matmul(ut, da), v)
-    ds = _diag(ds_mat)
+    ds = _real(_diag(ds_mat))
     if not compute_uv:
         return [s], [ds]
+    dt = _dtype(a)  # s and f are real; they enter the products in a's (complex) dtype
     s_row, s_col = _as_rows(s, k), _as_cols(s, k)  # s[..., None, :] and s[..., :, None]
-    eye_k = _eye_like(ds_mat)
+    eye_k = _eye_like(s_row)
     s_diffs = mul(add(s_row, s_col), sub(s_row, s_col))
-    f = sub(div(_scalar(eye_k, 1), add(s_diffs, eye_k)), eye_k)
-    dss, sds = mul(s_row, ds_mat), mul(s_col, ds_mat)
+    f = convert_element_type(sub(div(_scalar(eye_k, 1), add(s_diffs, eye_k)), eye_k), dt)
+    dss, sds = mul(convert_element_type(s_row, dt), ds_mat), mul(convert_element_type(s_col, dt), ds_mat)
     s_zeros = convert_element_type(eq(s, _scalar(s, 0)), _dtype(s))
-    s_inv = sub(div(_scalar(s, 1), add(s, s_zeros)), s_zeros)
-    du_dv_diag = mul(mul(_scalar(ds_mat, 0.5), sub(ds_mat, _T(ds_mat))), _diag_matrix(s_inv))
-    du = _matmul(u, add(mul(f, add(dss, _T(dss))), du_dv_diag))
-    dv = _matmul(v, mul(f, add(sds, _T(sds))))
+    s_inv = convert_element_type(sub(div(_scalar(s, 1), add(s, s_zeros)), s_zeros), dt)
+    du_dv_diag = mul(mul(_scalar(ds_mat, 0.5), sub(ds_mat, _H(ds_mat))), _diag_matrix(s_inv))
+    du = _matmul(u, add(mul(f, add(dss, _H(dss))), du_dv_diag))
+    dv = _matmul(v, mul(f, add(sds, _H(sds))))
     if m > n:
         dav = _matmul(da, v)
-        du = add(du, div(sub(dav, _matmul(u, _matmul(ut, dav))), _as_rows(s, m)))
+        du = add(du, div(sub(dav, _matmul(u, _matmul(ut, dav))), convert_element_type(_as_rows(s, m), dt)))
     if n > m:
-        dahu = _matmul(_T(da), u)
-        dv = add(dv, div(sub(dahu, _matmul(v, _matmul(vt, dahu))), _as_rows(s, n)))
-    return [s, u, vt], [ds, du, _T(dv)]
+        dahu = _matmul(_H(da), u)
+        dv = add(dv, div(sub(dahu, _matmul(v, _matmul(vt, dahu))), convert_element_type(_as_rows(s, n), dt)))
+    return [s, u, vt], [ds, du, _H(dv)]
 
 
 svd_p.def_rules(jvp=_svd_jvp)

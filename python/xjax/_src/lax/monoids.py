@@ -15,7 +15,7 @@ def identity(op, dtype):
         return 1
     if dtype == np.bool_:
         return op is ew.min
-    if dtypes.is_float(dtype):
+    if dtypes.is_float(dtype) or dtypes.is_complex(dtype):  # complex: -inf + 0j and inf + 0j (JAX's)
         return -np.inf if op is ew.max else np.inf
     info = np.iinfo(dtype)
     return info.min if op is ew.max else info.max

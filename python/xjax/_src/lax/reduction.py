@@ -57,13 +57,21 @@ reduce_xor = _reducer(reduce_xor_p)
 
 def argmax(operand, axis, index_dtype):
     """Index of the (first) maximum along `axis`."""
-    x = asarray(operand)
+    x = _ordered_operand("argmax", operand)
     return argmax_p.bind(x, axes=_axes(x, (axis,)), index_dtype=dtypes.canonicalize_dtype(index_dtype))
+
+
+def _ordered_operand(name, operand):
+    """operand as an array; JAX's argmax and argmin refuse complex ones (their comparisons do)."""
+    x = asarray(operand)
+    if dtypes.is_complex(core.get_aval(x).dtype):
+        raise TypeError(f"{name} does not accept dtype {core.get_aval(x).dtype}: complex numbers are not ordered")
+    return x
 
 
 def argmin(operand, axis, index_dtype):
     """Index of the (first) minimum along `axis`."""
-    x = asarray(operand)
+    x = _ordered_operand("argmin", operand)
     return argmin_p.bind(x, axes=_axes(x, (axis,)), index_dtype=dtypes.canonicalize_dtype(index_dtype))
 
 
@@ -167,6 +175,8 @@ def _logaddexp_pairs(a, b):
     sides (empty prefixes) get weight 0 and two equal infinite sides share evenly."""
     (x, tx), (y, ty) = a, b
     aval = core.get_aval(x)
+    if dtypes.is_complex(aval.dtype):
+        raise NotImplementedError("the derivative of cumlogsumexp of complex operands is not implemented yet")
     m = ew.max(x, y)
     m = ew.select(ew.is_finite(m), m, ad.zeros_like_aval(aval))  # -inf - -inf would be NaN
     c = ew.add(m, ew.log(ew.add(ew.exp(ew.sub(x, m)), ew.exp(ew.sub(y, m)))))

@@ -45,6 +45,8 @@ def top_k(operand, k):
     x = asarray(operand)
     if int(k) < 0:
         raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
+    if dtypes.is_complex(core.get_aval(x).dtype):
+        raise ValueError("top_k is not compatible with complex inputs.")  # JAX's
     return list(top_k_p.bind(x, k=int(k)))  # a list, as JAX returns
 
 

@@ -23,7 +23,8 @@ def _reduction_axes(ndim, axis):
 def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
     """log(sum(b * exp(a))) over `axis`, computed stably (jax.nn.logsumexp / jax.scipy.special.logsumexp).
 
-    With return_sign=True returns (log|sum|, sign(sum)); otherwise a negative sum gives NaN. As JAX's
+    With return_sign=True returns (log|sum|, sign(sum)); otherwise a negative real sum gives NaN, and a
+    complex one the principal logarithm (the maximum is over the real parts). As JAX's
     (not jitted): the maximum, held constant (stop_gradient; 0 where not finite, so an all -inf slice
     gives log(0) = -inf), is subtracted before exponentiating and added back.
     """
@@ -36,7 +37,8 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
     else:
         (a,) = util.promote_args_inexact("logsumexp", a)
     dims = _reduction_axes(a.ndim, _static_axis(axis))
-    amax = jnp.max(a, axis=dims, keepdims=keepdims, where=where, initial=-np.inf)
+    complex_input = dtypes.is_complex(a.dtype)
+    amax = jnp.max(jnp.real(a), axis=dims, keepdims=keepdims, where=where, initial=-np.inf)
     amax = lax.stop_gradient(lax.select(jnp.isfinite(amax), amax, lax.full_like(amax, 0)))
     amax_with_dims = amax if keepdims else lax.expand_dims(amax, dims)
     exp_a = lax.exp(lax.sub(a, amax_with_dims.astype(a.dtype)))
@@ -44,11 +46,12 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
         exp_a = lax.mul(exp_a, b)
     sumexp = exp_a.sum(axis=dims, keepdims=keepdims, where=where)
     sign = lax.sign(sumexp)
-    sumexp = abs(sumexp)
+    if return_sign or not complex_input:  # a complex sum keeps its phase in the logarithm's imaginary part
+        sumexp = abs(sumexp)
     out = lax.add(lax.log(sumexp), amax.astype(sumexp.dtype))
     if return_sign:
         return out, sign
-    if b is not None:
+    if b is not None and not complex_input:
         out = jnp.where(sign < 0, jnp.array(np.nan, dtype=out.dtype), out)
     return out
 

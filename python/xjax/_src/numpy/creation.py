@@ -23,6 +23,24 @@ def _leaves(obj, out):
     return out
 
 
+def _flat_scalar_list_dtype(x):
+    """The dtype of a non-empty flat list of Python floats, ints or bools of one type (None otherwise, or
+    for ints the default int cannot hold, which the general path reports)."""
+    kinds = set(map(type, x))
+    if len(kinds) != 1:
+        return None
+    (kind,) = kinds
+    if kind is float:
+        return dtypes.default_float_dtype()
+    if kind is bool:
+        return dtypes.bool_
+    if kind is int:
+        dt = dtypes.default_int_dtype()
+        info = np.iinfo(dt)
+        return dt if info.min <= min(x) and max(x) <= info.max else None
+    return None
+
+
 def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None):  # noqa: A002 - NumPy's name
     """An xjax Array from an array, a scalar, a NumPy array or a (nested) list of those."""
     target = check_device(device, "array")
@@ -39,6 +57,8 @@ def array(object, dtype=None, copy=True, order="K", ndmin=0, *, device=None):  #
         if dt is not None:
             array_from_list.check_python_int(x, dt)
         out = util.scalar(x, d if dt is None else dt, weak and dt is None)
+    elif type(x) is list and dt is None and (flat_dt := _flat_scalar_list_dtype(x)) is not None:
+        out = placement.host_array(np.array(x, dtype=flat_dt), flat_dt)  # the common case, without the walk
     elif isinstance(x, (list, tuple)):
         leaves = _leaves(x, [])
         if any(leaf is None for leaf in leaves):
@@ -292,7 +312,8 @@ def _linspace(start, stop, num, endpoint, retstep, dtype, axis):
     else:
         rows = div
         shape_r = bshape[:axis] + (rows,) + bshape[axis:]
-        t = lax.div(lax.broadcasted_iota(cdt, shape_r, axis), util.full(shape_r, div, cdt))
+        steps = lax.broadcasted_iota(dtypes.complex_part_dtype(cdt) if dtypes.is_complex(cdt) else cdt, shape_r, axis)
+        t = lax.div(lax.convert_element_type(steps, cdt), util.full(shape_r, div, cdt))
         lo_b = lax.broadcast_in_dim(lo, shape_r, bdims)
         hi_b = lax.broadcast_in_dim(hi, shape_r, bdims)
         one = util.full(shape_r, 1, cdt)

@@ -1,7 +1,8 @@
 """jnp.linalg's decompositions (cholesky, qr, eigh, eigvalsh, svd, svdvals) on lax.linalg, with JAX's
 signatures, result tuples and promotion (integer input becomes the default float type).
 
-eig and eigvals: LAPACK's geev on real matrices, complex results (complex matrices: not yet).
+Complex matrices go through LAPACK's c/z routines (eigh's eigenvalues and svd's singular values are
+real). eig and eigvals: LAPACK's geev, complex results.
 """
 from typing import NamedTuple
 
@@ -9,7 +10,7 @@ import numpy as np
 
 from xjax._src import lax
 from xjax._src.jit import jit
-from xjax._src.lax import linalg as lax_linalg
+from xjax._src.lax import linalg as lax_linalg, linalg_forms
 from xjax._src.numpy import manipulation, util
 from xjax._src.numpy.take import take_along_axis
 
@@ -55,12 +56,12 @@ def _matrix(name, a, square=False):
 @jit(static_argnames=("upper", "symmetrize_input"))
 def _cholesky(a, upper, symmetrize_input):
     factor = lax_linalg.cholesky(a, symmetrize_input=symmetrize_input)
-    return manipulation.matrix_transpose(factor) if upper else factor
+    return lax_linalg._H(factor) if upper else factor
 
 
 def cholesky(a, *, upper=False, symmetrize_input=True):
-    """The Cholesky factor L of a (a = L L^T), or its transpose U (a = U^T U) with upper=True; a
-    matrix that is not positive definite gives NaNs."""
+    """The Cholesky factor L of a (a = L L^H), or its conjugate transpose U (a = U^H U) with
+    upper=True; a matrix that is not positive definite gives NaNs."""
     return _cholesky(_matrix("cholesky", a, square=True), bool(upper), bool(symmetrize_input))
 
 
@@ -74,8 +75,8 @@ def _svd(a, full_matrices, compute_uv, subset_by_index):
 
 @jit(static_argnames=("compute_uv", "subset_by_index"))
 def _svd_hermitian(a, compute_uv, subset_by_index):
-    # A symmetric matrix's singular values are its eigenvalues' magnitudes (descending), U its
-    # eigenvectors in that order and Vh = (U times the eigenvalues' signs)^T.
+    # A Hermitian matrix's singular values are its eigenvalues' magnitudes (descending), U its
+    # eigenvectors in that order and Vh = (U times the eigenvalues' signs)^H.
     v, w = lax_linalg.eigh(a, subset_by_index=subset_by_index)
     s = lax.abs(w)
     last = s.aval.ndim - 1
@@ -85,7 +86,7 @@ def _svd_hermitian(a, compute_uv, subset_by_index):
     s, idx, sign = lax.sort((s, idx, lax.sign(w)), dimension=last, num_keys=1)
     s, idx, sign = (lax.rev(t, (last,)) for t in (s, idx, sign))
     u = take_along_axis(v, idx[..., None, :], axis=-1)
-    return SVDResult(u, s, manipulation.matrix_transpose(u * sign[..., None, :]))
+    return SVDResult(u, s, lax_linalg._H(u * sign[..., None, :].astype(u.dtype)))
 
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False, subset_by_index=None):
@@ -118,15 +119,10 @@ def qr(a, mode="reduced"):
     a = _matrix("qr", a)
     if mode not in _QR_MODES:
         raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
-    if mode == "raw":
-        raise NotImplementedError("jnp.linalg.qr(mode='raw') (Householder reflectors and taus, LAPACK's geqrf) is "
-                                  "not implemented in xjax")
+    if mode == "raw":  # LAPACK's packed form, transposed (NumPy's), and the reflectors' scales
+        packed, taus = linalg_forms.geqrf(a)
+        return QRResult(manipulation.swapaxes(packed, -1, -2), taus)
     return _qr(a, "reduced" if mode == "full" else mode)
-
-
-class EigResult(NamedTuple):
-    eigenvalues: object
-    eigenvectors: object
 
 
 def eig(a):

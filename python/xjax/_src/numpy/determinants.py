@@ -2,7 +2,7 @@
 JAX's custom JVPs (slogdet: trace(a^-1 a'); det: the cofactor solve, finite at singular matrices)."""
 import numpy as np
 
-from xjax._src import lax
+from xjax._src import dtypes, lax
 from xjax._src.custom_derivatives import custom_jvp
 from xjax._src.jit import jit
 from xjax._src.lax import linalg as lax_linalg
@@ -48,16 +48,24 @@ def _slogdet_small_impl(a):
 _slogdet_small = custom_jvp(_slogdet_small_impl)
 
 
+def _sign_and_logdet_dots(sign, trace):
+    """The tangents of (sign, log|det|) from trace(a^-1 a'): JAX's rule, the sign still for real
+    matrices and turning by the trace's imaginary part for complex ones."""
+    if dtypes.is_complex(trace.aval.dtype):
+        return (trace - ufuncs.real(trace).astype(trace.dtype)) * sign, ufuncs.real(trace)
+    return creation.zeros_like(sign), trace
+
+
 def _slogdet_small_jvp(primals, tangents):
     (x,), (g,) = primals, tangents
     sign, logdet = _slogdet_small(x)
     if x.aval.shape[-1] == 1:
-        logdet_dot = g[..., 0, 0] / x[..., 0, 0]
+        trace = g[..., 0, 0] / x[..., 0, 0]
     else:
         det = x[..., 0, 0] * x[..., 1, 1] - x[..., 0, 1] * x[..., 1, 0]
-        logdet_dot = (g[..., 0, 0] * x[..., 1, 1] - g[..., 0, 1] * x[..., 1, 0]
-                      - g[..., 1, 0] * x[..., 0, 1] + g[..., 1, 1] * x[..., 0, 0]) / det
-    return (sign, logdet), (creation.zeros_like(sign), logdet_dot)
+        trace = (g[..., 0, 0] * x[..., 1, 1] - g[..., 0, 1] * x[..., 1, 0]
+                 - g[..., 1, 0] * x[..., 0, 1] + g[..., 1, 1] * x[..., 0, 0]) / det
+    return (sign, logdet), _sign_and_logdet_dots(sign, trace)
 
 
 _slogdet_small.defjvp(_slogdet_small_jvp)
@@ -68,13 +76,20 @@ def _slogdet_lu_impl(a):
     lu, pivots, _ = lax_linalg.lu(a)
     diag = _diag(lu)
     is_zero = reductions.any(diag == 0, axis=-1)
-    parity = _parity(pivots) + reductions.count_nonzero(diag < 0, axis=-1)
-    sign = ufuncs.where(is_zero, 0, 1 - 2 * (parity % 2)).astype(dt)
-    logdet = ufuncs.where(is_zero, -np.inf, reductions.sum(ufuncs.log(ufuncs.abs(diag)), axis=-1)).astype(dt)
-    return sign, logdet
+    parity = _parity(pivots)
+    if dtypes.is_complex(dt):  # the phases of U's diagonal
+        sign = reductions.prod(diag / ufuncs.abs(diag).astype(dt), axis=-1)
+    else:
+        sign = creation.ones(diag.aval.shape[:-1], dt)
+        parity = parity + reductions.count_nonzero(diag < 0, axis=-1)
+    sign = ufuncs.where(is_zero, 0, sign * (1 - 2 * (parity % 2)).astype(dt))
+    logdet = ufuncs.where(is_zero, -np.inf, reductions.sum(ufuncs.log(ufuncs.abs(diag)), axis=-1))
+    return sign, logdet.astype(ufuncs.real(diag).dtype)
 
 
 def _slogdet_qr_impl(a):
+    if dtypes.is_complex(a.aval.dtype):  # (as JAX)
+        raise NotImplementedError("slogdet method='qr' not implemented for complex inputs")
     # |det| from R's diagonal; the sign also needs det(Q) = +-1, read from Q's LU (no Householder taus here).
     q, r = lax_linalg.qr(a)
     diag = _diag(r)
@@ -87,7 +102,7 @@ def _slogdet_jvp(impl):
     def jvp(primals, tangents):
         (x,), (g,) = primals, tangents
         sign, logdet = impl(x)
-        return (sign, logdet), (creation.zeros_like(sign), _trace(factor_solve.solve(x, g)))
+        return (sign, logdet), _sign_and_logdet_dots(sign, _trace(factor_solve.solve(x, g)))
 
     return jvp
 
@@ -127,18 +142,21 @@ def _cofactor_solve(a, b):
     dt = a.aval.dtype
     diag = _diag(lu)
     sign = (1 - 2 * (_parity(pivots) % 2)).astype(dt)
-    partial_det = reductions.cumprod(diag, axis=-1) * sign[..., None]
+    # det(U[:-1, :-1]) and det(a), with the permutation's sign (two products: no cumulative op, which
+    # complex matrices do not have yet)
+    det_head = reductions.prod(diag[..., :-1], axis=-1) * sign
+    det_all = det_head * diag[..., -1]
     # With U's last pivot replaced by 1/det(U[:-1, :-1]), solving and scaling by det(a) stays finite.
-    lu = lu.at[..., -1, -1].set(1.0 / partial_det[..., -2])
+    lu = lu.at[..., -1, -1].set(1.0 / det_head)
     ones = creation.ones(b.aval.shape[:-1], dt)
     d = lax_linalg.triangular_solve(lu, ones, left_side=True, lower=False)
     bad = reductions.any(ufuncs.isnan(d) | ufuncs.isinf(d), axis=-1)[..., None, None]
     x = ufuncs.where(bad, 0, b)
     x = lax_linalg._permute_rows(x, permutation)
     x = lax_linalg.triangular_solve(lu, x, left_side=True, lower=True, unit_diagonal=True)
-    x = manipulation.concatenate((x[..., :-1, :] * partial_det[..., -1, None, None], x[..., -1:, :]), axis=-2)
+    x = manipulation.concatenate((x[..., :-1, :] * det_all[..., None, None], x[..., -1:, :]), axis=-2)
     x = lax_linalg.triangular_solve(lu, x, left_side=True, lower=False)
-    return partial_det[..., -1], ufuncs.where(bad, 0, x)
+    return det_all, ufuncs.where(bad, 0, x)
 
 
 def _det_impl(a):

@@ -1,6 +1,8 @@
 """einsum on dot_general: diagonals and lone indices first, then pairwise contractions, then a transpose."""
 import string
 
+import numpy as np
+
 from xjax._src import dtypes, lax
 from xjax._src.numpy import util
 from xjax._src.numpy.creation import diagonal
@@ -90,13 +92,38 @@ def _unify_sizes(ops, sizes):
     return out
 
 
+def _interleaved_subscripts(args):
+    """(subscripts string, operands) of einsum(op0, sublist0, op1, sublist1, ..., [output sublist]), each
+    sublist a list of ints in [0, 52) (letters a-z, A-Z) or Ellipsis."""
+    operands, sublists = list(args[0::2]), list(args[1::2])
+    output = None
+    if len(args) % 2:
+        output, operands = operands[-1], operands[:-1]
+
+    def letters(sublist):
+        out = []
+        for s in sublist:
+            if s is Ellipsis:
+                out.append("...")
+            elif isinstance(s, (int, np.integer)) and 0 <= s < 52:
+                out.append(chr(ord("a") + s) if s < 26 else chr(ord("A") + s - 26))
+            else:
+                raise ValueError(f"einsum: subscript in a sublist must be an int in [0, 52) or Ellipsis, got {s!r}")
+        return "".join(out)
+
+    subscripts = ",".join(letters(s) for s in sublists)
+    if output is not None:
+        subscripts += "->" + letters(output)
+    return subscripts, operands
+
+
 def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None, preferred_element_type=None,
            _dot_general=None):
     """Einstein summation over the operands as described by `subscripts` (NumPy's notation)."""
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.einsum is not supported.")
-    if not isinstance(subscripts, str):
-        raise NotImplementedError("einsum with interleaved operands and subscripts is not supported")
+    if not isinstance(subscripts, str):  # NumPy's interleaved form: op0, sublist0, op1, sublist1, ..., [out]
+        subscripts, operands = _interleaved_subscripts((subscripts, *operands))
     util.check_arraylike("einsum", *operands)
     ops = [util.asarray(o) for o in operands]
     if preferred_element_type is None:

@@ -132,29 +132,54 @@ def bartlett(M):
 # ---- calculus-like helpers ------------------------------------------------------------------
 
 def gradient(f, *varargs, axis=None, edge_order=None):
-    """Second-order central differences inside, first-order at the edges (uniform spacing)."""
-    x = util.to_inexact(util.operand("gradient", f))
+    """Second-order central differences inside, first-order at the edges, for each axis: with a scalar
+    spacing, or with the coordinates along the axis (a 1-D array: non-uniform differences)."""
+    if edge_order is not None:
+        raise NotImplementedError("The 'edge_order' argument to jnp.gradient is not supported.")
+    util.check_arraylike("gradient", f, *varargs)
+    x, *spacing = util.promote_dtypes_inexact(f, *varargs)
     nd = x.aval.ndim
     axes = util.canonicalize_axes(axis, nd)
-    if len(varargs) > 1 or (varargs and np.ndim(varargs[0]) != 0):
-        raise NotImplementedError("jnp.gradient supports only a scalar spacing")
-    h = float(varargs[0]) if varargs else 1.0
-    outs = []
-    for ax in axes:
-        n = x.aval.shape[ax]
-        if n < 2:
-            raise ValueError("Shape of array too small to calculate a numerical gradient, at least 2 elements "
-                             "are required.")
-        first = ufuncs.subtract(lax.slice_in_dim(x, 1, 2, 1, ax), lax.slice_in_dim(x, 0, 1, 1, ax))
-        last = ufuncs.subtract(lax.slice_in_dim(x, n - 1, n, 1, ax), lax.slice_in_dim(x, n - 2, n - 1, 1, ax))
-        parts = [first]
-        if n > 2:
-            mid = ufuncs.multiply(ufuncs.subtract(lax.slice_in_dim(x, 2, n, 1, ax),
-                                                  lax.slice_in_dim(x, 0, n - 2, 1, ax)), 0.5)
-            parts.append(mid)
-        parts.append(last)
-        outs.append(ufuncs.true_divide(lax.concatenate(parts, ax), h))
+    if not axes:
+        return []
+    if min(x.aval.shape[ax] for ax in axes) < 2:
+        raise ValueError("Shape of array too small to calculate a numerical gradient, at least 2 elements "
+                         "are required.")
+    if len(spacing) > 1 and len(spacing) != len(axes):
+        raise TypeError(f"Invalid number of spacing arguments {len(spacing)} for {axis=}")
+    if len(spacing) <= 1:
+        spacing = (spacing or [1.0]) * len(axes)
+    outs = [_gradient_along(x, h, ax) for ax, h in zip(axes, spacing)]
     return outs[0] if len(outs) == 1 else outs
+
+
+def _gradient_along(x, h, ax):
+    n = x.aval.shape[ax]
+    part = lambda v, lo, hi: lax.slice_in_dim(v, lo, hi, 1, ax)  # noqa: E731
+    first = ufuncs.subtract(part(x, 1, 2), part(x, 0, 1))
+    last = ufuncs.subtract(part(x, n - 1, n), part(x, n - 2, n - 1))
+    if np.ndim(h) == 0:
+        inner = ufuncs.true_divide(ufuncs.multiply(ufuncs.subtract(part(x, 2, n), part(x, 0, n - 2)), 0.5), h)
+        return lax.concatenate([ufuncs.true_divide(first, h), inner, ufuncs.true_divide(last, h)], ax)
+    if np.ndim(h) != 1:
+        raise ValueError("Spacing arrays must be 1D arrays or scalars.")
+    if h.aval.shape[0] != n:
+        raise ValueError("Spacing arrays must have the same length as the dimension along which the gradient "
+                         "is calculated.")
+    shape = [1] * x.aval.ndim
+    shape[ax] = n
+    h = lax.reshape(h, tuple(shape))
+    dx1 = ufuncs.subtract(part(h, 1, n - 1), part(h, 0, n - 2))  # the steps before and after each inner point
+    dx2 = ufuncs.subtract(part(h, 2, n), part(h, 1, n - 1))
+    total = ufuncs.add(dx1, dx2)
+    w_prev = ufuncs.true_divide(ufuncs.negative(dx2), ufuncs.multiply(dx1, total))
+    w_here = ufuncs.true_divide(ufuncs.subtract(dx2, dx1), ufuncs.multiply(dx1, dx2))
+    w_next = ufuncs.true_divide(dx1, ufuncs.multiply(dx2, total))
+    inner = ufuncs.add(ufuncs.add(ufuncs.multiply(w_prev, part(x, 0, n - 2)), ufuncs.multiply(w_here, part(x, 1, n - 1))),
+                       ufuncs.multiply(w_next, part(x, 2, n)))
+    first = ufuncs.true_divide(first, ufuncs.subtract(part(h, 1, 2), part(h, 0, 1)))
+    last = ufuncs.true_divide(last, ufuncs.subtract(part(h, n - 1, n), part(h, n - 2, n - 1)))
+    return lax.concatenate([first, inner, last], ax)
 
 
 def unwrap(p, discont=None, axis=-1, period=2 * math.pi):
@@ -293,6 +318,29 @@ def put(a, ind, v, mode=None, *, inplace=True):
     elif mode == "clip":
         i = ufuncs.clip(i, 0, x.aval.size - 1)
     return lax.reshape(flat.at[i].set(vals, mode="drop" if mode is None else "clip"), x.aval.shape)
+
+
+def place(arr, mask, vals, *, inplace=True):
+    """arr with its masked entries (row-major order) set to vals, repeated as needed (JAX requires
+    inplace=False)."""
+    util.check_arraylike("place", arr, mask, vals)
+    data, mask, vals = (util.asarray(x) for x in (arr, mask, vals))
+    if inplace:
+        raise ValueError("jax.numpy.place cannot modify arrays in-place, because JAX arrays are immutable. "
+                         "Pass inplace=False to instead return an updated array.")
+    if data.aval.size != mask.aval.size:
+        raise ValueError("place: arr and mask must be the same size")
+    if not vals.aval.size:
+        raise ValueError("Cannot place values from an empty array")
+    if not data.aval.size:
+        return data
+    n = mask.aval.size
+    indices = ufuncs.where(manipulation.ravel(mask), size=n, fill_value=n)[0]  # unmasked slots point past the end
+    vals = manipulation.ravel(vals)
+    if vals.aval.size < n:
+        vals = rearrange.tile(vals, -(-n // vals.aval.size))
+    flat = lax.reshape(data, (data.aval.size,))
+    return lax.reshape(flat.at[indices].set(vals[:n], mode="drop"), data.aval.shape)
 
 
 def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
@@ -437,6 +485,18 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002 - N
 def frombuffer(buffer, dtype=float, count=-1, offset=0):
     """An array from the bytes of a buffer."""
     return creation.asarray(np.frombuffer(buffer, dtype=dtype, count=count, offset=offset))
+
+
+def fromstring(string, dtype=float, count=-1, *, sep):
+    """An array from the numbers in a text string separated by sep."""
+    return creation.asarray(np.fromstring(string=string, dtype=dtype, count=count, sep=sep))
+
+
+def fromfile(*args, **kwargs):
+    """Not provided, as in JAX: reading a file is not a pure function."""
+    raise NotImplementedError("jnp.fromfile() is not implemented because it may be non-pure and thus unsafe for use "
+                              "with JIT and other JAX transformations. Consider using jnp.asarray(np.fromfile(...)) "
+                              "instead.")
 
 
 def fromiter(iterable, dtype, count=-1):

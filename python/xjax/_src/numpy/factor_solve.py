@@ -7,27 +7,29 @@ Operands here are already promoted and broadcast: a [..., m, m], b [..., m, k] w
 from xjax._src.custom_derivatives import SymbolicZero, custom_jvp
 from xjax._src.lax.elementwise import broadcasted_iota, convert_element_type, eq, neg, sub
 from xjax._src.lax.layout import broadcast_in_dim
-from xjax._src.lax.linalg import (_inverse_permutation, _matmul, _permute_rows, _scalar, _T, cholesky, lu,
+from xjax._src.lax.linalg import (_H, _inverse_permutation, _matmul, _permute_rows, _scalar, cholesky, lu,
                                   triangular_solve)
 
 
 def lu_solve(lu_, permutation, b, trans=0):
-    """X with A X = B (trans 0) or A^T X = B (trans 1 or 2), given P A = L U as lax.linalg.lu gives it."""
+    """X with A X = B (trans 0), A^T X = B (1) or A^H X = B (2), given P A = L U as lax.linalg.lu gives it."""
     if trans == 0:
         x = _permute_rows(b, permutation)
         x = triangular_solve(lu_, x, left_side=True, lower=True, unit_diagonal=True)
         return triangular_solve(lu_, x, left_side=True, lower=False)
-    if trans in (1, 2):  # A^T = U^T L^T P
-        x = triangular_solve(lu_, b, left_side=True, lower=False, transpose_a=True)
-        x = triangular_solve(lu_, x, left_side=True, lower=True, transpose_a=True, unit_diagonal=True)
+    if trans in (1, 2):  # A^T = U^T L^T P (A^H: conjugated)
+        conj = trans == 2
+        x = triangular_solve(lu_, b, left_side=True, lower=False, transpose_a=True, conjugate_a=conj)
+        x = triangular_solve(lu_, x, left_side=True, lower=True, transpose_a=True, conjugate_a=conj,
+                             unit_diagonal=True)
         return _permute_rows(x, _inverse_permutation(permutation))
     raise ValueError(f"'trans' value must be 0, 1, or 2, got {trans}")
 
 
 def cho_solve(c, b, lower):
-    """X with A X = B, given A's Cholesky factor c (lower: A = c c^T, else A = c^T c)."""
-    b = triangular_solve(c, b, left_side=True, lower=lower, transpose_a=not lower)
-    return triangular_solve(c, b, left_side=True, lower=lower, transpose_a=lower)
+    """X with A X = B, given A's Cholesky factor c (lower: A = c c^H, else A = c^H c)."""
+    b = triangular_solve(c, b, left_side=True, lower=lower, transpose_a=not lower, conjugate_a=not lower)
+    return triangular_solve(c, b, left_side=True, lower=lower, transpose_a=lower, conjugate_a=lower)
 
 
 def _tangent_rhs(a_dot, b_dot, x):
@@ -96,10 +98,11 @@ inv.defjvp(_inv_jvp)
 
 
 def cholesky_factor(a, lower):
-    """The Cholesky factor of A read from its lower (or upper) triangle only, as scipy.linalg.cholesky."""
+    """The Cholesky factor of A read from its lower (or upper) triangle only, as scipy.linalg.cholesky
+    (upper: U with A = U^H U, the conjugate transpose of the lower factor of A^H, as JAX)."""
     if lower:
         return cholesky(a, symmetrize_input=False)
-    return _T(cholesky(_T(a), symmetrize_input=False))
+    return _H(cholesky(_H(a), symmetrize_input=False))
 
 
 def _pos_solve_impl(lower, a, b):

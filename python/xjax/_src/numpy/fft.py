@@ -8,9 +8,9 @@ import operator
 
 import numpy as np
 
-from xjax._src import dtypes, lax
+from xjax._src import dtypes, jitted_lax
 from xjax._src.lax.fourier import FftType
-from xjax._src.numpy import creation, manipulation, rearrange, reductions, ufuncs, util
+from xjax._src.numpy import creation, manipulation, padding, rearrange, reductions, ufuncs, util
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn",
            "rfftn", "irfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
@@ -52,7 +52,7 @@ def _fft_core(func_name, fft_type, a, s, axes, norm):
         if fft_type == FftType.IRFFT:
             in_s[-1] = in_s[-1] // 2 + 1
         arr = arr[tuple(slice(n) for n in in_s)]
-        arr = rearrange.pad(arr, [(0, x - y) for x, y in zip(in_s, arr.shape)])
+        arr = padding.pad(arr, [(0, x - y) for x, y in zip(in_s, arr.shape)])
     elif fft_type == FftType.IRFFT:
         s = [arr.shape[axis] for axis in axes[:-1]]
         if axes:
@@ -69,20 +69,20 @@ def _fft_core(func_name, fft_type, a, s, axes, norm):
 
 def _fft_core_nd(arr, fft_type, s):
     if len(s) <= 3:
-        return lax.fft(arr, fft_type, tuple(s))
+        return jitted_lax.fft(arr, fft_type, tuple(s))
     # More than 3 axes: the last 2 or 3 in one transform, the others recursively (as JAX does).
     n = 2 if len(s) == 4 else 3
     src = tuple(range(arr.ndim - len(s), arr.ndim - n))
     dst = tuple(range(arr.ndim - len(s) + n, arr.ndim))
     if fft_type in (FftType.RFFT, FftType.FFT):
-        arr = lax.fft(arr, fft_type, tuple(s)[-n:])
+        arr = jitted_lax.fft(arr, fft_type, tuple(s)[-n:])
         arr = manipulation.moveaxis(arr, src, dst)
         arr = _fft_core_nd(arr, FftType.FFT, s[:-n])
         return manipulation.moveaxis(arr, dst, src)
     arr = manipulation.moveaxis(arr, src, dst)
     arr = _fft_core_nd(arr, FftType.IFFT, s[:-n])
     arr = manipulation.moveaxis(arr, dst, src)
-    return lax.fft(arr, fft_type, tuple(s)[-n:])
+    return jitted_lax.fft(arr, fft_type, tuple(s)[-n:])
 
 
 def _axis_check_1d(func_name, axis):

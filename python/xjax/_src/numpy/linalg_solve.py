@@ -104,7 +104,13 @@ def tensorsolve(a, b, axes=None):
 # ---- pinv ---------------------------------------------------------------------------------------
 
 def _mT(x):  # noqa: N802
-    return manipulation.matrix_transpose(x)
+    """The conjugate transpose of each matrix (the transpose of a real one)."""
+    xt = manipulation.matrix_transpose(x)
+    return ufuncs.conj(xt) if dtypes.is_complex(xt.aval.dtype) else xt
+
+
+def _real_dtype(dt):
+    return dtypes.complex_part_dtype(dt) if dtypes.is_complex(dt) else dt
 
 
 def _pinv_impl(hermitian, a, rtol):
@@ -159,7 +165,7 @@ def pinv(a, rtol=None, hermitian=False, *, rcond=None):
     a, = util.promote_dtypes_inexact(util.asarray(a))
     if a.aval.ndim < 2:
         raise ValueError(f"jnp.linalg.pinv: input array must be at least 2D; got a.shape={a.aval.shape}")
-    dt = a.aval.dtype
+    dt = _real_dtype(a.aval.dtype)  # of the singular values, which rtol scales
     if rtol is None:
         rtol = 10.0 * max(a.aval.shape[-2:]) * _eps(dt)
     rtol = util.asarray(rtol)
@@ -174,7 +180,7 @@ def _lstsq(a, b, rcond, numpy_resid):
     m, n = a.aval.shape
     dt = a.aval.dtype
     if a.aval.size == 0:
-        s = creation.zeros((0,), dt)
+        s = creation.zeros((0,), _real_dtype(dt))
         rank = creation.zeros((), dtypes.default_int_dtype())
         x = creation.zeros((n, b.aval.shape[1]), dt)
     else:
@@ -186,9 +192,15 @@ def _lstsq(a, b, rcond, numpy_resid):
         x = _mT(vt) @ (s_inv * (_mT(u) @ b))
     resid = None
     if not numpy_resid:
-        r = b - a @ x
-        resid = reductions.sum(r * r, axis=0)
+        resid = _squared_norms(b - a @ x)
     return x, resid, rank, s
+
+
+def _squared_norms(r):
+    """The squared norms of r's columns (real for complex r)."""
+    if dtypes.is_complex(r.aval.dtype):
+        return reductions.sum(ufuncs.real(r) ** 2 + ufuncs.imag(r) ** 2, axis=0)
+    return reductions.sum(r * r, axis=0)
 
 
 def lstsq(a, b, rcond=None, *, numpy_resid=False):
@@ -208,18 +220,18 @@ def lstsq(a, b, rcond=None, *, numpy_resid=False):
         raise TypeError(f"{b.aval.ndim}-dimensional array given. Array must be one or two-dimensional")
     m, n = a.aval.shape
     dt = a.aval.dtype
+    rdt = _real_dtype(dt)  # of the singular values, which rcond scales
     if rcond is None:
-        rcond = util.full((), _eps(dt) * max(n, m), dt)
+        rcond = util.full((), _eps(rdt) * max(n, m), rdt)
     else:
         rcond = util.asarray(rcond)
-        rcond = ufuncs.where(rcond < 0, _eps(dt), rcond).astype(dt)
+        rcond = ufuncs.where(rcond < 0, _eps(rdt), rcond).astype(rdt)
     x, resid, rank, s = _lstsq(a, b, rcond, bool(numpy_resid))
     if numpy_resid:
         if int(rank) < n or m <= n:  # NumPy's rule needs the rank's value (not traceable, as in JAX)
-            resid = creation.zeros((0,), dt)
+            resid = creation.zeros((0,), rdt)
         else:
-            r = b - a @ x
-            resid = reductions.sum(r * r, axis=0)
+            resid = _squared_norms(b - a @ x)
     if vector:
         x = manipulation.ravel(x)
     return x, resid, rank, s
@@ -247,5 +259,5 @@ def matrix_rank(M, rtol=None, *, hermitian=False, tol=None):  # noqa: N803 - JAX
     if m.aval.ndim < 2:
         return reductions.any(m != 0).astype(np.int32)
     if rtol is not None:
-        rtol = util.asarray(rtol).astype(m.aval.dtype)
+        rtol = util.asarray(rtol).astype(_real_dtype(m.aval.dtype))
     return _matrix_rank(m, rtol, bool(hermitian))

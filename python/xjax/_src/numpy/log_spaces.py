@@ -1,7 +1,7 @@
 """Numbers spaced evenly on a log scale: logspace and geomspace (linspace of logarithms)."""
 import numpy as np
 
-from xjax._src import lax
+from xjax._src import dtypes, lax
 from xjax._src.numpy import manipulation, ufuncs, util
 from xjax._src.numpy.creation import _space_dtypes, linspace
 
@@ -18,6 +18,12 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     """Numbers spaced evenly on a log scale from start to stop (same signs), endpoints exact."""
     dt, cdt = _space_dtypes(start, stop, dtype, "geomspace")
     lo, hi = util.convert(start, cdt), util.convert(stop, cdt)
+    if dtypes.is_complex(cdt):  # as JAX: start's direction times the log-spaced ratios to it
+        unit = ufuncs.sign(lo)
+        lin = logspace(ufuncs.log10(ufuncs.true_divide(lo, unit)), ufuncs.log10(ufuncs.true_divide(hi, unit)), num,
+                       endpoint=endpoint, dtype=cdt, axis=axis)
+        ax = util.canonicalize_axis(axis, lin.aval.ndim)
+        return lax.convert_element_type(ufuncs.multiply(manipulation.expand_dims(unit, ax), lin), dt)
     # Both negative: the mirror image of the positive sequence. Otherwise, as in JAX, the logarithm of
     # a zero or negative endpoint makes the whole sequence nan.
     zero = util.convert(0.0, cdt)

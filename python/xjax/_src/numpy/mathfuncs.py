@@ -30,6 +30,8 @@ def hypot(x1, x2, /):
 
 def _logaddexp_formula(x1, x2):
     amax = lax.max(x1, x2)
+    if dtypes.is_complex(amax.aval.dtype):
+        return _complex_logaddexp(x1, x2, amax, lax.exp, _const(amax, 1), math.pi)
     delta = lax.sub(x1, x2)
     return lax.select(_isnan(delta), lax.add(x1, x2), lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta))))))
 
@@ -37,9 +39,23 @@ def _logaddexp_formula(x1, x2):
 def _logaddexp2_formula(x1, x2):
     amax = lax.max(x1, x2)
     inv_ln2 = _c(amax, 1 / math.log(2))
+    if dtypes.is_complex(amax.aval.dtype):
+        return _complex_logaddexp(x1, x2, amax, lax.exp2, inv_ln2, math.pi / math.log(2))
     delta = lax.sub(x1, x2)
     return lax.select(_isnan(delta), lax.add(x1, x2),
                       lax.add(amax, lax.mul(inv_ln2, lax.log1p(lax.exp2(lax.neg(lax.abs(delta)))))))
+
+
+def _complex_logaddexp(x1, x2, amax, exp, scale, half_period):
+    """amax + scale log1p(exp(other - amax)) (amax the lexicographic maximum), its imaginary part wrapped
+    into [-half_period, half_period), as JAX's."""
+    other_minus_max = lax.sub(lax.add(x1, x2), lax.mul(amax, _c(amax, 2)))
+    out = lax.add(amax, lax.mul(scale, lax.log1p(exp(other_minus_max))))
+    imag = lax.imag(out)
+    a, two_a = _const(imag, half_period), _const(imag, 2 * half_period)
+    wrapped = lax.rem(lax.add(imag, a), two_a)
+    wrapped = lax.select(lax.lt(wrapped, _const(imag, 0)), lax.add(wrapped, two_a), wrapped)
+    return lax.complex(lax.real(out), lax.sub(wrapped, a))
 
 
 def _replace_inf(x):

@@ -6,7 +6,8 @@ import numpy as np
 
 from xjax._src import dtypes, lax
 from xjax._src.jit import jit
-from xjax._src.numpy import creation, decompositions, linalg_solve, manipulation, products, reductions, ufuncs, util
+from xjax._src.numpy import (creation, decompositions, linalg_solve, manipulation, products, rearrange, reductions,
+                             sorting, ufuncs, util)
 from xjax._src.numpy.extras import trim_zeros
 from xjax._src.numpy.misc import vander
 
@@ -146,6 +147,30 @@ def _polyfit(x, y, w, deg, rcond, full, cov):
     return c, ufuncs.multiply(vbase[:, :, None], fac[None, None, :])
 
 
+def poly(seq_of_zeros):
+    """The coefficients of the monic polynomial with the given roots (or the eigenvalues of a square
+    matrix: then complex, as in JAX): the product of the factors (x - r), one root at a time (JAX
+    convolves with (1, -r); the two-term sums are the same, and complex ones need no complex convolution)."""
+    util.check_arraylike("poly", seq_of_zeros)
+    (zeros,) = util.promote_dtypes_inexact(util.asarray(seq_of_zeros))
+    zeros = manipulation.atleast_1d(zeros)
+    shape = zeros.aval.shape
+    if len(shape) == 2 and shape[0] == shape[1] and shape[0] != 0:
+        zeros = decompositions.eigvals(zeros)
+    elif len(shape) != 1:
+        raise ValueError("input must be 1d or non-empty square 2d array.")
+    dt = zeros.aval.dtype
+    if zeros.aval.shape[0] == 0:
+        return creation.ones((), dtype=dt)
+    coeffs = creation.ones((1,), dtype=dt)
+    zero = creation.zeros((1,), dtype=dt)
+    for k in range(zeros.aval.shape[0]):
+        shifted = manipulation.concatenate([zero, coeffs])
+        scaled = ufuncs.multiply(ufuncs.negative(zeros[k]), shifted)
+        coeffs = ufuncs.add(manipulation.concatenate([coeffs, zero]), scaled)
+    return coeffs
+
+
 @jit
 def _roots_no_zeros(p):
     n = p.aval.shape[0]
@@ -155,6 +180,21 @@ def _roots_no_zeros(p):
     comp = creation.diag(util.full((n - 2,), 1, p.aval.dtype), -1)
     comp = comp.at[0, :].set(ufuncs.negative(ufuncs.true_divide(p[1:], p[0])))
     return decompositions.eigvals(comp)
+
+
+@jit
+def _roots_with_zeros(p):
+    """JAX's traceable roots: the k leading zeros are rolled to the end (the polynomial times x^k), the zero
+    roots that adds moved last (a stable partition), and the last k roots set to NaN."""
+    n = p.aval.shape[0]
+    is_zero = ufuncs.equal(p, 0)
+    num_leading_zeros = ufuncs.where(reductions.all(is_zero), n, reductions.argmin(is_zero))
+    p = ufuncs.where(num_leading_zeros == n, creation.full_like(p, 1), p)  # all zeros: no LAPACK error
+    found = _roots_no_zeros(rearrange.roll(p, -num_leading_zeros))
+    order = sorting.argsort(ufuncs.equal(found, 0).astype(np.int32), stable=True)
+    found = found[order]
+    nan = creation.full_like(found, complex(np.nan, np.nan))
+    return ufuncs.where(creation.arange(n - 1) < n - 1 - num_leading_zeros, found, nan)
 
 
 def roots(p, *, strip_zeros=True):
@@ -168,7 +208,7 @@ def roots(p, *, strip_zeros=True):
     if pv.aval.shape[0] < 2:
         return util.full((0,), 0, dtypes.complex_dtype_of(pv.aval.dtype))
     if not strip_zeros:
-        raise NotImplementedError("jnp.roots(strip_zeros=False) sorts complex roots, which xjax does not do yet")
+        return _roots_with_zeros(pv)
     try:
         coeffs = np.asarray(pv)
     except Exception:

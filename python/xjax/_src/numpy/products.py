@@ -261,6 +261,8 @@ def _conv(name, a, v, mode, preferred_element_type):
     n, m = x.aval.shape[0], w.aval.shape[0]
     if n == 0 or m == 0:
         raise ValueError(f"{name}: inputs cannot be empty, got shapes {x.aval.shape} and {w.aval.shape}.")
+    if name == "correlate":  # NumPy's and JAX's: the second operand conjugated
+        w = lax.conj(w) if dtypes.is_complex(w.aval.dtype) else w
     reverse_out = False
     if m > n:  # the longer operand slides under the shorter; a correlation then comes out reversed
         x, w, n, m = w, x, m, n

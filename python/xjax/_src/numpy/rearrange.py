@@ -6,24 +6,20 @@ import numpy as np
 
 from xjax._src import dtypes, lax
 from xjax._src.jit import jit
-from xjax._src.numpy import reductions, take as take_mod, util
+from xjax._src.numpy import take as take_mod, util
 from xjax._src.numpy.manipulation import concatenate, moveaxis, ravel, reshape
 from xjax._src.numpy.reductions import sum as _sum
-from xjax._src.numpy.ufuncs import round as _round
 
 # ---- repetition -----------------------------------------------------------------------------
 
 def tile(A, reps):  # noqa: N803 - NumPy's name
-    """A repeated reps times along each axis."""
+    """A repeated reps times along each axis: lax.tile, after leading unit axes where reps is longer."""
     x = util.operand("tile", A)
     reps = (operator.index(reps),) if isinstance(reps, (int, np.integer)) else tuple(operator.index(r) for r in reps)
-    nd = max(len(reps), x.aval.ndim)
-    reps = (1,) * (nd - len(reps)) + reps
-    s = (1,) * (nd - x.aval.ndim) + x.aval.shape
-    x = lax.reshape(x, s)
-    inter = tuple(v for r, d in zip(reps, s) for v in (r, d))
-    b = lax.broadcast_in_dim(x, inter, tuple(range(1, 2 * nd, 2)))
-    return lax.reshape(b, tuple(r * d for r, d in zip(reps, s)))
+    reps = (1,) * (x.aval.ndim - len(reps)) + reps
+    if len(reps) > x.aval.ndim:
+        x = lax.expand_dims(x, tuple(range(len(reps) - x.aval.ndim)))
+    return lax.tile(x, reps)
 
 
 def repeat(a, repeats, axis=None, *, total_repeat_length=None):
@@ -181,146 +177,6 @@ def rot90(m, k=1, axes=(0, 1)):
     if k == 1:
         return lax.transpose(lax.rev(x, (a1,)), perm)
     return lax.rev(lax.transpose(x, perm), (a1,))
-
-
-# ---- padding --------------------------------------------------------------------------------
-
-def _pad_pairs(pad_width, nd, what="pad_width"):
-    if hasattr(pad_width, "aval"):
-        pad_width = np.asarray(util.concrete_value(pad_width, f"jnp.pad {what} must be static"))
-    arr = np.asarray(pad_width)
-    if arr.dtype.kind not in "iu" and arr.size:
-        if arr.dtype.kind == "f" and np.all(arr == np.round(arr)):
-            arr = arr.astype(np.int64)
-        else:
-            raise TypeError(f"`{what}` must be of integral type.")
-    arr = np.broadcast_to(arr.astype(np.int64) if arr.size else np.zeros((nd, 2), np.int64), (nd, 2))
-    if (arr < 0).any():
-        raise ValueError(f"index can't contain negative values, got {pad_width}")
-    return [(int(lo), int(hi)) for lo, hi in arr]
-
-
-def _value_pairs(values, nd):
-    if hasattr(values, "aval") and values.aval.ndim == 0:
-        return [(values, values)] * nd
-    arr = np.asarray(values, dtype=object) if not hasattr(values, "aval") else np.asarray(values)
-    arr = np.broadcast_to(arr, (nd, 2))
-    return [(arr[i, 0], arr[i, 1]) for i in range(nd)]
-
-
-def _pad_axis_edge(x, ax, lo, hi):
-    n = x.aval.shape[ax]
-    if n == 0 and (lo or hi):
-        raise ValueError("can't extend empty axis 0 using modes other than 'constant' or 'empty'")
-    parts = []
-    s = list(x.aval.shape)
-    if lo:
-        s[ax] = lo
-        parts.append(util.broadcast_to_shape(lax.slice_in_dim(x, 0, 1, 1, ax), tuple(s)))
-    parts.append(x)
-    if hi:
-        s[ax] = hi
-        parts.append(util.broadcast_to_shape(lax.slice_in_dim(x, n - 1, n, 1, ax), tuple(s)))
-    return lax.concatenate(parts, ax) if len(parts) > 1 else x
-
-
-def _pad_axis_wrap(x, ax, lo, hi):
-    n = x.aval.shape[ax]
-    if n == 0 and (lo or hi):
-        raise ValueError("can't extend empty axis 0 using modes other than 'constant' or 'empty'")
-    if not lo and not hi:
-        return x
-    reps_lo = -(-lo // n)
-    reps_hi = -(-hi // n)
-    reps = [1] * x.aval.ndim
-    reps[ax] = reps_lo + 1 + reps_hi
-    t = tile(x, reps)
-    start = reps_lo * n - lo
-    return lax.slice_in_dim(t, start, start + lo + n + hi, 1, ax)
-
-
-def _pad_axis_reflect(x, ax, lo, hi, symmetric):
-    n = x.aval.shape[ax]
-    if n == 0 and (lo or hi):
-        raise ValueError("can't extend empty axis 0 using modes other than 'constant' or 'empty'")
-    if n == 1 and not symmetric:
-        return _pad_axis_edge(x, ax, lo, hi)
-    period = n if symmetric else n - 1
-    off = 0 if symmetric else 1
-    while lo or hi:
-        cur = x.aval.shape[ax]
-        parts = []
-        take_lo = min(lo, period)
-        take_hi = min(hi, period)
-        if take_lo:
-            parts.append(lax.rev(lax.slice_in_dim(x, off, off + take_lo, 1, ax), (ax,)))
-        parts.append(x)
-        if take_hi:
-            parts.append(lax.rev(lax.slice_in_dim(x, cur - off - take_hi, cur - off, 1, ax), (ax,)))
-        x = lax.concatenate(parts, ax)
-        lo -= take_lo
-        hi -= take_hi
-    return x
-
-
-def _pad_axis_stat(x, ax, lo, hi, stat):
-    if not lo and not hi:
-        return x
-    fn = {"maximum": reductions.max, "minimum": reductions.min, "mean": reductions.mean}[stat]
-    v = fn(x, ax, keepdims=True)
-    if stat == "mean" and v.aval.dtype != x.aval.dtype:
-        v = lax.convert_element_type(_round(v), x.aval.dtype)
-    s = list(x.aval.shape)
-    parts = []
-    if lo:
-        s[ax] = lo
-        parts.append(util.broadcast_to_shape(v, tuple(s)))
-    parts.append(x)
-    if hi:
-        s[ax] = hi
-        parts.append(util.broadcast_to_shape(v, tuple(s)))
-    return lax.concatenate(parts, ax)
-
-
-def pad(array, pad_width, mode="constant", **kwargs):
-    """array padded by pad_width ((before, after) per axis) with the given mode.
-
-    Modes: 'constant' (constant_values), 'edge', 'reflect', 'symmetric', 'wrap', 'maximum',
-    'minimum', 'mean', 'empty'.
-    """
-    x = util.operand("pad", array)
-    nd = x.aval.ndim
-    pairs = _pad_pairs(pad_width, nd)
-    if callable(mode):
-        raise NotImplementedError("jnp.pad with a callable mode is not supported")
-    if mode in ("constant", "empty"):
-        values = kwargs.get("constant_values", 0) if mode == "constant" else 0
-        dt = x.aval.dtype
-        if isinstance(values, (int, float, bool)) or (hasattr(values, "aval") and values.aval.ndim == 0) or \
-                np.ndim(values) == 0:
-            v = util.convert(values, dt)
-            return lax.pad(x, v, [(lo, hi, 0) for lo, hi in pairs])
-        for ax, ((lo, hi), (vlo, vhi)) in enumerate(zip(pairs, _value_pairs(values, nd))):
-            cfg = [(0, 0, 0)] * nd
-            cfg[ax] = (lo, 0, 0)
-            x = lax.pad(x, util.convert(vlo, dt), cfg)
-            cfg[ax] = (0, hi, 0)
-            x = lax.pad(x, util.convert(vhi, dt), cfg)
-        return x
-    for ax, (lo, hi) in enumerate(pairs):
-        if mode == "edge":
-            x = _pad_axis_edge(x, ax, lo, hi)
-        elif mode == "wrap":
-            x = _pad_axis_wrap(x, ax, lo, hi)
-        elif mode in ("reflect", "symmetric"):
-            if kwargs.get("reflect_type", "even") != "even":
-                raise NotImplementedError("jnp.pad reflect_type='odd' is not supported")
-            x = _pad_axis_reflect(x, ax, lo, hi, mode == "symmetric")
-        elif mode in ("maximum", "minimum", "mean"):
-            x = _pad_axis_stat(x, ax, lo, hi, mode)
-        else:
-            raise ValueError(f"Unimplemented padding mode '{mode}' for np.pad.")
-    return x
 
 
 # ---- append / insert / delete / diff / resize ------------------------------------------------

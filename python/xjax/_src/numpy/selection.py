@@ -1,14 +1,13 @@
 """Counting, selection and index helpers: bincount/histogram, select/choose/compress/extract,
-tril_indices and friends, ix_, (un)ravel_multi_index, and set operations (isin, union1d, ...)."""
+tril_indices and friends, ix_ and (un)ravel_multi_index (set operations: setops.py)."""
 import operator
 
 import numpy as np
 
 from xjax._src import dtypes, lax
 from xjax._src.numpy import creation, reductions, util
-from xjax._src.numpy.manipulation import concatenate
-from xjax._src.numpy.nonzero import _concrete_int, _flat, _index_dtype, nonzero
-from xjax._src.numpy.sorting import _SEARCH_INDEX, searchsorted, sort, unique
+from xjax._src.numpy.nonzero import _concrete_int, _flat, _index_dtype, _true_positions, nonzero
+from xjax._src.numpy.sorting import _SEARCH_INDEX, searchsorted
 from xjax._src.numpy.take import take
 from xjax._src.numpy.updates import _IndexUpdateRef
 
@@ -136,24 +135,48 @@ def choose(a, choices, out=None, mode="raise"):
 
 
 def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
-    """The slices of a along axis where condition (concrete, 1-D) is true."""
+    """The slices of a along axis where condition (1-D) is true; with `size`, the first `size` of them
+    and fill_value after the last."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.compress is not supported.")
     c = util.operand("compress", condition)
     x = util.operand("compress", a)
+    if c.aval.ndim != 1:
+        raise ValueError("condition must be a 1D array")
+    c = c if c.aval.dtype == dtypes.bool_ else lax.ne(c, util.full(c.aval.shape, 0, c.aval.dtype))
     if axis is None:
-        x = _flat(x)
-        axis = 0
+        x, axis = _flat(x), 0
     ax = util.canonicalize_axis(axis, x.aval.ndim)
-    c = _flat(c)
-    n = x.aval.shape[ax]
-    if c.aval.shape[0] > n:
-        c = lax.slice(c, (0,), (n,))
-    (idx,) = nonzero(c, size=size, fill_value=None)
-    return take(x, idx, axis=ax, mode="clip")
+    n = min(x.aval.shape[ax], c.aval.shape[0])
+    if size is None and c.aval.shape[0] > n and _concrete_int(
+            lax.reduce_or(lax.slice(c, (n,), c.aval.shape), (0,)), "jnp.compress needs a concrete condition"):
+        raise ValueError("condition contains entries that are out of bounds")
+    if size is not None and not 0 <= size <= x.aval.shape[ax]:
+        raise ValueError("size must be positive and not greater than the size of the array axis;"
+                         f" got {size=} for a.shape[axis]={x.aval.shape[ax]}")
+    return kept(lax.slice_in_dim(x, 0, n, 1, ax), lax.slice(c, (0,), (n,)), size, fill_value, ax)
+
+
+def kept(x, keep, size, fill_value, axis=0):
+    """The slices of x along axis where keep (1-D) is true, in order; with `size` the first `size` of
+    them and fill_value after the last (size=None: all of them, which needs a concrete `keep`)."""
+    if not x.aval.shape[axis]:  # nothing to take: only fill
+        shape = list(x.aval.shape)
+        shape[axis] = size or 0
+        return util.broadcast_to_shape(util.convert(0 if size is None else fill_value, x.aval.dtype), tuple(shape))
+    pos, count = _true_positions(keep, size, None)
+    out = take(x, pos, axis=axis, mode="clip")
+    if size is None or not out.aval.size:
+        return out
+    valid = lax.lt(lax.iota(_index_dtype(), pos.aval.shape[0]), lax.broadcast_in_dim(count, pos.aval.shape, ()))
+    valid = lax.broadcast_in_dim(valid, out.aval.shape, (axis,))
+    return lax.select(valid, out, util.broadcast_to_shape(util.convert(fill_value, out.aval.dtype), out.aval.shape))
 
 
 def extract(condition, arr, *, size=None, fill_value=0):
     """The elements of arr where condition is true (both flattened)."""
-    return compress(_flat(util.operand("extract", condition)), _flat(util.operand("extract", arr)), size=size)
+    return compress(_flat(util.operand("extract", condition)), _flat(util.operand("extract", arr)), size=size,
+                    fill_value=fill_value)
 
 
 # ---- index helpers --------------------------------------------------------------------------
@@ -171,6 +194,12 @@ def tril_indices(n, k=0, m=None):
 def triu_indices(n, k=0, m=None):
     """Row and column indices of the upper triangle of an (n, m) array."""
     return _static_pair(np.triu_indices(operator.index(n), operator.index(k), None if m is None else operator.index(m)))
+
+
+def mask_indices(n, mask_func, k=0, *, size=None):
+    """The indices of the nonzero entries of mask_func(ones((n, n)), k), such as jnp.triu."""
+    i, j = nonzero(mask_func(creation.ones((operator.index(n), operator.index(n))), k), size=size)
+    return i, j
 
 
 def tril_indices_from(arr, k=0):
@@ -266,55 +295,3 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
         out = term if out is None else lax.add(out, term)
         stride *= d
     return out
-
-
-# ---- set operations (concrete inputs) -------------------------------------------------------
-
-def isin(element, test_elements, assume_unique=False, invert=False, *, method="auto"):
-    """True where element is in test_elements."""
-    e, t = util.promote_dtypes(util.operand("isin", element), util.operand("isin", test_elements))
-    t = _flat(t)
-    m = t.aval.shape[0]
-    es = e.aval.shape
-    if m == 0:
-        res = util.full(es, False, dtypes.bool_)
-    else:
-        shape = es + (m,)
-        eq = lax.eq(lax.broadcast_in_dim(e, shape, tuple(range(len(es)))),
-                    lax.broadcast_in_dim(t, shape, (len(es),)))
-        res = lax.reduce_or(eq, (len(es),))
-    return lax.bitwise_not(res) if invert else res
-
-
-def in1d(ar1, ar2, assume_unique=False, invert=False):
-    """isin of the flattened ar1."""
-    return isin(_flat(util.operand("in1d", ar1)), ar2, invert=invert)
-
-
-def union1d(ar1, ar2, *, size=None, fill_value=None):
-    """The sorted unique values in either array."""
-    return unique(concatenate([_flat(util.operand("union1d", ar1)), _flat(util.operand("union1d", ar2))]), size=size,
-                  fill_value=fill_value)
-
-
-def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, size=None, fill_value=None):
-    """The sorted unique values in both arrays."""
-    if return_indices:
-        raise NotImplementedError("intersect1d(return_indices=True) is not supported")
-    u = unique(util.operand("intersect1d", ar1))
-    keep = isin(u, ar2)
-    return compress(keep, u, size=size)
-
-
-def setdiff1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
-    """The sorted unique values of ar1 that are not in ar2."""
-    u = unique(util.operand("setdiff1d", ar1))
-    keep = isin(u, ar2, invert=True)
-    return compress(keep, u, size=size)
-
-
-def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
-    """The sorted unique values in exactly one of the arrays."""
-    a, b = unique(util.operand("setxor1d", ar1)), unique(util.operand("setxor1d", ar2))
-    both = concatenate([compress(isin(a, b, invert=True), a), compress(isin(b, a, invert=True), b)])
-    return sort(both)

@@ -5,7 +5,7 @@ from typing import NamedTuple
 from xjax._src import dtypes, lax
 from xjax._src.array import Array
 from xjax._src.jit import jit
-from xjax._src.numpy import manipulation, util
+from xjax._src.numpy import manipulation, ufuncs, util
 from xjax._src.numpy.nonzero import _flat, _index_dtype, _true_positions
 from xjax._src.numpy.take import take
 
@@ -30,11 +30,11 @@ def _sort_operand(name, a, axis, order):
 
 
 def _sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
-    """a sorted along axis (flattened if None); NaNs last; descending keeps equal elements in order."""
+    """a sorted along axis (flattened if None); NaNs last; descending is the ascending order reversed
+    (JAX's: equal values that differ, -0.0 and 0.0, come out in reverse)."""
     x, ax = _sort_operand("sort", a, axis, order)
-    if descending:
-        return lax.rev(lax.sort(lax.rev(x, (ax,)), dimension=ax, is_stable=True), (ax,))
-    return lax.sort(x, dimension=ax, is_stable=True)
+    result = lax.sort(x, dimension=ax, is_stable=True)
+    return lax.rev(result, (ax,)) if descending else result
 
 
 _sort.__name__ = "sort"  # a jit named sort, as JAX's
@@ -74,6 +74,11 @@ def lexsort(keys, axis=-1):
     return lax.sort(tuple(ops), dimension=ax, is_stable=True, num_keys=len(ks))[-1]
 
 
+def _refuse_complex(name, x):
+    if x.aval.dtype in dtypes.COMPLEX:  # JAX's refusal
+        raise NotImplementedError(f"jnp.{name} for complex dtype is not implemented.")
+
+
 def _partition_axis(x, kth, axis):
     """(axis, its length, kth made non-negative) of partition and argpartition, or JAX's error."""
     ax = util.canonicalize_axis(axis, x.aval.ndim)
@@ -88,6 +93,7 @@ def _partition_axis(x, kth, axis):
 def partition(a, kth, axis=-1):
     """a with the kth smallest element at position kth, smaller ones (sorted) before, larger ones after."""
     x = util.operand("partition", a)
+    _refuse_complex("partition", x)
     ax, n, kth = _partition_axis(x, kth, axis)
     s = lax.sort(x, dimension=ax, is_stable=True)
     low = lax.slice_in_dim(s, 0, kth + 1, 1, ax)
@@ -98,6 +104,7 @@ def partition(a, kth, axis=-1):
 def argpartition(a, kth, axis=-1):
     """Indices that partition a (see partition)."""
     x = util.operand("argpartition", a)
+    _refuse_complex("argpartition", x)
     ax, n, kth = _partition_axis(x, kth, axis)
     perm = argsort(x, ax)
     low = lax.slice_in_dim(perm, 0, kth + 1, 1, ax)
@@ -106,14 +113,22 @@ def argpartition(a, kth, axis=-1):
 
 
 def sort_complex(a):
-    """sort along the last axis (real inputs)."""
-    return sort(a)
+    """sort along the last axis, then as a complex array (JAX's order of the two)."""
+    s = sort(util.operand("sort_complex", a))
+    dt = s.aval.dtype
+    return s if dt in dtypes.COMPLEX else util.convert(s, dtypes.complex_dtype_of(dtypes.to_inexact_dtype(dt)))
 
 
 # ---- searching ------------------------------------------------------------------------------
 
 def _nan_aware_less(a, v, or_equal):
-    """a < v (or a <= v) in NumPy's sort order, where NaN is larger than everything."""
+    """a < v (or a <= v) in the sort order: NaN is larger than everything; complex numbers order by
+    their real parts, then their imaginary parts (JAX's comparator)."""
+    if a.aval.dtype in dtypes.COMPLEX:
+        ar, vr = lax.real(a), lax.real(v)
+        same_re = lax.bitwise_or(lax.eq(ar, vr), lax.bitwise_and(lax.ne(ar, ar), lax.ne(vr, vr)))
+        return lax.bitwise_or(_nan_aware_less(ar, vr, False),
+                              lax.bitwise_and(same_re, _nan_aware_less(lax.imag(a), lax.imag(v), or_equal)))
     lt = lax.le(a, v) if or_equal else lax.lt(a, v)
     if a.aval.dtype not in dtypes.FLOATING:
         return lt
@@ -158,7 +173,7 @@ def digitize(x, bins, right=False, *, method=None):
     inc = searchsorted(b, x, side=side)
     dec = lax.sub(util.full(inc.aval.shape, n, _SEARCH_INDEX), searchsorted(lax.rev(b, (0,)), x,
                                                                       side="left" if right else "right"))
-    increasing = lax.ge(lax.slice(b, (n - 1,), (n,)), lax.slice(b, (0,), (1,)))
+    increasing = ufuncs.greater_equal(lax.slice(b, (n - 1,), (n,)), lax.slice(b, (0,), (1,)))  # (complex: jnp's order)
     increasing = lax.broadcast_in_dim(lax.reshape(increasing, ()), inc.aval.shape, ())
     return lax.select(increasing, inc, dec)
 
@@ -175,7 +190,7 @@ def _unique_sorted_mask(s, equal_nan):
         return lax.broadcast_in_dim(util.scalar(True, dtypes.bool_, False), (n,), ())
     hi, lo = lax.slice(s, (1,), (n,)), lax.slice(s, (0,), (n - 1,))
     diff = lax.ne(hi, lo)
-    if equal_nan and s.aval.dtype in dtypes.FLOATING:
+    if equal_nan and s.aval.dtype in dtypes.FLOATING + dtypes.COMPLEX:
         both = lax.bitwise_and(lax.ne(hi, hi), lax.ne(lo, lo))
         diff = lax.bitwise_and(diff, lax.bitwise_not(both))
     return lax.concatenate([head, diff], 0)
@@ -186,6 +201,9 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     """The sorted unique values (rows, with axis), optionally with first indices, inverse and counts."""
     x = util.operand("unique", ar)
     in_shape = x.aval.shape
+    if x.aval.dtype in dtypes.COMPLEX:  # JAX's: a value with a NaN part becomes nan + 0j, sorted last
+        nan = util.full(x.aval.shape, complex(float('nan'), 0), x.aval.dtype)
+        x = lax.select(lax.ne(x, x), nan, x)
     if axis is not None:
         return _unique_axis(x, axis, return_index, return_inverse, return_counts, size, fill_value)
     it = _index_dtype()

@@ -13,6 +13,8 @@ def _quantile(name, a, q, axis, method, keepdims, ignore_nan=False):
     if method not in _METHODS:
         raise ValueError(f"method can only be {', '.join(repr(m) for m in _METHODS)}, got {method!r}")
     x = util.operand(name, a)
+    if dtypes.is_complex(x.aval.dtype):  # JAX's refusal
+        raise ValueError("quantile does not support complex input, as the operation is poorly defined.")
     qv = util.operand(name, q)
     if qv.aval.ndim > 1:
         raise ValueError(f"q must be have rank <= 1, got shape {qv.aval.shape}")

@@ -6,6 +6,8 @@ and shape: straight to the primitive, no promotion or broadcasting work.
 import math
 import operator
 
+import numpy as np
+
 from xjax._src import core, dtypes, lax
 from xjax._src.jit import jit
 from xjax._src.lax import elementwise as _ew
@@ -98,7 +100,7 @@ not_equal = _binary("not_equal", _P["ne"], "x1 != x2 elementwise.")
 
 def _is_complex_operand(x):
     aval = getattr(x, "aval", None)
-    return isinstance(x, complex) if aval is None else dtypes.is_complex(aval.dtype)
+    return np.iscomplexobj(x) if aval is None else dtypes.is_complex(aval.dtype)
 
 
 def _ordered(name, prim, doc):
@@ -435,6 +437,9 @@ def clip(arr=None, /, min=None, max=None, *, a_min=None, a_max=None):  # noqa: A
     if arr is None:
         raise ValueError("No input was provided to the clip function.")
     util.check_arraylike("clip", arr)
+    if any(t is not None and dtypes.is_complex(util.aval_of(t).dtype) for t in (arr, min, max)):
+        raise ValueError("Clip received a complex value either through the input or the min/max keywords. "
+                         "Complex values have no ordering and cannot be clipped.")  # JAX's refusal
     return _clip(arr, min, max)
 
 

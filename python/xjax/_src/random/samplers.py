@@ -11,7 +11,7 @@ import numpy as np
 
 from xjax._src import core, dtypes
 from xjax._src.config import config
-from xjax._src.lax import elementwise as ew, layout
+from xjax._src.lax import complex_parts, elementwise as ew, layout
 from xjax._src.lax.base import asarray
 from xjax._src.lax.stop_gradient import stop_gradient
 from xjax._src.numpy import creation, linalg, ufuncs
@@ -80,11 +80,27 @@ def normal_raw(key, shape, dtype):
 
 
 def normal(key, shape=(), dtype=None):
-    """Standard normal floats of the given shape and float dtype."""
+    """Standard normal values of the given shape and float or complex dtype (complex: real and imaginary
+    parts independent normals of variance 1/2, from the key's two halves, as JAX draws them)."""
     data, _ = check_key("normal", key)
     shape = canonical_shape(shape)
+    dt = dtypes.check_user_dtype(float if dtype is None else dtype)
+    if dtypes.is_complex(dt):
+        return _complex_normal(data, shape, dt)
     dtype = float_dtype("normal", dtype, "a float or complex dtype")
     return normal_raw(data, shape, dtype)
+
+
+@staged(1, 2)
+def _complex_normal(key, shape, dtype):
+    key_re, key_im = (layout.index_in_dim(prng.random_split(key, (2,)), i, keepdims=False) for i in range(2))
+    real = np.array(0, dtype).real.dtype
+    # JAX divides re + 1j im by sqrt(2) + 0j, which XLA compiles as a product with the constant's
+    # reciprocal (rounded in the dtype), part by part
+    scale = np.reciprocal(np.array(np.sqrt(2), real))
+    re = ew.mul(normal_raw(key_re, shape, real), scale)
+    im = ew.mul(normal_raw(key_im, shape, real), scale)
+    return complex_parts.complex(re, im)
 
 
 @staged(3, 4)

@@ -3,6 +3,7 @@ squaring (Higham 2005, "The scaling and squaring method for the matrix exponenti
 JAX computes it; derivatives are those of the algorithm (its control flow is lax.switch and lax.scan)."""
 import numpy as np
 
+from xjax._src import dtypes
 from xjax._src.autodiff import jvp
 from xjax._src.jit import jit
 from xjax._src.lax import control_flow, linalg as lax_linalg
@@ -55,13 +56,14 @@ def _pade(m):
 def _scaled_pade(a):
     """(P, Q, s): the numerator and denominator of the Pade approximant of A / 2^s, s chosen from A's 1-norm."""
     dt = a.aval.dtype
-    if dt not in _THETA:
+    rdt = np.dtype(dtypes.complex_part_dtype(dt)) if dtypes.is_complex(dt) else dt  # the norm's, as JAX's bounds
+    if rdt not in _THETA:
         raise TypeError(f"A.dtype={dt} is not supported.")
-    degrees, bounds, max_norm = _THETA[dt]
+    degrees, bounds, max_norm = _THETA[rdt]
     norm = jnp_linalg.norm(a, 1)
     squarings = ufuncs.maximum(0, ufuncs.floor(ufuncs.log2(norm / max_norm)))
     a = a / ufuncs.power(2.0, squarings).astype(dt)
-    index = sorting.digitize(norm, util.asarray(np.array(bounds, dt)))
+    index = sorting.digitize(norm, util.asarray(np.array(bounds, rdt)))
     u, v = control_flow.switch(index, [_pade(m) for m in degrees], a)
     return u + v, v - u, squarings
 

@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 
 import xjax.numpy as jnp
-from xjax._src import lax
+from xjax._src import dtypes, lax
 from xjax._src.jit import jit
 from xjax._src.lax import linalg as lax_linalg
 from xjax._src.numpy import (creation, decompositions, determinants, factor_solve, linalg_solve as jnp_solve,
@@ -61,7 +61,7 @@ def _cholesky(a, lower):
 
 
 def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
-    """The Cholesky factor of a, read from one triangle: upper U (a = U^T U) or lower L (a = L L^T)."""
+    """The Cholesky factor of a, read from one triangle: upper U (a = U^H U) or lower L (a = L L^H)."""
     del overwrite_a, check_finite
     return _cholesky(_matrix("cholesky", a, square=True), bool(lower))
 
@@ -87,19 +87,19 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
 
 # ---- triangular solve -----------------------------------------------------------------------------
 
-_TRANS = {0: False, "N": False, 1: True, "T": True, 2: True, "C": True}
+_TRANS = {0: "N", "N": "N", 1: "T", "T": "T", 2: "C", "C": "C"}
 
 
-@jit(static_argnames=("transpose_a", "lower", "unit_diagonal"))
-def _solve_triangular(a, b, transpose_a, lower, unit_diagonal):
-    return lax_linalg.triangular_solve(a, b, left_side=True, lower=lower, transpose_a=transpose_a,
-                                       unit_diagonal=unit_diagonal)
+@jit(static_argnames=("trans", "lower", "unit_diagonal"))
+def _solve_triangular(a, b, trans, lower, unit_diagonal):
+    return lax_linalg.triangular_solve(a, b, left_side=True, lower=lower, transpose_a=trans != "N",
+                                       conjugate_a=trans == "C", unit_diagonal=unit_diagonal)
 
 
 def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False, debug=None,
                      check_finite=True):
     """x with op(a) @ x == b for triangular a (only its lower or upper triangle is read); op is the
-    identity (trans 0 or 'N') or the transpose (1, 'T', 2, 'C')."""
+    identity (trans 0 or 'N'), the transpose (1, 'T') or the conjugate transpose (2, 'C')."""
     del overwrite_b, debug, check_finite
     if isinstance(trans, (bool, np.bool_)) or trans not in _TRANS:
         raise ValueError(f"Invalid 'trans' value {trans}")
@@ -122,6 +122,8 @@ def _lu(a, permute_l):
     upper = creation.triu(lu)[..., :k, :]
     if permute_l:
         return p @ lower, upper
+    if dtypes.is_complex(dt):  # JAX's p of a complex matrix is real
+        p = p.real
     return p, lower, upper
 
 
@@ -149,7 +151,7 @@ def _lu_solve(lu, permutation, b, trans):
 
 
 def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
-    """x with a @ x == b (trans 0) or a^T @ x == b (trans 1 or 2), given (lu, piv) = lu_factor(a)."""
+    """x with a @ x == b (trans 0), a^T @ x == b (1) or a^H @ x == b (2), given (lu, piv) = lu_factor(a)."""
     del overwrite_b, check_finite
     lu_, pivots = lu_and_piv
     lu_, = _inexact(lu_)
@@ -271,10 +273,10 @@ def block_diag(*arrs):
 
 
 def toeplitz(c, r=None):
-    """The Toeplitz matrix with first column c and first row r (r[0] is ignored; r defaults to c):
+    """The Toeplitz matrix with first column c and first row r (r[0] is ignored; r defaults to conj(c)):
     A[i, j] = c[i - j] for i >= j, r[j - i] for i < j. Leading axes of c and r broadcast."""
     c = jnp.asarray(c)
-    r = c if r is None else jnp.asarray(r)
+    r = jnp.conjugate(c) if r is None else jnp.asarray(r)
     if c.ndim < 1 or r.ndim < 1:
         raise ValueError(f"toeplitz: c and r need at least one axis, got shapes {c.shape} and {r.shape}")
     batch = np.broadcast_shapes(c.shape[:-1], r.shape[:-1])

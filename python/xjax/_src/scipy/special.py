@@ -13,6 +13,7 @@ from xjax._src.custom_derivatives import custom_jvp
 from xjax._src.nn import normalize
 from xjax._src.numpy import util
 from xjax._src.numpy.util import promote_args_inexact
+from xjax._src.scipy.complex_gamma import complex_loggamma
 import xjax.numpy as jnp
 
 
@@ -60,8 +61,10 @@ def gammasgn(x):
 
 
 def gamma(x):
-    """Gamma(x) = gammasgn(x) exp(gammaln(x))."""
+    """Gamma(x) = gammasgn(x) exp(gammaln(x)); exp(log Gamma) for complex x (NaN at the poles)."""
     (x,) = promote_args_inexact("gamma", x)
+    if dtypes.is_complex(x.dtype):
+        return lax.exp(complex_loggamma(x))
     return gammasgn(x) * lax.exp(lax.lgamma(x))
 
 

@@ -9,7 +9,9 @@ from xjax._src import dtypes, lax
 from xjax._src.custom_derivatives import custom_jvp
 from xjax._src.numpy import util
 from xjax._src.numpy.util import promote_args_inexact
+from xjax._src.scipy.complex_gamma import complex_loggamma
 from xjax._src.scipy.special import digamma, gamma
+from xjax._src.scipy.special_misc import erfcx_complex
 import xjax.numpy as jnp
 
 
@@ -74,17 +76,17 @@ _erfcx.defjvps(lambda g, ans, x: g * (2 * x * ans - _c(x, 2 / np.sqrt(np.pi))))
 def erfcx(x):
     """The scaled complementary error function exp(x^2) erfc(x), finite for large positive x."""
     (x,) = promote_args_inexact("erfcx", x)
-    _check_real("erfcx", x)
-    return _erfcx(x)
+    return erfcx_complex(x) if dtypes.is_complex(x.dtype) else _erfcx(x)
 
 
 # ---- loggamma and poch ---------------------------------------------------------------------------
 
 def loggamma(x):
     """The principal branch of log Gamma(x): gammaln(x) for x > 0, NaN for real x <= 0 (whose
-    value would be complex)."""
+    value would be complex); complex x on SciPy's branch."""
     (x,) = promote_args_inexact("loggamma", x)
-    _check_real("loggamma", x)
+    if dtypes.is_complex(x.dtype):
+        return complex_loggamma(x)
     return jnp.where(x > 0, lax.lgamma(x), _c(x, np.nan))
 
 

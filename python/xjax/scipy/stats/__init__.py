@@ -1,6 +1,7 @@
 """xjax.scipy.stats: probability distributions (log-densities, CDFs, quantiles), as jax.scipy.stats."""
 from xjax.scipy.stats import bernoulli as bernoulli  # noqa: F401
 from xjax.scipy.stats import beta as beta  # noqa: F401
+from xjax.scipy.stats import betabinom as betabinom  # noqa: F401
 from xjax.scipy.stats import binom as binom  # noqa: F401
 from xjax.scipy.stats import cauchy as cauchy  # noqa: F401
 from xjax.scipy.stats import chi2 as chi2  # noqa: F401
@@ -9,6 +10,7 @@ from xjax.scipy.stats import expon as expon  # noqa: F401
 from xjax.scipy.stats import gamma as gamma  # noqa: F401
 from xjax.scipy.stats import gennorm as gennorm  # noqa: F401
 from xjax.scipy.stats import geom as geom  # noqa: F401
+from xjax.scipy.stats import gumbel_l as gumbel_l  # noqa: F401
 from xjax.scipy.stats import gumbel_r as gumbel_r  # noqa: F401
 from xjax.scipy.stats import laplace as laplace  # noqa: F401
 from xjax.scipy.stats import logistic as logistic  # noqa: F401
@@ -22,6 +24,7 @@ from xjax.scipy.stats import t as t  # noqa: F401
 from xjax.scipy.stats import truncnorm as truncnorm  # noqa: F401
 from xjax.scipy.stats import uniform as uniform  # noqa: F401
 from xjax.scipy.stats import vonmises as vonmises  # noqa: F401
+from xjax.scipy.stats import wrapcauchy as wrapcauchy  # noqa: F401
 from xjax._src.scipy.stats.descriptive import ModeResult, mode, rankdata, sem  # noqa: F401
 
 
