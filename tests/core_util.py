@@ -23,7 +23,7 @@ def to_core(x):
 
 
 def to_numpy(a):
-    return a.bytes_view().view(_NP_DTYPES[a.dtype]).reshape(a.shape)
+    return a.bytes_view().view(_NP_DTYPES.get(a.dtype) or np.dtype(a.dtype)).reshape(a.shape)  # (complex: NumPy names it)
 
 
 def run_op(op, *inputs, **attrs):

@@ -104,7 +104,7 @@ class Batch:
         blocks and threads in the opposite order (emulation.h's XJAX_EMULATION_ORDER), so that a
         kernel whose result depends on their order differs one way or the other."""
         p = self.plans[k]
-        outs = [(tuple(s), _NP_DTYPES[d]) for s, d in p["outputs"]]
+        outs = [(tuple(s), _NP_DTYPES.get(d) or np.dtype(d)) for s, d in p["outputs"]]  # (complex: NumPy names it)
         # Every buffer lies between guard bands of garbage that must come back untouched (the
         # word-wide atomics on 1- and 2-byte elements read into the band after a buffer and write
         # back what they read); a read past an input gets garbage. Outputs and scratch start as

@@ -153,6 +153,20 @@ sort = _array_function(lambda x, axis=-1: np.sort(x, axis=axis, kind="stable"))
 argsort = _array_function(lambda x, axis=-1: np.argsort(x, axis=axis, kind="stable"))  # (CuPy's is stable too)
 
 
+def _fft_function(f, real_result=False):
+    """cupy.fft's f on NumPy's: NumPy computes in double, CuPy keeps single precision (complex64 from float32
+    and complex64 operands), so the result is rounded to CuPy's dtype."""
+    def call(a, s=None, axes=None, norm=None):
+        single = a.dtype in (np.float32, np.complex64)
+        out = (np.float32 if single else np.float64) if real_result else (np.complex64 if single else np.complex128)
+        return _wrap(f(np.asarray(a), s=s, axes=axes, norm=norm).astype(out))
+    return call
+
+
+fft = types.SimpleNamespace(fftn=_fft_function(np.fft.fftn), ifftn=_fft_function(np.fft.ifftn),
+                            rfftn=_fft_function(np.fft.rfftn), irfftn=_fft_function(np.fft.irfftn, real_result=True))
+
+
 # ---- kernels ----
 
 _KERNEL = re.compile(r'extern\s+"C"\s+__global__\s+void\s+(\w+)\s*\(([^)]*)\)')

@@ -154,15 +154,12 @@ bool fusible(const Graph& g, const Node& n, const BackendCaps& caps) {
   }
   std::vector<DType> in;
   for (ValueRef v : n.inputs) in.push_back(g.type(v).dtype);
-  // Complex values run op by op (no backend's fused kernels take them yet).
-  bool complex = is_complex(n.outputs[0].dtype);
-  for (DType d : in) complex = complex || is_complex(d);
   // float8 values are only moved and converted: the conversions fuse with the widened float32 ops
   // around them (fused loads and stores move bytes); what else moves them runs op by op.
   bool float8 = is_float8(n.outputs[0].dtype);
   for (DType d : in) float8 = float8 || is_float8(d);
   if (float8 && n.op != OpId::convert_element_type_) return false;
-  return !complex && caps.can_fuse(n.op, in, n.outputs[0].dtype, n.attrs);
+  return caps.can_fuse(n.op, in, n.outputs[0].dtype, n.attrs);
 }
 
 namespace {

@@ -1,7 +1,8 @@
 // Loops of the elementwise ops on complex64 / complex128 (their values: core/ops/scalar_complex.h):
 // arithmetic, comparisons, parts, conj, complex(re, im), abs, sign, integer_pow, pow, the exp/log
-// family, sqrt/rsqrt, the trigonometric and hyperbolic families and their inverses, and conversions to, from and between complex types. Plain loops: the fusion pass keeps complex
-// values out of fused kernels.
+// family, sqrt/rsqrt, the trigonometric and hyperbolic families and their inverses, and conversions
+// to, from and between complex types. Fused kernels run these loops over their tiles too, so fused and
+// unfused values have the same bits.
 #include "core/cpu/elementwise_impl.h"
 #include "core/ops/scalar_complex.h"
 
@@ -10,22 +11,86 @@ namespace {
 
 namespace cx = scalar::cx;
 template <class T> using C = std::complex<T>;
-template <class T> constexpr bool is_complex_v = false;
-template <class T> constexpr bool is_complex_v<std::complex<T>> = true;
+
+// The loops run over blocks of values split into their parts (T arrays): GCC vectorises no access to
+// std::complex's _Complex value, and over interleaved parts it would pair a real-part subtraction
+// with an imaginary-part addition into one fused vfmaddsub (contraction off or not), so that a value
+// would round differently in a vector and in the scalar tail. Split, the vector code rounds each
+// operation as the scalar code does.
+constexpr int64_t kBlock = 256;
+template <class T>
+inline void split(const T* z, T* re, T* im, int64_t m) {
+  for (int64_t i = 0; i < m; ++i) re[i] = z[2 * i], im[i] = z[2 * i + 1];
+}
+template <class T>
+inline void join(const T* re, const T* im, T* z, int64_t m) {
+  for (int64_t i = 0; i < m; ++i) z[2 * i] = re[i], z[2 * i + 1] = im[i];
+}
 
 template <class T, class R, R (*F)(C<T>)>
-void unary_c(const void* const* in, void* out, int64_t n) {
-  const C<T>* a = arg<C<T>>(in, 0);
-  R* o = static_cast<R*>(out);
-  for (int64_t i = 0; i < n; ++i) o[i] = F(a[i]);
+XJAX_EW_CLONES void unary_c(const void* const* in, void* out, int64_t n) {
+  const T* a = arg<T>(in, 0);
+  T ar[kBlock], ai[kBlock], orr[kBlock], oi[kBlock];
+  for (int64_t s = 0; s < n; s += kBlock) {
+    const int64_t m = std::min(kBlock, n - s);
+    split(a + 2 * s, ar, ai, m);
+    if constexpr (std::is_same_v<R, C<T>>) {
+      for (int64_t i = 0; i < m; ++i) {
+        const C<T> r = F(cx::make(ar[i], ai[i]));
+        orr[i] = r.real(), oi[i] = r.imag();
+      }
+      join(orr, oi, static_cast<T*>(out) + 2 * s, m);
+    } else {
+      R* o = static_cast<R*>(out) + s;
+      for (int64_t i = 0; i < m; ++i) o[i] = F(cx::make(ar[i], ai[i]));
+    }
+  }
 }
 template <class T, class R, R (*F)(C<T>, C<T>)>
-void binary_c(const void* const* in, void* out, int64_t n) {
-  const C<T>* a = arg<C<T>>(in, 0);
-  const C<T>* b = arg<C<T>>(in, 1);
-  R* o = static_cast<R*>(out);
-  for (int64_t i = 0; i < n; ++i) o[i] = F(a[i], b[i]);
+XJAX_EW_CLONES void binary_c(const void* const* in, void* out, int64_t n) {
+  const T* a = arg<T>(in, 0);
+  const T* b = arg<T>(in, 1);
+  T ar[kBlock], ai[kBlock], br[kBlock], bi[kBlock];
+  for (int64_t s = 0; s < n; s += kBlock) {
+    const int64_t m = std::min(kBlock, n - s);
+    split(a + 2 * s, ar, ai, m);
+    split(b + 2 * s, br, bi, m);
+    if constexpr (std::is_same_v<R, C<T>>) {
+      for (int64_t i = 0; i < m; ++i) {  // (the results go where the first operand's parts were)
+        const C<T> r = F(cx::make(ar[i], ai[i]), cx::make(br[i], bi[i]));
+        ar[i] = r.real(), ai[i] = r.imag();
+      }
+      join(ar, ai, static_cast<T*>(out) + 2 * s, m);
+    } else {
+      R* o = static_cast<R*>(out) + s;
+      for (int64_t i = 0; i < m; ++i) o[i] = F(cx::make(ar[i], ai[i]), cx::make(br[i], bi[i]));
+    }
+  }
 }
+
+// exp checks each block for its main range (cx::exp_main_range) and runs cx::exp_main there, which
+// vectorises; cx::exp element by element elsewhere. Every element gets cx::exp's bits either way.
+template <class T>
+XJAX_EW_CLONES void exp_ranged(const void* const* in, void* out, int64_t n) {
+  const T* a = arg<T>(in, 0);
+  T re[kBlock], im[kBlock], ore[kBlock], oim[kBlock];
+  for (int64_t s = 0; s < n; s += kBlock) {
+    const int64_t m = std::min(kBlock, n - s);
+    split(a + 2 * s, re, im, m);
+    int64_t outside = 0;
+    for (int64_t i = 0; i < m; ++i) outside += !cx::exp_main_range(re[i], im[i]);
+    if (outside == 0) {
+      for (int64_t i = 0; i < m; ++i) cx::exp_main(re[i], im[i], ore[i], oim[i]);
+    } else {
+      for (int64_t i = 0; i < m; ++i) {
+        const C<T> r = cx::exp(cx::make(re[i], im[i]));
+        ore[i] = r.real(), oim[i] = r.imag();
+      }
+    }
+    join(ore, oim, static_cast<T*>(out) + 2 * s, m);
+  }
+}
+
 template <class T>
 void clamp_c(const void* const* in, void* out, int64_t n) {
   const C<T>* lo = arg<C<T>>(in, 0);
@@ -48,25 +113,11 @@ void pow_const(const void* const* in, void* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) o[i] = cx::integer_pow(a[i], kY);
 }
 
-// Conversions: a real value becomes (x, 0) through the part's type; a complex one keeps its real
-// part when converted to a real type (as JAX, which warns in NumPy's way at the Python level).
 template <class From, class To>
 void convert_c(const void* const* in, void* out, int64_t n) {
   const From* a = arg<From>(in, 0);
   To* o = static_cast<To*>(out);
-  for (int64_t i = 0; i < n; ++i) {
-    if constexpr (is_complex_v<From> && is_complex_v<To>) {
-      using P = typename To::value_type;
-      o[i] = To(P(a[i].real()), P(a[i].imag()));
-    } else if constexpr (is_complex_v<To>) {
-      using P = typename To::value_type;
-      o[i] = To(scalar::convert<From, P>(a[i]), P(0));
-    } else if constexpr (std::is_same_v<To, bool>) {
-      o[i] = a[i].real() != 0 || a[i].imag() != 0;  // nonzero, as NumPy and XLA
-    } else {
-      o[i] = scalar::convert<typename From::value_type, To>(a[i].real());
-    }
-  }
+  for (int64_t i = 0; i < n; ++i) o[i] = cx::convert<From, To>(a[i]);
 }
 
 template <class T>
@@ -88,7 +139,7 @@ ElementwiseLoop complex_op_loop(OpId op, const Attrs& attrs) {
     case OpId::abs_: return unary_c<T, T, cx::abs<T>>;
     case OpId::sign_: return unary_c<T, C<T>, cx::sign<T>>;
     case OpId::square_: return unary_c<T, C<T>, cx::square<T>>;
-    case OpId::exp_: return unary_c<T, C<T>, cx::exp<T>>;
+    case OpId::exp_: return exp_ranged<T>;
     case OpId::log_: return unary_c<T, C<T>, cx::log<T>>;
     case OpId::sqrt_: return unary_c<T, C<T>, cx::sqrt<T>>;
     case OpId::rsqrt_: return unary_c<T, C<T>, cx::rsqrt<T>>;

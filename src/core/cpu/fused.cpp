@@ -63,6 +63,12 @@ void FusedProgram::finalize() {
     if (last_use[out] < 0 && slot_buffer[out] >= 0) free_list.push_back(slot_buffer[out]);  // unused result
   }
   num_buffers = int(persistent.size());
+  buffer_elem = 8;
+  bool complex = false;
+  for (DType dt : slot_dtype) {
+    buffer_elem = std::max<int64_t>(buffer_elem, int64_t(itemsize(dt)));
+    complex = complex || is_complex(dt);
+  }
   // Work per element in units (a step, a gathered load, a reduction); scheduling is sized for
   // programs of up to kRefUnits, so that a task's work stays about the same.
   constexpr int64_t kRefUnits = 8;
@@ -70,7 +76,9 @@ void FusedProgram::finalize() {
   for (const FusedLoad& L : loads) units += L.kind == FusedLoad::Kind::Strided;
   task_elements = kTaskElements * kRefUnits / std::max(kRefUnits, units);
   // A tile's buffers should stay in L2 together with the streams through it.
-  tile = num_buffers > 8 ? 512 : 1024;
+  // With complex values, one block of the complex loops (which split each block into its parts):
+  // measured faster than longer tiles, whose blocks' part arrays and buffers alias each other.
+  tile = complex ? 256 : num_buffers * buffer_elem > 64 ? 512 : 1024;
   if (n < tile) tile = std::max<int64_t>(n, 1);
 }
 
@@ -118,7 +126,7 @@ void FusedProgram::run_empty(void* const* outputs) const {
   int64_t count = k0 * k1;
   for (const FusedReduce& red : reductions) {
     const ReduceLoops& L = reduce_loops(red.op, red.dtype);
-    std::unique_ptr<uint64_t[]> acc(new uint64_t[size_t(std::max<int64_t>(count, 1))]);
+    std::unique_ptr<uint64_t[]> acc(new uint64_t[size_t(std::max<int64_t>(count, 1)) * 2]);  // (complex: 16 bytes)
     L.init(acc.get(), count);
     L.finish(outputs[red.output], acc.get(), count);
   }

@@ -84,6 +84,7 @@ class FusedProgram {
   // read or written in place).
   int64_t task_elements = 1 << 15;
   int64_t tile = 1024;
+  int64_t buffer_elem = 8;  // bytes per element of a tile buffer: 16 when a slot is complex128
   std::vector<int> slot_buffer;
   int num_buffers = 0;
   std::vector<int> direct_output;  // per slot: the output it is written to in place, or -1

@@ -16,7 +16,6 @@ namespace fused {
 // reduction has few outputs (a constant, so results do not depend on the thread count).
 constexpr int64_t kTaskElements = 1 << 15;
 constexpr int64_t kTargetTasks = 64;
-constexpr int64_t kMaxElem = 8;
 constexpr int kMaxArgs = 16;
 
 // Per-thread tile buffers, grown on demand and kept for the next program. Page aligned, like the
@@ -101,7 +100,8 @@ __attribute__((always_inline)) inline void gather_runs(const FusedLoad& L, const
     else if (es == 1) strided_run<uint8_t>(dst, src, st, run);
     else if (es == 2) strided_run<uint16_t>(dst, src, st, run);
     else if (es == 4) strided_run<uint32_t>(dst, src, st, run);
-    else strided_run<uint64_t>(dst, src, st, run);
+    else if (es == 8) strided_run<uint64_t>(dst, src, st, run);
+    else strided_run<Bytes16>(dst, src, st, run);
     dst += size_t(run) * es;
     len -= run;
     off += run * st;
@@ -186,7 +186,7 @@ struct FusedProgram::Tile {
     size_t n = p.slot_dtype.size();
     if (n > 64) big.resize(n);
     slot = n > 64 ? big.data() : ptr;
-    size_t buf_bytes = size_t(p.tile) * fused::kMaxElem;
+    size_t buf_bytes = size_t(p.tile) * size_t(p.buffer_elem);
     char* scratch = fused::thread_scratch(buf_bytes * size_t(p.num_buffers));
     for (size_t s = 0; s < n; ++s)
       slot[s] = p.slot_buffer[s] >= 0 ? scratch + size_t(p.slot_buffer[s]) * buf_bytes : nullptr;

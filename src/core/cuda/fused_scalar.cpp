@@ -28,6 +28,11 @@ std::string read_mem(DType dt, const std::string& mem) { return scalar_load(dt, 
 std::string write_mem(DType dt, const std::string& value) { return scalar_store(dt, value); }
 
 std::string literal(DType dt, const std::string& bytes) {
+  if (is_complex(dt)) {  // its parts' literals
+    const DType p = dt == DType::Complex64 ? DType::Float32 : DType::Float64;
+    const size_t h = itemsize(p);
+    return slot_type(dt) + "(" + literal(p, bytes.substr(0, h)) + ", " + literal(p, bytes.substr(h, h)) + ")";
+  }
   uint64_t bits = 0;
   std::memcpy(&bits, bytes.data(), std::min<size_t>(bytes.size(), 8));
   char hex[32];
@@ -57,6 +62,8 @@ std::string step_expr(const KernelStep& st, const std::vector<std::string>& args
 
 bool cuda_can_fuse(OpId op, const std::vector<DType>& in, DType out, const Attrs& attrs) {
   const OpKind kind = op_info(op).kind;
+  // Complex reductions are not generated yet (they run nowhere on the GPU: gpu_plan refuses them).
+  if (kind == OpKind::Reduction && (is_complex(out) || std::any_of(in.begin(), in.end(), is_complex))) return false;
   if (kind == OpKind::Reduction) return true;  // every reduction fusion accepts: RedOp over any dtype
   return kind == OpKind::Elementwise && !scalar_expression(op, in, out, attrs, placeholders(in.size())).empty();
 }

@@ -141,9 +141,9 @@ GpuPlan convert(const Executable& exe) {
 }  // namespace
 
 bool is_library_op(OpId op) {
-  // The linear-algebra ops run on cuSOLVER / cuBLAS through CuPy (backends/cuda_library.py).
+  // The linear-algebra ops run on cuSOLVER / cuBLAS through CuPy (backends/cuda_library.py), fft on cuFFT.
   return op == OpId::dot_general_ || op == OpId::dot_general_add_ || op == OpId::conv_general_dilated_ ||
-         op == OpId::sort_ || op == OpId::top_k_ || op_info(op).kind == OpKind::Linalg;
+         op == OpId::sort_ || op == OpId::top_k_ || op == OpId::fft_ || op_info(op).kind == OpKind::Linalg;
 }
 
 GpuPlan gpu_plan(const Graph& g) {

@@ -55,10 +55,30 @@ void refuse_float8(const Graph& g) {
   }
 }
 
+namespace {
+
+// Whether op's kernel only moves elements (and so takes complex values as any others).
+bool moves_elements(OpId op) {
+  switch (op) {
+    case OpId::transpose_: case OpId::reshape_: case OpId::broadcast_in_dim_: case OpId::slice_: case OpId::pad_:
+    case OpId::concatenate_: case OpId::rev_: case OpId::dynamic_slice_: case OpId::dynamic_update_slice_:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 KernelPlan generate_kernel(OpId op, const std::vector<TypeInfo>& in, const Attrs& attrs) {
   if (!has_kernel(op)) no_kernel(op);
   refuse_float8(op, in);
   const Types out = infer_types(op, in, attrs);
+  bool complex = false;
+  for (const Types* ts : {&in, &out})
+    for (const TypeInfo& t : *ts) complex = complex || is_complex(t.dtype);
+  if (complex && !moves_elements(op))  // (reductions, cumulative ops, gather and scatter, windows)
+    throw NoKernelError(std::string("[cuda] no GPU kernel for op '") + op_name(op) + "' on complex values yet");
   switch (op) {
     case OpId::transpose_: return gen_transpose(in, out, attrs);
     case OpId::reshape_: return gen_copy(op, in, out, attrs);

@@ -22,6 +22,7 @@ using xjax::scalar::u8;
 using xjax::scalar::u16;
 using xjax::scalar::u32;
 using xjax::scalar::u64;
+using xjax::scalar::u128;
 template <typename T, typename W> __device__ __forceinline__ T xjax_get(W w, u32 shift) {
   T v;
   unsigned char* d = (unsigned char*)&v;
@@ -82,7 +83,8 @@ std::string bits_type(DType dt) {
     case 1: return "u8";
     case 2: return "u16";
     case 4: return "u32";
-    default: return "u64";
+    case 8: return "u64";
+    default: return "u128";
   }
 }
 

@@ -53,7 +53,9 @@ std::string scalar_storage_type(DType dt) {
     case DType::BFloat16: return "xjax::bfloat16";
     case DType::Float32: return "float";
     case DType::Float64: return "double";
-    case DType::Complex64: case DType::Complex128: case DType::Float8E4M3FN: case DType::Float8E5M2: break;
+    case DType::Complex64: return "xjax::scalar::cx::C<float>";
+    case DType::Complex128: return "xjax::scalar::cx::C<double>";
+    case DType::Float8E4M3FN: case DType::Float8E5M2: break;
   }
   throw NotImplementedError(std::string("generated kernels do not support ") + dtype_name(dt) + " yet");
 }
@@ -118,6 +120,29 @@ std::string storage_call(const char* fn, DType from, DType to, const std::string
   return is_half(to) ? "xjax::scalar::to_compute(" + r + ")" : r;
 }
 
+// An op with a complex operand or result: scalar_complex.h's cx:: function of the op's name, over the
+// part type; "" for the ops it defines on the host only (the trigonometric and hyperbolic families).
+std::string complex_expression(OpId op, const std::vector<DType>& in, DType out, const Attrs& attrs,
+                               const std::vector<std::string>& args) {
+  const DType c = is_complex(in[0]) ? in[0] : out;
+  const std::string part = c == DType::Complex64 ? "float" : "double";
+  std::vector<std::string> operands = args;
+  switch (op) {
+    case OpId::convert_element_type_: return storage_call("cx::convert", in[0], out, args[0]);
+    case OpId::complex_: return call("xjax::scalar::cx::make<" + part + ">", args);
+    case OpId::copy_: return call("xjax::scalar::copy<" + scalar_compute_type(c) + ">", args);
+    case OpId::integer_pow_: operands.push_back(int_literal(attrs.get_int("y"))); break;
+    case OpId::add_: case OpId::sub_: case OpId::mul_: case OpId::div_: case OpId::eq_: case OpId::ne_:
+    case OpId::max_: case OpId::min_: case OpId::neg_: case OpId::conj_: case OpId::real_: case OpId::imag_:
+    case OpId::abs_: case OpId::sign_: case OpId::square_: case OpId::exp_: case OpId::log_: case OpId::sqrt_:
+    case OpId::rsqrt_: case OpId::expm1_: case OpId::log1p_: case OpId::exp2_: case OpId::logistic_:
+    case OpId::pow_: case OpId::atan2_: case OpId::clamp_:
+      break;
+    default: return "";
+  }
+  return call("xjax::scalar::cx::" + std::string(op_name(op)) + "<" + part + ">", operands);
+}
+
 }  // namespace
 
 std::string scalar_compute_type(DType dt) { return is_half(dt) ? "float" : scalar_storage_type(dt); }
@@ -133,6 +158,8 @@ std::string scalar_store(DType dt, const std::string& value) {
 std::string scalar_expression(OpId op, const std::vector<DType>& in, DType out, const Attrs& attrs,
                               const std::vector<std::string>& args) {
   if (args.size() != in.size() || in.empty() || !valid(op, in, out, attrs)) return "";
+  if (op != OpId::select_n_ && (is_complex(out) || is_complex(in[0]) || (in.size() > 1 && is_complex(in[1]))))
+    return complex_expression(op, in, out, attrs, args);
   switch (op) {
     case OpId::convert_element_type_: return storage_call("convert", in[0], out, args[0]);
     case OpId::bitcast_convert_type_: return storage_call("bitcast", in[0], out, args[0]);

@@ -59,6 +59,14 @@ typedef ::uint32_t u32;
 typedef ::uint64_t u64;
 #endif
 
+// A 16-byte element as bits (complex128), for kernels that only move elements: trivially default
+// constructible (so it may live in __shared__ arrays), and made from an integer fill as u64s are.
+struct u128 {
+  u64 lo, hi;
+  u128() = default;
+  XJAX_HD u128(u64 v) : lo(v), hi(0) {}
+};
+
 // ---- type traits
 template <class A, class B> struct same_type { static constexpr bool value = false; };
 template <class A> struct same_type<A, A> { static constexpr bool value = true; };
@@ -156,7 +164,7 @@ XJAX_SCALAR_LIBM1(asinh) XJAX_SCALAR_LIBM1(acosh) XJAX_SCALAR_LIBM1(atanh)
 XJAX_SCALAR_LIBM1(erf) XJAX_SCALAR_LIBM1(erfc)
 XJAX_SCALAR_LIBM1(floor) XJAX_SCALAR_LIBM1(ceil) XJAX_SCALAR_LIBM1(round) XJAX_SCALAR_LIBM1(nearbyint)
 XJAX_SCALAR_LIBM2(pow) XJAX_SCALAR_LIBM2(fmod) XJAX_SCALAR_LIBM2(atan2) XJAX_SCALAR_LIBM2(nextafter)
-XJAX_SCALAR_LIBM2(copysign)
+XJAX_SCALAR_LIBM2(copysign) XJAX_SCALAR_LIBM2(hypot)
 #undef XJAX_SCALAR_LIBM1
 #undef XJAX_SCALAR_LIBM2
 XJAX_HD inline float fma(float a, float b, float c) { return ::fmaf(a, b, c); }

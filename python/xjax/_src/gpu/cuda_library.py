@@ -1,6 +1,7 @@
 """The GPU plan's library steps: the ops that run through CuPy rather than generated CUDA -- dot_general
 (and dot_general_add) on cuBLAS via cupy.matmul, conv_general_dilated as the generated im2col's patches
-times the kernel on cuBLAS, sort and top_k on CuPy's (stable) sort; the linear-algebra ops (cuda_linalg).
+times the kernel on cuBLAS, sort and top_k on CuPy's (stable) sort, fft on cuFFT (cupy.fft); the
+linear-algebra ops (cuda_linalg).
 
 Each takes CuPy arrays of the operands (C-contiguous, in their storage dtype: bfloat16 as its uint16
 bits) and the plan's result types; returns C-contiguous results in storage dtypes. CuPy is
@@ -166,4 +167,26 @@ def top_k(ins, attrs, out_types, in_types):
     return [cp.ascontiguousarray(values), cp.ascontiguousarray(index)]
 
 
-ROUTES = {"dot_general": dot, "dot_general_add": dot_add, "sort": sort, "top_k": top_k, **cuda_linalg.ROUTES}
+# ---- fft ----
+
+def fft(ins, attrs, out_types, in_types):
+    """lax.fft on cuFFT through cupy.fft, over the trailing len(fft_lengths) axes with XLA's semantics:
+    the inverse transforms scale by 1 / prod(fft_lengths) (norm "backward"), RFFT keeps the
+    non-negative frequencies of the last axis, IRFFT makes fft_lengths[-1] real values from them."""
+    cp = _cp()
+    (x,), kind = ins, attrs["fft_type"]
+    lengths = tuple(int(n) for n in attrs["fft_lengths"])
+    axes = tuple(range(x.ndim - len(lengths), x.ndim))
+    if kind == "FFT":
+        y = cp.fft.fftn(x, axes=axes)
+    elif kind == "IFFT":
+        y = cp.fft.ifftn(x, axes=axes)
+    elif kind == "RFFT":
+        y = cp.fft.rfftn(x, s=lengths, axes=axes)
+    else:
+        y = cp.fft.irfftn(x, s=lengths, axes=axes)
+    return [cp.ascontiguousarray(y, dtype=out_types[0][1])]
+
+
+ROUTES = {"dot_general": dot, "dot_general_add": dot_add, "sort": sort, "top_k": top_k, "fft": fft,
+          **cuda_linalg.ROUTES}
