@@ -15,24 +15,7 @@ from isolated import digests_by_thread_count
 from xjax._src.lax import linalg_forms
 from xjax.lax import linalg
 from xjax.test_util import check_grads
-
-
-@pytest.fixture
-def x64():
-    xjax.config.update("jax_enable_x64", True)
-    yield
-    xjax.config.update("jax_enable_x64", False)
-
-
-def in_x64(fn):
-    def wrapped(*args, **kwargs):
-        xjax.config.update("jax_enable_x64", True)
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            xjax.config.update("jax_enable_x64", False)
-    wrapped.__name__ = fn.__name__
-    return wrapped
+from x64_util import in_x64
 
 
 batch_shapes = st.lists(st.integers(1, 3), min_size=0, max_size=2).map(tuple)

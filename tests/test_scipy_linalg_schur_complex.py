@@ -8,28 +8,10 @@ import pytest
 import scipy.linalg
 from hypothesis import given, settings, strategies as st
 
-import xjax
 import xjax.numpy as jnp
 import xjax.scipy.linalg as L
 from batching_util import check_batch
-
-
-@pytest.fixture
-def x64():
-    xjax.config.update("jax_enable_x64", True)
-    yield
-    xjax.config.update("jax_enable_x64", False)
-
-
-def in_x64(fn):
-    def wrapped(*args, **kwargs):
-        xjax.config.update("jax_enable_x64", True)
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            xjax.config.update("jax_enable_x64", False)
-    wrapped.__name__ = fn.__name__
-    return wrapped
+from x64_util import in_x64
 
 
 def crandn(rng, shape, dtype=np.complex128):
