@@ -21,13 +21,6 @@ from isolated import digests_by_thread_count
 from jax_complex_sort_values import JAX, VALUES
 
 
-@pytest.fixture
-def x64():
-    xjax.config.update("jax_enable_x64", True)
-    yield
-    xjax.config.update("jax_enable_x64", False)
-
-
 def crandn(rng, shape, dtype=np.complex128):
     return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
 

@@ -32,14 +32,6 @@ def same(a, b):
     return a.shape == b.shape and bool(np.all((a == b) | (np.isnan(a) & np.isnan(b))))
 
 
-@pytest.fixture
-def x64():
-    prev = xjax.config.jax_enable_x64
-    xjax.config.update("jax_enable_x64", True)
-    yield
-    xjax.config.update("jax_enable_x64", prev)
-
-
 def rounded(values, dt):
     """NumPy's float32 value rounded once to dt by ml_dtypes: what a widened op gives."""
     return np.asarray(values, np.float32).astype(NP[dt])

@@ -15,12 +15,6 @@ from xjax import lax
 from xjax.test_util import check_grads
 
 
-@pytest.fixture
-def x64():
-    with xjax.enable_x64(True):
-        yield
-
-
 # ---- tile ------------------------------------------------------------------------------------------
 
 @settings(max_examples=20, deadline=None)

@@ -22,10 +22,7 @@ CTYPES = [np.complex64, np.complex128]
 TOL = {np.complex64: 2e-5, np.complex128: 1e-12}
 
 
-@pytest.fixture(autouse=True)
-def x64():
-    with xjax.enable_x64():
-        yield
+pytestmark = pytest.mark.usefixtures("x64")  # conftest.py's, for every test here
 
 
 def crandn(rng, shape, dtype=np.complex128):

@@ -4,15 +4,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import xjax
 import xjax.numpy as jnp
 from xjax.test_util import check_grads
 
 
-@pytest.fixture(autouse=True)
-def x64():
-    with xjax.enable_x64(True):
-        yield
+pytestmark = pytest.mark.usefixtures("x64")  # conftest.py's, for every test here
 
 
 @settings(max_examples=40, deadline=None)

@@ -14,12 +14,6 @@ RNG = np.random.default_rng(2707)
 NORMS = [None, "backward", "ortho"]
 
 
-@pytest.fixture
-def x64():
-    with xjax.enable_x64(True):
-        yield
-
-
 @pytest.mark.parametrize("norm", NORMS)
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 7, 16, 17, 30])
 def test_1d_against_scipy(x64, n, norm):

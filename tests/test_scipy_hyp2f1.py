@@ -2,18 +2,11 @@
 values where it does not (x > 1 and non-positive integer c give inf; series capped at 250 terms near x = +-1),
 float32, derivatives (check_grads in x64), vmap against a loop."""
 import numpy as np
-import pytest
 import scipy.special as ss
 
 import xjax
 from xjax.scipy.special import hyp2f1
 from xjax.test_util import check_grads
-
-
-@pytest.fixture
-def x64():
-    with xjax.enable_x64(True):
-        yield
 
 
 def _random_points(n=200, seed=0):

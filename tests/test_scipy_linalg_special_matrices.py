@@ -15,13 +15,6 @@ from xjax.test_util import check_grads
 batch_shapes = st.lists(st.integers(1, 3), min_size=0, max_size=2).map(tuple)
 
 
-@pytest.fixture
-def x64():
-    xjax.config.update("jax_enable_x64", True)
-    yield
-    xjax.config.update("jax_enable_x64", False)
-
-
 def per_vector(f, *arrays):
     """SciPy's f applied to each vector of the (common) batch, stacked back."""
     batch = arrays[0].shape[:-1]

@@ -14,12 +14,6 @@ RNG = np.random.default_rng(2711)
 MODES = ["full", "same", "valid"]
 
 
-@pytest.fixture
-def x64():
-    with xjax.enable_x64(True):
-        yield
-
-
 def _close(got, want, tol=1e-12):
     assert np.shape(got) == np.shape(want)
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)

@@ -14,10 +14,7 @@ from xjax.test_util import check_grads
 RNG = np.random.default_rng(77)
 
 
-@pytest.fixture(autouse=True)
-def x64():
-    with xjax.enable_x64(True):
-        yield
+pytestmark = pytest.mark.usefixtures("x64")  # conftest.py's, for every test here
 
 
 def complex_points(n, scale):

@@ -15,12 +15,6 @@ RNG = np.random.default_rng(5)
 N = 300
 
 
-@pytest.fixture
-def x64():
-    with xjax.enable_x64(True):
-        yield
-
-
 def test_every_stats_module_exports_jax_names():
     jax_stats = pytest.importorskip("jax.scipy.stats")  # the reference: JAX's own modules
     for name in dir(jax_stats):

@@ -13,12 +13,6 @@ import xjax.scipy.sparse.linalg as sl
 from xjax.test_util import check_grads
 
 
-@pytest.fixture
-def x64():
-    with xjax.enable_x64(True):
-        yield
-
-
 A = np.array([[4.0, 1.0, 0.5, 0.0], [1.0, 3.0, 0.2, 0.1], [0.5, 0.2, 2.0, 0.3], [0.0, 0.1, 0.3, 1.5]])
 N = A + np.triu(A, 1) * 0.7  # not symmetric
 B = np.array([1.0, -2.0, 0.5, 3.0])
