@@ -60,11 +60,11 @@ XJAX_EW_CLONES void binary_vec(const void* const* in, void* out, int64_t n) {
 // exp and logistic without the handling of extremes, sin and cos where our code rather than libm
 // computes them): per block, the main-range code where the whole block lies in that range, else
 // Op::f element by element. Every element gets Op::f's bits either way (Op::main is Op::f in
-// range), whatever block it falls in.
-template <class T, class Op>
+// range), whatever block it falls in. Short blocks suit functions whose values leave the main
+// range often (erf_inv of uniforms, 1 in 250).
+template <class T, class Op, int64_t kBlock = 256>
 XJAX_EW_CLONES void unary_ranged(const void* const* in, void* out, int64_t n) {
   using Count = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
-  constexpr int64_t kBlock = 256;
   const T* a = arg<T>(in, 0);
   T* o = static_cast<T*>(out);
   for (int64_t s = 0; s < n; s += kBlock) {

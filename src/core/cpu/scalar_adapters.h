@@ -43,7 +43,7 @@ XJAX_EW_OP(Clz, clz)
     }                                                                                                \
   };
 XJAX_EW_RANGED_OP(Sin, sin) XJAX_EW_RANGED_OP(Cos, cos) XJAX_EW_RANGED_OP(Tan, tan) XJAX_EW_RANGED_OP(Exp, exp)
-XJAX_EW_RANGED_OP(Logistic, logistic)
+XJAX_EW_RANGED_OP(Logistic, logistic) XJAX_EW_RANGED_OP(ErfInv, erf_inv)
 #undef XJAX_EW_RANGED_OP
 
 // Ops with an attribute, fixed per loop so that it folds into the loop's code.

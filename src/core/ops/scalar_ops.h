@@ -341,34 +341,45 @@ XJAX_HD inline int select_case(i64 which, int num_cases) {
 
 // ---- random bits: threefry2x32 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3",
 // SC 2011), the Threefry-2x32 block cipher with 20 rounds as JAX uses it. Encrypts the counter
-// (x0, x1) under the key (k0, k1); returns the result words packed as (y0 << 32) | y1.
+// (x0, x1) under the key (k0, k1). threefry2x32_lanes encrypts N counters under one key in place
+// (x0[j], x1[j] become the result words), round by round across the N lanes: a loop over blocks of
+// many lanes keeps several vectors' rounds in flight, where one vector's chain of dependent
+// rounds would leave the CPU waiting (1.3x to 1.4x faster on AVX2 and AVX-512).
 XJAX_HD inline u32 rotl32(u32 v, unsigned r) { return (v << r) | (v >> (32u - r)); }
-#define XJAX_THREEFRY_ROUND(r) \
-  x0 += x1;                    \
-  x1 = rotl32(x1, r);          \
-  x1 ^= x0;
-XJAX_HD inline u64 threefry2x32(u32 k0, u32 k1, u32 x0, u32 x1) {
+#define XJAX_THREEFRY_ROUND(r)     \
+  for (int j = 0; j < N; ++j) {    \
+    x0[j] += x1[j];                \
+    x1[j] = rotl32(x1[j], r);      \
+    x1[j] ^= x0[j];                \
+  }
+#define XJAX_THREEFRY_INJECT(a, b) \
+  for (int j = 0; j < N; ++j) {    \
+    x0[j] += a;                    \
+    x1[j] += b;                    \
+  }
+template <int N>
+XJAX_HD_ALWAYS_INLINE void threefry2x32_lanes(u32 k0, u32 k1, u32 (&x0)[N], u32 (&x1)[N]) {
   const u32 k2 = k0 ^ k1 ^ 0x1BD11BDAu;  // the key schedule's parity word
-  x0 += k0;
-  x1 += k1;
+  XJAX_THREEFRY_INJECT(k0, k1)
   XJAX_THREEFRY_ROUND(13) XJAX_THREEFRY_ROUND(15) XJAX_THREEFRY_ROUND(26) XJAX_THREEFRY_ROUND(6)
-  x0 += k1;
-  x1 += k2 + 1u;
+  XJAX_THREEFRY_INJECT(k1, k2 + 1u)
   XJAX_THREEFRY_ROUND(17) XJAX_THREEFRY_ROUND(29) XJAX_THREEFRY_ROUND(16) XJAX_THREEFRY_ROUND(24)
-  x0 += k2;
-  x1 += k0 + 2u;
+  XJAX_THREEFRY_INJECT(k2, k0 + 2u)
   XJAX_THREEFRY_ROUND(13) XJAX_THREEFRY_ROUND(15) XJAX_THREEFRY_ROUND(26) XJAX_THREEFRY_ROUND(6)
-  x0 += k0;
-  x1 += k1 + 3u;
+  XJAX_THREEFRY_INJECT(k0, k1 + 3u)
   XJAX_THREEFRY_ROUND(17) XJAX_THREEFRY_ROUND(29) XJAX_THREEFRY_ROUND(16) XJAX_THREEFRY_ROUND(24)
-  x0 += k1;
-  x1 += k2 + 4u;
+  XJAX_THREEFRY_INJECT(k1, k2 + 4u)
   XJAX_THREEFRY_ROUND(13) XJAX_THREEFRY_ROUND(15) XJAX_THREEFRY_ROUND(26) XJAX_THREEFRY_ROUND(6)
-  x0 += k2;
-  x1 += k0 + 5u;
-  return (u64(x0) << 32) | x1;
+  XJAX_THREEFRY_INJECT(k2, k0 + 5u)
 }
 #undef XJAX_THREEFRY_ROUND
+#undef XJAX_THREEFRY_INJECT
+// The op's value: both result words packed as (y0 << 32) | y1.
+XJAX_HD inline u64 threefry2x32(u32 k0, u32 k1, u32 x0, u32 x1) {
+  u32 y0[1] = {x0}, y1[1] = {x1};
+  threefry2x32_lanes(k0, k1, y0, y1);
+  return (u64(y0[0]) << 32) | y1[0];
+}
 
 
 // ---- the catalogue of the ops above that are one call on compute values, with the types each
