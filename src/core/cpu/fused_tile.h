@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "core/cpu/bytes16.h"
@@ -121,7 +122,14 @@ template <typename T>
 void iota_run(T* dst, int64_t start, int64_t len, int64_t inner, int64_t count) {
   using C = typename ComputeOf<T>::type;
   if (inner == 1 && start + len <= count) {  // the common case: a plain count
-    for (int64_t i = 0; i < len; ++i) dst[i] = T(C(start + i));
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      // in T's own width (wrapping, as the conversion does): no 64-bit lanes to narrow
+      using U = std::make_unsigned_t<T>;
+      U v = U(uint64_t(start));
+      for (int64_t i = 0; i < len; ++i, ++v) dst[i] = T(v);
+    } else {
+      for (int64_t i = 0; i < len; ++i) dst[i] = T(C(start + i));
+    }
     return;
   }
   int64_t q = start / inner, r = start % inner, v = q % count;

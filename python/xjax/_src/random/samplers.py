@@ -84,7 +84,9 @@ def normal(key, shape=(), dtype=None):
     parts independent normals of variance 1/2, from the key's two halves, as JAX draws them)."""
     data, _ = check_key("normal", key)
     shape = canonical_shape(shape)
-    dt = dtypes.check_user_dtype(float if dtype is None else dtype)
+    if dtype is None:  # the default float dtype: nothing to check
+        return normal_raw(data, shape, dtypes.default_float_dtype())
+    dt = dtypes.check_user_dtype(dtype)
     if dtypes.is_complex(dt):
         return _complex_normal(data, shape, dt)
     dtype = float_dtype("normal", dtype, "a float or complex dtype")

@@ -1,5 +1,6 @@
 """Helpers of the samplers: argument checks worded as JAX's, and the eager fast path."""
 import functools
+import operator
 
 import numpy as np
 
@@ -7,6 +8,9 @@ from xjax._src import core, dtypes
 from xjax._src.jit import jit
 from xjax._src.lax.base import asarray
 from xjax._src.numpy import util as jnp_util
+
+
+_SCALARS = frozenset([float, int, bool])
 
 
 def staged(*static_argnums):
@@ -40,14 +44,13 @@ def staged(*static_argnums):
             for i, a in enumerate(args):
                 if i in static:
                     continue
-                if isinstance(a, core.Tracer):
-                    return fn(*args)
-                if type(a) in (float, int, bool):
+                t = type(a)
+                if t in _SCALARS:
                     a = asarray(a)
-                elif type(a) is tuple or type(a) is list:  # not static: a tuple of arrays
+                elif t is tuple or t is list or isinstance(a, core.Tracer):  # (a tuple: of arrays)
                     return fn(*args)
                 dyn.append(a)
-            return jitted_for(tuple((i, args[i]) for i in static_argnums))(*dyn)
+            return jitted_for(tuple([(i, args[i]) for i in static_argnums]))(*dyn)
 
         return call
 
@@ -55,6 +58,11 @@ def staged(*static_argnums):
 
 
 def canonical_shape(shape):
+    if type(shape) is tuple:  # the common case, without jnp's general checks
+        try:
+            return tuple(map(operator.index, shape))
+        except TypeError:
+            pass  # jnp's error message
     return jnp_util.canonicalize_shape(shape)
 
 
