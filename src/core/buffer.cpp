@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -18,7 +19,10 @@ namespace {
 // time; for a 64 MB result that costs more than the kernel itself. So large allocations are 2 MB
 // aligned with transparent huge pages, and freed blocks from 64 KB up are kept for reuse (bounded):
 // malloc would hand medium blocks back to the kernel (heap trimming) and fault them in again on
-// every call of a compiled program (a scan's stacked outputs: a third of its time).
+// every call of a compiled program (a scan's stacked outputs: a third of its time). Small blocks
+// come from malloc, aligned within a block 64 bytes larger whose offset is kept in the byte just
+// before the data: aligned_alloc's splitting of a larger chunk cost eager ops on small arrays more
+// than their kernels.
 constexpr size_t kHugePage = size_t(2) << 20;
 constexpr size_t kMinCachedBlock = size_t(64) << 10;
 constexpr size_t kMaxCachedBytes = size_t(1) << 30;
@@ -77,7 +81,14 @@ size_t padded_size(size_t nbytes) {
 std::shared_ptr<Buffer> Buffer::allocate(size_t nbytes) {
   if (nbytes > size_t(kMaxArrayBytes)) throw AllocationError(nbytes);  // so that padding cannot wrap
   size_t padded = padded_size(nbytes);
-  void* p = padded >= kMinCachedBlock ? cache().take(padded) : nullptr;
+  if (padded < kMinCachedBlock) {
+    char* block = static_cast<char*>(std::malloc(padded + kBufferAlignment));
+    if (!block) throw AllocationError(nbytes);
+    char* p = block + (kBufferAlignment - reinterpret_cast<uintptr_t>(block) % kBufferAlignment);  // 1 to 64 bytes in
+    p[-1] = char(p - block);
+    return std::shared_ptr<Buffer>(new Buffer(p, nbytes));
+  }
+  void* p = cache().take(padded);
   if (!p && padded >= kHugePage) {
     p = std::aligned_alloc(kHugePage, padded);
     if (p) madvise(p, padded, MADV_HUGEPAGE);
@@ -99,8 +110,12 @@ std::shared_ptr<Buffer> Buffer::wrap(const void* data, size_t nbytes, std::share
 Buffer::~Buffer() {
   if (borrowed_) return;
   size_t padded = padded_size(nbytes_);
-  if (padded >= kMinCachedBlock && cache().give(data_, padded)) return;
-  std::free(data_);
+  if (padded < kMinCachedBlock) {
+    char* p = static_cast<char*>(data_);
+    std::free(p - static_cast<unsigned char>(p[-1]));
+    return;
+  }
+  if (!cache().give(data_, padded)) std::free(data_);
 }
 
 }  // namespace xjax

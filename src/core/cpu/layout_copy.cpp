@@ -262,6 +262,7 @@ void copy_typed(const U* src, U* dst, const Dims& g) {
   }
   const int64_t total = numel(g.n);
   const int64_t grain = std::max<int64_t>(1, kParallelBytes / int64_t(sizeof(U)));
+  if (total < 2 * grain) return copy_range(src, dst, g, 0, total);  // one thread's: no job to make
   parallel_for(total, grain, [&](int64_t b, int64_t e) { copy_range(src, dst, g, b, e); });
 }
 
