@@ -18,7 +18,8 @@ from xjax._src.jit import jit  # noqa: F401
 from xjax._src.autodiff import grad, jvp, linearize, value_and_grad, vjp  # noqa: F401
 from xjax._src.jacobians import hessian, jacfwd, jacrev  # noqa: F401
 from xjax._src.vmap import vmap  # noqa: F401
-from xjax._src.pmap import pmap, shard_map  # noqa: F401
+from xjax._src.pmap import pmap  # noqa: F401
+from xjax._src.shard_map import shard_map  # noqa: F401
 from xjax._src.caches import clear_caches  # noqa: F401
 from xjax._src.make_jaxpr import eval_shape, make_jaxpr  # noqa: F401
 from xjax._src.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
