@@ -91,6 +91,18 @@ def test_grad_vmap_and_errors():
                 bad()
             except Exception as err:
                 print(type(err).__name__, "|", str(err).splitlines()[0])
+        # check_vma: an out_spec leaving out an axis the result varies over (JAX's error), eagerly and under jit
+        for f in [jax.shard_map(lambda a: a * 2, mesh=mesh, in_specs=P("X"), out_specs=P()),
+                  jax.jit(jax.shard_map(lambda a: jax.jit(jnp.sin)(a), mesh=mesh, in_specs=P("X"), out_specs=P()))]:
+            try:
+                f(x)
+            except ValueError as err:
+                print(str(err).splitlines()[4])
+        free = jax.shard_map(lambda a: a * 2, mesh=mesh, in_specs=P("X"), out_specs=P(), check_vma=False)
+        np.testing.assert_array_equal(np.asarray(free(x)), 2 * x_np[:4])  # the first device's
+        ok = jax.shard_map(lambda a: lax.all_gather(a, "X", tiled=True) + lax.axis_index("Y"), mesh=mesh,
+                           in_specs=P("X"), out_specs=P(None, "Y"))
+        print(ok(x).shape)
         """)
     assert out.splitlines() == [
         "[1.5, 3.0, 27.5, 33.0]",
@@ -103,7 +115,9 @@ def test_grad_vmap_and_errors():
         "ValueError | shard_map applied to the function '<lambda>' was given an in_specs entry which is too long to be "
         "compatible with the corresponding input value from the function:",
         "DuplicateSpecError | A single NamedSharding spec specification can map every mesh axis to at most one "
-        "positional dimension, but P('X', 'X') has duplicate entries for `X`"]
+        "positional dimension, but P('X', 'X') has duplicate entries for `X`"] + [
+        "out_specs is P() which implies that the corresponding output value is only varying across mesh axes {} and "
+        "not {X}, but it was inferred to be possibly varying over {X}"] * 2 + ["(8, 8)"]
 
 
 _MLP = """

@@ -23,8 +23,9 @@ from xjax._src.interpreters.graph_lowering import as_array
 from xjax._src.lax.layout import index_in_dim, reshape, transpose
 from xjax._src.pmap_program import Program, inline_collective_calls
 from xjax._src.sharded_array import ShardedArray, place
-from xjax._src.sharding import Mesh, NamedSharding, PartitionSpec, _check_unique_axes, _names_of, get_mesh, \
-    typed_sharding
+from xjax._src.shard_map_vma import check_out_specs
+from xjax._src.sharding import Mesh, NamedSharding, PartitionSpec, _axis_names, _check_unique_axes, _names_of, \
+    get_mesh, typed_sharding
 
 
 _CHECK_VMA = ("reverse-mode differentiation inside a shard_map body with check_vma=True: JAX's types of values "
@@ -161,6 +162,36 @@ def _traced(fun, mesh, in_axes, out_specs, flat_args, in_tree, check_vma):
     return out_tree.unflatten(results)
 
 
+def _trace_body(fun, mesh, in_tree, avals, in_specs_flat, out_specs, check_vma):
+    """(the body's jaxpr over one device's blocks with the mesh axes bound, its output tree); with
+    check_vma, out_specs checked against the axes each output may vary over."""
+    out_trees = []
+
+    def flat_fun(*blocks):
+        args, kwargs = in_tree.unflatten(blocks)
+        with _body(check_vma):
+            out = fun(*args, **kwargs)
+        leaves, tree = data_leaves.flatten(out)
+        out_trees.append(tree)
+        return leaves
+
+    dbg = pe.DebugInfo("shard_map", fun, names_fn=lambda: [])
+    with contextlib.ExitStack() as stack:
+        for name, size in zip(mesh.axis_names, mesh.axis_sizes):
+            stack.enter_context(core.extend_axis_env(name, size))
+        closed = pe.trace_to_jaxpr(flat_fun, avals, dbg, what=f"function {pe.func_src_info(fun)} traced for shard_map")
+    out_tree = out_trees[0]
+    if check_vma:
+        flat_out = _specs("out_specs", out_tree.unflatten([0] * out_tree.num_leaves), out_specs)
+        in_vary = [frozenset(_axis_names(s)) for s in in_specs_flat]
+        check_out_specs(pe.fun_name(fun), mesh, closed.jaxpr, in_vary, [(s, frozenset(_axis_names(s))) for s in flat_out])
+    return closed, out_tree
+
+
+def _block_aval(aval, axes, mesh):
+    return aval.update(shape=tuple(d // math.prod(mesh.shape[n] for n in names) for d, names in zip(aval.shape, axes)))
+
+
 # ---- eagerly: the program on every device -------------------------------------------------------
 
 _programs = {}  # (fun, mesh, specs, avals, axis env) -> (Program, out tree)
@@ -174,25 +205,11 @@ def _eager(fun, mesh, in_specs_flat, out_specs, flat_args, in_tree, check_vma):
     key = (fun, mesh, tuple(in_specs_flat), in_tree, tuple(avals), core.axis_env(), check_vma)
     entry = _programs.get(key)
     if entry is None:
-        out_trees = []
-
-        def flat_fun(*blocks):
-            args, kwargs = in_tree.unflatten(blocks)
-            with _body(check_vma):
-                out = fun(*args, **kwargs)
-            leaves, tree = data_leaves.flatten(out)
-            out_trees.append(tree)
-            return leaves
-
-        dbg = pe.DebugInfo("shard_map", fun, names_fn=lambda: [])
-        with contextlib.ExitStack() as stack:
-            for name, size in mesh_axes:
-                stack.enter_context(core.extend_axis_env(name, size))
-            closed = pe.trace_to_jaxpr(flat_fun, avals, dbg, what=f"function {pe.func_src_info(fun)} traced for shard_map")
+        closed, out_tree = _trace_body(fun, mesh, in_tree, avals, in_specs_flat, out_specs, check_vma)
         closed, lifted = pe.split_tracer_consts(closed)
         if lifted:  # it closes over tracers of an enclosing transformation
             return None
-        entry = (Program(inline_collective_calls(closed), None, mesh_axes), out_trees[0])
+        entry = (Program(inline_collective_calls(closed), None, mesh_axes), out_tree)
         if len(_programs) > 256:
             _programs.clear()
         _programs[key] = entry
@@ -241,7 +258,11 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
             NamedSharding(m, s)  # (JAX's errors for a bad spec)
             _check_in(f, m, s, x, i)
         in_axes = [_spec_axes(s, core.get_aval(x).ndim) for x, s in zip(flat_args, specs)]
-        if not any(isinstance(x, core.Tracer) for x in flat_args):
+        if any(isinstance(x, core.Tracer) for x in flat_args):
+            if check_vma:  # (the eager path checks the jaxpr it runs)
+                _trace_body(f, m, in_tree, [_block_aval(core.get_aval(x), a, m) for x, a in zip(flat_args, in_axes)],
+                            specs, out_specs, check_vma)
+        else:
             out = _eager(f, m, specs, out_specs, flat_args, in_tree, check_vma)
             if out is not None:
                 return out
