@@ -195,3 +195,35 @@ def test_reshard_places_arrays_and_refuses_splitting_traced_values():
             print("traced", "issue 29" in str(err))
         """)
     assert out.splitlines() == ["float32[8@X,4] float32[8@X,4]", "float32[8,4@Y] True", "traced True"]
+
+
+def test_jit_in_and_out_shardings_place_arguments_and_results():
+    out = run("""
+        both = (NamedSharding(mesh, P("X")), NamedSharding(mesh, P()))
+        f = jax.jit(lambda a, b: (a * 2, b.sum()), in_shardings=both,
+                    out_shardings=(NamedSharding(mesh, P(None, "Y")), NamedSharding(mesh, P())))
+        r = f(x, x_np)
+        print(jax.typeof(r[0]), jax.typeof(r[1]), r[0].sharding.spec)
+        np.testing.assert_array_equal(np.asarray(r[0]), 2 * x_np)
+        assert float(r[1]) == x_np.sum()
+        g = jax.jit(lambda a, k: a + k, in_shardings=NamedSharding(mesh, P("X")), static_argnums=1)
+        np.testing.assert_array_equal(np.asarray(g(x, 3)), x_np + 3)  # (the program is not partitioned: whole)
+        try:
+            g(jax.device_put(x, NamedSharding(mesh, P("Y"))), 1)
+        except ValueError as err:
+            print(str(err).splitlines()[0].split(" Got")[0])
+        with jax.set_mesh(mesh):
+            k = jax.jit(lambda a: a + 1, in_shardings=P("X"), out_shardings=P("Y"))
+            print(jax.typeof(k(x)))
+        h = jax.jit(lambda a: a + 1, out_shardings=NamedSharding(mesh, P("X")))
+        try:
+            jax.jit(lambda v: h(v) * 2)(x)
+        except NotImplementedError as err:
+            print("traced", "issue 29" in str(err))
+        whole = jax.jit(lambda a: a + 1, out_shardings=NamedSharding(mesh, P()))
+        np.testing.assert_array_equal(np.asarray(jax.jit(lambda v: whole(v) * 2)(x)), (x_np + 1) * 2)
+        """)
+    assert out.splitlines() == [
+        "float32[8,4@Y] float32[] P(None, 'Y')",
+        "Sharding passed to jit does not match the sharding on the respective arg.",
+        "float32[8@Y,4]", "traced True"]

@@ -1,5 +1,6 @@
 """The program of a pmap: a per-shard jaxpr cut at its collectives into compiled segments that every
-device runs at once, and cut equations run over the shards stacked (pmap.py), across processes too."""
+device runs at once, and cut equations run over the shards stacked (pmap.py), across processes too;
+shard_map's over the axes of a mesh (shard_map.py)."""
 from xjax import _core
 from xjax._src import core, distributed, vmap as vmap_api
 from xjax._src.array import Array
