@@ -59,3 +59,14 @@ def test_splitting_over_devices_is_refused():
         jax.device_put(np.ones(4), NamedSharding(two, P("x")))
     with pytest.raises(TypeError, match="NamedSharding: spec must be a PartitionSpec"):
         NamedSharding(two, "x")
+
+
+def test_whole_arrays_have_one_shard():
+    x = jnp.arange(6.0).reshape(2, 3)
+    (s,) = x.addressable_shards
+    assert s.device == jax.devices()[0] and s.index == (slice(None), slice(None)) and s.replica_id == 0
+    assert s.data is x and x.is_fully_replicated
+    one = NamedSharding(jax.make_mesh((1,), ("x",)), P("x"))
+    np.testing.assert_array_equal(jax.lax.with_sharding_constraint(x, one), np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(jax.jit(lambda v: jax.lax.with_sharding_constraint(v * 2, one))(x),
+                                  2 * np.arange(6.0).reshape(2, 3))

@@ -174,18 +174,23 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     return transfer.device_put(x, device, src=src, donate=donate, may_alias=may_alias)
 
 
-def reshard(x, out_shardings):
+def reshard(x, out_shardings, *, _api="reshard"):
     """x (a pytree) laid out as `out_shardings` says (one sharding or P for all leaves, or a matching
     pytree of them). A traced value takes only layouts leaving it whole: jit does not partition yet."""
     def one(leaf, sharding):
         if isinstance(leaf, core.Tracer):
-            check_trivial(sharding, "reshard")
+            check_trivial(sharding, f"{_api} (inside a traced program, where xjax does not partition yet)")
             return leaf
         return device_put(leaf, sharding)
 
     if isinstance(out_shardings, (Sharding, PartitionSpec)):
         return tree_util.tree_map(lambda leaf: one(leaf, out_shardings), x)
     return tree_util.tree_map(one, x, out_shardings)
+
+
+def with_sharding_constraint(x, shardings):
+    """jax.lax.with_sharding_constraint: as reshard (eagerly the arrays are placed so)."""
+    return reshard(x, shardings, _api="with_sharding_constraint")
 
 
 # ---- making arrays from blocks --------------------------------------------------------------------
