@@ -235,3 +235,23 @@ def test_jit_in_and_out_shardings_place_arguments_and_results():
         "float32[8,4@Y] float32[] P(None, 'Y')",
         "Sharding passed to jit does not match the sharding on the respective arg.",
         "float32[8@Y,4]", "traced True"]
+
+
+def test_sharded_arrays_through_whole_array_paths():
+    out = run("""
+        import pickle
+        s = jax.device_put(x_np, NamedSharding(mesh, P("X", "Y")))
+        a = jax.device_put(x_np, NamedSharding(auto, P("X", "Y")))
+        np.testing.assert_array_equal(jax.vmap(lambda r: r.sum())(s), x_np.sum(1))
+        np.testing.assert_array_equal(jax.vmap(lambda r: r * 2)(s), x_np * 2)
+        np.testing.assert_array_equal(jax.grad(lambda v: (v * v).sum())(s), 2 * x_np)
+        np.testing.assert_array_equal(jax.pmap(lambda r: r + 1)(a[:4]), x_np[:4] + 1)
+        np.testing.assert_array_equal(pickle.loads(pickle.dumps(s)), x_np)
+        np.testing.assert_array_equal(jnp.where(a > 3, a, 0), np.where(x_np > 3, x_np, 0))
+        np.testing.assert_array_equal(a[2:5, 1], x_np[2:5, 1])
+        np.testing.assert_array_equal(jax.lax.fori_loop(0, 3, lambda i, c: c + 1, s), x_np + 3)
+        whole = jnp.asarray(s, device=jax.devices()[1])
+        np.testing.assert_array_equal(whole, x_np)
+        print(jnp.asarray(s) is s, s.copy().sharding.spec, type(whole) is jax.Array, type(jax.device_put(s, jax.devices()[0])) is jax.Array)
+        """)
+    assert out.split() == ["True", "P('X',", "'Y')", "True", "True"]
