@@ -26,8 +26,8 @@ def both(f, *args):
 """
 
 
-def run(code, setup=""):
-    return run_isolated(code, prelude=_PRELUDE + setup, env={"XJAX_NUM_CPU_DEVICES": "4", "XJAX_NUM_THREADS": "2"})
+def run(code, setup="", threads="2"):
+    return run_isolated(code, prelude=_PRELUDE + setup, env={"XJAX_NUM_CPU_DEVICES": "4", "XJAX_NUM_THREADS": threads})
 
 
 def test_collectives_against_a_loop_over_blocks():
@@ -185,3 +185,15 @@ def test_megatron_tensor_parallel_training_matches_one_device():
                                                        out_specs=P())(placed, xs, ys)), reference[0], rtol=2e-6)
         """)
     assert out.split() == ["(8,", "8)", "(8,", "4)"]
+
+
+def test_results_do_not_depend_on_the_thread_count():
+    code = """
+        import hashlib
+        a = jnp.linspace(-2, 2, 128 * 96, dtype=jnp.float32).reshape(128, 96)
+        w = jnp.linspace(-1, 1, 96 * 64, dtype=jnp.float32).reshape(96, 64)
+        f = jax.shard_map(lambda a, w: lax.psum(jnp.tanh(a @ w).sum(0), "X") + lax.pmax(a, ("X", "Y")).sum(),
+                          mesh=mesh, in_specs=(P("X", "Y"), P("Y")), out_specs=P(), check_vma=False)
+        print(hashlib.sha1(np.asarray(f(a, w)).tobytes()).hexdigest())
+        """
+    assert run(code, threads="1") == run(code, threads="3")
