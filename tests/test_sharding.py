@@ -1,5 +1,6 @@
 """jax.sharding on one device: arrays' and abstract values' shardings, meshes, PartitionSpec, and the
-refusal of layouts that split an array over devices (issue 29). Reprs recorded from JAX 0.10.2."""
+refusal of `out_sharding=`/`device=` layouts that split an array over devices (issue 29). Reprs
+recorded from JAX 0.10.2. Arrays split over several devices: test_sharded_arrays.py."""
 import numpy as np
 import pytest
 
@@ -54,7 +55,18 @@ def test_splitting_over_devices_is_refused():
     with pytest.raises(NotImplementedError, match="issue 29"):
         jnp.zeros((4,), out_sharding=NamedSharding(two, P("x")))
     np.testing.assert_array_equal(jnp.ones((2,), device=NamedSharding(two, P())), [1, 1])  # replicated: fine
-    with pytest.raises(NotImplementedError, match="device_put: .*issue 29"):
+    with pytest.raises(ValueError, match="must name each device once"):  # device_put splits over real devices only
         jax.device_put(np.ones(4), NamedSharding(two, P("x")))
     with pytest.raises(TypeError, match="NamedSharding: spec must be a PartitionSpec"):
         NamedSharding(two, "x")
+
+
+def test_whole_arrays_have_one_shard():
+    x = jnp.arange(6.0).reshape(2, 3)
+    (s,) = x.addressable_shards
+    assert s.device == jax.devices()[0] and s.index == (slice(None), slice(None)) and s.replica_id == 0
+    assert s.data is x and x.is_fully_replicated
+    one = NamedSharding(jax.make_mesh((1,), ("x",)), P("x"))
+    np.testing.assert_array_equal(jax.lax.with_sharding_constraint(x, one), np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(jax.jit(lambda v: jax.lax.with_sharding_constraint(v * 2, one))(x),
+                                  2 * np.arange(6.0).reshape(2, 3))

@@ -18,7 +18,8 @@ from xjax._src.jit import jit  # noqa: F401
 from xjax._src.autodiff import grad, jvp, linearize, value_and_grad, vjp  # noqa: F401
 from xjax._src.jacobians import hessian, jacfwd, jacrev  # noqa: F401
 from xjax._src.vmap import vmap  # noqa: F401
-from xjax._src.pmap import pmap, shard_map  # noqa: F401
+from xjax._src.pmap import pmap  # noqa: F401
+from xjax._src.shard_map import shard_map  # noqa: F401
 from xjax._src.caches import clear_caches  # noqa: F401
 from xjax._src.make_jaxpr import eval_shape, make_jaxpr  # noqa: F401
 from xjax._src.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
@@ -42,6 +43,8 @@ from xjax import ops  # noqa: F401
 from xjax import image  # noqa: F401
 from xjax import experimental  # noqa: F401
 from xjax._src.sharding import NamedSharding, P, make_mesh, set_mesh  # noqa: F401
+from xjax._src.sharded_array import (make_array_from_callback, make_array_from_process_local_data,  # noqa: F401
+                                     make_array_from_single_device_arrays, reshard)
 from xjax._src.linear_transpose import linear_transpose  # noqa: F401
 from xjax._src.autodiff import float0  # noqa: F401
 from xjax._src.jacobians import jacrev as jacobian  # noqa: F401 - JAX's jacobian is jacrev

@@ -1,6 +1,7 @@
 """Top-level API functions: devices, device_put, block_until_ready (transformations join later)."""
 from xjax._src import core, distributed, platforms, tree_util
-from xjax._src.transfer import device_get, device_put  # noqa: F401 - jax.device_put / device_get
+from xjax._src.sharded_array import ShardedArray, device_put  # noqa: F401 - jax.device_put
+from xjax._src.transfer import device_get  # noqa: F401 - jax.device_get
 
 
 def devices(backend=None):
@@ -54,5 +55,8 @@ def block_until_ready(x):
 
 
 def typeof(x):
-    """The abstract value of x (jax.typeof): its shape, dtype and weak type."""
+    """The abstract value of x (jax.typeof): its shape, dtype and weak type, and the sharding of an
+    array placed over a mesh."""
+    if type(x) is ShardedArray:
+        return x.typed_aval
     return core.get_aval(x)  # (a typed key's is a key type, not its data's)

@@ -10,7 +10,7 @@ import numpy as np
 from xjax import _core
 from xjax._src import core, dtypes, platforms
 from xjax._src.devices import CPU_DEVICE, CpuDevice
-from xjax._src.sharding import PartitionSpec, Sharding, SingleDeviceSharding, check_trivial
+from xjax._src.sharding import PartitionSpec, Shard, Sharding, SingleDeviceSharding, check_trivial
 from xjax._src.dlpack import DLDeviceType, retag_bfloat16
 
 
@@ -80,6 +80,12 @@ class Array(metaclass=abc.ABCMeta):
     device = property(lambda self: CPU_DEVICE)
     sharding = property(lambda self: SingleDeviceSharding(self.device))  # the whole array on its device
     is_fully_addressable = True
+    is_fully_replicated = True
+
+    @property
+    def addressable_shards(self):
+        """One Shard: the whole array on its device (sharded_array.py splits arrays over several)."""
+        return [Shard(self.device, (slice(None),) * self.ndim, 0, self)]
 
     def devices(self):
         return {CPU_DEVICE}

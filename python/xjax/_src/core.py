@@ -31,7 +31,7 @@ class AbstractValue:
 class ShapedArray(AbstractValue):
     """The abstract value of an array: static shape, dtype and weak type."""
 
-    __slots__ = ("shape", "dtype", "weak_type", "_hash")
+    __slots__ = ("shape", "dtype", "weak_type", "_hash", "_sharding")
 
     def __init__(self, shape, dtype, weak_type=False, *, sharding=None):
         if sharding is not None:  # JAX's avals carry a layout; xjax's values are whole on one device
@@ -40,6 +40,15 @@ class ShapedArray(AbstractValue):
         self.dtype = np.dtype(dtype)
         self.weak_type = bool(weak_type)
         self._hash = hash((self.shape, self.dtype, self.weak_type))  # avals key every dispatch cache
+        self._sharding = None  # set by with_sharding only
+
+    def with_sharding(self, sharding):
+        """This type carrying the sharding of an array placed over a mesh (what jax.typeof shows):
+        printed as JAX prints it (float32[8@X,4]), compared with the sharding."""
+        out = ShapedArray(self.shape, self.dtype, self.weak_type)
+        out._sharding = sharding
+        out._hash = hash((self.shape, self.dtype, self.weak_type, sharding))
+        return out
 
     @property
     def ndim(self):
@@ -54,8 +63,8 @@ class ShapedArray(AbstractValue):
 
     @property
     def sharding(self):
-        """As JAX's for a value on one device: no dim split, over the empty mesh."""
-        return aval_sharding(len(self.shape))
+        """As JAX's; for a value on one device: no dim split, over the empty mesh."""
+        return aval_sharding(len(self.shape)) if self._sharding is None else self._sharding
 
     def update(self, shape=None, dtype=None, weak_type=None):
         return ShapedArray(self.shape if shape is None else shape,
@@ -68,14 +77,21 @@ class ShapedArray(AbstractValue):
 
     def __eq__(self, other):
         return (isinstance(other, ShapedArray) and self.shape == other.shape and self.dtype == other.dtype
-                and self.weak_type == other.weak_type)
+                and self.weak_type == other.weak_type and self._sharding == other._sharding)
 
     def __hash__(self):
         return self._hash
 
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapedArray({self.str_short()}{weak})"
+        return f"ShapedArray({self if self._sharding is not None else self.str_short()}{weak})"
+
+    def __str__(self):
+        if self._sharding is None:
+            return repr(self)
+        dims = [str(d) if p is None else f"{d}@{p}" if isinstance(p, str) else f"{d}@({','.join(p)})"
+                for d, p in zip(self.shape, self._sharding.spec)]
+        return f"{self.dtype.name}[{','.join(dims)}]"
 
 
 class Primitive:

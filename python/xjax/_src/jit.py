@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from xjax._src import core, data_leaves, dtypes, placement, platforms, tree_util
+from xjax._src import core, data_leaves, dtypes, jit_shardings, placement, platforms, tree_util
 from xjax._src.array import Array
 from xjax._src.backends import cpu
 from xjax._src.config import config
@@ -346,7 +346,8 @@ def _aval_repr(a):
 def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=None, donate_argnames=None,
         inline=False, keep_unused=False, device=None, backend=None, in_shardings=None, out_shardings=None,
         abstracted_axes=None, compiler_options=None):
-    """Compiles `fun` on first call for each new signature of its arguments.
+    """Compiles `fun` on first call for each new signature of its arguments (in_shardings and
+    out_shardings place its arguments and results: jit_shardings.py).
 
     static_argnums / static_argnames mark arguments that are Python values (hashable) rather than
     arrays: each new value retraces. Arguments and results are pytrees of arrays; Python scalars
@@ -354,6 +355,9 @@ def jit(fun=None, *, static_argnums=None, static_argnames=None, donate_argnums=N
     """
     kw = dict(static_argnums=static_argnums, static_argnames=static_argnames, donate_argnums=donate_argnums,
               donate_argnames=donate_argnames, inline=inline, keep_unused=keep_unused)
+    if in_shardings is not None or out_shardings is not None:  # (where arguments and results go)
+        wrap = lambda f: jit_shardings.ShardedJit(JitWrapped(f, **kw), in_shardings, out_shardings)  # noqa: E731
+        return wrap if fun is None else wrap(fun)
     if fun is None:
         return lambda f: JitWrapped(f, **kw)
     return JitWrapped(fun, **kw)

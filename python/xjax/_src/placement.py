@@ -52,9 +52,11 @@ def gpu_for_call(leaves):
     when no argument is a CPU array of rank >= 1; None for the CPU."""
     for x in leaves:
         t = type(x)
-        if t is not Array and t in core.ARRAY_TYPES:  # (a GpuArray)
-            return x.device
+        if t is not Array and t in core.ARRAY_TYPES:  # (a GpuArray, or an array split over CPU devices)
+            device = next(iter(x.devices()))
+            if device.platform == "gpu":
+                return device
     gpu = platforms.placement()
-    if gpu is None or any(type(x) is Array and x.ndim for x in leaves):
+    if gpu is None or any(isinstance(x, Array) and x.ndim for x in leaves):
         return None
     return gpu

@@ -277,8 +277,3 @@ def _trace(fun, dbg, in_tree, avals, n, axis_name, out_axes):
     out_tree = out_trees[0]
     flat_out_axes = vmap_api.flatten_axes("out_axes", out_tree.unflatten([0] * out_tree.num_leaves), out_axes, "pmap")
     return _Entry(program, out_tree, flat_out_axes)
-
-
-def shard_map(f=None, /, *, out_specs=None, in_specs=None, mesh=None, axis_names=frozenset(), check_vma=True):
-    """JAX's SPMD map over a mesh: not implemented in xjax yet (pmap maps over devices)."""
-    raise NotImplementedError("jax.shard_map is not implemented in xjax yet; use xjax.pmap")

@@ -1,14 +1,15 @@
 """The program of a pmap: a per-shard jaxpr cut at its collectives into compiled segments that every
-device runs at once, and cut equations run over the shards stacked (pmap.py), across processes too."""
+device runs at once, and cut equations run over the shards stacked (pmap.py), across processes too;
+shard_map's over the axes of a mesh (shard_map.py)."""
 from xjax import _core
-from xjax._src import core, distributed
+from xjax._src import core, distributed, vmap as vmap_api
 from xjax._src.array import Array
 from xjax._src.interpreters import batching, partial_eval as pe
 from xjax._src.interpreters.graph_lowering import GraphProgram, as_array, split_segments
 from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, has_effect, jaxprs_in_params, literal_value
 from xjax._src.jit_primitive import jit_p
 from xjax._src.lax import parallel as P, parallel_core, parallel_mpi
-from xjax._src.lax.layout import concatenate, expand_dims, index_in_dim
+from xjax._src.lax.layout import concatenate, expand_dims, index_in_dim, reshape
 from xjax._src.lax.parallel import COLLECTIVES
 
 
@@ -87,8 +88,21 @@ def _bind_stacked(eqn, ins, mapped, n, axis_name):
         return [trace.lift(o) for o in (out if eqn.primitive.multiple_results else [out])]
 
 
-def _run_stacked(eqn, envs, axis_name):
-    """One equation over all shards at once: its vmap rule over the shards stacked along axis 0."""
+def _bind_over_mesh(eqn, ins, mapped, n, mesh_axes):
+    """The equation over the shards of a mesh (stacked along axis 0 in its device order): one vmap
+    per mesh axis, so that a collective over some of the axes reduces over those alone."""
+    sizes = tuple(s for _, s in mesh_axes)
+    fun = lambda *xs: eqn.primitive.bind(*xs, **eqn.params)  # noqa: E731
+    in_axes = [0 if m else None for m in mapped]
+    for name, size in reversed(mesh_axes):
+        fun = vmap_api.vmap(fun, in_axes=in_axes, axis_name=name, axis_size=size)
+    out = fun(*[reshape(x, sizes + x.shape[1:]) if m else x for x, m in zip(ins, mapped)])
+    return [(reshape(o, (n,) + o.shape[len(sizes):]), 0) for o in (out if eqn.primitive.multiple_results else [out])]
+
+
+def _run_stacked(eqn, envs, axis_name, mesh_axes=None):
+    """One equation over all shards at once: its vmap rule over the shards stacked along axis 0
+    (over each axis of a mesh's, for shard_map)."""
     n = len(envs)
     # A value the same in every shard stays unmapped, but not for an equation holding collectives
     # in its jaxprs: the batch trace must see it to interpret them.
@@ -99,7 +113,10 @@ def _run_stacked(eqn, envs, axis_name):
         same = type(a) is Literal or (not holder and all(v is vals[0] for v in vals))
         ins.append(vals[0] if same else stack_shards(vals, 0))
         mapped.append(not same)
-    outs = _bind_stacked(eqn, ins, mapped, n, axis_name)
+    if mesh_axes is None:
+        outs = _bind_stacked(eqn, ins, mapped, n, axis_name)
+    else:
+        outs = _bind_over_mesh(eqn, ins, mapped, n, mesh_axes)
     for var, (val, dim) in zip(eqn.outvars, outs):
         shards = [val] * n if dim is batching.not_mapped else unstack_shards(val, dim, n)
         for env, s in zip(envs, shards):
@@ -181,9 +198,10 @@ def _run_per_shard(eqn, envs):
 class Program:
     """A per-shard jaxpr as steps: _Segments, and cut equations (stacked or per shard)."""
 
-    def __init__(self, closed, axis_name):
+    def __init__(self, closed, axis_name, mesh_axes=None):
         jaxpr = closed.jaxpr
         self.jaxpr, self.consts, self.axis_name = jaxpr, closed.consts, axis_name
+        self.mesh_axes = mesh_axes  # shard_map's: ((name, size), ...) of its mesh; pmap's axis_name is then None
         groups = split_segments(jaxpr)
         # What each step hands on: variables read by later steps or returned.
         live = {a for a in jaxpr.outvars if type(a) is not Literal}
@@ -262,7 +280,7 @@ class Program:
                     _run_gathered(step[1], envs, shards)
             elif step[0] == "stacked":
                 distributed.check_initialized(f"pmap's '{step[1].primitive}'")
-                _run_stacked(step[1], envs, self.axis_name)
+                _run_stacked(step[1], envs, self.axis_name, self.mesh_axes)
             else:
                 _run_per_shard(step[1], envs)
         return [[_read(env, a) for a in jaxpr.outvars] for env in envs]

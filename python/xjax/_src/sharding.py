@@ -1,10 +1,11 @@
-"""Shardings as JAX names them, for a runtime whose arrays live on one device.
+"""Shardings as JAX names them: meshes of devices, PartitionSpecs, and which block of an array
+each device holds.
 
-Every xjax array is laid out on one device (the host CPU's memory): its `sharding` is a
-SingleDeviceSharding, and the `sharding` of its abstract value (`jax.typeof(x).sharding`) is, as in
-JAX, a NamedSharding over the empty mesh. Meshes and NamedShardings can be built and compared, so
-code that describes a layout runs; placing data over a mesh of more than one device is
-partitioning, which xjax does not do yet (issue 29) and refuses by name.
+An array made by xjax's computations is whole on one device (a SingleDeviceSharding); one placed
+with a NamedSharding (jax.device_put) holds one block per device of the mesh (sharded_array.py).
+The `sharding` of an abstract value (`jax.typeof(x).sharding`) is, as in JAX, a NamedSharding over
+an AbstractMesh: the empty one for a whole array. Layouts that the APIs of one device take
+(`out_sharding=`, `device=`) are still refused by `check_trivial` when they split the array.
 """
 import contextlib
 import enum
@@ -13,9 +14,17 @@ import threading
 
 import numpy as np
 
-from xjax._src import platforms, tree_util
+from xjax._src import platforms
 
 _PARTITIONING = "partitioning an array over a mesh of several devices (issue 29)"
+
+
+class DuplicateSpecError(Exception):
+    """A PartitionSpec that names a mesh axis for more than one dimension (JAX's error)."""
+
+
+class IndivisibleError(ValueError):
+    """A dimension that its mesh axes do not divide evenly (JAX's error)."""
 
 
 class AxisType(enum.Enum):
@@ -175,7 +184,8 @@ class _MeshBase:
 class AbstractMesh(_MeshBase):
     """A mesh's axis names, sizes and types without devices: what a traced value's sharding names."""
 
-    def __init__(self, axis_sizes, axis_names, axis_types=None):
+    def __init__(self, axis_sizes, axis_names, axis_types=None, *, _platform=None):
+        self._platform = _platform  # the devices' platform, for a mesh made from a concrete one
         self.axis_sizes = tuple(axis_sizes)
         self.axis_names = tuple(axis_names)
         if len(self.axis_sizes) != len(self.axis_names):
@@ -196,7 +206,9 @@ class AbstractMesh(_MeshBase):
 
     def __repr__(self):
         axes = ", ".join(f"'{n}': {s}" for n, s in self.shape_tuple) or "()"
-        return f"AbstractMesh({axes}, axis_types={self.axis_types})"
+        device = "" if self._platform is None else \
+            f", device_kind={self._platform}, num_cores=None, platform={self._platform}"
+        return f"AbstractMesh({axes}, axis_types={self.axis_types}{device})"
 
 
 EMPTY_ABSTRACT_MESH = AbstractMesh((), ())
@@ -225,7 +237,9 @@ class Mesh(_MeshBase, contextlib.ContextDecorator):
 
     @property
     def abstract_mesh(self):
-        return AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types)
+        first = next(iter(self.devices.flat), None)
+        return AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types,
+                            _platform=getattr(first, "platform", None))
 
     def __eq__(self, other):
         return (isinstance(other, Mesh) and self.axis_names == other.axis_names
@@ -335,10 +349,10 @@ class NamedSharding(Sharding):
                 spec = PartitionSpec(*(spec or ()))
             else:
                 raise TypeError(f"NamedSharding: spec must be a PartitionSpec, got {spec!r}")
-        for p in spec:
-            for name in (p if isinstance(p, tuple) else (p,)):
-                if isinstance(name, str) and name not in mesh.axis_names:
-                    raise ValueError(f"Resource axis: {name} of {spec} is not found in mesh: {mesh.axis_names}.")
+        _check_unique_axes(spec)
+        for name in _axis_names(spec):
+            if name not in mesh.axis_names:
+                raise ValueError(f"Resource axis: {name} of {spec} is not found in mesh: {mesh.axis_names}.")
         self.mesh, self.spec = mesh, spec
         self.memory_kind = memory_kind if memory_kind is not None or isinstance(mesh, AbstractMesh) else "device"
 
@@ -352,17 +366,67 @@ class NamedSharding(Sharding):
     def is_fully_replicated(self):
         return all(self.mesh.shape[n] == 1 for n in _axis_names(self.spec))
 
+    def _tiling(self, ndim):
+        """How many blocks each of ndim dimensions is split into."""
+        return [math.prod(self.mesh.shape[n] for n in _names_of(p)) if i < len(self.spec) else 1
+                for i, p in enumerate(list(self.spec) + [None] * (ndim - len(self.spec)))]
+
+    def check_compatible_aval(self, shape):
+        if len(shape) < len(self.spec):
+            extra = " For scalars the PartitionSpec should be P()" if not shape else ""
+            raise ValueError(f"Sharding {self} is only valid for values of rank at least {len(self.spec)}, but was "
+                             f"applied to a value of rank {len(shape)}.{extra}")
+
     def shard_shape(self, global_shape):
-        shape = list(global_shape)
-        for dim, p in enumerate(self.spec):
-            for name in (p if isinstance(p, tuple) else (p,)):
-                if isinstance(name, str):
-                    size = self.mesh.shape[name]
-                    if shape[dim] % size:
-                        raise ValueError(f"One of the dimensions of {tuple(global_shape)} is not divisible by the "
-                                         f"mesh axis '{name}' of size {size} that shards it ({self.spec})")
-                    shape[dim] //= size
-        return tuple(shape)
+        global_shape = tuple(global_shape)
+        self.check_compatible_aval(global_shape)
+        tiling = self._tiling(len(global_shape))
+        for dim, (size, parts) in enumerate(zip(global_shape, tiling)):
+            if size % parts:
+                raise IndivisibleError(
+                    f"Sharding {self} implies that array axis {dim} is partitioned {parts} times, but the dimension "
+                    f"size is {size} (full shape: {global_shape}, per-dimension tiling factors: {tiling} should "
+                    "evenly divide the shape)")
+        return tuple(size // parts for size, parts in zip(global_shape, tiling))
+
+    def devices_indices_map(self, global_shape):
+        """{device: the tuple of slices of the block it holds}, in the mesh's device order."""
+        block = self.shard_shape(global_shape)
+        names = self.mesh.axis_names
+        out = {}
+        for pos in np.ndindex(*self.mesh.axis_sizes):
+            at = dict(zip(names, pos))
+            index = []
+            for dim, p in enumerate(list(self.spec) + [None] * (len(block) - len(self.spec))):
+                axes = _names_of(p)
+                if not axes:
+                    index.append(slice(None))
+                    continue
+                i = 0
+                for n in axes:  # the block's number: the axes' positions as digits, the first the highest
+                    i = i * self.mesh.shape[n] + at[n]
+                index.append(slice(i * block[dim], (i + 1) * block[dim]))
+            out[self.mesh.devices[pos]] = tuple(index)
+        return out
+
+    addressable_devices_indices_map = devices_indices_map
+
+    def replica_ids(self):
+        """Each device's replica number among the devices holding the same block (mesh device order)."""
+        used = set(_axis_names(self.spec))
+        free = [(i, size) for i, (n, size) in enumerate(zip(self.mesh.axis_names, self.mesh.axis_sizes))
+                if n not in used]
+        out = []
+        for pos in np.ndindex(*self.mesh.axis_sizes):
+            r = 0
+            for i, size in free:
+                r = r * size + pos[i]
+            out.append(r)
+        return out
+
+    @property
+    def _device_assignment(self):
+        return tuple(self.mesh.devices.flat)
 
     def with_memory_kind(self, kind):
         return NamedSharding(self.mesh, self.spec, memory_kind=kind)
@@ -383,11 +447,34 @@ class NamedSharding(Sharding):
         return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}{kind})"
 
 
+def _names_of(p):
+    """The mesh axes of one PartitionSpec entry."""
+    return tuple(n for n in (p if isinstance(p, tuple) else (p,)) if isinstance(n, str))
+
+
 def _axis_names(spec):
     for p in spec:
-        for name in (p if isinstance(p, tuple) else (p,)):
-            if isinstance(name, str):
-                yield name
+        yield from _names_of(p)
+
+
+def _check_unique_axes(spec):
+    names = list(_axis_names(spec))
+    twice = {n for n in names if names.count(n) > 1}
+    if twice:
+        axes = ", ".join(sorted(f"`{n}`" for n in twice))
+        raise DuplicateSpecError(f"A single NamedSharding spec specification can map every mesh axis to at most one "
+                                 f"positional dimension, but {spec} has duplicate entries for {axes}")
+
+
+def typed_sharding(sharding, ndim):
+    """The sharding of a NamedSharding-placed array's abstract value, as JAX's types carry it: over the
+    abstract mesh, with the dimensions split over Explicit axes only (Auto ones are the compiler's)."""
+    mesh = sharding.mesh
+    explicit = set(mesh.explicit_axes)
+    entries = []
+    for p in list(sharding.spec) + [None] * (ndim - len(sharding.spec)):
+        entries.append(tuple(n for n in _names_of(p) if n in explicit) or None)
+    return NamedSharding(mesh.abstract_mesh, PartitionSpec(*entries))
 
 
 def aval_sharding(ndim):
@@ -463,8 +550,14 @@ def make_single_device_sharding(device):
     return SingleDeviceSharding(device)
 
 
-def reshard(x, out_shardings):
-    """x with `out_shardings`: on one device, only a layout that leaves arrays whole."""
-    tree_util.tree_map(lambda s: check_trivial(s, "reshard"), out_shardings,
-                       is_leaf=lambda s: isinstance(s, (Sharding, PartitionSpec)))
-    return x
+class Shard:
+    """One device's block of an array (jax.Shard): its device, its index (slices of the global array),
+    its replica number among the devices holding the same block, and its data (an xjax Array)."""
+
+    __slots__ = ("device", "index", "replica_id", "data")
+
+    def __init__(self, device, index, replica_id, data):
+        self.device, self.index, self.replica_id, self.data = device, index, replica_id, data
+
+    def __repr__(self):
+        return f"Shard(device={self.device!r}, index={self.index}, replica_id={self.replica_id}, data={self.data})"

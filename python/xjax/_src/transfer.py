@@ -60,12 +60,12 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
 
 def _move(x, device):
     """xjax Array x on `device`: CPU devices share the host memory, so only the GPU moves data."""
-    on_gpu = x.device.platform == "gpu"
+    on_gpu = next(iter(x.devices())).platform == "gpu"
     if device.platform == "gpu":
         return platforms.gpu.to_device(x, device)
     if on_gpu:
         return array.device_put(x._numpy(), x.dtype, x.weak_type)
-    return x
+    return x if type(x) is Array else Array(x._value, x.aval)  # (an array split over devices: gathered)
 
 
 def _scalar_dtype(x):

@@ -17,9 +17,18 @@ _executables = LRUCache(4096)
 _entries, _clock = _executables.data, _executables.clock  # the hot path reads these itself (hits not counted)
 
 
+# Eager primitives on arrays split over devices (sharded_array._apply; None until one is made):
+# returns the result, or None when no operand is sharded.
+sharded_apply = None
+
+
 def apply_primitive(prim, *args, **params):
     """Runs one primitive eagerly on xjax.Arrays (host values -- Python scalars, NumPy arrays, which
     libraries bind directly as JAX allows -- are placed first)."""
+    if sharded_apply is not None:
+        out = sharded_apply(prim, args, params)
+        if out is not None:
+            return out
     try:
         avals = tuple([a.aval for a in args])
     except AttributeError:

@@ -1,0 +1,408 @@
+"""Arrays placed over a mesh of this process's CPU devices: one block (shard) per device.
+
+A ShardedArray holds, in the mesh's device order, one xjax Array per device: the block of the global
+array that its NamedSharding gives the device (devices holding the same block share one immutable
+buffer: every CPU device reads the host memory). Whatever needs the whole array (printing,
+np.asarray, jit, any path that reads `_value`) gets the blocks gathered by the core, once.
+
+Eager primitives on sharded operands (the hook `backends.cpu.sharded_apply`, set when the first
+sharded array is made) run per device where JAX's result keeps the layout: an elementwise op over
+operands of one global shape runs on every device at once, on its blocks. Reductions, transposes
+and dot_general run on the gathered operands and their result is placed with the sharding JAX's
+types give it; other primitives do so when every mesh axis in play is Auto (the result replicated,
+one of the layouts JAX's compiler picks), and refuse operands split over Explicit axes, whose result
+type JAX defines per primitive.
+"""
+import numpy as np
+
+from xjax._src import core, data_leaves, transfer, tree_util
+from xjax._src.array import Array
+from xjax._src.backends import cpu
+from xjax._src.backends.lowering import lower_single_primitive
+from xjax._src.lax import elementwise as ew
+from xjax._src.lax.layout import concatenate, slice as lax_slice
+from xjax._src.lru_cache import LRUCache
+from xjax._src.sharding import (Mesh, NamedSharding, PartitionSpec, Shard, Sharding, check_trivial, get_mesh,
+                                typed_sharding)
+
+
+class ShardedArray(Array):
+    """An xjax.Array split over the devices of a mesh (see the module docstring)."""
+
+    __slots__ = ("_shards", "_sharding", "_whole")
+
+    def __init__(self, shards, sharding, aval):
+        self._shards = tuple(shards)  # xjax Arrays, one per device of sharding.mesh, in its device order
+        self._sharding = sharding
+        self.aval = aval  # the global type (its sharding is shown by jax.typeof: typed_aval)
+        self._npy = None
+        self._whole = None  # the gathered buffer, once asked for
+
+    @property
+    def _value(self):
+        """The whole array's runtime buffer: the blocks gathered (what every whole-array path reads)."""
+        if self._whole is None:
+            self._whole = _gather(self)._value
+        return self._whole
+
+    sharding = property(lambda self: self._sharding)
+    is_fully_replicated = property(lambda self: self._sharding.is_fully_replicated)
+
+    @property
+    def device(self):
+        raise ValueError(f"device is defined for arrays on one device; this one is split over {self._sharding.num_devices} "
+                         "devices: use .devices() or .sharding")
+
+    def devices(self):
+        return set(self._sharding.mesh.devices.flat)
+
+    @property
+    def typed_aval(self):
+        """The type jax.typeof gives: the global type with the sharding JAX's types carry."""
+        return self.aval.with_sharding(typed_sharding(self._sharding, self.ndim))
+
+    @property
+    def addressable_shards(self):
+        index = self._sharding.devices_indices_map(self.shape)
+        return [Shard(d, index[d], r, x) for d, r, x in
+                zip(self._sharding.mesh.devices.flat, self._sharding.replica_ids(), self._shards)]
+
+    global_shards = addressable_shards
+
+    def addressable_data(self, index):
+        return self._shards[index]
+
+    def block_until_ready(self):
+        for x in self._shards:
+            x._value.wait()
+        return self
+
+    def is_ready(self):
+        return all(x._value.is_ready() for x in self._shards)
+
+    def to_device(self, device, *, stream=None):
+        return device_put(self, device)
+
+
+core.ARRAY_TYPES = core.ARRAY_TYPES + (ShardedArray,)
+
+
+# ---- placing and gathering ------------------------------------------------------------------------
+
+def _starts(index):
+    return tuple(0 if s.start is None else s.start for s in index)
+
+
+def _gather(x):
+    """The whole array from its distinct blocks, concatenated dimension by dimension in the core."""
+    index = x._sharding.devices_indices_map(x.shape)
+    blocks = {}
+    for shard, idx in zip(x._shards, index.values()):
+        blocks.setdefault(_starts(idx), shard)
+    if len(blocks) == 1:
+        return next(iter(blocks.values()))
+    starts = [sorted({s[d] for s in blocks}) for d in range(x.ndim)]
+
+    def assemble(dim, prefix):
+        if dim == x.ndim:
+            return blocks[prefix]
+        parts = [assemble(dim + 1, prefix + (s,)) for s in starts[dim]]
+        return parts[0] if len(parts) == 1 else concatenate(parts, dim)
+
+    return assemble(0, ())
+
+
+def _check_mesh(mesh):
+    for d in mesh.devices.flat:
+        if getattr(d, "platform", None) != "cpu" or d.local_hardware_id is None:
+            raise NotImplementedError(f"placing arrays over a mesh of {d!r}: xjax splits arrays over this process's "
+                                      "CPU devices only (GPU and multi-process meshes: issue 29)")
+    if len({id(d) for d in mesh.devices.flat}) != mesh.size:
+        raise ValueError(f"a mesh that places arrays must name each device once, got {list(mesh.devices.flat)}")
+
+
+def place(x, sharding):
+    """xjax Array (or host data) x split over `sharding`'s mesh as it says: a ShardedArray."""
+    if type(x) is ShardedArray:
+        if x._sharding == sharding:
+            return x
+        x = Array(x._value, x.aval)
+    elif not isinstance(x, Array):
+        x = transfer.device_put(x)
+    _check_mesh(sharding.mesh)
+    try:
+        sharding.check_compatible_aval(x.shape)
+    except ValueError as err:
+        raise ValueError(f"One of device_put args is incompatible with its sharding annotation {sharding}: "
+                         f"{err}") from None
+    index = sharding.devices_indices_map(x.shape)  # (JAX's errors for indivisible dimensions)
+    blocks = {}
+    shards = []
+    for idx in index.values():
+        key = _starts(idx)
+        if key not in blocks:
+            whole = all(s == slice(None) for s in idx)
+            blocks[key] = x if whole else lax_slice(x, key, [s.stop if s.stop is not None else n
+                                                             for s, n in zip(idx, x.shape)])
+        shards.append(blocks[key])
+    _install_dispatch()
+    return ShardedArray(shards, sharding, x.aval)
+
+
+def _mesh_sharding(device):
+    """The NamedSharding over several devices that `device` (a device_put target) names, else None."""
+    if isinstance(device, PartitionSpec):
+        mesh = get_mesh()
+        if mesh.empty:
+            raise ValueError(f"device_put: a PartitionSpec ({device}) places arrays over the mesh set by "
+                             "jax.set_mesh; none is set. Pass a NamedSharding(mesh, spec)")
+        device = NamedSharding(mesh, device)
+    if isinstance(device, NamedSharding) and isinstance(device.mesh, Mesh) and device.mesh.size > 1:
+        return device
+    return None
+
+
+def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
+    """jax.device_put: with a NamedSharding over several devices (or a PartitionSpec under jax.set_mesh)
+    each array leaf is split over the mesh; other targets as transfer.device_put (a sharded leaf put on
+    one device is gathered there)."""
+    sharding = _mesh_sharding(device)
+    if sharding is not None:
+        return data_leaves.tree_map(lambda leaf: leaf if isinstance(leaf, core.Tracer) else place(leaf, sharding), x)
+    if device is not None:
+        x = data_leaves.tree_map(lambda leaf: Array(leaf._value, leaf.aval) if type(leaf) is ShardedArray else leaf, x)
+    return transfer.device_put(x, device, src=src, donate=donate, may_alias=may_alias)
+
+
+def reshard(x, out_shardings, *, _api="reshard"):
+    """x (a pytree) laid out as `out_shardings` says (one sharding or P for all leaves, or a matching
+    pytree of them). A traced value takes only layouts leaving it whole: jit does not partition yet."""
+    def one(leaf, sharding):
+        if isinstance(leaf, core.Tracer):
+            check_trivial(sharding, f"{_api} (inside a traced program, where xjax does not partition yet)")
+            return leaf
+        return device_put(leaf, sharding)
+
+    if isinstance(out_shardings, (Sharding, PartitionSpec)):
+        return tree_util.tree_map(lambda leaf: one(leaf, out_shardings), x)
+    return tree_util.tree_map(one, x, out_shardings)
+
+
+def with_sharding_constraint(x, shardings):
+    """jax.lax.with_sharding_constraint: as reshard (eagerly the arrays are placed so)."""
+    return reshard(x, shardings, _api="with_sharding_constraint")
+
+
+# ---- making arrays from blocks --------------------------------------------------------------------
+
+def _check_sharding(sharding, api):
+    if not isinstance(sharding, NamedSharding) or not isinstance(sharding.mesh, Mesh):
+        raise TypeError(f"{api}: sharding must be a jax.sharding.NamedSharding over a Mesh, got {sharding!r}")
+
+
+def _aval_of(shape, dtype):
+    return core.ShapedArray(tuple(shape), dtype)
+
+
+def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None):
+    """The array of global `shape` whose blocks are `arrays`, one per device of the sharding's mesh
+    (in its device order, each of the block shape)."""
+    _check_sharding(sharding, "make_array_from_single_device_arrays")
+    arrays = [transfer.device_put(a) if not isinstance(a, Array) else a for a in arrays]
+    _check_mesh(sharding.mesh)
+    if len(arrays) != sharding.mesh.size:
+        raise ValueError(f"Expected {sharding.mesh.size} per-device arrays (this is how many devices are addressable "
+                         f"by the sharding), but got {len(arrays)}")
+    block = sharding.shard_shape(tuple(shape))
+    dtypes_seen = {a.dtype for a in arrays}
+    if len(dtypes_seen) > 1 or (dtype is not None and dtypes_seen != {np.dtype(dtype)}):
+        raise ValueError(f"make_array_from_single_device_arrays: the arrays' dtypes {sorted(map(str, dtypes_seen))} "
+                         f"differ{'' if dtype is None else f' from dtype {np.dtype(dtype)}'}")
+    aval = _aval_of(shape, arrays[0].dtype)
+    for a in arrays:
+        if a.shape != block:
+            raise ValueError(f"Expected shard shape {block} doesn't match the single device array shape {a.shape}. "
+                             f"Shape of Array is {aval.with_sharding(typed_sharding(sharding, len(block)))} "
+                             f"with sharding {sharding}")
+    _install_dispatch()
+    return ShardedArray([Array(a._value, a.aval) if type(a) is ShardedArray else a for a in arrays], sharding, aval)
+
+
+def make_array_from_callback(shape, sharding, data_callback, dtype=None):
+    """The array whose block on each device is data_callback(index), index being the block's slices;
+    devices holding the same block share the first call's result."""
+    _check_sharding(sharding, "make_array_from_callback")
+    index = sharding.devices_indices_map(tuple(shape))
+    made = {}
+    arrays = []
+    for idx in index.values():
+        key = _starts(idx)
+        if key not in made:
+            made[key] = transfer.device_put(data_callback(idx))
+        arrays.append(made[key])
+    if dtype is not None:
+        arrays = [a.astype(dtype) for a in arrays]
+    return make_array_from_single_device_arrays(shape, sharding, arrays)
+
+
+def make_array_from_process_local_data(sharding, local_data, global_shape=None):
+    """The array that this process's data makes (one process: the data is the whole array)."""
+    _check_sharding(sharding, "make_array_from_process_local_data")
+    local_data = transfer.device_put(local_data)
+    if global_shape is not None and tuple(global_shape) != local_data.shape:
+        raise NotImplementedError(f"make_array_from_process_local_data: global_shape {tuple(global_shape)} differs "
+                                  f"from the local data's {local_data.shape}; in one process the data is the whole "
+                                  "array (multi-process arrays: issue 29)")
+    return place(local_data, sharding)
+
+
+# ---- eager primitives on sharded operands ---------------------------------------------------------
+
+_ELEMENTWISE = frozenset(ew.PRIMITIVES.values()) | {ew.fma_p, ew.select_n_p, ew.clamp_p, ew.convert_element_type_p,
+                                                    ew.add_any_p}
+
+
+def _spec_of(sharding, ndim):
+    return list(sharding.spec) + [None] * (ndim - len(sharding.spec))
+
+
+def _result_sharding(mesh, entries):
+    """A result's NamedSharding as JAX gives it: the spec over every dimension when the mesh has
+    Explicit axes (the type's), else without trailing unsplit dimensions."""
+    entries = list(entries)
+    if not mesh.explicit_axes:
+        while entries and entries[-1] is None:
+            entries.pop()
+    return NamedSharding(mesh, PartitionSpec(*entries))
+
+
+def _merged_spec(sharded, ndim):
+    """The spec an elementwise result takes from its sharded operands (each dimension split as the
+    operand that splits it), or None when they conflict or differ in mesh."""
+    mesh = sharded[0]._sharding.mesh
+    out = [None] * ndim
+    for x in sharded:
+        if x._sharding.mesh != mesh:
+            return None
+        for d, p in enumerate(_spec_of(x._sharding, ndim)):
+            if p is not None:
+                if out[d] not in (None, p):
+                    return None
+                out[d] = p
+    if len(list(a for p in out if p is not None for a in (p if isinstance(p, tuple) else (p,)))) != \
+            len({a for p in out if p is not None for a in (p if isinstance(p, tuple) else (p,))}):
+        return None
+    return out
+
+
+_executables = LRUCache(1024)  # (primitive, params, block avals) -> (Executable, block result avals)
+
+
+def _per_device(prim, args, params, sharding):
+    """An elementwise primitive run on every device at once over its blocks of the operands."""
+    per_arg = [[a] * sharding.mesh.size if not a.shape else place(a, _broadcast_sharding(sharding, a.shape))._shards
+               for a in args]
+    avals = tuple(blocks[0].aval for blocks in per_arg)
+    key = (prim, cpu._params_key(params) if params else (), avals)
+    entry = _executables.get(key)
+    if entry is None:
+        entry = lower_single_primitive(prim, avals, params)
+        _executables.put(key, entry)
+    exe, (out_aval,) = entry
+    devices = [d.local_hardware_id for d in sharding.mesh.devices.flat]
+    outs = exe.run_on_devices([[blocks[i]._value for blocks in per_arg] for i in range(len(devices))], devices)
+    global_aval = out_aval.update(shape=max((a.shape for a in args), key=len))
+    return ShardedArray([Array(o[0], out_aval) for o in outs], sharding, global_aval)
+
+
+def _broadcast_sharding(sharding, shape):
+    """The sharding of an operand that lax broadcasts along its size-1 dimensions: those whole."""
+    spec = [None if n == 1 else p for n, p in zip(shape, _spec_of(sharding, len(shape)))]
+    return NamedSharding(sharding.mesh, PartitionSpec(*spec))
+
+
+def _reduced_spec(spec, params):
+    axes = set(params["axes"])
+    return [p for d, p in enumerate(spec) if d not in axes]
+
+
+def _transposed_spec(spec, params):
+    return [spec[d] for d in params["permutation"]]
+
+
+_SPEC_RULES = {name: _reduced_spec for name in ("reduce_sum", "reduce_prod", "reduce_max", "reduce_min",
+                                                  "reduce_and", "reduce_or", "reduce_xor", "argmax", "argmin")}
+_SPEC_RULES["transpose"] = _transposed_spec
+
+
+def _dot_spec(prim, args, params):
+    """dot_general's result spec: batch dims, then lhs and rhs free dims, each split as its operand
+    splits it; None when a contracting dimension is split or one axis would split two dimensions."""
+    (lc, rc), (lb, rb) = params["dimension_numbers"]
+    lhs, rhs = [_spec_of(a._sharding, a.ndim) if type(a) is ShardedArray else [None] * a.ndim for a in args]
+    if any(lhs[d] is not None for d in lc) or any(rhs[d] is not None for d in rc):
+        return None
+    out = []
+    for dl, dr in zip(lb, rb):
+        if None not in (lhs[dl], rhs[dr]) and lhs[dl] != rhs[dr]:
+            return None
+        out.append(lhs[dl] if lhs[dl] is not None else rhs[dr])
+    out += [p for d, p in enumerate(lhs) if d not in lc and d not in lb]
+    out += [p for d, p in enumerate(rhs) if d not in rc and d not in rb]
+    names = [a for p in out if p is not None for a in (p if isinstance(p, tuple) else (p,))]
+    return out if len(names) == len(set(names)) else None
+
+
+def _gathered(prim, args, params, sharded):
+    """The primitive on the whole operands, its result placed as JAX's sharding rules place it."""
+    mesh = sharded[0]._sharding.mesh
+    if prim.name == "dot_general" and all(type(a) is not ShardedArray or a._sharding.mesh == mesh for a in args):
+        spec = _dot_spec(prim, args, params)
+    elif prim.name in _SPEC_RULES and len(sharded) == 1 and type(args[0]) is ShardedArray:
+        spec = _SPEC_RULES[prim.name](_spec_of(sharded[0]._sharding, sharded[0].ndim), params)
+    else:
+        spec = None
+    if spec is None:
+        explicit = {n for x in sharded for n in x._sharding.mesh.explicit_axes}
+        used = {n for x in sharded for n in x._sharding.spec if n is not None
+                for n in (n if isinstance(n, tuple) else (n,))}
+        if explicit & used:
+            raise NotImplementedError(
+                f"'{prim.name}' on arrays split over the Explicit mesh axes {sorted(explicit & used)}: the sharding "
+                "of its result is not implemented in xjax yet (issue 29); reshard the operands first "
+                "(jax.reshard(x, P())) or use a mesh of Auto axes")
+    whole = [Array(a._value, a.aval) if type(a) is ShardedArray else a for a in args]
+    out = cpu.apply_primitive(prim, *whole, **params)
+    if prim.multiple_results:
+        return [place(o, _result_sharding(mesh, [])) for o in out]
+    return place(out, _result_sharding(mesh, spec or []))
+
+
+def _fits(operand, shape):
+    """Whether an elementwise operand splits as a result of `shape` does: a sharded one of that shape, a
+    whole one of that shape or broadcast to it along size-1 dimensions, a scalar."""
+    if type(operand) is ShardedArray:
+        return operand.shape == shape
+    return isinstance(operand, Array) and (not operand.shape or (
+        len(operand.shape) == len(shape) and all(n in (1, m) for n, m in zip(operand.shape, shape))))
+
+
+def _apply(prim, args, params):
+    """The eager hook: None unless an operand is sharded (see the module docstring)."""
+    sharded = [a for a in args if type(a) is ShardedArray]
+    if not sharded:
+        return None
+    shape = sharded[0].shape
+    if prim in _ELEMENTWISE and all(_fits(a, shape) for a in args):
+        spec = _merged_spec(sharded, len(shape))
+        if spec is not None:
+            mesh = sharded[0]._sharding.mesh
+            same = all(x._sharding == sharded[0]._sharding for x in sharded)
+            target = sharded[0]._sharding if same and not mesh.explicit_axes else _result_sharding(mesh, spec)
+            return _per_device(prim, args, params, target)
+    return _gathered(prim, args, params, sharded)
+
+
+def _install_dispatch():
+    """Eager primitives look for sharded operands from the first sharded array on (none pay before)."""
+    cpu.sharded_apply = _apply
