@@ -2,7 +2,9 @@
 transformed code sees the same interface as eager code."""
 import numpy as np
 
+from xjax import _core
 from xjax._src import core, dtypes, lax
+from xjax._src.backends import cpu
 from xjax._src.array import Array
 from xjax._src.lax import elementwise as _ew
 from xjax._src.numpy import (array_api, creation, indexing, manipulation, products, rearrange, reductions,
@@ -61,6 +63,22 @@ def _binop(fn, prim=None, float_only=False, ordered=False):
         return fn(other, self)
 
     return op, rop
+
+
+def _fast_op(op, prim, float_only=False, ordered=False):
+    """`op` with the C++ path in front: two xjax Arrays whose avals pass `op`'s test for `prim` run
+    the one-op executable eager dispatch compiled for them; everything else (tracers, scalars,
+    promotion, a primitive with an impl of its own) calls `op`."""
+
+    def resolve(sa, oa):
+        if (sa.dtype == oa.dtype and sa.shape == oa.shape and sa.weak_type == oa.weak_type
+                and (not float_only or sa.dtype in _FLOATING) and not (ordered and sa.dtype in _COMPLEX)
+                and cpu.runs_here(prim)):
+            exe, avals_out = cpu.executable_for(prim, (sa, oa), {})
+            return exe, avals_out[0]
+        return None
+
+    return _core.fast_call.BinaryOp(op, resolve)
 
 
 _BINARY = {
@@ -221,13 +239,14 @@ def attach(cls, *, tracer=False):
         op, rop = _binop(fn, prim, float_only)
         op.__name__, rop.__name__ = f"__{name}__", f"__r{name}__"
         op.__doc__ = rop.__doc__ = fn.__doc__
-        _set(cls, f"__{name}__", op)
+        _set(cls, f"__{name}__", op if prim is None or tracer else _fast_op(op, prim, float_only))
         _set(cls, f"__r{name}__", rop)
     for name, (fn, prim) in _COMPARE.items():
         op, _ = _binop(fn, prim, ordered=name not in ("eq", "ne"))
         op.__name__ = f"__{name}__"
         op.__doc__ = fn.__doc__
-        _set(cls, f"__{name}__", op)
+        ordered = name not in ("eq", "ne")
+        _set(cls, f"__{name}__", op if prim is None or tracer else _fast_op(op, prim, ordered=ordered))
     for name, fn in _METHODS.items():
         _set(cls, name, fn)
     for name, fn in _PROPERTIES.items():
