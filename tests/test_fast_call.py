@@ -2,7 +2,10 @@
 when their signature is installed, and every state that the Python path treats differently
 routes there. Each test shows which path ran (the hit counters) and that results and errors are
 those of the Python path."""
+import copy
+import gc
 import logging
+import weakref
 
 import numpy as np
 import pytest
@@ -105,6 +108,18 @@ def test_jit_weak_type_is_part_of_the_key():
     out = f(weak, weak)
     assert f._fast_hits == hits + 1 and out.weak_type and f._fast_size == 2
     assert not f(strong, strong).weak_type
+
+
+def test_jit_wrapper_copies_and_dies():
+    f = xjax.jit(lambda a: a + 1)
+    _warm(f, jnp.ones(2))
+    g = copy.copy(f)
+    assert g._fast_size == 0 and g._fun is f._fun
+    np.testing.assert_array_equal(np.asarray(g(jnp.ones(2))), [2, 2])
+    ref = weakref.ref(f)
+    del f, g
+    gc.collect()
+    assert ref() is None
 
 
 def test_jit_static_and_donated_arguments_never_install():
@@ -252,13 +267,17 @@ def test_operator_is_a_method_with_the_python_names():
     assert MUL.hits == hits + 2
 
 
-@pytest.mark.parametrize("case", ["scalar", "weak", "promotion", "broadcast", "int_div", "complex_lt", "numpy"])
+@pytest.mark.parametrize("case", ["weak", "promotion", "broadcast", "int_div", "complex_lt", "numpy", "int_scalar",
+                                  "int_array_float", "bfloat16_float", "float_first"])
 def test_operator_cases_the_python_path_takes(case):
     f32 = jnp.asarray(np.array([1.0, 2.0], np.float32))
     i32 = jnp.asarray(np.array([3, 4], np.int32))
     c64 = jnp.asarray(np.array([1 + 1j, 2], np.complex64))
     run, want = {
-        "scalar": (lambda: f32 * 2.0, np.array([2.0, 4.0], np.float32)),
+        "int_scalar": (lambda: f32 * 2, np.array([2.0, 4.0], np.float32)),
+        "int_array_float": (lambda: i32 * 0.5, np.array([1.5, 2.0], np.float32)),
+        "bfloat16_float": (lambda: f32.astype(jnp.bfloat16) * 0.5, np.array([0.5, 1.0], jnp.bfloat16)),
+        "float_first": (lambda: 2.0 * f32, np.array([2.0, 4.0], np.float32)),
         "weak": (lambda: f32 * jnp.asarray(2.0), np.array([2.0, 4.0], np.float32)),
         "promotion": (lambda: f32 * i32, np.array([3.0, 8.0], np.float32)),
         "broadcast": (lambda: f32 * jnp.ones((3, 2), jnp.float32), np.tile([1.0, 2.0], (3, 1)).astype(np.float32)),
@@ -275,6 +294,52 @@ def test_operator_cases_the_python_path_takes(case):
     np.testing.assert_array_equal(np.asarray(out), want)
 
 
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "truediv", "lt", "eq", "ge"])
+def test_operator_with_a_float_matches_the_eager_ops(name):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((5, 3)).astype(np.float32)
+    a = jnp.asarray(x)
+    fn = {"add": jnp.add, "sub": jnp.subtract, "mul": jnp.multiply, "truediv": jnp.true_divide, "lt": jnp.less,
+          "eq": jnp.equal, "ge": jnp.greater_equal}[name]
+    op = getattr(Array, f"__{name}__")
+    for v in (0.1, -3.0, 1e-30, float(x[1, 2])):
+        hits = op.hits
+        outs = [op(a, v) for _ in range(3)]
+        assert op.hits == hits + 3
+        eager = fn(a, v)  # the ufunc: promotion and one op at a time, in Python
+        ref = getattr(np, fn.__name__)(x, np.float32(v))
+        for out in outs:
+            assert out.aval == eager.aval
+            np.testing.assert_array_equal(np.asarray(out), np.asarray(eager))
+            np.testing.assert_array_equal(np.asarray(out), ref)
+
+
+def test_operator_with_a_float_keeps_weak_types_and_x64():
+    w = xjax.jit(lambda v: v)(2.0)
+    assert w.weak_type
+    hits = MUL.hits
+    out = w * 0.5
+    assert MUL.hits == hits + 1 and out.weak_type and out.dtype == np.float32 and float(out) == 1.0
+    assert not (jnp.ones(2) * 0.5).weak_type
+    with xjax.enable_x64(True):
+        a = jnp.asarray(np.array([1.0, 3.0]))
+        hits = MUL.hits
+        out = a * 0.1
+        assert MUL.hits == hits + 1 and out.dtype == np.float64
+        np.testing.assert_array_equal(np.asarray(out), np.array([1.0, 3.0]) * 0.1)
+        f = jnp.asarray(np.array([1.0, 3.0], np.float32))
+        out = f * 0.1  # a float64 weak scalar with a float32 array: the Python path
+        assert MUL.hits == hits + 1 and out.dtype == np.float32
+        np.testing.assert_array_equal(np.asarray(out), np.array([1.0, 3.0], np.float32) * np.float32(0.1))
+
+
+def test_operator_with_a_float_logs_no_compile(caplog):
+    a = jnp.ones(11)
+    with xjax.log_compiles(True), caplog.at_level(logging.WARNING, logger="xjax._src.jit"):
+        np.testing.assert_array_equal(np.asarray(a * 3.0), np.full(11, 3.0, np.float32))
+    assert not caplog.records
+
+
 def test_operator_errors_are_the_python_ones():
     a = jnp.ones(2)
     with pytest.raises(TypeError, match="unsupported operand"):
@@ -283,6 +348,10 @@ def test_operator_errors_are_the_python_ones():
         a * "x"
     with pytest.raises(TypeError):
         a * jnp.ones(3)
+    hits = Array.__and__.hits
+    with pytest.raises(TypeError, match="Accepted dtypes are subtypes of integer or bool"):
+        a & 1.0  # resolve declines (tracing raises); the Python path raises for the call
+    assert Array.__and__.hits == hits
 
 
 def test_operator_under_a_transformation_uses_its_rules():

@@ -2,6 +2,8 @@
 // building result Arrays. The Python types that use it are in fast_call_types.cpp.
 #include "fast_call.h"
 
+#include <iterator>
+
 namespace xjax_fast {
 
 namespace {
@@ -93,14 +95,21 @@ std::shared_ptr<Entry> Table::find(PyObject* const* leaves, Py_ssize_t n, const 
       PyObject* aval = slot(leaves[i], c.aval_off);
       match = aval && same_aval(aval, e.in_avals[i].ptr());
     }
-    if (match) return *it;
+    if (match) {
+      std::shared_ptr<Entry> found = *it;
+      if (it != entries_.rbegin()) {  // (to the back: the next search finds it first)
+        entries_.erase(std::next(it).base());
+        entries_.push_back(found);
+      }
+      return found;
+    }
   }
   return nullptr;
 }
 
 void Table::add(std::shared_ptr<Entry> e) {
   refresh();
-  if (entries_.size() >= kMaxEntries) entries_.erase(entries_.begin());
+  if (entries_.size() >= max_entries_) entries_.erase(entries_.begin());
   entries_.push_back(std::move(e));
 }
 
@@ -128,11 +137,19 @@ PyObject* make_array(xjax::Array&& value, PyObject* aval) {
   return obj;
 }
 
-PyObject* run_entry(const Entry& e, PyObject* const* leaves, Py_ssize_t n) {
+PyObject* run_entry(const Entry& e, PyObject* const* leaves, Py_ssize_t n, PyObject* scalar) {
   const Context& c = context();
   std::vector<xjax::Array> inputs;
-  inputs.reserve(size_t(n) + e.extern_values.size());
+  inputs.reserve(size_t(n) + 1 + e.extern_values.size());
   for (Py_ssize_t i = 0; i < n; ++i) inputs.push_back(py::handle(slot(leaves[i], c.value_off)).cast<const xjax::Array&>());
+  if (e.scalar_bits) {  // (as array.scalar places a Python float: one rounding from the double)
+    const double v = PyFloat_AsDouble(scalar);
+    if (v == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+    xjax::Array s = xjax::Array::empty({}, e.scalar_bits == 32 ? xjax::DType::Float32 : xjax::DType::Float64);
+    if (e.scalar_bits == 32) *static_cast<float*>(s.data()) = float(v);
+    else *static_cast<double*>(s.data()) = v;
+    inputs.push_back(std::move(s));
+  }
   inputs.insert(inputs.end(), e.extern_values.begin(), e.extern_values.end());
   std::vector<xjax::Array> outs;
   {
@@ -170,9 +187,10 @@ void fill_program(Entry& e, py::handle parts) {
   if (e.out_pos.empty() && e.out_avals.size() != outs)
     throw py::value_error("[fast_call] " + std::to_string(e.out_avals.size()) + " output avals for a program of " +
                           std::to_string(outs) + " outputs");
-  if (e.exe->input_types().size() != e.in_avals.size() + e.extern_values.size())
+  const size_t given = e.in_avals.size() + (e.scalar_bits ? 1 : 0) + e.extern_values.size();
+  if (e.exe->input_types().size() != given)
     throw py::value_error("[fast_call] the program takes " + std::to_string(e.exe->input_types().size()) +
-                          " inputs, the signature gives " + std::to_string(e.in_avals.size() + e.extern_values.size()));
+                          " inputs, the signature gives " + std::to_string(given));
 }
 
 }  // namespace xjax_fast

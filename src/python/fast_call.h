@@ -52,13 +52,14 @@ struct Entry {
   std::vector<py::object> out_avals;
   py::object out_tree;                  // None: one Array is the result
   py::object owner;                     // what keeps the program's host callbacks registered
+  int scalar_bits = 0;                  // 32/64: a Python float follows the leaves, as float32/float64
 };
 
-// A small table of signatures, newest last; bounded (a function called with ever new shapes
-// keeps its Python cache's programs, not a growing copy here).
+// A small table of signatures, searched from the most recently used; bounded (a function called
+// with ever new shapes keeps its Python cache's programs, not a growing copy here).
 class Table {
  public:
-  static constexpr size_t kMaxEntries = 8;
+  explicit Table(size_t max_entries) : max_entries_(max_entries) {}
   // The entry whose key matches these leaves (treedef null: a flat tuple of leaves), or null.
   std::shared_ptr<Entry> find(PyObject* const* leaves, Py_ssize_t n, const xjax_pytree::PyTreeDef* treedef);
   void add(std::shared_ptr<Entry> e);
@@ -67,15 +68,17 @@ class Table {
 
  private:
   void refresh();
-  std::vector<std::shared_ptr<Entry>> entries_;
+  size_t max_entries_;
+  std::vector<std::shared_ptr<Entry>> entries_;  // the most recently used last
   uint64_t epoch_ = 0;
 };
 
 // The avals of leaves that are all exact xjax.Arrays, or false (no Python error) when one is not.
 bool leaf_avals(PyObject* const* leaves, Py_ssize_t n, std::vector<py::object>* avals);
 
-// Runs the entry on the leaves' values; returns the result (one Array or the output pytree).
-PyObject* run_entry(const Entry& e, PyObject* const* leaves, Py_ssize_t n);
+// Runs the entry on the leaves' values (and the Python float `scalar` when the entry takes one);
+// returns the result (one Array or the output pytree).
+PyObject* run_entry(const Entry& e, PyObject* const* leaves, Py_ssize_t n, PyObject* scalar = nullptr);
 
 // A new xjax.Array holding `value` with abstract value `aval`, without running Python.
 PyObject* make_array(xjax::Array&& value, PyObject* aval);

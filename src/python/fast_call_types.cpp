@@ -2,9 +2,10 @@
 // - JitFunction: the base of jit's wrapper. Its call looks the arguments up in the wrapper's
 //   signature table and runs the entry; a miss calls the wrapper's Python `_call_slow(args, kwargs)`,
 //   which installs the signature (`_fast_install`) once it has a compiled program for it.
-// - BinaryOp: an Array operator (`Array.__mul__`). Two Arrays resolve through the table to the
-//   one-op executable that eager dispatch compiled for their avals; anything else, or a signature
-//   that `resolve` declines, calls the Python operator.
+// - BinaryOp: an Array operator (`Array.__mul__`). Two Arrays, or an Array and a Python float,
+//   resolve through a table to the program the Python side made for their avals (for two Arrays
+//   the one-op executable of eager dispatch); anything else, or a signature that `resolve`
+//   declines, calls the Python operator.
 #include <cstddef>
 #include <tuple>
 
@@ -38,7 +39,7 @@ struct JitObject {
 PyObject* jit_new(PyTypeObject* type, PyObject*, PyObject*) {
   PyObject* self = type->tp_alloc(type, 0);
   if (!self) return nullptr;
-  reinterpret_cast<JitObject*>(self)->table = new Table();
+  reinterpret_cast<JitObject*>(self)->table = new Table(8);  // (signatures of one function)
   reinterpret_cast<JitObject*>(self)->hits = 0;
   return self;
 }
@@ -141,40 +142,51 @@ struct BinaryObject {
   PyObject_HEAD
   vectorcallfunc vectorcall;
   PyObject* slow;     // op(self, other): the Python operator
-  PyObject* resolve;  // (aval, aval) -> (exe, out aval) or None
-  Table* table;
+  PyObject* resolve;  // (aval, aval or float) -> ((exe, extern, out_pos, out avals, owner), scalar bits) or None
+  Table* table;       // two Arrays
+  Table* scalar_table;  // an Array and a Python float
   unsigned long long hits;
 };
 
-std::shared_ptr<Entry> resolve_entry(BinaryObject* op, PyObject* const* args) {
+// The entry of these operands (n = 2 Arrays, or n = 1 Array and a float) from `resolve`; a
+// declined signature is kept as an entry without a program.
+std::shared_ptr<Entry> resolve_entry(BinaryObject* op, PyObject* const* args, Py_ssize_t n) {
   auto entry = std::make_shared<Entry>();
-  if (!leaf_avals(args, 2, &entry->in_avals)) return nullptr;
+  if (!leaf_avals(args, n, &entry->in_avals)) return nullptr;
   entry->flat = true;
   entry->out_tree = py::none();
+  PyObject* other = n == 2 ? entry->in_avals[1].ptr() : reinterpret_cast<PyObject*>(&PyFloat_Type);
   py::object r = py::reinterpret_steal<py::object>(
-      PyObject_CallFunctionObjArgs(op->resolve, entry->in_avals[0].ptr(), entry->in_avals[1].ptr(), nullptr));
+      PyObject_CallFunctionObjArgs(op->resolve, entry->in_avals[0].ptr(), other, nullptr));
   if (!r) throw py::error_already_set();
   if (!r.is_none()) {
     auto t = r.cast<py::tuple>();
-    if (t.size() != 2) throw py::value_error("[BinaryOp] resolve must return (exe, out aval) or None");
-    fill_program(*entry, py::make_tuple(t[0], py::list(), py::none(), py::make_tuple(t[1]), py::none()));
+    if (t.size() != 2) throw py::value_error("[BinaryOp] resolve must return (program parts, scalar bits) or None");
+    entry->scalar_bits = t[1].cast<int>();
+    if (n == 1 ? entry->scalar_bits != 32 && entry->scalar_bits != 64 : entry->scalar_bits != 0)
+      throw py::value_error("[BinaryOp] scalar bits must be 32 or 64 for a float operand, 0 for an Array");
+    fill_program(*entry, t[0]);
+    if (entry->out_avals.size() != 1) throw py::value_error("[BinaryOp] an operator has one result");
   }
-  op->table->add(entry);
+  (n == 2 ? op->table : op->scalar_table)->add(entry);
   return entry;
 }
 
 PyObject* binary_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   auto* op = reinterpret_cast<BinaryObject*>(self);
   return guarded([&]() -> PyObject* {
-    if (PyVectorcall_NARGS(nargsf) == 2 && !kwnames && leaf_avals(args, 2, nullptr)) {
-      int plain = eager_state_plain(false);
-      if (plain < 0) return nullptr;
-      if (plain) {
-        auto entry = op->table->find(args, 2, nullptr);
-        if (!entry) entry = resolve_entry(op, args);
-        if (entry && entry->exe) {
-          ++op->hits;
-          return run_entry(*entry, args, 2);
+    if (PyVectorcall_NARGS(nargsf) == 2 && !kwnames) {
+      const Py_ssize_t n = PyFloat_CheckExact(args[1]) ? 1 : 2;  // (n = 1: the float follows)
+      if (leaf_avals(args, n, nullptr)) {
+        int plain = eager_state_plain(false);
+        if (plain < 0) return nullptr;
+        if (plain) {
+          auto entry = (n == 2 ? op->table : op->scalar_table)->find(args, n, nullptr);
+          if (!entry) entry = resolve_entry(op, args, n);
+          if (entry && entry->exe) {
+            ++op->hits;
+            return run_entry(*entry, args, n, n == 1 ? args[1] : nullptr);
+          }
         }
       }
     }
@@ -199,7 +211,8 @@ PyObject* binary_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   Py_INCREF(resolve);
   op->slow = slow;
   op->resolve = resolve;
-  op->table = new Table();
+  op->table = new Table(32);  // (the shapes a program computes with)
+  op->scalar_table = new Table(32);
   op->hits = 0;
   return self;
 }
@@ -207,6 +220,7 @@ PyObject* binary_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
 void binary_dealloc(PyObject* self) {
   auto* op = reinterpret_cast<BinaryObject*>(self);
   delete op->table;
+  delete op->scalar_table;
   Py_XDECREF(op->slow);
   Py_XDECREF(op->resolve);
   Py_TYPE(self)->tp_free(self);
@@ -300,7 +314,7 @@ void init_fast_call(pybind11::module_& m) {
   BinaryType.tp_name = "xjax._core.fast_call.BinaryOp";
   BinaryType.tp_basicsize = sizeof(BinaryObject);
   BinaryType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR;
-  BinaryType.tp_doc = "An Array operator: two Arrays of known avals run their one-op executable in C++.";
+  BinaryType.tp_doc = "An Array operator: two Arrays, or an Array and a float, of known avals run their program in C++.";
   BinaryType.tp_new = binary_new;
   BinaryType.tp_dealloc = binary_dealloc;
   BinaryType.tp_call = PyVectorcall_Call;

@@ -175,6 +175,11 @@ class JitWrapped(_core.fast_call.JitFunction):
     def __repr__(self):
         return f"<PjitFunction of {self._fun!r}>"
 
+    def __copy__(self):  # (a C base's instance does not copy by itself: the attributes, as a plain class's)
+        new = type(self).__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        return new
+
     def __get__(self, obj, objtype=None):
         if obj is None:
             return self
@@ -335,6 +340,19 @@ class JitWrapped(_core.fast_call.JitFunction):
         if log:
             logger.warning("Finished graph compilation of jit(%s) in %.9f sec", pe.fun_name(self._fun),
                            time.perf_counter() - t0)
+
+    def _parts_for(self, avals):
+        """jit_cache.fast_parts of the compiled program for positional arguments of these avals
+        (compiling it), or None when it has no such form or more than one result."""
+        key, treedef, statics, avals, _, _, names_fn, _ = self._signature(tuple(avals), {}, abstract_ok=True)
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._trace(key, treedef, statics, avals, names_fn, False)
+        if entry.lifted:
+            return None
+        if entry.call is None:
+            self._compile(entry, avals)
+        return entry.parts if entry.single_tree is None else None
 
     # -- ahead of time --
     def trace(self, *args, **kwargs):
