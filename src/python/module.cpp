@@ -25,6 +25,7 @@ void init_pytree(py::module_& m);
 void init_export(py::module_& m);
 void init_cuda(py::module_& m);
 void init_mpi(py::module_& m);
+void init_fast_call(py::module_& m);
 
 namespace {
 
@@ -386,4 +387,5 @@ PYBIND11_MODULE(_core, m) {
   init_export(m);
   init_cuda(m);
   init_mpi(m);
+  init_fast_call(m);
 }

@@ -31,7 +31,7 @@ def set_cache_limits(eager_executables=None, jaxpr_programs=None):
 
 def clear_caches():
     """Drops every compiled executable and cached trace (jit's too): later calls compile again."""
-    cpu._executables.clear()
+    cpu.clear_cache()
     graph_lowering.clear_cache()
     control_flow_common.clear_trace_cache()
     jit_cache.clear_all_caches()

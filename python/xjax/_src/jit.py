@@ -18,6 +18,7 @@ import time
 
 import numpy as np
 
+from xjax import _core
 from xjax._src import core, data_leaves, dtypes, jit_shardings, placement, platforms, tree_util
 from xjax._src.array import Array
 from xjax._src.backends import cpu
@@ -25,7 +26,7 @@ from xjax._src.config import config
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.graph_lowering import compile_closed_jaxpr
 from xjax._src.jaxpr import eval_jaxpr
-from xjax._src.jit_cache import AxisEnv, Entry, cache_for, explain_miss, insert_bounded, make_fast
+from xjax._src.jit_cache import AxisEnv, Entry, cache_for, explain_miss, fast_parts, insert_bounded, make_fast
 from xjax._src.jit_primitive import jit_p
 from xjax._src.stages import ShapeDtypeStruct, Traced
 from xjax._src import shape_poly
@@ -129,8 +130,17 @@ def _unhashable_error(value, err, where):
         f"type {type(value)}, {value!r}. The error was:\n{type(err).__name__}: {err}\n{where}")
 
 
-class JitWrapped:
-    """A jitted function: call it like the original; `.lower(*args)` for ahead-of-time compilation."""
+class JitWrapped(_core.fast_call.JitFunction):
+    """A jitted function: call it like the original; `.lower(*args)` for ahead-of-time compilation.
+
+    A call runs in C++ (the base class) when its arguments match a signature installed there:
+    positional arguments only, every leaf an xjax.Array, no trace, named axis or GPU placement in
+    play, jax_disable_jit off. Other calls come to `_call_slow`, which installs the signature of a
+    hit on a compiled entry. Static and donated arguments (not `_simple`) never install, nor do
+    entries whose program does not run on the CPU alone (no `parts`). jax_log_compiles and
+    jax_enable_x64 only matter on a miss, which the Python path handles; clearing any jit cache
+    (and changing the flags that clear them) drops the installed signatures.
+    """
 
     def __init__(self, fun, static_argnums=None, static_argnames=None, donate_argnums=None, donate_argnames=None,
                  inline=False, keep_unused=False):
@@ -165,6 +175,11 @@ class JitWrapped:
     def __repr__(self):
         return f"<PjitFunction of {self._fun!r}>"
 
+    def __copy__(self):  # (a C base's instance does not copy by itself: the attributes, as a plain class's)
+        new = type(self).__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        return new
+
     def __get__(self, obj, objtype=None):
         if obj is None:
             return self
@@ -176,14 +191,17 @@ class JitWrapped:
 
     def clear_cache(self):
         self._cache.clear()
+        _core.fast_call.invalidate()  # (other wrappers of the function share the cache)
 
     # -- calls --
-    def __call__(self, *args, **kwargs):
+    def _call_slow(self, args, kwargs):
         if self._simple:
             leaves, treedef = _flatten((args, kwargs)) if kwargs else _flatten(args)
             try:
                 entry = self._cache.get((treedef, *map(_get_aval, leaves)))
                 if entry is not None and entry.fast is not None and type(_state.trace) is _EvalTrace:
+                    if entry.parts is not None and not kwargs and not _state.axis_env:
+                        self._fast_install(args, entry.parts, entry.single_tree)
                     return entry.fast(leaves)
             except AttributeError:  # a leaf that is not an Array: the general path sorts it out
                 pass
@@ -317,9 +335,24 @@ class JitWrapped:
             t0 = time.perf_counter()
         entry.call = compile_closed_jaxpr(entry.jaxpr)
         entry.fast = make_fast(entry.call, entry.out_tree)
+        entry.parts = fast_parts(entry.call)
+        entry.single_tree = None if entry.out_tree.num_leaves == 1 and entry.out_tree.num_nodes == 1 else entry.out_tree
         if log:
             logger.warning("Finished graph compilation of jit(%s) in %.9f sec", pe.fun_name(self._fun),
                            time.perf_counter() - t0)
+
+    def _parts_for(self, avals):
+        """jit_cache.fast_parts of the compiled program for positional arguments of these avals
+        (compiling it), or None when it has no such form or more than one result."""
+        key, treedef, statics, avals, _, _, names_fn, _ = self._signature(tuple(avals), {}, abstract_ok=True)
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._trace(key, treedef, statics, avals, names_fn, False)
+        if entry.lifted:
+            return None
+        if entry.call is None:
+            self._compile(entry, avals)
+        return entry.parts if entry.single_tree is None else None
 
     # -- ahead of time --
     def trace(self, *args, **kwargs):

@@ -5,6 +5,7 @@ import logging
 import operator
 import weakref
 
+from xjax import _core
 from xjax._src import core
 from xjax._src.array import Array
 from xjax._src.config import config
@@ -24,7 +25,7 @@ class AxisEnv(tuple):
 class Entry:
     """One traced signature: its jaxpr, output structure and (once run eagerly) compiled form."""
 
-    __slots__ = ("jaxpr", "out_tree", "lifted", "call", "fast")
+    __slots__ = ("jaxpr", "out_tree", "lifted", "call", "fast", "parts", "single_tree")
 
     def __init__(self, jaxpr, out_tree, lifted):
         self.jaxpr = jaxpr
@@ -32,6 +33,8 @@ class Entry:
         self.lifted = lifted  # tracers of an enclosing trace the function closes over
         self.call = None
         self.fast = None
+        self.parts = None  # what the C++ call path runs (fast_parts)
+        self.single_tree = None  # out_tree, or None when the result is one array
 
 
 _get_value = operator.attrgetter("_value")
@@ -64,6 +67,16 @@ def make_fast(call, out_tree):
         return unflatten([wrap(v, a) for v, a in zip(run_values(list(map(get, leaves))), out_avals)])
 
     return fast
+
+
+def fast_parts(call):
+    """(Executable, external values, out_pos, out avals, the call) of a call that one Executable
+    computes on the CPU, for the C++ call path (xjax._core.fast_call.JitFunction), which keeps the
+    call alive (its host callbacks stay registered); None for other calls (GPU consts, no outputs,
+    a plan of segments)."""
+    if not isinstance(call, GraphCall) or call.extern is None or call.program.exe is None:
+        return None
+    return call.program.exe, list(call.extern), call.out_pos, list(call.out_avals), call
 
 
 _caches = weakref.WeakKeyDictionary()  # function -> {jit options: {signature: Entry}}
@@ -103,6 +116,7 @@ def clear_all_caches(name=None, value=None):
         for per_fun in list(_caches.values()) + list(_strong_caches.values()):
             for cache in per_fun.values():
                 cache.clear()
+        _core.fast_call.invalidate()
 
 
 config.on_change(clear_all_caches)

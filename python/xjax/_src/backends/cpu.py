@@ -3,6 +3,9 @@
 Eager dispatch compiles each (primitive, params, input types) once into a one-op Executable
 through the same lowering that jit uses, and caches it; later calls go straight to run().
 """
+import functools
+
+from xjax import _core
 from xjax._src import dtypes, placement, platforms
 from xjax._src.array import Array, device_put, scalar, to_numpy  # noqa: F401 - the backend's data in and out
 from xjax._src.backends.lowering import lower_single_primitive
@@ -37,9 +40,7 @@ def apply_primitive(prim, *args, **params):
     key = (prim, _params_key(params) if params else (), avals)
     entry = _entries.get(key)
     if entry is None:
-        exe, avals_out = lower_single_primitive(prim, avals, params)
-        _executables.misses += 1
-        _executables.put(key, (exe, avals_out))
+        exe, avals_out = _compile(key, prim, avals, params)
     else:
         entry[1] = _clock()
         exe, avals_out = entry[0]
@@ -53,6 +54,36 @@ def apply_primitive(prim, *args, **params):
     if prim.multiple_results:
         return [Array(v, aval) for v, aval in zip(outs, avals_out)]
     return Array(outs[0], avals_out[0])
+
+
+def _compile(key, prim, avals, params):
+    exe, avals_out = lower_single_primitive(prim, avals, params)
+    _executables.misses += 1
+    _executables.put(key, (exe, avals_out))
+    return exe, avals_out
+
+
+def executable_for(prim, avals, params):
+    """(Executable, output avals) of `prim` on operands of these avals, from the cache or compiled
+    (what the C++ operator path runs: xjax._core.fast_call.BinaryOp)."""
+    key = (prim, _params_key(params) if params else (), tuple(avals))
+    entry = _entries.get(key)
+    if entry is None:
+        return _compile(key, prim, key[2], params)
+    entry[1] = _clock()
+    return entry[0]
+
+
+def runs_here(prim):
+    """Whether prim's eager impl is this module's dispatch (an impl of its own runs in Python)."""
+    impl = prim.impl
+    return (isinstance(impl, functools.partial) and impl.func is apply_primitive and impl.args == (prim,)
+            and not impl.keywords)
+
+
+def clear_cache():
+    _executables.clear()
+    _core.fast_call.invalidate()  # (the operators' tables hold executables of this cache)
 
 
 def _check_placement(operands):

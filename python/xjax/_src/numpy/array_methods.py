@@ -2,7 +2,11 @@
 transformed code sees the same interface as eager code."""
 import numpy as np
 
+from xjax import _core
 from xjax._src import core, dtypes, lax
+from xjax._src.backends import cpu
+from xjax._src.config import config
+from xjax._src.jit import jit
 from xjax._src.array import Array
 from xjax._src.lax import elementwise as _ew
 from xjax._src.numpy import (array_api, creation, indexing, manipulation, products, rearrange, reductions,
@@ -61,6 +65,41 @@ def _binop(fn, prim=None, float_only=False, ordered=False):
         return fn(other, self)
 
     return op, rop
+
+
+def _fast_op(op, fn, prim, float_only=False, ordered=False):
+    """`op` with the C++ path in front: two xjax Arrays whose avals pass `op`'s test for `prim` run
+    the one-op executable eager dispatch compiled for them, and an Array with a Python float runs
+    `fn` compiled for that signature (jit's program); everything else (tracers, promotion between
+    arrays, a primitive with an impl of its own) calls `op`."""
+
+    def resolve(sa, oa):
+        if oa is float:
+            return _scalar_program(fn, sa)
+        if (sa.dtype == oa.dtype and sa.shape == oa.shape and sa.weak_type == oa.weak_type
+                and (not float_only or sa.dtype in _FLOATING) and not (ordered and sa.dtype in _COMPLEX)
+                and cpu.runs_here(prim)):
+            exe, avals_out = cpu.executable_for(prim, (sa, oa), {})
+            return (exe, [], None, [avals_out[0]], None), 0
+        return None
+
+    return _core.fast_call.BinaryOp(op, resolve)
+
+
+def _scalar_program(fn, aval):
+    """(program parts, bits of the float operand) of fn(array of `aval`, Python float), or None.
+
+    Only where the float's weak type is the array's dtype (float32 arrays, float64 under x64): the
+    program receives the float rounded once to that dtype, as the eager path places it, so that
+    the results are those of the ops the eager path runs one by one."""
+    dt, weak = dtypes.dtype_and_weak(0.0)
+    if aval.dtype != dt or config._values["jax_log_compiles"]:  # (the eager path logs no jit compile)
+        return None
+    try:
+        parts = jit(fn)._parts_for([aval, core.ShapedArray((), dt, weak)])
+    except Exception:  # noqa: BLE001 - the Python path raises it again, for this call
+        return None
+    return None if parts is None else (parts, dt.itemsize * 8)
 
 
 _BINARY = {
@@ -221,13 +260,14 @@ def attach(cls, *, tracer=False):
         op, rop = _binop(fn, prim, float_only)
         op.__name__, rop.__name__ = f"__{name}__", f"__r{name}__"
         op.__doc__ = rop.__doc__ = fn.__doc__
-        _set(cls, f"__{name}__", op)
+        _set(cls, f"__{name}__", op if prim is None or tracer else _fast_op(op, fn, prim, float_only))
         _set(cls, f"__r{name}__", rop)
     for name, (fn, prim) in _COMPARE.items():
         op, _ = _binop(fn, prim, ordered=name not in ("eq", "ne"))
         op.__name__ = f"__{name}__"
         op.__doc__ = fn.__doc__
-        _set(cls, f"__{name}__", op)
+        ordered = name not in ("eq", "ne")
+        _set(cls, f"__{name}__", op if prim is None or tracer else _fast_op(op, fn, prim, ordered=ordered))
     for name, fn in _METHODS.items():
         _set(cls, name, fn)
     for name, fn in _PROPERTIES.items():

@@ -1,0 +1,89 @@
+// The call path in C++: what every repeated call of a jitted function or of an Array operator
+// pays, without Python frames. A call whose arguments match an installed signature runs its
+// executable here and builds the result Arrays directly; anything else (a first call, a tracer,
+// a Python scalar, a GPU placement, a disabled jit) takes the Python path, which installs the
+// signature once it has compiled it. The Python path stays the definition of every behaviour.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/array.h"
+#include "core/compiler/executable.h"
+#include "pytree.h"
+
+namespace xjax_fast {
+
+namespace py = pybind11;
+
+// The Python objects the fast path reads, set once by xjax at import (setup()).
+struct Context {
+  PyTypeObject* array_type = nullptr;   // xjax.Array (exact type only: not GPU arrays, not tracers)
+  Py_ssize_t value_off = 0, aval_off = 0, npy_off = 0;  // its slots
+  PyTypeObject* aval_type = nullptr;    // core.ShapedArray
+  Py_ssize_t shape_off = 0, dtype_off = 0, weak_off = 0;
+  PyObject* state = nullptr;            // core._state (thread-local: .trace, .axis_env)
+  PyObject* eval_trace_type = nullptr;  // core.EvalTrace
+  PyObject* platforms = nullptr;        // platforms module (._placement: None = everything on the CPU)
+  PyObject* config_values = nullptr;    // config._values
+  PyObject* s_trace = nullptr, *s_axis_env = nullptr, *s_placement = nullptr, *s_disable_jit = nullptr;
+};
+Context& context();
+
+// Counts cache clears: a table made under another epoch is dropped before its next lookup.
+uint64_t epoch();
+void invalidate();
+
+// Whether no transformation, named axis or GPU placement is in play: the states in which the
+// Python path would run the cached executable on the CPU. -1 with a Python error set.
+int eager_state_plain(bool for_jit);
+
+// What a matched signature runs.
+struct Entry {
+  std::vector<py::object> in_avals;     // per leaf
+  bool flat = false;                    // the arguments are a tuple of Array leaves (no flatten)
+  xjax_pytree::PyTreeDef treedef;       // otherwise their structure
+  std::shared_ptr<xjax::Executable> exe;  // null: a signature the Python path always takes
+  std::vector<xjax::Array> extern_values;
+  std::vector<int> out_pos;             // empty: outputs in order
+  std::vector<py::object> out_avals;
+  py::object out_tree;                  // None: one Array is the result
+  py::object owner;                     // what keeps the program's host callbacks registered
+  int scalar_bits = 0;                  // 32/64: a Python float follows the leaves, as float32/float64
+};
+
+// A small table of signatures, searched from the most recently used; bounded (a function called
+// with ever new shapes keeps its Python cache's programs, not a growing copy here).
+class Table {
+ public:
+  explicit Table(size_t max_entries) : max_entries_(max_entries) {}
+  // The entry whose key matches these leaves (treedef null: a flat tuple of leaves), or null.
+  std::shared_ptr<Entry> find(PyObject* const* leaves, Py_ssize_t n, const xjax_pytree::PyTreeDef* treedef);
+  void add(std::shared_ptr<Entry> e);
+  void clear() { entries_.clear(); }
+  size_t size() { refresh(); return entries_.size(); }
+
+ private:
+  void refresh();
+  size_t max_entries_;
+  std::vector<std::shared_ptr<Entry>> entries_;  // the most recently used last
+  uint64_t epoch_ = 0;
+};
+
+// The avals of leaves that are all exact xjax.Arrays, or false (no Python error) when one is not.
+bool leaf_avals(PyObject* const* leaves, Py_ssize_t n, std::vector<py::object>* avals);
+
+// Runs the entry on the leaves' values (and the Python float `scalar` when the entry takes one);
+// returns the result (one Array or the output pytree).
+PyObject* run_entry(const Entry& e, PyObject* const* leaves, Py_ssize_t n, PyObject* scalar = nullptr);
+
+// A new xjax.Array holding `value` with abstract value `aval`, without running Python.
+PyObject* make_array(xjax::Array&& value, PyObject* aval);
+
+// Entry fields from the Python path's compiled call: (exe, extern, out_pos or None, out_avals, owner).
+void fill_program(Entry& e, py::handle parts);
+
+}  // namespace xjax_fast

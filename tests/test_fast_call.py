@@ -1,0 +1,387 @@
+"""The C++ call path (src/python/fast_call.h): repeated jit calls and Array operators run in C++
+when their signature is installed, and every state that the Python path treats differently
+routes there. Each test shows which path ran (the hit counters) and that results and errors are
+those of the Python path."""
+import copy
+import gc
+import logging
+import weakref
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import xjax
+import xjax.numpy as jnp
+from xjax._src import caches, core, platforms
+from xjax._src.array import Array
+
+from isolated import digests_by_thread_count
+
+MUL = Array.__mul__
+
+
+def _pair(dtype=np.float32, shape=(4,)):
+    a = np.arange(1, 1 + int(np.prod(shape))).reshape(shape)
+    return (a % 3).astype(dtype), (a.reshape(-1)[::-1].reshape(shape) % 2).astype(dtype)
+
+
+def _warm(f, *args):
+    """Calls f until its signature is installed (the first call compiles, the second installs)."""
+    f(*args)
+    f(*args)
+    return f._fast_hits
+
+
+# ---- jit -------------------------------------------------------------------------------------
+
+def test_jit_hits_and_matches_numpy():
+    f = xjax.jit(lambda a, b: a * b + 2.0)
+    x, y = _pair()
+    a, b = jnp.asarray(x), jnp.asarray(y)
+    hits = _warm(f, a, b)
+    out = f(a, b)
+    assert f._fast_hits == hits + 1
+    assert type(out) is Array and out.dtype == np.float32 and not out.weak_type and out.shape == (4,)
+    np.testing.assert_array_equal(np.asarray(out), x * y + np.float32(2.0))
+    out2 = f(jnp.asarray(y), jnp.asarray(x))  # same avals, other arrays: the same entry
+    assert f._fast_hits == hits + 2
+    np.testing.assert_array_equal(np.asarray(out2), y * x + np.float32(2.0))
+
+
+def test_jit_pytrees_and_repeated_outputs():
+    def step(params, x):
+        y = x @ params["w"] + params["b"]
+        return {"y": y, "same": (y, y)}, jnp.sum(y)
+
+    f = xjax.jit(step)
+    rng = np.random.default_rng(0)
+    w, b, x = (rng.standard_normal(s).astype(np.float32) for s in [(3, 2), (2,), (5, 3)])
+    params = {"w": jnp.asarray(w), "b": jnp.asarray(b)}
+    slow = f(params, jnp.asarray(x))
+    hits = _warm(f, params, jnp.asarray(x))
+    fast = f(params, jnp.asarray(x))
+    assert f._fast_hits == hits + 1
+    assert xjax.tree_util.tree_structure(fast) == xjax.tree_util.tree_structure(slow)
+    for s, q in zip(xjax.tree_util.tree_leaves(slow), xjax.tree_util.tree_leaves(fast)):
+        assert type(q) is Array and q.aval == s.aval
+        np.testing.assert_array_equal(np.asarray(q), np.asarray(s))
+    np.testing.assert_allclose(np.asarray(fast[0]["y"]), x.astype(np.float64) @ w + b, rtol=1e-5)
+
+
+def test_jit_new_shape_misses_then_installs():
+    f = xjax.jit(lambda a: a * 2)
+    _warm(f, jnp.ones(3))
+    hits = f._fast_hits
+    out = f(jnp.ones(5))  # a miss: traced and compiled by the Python path
+    assert f._fast_hits == hits and out.shape == (5,)
+    f(jnp.ones(5))
+    f(jnp.ones(5))
+    assert f._fast_hits == hits + 1 and f._fast_size == 2
+
+
+@pytest.mark.parametrize("route", ["kwargs", "python_scalar", "numpy"])
+def test_jit_arguments_the_python_path_takes(route):
+    f = xjax.jit(lambda a, b: a * b)
+    a = jnp.ones(3)
+    hits = _warm(f, a, a)
+    args, kwargs, want = {
+        "kwargs": ((a,), {"b": a}, np.ones(3, np.float32)),
+        "python_scalar": ((a, 3.0), {}, np.full(3, 3.0, np.float32)),
+        "numpy": ((a, np.full(3, 2.0, np.float32)), {}, np.full(3, 2.0, np.float32)),
+    }[route]
+    for _ in range(3):
+        out = f(*args, **kwargs)
+    assert f._fast_hits == hits
+    np.testing.assert_array_equal(np.asarray(out), want)
+
+
+def test_jit_weak_type_is_part_of_the_key():
+    f = xjax.jit(lambda a, b: a * b)
+    strong = jnp.asarray(np.float32(2.0))
+    weak = xjax.jit(lambda x: x)(2.0)
+    assert weak.weak_type and not strong.weak_type
+    hits = _warm(f, strong, strong)
+    out = f(weak, weak)  # a new signature: the Python path
+    assert f._fast_hits == hits and out.weak_type
+    f(weak, weak)
+    out = f(weak, weak)
+    assert f._fast_hits == hits + 1 and out.weak_type and f._fast_size == 2
+    assert not f(strong, strong).weak_type
+
+
+def test_jit_wrapper_copies_and_dies():
+    f = xjax.jit(lambda a: a + 1)
+    _warm(f, jnp.ones(2))
+    g = copy.copy(f)
+    assert g._fast_size == 0 and g._fun is f._fun
+    np.testing.assert_array_equal(np.asarray(g(jnp.ones(2))), [2, 2])
+    ref = weakref.ref(f)
+    del f, g
+    gc.collect()
+    assert ref() is None
+
+
+def test_jit_static_and_donated_arguments_never_install():
+    g = xjax.jit(lambda a, n: a * n, static_argnums=1)
+    h = xjax.jit(lambda a: a + 1, donate_argnums=0)
+    for _ in range(3):
+        np.testing.assert_array_equal(np.asarray(g(jnp.ones(2), 3)), [3, 3])
+        np.testing.assert_array_equal(np.asarray(h(jnp.ones(2))), [2, 2])
+    assert g._fast_size == h._fast_size == 0 and g._fast_hits == h._fast_hits == 0
+
+
+def test_jit_disable_jit_runs_python():
+    seen = []
+
+    def fun(a):
+        seen.append(type(a))
+        return a + 1
+
+    f = xjax.jit(fun)
+    a = jnp.ones(2)
+    hits = _warm(f, a)
+    with xjax.disable_jit():
+        out = f(a)
+    assert f._fast_hits == hits and seen[-1] is Array  # the function itself ran, not a trace
+    np.testing.assert_array_equal(np.asarray(out), [2, 2])
+
+
+def test_jit_x64_flag_drops_installed_signatures():
+    f = xjax.jit(lambda a: a + 1)
+    a = jnp.ones(2)
+    _warm(f, a)
+    assert f._fast_size == 1
+    with xjax.enable_x64(True):
+        assert f._fast_size == 0
+        assert f(jnp.asarray(np.ones(2))).dtype == np.float64
+    assert f._fast_size == 0
+
+
+def test_jit_clear_caches_drop_installed_signatures():
+    f = xjax.jit(lambda a: a + 1)
+    _warm(f, jnp.ones(2))
+    f.clear_cache()
+    assert f._fast_size == 0
+    _warm(f, jnp.ones(2))
+    caches.clear_caches()
+    assert f._fast_size == 0
+
+
+def test_jit_inside_a_trace_binds():
+    f = xjax.jit(lambda a: jnp.sin(a) * 2)
+    a = jnp.asarray(np.linspace(0, 1, 3, dtype=np.float32))
+    hits = _warm(f, a)
+    jaxpr = xjax.make_jaxpr(f)(a)
+    assert "jit" in str(jaxpr)
+    g = xjax.grad(lambda x: jnp.sum(f(x)))(a)
+    assert f._fast_hits == hits
+    np.testing.assert_allclose(np.asarray(g), 2 * np.cos(np.asarray(a)), rtol=1e-6)
+
+
+def test_jit_placement_routes_to_python(monkeypatch):
+    f = xjax.jit(lambda a: a + 1)
+    a = jnp.ones(2)
+    hits = _warm(f, a)
+    monkeypatch.setattr(platforms, "_placement", platforms._UNSET)  # not known to be the CPU
+    np.testing.assert_array_equal(np.asarray(f(a)), [2, 2])
+    assert f._fast_hits == hits
+
+
+def test_jit_log_compiles_still_logs_misses(caplog):
+    f = xjax.jit(lambda a: a - 1)
+    _warm(f, jnp.ones(2))
+    with xjax.log_compiles(True), caplog.at_level(logging.WARNING, logger="xjax._src.jit"):
+        f(jnp.ones(2))
+        assert not caplog.records  # a hit compiles nothing on either path
+        f(jnp.ones(6))
+    assert any("Compiling" in r.getMessage() for r in caplog.records)
+
+
+def test_jit_errors_of_the_program_are_the_same():
+    def check(x):
+        if x[0] < 0:
+            raise ValueError("negative input")
+
+    def fun(a):
+        xjax.debug.callback(check, a)  # (a host callback inside the compiled graph)
+        return a * 2
+
+    def error_of(f):
+        try:
+            f(-jnp.ones(2)).block_until_ready()
+        except Exception as err:  # noqa: BLE001 - the comparison is the test
+            return type(err), "negative input" in str(err)
+        return None
+
+    f = xjax.jit(fun)
+    slow = error_of(f)  # the first call: traced and compiled by the Python path
+    hits = _warm(f, jnp.ones(2))
+    fast = error_of(f)
+    assert f._fast_hits == hits + 1
+    assert slow == fast and slow[1]
+
+
+def test_jit_fast_bits_do_not_depend_on_thread_count():
+    code = """
+import hashlib, numpy as np, xjax, xjax.numpy as jnp
+f = xjax.jit(lambda a, b: jnp.tanh(a * b + 2.0) @ b)
+a = jnp.asarray(np.random.default_rng(1).standard_normal((64, 64)).astype(np.float32))
+for _ in range(3):
+    out = f(a, a)
+assert f._fast_hits >= 1
+print(hashlib.sha1(np.asarray(out).tobytes()).hexdigest())
+"""
+    d1, d3 = digests_by_thread_count(code)
+    assert d1 == d3
+
+
+# ---- Array operators -------------------------------------------------------------------------
+
+@given(st.sampled_from(["float32", "int32", "float64", "bool"]), st.lists(st.integers(1, 4), max_size=3),
+       st.sampled_from(["mul", "add", "sub", "eq", "lt", "and"]))
+def test_operator_hits_and_matches_numpy(dtype, shape, name):
+    if dtype == "bool" and name in ("sub", "lt"):
+        return
+    if dtype != "bool" and name == "and" and dtype.startswith("float"):
+        return
+    with xjax.enable_x64(dtype == "float64"):
+        x, y = _pair(np.dtype(dtype), tuple(shape))
+        a, b = jnp.asarray(x), jnp.asarray(y)
+        op = getattr(Array, f"__{name}__")
+        hits = op.hits
+        out = op(a, b)
+        assert op.hits == hits + 1
+        ref = getattr(np, {"sub": "subtract", "mul": "multiply", "eq": "equal", "lt": "less",
+                           "and": "bitwise_and"}.get(name, name))(x, y)
+        assert type(out) is Array and out.dtype == ref.dtype and out.shape == ref.shape and not out.weak_type
+        np.testing.assert_array_equal(np.asarray(out), ref)
+
+
+def test_operator_is_a_method_with_the_python_names():
+    a = jnp.ones(2)
+    assert MUL.__name__ == "__mul__" and MUL.__doc__ == jnp.multiply.__doc__
+    hits = MUL.hits
+    np.testing.assert_array_equal(np.asarray(a.__mul__(a)), [1, 1])  # bound
+    np.testing.assert_array_equal(np.asarray(a * a), [1, 1])  # through the type slot
+    assert MUL.hits == hits + 2
+
+
+@pytest.mark.parametrize("case", ["weak", "promotion", "broadcast", "int_div", "complex_lt", "numpy", "int_scalar",
+                                  "int_array_float", "bfloat16_float", "float_first"])
+def test_operator_cases_the_python_path_takes(case):
+    f32 = jnp.asarray(np.array([1.0, 2.0], np.float32))
+    i32 = jnp.asarray(np.array([3, 4], np.int32))
+    c64 = jnp.asarray(np.array([1 + 1j, 2], np.complex64))
+    run, want = {
+        "int_scalar": (lambda: f32 * 2, np.array([2.0, 4.0], np.float32)),
+        "int_array_float": (lambda: i32 * 0.5, np.array([1.5, 2.0], np.float32)),
+        "bfloat16_float": (lambda: f32.astype(jnp.bfloat16) * 0.5, np.array([0.5, 1.0], jnp.bfloat16)),
+        "float_first": (lambda: 2.0 * f32, np.array([2.0, 4.0], np.float32)),
+        "weak": (lambda: f32 * jnp.asarray(2.0), np.array([2.0, 4.0], np.float32)),
+        "promotion": (lambda: f32 * i32, np.array([3.0, 8.0], np.float32)),
+        "broadcast": (lambda: f32 * jnp.ones((3, 2), jnp.float32), np.tile([1.0, 2.0], (3, 1)).astype(np.float32)),
+        "int_div": (lambda: i32 / i32, np.ones(2, np.float32)),
+        "complex_lt": (lambda: c64 < c64, np.array([False, False])),
+        "numpy": (lambda: f32 * np.float32(3.0), np.array([3.0, 6.0], np.float32)),
+    }[case]
+    ops = [Array.__mul__, Array.__truediv__, Array.__lt__]
+    before = [op.hits for op in ops]
+    for _ in range(2):
+        out = run()
+    assert [op.hits for op in ops] == before
+    assert out.dtype == want.dtype
+    np.testing.assert_array_equal(np.asarray(out), want)
+
+
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "truediv", "lt", "eq", "ge"])
+def test_operator_with_a_float_matches_the_eager_ops(name):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((5, 3)).astype(np.float32)
+    a = jnp.asarray(x)
+    fn = {"add": jnp.add, "sub": jnp.subtract, "mul": jnp.multiply, "truediv": jnp.true_divide, "lt": jnp.less,
+          "eq": jnp.equal, "ge": jnp.greater_equal}[name]
+    op = getattr(Array, f"__{name}__")
+    for v in (0.1, -3.0, 1e-30, float(x[1, 2])):
+        hits = op.hits
+        outs = [op(a, v) for _ in range(3)]
+        assert op.hits == hits + 3
+        eager = fn(a, v)  # the ufunc: promotion and one op at a time, in Python
+        ref = getattr(np, fn.__name__)(x, np.float32(v))
+        for out in outs:
+            assert out.aval == eager.aval
+            np.testing.assert_array_equal(np.asarray(out), np.asarray(eager))
+            np.testing.assert_array_equal(np.asarray(out), ref)
+
+
+def test_operator_with_a_float_keeps_weak_types_and_x64():
+    w = xjax.jit(lambda v: v)(2.0)
+    assert w.weak_type
+    hits = MUL.hits
+    out = w * 0.5
+    assert MUL.hits == hits + 1 and out.weak_type and out.dtype == np.float32 and float(out) == 1.0
+    assert not (jnp.ones(2) * 0.5).weak_type
+    with xjax.enable_x64(True):
+        a = jnp.asarray(np.array([1.0, 3.0]))
+        hits = MUL.hits
+        out = a * 0.1
+        assert MUL.hits == hits + 1 and out.dtype == np.float64
+        np.testing.assert_array_equal(np.asarray(out), np.array([1.0, 3.0]) * 0.1)
+        f = jnp.asarray(np.array([1.0, 3.0], np.float32))
+        out = f * 0.1  # a float64 weak scalar with a float32 array: the Python path
+        assert MUL.hits == hits + 1 and out.dtype == np.float32
+        np.testing.assert_array_equal(np.asarray(out), np.array([1.0, 3.0], np.float32) * np.float32(0.1))
+
+
+def test_operator_with_a_float_logs_no_compile(caplog):
+    a = jnp.ones(11)
+    with xjax.log_compiles(True), caplog.at_level(logging.WARNING, logger="xjax._src.jit"):
+        np.testing.assert_array_equal(np.asarray(a * 3.0), np.full(11, 3.0, np.float32))
+    assert not caplog.records
+
+
+def test_operator_errors_are_the_python_ones():
+    a = jnp.ones(2)
+    with pytest.raises(TypeError, match="unsupported operand"):
+        a * object()
+    with pytest.raises(TypeError, match="only integer scalar arrays"):  # (str's repetition asks __index__)
+        a * "x"
+    with pytest.raises(TypeError):
+        a * jnp.ones(3)
+    hits = Array.__and__.hits
+    with pytest.raises(TypeError, match="Accepted dtypes are subtypes of integer or bool"):
+        a & 1.0  # resolve declines (tracing raises); the Python path raises for the call
+    assert Array.__and__.hits == hits
+
+
+def test_operator_under_a_transformation_uses_its_rules():
+    x = jnp.asarray(np.array([1.0, 2.0, 3.0], np.float32))
+    hits = MUL.hits
+    g = xjax.grad(lambda v: jnp.sum(v * v))(x)
+    np.testing.assert_allclose(np.asarray(g), 2 * np.asarray(x))
+    jaxpr = xjax.make_jaxpr(lambda v: v * v)(x)
+    assert "mul" in str(jaxpr)
+    assert MUL.hits == hits  # tracers (and concrete values inside a trace) take the Python path
+
+
+def test_operator_placement_routes_to_python(monkeypatch):
+    a = jnp.ones(2)
+    hits = MUL.hits
+    monkeypatch.setattr(platforms, "_placement", platforms._UNSET)
+    np.testing.assert_array_equal(np.asarray(a * a), [1, 1])
+    assert MUL.hits == hits
+
+
+def test_operator_table_follows_cache_clears():
+    a = jnp.asarray(np.array([7.0], np.float32))
+    a * a
+    caches.clear_caches()
+    misses = caches.cache_info()["eager_executables"]["misses"]
+    hits = MUL.hits
+    np.testing.assert_array_equal(np.asarray(a * a), [49.0])  # compiled again through the Python cache
+    assert MUL.hits == hits + 1
+    assert caches.cache_info()["eager_executables"]["misses"] == misses + 1
+
+
+def test_tracer_operators_are_python_functions():
+    assert not isinstance(core.Tracer.__mul__, type(MUL))
