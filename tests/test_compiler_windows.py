@@ -160,3 +160,23 @@ def test_start_indices_out_of_range_are_clamped_in_windows():
     g = b.done(*b.g.add_subgraph_op("while", ps, {}, [cond, _branch(body, ti, ty, tx)]))
     ys0 = np.arange(n * 3, dtype=np.float32).reshape(n, 3)
     assert_same_bits(g, np.int32(0), ys0, np.ones(3, np.float32))
+
+
+def test_a_buffer_carried_twice_is_copied_before_its_window_is_written():
+    # The loop gets one buffer as two carried values: writing rows of the first leaves the second.
+    n = 5
+    ti, ty = ((), "int32"), ((n, 2), "float32")
+
+    def body(b, i, ys, keep):
+        row = b.bcast(b.exp(b.convert_element_type(i, new_dtype="float32")), (1, 2), ())
+        return [b.add(i, b.const(1, "int32")), b.dynamic_update_slice(ys, row, i, b.const(0, "int32")), keep]
+    cond = _branch(lambda b, i, ys, keep: [b.lt(i, b.const(n, "int32"))], ti, ty, ty)
+    b = B()
+    i0, y0 = b.param(*ti), b.param(*ty)
+    g = b.done(*b.g.add_subgraph_op("while", [i0, y0, y0], {}, [cond, _branch(body, ti, ty, ty)]), y0)
+    y_init = np.full((n, 2), -3, np.float32)
+    (_, ry, rkeep, ry0), exe = assert_same_bits(g, np.int32(0), y_init)
+    assert any("window(out" in s for s in body_plan(exe))
+    np.testing.assert_allclose(ry, np.exp(np.arange(n, dtype=np.float64))[:, None].repeat(2, 1), rtol=1e-6)
+    np.testing.assert_array_equal(rkeep, y_init)
+    np.testing.assert_array_equal(ry0, y_init)

@@ -1,7 +1,6 @@
 """Grads of scans whose carry holds many leaves: the residuals are stored and read through windows of
 fused kernels (tests/test_compiler_windows.py), so the loop bodies have no per-leaf steps; the grads
 are checked in x64 and their bits do not depend on the thread count."""
-import numpy as np
 import pytest
 
 import xjax as jax

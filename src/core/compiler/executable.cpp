@@ -37,6 +37,10 @@ void place_windows(const Plan& p, const Step& step, const void** in, void** out)
   thread_local std::vector<int64_t> at;
   at.clear();
   for (const StepWindow& w : step.windows) {
+    if (w.same_as >= 0) {
+      at.push_back(at[w.same_as]);
+      continue;
+    }
     starts.resize(w.starts.size());
     for (size_t d = 0; d < w.starts.size(); ++d) {
       starts[d].data = const_cast<void*>(in[w.starts[d]]);
@@ -69,12 +73,29 @@ struct Executable::Frame {
     std::shared_ptr<Buffer> own;
   };
   Slot inline_slots[kInline];
-  std::vector<Slot> heap;
+  std::vector<Slot> heap;  // larger plans: taken from the thread's spares (a loop body's runs)
   Slot* slot;
+  static std::vector<std::vector<Slot>>& spares() {
+    thread_local std::vector<std::vector<Slot>> s;
+    return s;
+  }
   explicit Frame(size_t n) {
-    if (n > kInline) heap.resize(n);
+    if (n > kInline) {
+      if (!spares().empty()) {
+        heap = std::move(spares().back());
+        spares().pop_back();
+      }
+      heap.resize(n);
+    }
     slot = n > kInline ? heap.data() : inline_slots;
   }
+  ~Frame() {
+    if (heap.empty()) return;
+    for (Slot& s : heap) s = Slot();
+    spares().push_back(std::move(heap));
+  }
+  Frame(const Frame&) = delete;
+  Frame& operator=(const Frame&) = delete;
   bool bound(int st) const { return slot[st].ref && *slot[st].ref; }
   const std::shared_ptr<Buffer>& buf(int st) const {
     static const std::shared_ptr<Buffer> none;
@@ -88,11 +109,9 @@ struct Executable::Frame {
     s.own = std::move(b);
     s.ref = &s.own;
   }
-  // Binds a buffer that `b` holds for the whole run.
-  void refer(int st, const std::shared_ptr<Buffer>& b) {
-    slot[st].ptr = b->data();
-    slot[st].ref = &b;
-  }
+  // Binds a buffer that `b` holds for the whole run; its data pointer is read where a step needs it
+  // (Executable::touched_), not for every parameter a loop body passes through.
+  void refer(int st, const std::shared_ptr<Buffer>& b) { slot[st].ref = &b; }
   // The buffer, taken out of the frame when it is the frame's own (a loop consuming it), else shared.
   std::shared_ptr<Buffer> take(int st) {
     Slot& s = slot[st];
@@ -106,6 +125,24 @@ Executable::Executable(Graph graph, const CompileOptions& options)
   plan_ = build_plan(graph_, options_);
   if (runs_on_cpu(options_)) cpu_ = lower_to_cpu(plan_);
   plan_buffers(plan_, options_.reuse_buffers, options_.donate_params, cpu_.get());
+  for (size_t st = 0; st < plan_.storages.size(); ++st) {  // what run_plan binds, in two rounds
+    Storage::Kind kind = plan_.storages[st].kind;
+    if (kind == Storage::Kind::Param || kind == Storage::Kind::Constant || kind == Storage::Kind::Pool ||
+        kind == Storage::Kind::Fresh)
+      bound_first_.push_back(int(st));
+    if (kind == Storage::Kind::Output || kind == Storage::Kind::Pool) bound_next_.push_back(int(st));
+  }
+  std::vector<char> seen(plan_.storages.size(), 0);
+  for (const Step& s : plan_.steps)
+    for (const std::vector<int>* values : {&s.inputs, &s.outputs})
+      for (int v : *values) {
+        int st = plan_.value_storage[v];
+        Storage::Kind kind = plan_.storages[st].kind;
+        bool referred = kind == Storage::Kind::Param || kind == Storage::Kind::Constant ||
+                        kind == Storage::Kind::Pool || kind == Storage::Kind::Output;
+        if (referred && !seen[st]) touched_.push_back(st);
+        seen[st] = 1;
+      }
 }
 
 void Executable::validate(const std::vector<Array>& inputs) const {
@@ -168,20 +205,21 @@ void Executable::run_plan(const std::shared_ptr<Buffer>* inputs, std::shared_ptr
     int st = p.value_storage[p.outputs[i]];
     if (outputs[i] && p.storages[st].kind == Storage::Kind::Output && !f.bound(st)) f.refer(st, outputs[i]);
   }
-  for (size_t st = 0; st < ns; ++st) {
+  for (int st : bound_first_) {
     const Storage& s = p.storages[st];
-    if (s.kind == Storage::Kind::Param) f.refer(int(st), inputs[s.index]);
-    else if (s.kind == Storage::Kind::Constant) f.refer(int(st), p.constants[s.index].buffer);
-    else if (s.kind == Storage::Kind::Pool && s.index >= 0) f.refer(int(st), pool[s.index]);
-    else if (s.kind == Storage::Kind::Fresh) f.bind(int(st), zeroed(s.nbytes));
+    if (s.kind == Storage::Kind::Param) f.refer(st, inputs[s.index]);
+    else if (s.kind == Storage::Kind::Constant) f.refer(st, p.constants[s.index].buffer);
+    else if (s.kind == Storage::Kind::Pool && s.index >= 0) f.refer(st, pool[s.index]);
+    else if (s.kind == Storage::Kind::Fresh) f.bind(st, zeroed(s.nbytes));
   }
-  for (size_t st = 0; st < ns; ++st) {  // values written over donated parameters, then fresh outputs
+  for (int st : bound_next_) {  // values written over donated parameters, then fresh outputs
     const Storage& s = p.storages[st];
-    if (s.kind != Storage::Kind::Output && s.kind != Storage::Kind::Pool) continue;
     int src = p.reused_in_place[st];
     if (!f.bound(int(st)) && src >= 0 && p.storages[src].kind == Storage::Kind::Param) f.refer(int(st), f.buf(src));
     if (!f.bound(int(st)) && s.kind == Storage::Kind::Output) f.bind(int(st), Buffer::allocate(s.nbytes));
   }
+  for (int st : touched_)
+    if (f.bound(st)) f.slot[st].ptr = f.buf(st)->data();
   for (size_t s = 0; s < p.steps.size(); ++s) run_step(int(s), f);
   for (size_t i = 0; i < p.outputs.size(); ++i) {
     int st = p.value_storage[p.outputs[i]];
@@ -190,7 +228,7 @@ void Executable::run_plan(const std::shared_ptr<Buffer>* inputs, std::shared_ptr
     } else if (outputs[i].get() != f.buf(st).get()) {
       const TypeInfo& t = p.value_type[p.outputs[i]];
       size_t n = size_t(numel(t.shape)) * itemsize(t.dtype);
-      if (n) std::memcpy(outputs[i]->data(), f.ptr(st), n);
+      if (n) std::memcpy(outputs[i]->data(), f.buf(st)->data(), n);
     }
   }
 }
@@ -202,8 +240,8 @@ void Executable::run_step(int s, Frame& f) const {
     case Step::Kind::Fused: {
       const void* in_stack[kStackOperands];
       void* out_stack[kStackOperands];
-      std::vector<const void*> in_heap;
-      std::vector<void*> out_heap;
+      thread_local std::vector<const void*> in_heap;  // (fused steps do not nest: one per thread)
+      thread_local std::vector<void*> out_heap;
       const void** in = in_stack;
       void** out = out_stack;
       if (step.inputs.size() > kStackOperands) in_heap.resize(step.inputs.size()), in = in_heap.data();
@@ -315,8 +353,15 @@ void Executable::run_while(const Step& step, std::vector<std::shared_ptr<Buffer>
   const Executable& body = *step.subs[1];
   const size_t n = carried.size();
   std::vector<std::shared_ptr<Buffer>> next(n), cond_pool, body_pool;
-  std::vector<char> takes(n);
-  for (size_t k = 0; k < n; ++k) takes[k] = body.output_takes_buffer(k);
+  std::vector<char> takes(n), passes(n);
+  const Plan& bp = body.plan();
+  for (size_t k = 0; k < n; ++k) {
+    takes[k] = body.output_takes_buffer(k);
+    // Output k is carried buffer k itself (passed through, or updated in place in its window): the
+    // loop keeps it in `next` too, so that no iteration copies its shared_ptr in and out.
+    const Storage& s = bp.storages[bp.value_storage[bp.outputs[k]]];
+    passes[k] = s.kind == Storage::Kind::Param && s.index == int(k);
+  }
   const bool cond_takes = cond.output_takes_buffer(0);
   const CountedLoop& counted = step.counted;  // found by the planner: no condition plan to run
   std::shared_ptr<Buffer> pred;
@@ -330,11 +375,14 @@ void Executable::run_while(const Step& step, std::vector<std::shared_ptr<Buffer>
     }
     // `next` holds the previous iteration's values: spare result buffers unless still held (a value
     // passed through, or updated in place, lives on in `carried`).
-    for (size_t k = 0; k < n; ++k)
-      if (next[k] && (!takes[k] || next[k].use_count() != 1 || next[k]->read_only())) next[k].reset();
+    for (size_t k = 0; k < n; ++k) {
+      if (!next[k] || (passes[k] && next[k] == carried[k])) continue;
+      if (!takes[k] || next[k].use_count() != 1 || next[k]->read_only()) next[k].reset();
+    }
     // The body may update these carried buffers in place: each must be the loop's alone.
     for (int k : body.plan().donated) {
-      if (carried[k].use_count() == 1 && !carried[k]->read_only()) continue;
+      if (carried[k].use_count() == 1 + (next[k] == carried[k]) && !carried[k]->read_only()) continue;
+      if (next[k] == carried[k]) next[k].reset();
       auto copy = Buffer::allocate(carried[k]->nbytes());
       if (copy->nbytes()) std::memcpy(copy->data(), carried[k]->data(), copy->nbytes());
       carried[k] = std::move(copy);

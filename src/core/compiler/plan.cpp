@@ -214,6 +214,13 @@ Plan build_plan(const Graph& g, const CompileOptions& options) {
   for (ValueRef v : g.outputs()) plan.outputs.push_back(plan.value(v));
   if (options.fuse) b.make_views();
   if (windows) b.fold_views();
+  for (Step& s : plan.steps)  // the stores and loads of many leaves at one index: one offset
+    for (size_t k = 0; k < s.windows.size(); ++k)
+      for (size_t j = 0; j < k && s.windows[k].same_as < 0; ++j) {
+        const StepWindow &a = s.windows[j], &w = s.windows[k];
+        if (a.same_as < 0 && a.whole == w.whole && a.part == w.part && a.elem == w.elem && a.starts == w.starts)
+          s.windows[k].same_as = int(j);
+      }
   for (const Step& s : plan.steps) {
     add_work(plan.work, s.work);
     bool effect =

@@ -55,6 +55,7 @@ struct StepWindow {
   Shape whole, part;        // the buffer's shape and the window's (contiguous_window holds)
   size_t elem = 0;          // bytes per element
   std::vector<int> starts;  // per dim of `whole`: the index into the step's inputs of its start
+  int same_as = -1;         // an earlier window of the step placed alike (its offset serves)
 };
 
 struct Step {
