@@ -30,32 +30,92 @@ std::shared_ptr<Buffer> zeroed(size_t nbytes) {
   return b;
 }
 
+// Moves a fused step's operand and result pointers to their windows (Step::windows): every offset
+// from the start indices as they are before the kernel runs.
+void place_windows(const Plan& p, const Step& step, const void** in, void** out) {
+  thread_local std::vector<Tensor> starts;
+  thread_local std::vector<int64_t> at;
+  at.clear();
+  for (const StepWindow& w : step.windows) {
+    if (w.same_as >= 0) {
+      at.push_back(at[w.same_as]);
+      continue;
+    }
+    starts.resize(w.starts.size());
+    for (size_t d = 0; d < w.starts.size(); ++d) {
+      starts[d].data = const_cast<void*>(in[w.starts[d]]);
+      starts[d].dtype = p.value_type[step.inputs[w.starts[d]]].dtype;
+    }
+    at.push_back(window_offset(w.whole, w.part, starts.data()) * int64_t(w.elem));
+  }
+  for (size_t k = 0; k < step.windows.size(); ++k) {
+    const StepWindow& w = step.windows[k];
+    if (w.output) out[w.index] = static_cast<char*>(out[w.index]) + at[k];
+    else in[w.index] = static_cast<const char*>(in[w.index]) + at[k];
+  }
+}
+
 std::string arg_str(const char* what, size_t i, const Array& a) {
   return std::string("[execute] ") + what + " " + std::to_string(i) + " (" + dtype_name(a.dtype) +
          shape_str(a.shape) + ")";
 }
 }  // namespace
 
-// The buffers of one run, per storage (inline for small plans: no allocation per call).
+// The buffers of one run, per storage (inline for small plans: no allocation per call). A storage
+// refers to the shared_ptr that holds its buffer: the caller's (parameters, given outputs), the
+// plan's (constants), the pool's, or its own slot for buffers made during the run. Referring
+// instead of copying spares a loop body's run two atomic operations per carried buffer.
 struct Executable::Frame {
   static constexpr size_t kInline = 48;
-  std::shared_ptr<Buffer> buf_inline[kInline];
-  void* ptr_inline[kInline];
-  std::vector<std::shared_ptr<Buffer>> buf_heap;
-  std::vector<void*> ptr_heap;
-  std::shared_ptr<Buffer>* buf;
-  void** ptr;
+  struct Slot {
+    const std::shared_ptr<Buffer>* ref = nullptr;
+    void* ptr = nullptr;
+    std::shared_ptr<Buffer> own;
+  };
+  Slot inline_slots[kInline];
+  std::vector<Slot> heap;  // larger plans: taken from the thread's spares (a loop body's runs)
+  Slot* slot;
+  static std::vector<std::vector<Slot>>& spares() {
+    thread_local std::vector<std::vector<Slot>> s;
+    return s;
+  }
   explicit Frame(size_t n) {
     if (n > kInline) {
-      buf_heap.resize(n);
-      ptr_heap.resize(n);
+      if (!spares().empty()) {
+        heap = std::move(spares().back());
+        spares().pop_back();
+      }
+      heap.resize(n);
     }
-    buf = n > kInline ? buf_heap.data() : buf_inline;
-    ptr = n > kInline ? ptr_heap.data() : ptr_inline;
+    slot = n > kInline ? heap.data() : inline_slots;
   }
+  ~Frame() {
+    if (heap.empty()) return;
+    for (Slot& s : heap) s = Slot();
+    spares().push_back(std::move(heap));
+  }
+  Frame(const Frame&) = delete;
+  Frame& operator=(const Frame&) = delete;
+  bool bound(int st) const { return slot[st].ref && *slot[st].ref; }
+  const std::shared_ptr<Buffer>& buf(int st) const {
+    static const std::shared_ptr<Buffer> none;
+    return slot[st].ref ? *slot[st].ref : none;
+  }
+  void* ptr(int st) const { return slot[st].ptr; }
+  // Binds a buffer made during the run (or taken from a control step's results).
   void bind(int st, std::shared_ptr<Buffer> b) {
-    ptr[st] = b->data();
-    buf[st] = std::move(b);
+    Slot& s = slot[st];
+    s.ptr = b->data();
+    s.own = std::move(b);
+    s.ref = &s.own;
+  }
+  // Binds a buffer that `b` holds for the whole run; its data pointer is read where a step needs it
+  // (Executable::touched_), not for every parameter a loop body passes through.
+  void refer(int st, const std::shared_ptr<Buffer>& b) { slot[st].ref = &b; }
+  // The buffer, taken out of the frame when it is the frame's own (a loop consuming it), else shared.
+  std::shared_ptr<Buffer> take(int st) {
+    Slot& s = slot[st];
+    return s.ref == &s.own ? std::move(s.own) : buf(st);
   }
 };
 
@@ -65,6 +125,24 @@ Executable::Executable(Graph graph, const CompileOptions& options)
   plan_ = build_plan(graph_, options_);
   if (runs_on_cpu(options_)) cpu_ = lower_to_cpu(plan_);
   plan_buffers(plan_, options_.reuse_buffers, options_.donate_params, cpu_.get());
+  for (size_t st = 0; st < plan_.storages.size(); ++st) {  // what run_plan binds, in two rounds
+    Storage::Kind kind = plan_.storages[st].kind;
+    if (kind == Storage::Kind::Param || kind == Storage::Kind::Constant || kind == Storage::Kind::Pool ||
+        kind == Storage::Kind::Fresh)
+      bound_first_.push_back(int(st));
+    if (kind == Storage::Kind::Output || kind == Storage::Kind::Pool) bound_next_.push_back(int(st));
+  }
+  std::vector<char> seen(plan_.storages.size(), 0);
+  for (const Step& s : plan_.steps)
+    for (const std::vector<int>* values : {&s.inputs, &s.outputs})
+      for (int v : *values) {
+        int st = plan_.value_storage[v];
+        Storage::Kind kind = plan_.storages[st].kind;
+        bool referred = kind == Storage::Kind::Param || kind == Storage::Kind::Constant ||
+                        kind == Storage::Kind::Pool || kind == Storage::Kind::Output;
+        if (referred && !seen[st]) touched_.push_back(st);
+        seen[st] = 1;
+      }
 }
 
 void Executable::validate(const std::vector<Array>& inputs) const {
@@ -125,31 +203,32 @@ void Executable::run_plan(const std::shared_ptr<Buffer>* inputs, std::shared_ptr
     if (!pool[b] || pool[b].use_count() != 1) pool[b] = Buffer::allocate(p.pool[b]);
   for (size_t i = 0; i < p.outputs.size(); ++i) {
     int st = p.value_storage[p.outputs[i]];
-    if (outputs[i] && p.storages[st].kind == Storage::Kind::Output && !f.buf[st]) f.bind(st, outputs[i]);
+    if (outputs[i] && p.storages[st].kind == Storage::Kind::Output && !f.bound(st)) f.refer(st, outputs[i]);
   }
-  for (size_t st = 0; st < ns; ++st) {
+  for (int st : bound_first_) {
     const Storage& s = p.storages[st];
-    if (s.kind == Storage::Kind::Param) f.bind(int(st), inputs[s.index]);
-    else if (s.kind == Storage::Kind::Constant) f.bind(int(st), p.constants[s.index].buffer);
-    else if (s.kind == Storage::Kind::Pool && s.index >= 0) f.bind(int(st), pool[s.index]);
-    else if (s.kind == Storage::Kind::Fresh) f.bind(int(st), zeroed(s.nbytes));
+    if (s.kind == Storage::Kind::Param) f.refer(st, inputs[s.index]);
+    else if (s.kind == Storage::Kind::Constant) f.refer(st, p.constants[s.index].buffer);
+    else if (s.kind == Storage::Kind::Pool && s.index >= 0) f.refer(st, pool[s.index]);
+    else if (s.kind == Storage::Kind::Fresh) f.bind(st, zeroed(s.nbytes));
   }
-  for (size_t st = 0; st < ns; ++st) {  // values written over donated parameters, then fresh outputs
+  for (int st : bound_next_) {  // values written over donated parameters, then fresh outputs
     const Storage& s = p.storages[st];
-    if (s.kind != Storage::Kind::Output && s.kind != Storage::Kind::Pool) continue;
     int src = p.reused_in_place[st];
-    if (!f.buf[st] && src >= 0 && p.storages[src].kind == Storage::Kind::Param) f.bind(int(st), f.buf[src]);
-    if (!f.buf[st] && s.kind == Storage::Kind::Output) f.bind(int(st), Buffer::allocate(s.nbytes));
+    if (!f.bound(int(st)) && src >= 0 && p.storages[src].kind == Storage::Kind::Param) f.refer(int(st), f.buf(src));
+    if (!f.bound(int(st)) && s.kind == Storage::Kind::Output) f.bind(int(st), Buffer::allocate(s.nbytes));
   }
+  for (int st : touched_)
+    if (f.bound(st)) f.slot[st].ptr = f.buf(st)->data();
   for (size_t s = 0; s < p.steps.size(); ++s) run_step(int(s), f);
   for (size_t i = 0; i < p.outputs.size(); ++i) {
     int st = p.value_storage[p.outputs[i]];
     if (!outputs[i]) {
-      outputs[i] = f.buf[st];
-    } else if (outputs[i].get() != f.buf[st].get()) {
+      outputs[i] = f.buf(st);
+    } else if (outputs[i].get() != f.buf(st).get()) {
       const TypeInfo& t = p.value_type[p.outputs[i]];
       size_t n = size_t(numel(t.shape)) * itemsize(t.dtype);
-      if (n) std::memcpy(outputs[i]->data(), f.ptr[st], n);
+      if (n) std::memcpy(outputs[i]->data(), f.buf(st)->data(), n);
     }
   }
 }
@@ -161,14 +240,15 @@ void Executable::run_step(int s, Frame& f) const {
     case Step::Kind::Fused: {
       const void* in_stack[kStackOperands];
       void* out_stack[kStackOperands];
-      std::vector<const void*> in_heap;
-      std::vector<void*> out_heap;
+      thread_local std::vector<const void*> in_heap;  // (fused steps do not nest: one per thread)
+      thread_local std::vector<void*> out_heap;
       const void** in = in_stack;
       void** out = out_stack;
       if (step.inputs.size() > kStackOperands) in_heap.resize(step.inputs.size()), in = in_heap.data();
       if (step.outputs.size() > kStackOperands) out_heap.resize(step.outputs.size()), out = out_heap.data();
-      for (size_t k = 0; k < step.inputs.size(); ++k) in[k] = f.ptr[p.value_storage[step.inputs[k]]];
-      for (size_t k = 0; k < step.outputs.size(); ++k) out[k] = f.ptr[p.value_storage[step.outputs[k]]];
+      for (size_t k = 0; k < step.inputs.size(); ++k) in[k] = f.ptr(p.value_storage[step.inputs[k]]);
+      for (size_t k = 0; k < step.outputs.size(); ++k) out[k] = f.ptr(p.value_storage[step.outputs[k]]);
+      if (!step.windows.empty()) place_windows(p, step, in, out);
       run_cpu_fused(*cpu_, s, in, out);
       return;
     }
@@ -180,10 +260,10 @@ void Executable::run_step(int s, Frame& f) const {
         for (size_t k = 0; k < values.size(); ++k) {
           const TypeInfo& t = p.value_type[values[k]];
           const int st = p.value_storage[values[k]];
-          ts[k].data = f.ptr[st];
+          ts[k].data = f.ptr(st);
           ts[k].shape = t.shape;
           ts[k].dtype = t.dtype;
-          ts[k].owner = &f.buf[st];
+          ts[k].owner = &f.buf(st);
         }
       };
       fill(in, step.inputs);
@@ -196,15 +276,15 @@ void Executable::run_step(int s, Frame& f) const {
       starts.resize(step.inputs.size() - 1);
       for (size_t k = 1; k < step.inputs.size(); ++k) {
         const TypeInfo& t = p.value_type[step.inputs[k]];
-        starts[k - 1].data = f.ptr[p.value_storage[step.inputs[k]]];
+        starts[k - 1].data = f.ptr(p.value_storage[step.inputs[k]]);
         starts[k - 1].dtype = t.dtype;
       }
       const TypeInfo& x = p.value_type[step.inputs[0]];
       const TypeInfo& y = p.value_type[step.outputs[0]];
       const int src = p.value_storage[step.inputs[0]], dst = p.value_storage[step.outputs[0]];
       int64_t at = window_offset(x.shape, y.shape, starts.data());
-      f.buf[dst] = f.buf[src];
-      f.ptr[dst] = static_cast<char*>(f.ptr[src]) + at * int64_t(itemsize(x.dtype));
+      f.slot[dst].ref = f.slot[src].ref;
+      f.slot[dst].ptr = static_cast<char*>(f.ptr(src)) + at * int64_t(itemsize(x.dtype));
       return;
     }
     case Step::Kind::Cond:
@@ -219,17 +299,17 @@ void Executable::run_control(const Step& step, Frame& f) const {
   size_t first = step.kind == Step::Kind::Cond ? 1 : 0;
   std::vector<std::shared_ptr<Buffer>> carried;
   for (size_t k = first; k < step.inputs.size(); ++k) {
-    std::shared_ptr<Buffer>& b = f.buf[storage(step.inputs[k])];
-    if (!step.consumed.empty() && step.consumed[k]) carried.push_back(std::move(b));  // the loop's alone now
-    else carried.push_back(b);
+    const int st = storage(step.inputs[k]);
+    if (!step.consumed.empty() && step.consumed[k]) carried.push_back(f.take(st));  // the loop's alone now
+    else carried.push_back(f.buf(st));
   }
   std::vector<std::shared_ptr<Buffer>> results(step.outputs.size());
   for (size_t k = 0; k < step.outputs.size(); ++k) {  // results that are graph outputs: filled in place
     int st = storage(step.outputs[k]);
-    if (p.storages[st].kind == Storage::Kind::Output) results[k] = f.buf[st];
+    if (p.storages[st].kind == Storage::Kind::Output) results[k] = f.buf(st);
   }
   if (step.kind == Step::Kind::Cond) {
-    const void* idx = f.ptr[storage(step.inputs[0])];
+    const void* idx = f.ptr(storage(step.inputs[0]));
     int64_t i = p.value_type[step.inputs[0]].dtype == DType::Bool ? int64_t(*static_cast<const bool*>(idx))
                                                                     : int64_t(*static_cast<const int32_t*>(idx));
     int64_t n = int64_t(step.subs.size());
@@ -254,7 +334,7 @@ void Executable::run_control(const Step& step, Frame& f) const {
     std::shared_ptr<Buffer> b = results[k];
     for (size_t j = first; j < step.inputs.size(); ++j) {
       int ist = storage(step.inputs[j]);
-      if (p.storages[ist].kind == Storage::Kind::Pool && f.buf[ist] == b) {
+      if (p.storages[ist].kind == Storage::Kind::Pool && f.buf(ist) == b) {
         auto copy = Buffer::allocate(b->nbytes());
         if (b->nbytes()) std::memcpy(copy->data(), b->data(), b->nbytes());
         b = copy;
@@ -273,8 +353,15 @@ void Executable::run_while(const Step& step, std::vector<std::shared_ptr<Buffer>
   const Executable& body = *step.subs[1];
   const size_t n = carried.size();
   std::vector<std::shared_ptr<Buffer>> next(n), cond_pool, body_pool;
-  std::vector<char> takes(n);
-  for (size_t k = 0; k < n; ++k) takes[k] = body.output_takes_buffer(k);
+  std::vector<char> takes(n), passes(n);
+  const Plan& bp = body.plan();
+  for (size_t k = 0; k < n; ++k) {
+    takes[k] = body.output_takes_buffer(k);
+    // Output k is carried buffer k itself (passed through, or updated in place in its window): the
+    // loop keeps it in `next` too, so that no iteration copies its shared_ptr in and out.
+    const Storage& s = bp.storages[bp.value_storage[bp.outputs[k]]];
+    passes[k] = s.kind == Storage::Kind::Param && s.index == int(k);
+  }
   const bool cond_takes = cond.output_takes_buffer(0);
   const CountedLoop& counted = step.counted;  // found by the planner: no condition plan to run
   std::shared_ptr<Buffer> pred;
@@ -288,11 +375,14 @@ void Executable::run_while(const Step& step, std::vector<std::shared_ptr<Buffer>
     }
     // `next` holds the previous iteration's values: spare result buffers unless still held (a value
     // passed through, or updated in place, lives on in `carried`).
-    for (size_t k = 0; k < n; ++k)
-      if (next[k] && (!takes[k] || next[k].use_count() != 1 || next[k]->read_only())) next[k].reset();
+    for (size_t k = 0; k < n; ++k) {
+      if (!next[k] || (passes[k] && next[k] == carried[k])) continue;
+      if (!takes[k] || next[k].use_count() != 1 || next[k]->read_only()) next[k].reset();
+    }
     // The body may update these carried buffers in place: each must be the loop's alone.
     for (int k : body.plan().donated) {
-      if (carried[k].use_count() == 1 && !carried[k]->read_only()) continue;
+      if (carried[k].use_count() == 1 + (next[k] == carried[k]) && !carried[k]->read_only()) continue;
+      if (next[k] == carried[k]) next[k].reset();
       auto copy = Buffer::allocate(carried[k]->nbytes());
       if (copy->nbytes()) std::memcpy(copy->data(), carried[k]->data(), copy->nbytes());
       carried[k] = std::move(copy);
@@ -310,12 +400,12 @@ void Executable::run_callback(const Step& step, Frame& f) const {
     Array a;
     a.shape = p.value_type[v].shape;
     a.dtype = p.value_type[v].dtype;
-    a.buffer = f.buf[st];
+    a.buffer = f.buf(st);
     Storage::Kind kind = p.storages[st].kind;
     // A buffer that a later step may reuse or update in place: hand out a copy.
     if (kind == Storage::Kind::Pool || (kind == Storage::Kind::Param && options_.donate_params)) {
       a.buffer = Buffer::allocate(a.nbytes());
-      if (a.nbytes()) std::memcpy(a.data(), f.ptr[st], a.nbytes());
+      if (a.nbytes()) std::memcpy(a.data(), f.ptr(st), a.nbytes());
     }
     args.push_back(std::move(a));
   }

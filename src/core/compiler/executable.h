@@ -61,6 +61,8 @@ class Executable : public std::enable_shared_from_this<Executable> {
   CompileOptions options_;
   Plan plan_;
   std::shared_ptr<const CpuPlan> cpu_;  // the plan's CPU lowering (backend.h); null: another backend's plan
+  std::vector<int> bound_first_, bound_next_;  // storages run_plan binds: from buffers it has, then the rest
+  std::vector<int> touched_;                    // storages that steps read or write, bound by reference
 };
 
 // The default options: every graph pass, fusion, buffer reuse.

@@ -12,6 +12,7 @@
 
 #include "core/compiler/constant.h"
 #include "core/compiler/passes.h"
+#include "core/ops/dynamic_window.h"
 
 namespace xjax {
 
@@ -162,6 +163,19 @@ bool fusible(const Graph& g, const Node& n, const BackendCaps& caps) {
   return caps.can_fuse(n.op, in, n.outputs[0].dtype, n.attrs);
 }
 
+bool windowed_update(const Graph& g, int n) {
+  const Node& u = g.nodes()[n];
+  if (u.op != OpId::dynamic_update_slice_) return false;
+  ValueRef buf = u.inputs[0];
+  if (g.nodes()[buf.node].op != OpId::parameter_ || !contiguous_window(g.type(buf).shape, g.type(u.inputs[1]).shape))
+    return false;
+  int uses = 0;  // the kernel writes over the parameter's buffer: nothing else may read it
+  for (const Node& m : g.nodes())
+    for (ValueRef v : m.inputs) uses += v == buf;
+  for (ValueRef v : g.outputs()) uses += v == buf;
+  return uses == 1;
+}
+
 namespace {
 
 struct Group {
@@ -177,12 +191,14 @@ struct Group {
 struct Fuser {
   const Graph& g;
   const BackendCaps& caps;
+  bool windows;  // windowed updates fuse
   std::vector<Group> groups;
   std::vector<int> parent;
   std::vector<int> group_of;
   int last_effect = -1;
 
-  Fuser(const Graph& graph, const BackendCaps& backend) : g(graph), caps(backend), group_of(graph.nodes().size(), -1) {}
+  Fuser(const Graph& graph, const BackendCaps& backend, bool windowed_updates)
+      : g(graph), caps(backend), windows(windowed_updates), group_of(graph.nodes().size(), -1) {}
 
   int find(int x) {
     while (parent[x] != x) x = parent[x] = parent[parent[x]];
@@ -274,6 +290,7 @@ void Fuser::place(int i) {
   if (n.op == OpId::parameter_ || n.op == OpId::constant_ || n.op == OpId::iota_ || is_view(g, i)) return;
   bool reduction = kind == OpKind::Reduction;
   if ((kind == OpKind::Elementwise || reduction) && fusible(g, n, caps)) return place_fused(i, reduction);
+  if (windows && windowed_update(g, i)) return place_fused(i, false);
   int gi = new_group(i, false);
   add_edges(i);
   if (has_effects(n)) {  // effects keep their program order: an edge from the previous one
@@ -284,16 +301,20 @@ void Fuser::place(int i) {
 
 void Fuser::place_fused(int i, bool reduction) {
   const Node& n = g.nodes()[i];
-  int64_t domain = reduction ? numel(g.type(n.inputs[0]).shape) : numel(n.outputs[0].shape);
+  // A windowed update stores its update (operand 1) over that operand's index space; its buffer and
+  // start indices are read whole, before the kernel runs.
+  const bool update = n.op == OpId::dynamic_update_slice_;
+  int64_t domain = reduction || update ? numel(g.type(n.inputs[reduction ? 0 : 1]).shape) : numel(n.outputs[0].shape);
   int64_t k0 = 0, r = 0, k1 = 0;
   if (reduction) reduction_split(g.type(n.inputs[0]).shape, n.attrs.get_ints("axes"), k0, r, k1);
   std::vector<int> cands, feeders, banned;
-  for (ValueRef v : n.inputs) {
+  for (size_t a = 0; a < n.inputs.size(); ++a) {
+    ValueRef v = n.inputs[a];
     Resolved res = resolve(g, v);
     int root_group = group(res.root.node);
     int deep = group(deep_root(v));
     const Node& root = g.nodes()[res.root.node];
-    bool element_for_element = res.flat && root_group >= 0 && groups[root_group].fusible &&
+    bool element_for_element = (!update || a == 1) && res.flat && root_group >= 0 && groups[root_group].fusible &&
                                op_info(root.op).kind == OpKind::Elementwise &&
                                groups[root_group].domain == domain;
     if (element_for_element) {
@@ -384,9 +405,9 @@ void Fuser::merge_siblings() {
 
 }  // namespace
 
-Fusion fuse(const Graph& g, bool enabled, const BackendCaps& caps) {
+Fusion fuse(const Graph& g, bool enabled, const BackendCaps& caps, bool windowed_updates) {
   const auto& nodes = g.nodes();
-  Fuser f(g, caps);
+  Fuser f(g, caps, windowed_updates);
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (enabled) {
       f.place(int(i));
@@ -417,16 +438,19 @@ Fusion fuse(const Graph& g, bool enabled, const BackendCaps& caps) {
     }
   };
   for (ValueRef v : g.outputs()) mark(v.node);
-  for (size_t i = 0; i < nodes.size(); ++i) {  // what steps write: results of unfused nodes, reductions
+  // What steps write: results of unfused nodes, reductions, windowed updates.
+  for (size_t i = 0; i < nodes.size(); ++i) {
     int gi = f.group(int(i));
-    if (gi >= 0 && (!f.groups[gi].fusible || op_info(nodes[i].op).kind == OpKind::Reduction)) mark(int(i));
+    if (gi >= 0 && (!f.groups[gi].fusible || op_info(nodes[i].op).kind != OpKind::Elementwise)) mark(int(i));
   }
   for (size_t i = 0; i < nodes.size(); ++i) {
     int gi = f.group(int(i));
     if (gi < 0) continue;
     bool in_fused = f.groups[gi].fusible;
-    for (ValueRef v : nodes[i].inputs) {
-      if (!in_fused) {
+    bool update = nodes[i].op == OpId::dynamic_update_slice_;
+    for (size_t a = 0; a < nodes[i].inputs.size(); ++a) {
+      ValueRef v = nodes[i].inputs[a];
+      if (!in_fused || (update && a != 1)) {  // (a windowed update's buffer and starts: in memory)
         mark(v.node);
         continue;
       }
@@ -500,7 +524,7 @@ Fusion fuse(const Graph& g, bool enabled, const BackendCaps& caps) {
       if (--indeg[s] == 0) ready.push({f.groups[ids[s]].nodes[0], s});
   }
   if (out.groups.size() != ids.size()) {  // never expected: then run unfused
-    if (enabled) return fuse(g, false, caps);
+    if (enabled) return fuse(g, false, caps, windowed_updates);
     throw std::logic_error("[fuse] the node graph has a cycle");
   }
   return out;

@@ -56,8 +56,14 @@ struct Fusion {
   std::vector<bool> materialized;   // per node: its results are held in buffers
 };
 
+// Whether node n is a dynamic_update_slice that a fused kernel may compute as a store into a
+// window of its operand's buffer (Step::windows, plan.h): a contiguous window, over a parameter
+// that nothing else reads. (The caller must hand over the parameter's buffer: a loop body.)
+bool windowed_update(const Graph& g, int n);
+
 // Groups g's nodes for the backend described by caps; with enabled = false every node that
-// computes is its own group.
-Fusion fuse(const Graph& g, bool enabled = true, const BackendCaps& caps = cpu_caps());
+// computes is its own group. `windowed_updates`: such updates fuse (the CPU executor places
+// windows, in a graph whose parameters are donated).
+Fusion fuse(const Graph& g, bool enabled = true, const BackendCaps& caps = cpu_caps(), bool windowed_updates = false);
 
 }  // namespace xjax

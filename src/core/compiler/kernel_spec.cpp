@@ -135,7 +135,8 @@ void SpecBuilder::index_space() {
     reduction_split(in, n.attrs.get_ints("axes"), spec.k0, spec.r, spec.k1);
     return;
   }
-  spec.n = numel(g.nodes()[gr.nodes[0]].outputs[0].shape);
+  const Node& first = g.nodes()[gr.nodes[0]];  // (a windowed update's space: its update's)
+  spec.n = numel(first.op == OpId::dynamic_update_slice_ ? g.type(first.inputs[1]).shape : first.outputs[0].shape);
 }
 
 void SpecBuilder::add_node(int u) {
@@ -147,6 +148,10 @@ void SpecBuilder::add_node(int u) {
     red.slot = operand_slot(n.inputs[0]);
     red.output = -1;  // numbered after the stores
     spec.reductions.push_back(red);
+    return;
+  }
+  if (n.op == OpId::dynamic_update_slice_) {  // a windowed update: its update stored (fusion.h)
+    slot_of[value_base[u]] = operand_slot(n.inputs[1]);
     return;
   }
   KernelStep st;
@@ -192,16 +197,12 @@ FusedKernelSpec build_kernel_spec(const Graph& g, const Fusion& fusion, int grou
   b.spec.steps.reserve(gr.nodes.size());
   for (int u : gr.nodes) b.add_node(u);
   FusedKernelSpec& spec = b.spec;
-  size_t step = 0;
   for (int u : gr.nodes) {  // stores: the group's materialised element-for-element values
     const Node& n = g.nodes()[u];
-    if (op_info(n.op).kind == OpKind::Reduction) continue;
-    if (fusion.materialized[u]) {
-      spec.stores.push_back({spec.steps[step].out, int(spec.outputs.size())});
-      spec.outputs.push_back(value_base[u]);
-      spec.output_types.push_back(n.outputs[0]);
-    }
-    ++step;
+    if (op_info(n.op).kind == OpKind::Reduction || !fusion.materialized[u]) continue;
+    spec.stores.push_back({b.slot_of.at(value_base[u]), int(spec.outputs.size())});
+    spec.outputs.push_back(value_base[u]);
+    spec.output_types.push_back(n.outputs[0]);
   }
   size_t r = 0;
   for (int u : gr.nodes)

@@ -2,6 +2,8 @@
 // groups described by kernel specs, other groups by their op), for a backend to lower.
 #include "core/compiler/plan.h"
 
+#include <algorithm>
+
 #include "core/compiler/constant.h"
 #include "core/compiler/executable.h"
 #include "core/compiler/passes.h"
@@ -32,7 +34,16 @@ struct Builder {
   void fused_step(int gi);
   void single_step(int node);
   void make_views();
+  void fold_views();
 };
+
+// The index into step.inputs of value v, added when missing.
+int input_slot(Step& step, int v) {
+  for (size_t k = 0; k < step.inputs.size(); ++k)
+    if (step.inputs[k] == v) return int(k);
+  step.inputs.push_back(v);
+  return int(step.inputs.size()) - 1;
+}
 
 // dynamic_slice steps whose window is contiguous read their operand in place, when only kernels
 // read the slice (control ops, callbacks and the caller need buffers of their own).
@@ -53,6 +64,39 @@ void Builder::make_views() {
   }
 }
 
+// Views that only fused steps read (on the CPU) are read by them in place: each reads
+// the view's operand through a window placed by its start indices, and the view's step goes.
+void Builder::fold_views() {
+  std::vector<char> fused_only(plan.storages.size(), 1);
+  for (const Step& s : plan.steps)
+    if (s.kind != Step::Kind::Fused)
+      for (int v : s.inputs) fused_only[plan.value_storage[v]] = 0;
+  for (int v : plan.outputs) fused_only[plan.value_storage[v]] = 0;
+  std::vector<int> view_of(plan.storages.size(), -1);  // storage -> the step of the view it holds
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    const Step& step = plan.steps[s];
+    if (step.kind == Step::Kind::View && fused_only[plan.value_storage[step.outputs[0]]])
+      view_of[plan.value_storage[step.outputs[0]]] = int(s);
+  }
+  for (Step& s : plan.steps) {
+    if (s.kind != Step::Kind::Fused) continue;
+    for (size_t k = 0; k < s.inputs.size(); ++k) {
+      int vs = view_of[plan.value_storage[s.inputs[k]]];
+      if (vs < 0) continue;
+      const Step& view = plan.steps[vs];
+      const TypeInfo& whole = plan.value_type[view.inputs[0]];
+      StepWindow w{false, int(k), whole.shape, plan.value_type[view.outputs[0]].shape, itemsize(whole.dtype), {}};
+      s.inputs[k] = view.inputs[0];
+      for (size_t d = 1; d < view.inputs.size(); ++d) w.starts.push_back(input_slot(s, view.inputs[d]));
+      s.windows.push_back(std::move(w));
+    }
+  }
+  std::vector<Step> kept;
+  for (Step& step : plan.steps)
+    if (step.kind != Step::Kind::View || view_of[plan.value_storage[step.outputs[0]]] < 0) kept.push_back(std::move(step));
+  plan.steps = std::move(kept);
+}
+
 void Builder::assign_storages() {
   const auto& nodes = g.nodes();
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -69,6 +113,8 @@ void Builder::assign_storages() {
           new_storage(Storage::Kind::Constant, bytes(n.outputs[0]), int(plan.constants.size()) - 1);
     } else if (kind == OpKind::Broadcast && numel(n.outputs[0].shape) == numel(g.type(n.inputs[0]).shape)) {
       plan.value_storage[base] = plan.value_storage[plan.value(n.inputs[0])];  // a view
+    } else if (n.op == OpId::dynamic_update_slice_ && fusion.groups[fusion.group_of[i]].fused) {
+      plan.value_storage[base] = plan.value_storage[plan.value(n.inputs[0])];  // written in place (fusion.h)
     } else if (n.op == OpId::empty_) {
       plan.value_storage[base] = new_storage(Storage::Kind::Fresh, bytes(n.outputs[0]));
     } else if (kind == OpKind::Barrier) {  // its results are its operands
@@ -92,6 +138,15 @@ void Builder::fused_step(int gi) {
   step.inputs = spec->inputs;
   step.outputs = spec->outputs;
   step.work = spec->n;
+  for (int u : step.nodes) {  // windowed updates: stores into a window of the updated buffer
+    const Node& n = g.nodes()[u];
+    if (n.op != OpId::dynamic_update_slice_) continue;
+    const TypeInfo& whole = n.outputs[0];
+    size_t k = std::find(spec->outputs.begin(), spec->outputs.end(), plan.value_base[u]) - spec->outputs.begin();
+    StepWindow w{true, int(k), whole.shape, g.type(n.inputs[1]).shape, itemsize(whole.dtype), {}};
+    for (size_t d = 2; d < n.inputs.size(); ++d) w.starts.push_back(input_slot(step, plan.value(n.inputs[d])));
+    step.windows.push_back(std::move(w));
+  }
   step.spec = std::move(spec);
   plan.steps.push_back(std::move(step));
 }
@@ -139,7 +194,9 @@ int Plan::num_kernels() const {
 
 Plan build_plan(const Graph& g, const CompileOptions& options) {
   Plan plan;
-  Fusion fusion = fuse(g, options.fuse, options.caps ? *options.caps : cpu_caps());
+  // Windows of fused steps (StepWindow) are placed by the CPU's executor.
+  const bool windows = options.fuse && runs_on_cpu(options);
+  Fusion fusion = fuse(g, options.fuse, options.caps ? *options.caps : cpu_caps(), windows && options.donate_params);
   const auto& nodes = g.nodes();
   plan.value_base.resize(nodes.size() + 1);
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -154,8 +211,16 @@ Plan build_plan(const Graph& g, const CompileOptions& options) {
     if (group.fused) b.fused_step(int(gi));
     else b.single_step(group.nodes[0]);
   }
-  if (options.fuse) b.make_views();
   for (ValueRef v : g.outputs()) plan.outputs.push_back(plan.value(v));
+  if (options.fuse) b.make_views();
+  if (windows) b.fold_views();
+  for (Step& s : plan.steps)  // the stores and loads of many leaves at one index: one offset
+    for (size_t k = 0; k < s.windows.size(); ++k)
+      for (size_t j = 0; j < k && s.windows[k].same_as < 0; ++j) {
+        const StepWindow &a = s.windows[j], &w = s.windows[k];
+        if (a.same_as < 0 && a.whole == w.whole && a.part == w.part && a.elem == w.elem && a.starts == w.starts)
+          s.windows[k].same_as = int(j);
+      }
   for (const Step& s : plan.steps) {
     add_work(plan.work, s.work);
     bool effect =

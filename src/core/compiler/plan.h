@@ -46,6 +46,18 @@ struct Storage {
   size_t nbytes = 0;
 };
 
+// A fused step's operand read, or result written, in a window of a larger buffer that start
+// indices place at run time: a dynamic_slice read in place, a dynamic_update_slice written in
+// place. The CPU's executor places them (CUDA's plans have none); the kernel sees a contiguous array.
+struct StepWindow {
+  bool output = false;      // the window of outputs[index], else of inputs[index]
+  int index = -1;
+  Shape whole, part;        // the buffer's shape and the window's (contiguous_window holds)
+  size_t elem = 0;          // bytes per element
+  std::vector<int> starts;  // per dim of `whole`: the index into the step's inputs of its start
+  int same_as = -1;         // an earlier window of the step placed alike (its offset serves)
+};
+
 struct Step {
   // View: a dynamic_slice whose window is contiguous, read in place (inputs: operand, start indices).
   enum class Kind : uint8_t { Fused, Kernel, Cond, While, Callback, View };
@@ -59,6 +71,7 @@ struct Step {
   std::vector<std::shared_ptr<Executable>> subs;  // cond branches; while (cond, body)
   std::vector<char> consumed;  // while: per input, read here for the last time (the loop takes its buffer)
   CountedLoop counted;         // while: its condition when recognize_counted_loop finds one
+  std::vector<StepWindow> windows;  // fused: operands and results in windows (their starts are inputs too)
   int64_t work = 0;                               // elements touched, for the inline decision
 };
 

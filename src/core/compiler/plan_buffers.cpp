@@ -74,6 +74,8 @@ void plan_buffers(Plan& plan, bool reuse, bool donate_params, const CpuPlan* cpu
         return false;
       if (plan.storages[ist].nbytes != plan.storages[plan.value_storage[step.outputs[k]]].nbytes) return false;
       if (step.kind == Step::Kind::Fused) {
+        for (const StepWindow& w : step.windows)  // a window is not read element for element
+          if (!w.output && plan.value_storage[step.inputs[w.index]] == ist) return false;
         for (size_t j = 0; j < step.inputs.size(); ++j) {  // every operand held in that storage (or a view of it)
           int jst = plan.value_storage[step.inputs[j]];
           if (jst == ist && !cpu_may_overwrite(*cpu, s, int(k), int(j))) return false;
@@ -143,6 +145,12 @@ void plan_buffers(Plan& plan, bool reuse, bool donate_params, const CpuPlan* cpu
     int src = plan.reused_in_place[st];
     if (src >= 0 && plan.storages[src].kind == Storage::Kind::Param) plan.donated.push_back(plan.storages[src].index);
   }
+  for (const Step& step : plan.steps)  // parameters' buffers that windowed updates write (fusion.h)
+    for (int v : step.outputs) {
+      const Storage& s = plan.storages[plan.value_storage[v]];
+      if (s.kind == Storage::Kind::Param && std::count(plan.donated.begin(), plan.donated.end(), s.index) == 0)
+        plan.donated.push_back(s.index);
+    }
   check_every_storage_bound(plan);
 }
 
@@ -173,6 +181,11 @@ std::string Plan::text(const Graph& g, const CpuPlan* cpu) const {
     if (!takes.empty()) t += " takes(" + takes + ")";
     if (st.counted.found())
       t += " counted(carry " + std::to_string(st.counted.counter) + " < " + std::to_string(st.counted.bound) + ")";
+    for (const StepWindow& w : st.windows) {  // "window(out1 at %3)": where the step reads or writes in place
+      t += std::string(" window(") + (w.output ? "out" : "in") + std::to_string(w.index) + " at";
+      for (int k : w.starts) t += " " + value_name(*this, st.inputs[k]);
+      t += ")";
+    }
     if (cpu && st.kind == Step::Kind::Fused) t += " {" + describe_cpu_step(*cpu, int(s)) + "}";
     t += "\n";
     for (size_t k = 0; k < st.subs.size(); ++k) {  // the subgraphs' plans, indented

@@ -50,6 +50,9 @@ namespace {
 constexpr int64_t kSerialWork = int64_t(1) << 15;
 // Multiply-adds from which one product keeps all threads busy by itself (about 128^3).
 constexpr int64_t kBigProduct = int64_t(1) << 21;
+// Multiply-adds from which one product goes to BLAS: its small-matrix kernels beat the built-in
+// ones from here (an RNN step's 16x64x64 sgemm: the scan's grad took 20% less time on BLAS).
+constexpr int64_t kBlasProduct = kSerialWork;
 
 int num_threads() { return ThreadPool::current().size(); }
 
@@ -270,9 +273,9 @@ void matmul(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c, bool top_
   } else if (m == 1) {
     builtin_gemv(n, k, Mat<T>{b.data, b.cs, b.rs}, a.data, a.cs, c);  // c^T = b^T a^T
   } else {
-    // Small products stay off BLAS: waking its thread pool can cost far more than the product (a
-    // 64x10x1568 sgemm took 24 ms on 2 busy cores with OpenBLAS's 2 threads, 0.05 ms on 1).
-    const BlasApi* api = top_level && (m * n * k >= kBigProduct || blas_forced()) ? gemm_blas<T>() : nullptr;
+    // BLAS runs on this thread alone (blas.cpp): the smallest products stay on the built-in kernels,
+    // whose call costs less.
+    const BlasApi* api = top_level && (m * n * k >= kBlasProduct || blas_forced()) ? gemm_blas<T>() : nullptr;
     if (!api || !blas_gemm(*api, m, n, k, a, b, c)) builtin_gemm(m, n, k, a, b, c, top_level);
   }
 }

@@ -186,13 +186,20 @@ struct FusedProgram::Tile {
   const void* const* in;
   void* const* out;
   void* ptr[64];
-  std::vector<void*> big;  // when a program has more than 64 slots
+  std::vector<void*> big;  // when a program has more than 64 slots: the thread's spare, reused
   void** slot;
 
+  static std::vector<void*>& spare() {
+    thread_local std::vector<void*> s;
+    return s;
+  }
   Tile(const FusedProgram& prog, const void* const* inputs, void* const* outputs)
       : p(prog), in(inputs), out(outputs) {
     size_t n = p.slot_dtype.size();
-    if (n > 64) big.resize(n);
+    if (n > 64) {
+      big.swap(spare());  // (a loop body's kernel over many leaves runs every iteration: no allocation)
+      big.resize(n);
+    }
     slot = n > 64 ? big.data() : ptr;
     size_t buf_bytes = size_t(p.tile) * size_t(p.buffer_elem);
     char* scratch = fused::thread_scratch(buf_bytes * size_t(p.num_buffers));
@@ -206,6 +213,12 @@ struct FusedProgram::Tile {
       fused::fill(static_cast<char*>(slot[L.slot]), elem, itemsize(p.slot_dtype[L.slot]), p.tile);
     }
   }
+
+  ~Tile() {
+    if (!big.empty()) big.swap(spare());
+  }
+  Tile(const Tile&) = delete;
+  Tile& operator=(const Tile&) = delete;
 
   // Evaluates the program over flat indices [start, start + len), len <= tile.
   void compute(int64_t start, int64_t len) {
