@@ -29,6 +29,9 @@ namespace {
 constexpr size_t kSigBytes = 256;  // the signature: <seq int64, crc32 uint32, length uint32, text>
 constexpr size_t kSigHead = 16;
 constexpr double kSpinSeconds = 0.002;     // poll without sleeping this long (the others are usually there)
+// How long a wait goes on after a notice arrives: a process that exits right after finishing a
+// collective sends its notice while that collective's last messages may still be on their way here.
+constexpr double kNoticeGraceSeconds = 0.5;
 constexpr double kRollCallSeconds = 1.0;   // how long a process that timed out waits for the roll call's answers
 
 using Clock = std::chrono::steady_clock;
@@ -254,19 +257,27 @@ std::string absent_processes() {
 
 // Polls until every operation is done. Meanwhile it answers roll calls, and a notice from another
 // process (it failed or exited), or one known to have exited before this collective, ends the
-// wait; so does the timeout, with on_timeout()'s message. Ended so, `ops` keeps its memory alive.
+// wait unless the operations finish within kNoticeGraceSeconds (a notice that does not concern
+// this collective stays queued for the next); so does the timeout, with on_timeout()'s message.
+// Ended so, `ops` keeps its memory alive.
 void wait(InFlight& ops, const std::string& desc, const std::function<std::string()>& on_timeout) {
   State& s = state();
   const Api& a = s.api;
   const Clock::time_point start = Clock::now();
+  Clock::time_point noticed;
+  bool notice = false;
   for (int64_t polls = 1;; ++polls) {
     ops.test(a);
     if (ops.done()) return;
     if (polls % 64) continue;
     answer_roll_calls();
     int pending = 0, source = -1, bytes = 0;
-    check_rc(a.iprobe(-1, a.notice_tag, XJAX_MPI_CONTROL, &pending, &source, &bytes), "MPI_Iprobe");
-    if (pending || s.exited_after < s.seq) fail("notice", desc);
+    if (!notice) check_rc(a.iprobe(-1, a.notice_tag, XJAX_MPI_CONTROL, &pending, &source, &bytes), "MPI_Iprobe");
+    if (!notice && (pending || s.exited_after < s.seq)) {
+      notice = true;
+      noticed = Clock::now();
+    }
+    if (notice && since(noticed) > kNoticeGraceSeconds) fail("notice", desc);
     double elapsed = since(start);
     if (elapsed > s.timeout) fail("timeout", on_timeout());
     if (elapsed > kSpinSeconds)
