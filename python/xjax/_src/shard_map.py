@@ -131,20 +131,24 @@ def _groups(axes):
     return out
 
 
-def _traced(fun, mesh, in_axes, out_specs, flat_args, in_tree, check_vma):
-    """The shard_map as one vmap per mesh axis over the arguments' blocks."""
-    names = mesh.axis_names
-    out_tree_box = []
-
+def _flat_body(fun, in_tree, check_vma, out_trees):
+    """fun over one device's flat blocks, returning its flat results (their tree goes to out_trees)."""
     def body(*blocks):
         args, kwargs = in_tree.unflatten(blocks)
         with _body(check_vma):
             out = fun(*args, **kwargs)
         leaves, tree = data_leaves.flatten(out)
-        out_tree_box.append(tree)
+        out_trees.append(tree)
         return leaves
 
-    fun_v = body
+    return body
+
+
+def _traced(fun, mesh, in_axes, out_specs, flat_args, in_tree, check_vma):
+    """The shard_map as one vmap per mesh axis over the arguments' blocks."""
+    names = mesh.axis_names
+    out_tree_box = []
+    fun_v = _flat_body(fun, in_tree, check_vma, out_tree_box)
     for level in reversed(range(len(names))):
         level_in = [0 if names[level] in {n for a in axes for n in a} else None for axes in in_axes]
         fun_v = vmap_api.vmap(fun_v, in_axes=level_in, axis_name=names[level], axis_size=mesh.axis_sizes[level])
@@ -166,15 +170,7 @@ def _trace_body(fun, mesh, in_tree, avals, in_specs_flat, out_specs, check_vma):
     """(the body's jaxpr over one device's blocks with the mesh axes bound, its output tree); with
     check_vma, out_specs checked against the axes each output may vary over."""
     out_trees = []
-
-    def flat_fun(*blocks):
-        args, kwargs = in_tree.unflatten(blocks)
-        with _body(check_vma):
-            out = fun(*args, **kwargs)
-        leaves, tree = data_leaves.flatten(out)
-        out_trees.append(tree)
-        return leaves
-
+    flat_fun = _flat_body(fun, in_tree, check_vma, out_trees)
     dbg = pe.DebugInfo("shard_map", fun, names_fn=lambda: [])
     with contextlib.ExitStack() as stack:
         for name, size in zip(mesh.axis_names, mesh.axis_sizes):
