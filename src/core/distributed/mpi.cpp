@@ -258,7 +258,8 @@ std::string absent_processes() {
 // Polls until every operation is done. Meanwhile it answers roll calls, and a notice from another
 // process (it failed or exited), or one known to have exited before this collective, ends the
 // wait unless the operations finish within kNoticeGraceSeconds (a notice that does not concern
-// this collective stays queued for the next); so does the timeout, with on_timeout()'s message.
+// this collective stays queued for the next); so does the timeout, with on_timeout()'s message
+// (or the notice's, when one came: it says why the others stopped).
 // Ended so, `ops` keeps its memory alive.
 void wait(InFlight& ops, const std::string& desc, const std::function<std::string()>& on_timeout) {
   State& s = state();
@@ -277,8 +278,8 @@ void wait(InFlight& ops, const std::string& desc, const std::function<std::strin
       notice = true;
       noticed = Clock::now();
     }
-    if (notice && since(noticed) > kNoticeGraceSeconds) fail("notice", desc);
     double elapsed = since(start);
+    if (notice && (since(noticed) > kNoticeGraceSeconds || elapsed > s.timeout)) fail("notice", desc);
     if (elapsed > s.timeout) fail("timeout", on_timeout());
     if (elapsed > kSpinSeconds)
       std::this_thread::sleep_for(std::chrono::duration<double>(std::min(0.001, elapsed / 100)));
