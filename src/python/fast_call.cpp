@@ -12,7 +12,10 @@ uint64_t g_epoch = 1;
 
 PyObject*& slot(PyObject* obj, Py_ssize_t off) { return *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(obj) + off); }
 
-// Two avals equal as the Python caches compare them (shape, dtype, weak type).
+}  // namespace
+
+PyObject* aval_of(PyObject* leaf) { return slot(leaf, context().aval_off); }
+
 bool same_aval(PyObject* a, PyObject* b) {
   if (a == b) return true;
   const Context& c = context();
@@ -30,6 +33,8 @@ bool same_aval(PyObject* a, PyObject* b) {
   if (eq != 1) PyErr_Clear();
   return eq == 1;
 }
+
+namespace {
 
 bool is_flat_tuple(const xjax_pytree::PyTreeDef& t, Py_ssize_t n) {
   if (t.nodes.empty() || t.nodes.back().kind != xjax_pytree::Kind::Tuple || t.nodes.back().arity != n) return false;

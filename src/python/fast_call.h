@@ -80,6 +80,14 @@ bool leaf_avals(PyObject* const* leaves, Py_ssize_t n, std::vector<py::object>* 
 // returns the result (one Array or the output pytree).
 PyObject* run_entry(const Entry& e, PyObject* const* leaves, Py_ssize_t n, PyObject* scalar = nullptr);
 
+// The aval slot of an exact xjax.Array (borrowed), and whether two avals are equal as the Python
+// caches compare them (shape, dtype, weak type).
+PyObject* aval_of(PyObject* leaf);
+bool same_aval(PyObject* a, PyObject* b);
+
+// The type of Primitive.bind (fast_call_bind.cpp), added to the fast_call module.
+void init_fast_bind(py::module_& f);
+
 // A new xjax.Array holding `value` with abstract value `aval`, without running Python.
 PyObject* make_array(xjax::Array&& value, PyObject* aval);
 

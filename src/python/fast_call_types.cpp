@@ -323,6 +323,7 @@ void init_fast_call(pybind11::module_& m) {
   BinaryType.tp_getattro = binary_getattro;
   BinaryType.tp_getset = binary_getset;
   ready_type(f, BinaryType, "BinaryOp");
+  init_fast_bind(f);
 
   f.def("setup", &setup, py::arg("array_type"), py::arg("aval_type"), py::arg("state"), py::arg("eval_trace_type"),
         py::arg("platforms"), py::arg("config_values"), "Names the Python objects the call path reads.");

@@ -6,7 +6,7 @@ through the same lowering that jit uses, and caches it; later calls go straight 
 import functools
 
 from xjax import _core
-from xjax._src import dtypes, placement, platforms
+from xjax._src import core, dtypes, placement, platforms, tree_util
 from xjax._src.array import Array, device_put, scalar, to_numpy  # noqa: F401 - the backend's data in and out
 from xjax._src.backends.lowering import lower_single_primitive
 from xjax._src.lru_cache import LRUCache
@@ -79,6 +79,22 @@ def runs_here(prim):
     impl = prim.impl
     return (isinstance(impl, functools.partial) and impl.func is apply_primitive and impl.args == (prim,)
             and not impl.keywords)
+
+
+def bind_program(prim, avals, params):
+    """((exe, extern, out_pos, out avals, owner), out_tree or None) of `prim` bound eagerly on Arrays
+    of these avals (what Primitive.bind runs in C++, xjax._core.fast_call.PrimitiveBind), or None
+    for a primitive whose impl is not this module's dispatch."""
+    if not runs_here(prim):
+        return None
+    exe, avals_out = executable_for(prim, avals, params)
+    out_tree = tree_util.tree_structure([0] * len(avals_out)) if prim.multiple_results else None
+    return (exe, [], None, list(avals_out), None), out_tree
+
+
+# Every eager bind of a primitive without a bind of its own meets the C++ path first, which runs
+# the executable of a known (primitive, params, avals) and calls the Python bind otherwise.
+core.Primitive.bind = _core.fast_call.PrimitiveBind(core.Primitive.bind, bind_program)
 
 
 def clear_cache():
