@@ -16,10 +16,13 @@ device's value stands for all (check_vma's static check is not implemented).
 import contextlib
 import functools
 import math
+import weakref
 
 from xjax._src import core, data_leaves, vmap as vmap_api
-from xjax._src.interpreters import ad, partial_eval as pe
+from xjax._src.interpreters import ad, batching, partial_eval as pe
 from xjax._src.interpreters.graph_lowering import as_array
+from xjax._src.interpreters.python_lowering import PythonLowering
+from xjax._src.jaxpr import eval_jaxpr, memoize_per_jaxpr
 from xjax._src.lax.layout import index_in_dim, reshape, transpose
 from xjax._src.pmap_program import Program, inline_collective_calls
 from xjax._src.sharded_array import ShardedArray, place
@@ -144,26 +147,23 @@ def _flat_body(fun, in_tree, check_vma, out_trees):
     return body
 
 
-def _traced(fun, mesh, in_axes, out_specs, flat_args, in_tree, check_vma):
-    """The shard_map as one vmap per mesh axis over the arguments' blocks."""
+def _over_blocks(body, mesh, in_axes, flat_out_specs, flat_args):
+    """body (flat blocks -> flat blocks) as one vmap per mesh axis over the arguments' blocks."""
     names = mesh.axis_names
-    out_tree_box = []
-    fun_v = _flat_body(fun, in_tree, check_vma, out_tree_box)
+    fun_v = body
     for level in reversed(range(len(names))):
         level_in = [0 if names[level] in {n for a in axes for n in a} else None for axes in in_axes]
         fun_v = vmap_api.vmap(fun_v, in_axes=level_in, axis_name=names[level], axis_size=mesh.axis_sizes[level])
     outs = fun_v(*[_to_blocks(x, axes, mesh) for x, axes in zip(flat_args, in_axes)])
-    out_tree = out_tree_box[0]
-    flat_specs = _specs("out_specs", out_tree.unflatten([0] * out_tree.num_leaves), out_specs)
     results = []
-    for y, spec in zip(outs, flat_specs):
+    for y, spec in zip(outs, flat_out_specs):
         axes = _spec_axes(spec, y.ndim - len(names))
         kept = {n for a in axes for n in a}
         for level in reversed(range(len(names))):  # an axis the out_spec leaves out: its first device's value
             if names[level] not in kept:
                 y = index_in_dim(y, 0, level, keepdims=False)
         results.append(_from_blocks(y, axes, mesh))
-    return out_tree.unflatten(results)
+    return results
 
 
 def _trace_body(fun, mesh, in_tree, avals, in_specs_flat, out_specs, check_vma):
@@ -210,19 +210,114 @@ def _eager(fun, mesh, in_specs_flat, out_specs, flat_args, in_tree, check_vma):
             _programs.clear()
         _programs[key] = entry
     program, out_tree = entry
+    flat_specs = _specs("out_specs", out_tree.unflatten([0] * out_tree.num_leaves), out_specs)
+    return out_tree.unflatten(_run(program, mesh, shards, flat_specs))
+
+
+def _run(program, mesh, shards, flat_specs):
+    """The program on every device of the mesh (shards: per argument, its blocks in device order);
+    its results assembled as flat_specs say."""
     devices = [d.local_hardware_id for d in mesh.devices.flat]
     outs = program([list(per_device) for per_device in zip(*shards)] if shards else [[] for _ in devices], devices)
-    flat_specs = _specs("out_specs", out_tree.unflatten([0] * out_tree.num_leaves), out_specs)
     results = []
     for i, spec in enumerate(flat_specs):
         blocks = [as_array(o[i]) for o in outs]
         aval = blocks[0].aval
-        tiling = [math.prod(mesh.shape[n] for n in names) for names in _spec_axes(spec, aval.ndim)]
         if len(spec) > aval.ndim:
             raise ValueError(f"shard_map out_specs entry {spec} is longer than the rank {aval.ndim} of the output")
-        global_aval = aval.update(shape=tuple(d * t for d, t in zip(aval.shape, tiling)))
-        results.append(ShardedArray(blocks, NamedSharding(mesh, spec), global_aval))
-    return out_tree.unflatten(results)
+        results.append(ShardedArray(blocks, NamedSharding(mesh, spec), _global_aval(aval, spec, mesh)))
+    return results
+
+
+def _global_aval(aval, spec, mesh):
+    tiling = [math.prod(mesh.shape[n] for n in names) for names in _spec_axes(spec, aval.ndim)]
+    return aval.update(shape=tuple(d * t for d, t in zip(aval.shape, tiling)))
+
+
+# ---- the shard_map primitive (under a transformation) -----------------------------------------
+# One equation holding the body's jaxpr over one device's blocks, the mesh axes bound in it, as
+# JAX's jaxprs show it. Its impl runs the body on every device; its lowering, JVP and batching
+# are those of the body vmapped over the mesh's axes (so grad and jit compute as pmap's rules do,
+# on one device until jit partitions), while vmap keeps the equation, with the batch axis in front.
+
+shard_map_p = core.Primitive("shard_map", multiple_results=True)
+
+
+@contextlib.contextmanager
+def _mesh_bound(mesh):
+    with contextlib.ExitStack() as stack:
+        for name, size in zip(mesh.axis_names, mesh.axis_sizes):
+            stack.enter_context(core.extend_axis_env(name, size))
+        yield
+
+
+def _sm_abstract_eval(*avals, jaxpr, mesh, out_specs, **_):
+    return [_global_aval(a, s, mesh) for a, s in zip(jaxpr.out_avals, out_specs)]
+
+
+_impl_programs = weakref.WeakKeyDictionary()
+
+
+def _sm_impl(*args, jaxpr, mesh, in_specs, out_specs, **_):
+    program = memoize_per_jaxpr(_impl_programs, jaxpr, (mesh, core.axis_env()), lambda: Program(
+        inline_collective_calls(jaxpr), None, tuple(zip(mesh.axis_names, mesh.axis_sizes))))
+    shards = [place(as_array(x), NamedSharding(mesh, s))._shards for x, s in zip(args, in_specs)]
+    return _run(program, mesh, shards, out_specs)
+
+
+def _sm_vmapped(*args, jaxpr, mesh, in_specs, out_specs, **_):
+    """The equation as one vmap per mesh axis over its operands' blocks."""
+    in_axes = [_spec_axes(s, core.get_aval(x).ndim) for x, s in zip(args, in_specs)]
+    body = lambda *blocks: eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *blocks)  # noqa: E731
+    return _over_blocks(body, mesh, in_axes, out_specs, args)
+
+
+def _sm_jvp(primals, tangents, **params):
+    tangents = [ad.instantiate_zero_tangent(t) if type(t) is ad.Zero else t for t in tangents]
+    return ad.jvp_flat(functools.partial(_sm_vmapped, **params), list(primals), tangents)
+
+
+def _front_spec(spec):
+    return PartitionSpec(None, *spec)
+
+
+def _sm_batch(axis, vals, dims, *, jaxpr, mesh, in_specs, out_specs, **params):
+    """JAX's rule: the body batched, the batch axis an unsplit dimension in front of its specs."""
+    in_batched = [d is not batching.not_mapped for d in dims]
+    vals = [batching.moveaxis(v, d, 0) if b else v for v, d, b in zip(vals, dims, in_batched)]
+    with _mesh_bound(mesh):
+        batched, out_batched = batching.batch_jaxpr(jaxpr, axis, in_batched)
+    outs = shard_map_p.bind(
+        *vals, jaxpr=batched, mesh=mesh, in_specs=tuple(_front_spec(s) if b else s for s, b in zip(in_specs, in_batched)),
+        out_specs=tuple(_front_spec(s) if b else s for s, b in zip(out_specs, out_batched)), **params)
+    return outs, [0 if b else batching.not_mapped for b in out_batched]
+
+
+def _show_manual(axes, mesh):
+    return "frozenset({" + ", ".join(repr(n) for n in mesh.axis_names if n in axes) + "})"
+
+
+shard_map_p.def_rules(
+    abstract_eval=_sm_abstract_eval, impl=_sm_impl, jvp=_sm_jvp, batch=_sm_batch,
+    pp_params=lambda eqn, ctx: [(k, _show_manual(v, eqn.params["mesh"]) if k == "newly_manual_axes" else v)
+                                for k, v in sorted(eqn.params.items())])
+PythonLowering(_sm_vmapped, multiple_results=True).install(shard_map_p)
+
+
+def _bind(f, mesh, specs, out_specs, flat_args, in_tree, check_vma):
+    """shard_map over tracers: the body traced once, one shard_map equation."""
+    in_axes = [_spec_axes(s, core.get_aval(x).ndim) for x, s in zip(flat_args, specs)]
+    avals = [_block_aval(core.get_aval(x), a, mesh) for x, a in zip(flat_args, in_axes)]
+    closed, out_tree = _trace_body(f, mesh, in_tree, avals, specs, out_specs, check_vma)
+    closed, lifted = pe.split_tracer_consts(closed)  # values it closes over: replicated operands
+    flat_out = _specs("out_specs", out_tree.unflatten([0] * out_tree.num_leaves), out_specs)
+    for spec, aval in zip(flat_out, closed.out_avals):
+        if len(spec) > aval.ndim:
+            raise ValueError(f"shard_map out_specs entry {spec} is longer than the rank {aval.ndim} of the output")
+    outs = shard_map_p.bind(*lifted, *flat_args, jaxpr=closed, mesh=mesh,
+                            in_specs=(PartitionSpec(),) * len(lifted) + tuple(specs), out_specs=tuple(flat_out),
+                            check_vma=check_vma, newly_manual_axes=frozenset(mesh.axis_names))
+    return out_tree.unflatten(outs)
 
 
 def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=frozenset(), check_vma=True):
@@ -253,15 +348,10 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
         for i, (x, s) in enumerate(zip(flat_args, specs)):
             NamedSharding(m, s)  # (JAX's errors for a bad spec)
             _check_in(f, m, s, x, i)
-        in_axes = [_spec_axes(s, core.get_aval(x).ndim) for x, s in zip(flat_args, specs)]
-        if any(isinstance(x, core.Tracer) for x in flat_args):
-            if check_vma:  # (the eager path checks the jaxpr it runs)
-                _trace_body(f, m, in_tree, [_block_aval(core.get_aval(x), a, m) for x, a in zip(flat_args, in_axes)],
-                            specs, out_specs, check_vma)
-        else:
+        if not any(isinstance(x, core.Tracer) for x in flat_args):
             out = _eager(f, m, specs, out_specs, flat_args, in_tree, check_vma)
             if out is not None:
                 return out
-        return _traced(f, m, in_axes, out_specs, flat_args, in_tree, check_vma)
+        return _bind(f, m, specs, out_specs, flat_args, in_tree, check_vma)
 
     return mapped

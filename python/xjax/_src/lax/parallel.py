@@ -71,6 +71,8 @@ def _same_aval(x, *, axis_name):
 psum_p = _collective("psum", _same_aval)
 pmax_p = _collective("pmax", _same_aval)
 pmin_p = _collective("pmin", _same_aval)
+for _p in (psum_p, pmax_p, pmin_p):  # printed with JAX's names of the params
+    _p.def_rules(pp_params=lambda eqn, ctx: [("axes", eqn.params["axis_name"]), ("axis_index_groups", None)])
 
 
 def _reduction_rule(prim, reduce, unmapped):

@@ -1,0 +1,89 @@
+"""The shard_map primitive: make_jaxpr prints its equation as JAX 0.10.2 does (the texts recorded from JAX
+with XLA_FLAGS=--xla_force_host_platform_device_count=4 JAX_PLATFORMS=cpu, the programs in _PROGRAMS run by
+both), and the equation's rules: its impl (the jaxpr evaluated: every device at once), its lowering (jit),
+its batching (vmap against a Python loop) and its JVP (check_grads in x64), against NumPy."""
+from isolated import run_isolated
+
+_PRELUDE = """\
+import numpy as np, xjax as jax, xjax.numpy as jnp
+from xjax import lax
+from xjax.sharding import AxisType, PartitionSpec as P
+mesh = jax.make_mesh((4,), ("x",), axis_types=(AxisType.Auto,))
+mesh2 = jax.make_mesh((2, 2), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+sm = lambda f, m, i, o: jax.shard_map(f, mesh=m, in_specs=i, out_specs=o, check_vma=False)
+x = jnp.arange(8.0)
+psum2 = sm(lambda a: lax.psum(a * 2, "x"), mesh, P("x"), P())
+"""
+
+_PROGRAMS = """
+progs = {
+  "psum": jax.make_jaxpr(psum2)(x),
+  "two_axes_replicated": jax.make_jaxpr(sm(lambda a, b: a * b.sum(), mesh2, (P("x", "y"), P(None)), P("x", "y")))(
+      jnp.ones((4, 4)), jnp.ones(3)),
+  "in_jit": jax.make_jaxpr(jax.jit(psum2))(x),
+  "vmap": jax.make_jaxpr(jax.vmap(psum2))(jnp.ones((3, 8))),
+  "psum_y_pmax_two_outputs": jax.make_jaxpr(sm(lambda a: (lax.psum(a, "y"), lax.pmax(a, ("x", "y"))), mesh2,
+                                              P("x", "y"), (P("x"), P())))(jnp.ones((4, 4))),
+}
+for k, p in progs.items():
+    print(repr(k), repr(str(p)))
+"""
+
+_JAX = {
+    'psum': "{ lambda ; a:f32[8]. let\n    b:f32[2] = shard_map[\n      check_vma=False\n      in_specs=(P('x',),)\n      jaxpr={ lambda ; c:f32[2]. let\n          d:f32[2] = mul c 2.0:f32[]\n          e:f32[2] = psum[axes=('x',) axis_index_groups=None] d\n        in (e,) }\n      mesh=Mesh('x': 4, axis_types=(Auto,))\n      newly_manual_axes=frozenset({'x'})\n      out_specs=(P(),)\n    ] a\n  in (b,) }",
+    'two_axes_replicated': "{ lambda ; a:f32[4,4] b:f32[3]. let\n    c:f32[4,4] = shard_map[\n      check_vma=False\n      in_specs=(P('x', 'y'), P(None,))\n      jaxpr={ lambda ; d:f32[2,2] e:f32[3]. let\n          f:f32[] = reduce_sum[axes=(0,) out_sharding=None] e\n          g:f32[2,2] = mul d f\n        in (g,) }\n      mesh=Mesh('x': 2, 'y': 2, axis_types=(Auto, Auto))\n      newly_manual_axes=frozenset({'x', 'y'})\n      out_specs=(P('x', 'y'),)\n    ] a b\n  in (c,) }",
+    'in_jit': "{ lambda ; a:f32[8]. let\n    b:f32[2] = jit[\n      name=<lambda>\n      jaxpr={ lambda ; a:f32[8]. let\n          b:f32[2] = shard_map[\n            check_vma=False\n            in_specs=(P('x',),)\n            jaxpr={ lambda ; c:f32[2]. let\n                d:f32[2] = mul c 2.0:f32[]\n                e:f32[2] = psum[axes=('x',) axis_index_groups=None] d\n              in (e,) }\n            mesh=Mesh('x': 4, axis_types=(Auto,))\n            newly_manual_axes=frozenset({'x'})\n            out_specs=(P(),)\n          ] a\n        in (b,) }\n    ] a\n  in (b,) }",
+    'vmap': "{ lambda ; a:f32[3,8]. let\n    b:f32[3,2] = shard_map[\n      check_vma=False\n      in_specs=(P(None, 'x'),)\n      jaxpr={ lambda ; c:f32[3,2]. let\n          d:f32[3,2] = mul c 2.0:f32[]\n          e:f32[3,2] = psum[axes=('x',) axis_index_groups=None] d\n        in (e,) }\n      mesh=Mesh('x': 4, axis_types=(Auto,))\n      newly_manual_axes=frozenset({'x'})\n      out_specs=(P(None,),)\n    ] a\n  in (b,) }",
+    'psum_y_pmax_two_outputs': "{ lambda ; a:f32[4,4]. let\n    b:f32[4,2] c:f32[2,2] = shard_map[\n      check_vma=False\n      in_specs=(P('x', 'y'),)\n      jaxpr={ lambda ; d:f32[2,2]. let\n          e:f32[2,2] = psum[axes=('y',) axis_index_groups=None] d\n          f:f32[2,2] = pmax[axes=('x', 'y') axis_index_groups=None] d\n        in (e, f) }\n      mesh=Mesh('x': 2, 'y': 2, axis_types=(Auto, Auto))\n      newly_manual_axes=frozenset({'x', 'y'})\n      out_specs=(P('x',), P())\n    ] a\n  in (b, c) }",
+}
+
+
+def run(code):
+    return run_isolated(code, prelude=_PRELUDE, env={"XJAX_NUM_CPU_DEVICES": "4"})
+
+
+def test_jaxprs_print_as_jax_prints_them():
+    for line in run(_PROGRAMS).splitlines():
+        name, text = line.split(" ", 1)
+        assert eval(text) == _JAX[eval(name)], name
+
+
+def test_equation_rules_against_numpy():
+    out = run("""
+        x_np = np.arange(8.0, dtype=np.float32)
+        blocks = x_np.reshape(4, 2)
+        want = 2 * blocks.sum(0)
+        closed = jax.make_jaxpr(psum2)(x)
+        # impl: the equation evaluated on concrete arrays runs on every device
+        got = jax.core.eval_jaxpr(closed.jaxpr, closed.consts, x)[0]
+        print(type(got).__name__, got.sharding.spec)
+        np.testing.assert_array_equal(np.asarray(got), want)
+        np.testing.assert_array_equal(np.asarray(jax.jit(psum2)(x)), want)  # the lowering
+        # batching: against a loop over the batch, with a batched and an unbatched operand
+        f = sm(lambda a, b: lax.psum(a * b, "y") + lax.axis_index("x"), mesh2, (P("x", "y"), P(None, "y")), P("x"))
+        a = np.arange(3 * 4 * 4, dtype=np.float32).reshape(3, 4, 4)
+        b = np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4)
+        loop = np.stack([np.asarray(f(jnp.asarray(a[i]), jnp.asarray(b[:1]))) for i in range(3)])
+        np.testing.assert_allclose(np.asarray(jax.vmap(f, in_axes=(0, None))(a, b[:1])), loop, rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(jax.jit(jax.vmap(f, in_axes=(0, None)))(a, b[:1])), loop, rtol=1e-6)
+        ref = np.stack([np.concatenate([(a[i, 2 * r:2 * r + 2, :2] * b[:1, :2] + a[i, 2 * r:2 * r + 2, 2:] * b[:1, 2:]) + r
+                                        for r in range(2)]) for i in range(3)])
+        np.testing.assert_allclose(loop, ref, rtol=1e-6)
+        """)
+    assert out.split() == ["ShardedArray", "P()"]
+
+
+def test_jvp_and_grad_check_grads_x64():
+    out = run("""
+        from xjax.test_util import check_grads
+        jax.config.update("jax_enable_x64", True)
+        f = sm(lambda a, b: lax.psum(jnp.sin(a) * b, "x") + jnp.cos(b), mesh, (P("x"), P()), P())
+        a = jnp.linspace(-1.0, 1.0, 8)
+        b = jnp.linspace(0.5, 1.5, 2)
+        check_grads(f, (a, b), order=2, modes=("fwd", "rev"))
+        check_grads(jax.jit(f), (a, b), order=1, modes=("fwd", "rev"))
+        got = np.asarray(jax.grad(lambda a, b: f(a, b).sum())(a, b))
+        np.testing.assert_allclose(got, np.cos(np.asarray(a)) * np.tile(np.asarray(b), 4), rtol=1e-12)
+        print("ok")
+        """)
+    assert out.split() == ["ok"]
