@@ -13,6 +13,7 @@ mesh2 = jax.make_mesh((2, 2), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
 sm = lambda f, m, i, o: jax.shard_map(f, mesh=m, in_specs=i, out_specs=o, check_vma=False)
 x = jnp.arange(8.0)
 psum2 = sm(lambda a: lax.psum(a * 2, "x"), mesh, P("x"), P())
+x4 = jnp.arange(16.0).reshape(4, 4)
 """
 
 _PROGRAMS = """
@@ -24,6 +25,11 @@ progs = {
   "vmap": jax.make_jaxpr(jax.vmap(psum2))(jnp.ones((3, 8))),
   "psum_y_pmax_two_outputs": jax.make_jaxpr(sm(lambda a: (lax.psum(a, "y"), lax.pmax(a, ("x", "y"))), mesh2,
                                               P("x", "y"), (P("x"), P())))(jnp.ones((4, 4))),
+  "one_spec_for_all_args": jax.make_jaxpr(jax.shard_map(lambda a, b: (a + b, a), mesh=mesh2, in_specs=P("x"),
+                                                        out_specs=P("x"), check_vma=False))(x4, x4),
+  "axis_names_subset": jax.make_jaxpr(jax.shard_map(lambda a: lax.psum(a, "x") * lax.axis_index("x"), mesh=mesh2,
+                                                    in_specs=P("x"), out_specs=P("x"), axis_names={"x"},
+                                                    check_vma=False))(x4),
 }
 for k, p in progs.items():
     print(repr(k), repr(str(p)))
@@ -35,6 +41,8 @@ _JAX = {
     'in_jit': "{ lambda ; a:f32[8]. let\n    b:f32[2] = jit[\n      name=<lambda>\n      jaxpr={ lambda ; a:f32[8]. let\n          b:f32[2] = shard_map[\n            check_vma=False\n            in_specs=(P('x',),)\n            jaxpr={ lambda ; c:f32[2]. let\n                d:f32[2] = mul c 2.0:f32[]\n                e:f32[2] = psum[axes=('x',) axis_index_groups=None] d\n              in (e,) }\n            mesh=Mesh('x': 4, axis_types=(Auto,))\n            newly_manual_axes=frozenset({'x'})\n            out_specs=(P(),)\n          ] a\n        in (b,) }\n    ] a\n  in (b,) }",
     'vmap': "{ lambda ; a:f32[3,8]. let\n    b:f32[3,2] = shard_map[\n      check_vma=False\n      in_specs=(P(None, 'x'),)\n      jaxpr={ lambda ; c:f32[3,2]. let\n          d:f32[3,2] = mul c 2.0:f32[]\n          e:f32[3,2] = psum[axes=('x',) axis_index_groups=None] d\n        in (e,) }\n      mesh=Mesh('x': 4, axis_types=(Auto,))\n      newly_manual_axes=frozenset({'x'})\n      out_specs=(P(None,),)\n    ] a\n  in (b,) }",
     'psum_y_pmax_two_outputs': "{ lambda ; a:f32[4,4]. let\n    b:f32[4,2] c:f32[2,2] = shard_map[\n      check_vma=False\n      in_specs=(P('x', 'y'),)\n      jaxpr={ lambda ; d:f32[2,2]. let\n          e:f32[2,2] = psum[axes=('y',) axis_index_groups=None] d\n          f:f32[2,2] = pmax[axes=('x', 'y') axis_index_groups=None] d\n        in (e, f) }\n      mesh=Mesh('x': 2, 'y': 2, axis_types=(Auto, Auto))\n      newly_manual_axes=frozenset({'x', 'y'})\n      out_specs=(P('x',), P())\n    ] a\n  in (b, c) }",
+    'one_spec_for_all_args': "{ lambda ; a:f32[4,4] b:f32[4,4]. let\n    c:f32[4,4] d:f32[4,4] = shard_map[\n      check_vma=False\n      in_specs=(P('x',), P('x',))\n      jaxpr={ lambda ; e:f32[2,4] f:f32[2,4]. let\n          g:f32[2,4] = add e f\n        in (g, e) }\n      mesh=Mesh('x': 2, 'y': 2, axis_types=(Auto, Auto))\n      newly_manual_axes=frozenset({'x', 'y'})\n      out_specs=(P('x',), P('x',))\n    ] a b\n  in (c, d) }",
+    'axis_names_subset': "{ lambda ; a:f32[4,4]. let\n    b:f32[4,4] = shard_map[\n      check_vma=False\n      in_specs=(P('x',),)\n      jaxpr={ lambda ; c:f32[2,4]. let\n          d:f32[2,4] = psum[axes=('x',) axis_index_groups=None] c\n          e:i32[] = axis_index[axis_name=x] \n          f:f32[] = convert_element_type[new_dtype=float32 weak_type=False] e\n          g:f32[2,4] = mul d f\n        in (g,) }\n      mesh=Mesh('x': 2, 'y': 2, axis_types=(Auto, Auto))\n      newly_manual_axes=frozenset({'x'})\n      out_specs=(P('x',),)\n    ] a\n  in (b,) }",
 }
 
 
@@ -87,3 +95,49 @@ def test_jvp_and_grad_check_grads_x64():
         print("ok")
         """)
     assert out.split() == ["ok"]
+
+
+def test_one_spec_for_all_arguments_and_axis_names():
+    out = run("""
+        x_np = np.arange(16.0, dtype=np.float32).reshape(4, 4)
+        # one spec, a prefix of the arguments' tree, for all of them
+        f = jax.shard_map(lambda a, b: (a + b["k"], a), mesh=mesh2, in_specs=P("x"), out_specs=P("x"))
+        for g in (f, jax.jit(f)):
+            s, t = g(x4, {"k": x4})
+            np.testing.assert_array_equal(np.asarray(s), 2 * x_np)
+            np.testing.assert_array_equal(np.asarray(t), x_np)
+        # axis_names: manual over x only; y stays Auto (values whole along it, not nameable in the body)
+        g = jax.shard_map(lambda a: lax.psum(a, "x") * lax.axis_index("x"), mesh=mesh2, in_specs=P("x"),
+                          out_specs=P("x"), axis_names={"x"})
+        want = np.concatenate([0 * (x_np[:2] + x_np[2:]), 1 * (x_np[:2] + x_np[2:])])
+        for h in (g, jax.jit(g), lambda a: jax.vmap(g)(a[None])[0]):
+            np.testing.assert_array_equal(np.asarray(h(x4)), want)
+        print(g(x4).sharding.spec)
+        for bad in [lambda: jax.shard_map(lambda a: a, mesh=mesh2, in_specs=P("x", "y"), out_specs=P("x"),
+                                          axis_names={"x"})(x4),
+                    lambda: jax.shard_map(lambda a: a, mesh=mesh2, in_specs=P("x"), out_specs=P("x", "y"),
+                                          axis_names={"x"})(x4),
+                    lambda: jax.shard_map(lambda a: lax.psum(a, "y"), mesh=mesh2, in_specs=P("x"), out_specs=P("x"),
+                                          axis_names={"x"})(x4),
+                    lambda: jax.shard_map(lambda a: a, mesh=mesh2, in_specs=P("x"), out_specs=P("x"),
+                                          axis_names={"z"})(x4),
+                    lambda: jax.shard_map(lambda a: a, mesh=mesh2, in_specs=P("x"), out_specs=P("x"),
+                                          axis_names=["x"])(x4)]:
+            try:
+                bad()
+            except Exception as err:
+                print(type(err).__name__, "|", " ".join(str(err).split()))
+        """)
+    # JAX's errors (an unbound axis is a NameError in both, with each one's message; a set's order varies)
+    lines = out.splitlines()
+    assert lines.pop(4).startswith("ValueError | jax.shard_map requires axis_names=frozenset({'z'}) to be a subset of "
+                                   "mesh.axis_names=frozenset({")
+    assert lines == [
+        "P('x',)",
+        "ValueError | shard_map in_specs argument must refer to an axis marked as manual (frozenset({'x'})), but: "
+        "in_specs refers to 'y' Check the in_specs values passed to shard_map.",
+        "ValueError | shard_map out_specs argument must refer to an axis marked as manual (frozenset({'x'})), but: "
+        "out_specs refers to 'y' Check the out_specs values passed to shard_map.",
+        "NameError | unbound axis name: y. The following axis names (e.g. defined by pmap or vmap) are available to "
+        "collective operations: ['x']",
+        "TypeError | `axis_names` argument of shard_map should be of type `frozenset` or `set`. Got type: <class 'list'>"]

@@ -18,7 +18,7 @@ import functools
 import math
 import weakref
 
-from xjax._src import core, data_leaves, vmap as vmap_api
+from xjax._src import core, data_leaves, tree_util, vmap as vmap_api
 from xjax._src.interpreters import ad, batching, partial_eval as pe
 from xjax._src.interpreters.graph_lowering import as_array
 from xjax._src.interpreters.python_lowering import PythonLowering
@@ -46,6 +46,16 @@ def _body(check_vma):
         yield
     finally:
         ad.refusal.message = prev
+
+
+@contextlib.contextmanager
+def _mesh_bound(mesh, manual):
+    """The manual axes of the mesh bound as named axes (the others stay Auto: unnamed in the body)."""
+    with contextlib.ExitStack() as stack:
+        for name, size in zip(mesh.axis_names, mesh.axis_sizes):
+            if name in manual:
+                stack.enter_context(core.extend_axis_env(name, size))
+        yield
 
 
 def _spec_axes(spec, ndim):
@@ -166,15 +176,13 @@ def _over_blocks(body, mesh, in_axes, flat_out_specs, flat_args):
     return results
 
 
-def _trace_body(fun, mesh, in_tree, avals, in_specs_flat, out_specs, check_vma):
-    """(the body's jaxpr over one device's blocks with the mesh axes bound, its output tree); with
-    check_vma, out_specs checked against the axes each output may vary over."""
+def _trace_body(fun, mesh, manual, in_tree, avals, in_specs_flat, out_specs, check_vma):
+    """(the body's jaxpr over one device's blocks with the manual mesh axes bound, its output tree);
+    with check_vma, out_specs checked against the axes each output may vary over."""
     out_trees = []
     flat_fun = _flat_body(fun, in_tree, check_vma, out_trees)
     dbg = pe.DebugInfo("shard_map", fun, names_fn=lambda: [])
-    with contextlib.ExitStack() as stack:
-        for name, size in zip(mesh.axis_names, mesh.axis_sizes):
-            stack.enter_context(core.extend_axis_env(name, size))
+    with _mesh_bound(mesh, manual):
         closed = pe.trace_to_jaxpr(flat_fun, avals, dbg, what=f"function {pe.func_src_info(fun)} traced for shard_map")
     out_tree = out_trees[0]
     if check_vma:
@@ -193,15 +201,15 @@ def _block_aval(aval, axes, mesh):
 _programs = {}  # (fun, mesh, specs, avals, axis env) -> (Program, out tree)
 
 
-def _eager(fun, mesh, in_specs_flat, out_specs, flat_args, in_tree, check_vma):
+def _eager(fun, mesh, manual, in_specs_flat, out_specs, flat_args, in_tree, check_vma):
     shardings = [NamedSharding(mesh, s) for s in in_specs_flat]
     shards = [place(as_array(x), s)._shards for x, s in zip(flat_args, shardings)]
     avals = [blocks[0].aval for blocks in shards]
     mesh_axes = tuple(zip(mesh.axis_names, mesh.axis_sizes))
-    key = (fun, mesh, tuple(in_specs_flat), in_tree, tuple(avals), core.axis_env(), check_vma)
+    key = (fun, mesh, manual, tuple(in_specs_flat), in_tree, tuple(avals), core.axis_env(), check_vma)
     entry = _programs.get(key)
     if entry is None:
-        closed, out_tree = _trace_body(fun, mesh, in_tree, avals, in_specs_flat, out_specs, check_vma)
+        closed, out_tree = _trace_body(fun, mesh, manual, in_tree, avals, in_specs_flat, out_specs, check_vma)
         closed, lifted = pe.split_tracer_consts(closed)
         if lifted:  # it closes over tracers of an enclosing transformation
             return None
@@ -243,12 +251,6 @@ def _global_aval(aval, spec, mesh):
 shard_map_p = core.Primitive("shard_map", multiple_results=True)
 
 
-@contextlib.contextmanager
-def _mesh_bound(mesh):
-    with contextlib.ExitStack() as stack:
-        for name, size in zip(mesh.axis_names, mesh.axis_sizes):
-            stack.enter_context(core.extend_axis_env(name, size))
-        yield
 
 
 def _sm_abstract_eval(*avals, jaxpr, mesh, out_specs, **_):
@@ -285,7 +287,7 @@ def _sm_batch(axis, vals, dims, *, jaxpr, mesh, in_specs, out_specs, **params):
     """JAX's rule: the body batched, the batch axis an unsplit dimension in front of its specs."""
     in_batched = [d is not batching.not_mapped for d in dims]
     vals = [batching.moveaxis(v, d, 0) if b else v for v, d, b in zip(vals, dims, in_batched)]
-    with _mesh_bound(mesh):
+    with _mesh_bound(mesh, params["newly_manual_axes"]):
         batched, out_batched = batching.batch_jaxpr(jaxpr, axis, in_batched)
     outs = shard_map_p.bind(
         *vals, jaxpr=batched, mesh=mesh, in_specs=tuple(_front_spec(s) if b else s for s, b in zip(in_specs, in_batched)),
@@ -304,11 +306,11 @@ shard_map_p.def_rules(
 PythonLowering(_sm_vmapped, multiple_results=True).install(shard_map_p)
 
 
-def _bind(f, mesh, specs, out_specs, flat_args, in_tree, check_vma):
+def _bind(f, mesh, manual, specs, out_specs, flat_args, in_tree, check_vma):
     """shard_map over tracers: the body traced once, one shard_map equation."""
     in_axes = [_spec_axes(s, core.get_aval(x).ndim) for x, s in zip(flat_args, specs)]
     avals = [_block_aval(core.get_aval(x), a, mesh) for x, a in zip(flat_args, in_axes)]
-    closed, out_tree = _trace_body(f, mesh, in_tree, avals, specs, out_specs, check_vma)
+    closed, out_tree = _trace_body(f, mesh, manual, in_tree, avals, specs, out_specs, check_vma)
     closed, lifted = pe.split_tracer_consts(closed)  # values it closes over: replicated operands
     flat_out = _specs("out_specs", out_tree.unflatten([0] * out_tree.num_leaves), out_specs)
     for spec, aval in zip(flat_out, closed.out_avals):
@@ -316,8 +318,25 @@ def _bind(f, mesh, specs, out_specs, flat_args, in_tree, check_vma):
             raise ValueError(f"shard_map out_specs entry {spec} is longer than the rank {aval.ndim} of the output")
     outs = shard_map_p.bind(*lifted, *flat_args, jaxpr=closed, mesh=mesh,
                             in_specs=(PartitionSpec(),) * len(lifted) + tuple(specs), out_specs=tuple(flat_out),
-                            check_vma=check_vma, newly_manual_axes=frozenset(mesh.axis_names))
+                            check_vma=check_vma, newly_manual_axes=manual)
     return out_tree.unflatten(outs)
+
+
+def _manual_axes(mesh, axis_names, in_specs, out_specs):
+    """The mesh axes the body is manual over (axis_names, all by default): the only ones the specs may
+    name (JAX's errors). The others stay Auto; xjax keeps values whole along them (nothing partitions)."""
+    manual = frozenset(axis_names) or frozenset(mesh.axis_names)
+    if not manual <= frozenset(mesh.axis_names):
+        raise ValueError(f"jax.shard_map requires axis_names={manual} to be a subset of "
+                         f"mesh.axis_names={frozenset(mesh.axis_names)}")
+    for prefix, specs in (("in", in_specs), ("out", out_specs)):
+        msgs = [f"  {prefix}_specs{tree_util.keystr(path)} refers to {name!r}"
+                for path, p in tree_util.tree_leaves_with_path(specs) if isinstance(p, PartitionSpec)
+                for name in _axis_names(p) if name not in manual]
+        if msgs:
+            raise ValueError(f"shard_map {prefix}_specs argument must refer to an axis marked as manual ({manual}), "
+                             "but:\n\n" + "\n\n".join(msgs) + f"\n\nCheck the {prefix}_specs values passed to shard_map.")
+    return manual
 
 
 def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=frozenset(), check_vma=True):
@@ -328,9 +347,9 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
                                  check_vma=check_vma)
     if not callable(f):
         raise TypeError(f"shard_map requires a callable, got {f!r}")
-    if axis_names and set(axis_names) != set((mesh or get_mesh()).axis_names):
-        raise NotImplementedError("shard_map over some of the mesh's axes (axis_names=): the other axes would stay "
-                                  "Auto, partitioned by jit, which xjax does not do yet (issue 29)")
+    if not isinstance(axis_names, (frozenset, set)):
+        raise TypeError(f"`axis_names` argument of shard_map should be of type `frozenset` or `set`. Got type: "
+                        f"{type(axis_names)}")
     if in_specs is None:
         raise NotImplementedError("shard_map without in_specs (inferred from the arguments' shardings) is not "
                                   "implemented in xjax yet; pass in_specs")
@@ -340,6 +359,7 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
         m = mesh if mesh is not None else get_mesh()
         if not isinstance(m, Mesh) or m.empty:
             raise ValueError("shard_map requires a mesh: pass mesh= or set one with jax.set_mesh")
+        manual = _manual_axes(m, axis_names, in_specs, out_specs)
         if kwargs:
             raise TypeError(f"shard_map'd functions take positional arguments only (in_specs match them), got keyword "
                             f"arguments {sorted(kwargs)}")
@@ -349,9 +369,9 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
             NamedSharding(m, s)  # (JAX's errors for a bad spec)
             _check_in(f, m, s, x, i)
         if not any(isinstance(x, core.Tracer) for x in flat_args):
-            out = _eager(f, m, specs, out_specs, flat_args, in_tree, check_vma)
+            out = _eager(f, m, manual, specs, out_specs, flat_args, in_tree, check_vma)
             if out is not None:
                 return out
-        return _bind(f, m, specs, out_specs, flat_args, in_tree, check_vma)
+        return _bind(f, m, manual, specs, out_specs, flat_args, in_tree, check_vma)
 
     return mapped

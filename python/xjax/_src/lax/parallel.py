@@ -198,7 +198,8 @@ def _axis_index_rule(axis, vals, dims, *, axis_name):
     return out, 0
 
 
-axis_index_p.def_rules(batch=_axis_index_rule)
+axis_index_p.def_rules(batch=_axis_index_rule, pp_params=lambda eqn, ctx: [  # one name printed bare, as JAX's
+    ("axis_name", eqn.params["axis_name"][0] if len(eqn.params["axis_name"]) == 1 else eqn.params["axis_name"])])
 ad.defjvp_zero(axis_index_p)
 
 
