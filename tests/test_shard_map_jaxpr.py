@@ -14,6 +14,7 @@ sm = lambda f, m, i, o: jax.shard_map(f, mesh=m, in_specs=i, out_specs=o, check_
 x = jnp.arange(8.0)
 psum2 = sm(lambda a: lax.psum(a * 2, "x"), mesh, P("x"), P())
 x4 = jnp.arange(16.0).reshape(4, 4)
+fsb = sm(lambda a, b: lax.psum(jnp.sin(a) * b, "x"), mesh, (P("x"), P()), P())
 """
 
 _PROGRAMS = """
@@ -30,6 +31,10 @@ progs = {
   "axis_names_subset": jax.make_jaxpr(jax.shard_map(lambda a: lax.psum(a, "x") * lax.axis_index("x"), mesh=mesh2,
                                                     in_specs=P("x"), out_specs=P("x"), axis_names={"x"},
                                                     check_vma=False))(x4),
+  "jvp": jax.make_jaxpr(lambda a, b: jax.jvp(fsb, (a, b), (a, b)))(x, x[:2]),
+  "linearize": jax.make_jaxpr(lambda a, b: jax.linearize(fsb, a, b)[1](a, b))(x, x[:2]),
+  "linearize_scalar_residual": jax.make_jaxpr(
+      lambda a: jax.linearize(sm(lambda a: a * a.sum(), mesh, P("x"), P("x")), a)[1](a))(x),
 }
 for k, p in progs.items():
     print(repr(k), repr(str(p)))
@@ -43,6 +48,9 @@ _JAX = {
     'psum_y_pmax_two_outputs': "{ lambda ; a:f32[4,4]. let\n    b:f32[4,2] c:f32[2,2] = shard_map[\n      check_vma=False\n      in_specs=(P('x', 'y'),)\n      jaxpr={ lambda ; d:f32[2,2]. let\n          e:f32[2,2] = psum[axes=('y',) axis_index_groups=None] d\n          f:f32[2,2] = pmax[axes=('x', 'y') axis_index_groups=None] d\n        in (e, f) }\n      mesh=Mesh('x': 2, 'y': 2, axis_types=(Auto, Auto))\n      newly_manual_axes=frozenset({'x', 'y'})\n      out_specs=(P('x',), P())\n    ] a\n  in (b, c) }",
     'one_spec_for_all_args': "{ lambda ; a:f32[4,4] b:f32[4,4]. let\n    c:f32[4,4] d:f32[4,4] = shard_map[\n      check_vma=False\n      in_specs=(P('x',), P('x',))\n      jaxpr={ lambda ; e:f32[2,4] f:f32[2,4]. let\n          g:f32[2,4] = add e f\n        in (g, e) }\n      mesh=Mesh('x': 2, 'y': 2, axis_types=(Auto, Auto))\n      newly_manual_axes=frozenset({'x', 'y'})\n      out_specs=(P('x',), P('x',))\n    ] a b\n  in (c, d) }",
     'axis_names_subset': "{ lambda ; a:f32[4,4]. let\n    b:f32[4,4] = shard_map[\n      check_vma=False\n      in_specs=(P('x',),)\n      jaxpr={ lambda ; c:f32[2,4]. let\n          d:f32[2,4] = psum[axes=('x',) axis_index_groups=None] c\n          e:i32[] = axis_index[axis_name=x] \n          f:f32[] = convert_element_type[new_dtype=float32 weak_type=False] e\n          g:f32[2,4] = mul d f\n        in (g,) }\n      mesh=Mesh('x': 2, 'y': 2, axis_types=(Auto, Auto))\n      newly_manual_axes=frozenset({'x'})\n      out_specs=(P('x',),)\n    ] a\n  in (b,) }",
+    'jvp': "{ lambda ; a:f32[8] b:f32[2]. let\n    c:f32[2] d:f32[2] = shard_map[\n      check_vma=False\n      in_specs=(P('x',), P(), P('x',), P())\n      jaxpr={ lambda ; e:f32[2] f:f32[2] g:f32[2] h:f32[2]. let\n          i:f32[2] = sin e\n          j:f32[2] = cos e\n          k:f32[2] = mul g j\n          l:f32[2] = mul i f\n          m:f32[2] = mul k f\n          n:f32[2] = mul i h\n          o:f32[2] = add_any m n\n          p:f32[2] = psum[axes=('x',) axis_index_groups=None] l\n          q:f32[2] = psum[axes=('x',) axis_index_groups=None] o\n        in (p, q) }\n      mesh=Mesh('x': 4, axis_types=(Auto,))\n      newly_manual_axes=frozenset({'x'})\n      out_specs=(P(), P())\n    ] a b a b\n  in (c, d) }",
+    'linearize': "{ lambda ; a:f32[8] b:f32[2]. let\n    c:f32[8] d:f32[8] _:f32[2] = shard_map[\n      check_vma=False\n      in_specs=(P('x',), P())\n      jaxpr={ lambda ; e:f32[2] f:f32[2]. let\n          g:f32[2] = sin e\n          h:f32[2] = cos e\n          i:f32[2] = mul g f\n          j:f32[2] = psum[axes=('x',) axis_index_groups=None] i\n        in (h, g, j) }\n      mesh=Mesh('x': 4, axis_types=(Auto,))\n      newly_manual_axes=frozenset({'x'})\n      out_specs=(P('x',), P('x',), P())\n    ] a b\n    k:f32[2] = shard_map[\n      check_vma=False\n      in_specs=(P('x',), P(), P('x',), P('x',), P())\n      jaxpr={ lambda ; l:f32[2] m:f32[2] n:f32[2] o:f32[2] p:f32[2]. let\n          q:f32[2] = mul o l\n          r:f32[2] = mul q m\n          s:f32[2] = mul n p\n          t:f32[2] = add_any r s\n          u:f32[2] = psum[axes=('x',) axis_index_groups=None] t\n        in (u,) }\n      mesh=Mesh('x': 4, axis_types=(Auto,))\n      newly_manual_axes=frozenset({'x'})\n      out_specs=(P(),)\n    ] c b d a b\n  in (k,) }",
+    'linearize_scalar_residual': "{ lambda ; a:f32[8]. let\n    b:f32[4] _:f32[8] = shard_map[\n      check_vma=False\n      in_specs=(P('x',),)\n      jaxpr={ lambda ; c:f32[2]. let\n          d:f32[] = reduce_sum[axes=(0,) out_sharding=None] c\n          e:f32[2] = mul c d\n          f:f32[1] = broadcast_in_dim d\n        in (f, e) }\n      mesh=Mesh('x': 4, axis_types=(Auto,))\n      newly_manual_axes=frozenset({'x'})\n      out_specs=(P('x',), P('x',))\n    ] a\n    g:f32[8] = shard_map[\n      check_vma=False\n      in_specs=(P('x',), P('x',), P('x',))\n      jaxpr={ lambda ; h:f32[1] i:f32[2] j:f32[2]. let\n          k:f32[] = squeeze[dimensions=(0,)] h\n          l:f32[] = reduce_sum[axes=(0,) out_sharding=None] j\n          m:f32[2] = mul j k\n          n:f32[2] = mul i l\n          o:f32[2] = add_any m n\n        in (o,) }\n      mesh=Mesh('x': 4, axis_types=(Auto,))\n      newly_manual_axes=frozenset({'x'})\n      out_specs=(P('x',),)\n    ] b a a\n  in (g,) }",
 }
 
 
@@ -92,6 +100,18 @@ def test_jvp_and_grad_check_grads_x64():
         check_grads(jax.jit(f), (a, b), order=1, modes=("fwd", "rev"))
         got = np.asarray(jax.grad(lambda a, b: f(a, b).sum())(a, b))
         np.testing.assert_allclose(got, np.cos(np.asarray(a)) * np.tile(np.asarray(b), 4), rtol=1e-12)
+        # scalar residuals ([1] per device), two manual axes (residuals split over both), replicated inputs
+        g = sm(lambda a, w: lax.psum(jnp.tanh(a @ w) * a.sum(), ("x", "y")) + lax.psum(w, "y"), mesh2,
+               (P("x", "y"), P("y")), P())
+        a4 = jnp.linspace(-1.0, 1.0, 16).reshape(4, 4)
+        w = jnp.linspace(0.5, 1.5, 12).reshape(4, 3)
+        check_grads(g, (a4, w), order=2, modes=("fwd", "rev"))
+        check_grads(jax.vmap(g, in_axes=(0, None)), (jnp.stack([a4, -a4]), w), order=1, modes=("rev",))
+        a_np, w_np = np.asarray(a4), np.asarray(w)
+        blk = lambda i, j: a_np[2 * i:2 * i + 2, 2 * j:2 * j + 2]
+        loop = sum(np.tanh(blk(i, j) @ w_np[2 * j:2 * j + 2]) * blk(i, j).sum() for i in range(2) for j in range(2))
+        loop = loop + w_np[:2] + w_np[2:]
+        np.testing.assert_allclose(np.asarray(g(a4, w)), loop, rtol=1e-12)
         print("ok")
         """)
     assert out.split() == ["ok"]

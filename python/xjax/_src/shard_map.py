@@ -7,28 +7,23 @@ segments on every device at once, its collectives over the blocks stacked, one v
 axis, so that psum(x, 'X') reduces over the devices that differ in their X position alone. The
 results are the devices' blocks, assembled as out_specs say into sharded arrays.
 
-Under a transformation (jit, grad, vmap: the arguments are tracers) shard_map is the same
-computation written with one vmap per mesh axis over the blocks' axes, whose collectives'
-rules (psum's transpose included) are vmap's: one program, on one device, until jit partitions.
-An axis that an out_spec leaves out is one the body's result is replicated over: its first
-device's value stands for all (check_vma's static check is not implemented).
+Under a transformation (jit, grad, vmap, make_jaxpr: the arguments are tracers) the body's jaxpr
+is one shard_map equation (shard_map_primitive.py). An axis that an out_spec leaves out is one the
+body's result is replicated over: its first device's value stands for all.
 """
 import contextlib
 import functools
 import math
-import weakref
 
 from xjax._src import core, data_leaves, tree_util, vmap as vmap_api
-from xjax._src.interpreters import ad, batching, partial_eval as pe
+from xjax._src.interpreters import ad, partial_eval as pe
 from xjax._src.interpreters.graph_lowering import as_array
-from xjax._src.interpreters.python_lowering import PythonLowering
-from xjax._src.jaxpr import eval_jaxpr, memoize_per_jaxpr
-from xjax._src.lax.layout import index_in_dim, reshape, transpose
 from xjax._src.pmap_program import Program, inline_collective_calls
 from xjax._src.sharded_array import ShardedArray, place
+from xjax._src.shard_map_primitive import _mesh_bound, _run, _spec_axes, shard_map_p
 from xjax._src.shard_map_vma import check_out_specs
-from xjax._src.sharding import Mesh, NamedSharding, PartitionSpec, _axis_names, _check_unique_axes, _names_of, \
-    get_mesh, typed_sharding
+from xjax._src.sharding import Mesh, NamedSharding, PartitionSpec, _axis_names, _check_unique_axes, get_mesh, \
+    typed_sharding
 
 
 _CHECK_VMA = ("reverse-mode differentiation inside a shard_map body with check_vma=True: JAX's types of values "
@@ -46,22 +41,6 @@ def _body(check_vma):
         yield
     finally:
         ad.refusal.message = prev
-
-
-@contextlib.contextmanager
-def _mesh_bound(mesh, manual):
-    """The manual axes of the mesh bound as named axes (the others stay Auto: unnamed in the body)."""
-    with contextlib.ExitStack() as stack:
-        for name, size in zip(mesh.axis_names, mesh.axis_sizes):
-            if name in manual:
-                stack.enter_context(core.extend_axis_env(name, size))
-        yield
-
-
-def _spec_axes(spec, ndim):
-    """Per dimension, the mesh axes that split it."""
-    entries = list(spec) + [None] * (ndim - len(spec))
-    return [_names_of(p) for p in entries]
 
 
 def _check_in(fun, mesh, spec, x, i):
@@ -100,50 +79,6 @@ def _specs(name, tree, specs):
     return specs_leaves
 
 
-# ---- the blocks' axes as vmapped axes (under a transformation) ----------------------------------
-
-def _to_blocks(x, axes, mesh):
-    """x with each mesh axis that splits it brought out front, in mesh order, its blocks after."""
-    shape, split_dims = [], []
-    for dim, names in enumerate(axes):
-        for n in names:
-            split_dims.append((mesh.axis_names.index(n), len(shape)))
-            shape.append(mesh.shape[n])
-        shape.append(x.shape[dim] // math.prod(mesh.shape[n] for n in names))
-    if not split_dims:
-        return x
-    x = reshape(x, tuple(shape))
-    front = [pos for _, pos in sorted(split_dims)]
-    return transpose(x, tuple(front + [d for d in range(len(shape)) if d not in front]))
-
-
-def _from_blocks(y, axes, mesh):
-    """The inverse of _to_blocks: y's leading mesh axes (in mesh order) back into its dimensions."""
-    used = sorted((mesh.axis_names.index(n), n) for names in axes for n in names)
-    if not used:
-        return y
-    k = len(used)
-    lead = [n for _, n in used]
-    # where each leading axis goes: just before its dimension's block, in the spec's order
-    order, shape = [], []
-    for dim, names in enumerate(axes):
-        for n in names:
-            order.append(lead.index(n))
-            shape.append(mesh.shape[n])
-        order.append(k + dim)
-        shape.append(y.shape[k + dim])
-    y = transpose(y, tuple(order))
-    return reshape(y, tuple(math.prod(shape[j] for j in group) for group in _groups(axes)))
-
-
-def _groups(axes):
-    i, out = 0, []
-    for names in axes:
-        out.append(list(range(i, i + len(names) + 1)))
-        i += len(names) + 1
-    return out
-
-
 def _flat_body(fun, in_tree, check_vma, out_trees):
     """fun over one device's flat blocks, returning its flat results (their tree goes to out_trees)."""
     def body(*blocks):
@@ -155,25 +90,6 @@ def _flat_body(fun, in_tree, check_vma, out_trees):
         return leaves
 
     return body
-
-
-def _over_blocks(body, mesh, in_axes, flat_out_specs, flat_args):
-    """body (flat blocks -> flat blocks) as one vmap per mesh axis over the arguments' blocks."""
-    names = mesh.axis_names
-    fun_v = body
-    for level in reversed(range(len(names))):
-        level_in = [0 if names[level] in {n for a in axes for n in a} else None for axes in in_axes]
-        fun_v = vmap_api.vmap(fun_v, in_axes=level_in, axis_name=names[level], axis_size=mesh.axis_sizes[level])
-    outs = fun_v(*[_to_blocks(x, axes, mesh) for x, axes in zip(flat_args, in_axes)])
-    results = []
-    for y, spec in zip(outs, flat_out_specs):
-        axes = _spec_axes(spec, y.ndim - len(names))
-        kept = {n for a in axes for n in a}
-        for level in reversed(range(len(names))):  # an axis the out_spec leaves out: its first device's value
-            if names[level] not in kept:
-                y = index_in_dim(y, 0, level, keepdims=False)
-        results.append(_from_blocks(y, axes, mesh))
-    return results
 
 
 def _trace_body(fun, mesh, manual, in_tree, avals, in_specs_flat, out_specs, check_vma):
@@ -220,90 +136,6 @@ def _eager(fun, mesh, manual, in_specs_flat, out_specs, flat_args, in_tree, chec
     program, out_tree = entry
     flat_specs = _specs("out_specs", out_tree.unflatten([0] * out_tree.num_leaves), out_specs)
     return out_tree.unflatten(_run(program, mesh, shards, flat_specs))
-
-
-def _run(program, mesh, shards, flat_specs):
-    """The program on every device of the mesh (shards: per argument, its blocks in device order);
-    its results assembled as flat_specs say."""
-    devices = [d.local_hardware_id for d in mesh.devices.flat]
-    outs = program([list(per_device) for per_device in zip(*shards)] if shards else [[] for _ in devices], devices)
-    results = []
-    for i, spec in enumerate(flat_specs):
-        blocks = [as_array(o[i]) for o in outs]
-        aval = blocks[0].aval
-        if len(spec) > aval.ndim:
-            raise ValueError(f"shard_map out_specs entry {spec} is longer than the rank {aval.ndim} of the output")
-        results.append(ShardedArray(blocks, NamedSharding(mesh, spec), _global_aval(aval, spec, mesh)))
-    return results
-
-
-def _global_aval(aval, spec, mesh):
-    tiling = [math.prod(mesh.shape[n] for n in names) for names in _spec_axes(spec, aval.ndim)]
-    return aval.update(shape=tuple(d * t for d, t in zip(aval.shape, tiling)))
-
-
-# ---- the shard_map primitive (under a transformation) -----------------------------------------
-# One equation holding the body's jaxpr over one device's blocks, the mesh axes bound in it, as
-# JAX's jaxprs show it. Its impl runs the body on every device; its lowering, JVP and batching
-# are those of the body vmapped over the mesh's axes (so grad and jit compute as pmap's rules do,
-# on one device until jit partitions), while vmap keeps the equation, with the batch axis in front.
-
-shard_map_p = core.Primitive("shard_map", multiple_results=True)
-
-
-
-
-def _sm_abstract_eval(*avals, jaxpr, mesh, out_specs, **_):
-    return [_global_aval(a, s, mesh) for a, s in zip(jaxpr.out_avals, out_specs)]
-
-
-_impl_programs = weakref.WeakKeyDictionary()
-
-
-def _sm_impl(*args, jaxpr, mesh, in_specs, out_specs, **_):
-    program = memoize_per_jaxpr(_impl_programs, jaxpr, (mesh, core.axis_env()), lambda: Program(
-        inline_collective_calls(jaxpr), None, tuple(zip(mesh.axis_names, mesh.axis_sizes))))
-    shards = [place(as_array(x), NamedSharding(mesh, s))._shards for x, s in zip(args, in_specs)]
-    return _run(program, mesh, shards, out_specs)
-
-
-def _sm_vmapped(*args, jaxpr, mesh, in_specs, out_specs, **_):
-    """The equation as one vmap per mesh axis over its operands' blocks."""
-    in_axes = [_spec_axes(s, core.get_aval(x).ndim) for x, s in zip(args, in_specs)]
-    body = lambda *blocks: eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *blocks)  # noqa: E731
-    return _over_blocks(body, mesh, in_axes, out_specs, args)
-
-
-def _sm_jvp(primals, tangents, **params):
-    tangents = [ad.instantiate_zero_tangent(t) if type(t) is ad.Zero else t for t in tangents]
-    return ad.jvp_flat(functools.partial(_sm_vmapped, **params), list(primals), tangents)
-
-
-def _front_spec(spec):
-    return PartitionSpec(None, *spec)
-
-
-def _sm_batch(axis, vals, dims, *, jaxpr, mesh, in_specs, out_specs, **params):
-    """JAX's rule: the body batched, the batch axis an unsplit dimension in front of its specs."""
-    in_batched = [d is not batching.not_mapped for d in dims]
-    vals = [batching.moveaxis(v, d, 0) if b else v for v, d, b in zip(vals, dims, in_batched)]
-    with _mesh_bound(mesh, params["newly_manual_axes"]):
-        batched, out_batched = batching.batch_jaxpr(jaxpr, axis, in_batched)
-    outs = shard_map_p.bind(
-        *vals, jaxpr=batched, mesh=mesh, in_specs=tuple(_front_spec(s) if b else s for s, b in zip(in_specs, in_batched)),
-        out_specs=tuple(_front_spec(s) if b else s for s, b in zip(out_specs, out_batched)), **params)
-    return outs, [0 if b else batching.not_mapped for b in out_batched]
-
-
-def _show_manual(axes, mesh):
-    return "frozenset({" + ", ".join(repr(n) for n in mesh.axis_names if n in axes) + "})"
-
-
-shard_map_p.def_rules(
-    abstract_eval=_sm_abstract_eval, impl=_sm_impl, jvp=_sm_jvp, batch=_sm_batch,
-    pp_params=lambda eqn, ctx: [(k, _show_manual(v, eqn.params["mesh"]) if k == "newly_manual_axes" else v)
-                                for k, v in sorted(eqn.params.items())])
-PythonLowering(_sm_vmapped, multiple_results=True).install(shard_map_p)
 
 
 def _bind(f, mesh, manual, specs, out_specs, flat_args, in_tree, check_vma):
