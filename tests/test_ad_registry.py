@@ -17,13 +17,14 @@ from xjax._src.interpreters import ad
 
 # Linear in at least one operand: reverse mode transposes these (mul and div in one operand, the
 # scatters with their indices fixed, dot_general and conv_general_dilated in each operand, the
-# select_and_* ops in their first operand, triangular_solve and custom_linear_solve in b, jit, cond and
-# scan by transposing their jaxprs).
+# select_and_* ops in their first operand, triangular_solve and custom_linear_solve in b, jit, cond,
+# scan and shard_map by transposing their jaxprs).
 LINEAR = {
     "neg", "copy", "add", "sub", "add_any", "mul", "div", "convert_element_type", "select_n", "reduce_sum",
     "cumsum", "reshape", "squeeze", "broadcast_in_dim", "transpose", "slice", "dynamic_slice",
     "dynamic_update_slice", "concatenate", "pad", "rev", "gather", "scatter", "scatter-add", "scatter-mul",
-    "dot_general", "jit", "cond", "scan", "custom_jvp_call", "custom_lin", "remat2", "stack", "unstack", "split",
+    "dot_general", "jit", "cond", "scan", "shard_map", "custom_jvp_call", "custom_lin", "remat2", "stack", "unstack",
+    "split",
     "psum", "all_gather", "reduce_scatter", "all_to_all", "ppermute",
     "conv_general_dilated", "reduce_window_sum", "select_and_gather_add", "select_and_scatter_add",
     "triangular_solve", "custom_linear_solve", "real", "imag", "conj", "complex", "fft",

@@ -7,25 +7,23 @@ segments on every device at once, its collectives over the blocks stacked, one v
 axis, so that psum(x, 'X') reduces over the devices that differ in their X position alone. The
 results are the devices' blocks, assembled as out_specs say into sharded arrays.
 
-Under a transformation (jit, grad, vmap: the arguments are tracers) shard_map is the same
-computation written with one vmap per mesh axis over the blocks' axes, whose collectives'
-rules (psum's transpose included) are vmap's: one program, on one device, until jit partitions.
-An axis that an out_spec leaves out is one the body's result is replicated over: its first
-device's value stands for all (check_vma's static check is not implemented).
+Under a transformation (jit, grad, vmap, make_jaxpr: the arguments are tracers) the body's jaxpr
+is one shard_map equation (shard_map_primitive.py). An axis that an out_spec leaves out is one the
+body's result is replicated over: its first device's value stands for all.
 """
 import contextlib
 import functools
 import math
 
-from xjax._src import core, data_leaves, vmap as vmap_api
+from xjax._src import core, data_leaves, tree_util, vmap as vmap_api
 from xjax._src.interpreters import ad, partial_eval as pe
 from xjax._src.interpreters.graph_lowering import as_array
-from xjax._src.lax.layout import index_in_dim, reshape, transpose
 from xjax._src.pmap_program import Program, inline_collective_calls
 from xjax._src.sharded_array import ShardedArray, place
+from xjax._src.shard_map_primitive import _mesh_bound, _run, _spec_axes, shard_map_p
 from xjax._src.shard_map_vma import check_out_specs
-from xjax._src.sharding import Mesh, NamedSharding, PartitionSpec, _axis_names, _check_unique_axes, _names_of, \
-    get_mesh, typed_sharding
+from xjax._src.sharding import Mesh, NamedSharding, PartitionSpec, _axis_names, _check_unique_axes, get_mesh, \
+    typed_sharding
 
 
 _CHECK_VMA = ("reverse-mode differentiation inside a shard_map body with check_vma=True: JAX's types of values "
@@ -43,12 +41,6 @@ def _body(check_vma):
         yield
     finally:
         ad.refusal.message = prev
-
-
-def _spec_axes(spec, ndim):
-    """Per dimension, the mesh axes that split it."""
-    entries = list(spec) + [None] * (ndim - len(spec))
-    return [_names_of(p) for p in entries]
 
 
 def _check_in(fun, mesh, spec, x, i):
@@ -87,50 +79,6 @@ def _specs(name, tree, specs):
     return specs_leaves
 
 
-# ---- the blocks' axes as vmapped axes (under a transformation) ----------------------------------
-
-def _to_blocks(x, axes, mesh):
-    """x with each mesh axis that splits it brought out front, in mesh order, its blocks after."""
-    shape, split_dims = [], []
-    for dim, names in enumerate(axes):
-        for n in names:
-            split_dims.append((mesh.axis_names.index(n), len(shape)))
-            shape.append(mesh.shape[n])
-        shape.append(x.shape[dim] // math.prod(mesh.shape[n] for n in names))
-    if not split_dims:
-        return x
-    x = reshape(x, tuple(shape))
-    front = [pos for _, pos in sorted(split_dims)]
-    return transpose(x, tuple(front + [d for d in range(len(shape)) if d not in front]))
-
-
-def _from_blocks(y, axes, mesh):
-    """The inverse of _to_blocks: y's leading mesh axes (in mesh order) back into its dimensions."""
-    used = sorted((mesh.axis_names.index(n), n) for names in axes for n in names)
-    if not used:
-        return y
-    k = len(used)
-    lead = [n for _, n in used]
-    # where each leading axis goes: just before its dimension's block, in the spec's order
-    order, shape = [], []
-    for dim, names in enumerate(axes):
-        for n in names:
-            order.append(lead.index(n))
-            shape.append(mesh.shape[n])
-        order.append(k + dim)
-        shape.append(y.shape[k + dim])
-    y = transpose(y, tuple(order))
-    return reshape(y, tuple(math.prod(shape[j] for j in group) for group in _groups(axes)))
-
-
-def _groups(axes):
-    i, out = 0, []
-    for names in axes:
-        out.append(list(range(i, i + len(names) + 1)))
-        i += len(names) + 1
-    return out
-
-
 def _flat_body(fun, in_tree, check_vma, out_trees):
     """fun over one device's flat blocks, returning its flat results (their tree goes to out_trees)."""
     def body(*blocks):
@@ -144,37 +92,13 @@ def _flat_body(fun, in_tree, check_vma, out_trees):
     return body
 
 
-def _traced(fun, mesh, in_axes, out_specs, flat_args, in_tree, check_vma):
-    """The shard_map as one vmap per mesh axis over the arguments' blocks."""
-    names = mesh.axis_names
-    out_tree_box = []
-    fun_v = _flat_body(fun, in_tree, check_vma, out_tree_box)
-    for level in reversed(range(len(names))):
-        level_in = [0 if names[level] in {n for a in axes for n in a} else None for axes in in_axes]
-        fun_v = vmap_api.vmap(fun_v, in_axes=level_in, axis_name=names[level], axis_size=mesh.axis_sizes[level])
-    outs = fun_v(*[_to_blocks(x, axes, mesh) for x, axes in zip(flat_args, in_axes)])
-    out_tree = out_tree_box[0]
-    flat_specs = _specs("out_specs", out_tree.unflatten([0] * out_tree.num_leaves), out_specs)
-    results = []
-    for y, spec in zip(outs, flat_specs):
-        axes = _spec_axes(spec, y.ndim - len(names))
-        kept = {n for a in axes for n in a}
-        for level in reversed(range(len(names))):  # an axis the out_spec leaves out: its first device's value
-            if names[level] not in kept:
-                y = index_in_dim(y, 0, level, keepdims=False)
-        results.append(_from_blocks(y, axes, mesh))
-    return out_tree.unflatten(results)
-
-
-def _trace_body(fun, mesh, in_tree, avals, in_specs_flat, out_specs, check_vma):
-    """(the body's jaxpr over one device's blocks with the mesh axes bound, its output tree); with
-    check_vma, out_specs checked against the axes each output may vary over."""
+def _trace_body(fun, mesh, manual, in_tree, avals, in_specs_flat, out_specs, check_vma):
+    """(the body's jaxpr over one device's blocks with the manual mesh axes bound, its output tree);
+    with check_vma, out_specs checked against the axes each output may vary over."""
     out_trees = []
     flat_fun = _flat_body(fun, in_tree, check_vma, out_trees)
     dbg = pe.DebugInfo("shard_map", fun, names_fn=lambda: [])
-    with contextlib.ExitStack() as stack:
-        for name, size in zip(mesh.axis_names, mesh.axis_sizes):
-            stack.enter_context(core.extend_axis_env(name, size))
+    with _mesh_bound(mesh, manual):
         closed = pe.trace_to_jaxpr(flat_fun, avals, dbg, what=f"function {pe.func_src_info(fun)} traced for shard_map")
     out_tree = out_trees[0]
     if check_vma:
@@ -193,15 +117,15 @@ def _block_aval(aval, axes, mesh):
 _programs = {}  # (fun, mesh, specs, avals, axis env) -> (Program, out tree)
 
 
-def _eager(fun, mesh, in_specs_flat, out_specs, flat_args, in_tree, check_vma):
+def _eager(fun, mesh, manual, in_specs_flat, out_specs, flat_args, in_tree, check_vma):
     shardings = [NamedSharding(mesh, s) for s in in_specs_flat]
     shards = [place(as_array(x), s)._shards for x, s in zip(flat_args, shardings)]
     avals = [blocks[0].aval for blocks in shards]
     mesh_axes = tuple(zip(mesh.axis_names, mesh.axis_sizes))
-    key = (fun, mesh, tuple(in_specs_flat), in_tree, tuple(avals), core.axis_env(), check_vma)
+    key = (fun, mesh, manual, tuple(in_specs_flat), in_tree, tuple(avals), core.axis_env(), check_vma)
     entry = _programs.get(key)
     if entry is None:
-        closed, out_tree = _trace_body(fun, mesh, in_tree, avals, in_specs_flat, out_specs, check_vma)
+        closed, out_tree = _trace_body(fun, mesh, manual, in_tree, avals, in_specs_flat, out_specs, check_vma)
         closed, lifted = pe.split_tracer_consts(closed)
         if lifted:  # it closes over tracers of an enclosing transformation
             return None
@@ -210,19 +134,41 @@ def _eager(fun, mesh, in_specs_flat, out_specs, flat_args, in_tree, check_vma):
             _programs.clear()
         _programs[key] = entry
     program, out_tree = entry
-    devices = [d.local_hardware_id for d in mesh.devices.flat]
-    outs = program([list(per_device) for per_device in zip(*shards)] if shards else [[] for _ in devices], devices)
     flat_specs = _specs("out_specs", out_tree.unflatten([0] * out_tree.num_leaves), out_specs)
-    results = []
-    for i, spec in enumerate(flat_specs):
-        blocks = [as_array(o[i]) for o in outs]
-        aval = blocks[0].aval
-        tiling = [math.prod(mesh.shape[n] for n in names) for names in _spec_axes(spec, aval.ndim)]
+    return out_tree.unflatten(_run(program, mesh, shards, flat_specs))
+
+
+def _bind(f, mesh, manual, specs, out_specs, flat_args, in_tree, check_vma):
+    """shard_map over tracers: the body traced once, one shard_map equation."""
+    in_axes = [_spec_axes(s, core.get_aval(x).ndim) for x, s in zip(flat_args, specs)]
+    avals = [_block_aval(core.get_aval(x), a, mesh) for x, a in zip(flat_args, in_axes)]
+    closed, out_tree = _trace_body(f, mesh, manual, in_tree, avals, specs, out_specs, check_vma)
+    closed, lifted = pe.split_tracer_consts(closed)  # values it closes over: replicated operands
+    flat_out = _specs("out_specs", out_tree.unflatten([0] * out_tree.num_leaves), out_specs)
+    for spec, aval in zip(flat_out, closed.out_avals):
         if len(spec) > aval.ndim:
             raise ValueError(f"shard_map out_specs entry {spec} is longer than the rank {aval.ndim} of the output")
-        global_aval = aval.update(shape=tuple(d * t for d, t in zip(aval.shape, tiling)))
-        results.append(ShardedArray(blocks, NamedSharding(mesh, spec), global_aval))
-    return out_tree.unflatten(results)
+    outs = shard_map_p.bind(*lifted, *flat_args, jaxpr=closed, mesh=mesh,
+                            in_specs=(PartitionSpec(),) * len(lifted) + tuple(specs), out_specs=tuple(flat_out),
+                            check_vma=check_vma, newly_manual_axes=manual)
+    return out_tree.unflatten(outs)
+
+
+def _manual_axes(mesh, axis_names, in_specs, out_specs):
+    """The mesh axes the body is manual over (axis_names, all by default): the only ones the specs may
+    name (JAX's errors). The others stay Auto; xjax keeps values whole along them (nothing partitions)."""
+    manual = frozenset(axis_names) or frozenset(mesh.axis_names)
+    if not manual <= frozenset(mesh.axis_names):
+        raise ValueError(f"jax.shard_map requires axis_names={manual} to be a subset of "
+                         f"mesh.axis_names={frozenset(mesh.axis_names)}")
+    for prefix, specs in (("in", in_specs), ("out", out_specs)):
+        msgs = [f"  {prefix}_specs{tree_util.keystr(path)} refers to {name!r}"
+                for path, p in tree_util.tree_leaves_with_path(specs) if isinstance(p, PartitionSpec)
+                for name in _axis_names(p) if name not in manual]
+        if msgs:
+            raise ValueError(f"shard_map {prefix}_specs argument must refer to an axis marked as manual ({manual}), "
+                             "but:\n\n" + "\n\n".join(msgs) + f"\n\nCheck the {prefix}_specs values passed to shard_map.")
+    return manual
 
 
 def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=frozenset(), check_vma=True):
@@ -233,9 +179,9 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
                                  check_vma=check_vma)
     if not callable(f):
         raise TypeError(f"shard_map requires a callable, got {f!r}")
-    if axis_names and set(axis_names) != set((mesh or get_mesh()).axis_names):
-        raise NotImplementedError("shard_map over some of the mesh's axes (axis_names=): the other axes would stay "
-                                  "Auto, partitioned by jit, which xjax does not do yet (issue 29)")
+    if not isinstance(axis_names, (frozenset, set)):
+        raise TypeError(f"`axis_names` argument of shard_map should be of type `frozenset` or `set`. Got type: "
+                        f"{type(axis_names)}")
     if in_specs is None:
         raise NotImplementedError("shard_map without in_specs (inferred from the arguments' shardings) is not "
                                   "implemented in xjax yet; pass in_specs")
@@ -245,6 +191,7 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
         m = mesh if mesh is not None else get_mesh()
         if not isinstance(m, Mesh) or m.empty:
             raise ValueError("shard_map requires a mesh: pass mesh= or set one with jax.set_mesh")
+        manual = _manual_axes(m, axis_names, in_specs, out_specs)
         if kwargs:
             raise TypeError(f"shard_map'd functions take positional arguments only (in_specs match them), got keyword "
                             f"arguments {sorted(kwargs)}")
@@ -253,15 +200,10 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
         for i, (x, s) in enumerate(zip(flat_args, specs)):
             NamedSharding(m, s)  # (JAX's errors for a bad spec)
             _check_in(f, m, s, x, i)
-        in_axes = [_spec_axes(s, core.get_aval(x).ndim) for x, s in zip(flat_args, specs)]
-        if any(isinstance(x, core.Tracer) for x in flat_args):
-            if check_vma:  # (the eager path checks the jaxpr it runs)
-                _trace_body(f, m, in_tree, [_block_aval(core.get_aval(x), a, m) for x, a in zip(flat_args, in_axes)],
-                            specs, out_specs, check_vma)
-        else:
-            out = _eager(f, m, specs, out_specs, flat_args, in_tree, check_vma)
+        if not any(isinstance(x, core.Tracer) for x in flat_args):
+            out = _eager(f, m, manual, specs, out_specs, flat_args, in_tree, check_vma)
             if out is not None:
                 return out
-        return _traced(f, m, in_axes, out_specs, flat_args, in_tree, check_vma)
+        return _bind(f, m, manual, specs, out_specs, flat_args, in_tree, check_vma)
 
     return mapped

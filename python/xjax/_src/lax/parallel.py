@@ -71,6 +71,8 @@ def _same_aval(x, *, axis_name):
 psum_p = _collective("psum", _same_aval)
 pmax_p = _collective("pmax", _same_aval)
 pmin_p = _collective("pmin", _same_aval)
+for _p in (psum_p, pmax_p, pmin_p):  # printed with JAX's names of the params
+    _p.def_rules(pp_params=lambda eqn, ctx: [("axes", eqn.params["axis_name"]), ("axis_index_groups", None)])
 
 
 def _reduction_rule(prim, reduce, unmapped):
@@ -196,7 +198,8 @@ def _axis_index_rule(axis, vals, dims, *, axis_name):
     return out, 0
 
 
-axis_index_p.def_rules(batch=_axis_index_rule)
+axis_index_p.def_rules(batch=_axis_index_rule, pp_params=lambda eqn, ctx: [  # one name printed bare, as JAX's
+    ("axis_name", eqn.params["axis_name"][0] if len(eqn.params["axis_name"]) == 1 else eqn.params["axis_name"])])
 ad.defjvp_zero(axis_index_p)
 
 
