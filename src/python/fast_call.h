@@ -94,4 +94,21 @@ PyObject* make_array(xjax::Array&& value, PyObject* aval);
 // Entry fields from the Python path's compiled call: (exe, extern, out_pos or None, out_avals, owner).
 void fill_program(Entry& e, py::handle parts);
 
+// The C++ types that stand in for a Python function (`T` has a `slow` member, that function): a
+// method of the class they are set on (Py_TPFLAGS_METHOD_DESCRIPTOR: `a * b` calls them unbound),
+// with the function's docstring and the attributes they lack (__name__, __qualname__, ...).
+inline PyObject* method_get(PyObject* self, PyObject* obj, PyObject*) {
+  if (!obj || obj == Py_None) return Py_NewRef(self);
+  return PyMethod_New(self, obj);
+}
+template <typename T>
+PyObject* slow_getattro(PyObject* self, PyObject* name) {
+  PyObject* slow = reinterpret_cast<T*>(self)->slow;
+  if (PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "__doc__") == 0) return PyObject_GetAttr(slow, name);
+  PyObject* r = PyObject_GenericGetAttr(self, name);
+  if (r || !PyErr_ExceptionMatches(PyExc_AttributeError)) return r;
+  PyErr_Clear();
+  return PyObject_GetAttr(slow, name);
+}
+
 }  // namespace xjax_fast

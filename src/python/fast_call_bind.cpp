@@ -216,21 +216,6 @@ void bind_dealloc(PyObject* self) {
   Py_TYPE(self)->tp_free(self);
 }
 
-PyObject* bind_get(PyObject* self, PyObject* obj, PyObject*) {
-  if (!obj || obj == Py_None) return Py_NewRef(self);
-  return PyMethod_New(self, obj);
-}
-
-// Its docstring and the attributes it lacks are the Python bind's.
-PyObject* bind_getattro(PyObject* self, PyObject* name) {
-  if (PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "__doc__") == 0)
-    return PyObject_GetAttr(reinterpret_cast<BindObject*>(self)->slow, name);
-  PyObject* r = PyObject_GenericGetAttr(self, name);
-  if (r || !PyErr_ExceptionMatches(PyExc_AttributeError)) return r;
-  PyErr_Clear();
-  return PyObject_GetAttr(reinterpret_cast<BindObject*>(self)->slow, name);
-}
-
 PyObject* bind_hits(PyObject* self, void*) { return PyLong_FromUnsignedLongLong(reinterpret_cast<BindObject*>(self)->hits); }
 
 PyGetSetDef bind_getset[] = {{"hits", bind_hits, nullptr, "Binds the C++ path answered.", nullptr},
@@ -249,8 +234,8 @@ void init_fast_bind(py::module_& f) {
   BindType.tp_dealloc = bind_dealloc;
   BindType.tp_call = PyVectorcall_Call;
   BindType.tp_vectorcall_offset = offsetof(BindObject, vectorcall);
-  BindType.tp_descr_get = bind_get;
-  BindType.tp_getattro = bind_getattro;
+  BindType.tp_descr_get = method_get;
+  BindType.tp_getattro = slow_getattro<BindObject>;
   BindType.tp_getset = bind_getset;
   if (PyType_Ready(&BindType) < 0) throw py::error_already_set();
   Py_INCREF(&BindType);

@@ -226,22 +226,6 @@ void binary_dealloc(PyObject* self) {
   Py_TYPE(self)->tp_free(self);
 }
 
-// A method of the class it is set on (Py_TPFLAGS_METHOD_DESCRIPTOR: `a * b` calls it unbound).
-PyObject* binary_get(PyObject* self, PyObject* obj, PyObject*) {
-  if (!obj || obj == Py_None) return Py_NewRef(self);
-  return PyMethod_New(self, obj);
-}
-
-// Its docstring and the attributes it lacks are the Python operator's (__name__, __qualname__, ...).
-PyObject* binary_getattro(PyObject* self, PyObject* name) {
-  if (PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "__doc__") == 0)
-    return PyObject_GetAttr(reinterpret_cast<BinaryObject*>(self)->slow, name);
-  PyObject* r = PyObject_GenericGetAttr(self, name);
-  if (r || !PyErr_ExceptionMatches(PyExc_AttributeError)) return r;
-  PyErr_Clear();
-  return PyObject_GetAttr(reinterpret_cast<BinaryObject*>(self)->slow, name);
-}
-
 PyObject* binary_hits(PyObject* self, void*) { return PyLong_FromUnsignedLongLong(reinterpret_cast<BinaryObject*>(self)->hits); }
 
 PyGetSetDef binary_getset[] = {{"hits", binary_hits, nullptr, "Calls the C++ path answered.", nullptr},
@@ -319,8 +303,8 @@ void init_fast_call(pybind11::module_& m) {
   BinaryType.tp_dealloc = binary_dealloc;
   BinaryType.tp_call = PyVectorcall_Call;
   BinaryType.tp_vectorcall_offset = offsetof(BinaryObject, vectorcall);
-  BinaryType.tp_descr_get = binary_get;
-  BinaryType.tp_getattro = binary_getattro;
+  BinaryType.tp_descr_get = method_get;
+  BinaryType.tp_getattro = slow_getattro<BinaryObject>;
   BinaryType.tp_getset = binary_getset;
   ready_type(f, BinaryType, "BinaryOp");
   init_fast_bind(f);
