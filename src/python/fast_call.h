@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/array.h"
@@ -94,6 +95,17 @@ PyObject* make_array(xjax::Array&& value, PyObject* aval);
 // Entry fields from the Python path's compiled call: (exe, extern, out_pos or None, out_avals, owner).
 void fill_program(Entry& e, py::handle parts);
 
+// Runs `body`; a C++ exception becomes the Python exception pybind11 translates it to.
+template <class F>
+PyObject* guarded(F&& body) {
+  try {
+    return body();
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+    return nullptr;
+  }
+}
+
 // The C++ types that stand in for a Python function (`T` has a `slow` member, that function): a
 // method of the class they are set on (Py_TPFLAGS_METHOD_DESCRIPTOR: `a * b` calls them unbound),
 // with the function's docstring and the attributes they lack (__name__, __qualname__, ...).
@@ -109,6 +121,19 @@ PyObject* slow_getattro(PyObject* self, PyObject* name) {
   if (r || !PyErr_ExceptionMatches(PyExc_AttributeError)) return r;
   PyErr_Clear();
   return PyObject_GetAttr(slow, name);
+}
+
+// The constructor arguments of those stand-ins, (slow, resolve), both callable; false with the
+// Python error set otherwise.
+inline bool parse_slow_resolve(PyObject* args, PyObject* kwargs, const char* type_name, PyObject** slow,
+                               PyObject** resolve) {
+  static const char* names[] = {"slow", "resolve", nullptr};
+  const std::string format = std::string("OO:") + type_name;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, format.c_str(), const_cast<char**>(names), slow, resolve))
+    return false;
+  if (PyCallable_Check(*slow) && PyCallable_Check(*resolve)) return true;
+  PyErr_SetString(PyExc_TypeError, (std::string(type_name) + ": slow and resolve must be callable").c_str());
+  return false;
 }
 
 }  // namespace xjax_fast

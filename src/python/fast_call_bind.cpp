@@ -15,16 +15,6 @@ namespace xjax_fast {
 
 namespace {
 
-template <class F>
-PyObject* guarded(F&& body) {
-  try {
-    return body();
-  } catch (...) {
-    py::detail::try_translate_exceptions();
-    return nullptr;
-  }
-}
-
 // One signature: the parameters' names and values (in call order, as the Python key keeps them),
 // a weak reference to the impl the primitive had when it was resolved, and what runs (exe null:
 // the Python bind).
@@ -189,13 +179,7 @@ PyObject* bind_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, 
 
 PyObject* bind_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   PyObject *slow, *resolve;
-  static const char* names[] = {"slow", "resolve", nullptr};
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:PrimitiveBind", const_cast<char**>(names), &slow, &resolve))
-    return nullptr;
-  if (!PyCallable_Check(slow) || !PyCallable_Check(resolve)) {
-    PyErr_SetString(PyExc_TypeError, "PrimitiveBind: slow and resolve must be callable");
-    return nullptr;
-  }
+  if (!parse_slow_resolve(args, kwargs, "PrimitiveBind", &slow, &resolve)) return nullptr;
   PyObject* self = type->tp_alloc(type, 0);
   if (!self) return nullptr;
   auto* b = reinterpret_cast<BindObject*>(self);

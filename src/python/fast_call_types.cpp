@@ -17,17 +17,6 @@ namespace xjax_fast {
 
 namespace {
 
-// Runs `body`; a C++ exception becomes the Python exception pybind11 translates it to.
-template <class F>
-PyObject* guarded(F&& body) {
-  try {
-    return body();
-  } catch (...) {
-    py::detail::try_translate_exceptions();
-    return nullptr;
-  }
-}
-
 // ---- JitFunction --------------------------------------------------------------------------
 
 struct JitObject {
@@ -196,13 +185,7 @@ PyObject* binary_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf
 
 PyObject* binary_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   PyObject *slow, *resolve;
-  static const char* names[] = {"slow", "resolve", nullptr};
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:BinaryOp", const_cast<char**>(names), &slow, &resolve))
-    return nullptr;
-  if (!PyCallable_Check(slow) || !PyCallable_Check(resolve)) {
-    PyErr_SetString(PyExc_TypeError, "BinaryOp: slow and resolve must be callable");
-    return nullptr;
-  }
+  if (!parse_slow_resolve(args, kwargs, "BinaryOp", &slow, &resolve)) return nullptr;
   PyObject* self = type->tp_alloc(type, 0);
   if (!self) return nullptr;
   auto* op = reinterpret_cast<BinaryObject*>(self);
