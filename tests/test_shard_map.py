@@ -44,8 +44,9 @@ def test_collectives_against_a_loop_over_blocks():
         f = jax.shard_map(lambda a: a * (10 * lax.axis_index("X") + lax.axis_index("Y")), mesh=mesh,
                           in_specs=P("X", "Y"), out_specs=P("X", "Y"))
         np.testing.assert_array_equal(both(f, x), np.block([[b[i][j] * (10 * i + j) for j in range(2)] for i in range(2)]))
+        # (all_gather's result is typed as varying over X, as JAX types it: replicating it needs check_vma=False)
         f = jax.shard_map(lambda a: lax.all_gather(a, "X", tiled=True), mesh=mesh, in_specs=P("X", "Y"),
-                          out_specs=P(None, "Y"))
+                          out_specs=P(None, "Y"), check_vma=False)
         np.testing.assert_array_equal(both(f, x), x_np)
         f = jax.shard_map(lambda a: lax.ppermute(a, "X", [(0, 1), (1, 0)]), mesh=mesh, in_specs=P("X"), out_specs=P("X"))
         np.testing.assert_array_equal(both(f, x), np.concatenate([x_np[4:], x_np[:4]]))
@@ -100,16 +101,22 @@ def test_grad_vmap_and_errors():
                 print(str(err).splitlines()[4])
         free = jax.shard_map(lambda a: a * 2, mesh=mesh, in_specs=P("X"), out_specs=P(), check_vma=False)
         np.testing.assert_array_equal(np.asarray(free(x)), 2 * x_np[:4])  # the first device's
-        ok = jax.shard_map(lambda a: lax.all_gather(a, "X", tiled=True) + lax.axis_index("Y"), mesh=mesh,
-                           in_specs=P("X"), out_specs=P(None, "Y"))
+        gathered = jax.shard_map(lambda a: lax.all_gather(a, "X", tiled=True) + lax.axis_index("Y"), mesh=mesh,
+                                 in_specs=P("X"), out_specs=P(None, "Y"))
+        try:
+            gathered(x)
+        except ValueError as err:
+            print(str(err).splitlines()[4])
+        ok = jax.shard_map(lambda a: lax.psum(lax.all_gather(a, "X", tiled=True), "X") + lax.axis_index("Y"),
+                           mesh=mesh, in_specs=P("X"), out_specs=P(None, "Y"))
         print(ok(x).shape)
         """)
     assert out.splitlines() == [
         "[1.5, 3.0, 27.5, 33.0]",
-        "NotImplementedError | reverse-mode differentiation inside a shard_map body with check_vma=True: JAX's types "
-        "of values varying over mesh axes (which make a gradient of a value replicated over an axis summed over it) "
-        "are not implemented in xjax yet (issue 29). Take the gradient of the shard_map'd function instead, or pass "
-        "check_vma=False for per-device gradients (collectives transposed as pmap's)",
+        "NotImplementedError | reverse-mode differentiation inside a shard_map body with check_vma=True: JAX's "
+        "transposes of varying types (pvary to psum_invariant, which make a gradient of a value replicated over an "
+        "axis summed over it) are not implemented in xjax yet (issue 29). Take the gradient of the shard_map'd "
+        "function instead, or pass check_vma=False for per-device gradients (collectives transposed as pmap's)",
         "ValueError | shard_map applied to the function '<lambda>' was given argument arrays with axis sizes that are "
         "not evenly divisible by the corresponding mesh axis sizes:",
         "ValueError | shard_map applied to the function '<lambda>' was given an in_specs entry which is too long to be "
@@ -117,7 +124,9 @@ def test_grad_vmap_and_errors():
         "DuplicateSpecError | A single NamedSharding spec specification can map every mesh axis to at most one "
         "positional dimension, but P('X', 'X') has duplicate entries for `X`"] + [
         "out_specs is P() which implies that the corresponding output value is only varying across mesh axes {} and "
-        "not {X}, but it was inferred to be possibly varying over {X}"] * 2 + ["(8, 8)"]
+        "not {X}, but it was inferred to be possibly varying over {X}"] * 2 + [
+        "out_specs is P(None, 'Y') which implies that the corresponding output value is replicated across mesh axis "
+        "'X', but could not infer replication over any axes", "(8, 8)"]
 
 
 _MLP = """

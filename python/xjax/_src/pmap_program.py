@@ -134,7 +134,7 @@ def _run_across(eqn, envs, shards):
 
 
 def _packable(step):
-    return type(step) is tuple and step[0] == "stacked" and step[1].primitive in (P.psum_p, P.pmax_p, P.pmin_p)
+    return type(step) is tuple and step[0] == "stacked" and step[1].primitive in (P.psum_p, P.psum_invariant_p, P.pmax_p, P.pmin_p)
 
 
 def _joins(eqns, eqn):

@@ -20,16 +20,16 @@ from xjax._src.interpreters import ad, partial_eval as pe
 from xjax._src.interpreters.graph_lowering import as_array
 from xjax._src.pmap_program import Program, inline_collective_calls
 from xjax._src.sharded_array import ShardedArray, place
-from xjax._src.shard_map_primitive import _mesh_bound, _run, _spec_axes, shard_map_p
+from xjax._src.shard_map_primitive import _manual_order, _mesh_bound, _run, _spec_axes, shard_map_p
 from xjax._src.shard_map_vma import check_out_specs
 from xjax._src.sharding import Mesh, NamedSharding, PartitionSpec, _axis_names, _check_unique_axes, get_mesh, \
     typed_sharding
 
 
-_CHECK_VMA = ("reverse-mode differentiation inside a shard_map body with check_vma=True: JAX's types of values "
-              "varying over mesh axes (which make a gradient of a value replicated over an axis summed over it) are "
-              "not implemented in xjax yet (issue 29). Take the gradient of the shard_map'd function instead, or pass "
-              "check_vma=False for per-device gradients (collectives transposed as pmap's)")
+_CHECK_VMA = ("reverse-mode differentiation inside a shard_map body with check_vma=True: JAX's transposes of "
+              "varying types (pvary to psum_invariant, which make a gradient of a value replicated over an axis "
+              "summed over it) are not implemented in xjax yet (issue 29). Take the gradient of the shard_map'd "
+              "function instead, or pass check_vma=False for per-device gradients (collectives transposed as pmap's)")
 
 
 @contextlib.contextmanager
@@ -98,13 +98,14 @@ def _trace_body(fun, mesh, manual, in_tree, avals, in_specs_flat, out_specs, che
     out_trees = []
     flat_fun = _flat_body(fun, in_tree, check_vma, out_trees)
     dbg = pe.DebugInfo("shard_map", fun, names_fn=lambda: [])
-    with _mesh_bound(mesh, manual):
+    if check_vma:  # a block varies over the axes that split it
+        avals = [a.with_vma(_manual_order(mesh, _axis_names(s))) for a, s in zip(avals, in_specs_flat)]
+    with _mesh_bound(mesh, manual, check_vma):
         closed = pe.trace_to_jaxpr(flat_fun, avals, dbg, what=f"function {pe.func_src_info(fun)} traced for shard_map")
     out_tree = out_trees[0]
     if check_vma:
         flat_out = _specs("out_specs", out_tree.unflatten([0] * out_tree.num_leaves), out_specs)
-        in_vary = [frozenset(_axis_names(s)) for s in in_specs_flat]
-        check_out_specs(pe.fun_name(fun), mesh, closed.jaxpr, in_vary, [(s, frozenset(_axis_names(s))) for s in flat_out])
+        check_out_specs(pe.fun_name(fun), mesh, out_tree, flat_out, [a.vma for a in closed.out_avals])
     return closed, out_tree
 
 
