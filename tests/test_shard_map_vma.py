@@ -4,6 +4,10 @@ the `pvary` equations JAX's tracing inserts, `psum_invariant`), residuals split 
 vary over, and out_specs checked against the types with JAX's errors. The texts and errors were
 recorded from JAX (XLA_FLAGS=--xla_force_host_platform_device_count=4 JAX_PLATFORMS=cpu) running the
 same programs. The values: the same with check_vma=True and False, eagerly and under jit."""
+import re
+
+import numpy as np
+
 from isolated import run_isolated
 
 _PRELUDE = """\
@@ -136,4 +140,119 @@ np.testing.assert_allclose(np.asarray(s), np.block([[blocks[0][j] + blocks[1][j]
 np.testing.assert_allclose(np.asarray(t), np.sin(b_np), rtol=1e-6)
 print("ok")
 """.replace("_PROGRAMS", repr(_PROGRAMS)))
+    assert out.split() == ["ok"]
+
+
+# Control flow, JAX's *_like and pcast in check_vma bodies: a loop's carry and cond's branches must agree
+# in their types' axes (JAX's errors and hint), a varying predicate makes cond's results vary, zeros_like
+# varies as its operand does.
+_PROGRAMS2 = """meshX = jax.make_mesh((2, 2), ("X", "Y"), axis_types=(AxisType.Auto,) * 2)
+xs = jnp.arange(8.0).reshape(4, 2) / 8
+smX = lambda f, i, o: jax.shard_map(f, mesh=meshX, in_specs=i, out_specs=o)
+texts2 = {
+  "cond_varying_predicate": (smX(lambda a: lax.cond(a.sum() > 0, lambda: a[0], lambda: jnp.zeros_like(a[0])[::-1] * 0),
+                                 P("X"), P("X")), (xs,)),
+  "zeros_like_varies": (smX(lambda a: jnp.zeros_like(a) + 1.0, P("X"), P("X")), (xs,)),
+  "pcast": (smX(lambda a, b: a * lax.pcast(b, "X", to="varying"), (P("X"), P()), P("X")), (xs, xs[:2])),
+  "loop_carry_pcast": (smX(lambda a: lax.fori_loop(0, 3, lambda i, c: c + a, lax.pcast(jnp.zeros((2, 2)), "X", to="varying")),
+                           P("X"), P("X")), (xs,)),
+}
+def type_error(f, *args):
+    try:
+        jax.make_jaxpr(f)(*args)
+        return "no error"
+    except (TypeError, ValueError) as e:
+        return type(e).__name__ + ": " + str(e).split("\\n--------------------")[0]
+errors2 = {
+  "loop_carry": type_error(smX(lambda a: lax.fori_loop(0, 3, lambda i, c: c + a, jnp.zeros((2,))), P("X"), P("X")), xs),
+  "scan_carry": type_error(smX(lambda a: lax.scan(lambda c, x: (c + x, c * 2), jnp.zeros((2,)), a), P("X"), P("X")), xs),
+  "cond_branches": type_error(smX(lambda a, b: lax.cond(b.sum() > 0, lambda: a[0], lambda: b[0]), (P("X"), P()), P("X")),
+                              xs, xs[:2]),
+  "pcast_twice": type_error(smX(lambda a: lax.pcast(a, "X", to="varying"), P("X"), P("X")), xs),
+}
+"""
+
+_JAX_TEXTS2 = {
+    'cond_varying_predicate': "{ lambda ; a:f32[4,2]. let\n    b:f32[4] = shard_map[\n      check_vma=True\n      in_specs=(P('X',),)\n      jaxpr={ lambda ; c:f32[2,2]{V:X}. let\n          d:f32[]{V:X} = reduce_sum[axes=(0, 1) out_sharding=None] c\n          e:f32[]{V:X} = pvary[axes=('X',)] 0.0:f32[]\n          f:bool[]{V:X} = gt d e\n          g:i32[]{V:X} = convert_element_type[new_dtype=int32 weak_type=False] f\n          h:f32[2]{V:X} = cond[\n            branches=(\n              { lambda ; i:f32[2,2]{V:X}. let\n                  j:f32[1,2]{V:X} = slice[\n                    limit_indices=(1, 2)\n                    start_indices=(0, 0)\n                    strides=None\n                  ] i\n                  k:f32[2]{V:X} = squeeze[dimensions=(0,)] j\n                  l:f32[2] = broadcast_in_dim 0.0:f32[]\n                  m:f32[2]{V:X} = pvary[axes=('X',)] l\n                  n:f32[2]{V:X} = rev[dimensions=(0,)] m\n                  o:f32[]{V:X} = pvary[axes=('X',)] 0.0:f32[]\n                  p:f32[2]{V:X} = mul n o\n                in (p,) }\n              { lambda ; q:f32[2,2]{V:X}. let\n                  r:f32[1,2]{V:X} = slice[\n                    limit_indices=(1, 2)\n                    start_indices=(0, 0)\n                    strides=None\n                  ] q\n                  s:f32[2]{V:X} = squeeze[dimensions=(0,)] r\n                in (s,) }\n            )\n          ] g c\n        in (h,) }\n      mesh=Mesh('X': 2, 'Y': 2, axis_types=(Auto, Auto))\n      newly_manual_axes=frozenset({'X', 'Y'})\n      out_specs=(P('X',),)\n    ] a\n  in (b,) }",
+    'zeros_like_varies': "{ lambda ; a:f32[4,2]. let\n    b:f32[4,2] = shard_map[\n      check_vma=True\n      in_specs=(P('X',),)\n      jaxpr={ lambda ; c:f32[2,2]{V:X}. let\n          d:f32[2,2] = broadcast_in_dim 0.0:f32[]\n          e:f32[2,2]{V:X} = pvary[axes=('X',)] d\n          f:f32[]{V:X} = pvary[axes=('X',)] 1.0:f32[]\n          g:f32[2,2]{V:X} = add e f\n        in (g,) }\n      mesh=Mesh('X': 2, 'Y': 2, axis_types=(Auto, Auto))\n      newly_manual_axes=frozenset({'X', 'Y'})\n      out_specs=(P('X',),)\n    ] a\n  in (b,) }",
+    'pcast': "{ lambda ; a:f32[4,2] b:f32[2,2]. let\n    c:f32[4,2] = shard_map[\n      check_vma=True\n      in_specs=(P('X',), P())\n      jaxpr={ lambda ; d:f32[2,2]{V:X} e:f32[2,2]. let\n          f:f32[2,2]{V:X} = pvary[axes=('X',)] e\n          g:f32[2,2]{V:X} = mul d f\n        in (g,) }\n      mesh=Mesh('X': 2, 'Y': 2, axis_types=(Auto, Auto))\n      newly_manual_axes=frozenset({'X', 'Y'})\n      out_specs=(P('X',),)\n    ] a b\n  in (c,) }",
+    'loop_carry_pcast': "{ lambda ; a:f32[4,2]. let\n    b:f32[4,2] = shard_map[\n      check_vma=True\n      in_specs=(P('X',),)\n      jaxpr={ lambda ; c:f32[2,2]{V:X}. let\n          d:f32[2,2] = broadcast_in_dim 0.0:f32[]\n          e:f32[2,2]{V:X} = pvary[axes=('X',)] d\n          f:i32[] g:f32[2,2]{V:X} = scan[\n            jaxpr={ lambda ; h:f32[2,2]{V:X} i:i32[] j:f32[2,2]{V:X}. let\n                k:i32[] = add i 1:i32[]\n                l:f32[2,2]{V:X} = add j h\n              in (k, l) }\n            length=3\n            num_carry=2\n            num_consts=1\n            reverse=False\n            unroll=1\n          ] c 0:i32[] e\n        in (g,) }\n      mesh=Mesh('X': 2, 'Y': 2, axis_types=(Auto, Auto))\n      newly_manual_axes=frozenset({'X', 'Y'})\n      out_specs=(P('X',),)\n    ] a\n  in (b,) }",
+}
+
+_JAX_ERRORS2 = {
+    'loop_carry': "TypeError: scan body function carry input and carry output must have equal types, but they differ:\n\nThe input carry component loop_carry[1] has type float32[2] but the corresponding output carry component has type float32[2,2]{V:X}, so the shapes do not match, and the manual axis types do not match.\n\nThis might be fixed by applying `jax.lax.pcast(..., ('X',), to='varying')`, to the initial carry value corresponding to the input carry component loop_carry[1].\nSee https://docs.jax.dev/en/latest/notebooks/shard_map.html#scan-vma for more information.\n\nRevise the function so that all output types match the corresponding input types.",
+    'scan_carry': "TypeError: scan body function carry input and carry output must have equal types, but they differ:\n\nThe input carry c has type float32[2] but the corresponding output carry component has type float32[2]{V:X}, so the manual axis types do not match.\n\nThis might be fixed by applying `jax.lax.pcast(..., ('X',), to='varying')`, to the initial carry value corresponding to the input carry c.\nSee https://docs.jax.dev/en/latest/notebooks/shard_map.html#scan-vma for more information.\n\nRevise the function so that all output types match the corresponding input types.",
+    'cond_branches': "TypeError: cond branches must have equal output types but they differ.\n\ntrue_fun is <lambda> at <string>:21\nfalse_fun is <lambda> at <string>:21\n\nThe output of true_fun has type float32[2]{V:X} but the corresponding output of false_fun has type float32[2], so the manual axis types do not match.\n\nThis might be fixed by applying `jax.lax.pcast(..., (), to='varying')` to the output of true_fun.\nSee https://docs.jax.dev/en/latest/notebooks/shard_map.html#scan-vma for more information.\n\nRevise true_fun and/or false_fun so that all output types match.",
+    'pcast_twice': "ValueError: Unsupported pcast from=varying, to='varying'",
+}
+
+
+
+def test_control_flow_and_pcast_print_and_fail_as_jax():
+    out = run(_PROGRAMS2 + """
+for k, (f, a) in texts2.items():
+    print(repr(k), repr(str(jax.make_jaxpr(f)(*a))))
+for k, v in errors2.items():
+    print(repr(k), repr(v))
+""")
+    lineno = lambda text: re.sub(r"at <string>:\d+", "at <string>:N", text)  # noqa: E731 (where the lambdas are)
+    got = {eval(k): lineno(eval(v)) for k, v in (line.split(" ", 1) for line in out.splitlines())}
+    assert got == {k: lineno(v) for k, v in {**_JAX_TEXTS2, **_JAX_ERRORS2}.items()}
+
+
+def test_gradients_inside_and_of_bodies_as_jax():
+    # JAX's check_vma=True transposes (pvary <-> psum_invariant): the gradient of a value the same on every
+    # device of an axis is summed over it. Values recorded from JAX 0.10.2 (the same programs).
+    out = run(_PROGRAMS2 + """
+def body(a, w):
+    return jax.grad(lambda w: lax.psum(jnp.sum(a @ w), "Y") ** 2)(w)
+ws = jnp.ones((2, 4)) * 0.5
+print(np.asarray(smX(body, (P("X"), P(None, "Y")), P("X", "Y"))(xs, ws))[:, 0].tolist())
+w3 = jnp.ones((2, 3)) * 0.25
+inner = smX(lambda a, w: jax.grad(lambda w: jnp.sum(jnp.tanh(a @ w)))(w), (P("X"), P()), P())
+loss = lambda w, x: smX(lambda w, x: lax.psum(jnp.sum(jnp.tanh(x @ w)), "X"), (P(), P("X")), P())(w, x)
+for g in (inner(xs, w3), jax.jit(inner)(xs, w3), jax.grad(loss)(w3, xs), jax.jit(jax.grad(loss))(w3, xs)):
+    print(np.asarray(g).tolist())
+rng = np.random.default_rng(0)
+w = jnp.asarray(rng.normal(size=(3, 2)).astype(np.float32))
+xb = jnp.asarray(rng.normal(size=(8, 3)).astype(np.float32))
+yb = jnp.asarray(rng.normal(size=(8, 2)).astype(np.float32))
+
+@jax.jit
+def step(w, x, y):  # data parallel as JAX's docs write it: value_and_grad in the body, pmean
+    def local(w, x, y):
+        l, g = jax.value_and_grad(lambda w: jnp.mean((jnp.tanh(x @ w) - y) ** 2))(w)
+        return lax.pmean(l, "X"), lax.pmean(g, "X")
+    l, g = smX(local, (P(), P("X"), P("X")), (P(), P()))(w, x, y)
+    return w - 0.1 * g, l
+losses = []
+for _ in range(3):
+    w, l = step(w, xb, yb)
+    losses.append(float(l))
+print(losses)
+print(np.asarray(w).tolist())
+""")
+    got = [np.array(eval(line)) for line in out.splitlines()]
+    want = [[14.5, 18.0, 14.5, 18.0], *[[[1.345107, 1.345107, 1.345107], [1.814038, 1.814038, 1.814038]]] * 4,
+            [0.779042, 0.747258, 0.726214], [[0.0173, 0.01985], [0.62274, 0.12779], [-0.52691, 0.2765]]]
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=2e-5, atol=1e-5)
+
+
+def test_check_grads_x64_through_pvary_and_psum_invariant():
+    out = run("""
+from xjax.test_util import check_grads
+jax.config.update("jax_enable_x64", True)
+mesh = jax.make_mesh((2, 2), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+f = jax.shard_map(lambda a, w: lax.psum(jnp.sin(a @ w) * w[0], "x"), mesh=mesh, in_specs=(P("x", "y"), P("y")),
+                  out_specs=P(None, "y"))
+g = jax.shard_map(lambda a, w: jax.grad(lambda w: jnp.sum(jnp.cos(a @ w)) ** 2)(w), mesh=mesh,
+                  in_specs=(P("x"), P()), out_specs=P())
+a = jnp.linspace(-1, 1, 16).reshape(4, 4)
+w = jnp.linspace(0.2, 0.9, 16).reshape(4, 4)
+check_grads(f, (a, w), order=2, modes=["fwd", "rev"])
+check_grads(g, (a, w), order=1, modes=["fwd", "rev"])
+print("ok")
+""")
     assert out.split() == ["ok"]

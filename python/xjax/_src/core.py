@@ -40,7 +40,7 @@ class ShapedArray(AbstractValue):
         self.dtype = np.dtype(dtype)
         self.weak_type = bool(weak_type)
         # the manual mesh axes a value of a shard_map body (check_vma=True) may vary over, in mesh
-        # order: JAX's varying manual axes, printed `f32[2]{V:x}` (see checking_vma below)
+        # order: JAX's varying manual axes, printed `f32[2]{V:x}` (see shard_map_body below)
         self.vma = tuple(vma)
         self._hash = hash((self.shape, self.dtype, self.weak_type, self.vma) if self.vma else
                           (self.shape, self.dtype, self.weak_type))  # avals key every dispatch cache
@@ -124,7 +124,7 @@ class Primitive:
         equation when no argument is a tracer (JAX folds converts of literals so)
       vma(*avals, **params) -> the varying manual axes of each result (one tuple; a list of them
         when multiple_results), where they are not the union of the operands' (collectives; see
-        checking_vma)
+        shard_map_body)
     """
 
     RULES = ("abstract_eval", "impl", "lowering", "jaxpr_lowering", "can_lower", "pp_params", "jvp",
@@ -362,7 +362,8 @@ class _TraceState(threading.local):
     def __init__(self):
         self.trace = EVAL_TRACE
         self.axis_env = ()  # ((name, size), ...) of the named axes bound by enclosing vmap/pmap
-        self.vma_axes = ()  # the manual mesh axes of the shard_map body (check_vma=True) being traced
+        self.manual_axes = ()  # the manual mesh axes of the shard_map body being traced (mesh order)
+        self.vma_axes = ()  # the same when that body has check_vma=True
         self.eager_constant_folding = False  # set by ensure_compile_time_eval
 
 
@@ -504,17 +505,29 @@ def extend_axis_env(name, size):
 
 
 @contextlib.contextmanager
-def checking_vma(axes):
-    """Inside: a shard_map body with check_vma=True over the manual mesh axes `axes` (mesh order) is
-    traced, so its values' types carry the axes they vary over (ShapedArray.vma), as JAX's do: a
+def shard_map_body(manual_axes, check_vma):
+    """Inside: a shard_map body over the manual mesh axes `manual_axes` (mesh order) is traced. With
+    check_vma its values' types carry the axes they vary over (ShapedArray.vma), as JAX's do: a
     jaxpr trace gives each result the union of its operands' axes, and first makes each operand
     that varies over fewer of them vary over all with a `pvary` equation (partial_eval)."""
-    prev = _state.vma_axes
-    _state.vma_axes = tuple(axes)
+    prev = _state.manual_axes, _state.vma_axes
+    _state.manual_axes = tuple(manual_axes)
+    _state.vma_axes = tuple(manual_axes) if check_vma else ()
     try:
         yield
     finally:
-        _state.vma_axes = prev
+        _state.manual_axes, _state.vma_axes = prev
+
+
+def vma_of_body(abstract_eval):
+    """The vma rule of a primitive whose result types are its body's (jit, loops, cond): the manual
+    axes its abstract_eval's types carry."""
+    return lambda *avals, **params: [getattr(a, "vma", ()) for a in abstract_eval(*avals, **params)]
+
+
+def manual_axes():
+    """The manual mesh axes of the shard_map body traced now (empty elsewhere)."""
+    return _state.manual_axes
 
 
 def vma_axes():

@@ -11,12 +11,11 @@ Under a transformation (jit, grad, vmap, make_jaxpr: the arguments are tracers) 
 is one shard_map equation (shard_map_primitive.py). An axis that an out_spec leaves out is one the
 body's result is replicated over: its first device's value stands for all.
 """
-import contextlib
 import functools
 import math
 
 from xjax._src import core, data_leaves, tree_util, vmap as vmap_api
-from xjax._src.interpreters import ad, partial_eval as pe
+from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.graph_lowering import as_array
 from xjax._src.pmap_program import Program, inline_collective_calls
 from xjax._src.sharded_array import ShardedArray, place
@@ -24,23 +23,6 @@ from xjax._src.shard_map_primitive import _manual_order, _mesh_bound, _run, _spe
 from xjax._src.shard_map_vma import check_out_specs
 from xjax._src.sharding import Mesh, NamedSharding, PartitionSpec, _axis_names, _check_unique_axes, get_mesh, \
     typed_sharding
-
-
-_CHECK_VMA = ("reverse-mode differentiation inside a shard_map body with check_vma=True: JAX's transposes of "
-              "varying types (pvary to psum_invariant, which make a gradient of a value replicated over an axis "
-              "summed over it) are not implemented in xjax yet (issue 29). Take the gradient of the shard_map'd "
-              "function instead, or pass check_vma=False for per-device gradients (collectives transposed as pmap's)")
-
-
-@contextlib.contextmanager
-def _body(check_vma):
-    """Around the tracing of a body: reverse mode refused under check_vma (see _CHECK_VMA)."""
-    prev = ad.refusal.message
-    ad.refusal.message = _CHECK_VMA if check_vma else prev
-    try:
-        yield
-    finally:
-        ad.refusal.message = prev
 
 
 def _check_in(fun, mesh, spec, x, i):
@@ -79,12 +61,11 @@ def _specs(name, tree, specs):
     return specs_leaves
 
 
-def _flat_body(fun, in_tree, check_vma, out_trees):
+def _flat_body(fun, in_tree, out_trees):
     """fun over one device's flat blocks, returning its flat results (their tree goes to out_trees)."""
     def body(*blocks):
         args, kwargs = in_tree.unflatten(blocks)
-        with _body(check_vma):
-            out = fun(*args, **kwargs)
+        out = fun(*args, **kwargs)
         leaves, tree = data_leaves.flatten(out)
         out_trees.append(tree)
         return leaves
@@ -96,7 +77,7 @@ def _trace_body(fun, mesh, manual, in_tree, avals, in_specs_flat, out_specs, che
     """(the body's jaxpr over one device's blocks with the manual mesh axes bound, its output tree);
     with check_vma, out_specs checked against the axes each output may vary over."""
     out_trees = []
-    flat_fun = _flat_body(fun, in_tree, check_vma, out_trees)
+    flat_fun = _flat_body(fun, in_tree, out_trees)
     dbg = pe.DebugInfo("shard_map", fun, names_fn=lambda: [])
     if check_vma:  # a block varies over the axes that split it
         avals = [a.with_vma(_manual_order(mesh, _axis_names(s))) for a, s in zip(avals, in_specs_flat)]

@@ -6,9 +6,10 @@ the body written with one vmap per mesh axis over its operands' blocks (_to_bloc
 reshape and transpose between a global array and its grid of blocks), so collectives compute by
 their vmap rules and a compiled program runs on one device until jit partitions. Its JVP, partial
 evaluation, transpose and batching rules are JAX's: each gives another shard_map equation, of the
-body's JVP, its known and unknown parts (residuals split per device), its transpose (cotangents of
-replicated values divided among, and summed over, the devices they are replicated on), or the body
-batched with the batch axis an unsplit dimension in front.
+body's JVP, its known and unknown parts (residuals split per device), its transpose (with
+check_vma=False, cotangents of replicated values divided among, and summed over, the devices they
+are replicated on; with check_vma, the body's pvary and psum_invariant transposed do that), or the
+body batched with the batch axis an unsplit dimension in front.
 """
 import contextlib
 import math
@@ -30,12 +31,12 @@ from xjax._src.sharding import NamedSharding, PartitionSpec, _axis_names, _names
 @contextlib.contextmanager
 def _mesh_bound(mesh, manual, check_vma):
     """The manual axes of the mesh bound as named axes (the others stay Auto: unnamed in the body);
-    with check_vma, the body's values typed with the manual axes they vary over (core.checking_vma)."""
+    with check_vma, the body's values typed with the manual axes they vary over (core.shard_map_body)."""
     with contextlib.ExitStack() as stack:
         for name, size in zip(mesh.axis_names, mesh.axis_sizes):
             if name in manual:
                 stack.enter_context(core.extend_axis_env(name, size))
-        stack.enter_context(core.checking_vma(_manual_order(mesh, manual) if check_vma else ()))
+        stack.enter_context(core.shard_map_body(_manual_order(mesh, manual), check_vma))
         yield
 
 
@@ -241,10 +242,12 @@ def _promote_scalar_residuals(known, unknown, res_src):
 
 
 def _sm_transpose(cts, *args, jaxpr, mesh, in_specs, out_specs, **params):
-    """JAX's rule with check_vma=False: an output's cotangent divided among the devices it is
-    replicated over, the body transposed, an input's cotangent summed over the axes it is replicated over."""
+    """JAX's rule: the body transposed. With check_vma=False also an output's cotangent divided among
+    the devices it is replicated over and an input's cotangent summed over the axes it is replicated
+    over; with check_vma the body's types do that (pvary and psum_invariant transpose to each other)."""
     manual = params["newly_manual_axes"]
-    unmentioned = lambda spec: tuple(n for n in mesh.axis_names if n in manual and n not in set(_axis_names(spec)))  # noqa: E731
+    unmentioned = lambda spec: () if params["check_vma"] else tuple(  # noqa: E731
+        n for n in mesh.axis_names if n in manual and n not in set(_axis_names(spec)))
     linear = [ad.is_undefined(a) for a in args]
     ct_nonzeros = [type(c) is not ad.Zero for c in cts]
     cts = [c if type(c) is ad.Zero or not unmentioned(s) else

@@ -1,6 +1,6 @@
 """shard_map's check_vma: an out_spec that leaves out a mesh axis its result may vary over is refused
 as JAX refuses it. What a result may vary over is its type's: with check_vma the body is traced
-with each value typed by the manual axes it varies over (core.checking_vma, ShapedArray.vma).
+with each value typed by the manual axes it varies over (core.shard_map_body, ShapedArray.vma).
 """
 from xjax._src import tree_util
 from xjax._src.sharding import PartitionSpec, _axis_names

@@ -19,7 +19,7 @@ from xjax._src.lax.indexing import GatherDimensionNumbers, gather
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "all_to_all", "ppermute", "axis_index", "axis_size",
            "psum_scatter", "psum_p", "pmax_p", "pmin_p", "all_gather_p", "all_to_all_p", "ppermute_p",
-           "axis_index_p", "reduce_scatter_p", "pvary", "pvary_p", "psum_invariant_p"]
+           "axis_index_p", "reduce_scatter_p", "pcast", "pvary_p", "psum_invariant_p"]
 
 
 def _names(axis_name):
@@ -107,7 +107,7 @@ def _zero_or(ct, x, make):
 ad.deflinear(psum_p, lambda ct, x, *, axis_name: _zero_or(ct, x, lambda c: psum_p.bind(c, axis_name=axis_name)))
 
 
-# ---- varying manual axes (shard_map with check_vma=True; core.checking_vma) -----------------------
+# ---- varying manual axes (shard_map with check_vma=True; core.shard_map_body) -----------------------
 
 def _invariant_over_axes(x, *, axis_name):
     """A reduction's result is the same on every device of the axes it reduces over."""
@@ -118,14 +118,13 @@ for _p in (pmax_p, pmin_p):
     _p.def_rules(vma=_invariant_over_axes)
 
 # psum over manual axes in a check_vma body: JAX's psum_invariant (a varying value in, one the
-# same on every device of the axes out). It computes what psum computes, and is transposed as
-# psum is: gradients of shard_maps are JAX's with check_vma=False (shard_map_primitive).
+# same on every device of the axes out), computed as psum. It and pvary are each other's
+# transpose: the cotangent of a value the same on every device is the sum of the devices' own.
 psum_invariant_p = _collective("psum_invariant", _same_aval)
 psum_invariant_p.def_rules(vma=_invariant_over_axes,
                            pp_params=lambda eqn, ctx: [("axes", eqn.params["axis_name"])])
 _reduction_rule(psum_invariant_p, reduction.reduce_sum, _scaled)
-ad.deflinear(psum_invariant_p,
-             lambda ct, x, *, axis_name: _zero_or(ct, x, lambda c: psum_p.bind(c, axis_name=axis_name)))
+ad.deflinear(psum_invariant_p, lambda ct, x, *, axis_name: _zero_or(ct, x, lambda c: _pvary_ct(c, axis_name)))
 
 
 def _pvary_eval(x, *, axes):
@@ -139,7 +138,12 @@ pvary_p = core.Primitive("pvary")
 pvary_p.def_rules(abstract_eval=_pvary_eval, impl=lambda x, *, axes: x, lowering=lambda ctx, x, *, axes: [x],
                   batch=lambda axis, vals, dims, *, axes: (vals[0], dims[0]),
                   vma=lambda x, *, axes: core.mesh_ordered(set(x.vma) | set(axes)))
-ad.deflinear(pvary_p, lambda ct, x, *, axes: [ct])
+ad.deflinear(pvary_p, lambda ct, x, *, axes: _zero_or(ct, x, lambda c: psum_invariant_p.bind(c, axis_name=axes)))
+
+
+def _pvary_ct(ct, axes):
+    missing = core.mesh_ordered(set(axes) - set(core.get_aval(ct).vma))
+    return pvary_p.bind(ct, axes=missing) if missing else ct
 
 
 def _vary(leaf, names):
@@ -152,10 +156,38 @@ def _vary(leaf, names):
     return pvary_p.bind(leaf, axes=missing) if missing else leaf
 
 
-def pvary(x, axis_name):
-    """x (a pytree) typed as varying over the named manual axes (JAX's lax.pvary)."""
+def vary_over(x, axes):
+    """x (a pytree) typed as varying over the manual axes `axes` too, inside a check_vma body."""
+    return tree_util.tree_map(lambda leaf: _vary(asarray(leaf), tuple(axes)), x)
+
+
+_PCAST_TO = ("unreduced", "reduced", "varying")
+
+
+def pcast(x, axis_name, *, to):
+    """JAX's lax.pcast: to='varying' types x (a pytree) as varying over the named manual axes, which
+    it must not vary over yet. xjax's types have no reduced or unreduced axes."""
+    if isinstance(axis_name, (set, frozenset)):
+        raise TypeError(f"axis_name={axis_name!r} must be a tuple or a str. Got {axis_name}")
     names = _names(axis_name)
-    return tree_util.tree_map(lambda leaf: _vary(asarray(leaf), names), x)
+    if not names:
+        return x
+    if to not in _PCAST_TO:
+        raise ValueError(f"Got unexpected `to` value. Allowed `to` values are: {set(_PCAST_TO)}")
+    if to != "varying":
+        raise NotImplementedError(f"pcast to={to!r}: xjax's types have no reduced or unreduced mesh axes")
+
+    if not all(n in core.manual_axes() for n in names):
+        raise ValueError("pvary should be called under jax.shard_map.")
+
+    def cast(leaf):
+        leaf = asarray(leaf)
+        vma = core.get_aval(leaf).vma
+        if any(n in vma for n in names):
+            raise ValueError(f"Unsupported pcast from=varying, to={to!r}")
+        return pvary_p.bind(leaf, axes=core.mesh_ordered(names)) if core.vma_axes() else leaf  # (else: no types)
+
+    return tree_util.tree_map(cast, x)
 
 
 def _is_tracer_leaf(x):
