@@ -206,3 +206,32 @@ def test_results_do_not_depend_on_the_thread_count():
         print(hashlib.sha1(np.asarray(f(a, w)).tobytes()).hexdigest())
         """
     assert run(code, threads="1") == run(code, threads="3")
+
+
+def test_in_specs_inferred_from_the_arguments():
+    # JAX's default in_specs (Infer): over Explicit mesh axes, each argument's own spec. Values and the
+    # result's type recorded from JAX 0.10.2 (the same program).
+    out = run("""
+        from xjax.sharding import NamedSharding
+        emesh = jax.make_mesh((2, 2), ("X", "Y"), axis_types=(AxisType.Explicit,) * 2)
+        a = jax.device_put(jnp.arange(32.0).reshape(8, 4), NamedSharding(emesh, P("X", None)))
+        w = jax.device_put(jnp.ones((4, 4)), NamedSharding(emesh, P(None, "Y")))
+        f = jax.shard_map(lambda a, b: a @ b, mesh=emesh, out_specs=P("X", "Y"))
+        r = f(a, w)
+        print(np.asarray(r).sum(), r.sharding.spec, jax.typeof(r))
+        np.testing.assert_array_equal(np.asarray(r), np.asarray(a) @ np.asarray(w))
+        with jax.set_mesh(emesh):
+            print(np.asarray(jax.shard_map(lambda a: lax.psum(a, "X"), out_specs=P(None, None))(a)).sum())
+        for bad in [lambda: jax.shard_map(lambda a: a, mesh=mesh, out_specs=P("X"))(x),
+                    lambda: jax.jit(f)(a, w)]:
+            try:
+                bad()
+            except (TypeError, NotImplementedError) as err:
+                print(type(err).__name__, str(err).replace("{'Y', 'X'}", "{'X', 'Y'}"))
+        """)
+    assert out.splitlines() == [
+        "1984.0 P('X', 'Y') float32[8@X,4@Y]", "496.0",
+        "TypeError shard_map in_specs argument must be a pytree of `jax.sharding.PartitionSpec` instances, but it was "
+        "`None` when axis_names=frozenset({'X', 'Y'}) are of type AxisType.Auto, AxisType.Auto",
+        "NotImplementedError shard_map in_specs inferred from a traced argument: xjax's traced types carry no "
+        "shardings yet (issue 29); pass in_specs"]

@@ -21,8 +21,8 @@ from xjax._src.pmap_program import Program, inline_collective_calls
 from xjax._src.sharded_array import ShardedArray, place
 from xjax._src.shard_map_primitive import _manual_order, _mesh_bound, _run, _spec_axes, shard_map_p
 from xjax._src.shard_map_vma import check_out_specs
-from xjax._src.sharding import Mesh, NamedSharding, PartitionSpec, _axis_names, _check_unique_axes, get_mesh, \
-    typed_sharding
+from xjax._src.sharding import AxisType, Mesh, NamedSharding, PartitionSpec, _axis_names, _check_unique_axes, \
+    _names_of, get_mesh, typed_sharding
 
 
 def _check_in(fun, mesh, spec, x, i):
@@ -136,6 +136,36 @@ def _bind(f, mesh, manual, specs, out_specs, flat_args, in_tree, check_vma):
     return out_tree.unflatten(outs)
 
 
+class _Infer:
+    """in_specs' default (JAX's Infer): the arguments' own specs, over a mesh whose manual axes are Explicit."""
+
+    def __repr__(self):
+        return "Infer"
+
+
+Infer = _Infer()
+
+
+def _inferred_specs(mesh, manual, flat_args):
+    """Each argument's spec from its type's sharding, restricted to the manual axes (JAX's rule)."""
+    if not all(mesh.axis_types[mesh.axis_names.index(a)] is AxisType.Explicit for a in manual):
+        types = ", ".join(str(mesh.axis_types[mesh.axis_names.index(a)]) for a in manual)
+        raise TypeError("shard_map in_specs argument must be a pytree of `jax.sharding.PartitionSpec` instances, but "
+                        f"it was `None` when axis_names={manual} are of type {types}")
+    specs = []
+    for x in flat_args:
+        if isinstance(x, core.Tracer):
+            raise NotImplementedError("shard_map in_specs inferred from a traced argument: xjax's traced types carry "
+                                      "no shardings yet (issue 29); pass in_specs")
+        spec = typed_sharding(x.sharding, core.get_aval(x).ndim).spec if type(x) is ShardedArray else PartitionSpec()
+        entries = [tuple(n for n in _names_of(p) if n in manual) for p in spec]
+        entries = [e[0] if len(e) == 1 else e or None for e in entries]
+        while entries and entries[-1] is None:
+            entries.pop()
+        specs.append(PartitionSpec(*entries))
+    return specs
+
+
 def _manual_axes(mesh, axis_names, in_specs, out_specs):
     """The mesh axes the body is manual over (axis_names, all by default): the only ones the specs may
     name (JAX's errors). The others stay Auto; xjax keeps values whole along them (nothing partitions)."""
@@ -153,7 +183,7 @@ def _manual_axes(mesh, axis_names, in_specs, out_specs):
     return manual
 
 
-def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=frozenset(), check_vma=True):
+def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=frozenset(), check_vma=True):
     """Maps `f` over the blocks of its arguments on the devices of `mesh` (JAX's shard_map; see the
     module docstring). mesh=None takes the mesh of jax.set_mesh."""
     if f is None:
@@ -164,21 +194,21 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
     if not isinstance(axis_names, (frozenset, set)):
         raise TypeError(f"`axis_names` argument of shard_map should be of type `frozenset` or `set`. Got type: "
                         f"{type(axis_names)}")
-    if in_specs is None:
-        raise NotImplementedError("shard_map without in_specs (inferred from the arguments' shardings) is not "
-                                  "implemented in xjax yet; pass in_specs")
+    if in_specs is None:  # (JAX: every argument static)
+        raise NotImplementedError("shard_map with in_specs=None (static arguments) is not implemented in xjax; pass "
+                                  "PartitionSpecs, or leave in_specs out to infer them from the arguments")
 
     @functools.wraps(f)
     def mapped(*args, **kwargs):
         m = mesh if mesh is not None else get_mesh()
         if not isinstance(m, Mesh) or m.empty:
             raise ValueError("shard_map requires a mesh: pass mesh= or set one with jax.set_mesh")
-        manual = _manual_axes(m, axis_names, in_specs, out_specs)
+        manual = _manual_axes(m, axis_names, () if in_specs is Infer else in_specs, out_specs)
         if kwargs:
             raise TypeError(f"shard_map'd functions take positional arguments only (in_specs match them), got keyword "
                             f"arguments {sorted(kwargs)}")
         flat_args, in_tree = data_leaves.flatten((args, {}))
-        specs = _specs("in_specs", args, in_specs)
+        specs = _inferred_specs(m, manual, flat_args) if in_specs is Infer else _specs("in_specs", args, in_specs)
         for i, (x, s) in enumerate(zip(flat_args, specs)):
             NamedSharding(m, s)  # (JAX's errors for a bad spec)
             _check_in(f, m, s, x, i)
