@@ -484,7 +484,7 @@ def get_aval(x):
     typeof_rule = getattr(type(x), "_typeof", None)  # a value whose type is not its data's (typed PRNG keys)
     if typeof_rule is not None:
         return typeof_rule(x)
-    dtype, weak = dtypes.dtype_and_weak(x)
+    dtype, weak = dtypes.dtype_and_weak(x)  # (an object with __jax_array__: JAX's ValueError)
     return ShapedArray(np.shape(x), dtype, weak)
 
 
