@@ -253,10 +253,11 @@ class Program:
                 self._whole = parallel_core.compile_whole(ClosedJaxpr(self.jaxpr, self.consts), self.axis_name) or False
         return self._whole or None
 
-    def __call__(self, shard_args, device_ids, shards=None):
+    def __call__(self, shard_args, device_ids, shards=None, mesh_place=None):
         """Per-shard outputs for per-shard arguments (lists of xjax Arrays, one list per shard).
 
         shards (a parallel_mpi.Shards) when the axis spans processes: these are this process's.
+        mesh_place (a mesh_across.MeshPlace) when shard_map's mesh does: it runs the collectives.
         """
         jaxpr = self.jaxpr
         whole = self.whole_across(shards) if shards is not None else None
@@ -267,10 +268,14 @@ class Program:
             env = dict(zip(jaxpr.constvars, self.consts))
             env.update(zip(jaxpr.invars, args))
             envs.append(env)
-        steps = self.steps if shards is None else self.packed_steps
+        steps = self.steps if shards is None and mesh_place is None else self.packed_steps
         for step in steps:
             if isinstance(step, _Segment):
                 step.run(envs, device_ids)
+            elif mesh_place is not None and type(step) is _AllreduceRun:
+                mesh_place.allreduce(step.eqns, envs)
+            elif mesh_place is not None and step[0] == "stacked":
+                mesh_place.run_gathered(step[1], envs)
             elif type(step) is _AllreduceRun:
                 step.run(envs, shards)
             elif step[0] == "stacked" and shards is not None:
