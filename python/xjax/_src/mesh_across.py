@@ -22,24 +22,27 @@ import numpy as np
 from xjax._src import distributed
 from xjax._src.interpreters.graph_lowering import as_array
 from xjax._src.jaxpr import Literal, literal_value
-from xjax._src.lax import parallel_mpi
+from xjax._src.lax import parallel_mpi, reduction
+from xjax._src.lax.base import asarray
 from xjax._src.lax.layout import broadcast_in_dim, concatenate, expand_dims, index_in_dim
-from xjax._src.lax.parallel import _const_like
 from xjax._src.pmap_program import _bind_over_mesh, _read
 from xjax._src.sharded_array import _starts, assemble
+
+
+_REDUCE = {"psum": reduction.reduce_sum, "pmax": reduction.reduce_max, "pmin": reduction.reduce_min}
 
 
 def _identity(name, dtype):
     """The value that leaves a reduction unchanged: 0 for psum, the lowest (highest) for pmax (pmin)."""
     if name == "psum":
-        return 0
-    low = name == "pmax"
-    if dtype == np.bool_:
-        return not low
-    if np.issubdtype(dtype, np.inexact):
-        return -np.inf if low else np.inf
-    info = np.iinfo(dtype)
-    return info.min if low else info.max
+        value = 0
+    elif dtype == np.bool_:
+        value = name == "pmin"
+    elif np.issubdtype(dtype, np.inexact):
+        value = -np.inf if name == "pmax" else np.inf
+    else:
+        value = np.iinfo(dtype).min if name == "pmax" else np.iinfo(dtype).max
+    return asarray(np.array(value, dtype))
 
 
 class MeshPlace:
@@ -103,12 +106,13 @@ class MeshPlace:
         rows, empty = [], None
         for g in range(count):
             mine = [b for b, i in zip(blocks, self.local) if groups[i] == g]
-            if mine:
-                row = mine[0] if len(mine) == 1 else parallel_mpi._LOCAL_REDUCE[name](parallel_mpi._stack_local(mine), (0,))
+            if len(mine) > 1:
+                row = _REDUCE[name](concatenate([expand_dims(b, (0,)) for b in mine], 0), (0,))
+            elif mine:
+                row = mine[0]
             else:
                 if empty is None:
-                    empty = broadcast_in_dim(_const_like(blocks[0], _identity(name, blocks[0].dtype)),
-                                             blocks[0].shape, ())
+                    empty = broadcast_in_dim(_identity(name, blocks[0].dtype), blocks[0].shape, ())
                 row = empty
             rows.append(expand_dims(row, (0,)))
         return rows[0] if count == 1 else concatenate(rows, 0)
