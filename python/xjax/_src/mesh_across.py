@@ -99,10 +99,11 @@ class MeshPlace:
                                                                 [[t] for t in tables], axis_name)]
         for eqn, table in zip(eqns, tables):
             for env, i in zip(envs, self.local):
-                env[eqn.outvars[0]] = index_in_dim(table, groups[i], 0, keepdims=False)
+                env[eqn.outvars[0]] = table if count == 1 else index_in_dim(table, groups[i], 0, keepdims=False)
 
     def _table(self, name, blocks, groups, count):
-        """(count, *block): per group, the reduction of this process's blocks in it (else the identity)."""
+        """(count, *block): per group, the reduction of this process's blocks in it (else the identity);
+        one group's is the block itself."""
         rows, empty = [], None
         for g in range(count):
             mine = [b for b, i in zip(blocks, self.local) if groups[i] == g]
@@ -114,8 +115,8 @@ class MeshPlace:
                 if empty is None:
                     empty = broadcast_in_dim(_identity(name, blocks[0].dtype), blocks[0].shape, ())
                 row = empty
-            rows.append(expand_dims(row, (0,)))
-        return rows[0] if count == 1 else concatenate(rows, 0)
+            rows.append(row)
+        return rows[0] if count == 1 else concatenate([expand_dims(r, (0,)) for r in rows], 0)
 
     def _every_block(self, blocks):
         """Every device's block of one value, stacked along axis 0 in the mesh's device order."""
