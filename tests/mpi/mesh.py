@@ -98,8 +98,8 @@ def collectives():
     check(sm(lambda a: lax.all_gather(a, "data", tiled=True), P("data", "model"), P(None, "model")), x_np)
     check(sm(lambda a: lax.ppermute(a, "data", [(0, 1), (1, 0)]), P("data", "model"), P("data", "model")),
           np.concatenate([x_np[4:], x_np[:4]]))
-    check(sm(lambda a: lax.psum_scatter(a, "model", scatter_dimension=1, tiled=True), P("data"), P("data", "model"), x_np),
-          2 * x_np)
+    check(sm(lambda a: lax.psum_scatter(a, "model", scatter_dimension=1, tiled=True), P("data"), P("data", "model"),
+             x_np), 2 * x_np)
     check(sm(lambda a: lax.all_to_all(a, "model", 1, 0, tiled=True), P("data", "model"), P("data", "model")),
           np.block([[np.concatenate([b[i][k][:, j:j + 1] for k in range(2)], 0) for j in range(2)] for i in range(2)]))
     # several psums of one gradient in one exchange; an int pmax; a collective inside a scan
@@ -114,6 +114,9 @@ def collectives():
     np.testing.assert_allclose(mh.process_allgather(g), ref, rtol=1e-5, atol=1e-6)
     check(sm(lambda a: lax.pmax(a.astype(jnp.int32), "data"), P("data", "model"), P(None, "model")),
           np.concatenate([np.maximum(b[0][j], b[1][j]) for j in range(2)], 1).astype(np.int32))
+    with pytest.raises(NotImplementedError, match=r"holding \[2, 1\] devices of the processes"):
+        jax.shard_map(lambda a: lax.psum(a, "i"), mesh=Mesh(np.array(jax.devices()[:3]), ("i",)), in_specs=P("i"),
+                      out_specs=P())(np.zeros(3, np.float32))
     scan = lambda a: lax.scan(lambda c, r: (c + lax.psum(r, "data"), None), jnp.zeros_like(a[0]), a)[0]  # noqa: E731
     check(sm(lambda a: scan(a)[None], P("data", "model"), P(None, "model")),
           np.concatenate([(b[0][j] + b[1][j]).sum(0, keepdims=True) for j in range(2)], 1))
@@ -147,10 +150,13 @@ def training():
     mine = slice(16 * me, 16 * me + 16) if layout == "processes" else slice(None)
     xs, ys = (jax.make_array_from_process_local_data(batch, a[mine]) for a in (XS, YS))
     # data parallel: the batch split over both axes, the parameters replicated
-    xs2, ys2 = (jax.device_put(a, NamedSharding(mesh, P(("data", "model")))) for a in (XS, YS))
-    local = lambda p, a, y: lax.pmean(loss_one(p, a, y), ("data", "model"))  # noqa: E731
-    dp = lambda p: jax.shard_map(local, mesh=mesh, in_specs=(P(), P(("data", "model")), P(("data", "model"))),  # noqa: E731
-                                 out_specs=P())(p, xs2, ys2)
+    both = P(("data", "model"))
+    xs2, ys2 = (jax.device_put(a, NamedSharding(mesh, both)) for a in (XS, YS))
+
+    def dp(p):
+        local = lambda p, a, y: lax.pmean(loss_one(p, a, y), ("data", "model"))  # noqa: E731
+        return jax.shard_map(local, mesh=mesh, in_specs=(P(), both, both), out_specs=P())(p, xs2, ys2)
+
     replicated = {k: jax.device_put(v, NamedSharding(mesh, P())) for k, v in PARAMS.items()}
     np.testing.assert_allclose(train(dp, replicated), reference, rtol=2e-6)
 
@@ -161,13 +167,17 @@ def training():
         return lax.pmean(jnp.mean((out - y) ** 2), "data")
 
     specs = {"w1": P(None, "model"), "b1": P("model"), "w2": P("model", None), "b2": P()}
-    tp = lambda p: jax.shard_map(tp_local, mesh=mesh, in_specs=(specs, P("data"), P("data")), out_specs=P())(  # noqa: E731
-        p, xs, ys)
+
+    def tp(p):
+        return jax.shard_map(tp_local, mesh=mesh, in_specs=(specs, P("data"), P("data")), out_specs=P())(p, xs, ys)
+
     placed = {k: jax.device_put(v, NamedSharding(mesh, specs[k])) for k, v in PARAMS.items()}
     got = train(tp, placed)
     np.testing.assert_allclose(got, reference, rtol=2e-6)
     assert reference[-1] < reference[0]
     mh.assert_equal(np.asarray(got))
+    grads = jax.grad(tp)(placed)  # split as the parameters: each device's share of the layers
+    assert [grads[k].addressable_shards[0].data.shape for k in ("w1", "b1", "w2")] == [(8, 8), (8,), (8, 4)]
     if me == 0:
         print("bits", np.asarray(got, np.float32).tobytes().hex())
 
