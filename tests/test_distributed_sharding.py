@@ -21,6 +21,13 @@ def test_mesh_across_processes(case, layout):
 
 
 @needs_mpirun
+def test_one_device_per_process_runs_as_pmap():
+    rc, out, _ = mpirun(2, "mesh.py", "whole", "processes", XJAX_NUM_CPU_DEVICES="1", timeout=240)
+    assert rc == 0, out
+    assert out.count("ok whole") == 2, out
+
+
+@needs_mpirun
 def test_training_bits_do_not_depend_on_the_thread_count():
     bits = []
     for threads in ("1", "3"):

@@ -4,6 +4,8 @@ over every process's devices, 'data' over the processes or over each process's d
   arrays:      global arrays from global, process-local and per-device data, their blocks, errors
   collectives: shard_map's collectives against a loop over the blocks
   training:    data- and tensor-parallel (Megatron) training against one device's losses
+  whole:       (1 device per process: a mesh of one axis) a per-device training step compiled whole,
+               its all-reduces in the core as pmap's, against one device's losses
 Each process prints "ok <case>" when its checks pass; argv[3], when given, is XJAX_NUM_THREADS."""
 import os
 import sys
@@ -23,8 +25,9 @@ from xjax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec as P  # n
 jax.distributed.initialize()
 case, layout = sys.argv[1], sys.argv[2]
 me = jax.process_index()
-grid = np.array(jax.devices()).reshape(2, 2)  # row p: process p's devices
-mesh = Mesh(grid if layout == "processes" else grid.T, ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+if case != "whole":
+    grid = np.array(jax.devices()).reshape(2, 2)  # row p: process p's devices
+    mesh = Mesh(grid if layout == "processes" else grid.T, ("data", "model"), axis_types=(AxisType.Auto,) * 2)
 x_np = np.arange(32, dtype=np.float32).reshape(8, 4)
 
 
@@ -182,5 +185,26 @@ def training():
         print("bits", np.asarray(got, np.float32).tobytes().hex())
 
 
-{"arrays": arrays, "collectives": collectives, "training": training}[case]()
+def whole():
+    line = jax.make_mesh((2,), ("data",), axis_types=(AxisType.Auto,))
+    reference = train(lambda p: loss_one(p, XS, YS), {k: jnp.asarray(v) for k, v in PARAMS.items()})
+
+    def step(p, a, y):  # each device's gradient, pmean'd (check_vma=False: pmap's semantics)
+        loss_value, g = jax.value_and_grad(loss_one)(p, a, y)
+        g = lax.pmean(g, "data")
+        return lax.pmean(loss_value, "data"), jax.tree.map(lambda v, gv: v - 0.1 * gv, p, g)
+
+    sm = jax.shard_map(step, mesh=line, in_specs=(P(), P("data"), P("data")), out_specs=(P(), P()), check_vma=False)
+    p, got = {k: jax.device_put(v, NamedSharding(line, P())) for k, v in PARAMS.items()}, []
+    for _ in range(6):
+        loss_value, p = sm(p, XS, YS)
+        got.append(float(loss_value))
+    np.testing.assert_allclose(got, reference, rtol=2e-6)
+    from xjax._src.lax import parallel_core
+    from xjax._src.shard_map import _programs
+    if parallel_core.AVAILABLE:  # (a core built with the MPI shim): the whole-program path ran
+        assert all(program._whole for program, _ in _programs.values())
+
+
+{"arrays": arrays, "collectives": collectives, "training": training, "whole": whole}[case]()
 print("ok", case)

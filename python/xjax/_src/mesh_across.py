@@ -1,7 +1,9 @@
 """shard_map's collectives over a mesh whose devices belong to several processes.
 
 Each process runs the body on its own devices' blocks (pmap_program.Program, as over a local mesh)
-and, at a cut equation, meets the others here. Every process holds the same number of the mesh's
+and, at a cut equation, meets the others here. (With one device per process on a mesh of one axis,
+a body whose collectives are all-reduces runs as pmap's does: compiled whole, the all-reduces in
+the core.) Every process holds the same number of the mesh's
 devices; every process takes part in every exchange, in program order (mpi_channel checks it).
 
   psum, pmax, pmin: each process reduces its devices' blocks per group (the devices that differ only
@@ -72,6 +74,13 @@ class MeshPlace:
         gathered = sorted(range(self.size), key=lambda i: (self.process[i], i))
         self.rows = [gathered.index(i) for i in range(self.size)]
         self.shards = parallel_mpi.Shards("mesh", self.size, 0, len(self.local))
+
+    def whole(self, program):
+        """With one device per process on a mesh of one axis (pmap's case), the program compiled
+        whole with its all-reduces in the core (Program.whole_across), else None."""
+        if len(self.local) != 1 or len(self.mesh_axes) != 1:
+            return None
+        return program.whole_across(self.shards, self.mesh_axes[0][0])
 
     def _groups(self, axis_name):
         """Per device of the mesh, its group for a reduction over axis_name (the others' positions)."""

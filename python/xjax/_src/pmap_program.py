@@ -243,14 +243,16 @@ class Program:
                     self._packed.append(step)
         return self._packed
 
-    def whole_across(self, shards):
+    def whole_across(self, shards, axis_name=None):
         """Across processes, with one device in each: the whole program compiled to one GraphCall
         whose all-reduces run in the core (lax/parallel_core.py), when its only collectives are
-        all-reduces over the pmapped axis; else None (its collectives run between segments)."""
+        all-reduces over the mapped axis (pmap's, or the one axis of shard_map's mesh: axis_name);
+        else None (its collectives run between segments)."""
         if self._whole is None:
             self._whole = False
-            if shards.count == 1 and parallel_core.applies(self.jaxpr, self.axis_name):
-                self._whole = parallel_core.compile_whole(ClosedJaxpr(self.jaxpr, self.consts), self.axis_name) or False
+            axis_name = axis_name or self.axis_name
+            if shards.count == 1 and parallel_core.applies(self.jaxpr, axis_name):
+                self._whole = parallel_core.compile_whole(ClosedJaxpr(self.jaxpr, self.consts), axis_name) or False
         return self._whole or None
 
     def __call__(self, shard_args, device_ids, shards=None, mesh_place=None):
@@ -260,7 +262,10 @@ class Program:
         mesh_place (a mesh_across.MeshPlace) when shard_map's mesh does: it runs the collectives.
         """
         jaxpr = self.jaxpr
-        whole = self.whole_across(shards) if shards is not None else None
+        if shards is not None:
+            whole = self.whole_across(shards)
+        else:
+            whole = mesh_place.whole(self) if mesh_place is not None else None
         if whole is not None:
             return [parallel_core.run(lambda: _waited(whole(shard_args[0])))]
         envs = []
