@@ -1,10 +1,10 @@
 """shard_map's collectives over a mesh whose devices belong to several processes.
 
 Each process runs the body on its own devices' blocks (pmap_program.Program, as over a local mesh)
-and, at a cut equation, meets the others here. (With one device per process on a mesh of one axis,
-a body whose collectives are all-reduces runs as pmap's does: compiled whole, the all-reduces in
-the core.) Every process holds the same number of the mesh's
+and, at a cut equation, meets the others here. Every process holds the same number of the mesh's
 devices; every process takes part in every exchange, in program order (mpi_channel checks it).
+With one device per process on a mesh of one axis, a body whose collectives are all-reduces runs as
+pmap's does: compiled whole, the all-reduces in the core.
 
   psum, pmax, pmin: each process reduces its devices' blocks per group (the devices that differ only
     along the reduced axes), into a table with one row per group (the reduction's identity where it
