@@ -9,7 +9,10 @@ over a mesh of every process's devices ('data'): each device's gradient of its r
 'data' (across processes: one MPI all-reduce of the packed gradient leaves), and an SGD update of the
 replicated parameters. One process runs the whole batch on its one device; two run half each.
 
-    python bench/shard_map_mpi_scaling.py [--reps 10]
+With --own-sessions each process runs in a session of its own (setsid), as a process on a node of
+its own: autogroup then gives each the share that the lone process of the baseline gets.
+
+    python bench/shard_map_mpi_scaling.py [--reps 10] [--own-sessions]
 """
 import argparse
 import json
@@ -66,11 +69,11 @@ if me == 0:
 """
 
 
-def run(processes, reps):
+def run(processes, reps, own_sessions=False):
     python_dir = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python")
     env = dict(os.environ, PYTHONPATH=python_dir, XJAX_NUM_THREADS="1", XJAX_NUM_CPU_DEVICES="1")
     env.pop("JAX_NUM_CPU_DEVICES", None)
-    cmd = [sys.executable, "-c", WORKER, str(reps)]
+    cmd = (["setsid", "--wait"] if own_sessions else []) + [sys.executable, "-c", WORKER, str(reps)]
     if processes > 1:
         mpirun = shutil.which("mpirun", path=os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")]))
         version = subprocess.run([mpirun, "--version"], capture_output=True, text=True).stdout
@@ -84,8 +87,9 @@ def run(processes, reps):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=10)
+    parser.add_argument("--own-sessions", action="store_true")
     args = parser.parse_args()
-    one, two = run(1, args.reps), run(2, args.reps)
+    one, two = run(1, args.reps, args.own_sessions), run(2, args.reps, args.own_sessions)
     print(f"data-parallel step, batch 4096: one process {one['median_s'] * 1e3:.1f} ms, 2 MPI processes "
           f"{two['median_s'] * 1e3:.1f} ms: {one['median_s'] / two['median_s']:.2f}x (threads per device "
           f"{one['threads']} vs {two['threads']}; losses {one['loss']:.6f} vs {two['loss']:.6f})")
