@@ -10,6 +10,8 @@ import numpy as np
 
 from xjax._src import distributed, tree_util
 from xjax._src.distributed import state
+from xjax._src.mesh_across import global_value
+from xjax._src.sharded_array import ShardedArray
 from xjax._src.mpi_channel import run_collective
 
 
@@ -35,9 +37,12 @@ def _allgather(x, what):
 
 def process_allgather(in_tree, tiled=False):
     """Every process's value of each leaf of in_tree: stacked along a new leading axis (one entry
-    per process, in process order), or concatenated along axis 0 when tiled."""
+    per process, in process order), or concatenated along axis 0 when tiled. A leaf that is an
+    array over a mesh across processes gives its global value, as in JAX."""
 
     def gather(leaf):
+        if type(leaf) is ShardedArray and not leaf.is_fully_addressable:
+            return np.asarray(global_value(leaf))
         x = _host(leaf)
         if tiled and x.ndim == 0:
             raise ValueError("process_allgather: tiled=True concatenates along axis 0, which a scalar lacks")

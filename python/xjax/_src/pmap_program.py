@@ -134,7 +134,7 @@ def _run_across(eqn, envs, shards):
 
 
 def _packable(step):
-    return type(step) is tuple and step[0] == "stacked" and step[1].primitive in (P.psum_p, P.psum_invariant_p, P.pmax_p, P.pmin_p)
+    return type(step) is tuple and step[0] == "stacked" and step[1].primitive in P.ALL_REDUCES
 
 
 def _joins(eqns, eqn):
@@ -243,14 +243,16 @@ class Program:
                     self._packed.append(step)
         return self._packed
 
-    def whole_across(self, shards):
+    def whole_across(self, shards, axis_name=None):
         """Across processes, with one device in each: the whole program compiled to one GraphCall
         whose all-reduces run in the core (lax/parallel_core.py), when its only collectives are
-        all-reduces over the pmapped axis; else None (its collectives run between segments)."""
+        all-reduces over the mapped axis (pmap's, or the one axis of shard_map's mesh: axis_name);
+        else None (its collectives run between segments)."""
         if self._whole is None:
             self._whole = False
-            if shards.count == 1 and parallel_core.applies(self.jaxpr, self.axis_name):
-                self._whole = parallel_core.compile_whole(ClosedJaxpr(self.jaxpr, self.consts), self.axis_name) or False
+            axis_name = axis_name or self.axis_name
+            if shards.count == 1 and parallel_core.applies(self.jaxpr, axis_name):
+                self._whole = parallel_core.compile_whole(ClosedJaxpr(self.jaxpr, self.consts), axis_name) or False
         return self._whole or None
 
     def whole_runner(self, shards, in_axes, shard_avals, out_axes):
@@ -280,13 +282,17 @@ class Program:
 
         return run
 
-    def __call__(self, shard_args, device_ids, shards=None):
+    def __call__(self, shard_args, device_ids, shards=None, mesh_place=None):
         """Per-shard outputs for per-shard arguments (lists of xjax Arrays, one list per shard).
 
         shards (a parallel_mpi.Shards) when the axis spans processes: these are this process's.
+        mesh_place (a mesh_across.MeshPlace) when shard_map's mesh does: it runs the collectives.
         """
         jaxpr = self.jaxpr
-        whole = self.whole_across(shards) if shards is not None else None
+        if shards is not None:
+            whole = self.whole_across(shards)
+        else:
+            whole = mesh_place.whole(self) if mesh_place is not None else None
         if whole is not None:
             return [parallel_core.run(lambda: _waited(whole(shard_args[0])))]
         envs = []
@@ -294,10 +300,14 @@ class Program:
             env = dict(zip(jaxpr.constvars, self.consts))
             env.update(zip(jaxpr.invars, args))
             envs.append(env)
-        steps = self.steps if shards is None else self.packed_steps
+        steps = self.steps if shards is None and mesh_place is None else self.packed_steps
         for step in steps:
             if isinstance(step, _Segment):
                 step.run(envs, device_ids)
+            elif mesh_place is not None and type(step) is _AllreduceRun:
+                mesh_place.allreduce(step.eqns, envs)
+            elif mesh_place is not None and step[0] == "stacked":
+                mesh_place.run_gathered(step[1], envs)
             elif type(step) is _AllreduceRun:
                 step.run(envs, shards)
             elif step[0] == "stacked" and shards is not None:

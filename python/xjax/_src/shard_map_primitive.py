@@ -21,6 +21,7 @@ from xjax._src.interpreters.graph_lowering import as_array
 from xjax._src.interpreters.python_lowering import PythonLowering
 from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, eval_jaxpr, memoize_per_jaxpr
 from xjax._src.jit_primitive import _pruned_split
+from xjax._src.mesh_across import MeshPlace
 from xjax._src.lax.layout import broadcast, index_in_dim, reshape, squeeze, transpose
 from xjax._src.lax.parallel import psum
 from xjax._src.pmap_program import Program, inline_collective_calls
@@ -119,9 +120,12 @@ def _over_blocks(body, mesh, in_axes, flat_out_specs, flat_args):
 
 def _run(program, mesh, shards, flat_specs):
     """The program on every device of the mesh (shards: per argument, its blocks in device order);
-    its results assembled as flat_specs say."""
-    devices = [d.local_hardware_id for d in mesh.devices.flat]
-    outs = program([list(per_device) for per_device in zip(*shards)] if shards else [[] for _ in devices], devices)
+    its results assembled as flat_specs say. Over a mesh across processes, the shards and results are
+    this process's devices' blocks."""
+    devices = [d.local_hardware_id for d in mesh.local_devices]
+    across = MeshPlace.of(mesh) if mesh.is_multi_process else None  # collectives between processes
+    outs = program([list(per_device) for per_device in zip(*shards)] if shards else [[] for _ in devices], devices,
+                   mesh_place=across)
     results = []
     for i, spec in enumerate(flat_specs):
         blocks = [as_array(o[i]) for o in outs]

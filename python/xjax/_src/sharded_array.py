@@ -1,9 +1,12 @@
-"""Arrays placed over a mesh of this process's CPU devices: one block (shard) per device.
+"""Arrays placed over a mesh of CPU devices: one block (shard) per device.
 
-A ShardedArray holds, in the mesh's device order, one xjax Array per device: the block of the global
-array that its NamedSharding gives the device (devices holding the same block share one immutable
-buffer: every CPU device reads the host memory). Whatever needs the whole array (printing,
-np.asarray, jit, any path that reads `_value`) gets the blocks gathered by the core, once.
+A ShardedArray holds, in the mesh's device order, one xjax Array per device of this process: the
+block of the global array that its NamedSharding gives the device (devices holding the same block
+share one immutable buffer: every CPU device reads the host memory). A mesh over the devices of
+several processes (after xjax.distributed.initialize) gives each process its own devices' blocks
+(`addressable_shards`); the others' are theirs. Whatever needs the whole array (printing,
+np.asarray, jit, any path that reads `_value`) gets the blocks gathered by the core, once; as in
+JAX, that needs a process to hold every block (else multihost_utils.process_allgather does it).
 
 Eager primitives on sharded operands (the hook `backends.cpu.sharded_apply`, set when the first
 sharded array is made) run per device where JAX's result keeps the layout: an elementwise op over
@@ -32,7 +35,7 @@ class ShardedArray(Array):
     __slots__ = ("_shards", "_sharding", "_whole")
 
     def __init__(self, shards, sharding, aval):
-        self._shards = tuple(shards)  # xjax Arrays, one per device of sharding.mesh, in its device order
+        self._shards = tuple(shards)  # xjax Arrays, one per device of this process in sharding.mesh, in its order
         self._sharding = sharding
         self.aval = aval  # the global type (its sharding is shown by jax.typeof: typed_aval)
         self._npy = None
@@ -42,11 +45,20 @@ class ShardedArray(Array):
     def _value(self):
         """The whole array's runtime buffer: the blocks gathered (what every whole-array path reads)."""
         if self._whole is None:
+            if not self.holds_every_block:
+                raise RuntimeError(_NOT_ADDRESSABLE)
             self._whole = _gather(self)._value
         return self._whole
 
+    @property
+    def holds_every_block(self):
+        """Whether this process's devices hold every block of the array (all do in one process)."""
+        return self._sharding.is_fully_addressable or len(_block_starts(self)) == len(
+            {_starts(i) for i in self._sharding.devices_indices_map(self.shape).values()})
+
     sharding = property(lambda self: self._sharding)
     is_fully_replicated = property(lambda self: self._sharding.is_fully_replicated)
+    is_fully_addressable = property(lambda self: self._sharding.is_fully_addressable)
 
     @property
     def device(self):
@@ -64,10 +76,23 @@ class ShardedArray(Array):
     @property
     def addressable_shards(self):
         index = self._sharding.devices_indices_map(self.shape)
-        return [Shard(d, index[d], r, x) for d, r, x in
-                zip(self._sharding.mesh.devices.flat, self._sharding.replica_ids(), self._shards)]
+        ids, devices = self._sharding.replica_ids(), self._sharding.mesh.devices.flat
+        return [Shard(devices[i], index[devices[i]], ids[i], x)
+                for i, x in zip(self._sharding.mesh.local_positions, self._shards)]
 
-    global_shards = addressable_shards
+    @property
+    def global_shards(self):
+        """Every device's Shard; those of other processes' devices hold no data (None), as in JAX."""
+        index = self._sharding.devices_indices_map(self.shape)
+        data = dict(zip(self._sharding.mesh.local_positions, self._shards))
+        return [Shard(d, index[d], r, data.get(i)) for i, (d, r) in
+                enumerate(zip(self._sharding.mesh.devices.flat, self._sharding.replica_ids()))]
+
+    def __repr__(self):
+        if self.is_fully_addressable or self.is_fully_replicated:
+            return super().__repr__()
+        weak = ", weak_type=True" if self.weak_type else ""  # (JAX's form: the values are not all here)
+        return f"Array(shape={self.shape}, dtype={self.dtype.name}{weak})"
 
     def addressable_data(self, index):
         return self._shards[index]
@@ -89,34 +114,54 @@ core.ARRAY_TYPES = core.ARRAY_TYPES + (ShardedArray,)
 
 # ---- placing and gathering ------------------------------------------------------------------------
 
+_NOT_ADDRESSABLE = ("Fetching value for `jax.Array` that spans non-addressable (non process local) devices is not "
+                    "possible. You can use `jax.experimental.multihost_utils.process_allgather` to print the global "
+                    "array or use `.addressable_shards` method of jax.Array to inspect the addressable (process local) "
+                    "shards.")
+
+
 def _starts(index):
     return tuple(0 if s.start is None else s.start for s in index)
 
 
-def _gather(x):
-    """The whole array from its distinct blocks, concatenated dimension by dimension in the core."""
-    index = x._sharding.devices_indices_map(x.shape)
+def _block_starts(x):
+    """{a block's starts: its first local shard} over this process's shards."""
+    index = x._sharding.addressable_devices_indices_map(x.shape)
     blocks = {}
     for shard, idx in zip(x._shards, index.values()):
         blocks.setdefault(_starts(idx), shard)
+    return blocks
+
+
+def _gather(x):
+    """The whole array from its distinct blocks, concatenated dimension by dimension in the core."""
+    return assemble(_block_starts(x), x.ndim)
+
+
+def assemble(blocks, ndim):
+    """The whole array from {a block's starts: the block} covering it."""
     if len(blocks) == 1:
         return next(iter(blocks.values()))
-    starts = [sorted({s[d] for s in blocks}) for d in range(x.ndim)]
+    starts = [sorted({s[d] for s in blocks}) for d in range(ndim)]
 
-    def assemble(dim, prefix):
-        if dim == x.ndim:
+    def along(dim, prefix):
+        if dim == ndim:
             return blocks[prefix]
-        parts = [assemble(dim + 1, prefix + (s,)) for s in starts[dim]]
+        parts = [along(dim + 1, prefix + (s,)) for s in starts[dim]]
         return parts[0] if len(parts) == 1 else concatenate(parts, dim)
 
-    return assemble(0, ())
+    return along(0, ())
 
 
 def _check_mesh(mesh):
     for d in mesh.devices.flat:
-        if getattr(d, "platform", None) != "cpu" or d.local_hardware_id is None:
-            raise NotImplementedError(f"placing arrays over a mesh of {d!r}: xjax splits arrays over this process's "
-                                      "CPU devices only (GPU and multi-process meshes: issue 29)")
+        if getattr(d, "platform", None) != "cpu":
+            raise NotImplementedError(f"placing arrays over a mesh of {d!r}: xjax splits arrays over CPU devices "
+                                      "only (GPU meshes: issue 29)")
+    if not mesh.local_positions:
+        raise NotImplementedError(f"placing arrays over a mesh of other processes' devices alone "
+                                  f"({list(mesh.devices.flat)}): xjax's meshes across processes hold devices of "
+                                  "this process too")
     if len({id(d) for d in mesh.devices.flat}) != mesh.size:
         raise ValueError(f"a mesh that places arrays must name each device once, got {list(mesh.devices.flat)}")
 
@@ -126,6 +171,12 @@ def place(x, sharding):
     if type(x) is ShardedArray:
         if x._sharding == sharding:
             return x
+        if _same_blocks(x, sharding):  # (P('x') and P('x', None): the blocks as they are)
+            return ShardedArray(x._shards, sharding, x.aval)
+        if not x.holds_every_block:
+            raise NotImplementedError(f"resharding an array that spans processes, from {x._sharding} to {sharding}: "
+                                      "not implemented in xjax yet (issue 29); reshard inside shard_map "
+                                      "(all_gather, psum_scatter, all_to_all)")
         x = Array(x._value, x.aval)
     elif not isinstance(x, Array):
         x = transfer.device_put(x)
@@ -135,7 +186,7 @@ def place(x, sharding):
     except ValueError as err:
         raise ValueError(f"One of device_put args is incompatible with its sharding annotation {sharding}: "
                          f"{err}") from None
-    index = sharding.devices_indices_map(x.shape)  # (JAX's errors for indivisible dimensions)
+    index = sharding.addressable_devices_indices_map(x.shape)  # (JAX's errors for indivisible dimensions)
     blocks = {}
     shards = []
     for idx in index.values():
@@ -147,6 +198,16 @@ def place(x, sharding):
         shards.append(blocks[key])
     _install_dispatch()
     return ShardedArray(shards, sharding, x.aval)
+
+
+def _same_blocks(x, sharding):
+    """Whether `sharding` gives every device of x's mesh the block it holds."""
+    if not isinstance(sharding, NamedSharding) or sharding.mesh != x._sharding.mesh:
+        return False
+    try:
+        return sharding.devices_indices_map(x.shape) == x._sharding.devices_indices_map(x.shape)
+    except ValueError:  # a sharding that does not fit x: place() reports it
+        return False
 
 
 def _mesh_sharding(device):
@@ -209,13 +270,14 @@ def _aval_of(shape, dtype):
 
 
 def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None):
-    """The array of global `shape` whose blocks are `arrays`, one per device of the sharding's mesh
-    (in its device order, each of the block shape)."""
+    """The array of global `shape` whose blocks are `arrays`, one per device of this process in the
+    sharding's mesh (in its device order, each of the block shape)."""
     _check_sharding(sharding, "make_array_from_single_device_arrays")
     arrays = [transfer.device_put(a) if not isinstance(a, Array) else a for a in arrays]
     _check_mesh(sharding.mesh)
-    if len(arrays) != sharding.mesh.size:
-        raise ValueError(f"Expected {sharding.mesh.size} per-device arrays (this is how many devices are addressable "
+    count = len(sharding.mesh.local_positions)
+    if len(arrays) != count:
+        raise ValueError(f"Expected {count} per-device arrays (this is how many devices are addressable "
                          f"by the sharding), but got {len(arrays)}")
     block = sharding.shard_shape(tuple(shape))
     dtypes_seen = {a.dtype for a in arrays}
@@ -236,7 +298,7 @@ def make_array_from_callback(shape, sharding, data_callback, dtype=None):
     """The array whose block on each device is data_callback(index), index being the block's slices;
     devices holding the same block share the first call's result."""
     _check_sharding(sharding, "make_array_from_callback")
-    index = sharding.devices_indices_map(tuple(shape))
+    index = sharding.addressable_devices_indices_map(tuple(shape))
     made = {}
     arrays = []
     for idx in index.values():
@@ -250,14 +312,50 @@ def make_array_from_callback(shape, sharding, data_callback, dtype=None):
 
 
 def make_array_from_process_local_data(sharding, local_data, global_shape=None):
-    """The array that this process's data makes (one process: the data is the whole array)."""
+    """The array whose blocks on this process's devices come from `local_data`: along each dimension
+    either the whole global extent or this process's blocks of it, in order (JAX's semantics; in one
+    process the data is the whole array)."""
     _check_sharding(sharding, "make_array_from_process_local_data")
     local_data = transfer.device_put(local_data)
+    if not sharding.is_fully_addressable:
+        return _from_process_data(sharding, local_data, global_shape)
     if global_shape is not None and tuple(global_shape) != local_data.shape:
-        raise NotImplementedError(f"make_array_from_process_local_data: global_shape {tuple(global_shape)} differs "
-                                  f"from the local data's {local_data.shape}; in one process the data is the whole "
-                                  "array (multi-process arrays: issue 29)")
+        raise ValueError(f"When calling `make_array_from_process_local_data` on a single process, global_shape "
+                         f"should be None or equal to local_data.shape.Got global_shape={tuple(global_shape)} and "
+                         f"local_data.shape={local_data.shape}.")
     return place(local_data, sharding)
+
+
+def _from_process_data(sharding, data, global_shape):
+    """make_array_from_process_local_data over a mesh across processes."""
+    mesh = sharding.mesh
+    if len(sharding.spec) > data.ndim:
+        sharding.check_compatible_aval(data.shape)
+    tiling = sharding._tiling(data.ndim)
+    mine = [sharding.devices_indices_map(tuple(n * t for n, t in zip(data.shape, tiling)))[mesh.devices.flat[i]]
+            for i in mesh.local_positions]
+    if global_shape is None:  # each dimension holds this process's share of the blocks along it
+        global_shape = tuple(n * t // len({_starts(m)[d] for m in mine}) for d, (n, t) in
+                             enumerate(zip(data.shape, tiling)))
+    global_shape = tuple(global_shape)
+    if len(global_shape) != data.ndim:
+        raise ValueError(f"make_array_from_process_local_data: global_shape {global_shape} has rank "
+                         f"{len(global_shape)}, the local data {data.shape} rank {data.ndim}")
+    block = sharding.shard_shape(global_shape)
+    index = sharding.addressable_devices_indices_map(global_shape)
+    starts = [sorted({_starts(i)[d] for i in index.values()}) for d in range(data.ndim)]
+    for d, (have, want) in enumerate(zip(data.shape, global_shape)):
+        if have != want and have != block[d] * len(starts[d]):
+            raise ValueError(f"Invalid host data, each dimension should match either global or process shape. In "
+                             f"dimension {d}, the process data has {have} elements. Process addresses "
+                             f"{block[d] * len(starts[d])} elements and global_shape={global_shape}.")
+
+    def local_block(idx):
+        lo = [s if have == want else starts[d].index(s) * block[d]
+              for d, (s, have, want) in enumerate(zip(_starts(idx), data.shape, global_shape))]
+        return lax_slice(data, lo, [a + b for a, b in zip(lo, block)])
+
+    return make_array_from_callback(global_shape, sharding, local_block)
 
 
 # ---- eager primitives on sharded operands ---------------------------------------------------------
@@ -304,7 +402,8 @@ _executables = LRUCache(1024)  # (primitive, params, block avals) -> (Executable
 
 def _per_device(prim, args, params, sharding):
     """An elementwise primitive run on every device at once over its blocks of the operands."""
-    per_arg = [[a] * sharding.mesh.size if not a.shape else place(a, _broadcast_sharding(sharding, a.shape))._shards
+    count = len(sharding.mesh.local_positions)
+    per_arg = [[a] * count if not a.shape else place(a, _broadcast_sharding(sharding, a.shape))._shards
                for a in args]
     avals = tuple(blocks[0].aval for blocks in per_arg)
     key = (prim, cpu._params_key(params) if params else (), avals)
@@ -313,7 +412,7 @@ def _per_device(prim, args, params, sharding):
         entry = lower_single_primitive(prim, avals, params)
         _executables.put(key, entry)
     exe, (out_aval,) = entry
-    devices = [d.local_hardware_id for d in sharding.mesh.devices.flat]
+    devices = [d.local_hardware_id for d in sharding.mesh.local_devices]
     outs = exe.run_on_devices([[blocks[i]._value for blocks in per_arg] for i in range(len(devices))], devices)
     global_aval = out_aval.update(shape=max((a.shape for a in args), key=len))
     return ShardedArray([Array(o[0], out_aval) for o in outs], sharding, global_aval)
@@ -360,6 +459,11 @@ def _dot_spec(prim, args, params):
 def _gathered(prim, args, params, sharded):
     """The primitive on the whole operands, its result placed as JAX's sharding rules place it."""
     mesh = sharded[0]._sharding.mesh
+    partial = [x for x in sharded if not x.holds_every_block]
+    if partial:
+        raise NotImplementedError(
+            f"'{prim.name}' on an array split over the devices of several processes ({partial[0]._sharding}): eagerly, "
+            "xjax runs elementwise ops alone on such arrays, block by block (issue 29); compute in a shard_map")
     if prim.name == "dot_general" and all(type(a) is not ShardedArray or a._sharding.mesh == mesh for a in args):
         spec = _dot_spec(prim, args, params)
     elif prim.name in _SPEC_RULES and len(sharded) == 1 and type(args[0]) is ShardedArray:

@@ -9,6 +9,7 @@ an AbstractMesh: the empty one for a whole array. Layouts that the APIs of one d
 """
 import contextlib
 import enum
+import functools
 import math
 import threading
 
@@ -233,7 +234,18 @@ class Mesh(_MeshBase, contextlib.ContextDecorator):
 
     @property
     def local_devices(self):
-        return [d for d in self.devices.flat if d.process_index == 0]
+        """This process's devices of the mesh, in its device order."""
+        return [self.devices.flat[i] for i in self.local_positions]
+
+    @functools.cached_property
+    def local_positions(self):
+        """Where this process's devices sit in the mesh's device order (devices of other processes
+        have no local_hardware_id)."""
+        return tuple(i for i, d in enumerate(self.devices.flat) if getattr(d, "local_hardware_id", 0) is not None)
+
+    @property
+    def is_multi_process(self):
+        return len(self.local_positions) != self.size
 
     @property
     def abstract_mesh(self):
@@ -409,7 +421,18 @@ class NamedSharding(Sharding):
             out[self.mesh.devices[pos]] = tuple(index)
         return out
 
-    addressable_devices_indices_map = devices_indices_map
+    def addressable_devices_indices_map(self, global_shape):
+        """devices_indices_map for this process's devices alone."""
+        index = self.devices_indices_map(global_shape)
+        return {d: index[d] for d in self.mesh.local_devices} if self.mesh.is_multi_process else index
+
+    @property
+    def addressable_devices(self):
+        return set(self.mesh.local_devices)
+
+    @property
+    def is_fully_addressable(self):
+        return not self.mesh.is_multi_process
 
     def replica_ids(self):
         """Each device's replica number among the devices holding the same block (mesh device order)."""

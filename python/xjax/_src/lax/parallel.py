@@ -282,7 +282,8 @@ def _axis_index_rule(axis, vals, dims, *, axis_name):
     return out, 0
 
 
-axis_index_p.def_rules(batch=_axis_index_rule, vma=lambda *, axis_name: core.mesh_ordered(axis_name), pp_params=lambda eqn, ctx: [  # one name printed bare, as JAX's
+axis_index_p.def_rules(batch=_axis_index_rule, vma=lambda *, axis_name: core.mesh_ordered(axis_name))
+axis_index_p.def_rules(pp_params=lambda eqn, ctx: [  # one name printed bare, as JAX's
     ("axis_name", eqn.params["axis_name"][0] if len(eqn.params["axis_name"]) == 1 else eqn.params["axis_name"])])
 ad.defjvp_zero(axis_index_p)
 
@@ -373,8 +374,8 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
         if not -rank <= axis < rank:
             raise ValueError(f"all_gather: axis {axis} is out of bounds for an operand of shape {_shape(leaf)} "
                              f"(tiled={tiled})")
-        return all_gather_p.bind(_vary(leaf, names), axis_name=names, all_gather_dimension=axis % rank, axis_size=int(size),
-                                 tiled=bool(tiled))
+        return all_gather_p.bind(_vary(leaf, names), axis_name=names, all_gather_dimension=axis % rank,
+                                 axis_size=int(size), tiled=bool(tiled))
 
     return tree_util.tree_map(bind, x)
 
@@ -591,6 +592,10 @@ def ppermute(x, axis_name, perm):
     _check_perm(perm, names)
     return tree_util.tree_map(lambda leaf: ppermute_p.bind(_vary(asarray(leaf), names), axis_name=names, perm=perm), x)
 
+
+# What each all-reduce primitive computes (psum_invariant is psum with another type): the names the
+# processes' collectives are described and run by.
+ALL_REDUCES = {psum_p: "psum", psum_invariant_p: "psum", pmax_p: "pmax", pmin_p: "pmin"}
 
 COLLECTIVES = frozenset([psum_p, pmax_p, pmin_p, axis_index_p, all_gather_p, reduce_scatter_p, all_to_all_p,
                          ppermute_p, psum_invariant_p])

@@ -27,7 +27,7 @@ from xjax._src.lax import parallel as P
 from xjax._src.mpi_channel import _check_notices, _fail, signature
 
 AVAILABLE = hasattr(_core, "mpi_install")
-_REDUCTIONS = {P.psum_p: "sum", P.psum_invariant_p: "sum", P.pmax_p: "max", P.pmin_p: "min"}
+_REDUCTIONS = {prim: name[1:] for prim, name in P.ALL_REDUCES.items()}  # (psum: "sum", ...)
 _WIDENED = {np.dtype(np.float16), np.dtype("bfloat16")}
 
 
@@ -36,7 +36,7 @@ _WIDENED = {np.dtype(np.float16), np.dtype("bfloat16")}
 def _desc(prim, axis_name, avals):
     shown = ", ".join(f"{(np.dtype(np.float32) if a.dtype in _WIDENED else a.dtype).name}{list(a.shape)}"
                       for a in avals)
-    return f"{prim.name}(axis_name={axis_name!r}) of {shown}"  # as parallel_mpi describes it
+    return f"{P.ALL_REDUCES[prim]}(axis_name={axis_name!r}) of {shown}"  # as parallel_mpi describes it
 
 
 def _lower(lowerer, prim, axis_name, ins, avals):

@@ -137,7 +137,7 @@ def allreduce_many(prim, shards, operands, axis_name, sig=None):
     local shards reduced here, the results of one dtype packed into one buffer and all-reduced by
     one Iallreduce (a gradient's leaves, typically). Returns each equation's local result shards.
     sig: the exchange's Signature, when the caller keeps it (else made from the operands)."""
-    name = prim.name
+    name = P.ALL_REDUCES[prim]
     xs = []
     for shards_of_one in operands:  # 16-bit floats summed in float32 from the start: rounded once, at the end
         if shards_of_one[0].dtype in _WIDENED:
@@ -181,7 +181,7 @@ class Allreduce:
         self.direct = False
 
     def _prepare(self, operands):
-        name = self.prim.name
+        name = P.ALL_REDUCES[self.prim]
         xs = [ops[0] for ops in operands]
         shown = [x.aval.update(dtype=np.float32) if x.dtype in _WIDENED else x.aval for x in xs]
         self.sig = signature(_allreduce_desc(name, self.axis_name, shown))
