@@ -52,6 +52,13 @@ class Executable : public std::enable_shared_from_this<Executable> {
                                   std::vector<std::shared_ptr<Buffer>>& given) const;
   void validate_outputs(const std::vector<Array>& inputs, const std::vector<Array>& outputs) const;
   struct Frame;
+  // run_plan in two parts, so that a loop binds its body's frame once: bind_fixed refers to the
+  // buffers that stay put across runs (parameters, constants, pooled buffers, by the address of
+  // their shared_ptr); run_bound binds the rest, runs the steps, hands out the results and unbinds
+  // what it bound.
+  void prepare_pool(std::vector<std::shared_ptr<Buffer>>& pool) const;
+  void bind_fixed(Frame& f, const std::shared_ptr<Buffer>* inputs, std::vector<std::shared_ptr<Buffer>>& pool) const;
+  void run_bound(Frame& f, std::shared_ptr<Buffer>* outputs) const;
   void run_step(int s, Frame& f) const;
   void run_control(const Step& step, Frame& f) const;
   void run_while(const Step& step, std::vector<std::shared_ptr<Buffer>>& carried) const;
@@ -61,7 +68,9 @@ class Executable : public std::enable_shared_from_this<Executable> {
   CompileOptions options_;
   Plan plan_;
   std::shared_ptr<const CpuPlan> cpu_;  // the plan's CPU lowering (backend.h); null: another backend's plan
-  std::vector<int> bound_first_, bound_next_;  // storages run_plan binds: from buffers it has, then the rest
+  std::vector<int> bound_fixed_;                // parameters, constants, pooled buffers: bound once per frame
+  std::vector<int> bound_next_;                 // values written over donated parameters, then fresh outputs
+  std::vector<int> per_run_;                    // storages a run binds and unbinds (all but bound_fixed_)
   std::vector<int> touched_;                    // storages that steps read or write, bound by reference
 };
 
