@@ -143,7 +143,8 @@ Executable::Executable(Graph graph, const CompileOptions& options)
         Storage::Kind kind = plan_.storages[st].kind;
         bool referred = kind == Storage::Kind::Param || kind == Storage::Kind::Constant ||
                         kind == Storage::Kind::Pool || kind == Storage::Kind::Output;
-        if (referred && !seen[st]) touched_.push_back(st);
+        if (referred && !seen[st] && kind == Storage::Kind::Param) touched_params_.push_back({plan_.storages[st].index, st});
+        else if (referred && !seen[st]) touched_.push_back(st);
         seen[st] = 1;
       }
 }
@@ -208,6 +209,11 @@ void Executable::bind_fixed(Frame& f, const std::shared_ptr<Buffer>* inputs,
   }
 }
 
+void Executable::read_params(Frame& f, const std::shared_ptr<Buffer>* inputs, const char* changed) const {
+  for (auto [k, st] : touched_params_)
+    if (!changed || changed[k]) f.slot[st].ptr = inputs[k]->data();
+}
+
 void Executable::run_bound(Frame& f, std::shared_ptr<Buffer>* outputs) const {
   const Plan& p = plan_;
   for (size_t i = 0; i < p.outputs.size(); ++i) {
@@ -246,6 +252,7 @@ void Executable::run_plan(const std::shared_ptr<Buffer>* inputs, std::shared_ptr
   std::vector<std::shared_ptr<Buffer>>& pool = kept_pool ? *kept_pool : own_pool;
   prepare_pool(pool);
   bind_fixed(f, inputs, pool);
+  read_params(f, inputs, nullptr);
   run_bound(f, outputs);
 }
 
@@ -388,6 +395,7 @@ void Executable::run_while(const Step& step, std::vector<std::shared_ptr<Buffer>
   Frame frame(bp.storages.size());
   body.prepare_pool(body_pool);
   body.bind_fixed(frame, carried.data(), body_pool);
+  std::vector<char> changed(n, 1);  // carried buffers whose data pointers the frame must read again
   for (;;) {
     if (counted.found()) {
       if (!(*static_cast<const int32_t*>(carried[counted.counter]->data()) < counted.bound)) break;
@@ -409,10 +417,15 @@ void Executable::run_while(const Step& step, std::vector<std::shared_ptr<Buffer>
       auto copy = Buffer::allocate(carried[k]->nbytes());
       if (copy->nbytes()) std::memcpy(copy->data(), carried[k]->data(), copy->nbytes());
       carried[k] = std::move(copy);
+      changed[k] = 1;
     }
     body.prepare_pool(body_pool);  // (same size: the frame's references to its elements hold)
+    body.read_params(frame, carried.data(), changed.data());
     body.run_bound(frame, next.data());
-    for (size_t k = 0; k < n; ++k) carried[k].swap(next[k]);
+    for (size_t k = 0; k < n; ++k) {
+      changed[k] = next[k].get() != carried[k].get();
+      carried[k].swap(next[k]);
+    }
   }
 }
 

@@ -59,6 +59,8 @@ class Executable : public std::enable_shared_from_this<Executable> {
   void prepare_pool(std::vector<std::shared_ptr<Buffer>>& pool) const;
   void bind_fixed(Frame& f, const std::shared_ptr<Buffer>* inputs, std::vector<std::shared_ptr<Buffer>>& pool) const;
   void run_bound(Frame& f, std::shared_ptr<Buffer>* outputs) const;
+  // Reads the data pointers of the parameters whose buffers changed (all when `changed` is null).
+  void read_params(Frame& f, const std::shared_ptr<Buffer>* inputs, const char* changed) const;
   void run_step(int s, Frame& f) const;
   void run_control(const Step& step, Frame& f) const;
   void run_while(const Step& step, std::vector<std::shared_ptr<Buffer>>& carried) const;
@@ -71,7 +73,10 @@ class Executable : public std::enable_shared_from_this<Executable> {
   std::vector<int> bound_fixed_;                // parameters, constants, pooled buffers: bound once per frame
   std::vector<int> bound_next_;                 // values written over donated parameters, then fresh outputs
   std::vector<int> per_run_;                    // storages a run binds and unbinds (all but bound_fixed_)
-  std::vector<int> touched_;                    // storages that steps read or write, bound by reference
+  // Storages that steps read or write, bound by reference: their data pointers are read per run,
+  // those of parameters only where the caller says the buffer changed (a loop's carried values).
+  std::vector<int> touched_;
+  std::vector<std::pair<int, int>> touched_params_;  // (parameter, storage)
 };
 
 // The default options: every graph pass, fusion, buffer reuse.
