@@ -147,6 +147,19 @@ Executable::Executable(Graph graph, const CompileOptions& options)
         else if (referred && !seen[st]) touched_.push_back(st);
         seen[st] = 1;
       }
+  param_touched_.assign(graph_.parameters().size(), -1);
+  for (auto [k, st] : touched_params_) param_touched_[k] = st;
+  for (size_t i = 0; i < plan_.outputs.size(); ++i) {
+    const Storage& s = plan_.storages[plan_.value_storage[plan_.outputs[i]]];
+    all_outputs_.push_back(int(i));
+    output_storage_.push_back(plan_.value_storage[plan_.outputs[i]]);
+    if (s.kind != Storage::Kind::Param || s.index != int(i)) own_outputs_.push_back(int(i));
+  }
+  for (const Step& s : plan_.steps) {
+    std::vector<int>& sts = step_storages_.emplace_back();
+    for (const std::vector<int>* values : {&s.inputs, &s.outputs})
+      for (int v : *values) sts.push_back(plan_.value_storage[v]);
+  }
 }
 
 void Executable::validate(const std::vector<Array>& inputs) const {
@@ -209,15 +222,19 @@ void Executable::bind_fixed(Frame& f, const std::shared_ptr<Buffer>* inputs,
   }
 }
 
-void Executable::read_params(Frame& f, const std::shared_ptr<Buffer>* inputs, const char* changed) const {
-  for (auto [k, st] : touched_params_)
-    if (!changed || changed[k]) f.slot[st].ptr = inputs[k]->data();
+void Executable::read_params(Frame& f, const std::shared_ptr<Buffer>* inputs, const std::vector<int>* changed) const {
+  if (!changed) {
+    for (auto [k, st] : touched_params_) f.slot[st].ptr = inputs[k]->data();
+    return;
+  }
+  for (int k : *changed)
+    if (param_touched_[k] >= 0) f.slot[param_touched_[k]].ptr = inputs[k]->data();
 }
 
-void Executable::run_bound(Frame& f, std::shared_ptr<Buffer>* outputs) const {
+void Executable::run_bound(Frame& f, std::shared_ptr<Buffer>* outputs, const std::vector<int>& results) const {
   const Plan& p = plan_;
-  for (size_t i = 0; i < p.outputs.size(); ++i) {
-    int st = p.value_storage[p.outputs[i]];
+  for (int i : results) {
+    int st = output_storage_[i];
     if (outputs[i] && p.storages[st].kind == Storage::Kind::Output && !f.bound(st)) f.refer(st, outputs[i]);
   }
   for (int st : bound_next_) {  // empty values; values written over donated parameters; fresh outputs
@@ -230,8 +247,8 @@ void Executable::run_bound(Frame& f, std::shared_ptr<Buffer>* outputs) const {
   for (int st : touched_)
     if (f.bound(st)) f.slot[st].ptr = f.buf(st)->data();
   for (size_t s = 0; s < p.steps.size(); ++s) run_step(int(s), f);
-  for (size_t i = 0; i < p.outputs.size(); ++i) {
-    int st = p.value_storage[p.outputs[i]];
+  for (int i : results) {
+    int st = output_storage_[i];
     if (!outputs[i]) {
       outputs[i] = f.buf(st);
     } else if (outputs[i].get() != f.buf(st).get()) {
@@ -253,7 +270,7 @@ void Executable::run_plan(const std::shared_ptr<Buffer>* inputs, std::shared_ptr
   prepare_pool(pool);
   bind_fixed(f, inputs, pool);
   read_params(f, inputs, nullptr);
-  run_bound(f, outputs);
+  run_bound(f, outputs, all_outputs_);
 }
 
 void Executable::run_step(int s, Frame& f) const {
@@ -269,8 +286,9 @@ void Executable::run_step(int s, Frame& f) const {
       void** out = out_stack;
       if (step.inputs.size() > kStackOperands) in_heap.resize(step.inputs.size()), in = in_heap.data();
       if (step.outputs.size() > kStackOperands) out_heap.resize(step.outputs.size()), out = out_heap.data();
-      for (size_t k = 0; k < step.inputs.size(); ++k) in[k] = f.ptr(p.value_storage[step.inputs[k]]);
-      for (size_t k = 0; k < step.outputs.size(); ++k) out[k] = f.ptr(p.value_storage[step.outputs[k]]);
+      const int* sts = step_storages_[s].data();
+      for (size_t k = 0; k < step.inputs.size(); ++k) in[k] = f.ptr(sts[k]);
+      for (size_t k = 0; k < step.outputs.size(); ++k) out[k] = f.ptr(sts[step.inputs.size() + k]);
       if (!step.windows.empty()) place_windows(p, step, in, out);
       run_cpu_fused(*cpu_, s, in, out);
       return;
@@ -377,15 +395,14 @@ void Executable::run_while(const Step& step, std::vector<std::shared_ptr<Buffer>
   const Executable& body = *step.subs[1];
   const size_t n = carried.size();
   std::vector<std::shared_ptr<Buffer>> next(n), cond_pool, body_pool;
-  std::vector<char> takes(n), passes(n);
+  std::vector<char> takes(n);
   const Plan& bp = body.plan();
-  for (size_t k = 0; k < n; ++k) {
-    takes[k] = body.output_takes_buffer(k);
-    // Output k is carried buffer k itself (passed through, or updated in place in its window): the
-    // loop keeps it in `next` too, so that no iteration copies its shared_ptr in and out.
-    const Storage& s = bp.storages[bp.value_storage[bp.outputs[k]]];
-    passes[k] = s.kind == Storage::Kind::Param && s.index == int(k);
-  }
+  for (size_t k = 0; k < n; ++k) takes[k] = body.output_takes_buffer(k);
+  // An output that is carried buffer k itself (passed through, or updated in place in its window)
+  // stays in `next` too, from the start: an iteration goes over only the others (own_outputs_).
+  const std::vector<int>& own = body.own_outputs_;
+  for (size_t k = 0; k < n; ++k) next[k] = carried[k];
+  for (int k : own) next[k].reset();
   const bool cond_takes = cond.output_takes_buffer(0);
   const CountedLoop& counted = step.counted;  // found by the planner: no condition plan to run
   std::shared_ptr<Buffer> pred;
@@ -395,7 +412,8 @@ void Executable::run_while(const Step& step, std::vector<std::shared_ptr<Buffer>
   Frame frame(bp.storages.size());
   body.prepare_pool(body_pool);
   body.bind_fixed(frame, carried.data(), body_pool);
-  std::vector<char> changed(n, 1);  // carried buffers whose data pointers the frame must read again
+  std::vector<int> changed;  // carried buffers whose data pointers the frame must read again (all, first)
+  for (size_t k = 0; k < n; ++k) changed.push_back(int(k));
   for (;;) {
     if (counted.found()) {
       if (!(*static_cast<const int32_t*>(carried[counted.counter]->data()) < counted.bound)) break;
@@ -406,24 +424,24 @@ void Executable::run_while(const Step& step, std::vector<std::shared_ptr<Buffer>
     }
     // `next` holds the previous iteration's values: spare result buffers unless still held (a value
     // passed through, or updated in place, lives on in `carried`).
-    for (size_t k = 0; k < n; ++k) {
-      if (!next[k] || (passes[k] && next[k] == carried[k])) continue;
-      if (!takes[k] || next[k].use_count() != 1 || next[k]->read_only()) next[k].reset();
-    }
+    for (int k : own)
+      if (next[k] && (!takes[k] || next[k].use_count() != 1 || next[k]->read_only())) next[k].reset();
     // The body may update these carried buffers in place: each must be the loop's alone.
     for (int k : body.plan().donated) {
-      if (carried[k].use_count() == 1 + (next[k] == carried[k]) && !carried[k]->read_only()) continue;
-      if (next[k] == carried[k]) next[k].reset();
+      const bool kept = next[k] == carried[k];
+      if (carried[k].use_count() == 1 + kept && !carried[k]->read_only()) continue;
       auto copy = Buffer::allocate(carried[k]->nbytes());
       if (copy->nbytes()) std::memcpy(copy->data(), carried[k]->data(), copy->nbytes());
       carried[k] = std::move(copy);
-      changed[k] = 1;
+      if (kept) next[k] = carried[k];
+      changed.push_back(k);
     }
     body.prepare_pool(body_pool);  // (same size: the frame's references to its elements hold)
-    body.read_params(frame, carried.data(), changed.data());
-    body.run_bound(frame, next.data());
-    for (size_t k = 0; k < n; ++k) {
-      changed[k] = next[k].get() != carried[k].get();
+    body.read_params(frame, carried.data(), &changed);
+    changed.clear();
+    body.run_bound(frame, next.data(), own);
+    for (int k : own) {
+      if (next[k].get() != carried[k].get()) changed.push_back(k);
       carried[k].swap(next[k]);
     }
   }

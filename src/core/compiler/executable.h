@@ -58,9 +58,10 @@ class Executable : public std::enable_shared_from_this<Executable> {
   // what it bound.
   void prepare_pool(std::vector<std::shared_ptr<Buffer>>& pool) const;
   void bind_fixed(Frame& f, const std::shared_ptr<Buffer>* inputs, std::vector<std::shared_ptr<Buffer>>& pool) const;
-  void run_bound(Frame& f, std::shared_ptr<Buffer>* outputs) const;
-  // Reads the data pointers of the parameters whose buffers changed (all when `changed` is null).
-  void read_params(Frame& f, const std::shared_ptr<Buffer>* inputs, const char* changed) const;
+  // run_bound hands out the outputs listed in `results` (all_outputs_, or a loop's own_ outputs).
+  void run_bound(Frame& f, std::shared_ptr<Buffer>* outputs, const std::vector<int>& results) const;
+  // Reads the data pointers of the parameters listed in `changed` (all when it is null).
+  void read_params(Frame& f, const std::shared_ptr<Buffer>* inputs, const std::vector<int>* changed) const;
   void run_step(int s, Frame& f) const;
   void run_control(const Step& step, Frame& f) const;
   void run_while(const Step& step, std::vector<std::shared_ptr<Buffer>>& carried) const;
@@ -77,6 +78,12 @@ class Executable : public std::enable_shared_from_this<Executable> {
   // those of parameters only where the caller says the buffer changed (a loop's carried values).
   std::vector<int> touched_;
   std::vector<std::pair<int, int>> touched_params_;  // (parameter, storage)
+  std::vector<int> param_touched_;                    // per parameter: its storage there, or -1
+  // Outputs: all; those that are not parameter i itself as output i (passed through, or updated
+  // in its window: a loop body's carried buffer that stays where it is); each one's storage. Per
+  // step: the storages of its inputs, then of its outputs.
+  std::vector<int> all_outputs_, own_outputs_, output_storage_;
+  std::vector<std::vector<int>> step_storages_;
 };
 
 // The default options: every graph pass, fusion, buffer reuse.
