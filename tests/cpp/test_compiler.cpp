@@ -101,6 +101,71 @@ void test_while() {
   CHECK(*static_cast<int32_t*>(out[0].data()) == 6);
 }
 
+// A loop body whose frame is bound once per loop (run_while): a carry passed through, two swapped
+// pairwise, one updated in its window (dynamic_update_slice at the counter), one computed from a
+// reduction held in the body's pool. Against the reference interpreter, run twice (the pool and
+// the frame's buffers are reused), also into given outputs: the target of the sanitizer builds.
+void test_while_body_frame() {
+  const Shape v8{8}, v4{4}, v10{10}, v2{2};
+  Graph cond, body, g;
+  ValueRef ci = cond.parameter({{}, DType::Int32});
+  for (const Shape& s : {v8, v4, v4, v10, v4}) cond.parameter({s, DType::Float32});
+  cond.set_outputs({op(cond, OpId::lt_, {ci, scalar(cond, 8, DType::Int32)})});
+  ValueRef i = body.parameter({{}, DType::Int32});
+  ValueRef a = body.parameter({v8, DType::Float32}), b = body.parameter({v4, DType::Float32});
+  ValueRef c = body.parameter({v4, DType::Float32}), buf = body.parameter({v10, DType::Float32});
+  ValueRef d = body.parameter({v4, DType::Float32});
+  Attrs all;
+  all.set("axes", std::vector<int64_t>{0});
+  Attrs to_f32;
+  to_f32.set("new_dtype", std::string("float32"));
+  ValueRef s = op(body, OpId::mul_, {op(body, OpId::reduce_sum_, {op(body, OpId::sin_, {a})}, all),
+                                     op(body, OpId::convert_element_type_, {i}, to_f32)});
+  ValueRef window = op(body, OpId::dynamic_update_slice_, {buf, bcast(body, s, v2, {}), i});
+  ValueRef d_next = op(body, OpId::add_, {op(body, OpId::mul_, {d, bcast(body, scalar(body, 0.5), v4, {})}),
+                                          bcast(body, s, v4, {})});
+  body.set_outputs({op(body, OpId::add_, {i, scalar(body, 1, DType::Int32)}), a, c, b, window, d_next});
+  std::vector<ValueRef> init{g.parameter({{}, DType::Int32})};
+  for (const Shape& sh : {v8, v4, v4, v10, v4}) init.push_back(g.parameter({sh, DType::Float32}));
+  g.set_outputs(g.add_subgraph_op(OpId::while_, init, {}, {std::make_shared<Graph>(cond), std::make_shared<Graph>(body)}));
+  auto exe = compile(g);
+  CompileOptions reference;
+  reference.reference = true;
+  auto ref = compile(g, reference);
+  std::mt19937 rng(3);
+  const std::string text = exe->plan_text();  // the body has what this test is for
+  CHECK(text.find("window(out0 at %0)") != std::string::npos && text.find(": buf0") != std::string::npos);
+  std::vector<Array> in{Array::empty({}, DType::Int32)};
+  *static_cast<int32_t*>(in[0].data()) = 1;
+  for (const Shape& sh : {v8, v4, v4, v10, v4}) in.push_back(random_array(sh, rng));
+  std::vector<Array> want = ref->run(in);
+  for (int round = 0; round < 3; ++round) {
+    std::vector<Array> got;
+    if (round < 2) got = exe->run(in);
+    else {
+      for (const TypeInfo& t : exe->output_types()) got.push_back(Array::empty(t.shape, t.dtype));
+      exe->execute(in, got);
+    }
+    for (size_t o = 0; o < got.size(); ++o) {
+      got[o].wait();
+      want[o].wait();
+      CHECK(got[o].nbytes() == want[o].nbytes());
+      if (o == 0) {
+        CHECK(*static_cast<const int32_t*>(got[0].data()) == 8);
+        continue;
+      }
+      const float* p = static_cast<const float*>(got[o].data());
+      const float* q = static_cast<const float*>(want[o].data());
+      bool ok = true;
+      for (int64_t k = 0; k < got[o].size(); ++k) ok = ok && std::fabs(p[k] - q[k]) <= 1e-5f * (1 + std::fabs(q[k]));
+      CHECK(ok);
+    }
+    // Seven iterations: the passed-through carry is the input's values, the swapped pair crossed.
+    CHECK(std::memcmp(got[1].data(), in[1].data(), 32) == 0);
+    CHECK(std::memcmp(got[2].data(), in[3].data(), 16) == 0 && std::memcmp(got[3].data(), in[2].data(), 16) == 0);
+  }
+}
+
 // recognize_counted_loop finds `carry < int32 constant` conditions and nothing else; the plan keeps
 // what it found on the while step, and both kinds of loop run to the same answer.
 void test_counted_loop_recognition() {
@@ -235,6 +300,7 @@ int main() {
   test_passes();
   test_random_graphs();
   test_while();
+  test_while_body_frame();
   test_counted_loop_recognition();
   test_threefry_bits();
   test_execute_checks_its_arguments_and_outputs();

@@ -2,6 +2,7 @@
 // callbacks go through the registry (callbacks.h), whose Python wrappers take the GIL themselves.
 #include "core/compiler/executable.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/compiler/backend.h"
@@ -112,6 +113,7 @@ struct Executable::Frame {
   // Binds a buffer that `b` holds for the whole run; its data pointer is read where a step needs it
   // (Executable::touched_), not for every parameter a loop body passes through.
   void refer(int st, const std::shared_ptr<Buffer>& b) { slot[st].ref = &b; }
+  void unbind(int st) { slot[st] = Slot(); }
   // The buffer, taken out of the frame when it is the frame's own (a loop consuming it), else shared.
   std::shared_ptr<Buffer> take(int st) {
     Slot& s = slot[st];
@@ -125,12 +127,13 @@ Executable::Executable(Graph graph, const CompileOptions& options)
   plan_ = build_plan(graph_, options_);
   if (runs_on_cpu(options_)) cpu_ = lower_to_cpu(plan_);
   plan_buffers(plan_, options_.reuse_buffers, options_.donate_params, cpu_.get());
-  for (size_t st = 0; st < plan_.storages.size(); ++st) {  // what run_plan binds, in two rounds
-    Storage::Kind kind = plan_.storages[st].kind;
-    if (kind == Storage::Kind::Param || kind == Storage::Kind::Constant || kind == Storage::Kind::Pool ||
-        kind == Storage::Kind::Fresh)
-      bound_first_.push_back(int(st));
-    if (kind == Storage::Kind::Output || kind == Storage::Kind::Pool) bound_next_.push_back(int(st));
+  for (size_t st = 0; st < plan_.storages.size(); ++st) {  // what a frame binds once, and per run
+    const Storage& s = plan_.storages[st];
+    bool fixed = s.kind == Storage::Kind::Param || s.kind == Storage::Kind::Constant ||
+                 (s.kind == Storage::Kind::Pool && s.index >= 0);
+    (fixed ? bound_fixed_ : per_run_).push_back(int(st));
+    if (s.kind == Storage::Kind::Fresh || s.kind == Storage::Kind::Output || (s.kind == Storage::Kind::Pool && !fixed))
+      bound_next_.push_back(int(st));
   }
   std::vector<char> seen(plan_.storages.size(), 0);
   for (const Step& s : plan_.steps)
@@ -140,9 +143,23 @@ Executable::Executable(Graph graph, const CompileOptions& options)
         Storage::Kind kind = plan_.storages[st].kind;
         bool referred = kind == Storage::Kind::Param || kind == Storage::Kind::Constant ||
                         kind == Storage::Kind::Pool || kind == Storage::Kind::Output;
-        if (referred && !seen[st]) touched_.push_back(st);
+        if (referred && !seen[st] && kind == Storage::Kind::Param) touched_params_.push_back({plan_.storages[st].index, st});
+        else if (referred && !seen[st]) touched_.push_back(st);
         seen[st] = 1;
       }
+  param_touched_.assign(graph_.parameters().size(), -1);
+  for (auto [k, st] : touched_params_) param_touched_[k] = st;
+  for (size_t i = 0; i < plan_.outputs.size(); ++i) {
+    const Storage& s = plan_.storages[plan_.value_storage[plan_.outputs[i]]];
+    all_outputs_.push_back(int(i));
+    output_storage_.push_back(plan_.value_storage[plan_.outputs[i]]);
+    if (s.kind != Storage::Kind::Param || s.index != int(i)) own_outputs_.push_back(int(i));
+  }
+  for (const Step& s : plan_.steps) {
+    std::vector<int>& sts = step_storages_.emplace_back();
+    for (const std::vector<int>* values : {&s.inputs, &s.outputs})
+      for (int v : *values) sts.push_back(plan_.value_storage[v]);
+  }
 }
 
 void Executable::validate(const std::vector<Array>& inputs) const {
@@ -189,40 +206,49 @@ bool Executable::output_takes_buffer(size_t i) const {
   return plan_.storages[st].kind == Storage::Kind::Output && plan_.reused_in_place[st] < 0;
 }
 
-void Executable::run_plan(const std::shared_ptr<Buffer>* inputs, std::shared_ptr<Buffer>* outputs,
-                          std::vector<std::shared_ptr<Buffer>>* kept_pool) const {
-  if (!cpu_) throw std::logic_error(std::string("[execute] the plan was compiled for ") + options_.caps->name);
-  FlushSubnormalsScope flush;  // JAX's float environment; the caller's comes back after
-  const Plan& p = plan_;
-  const size_t ns = p.storages.size();
-  Frame f(ns);
-  std::vector<std::shared_ptr<Buffer>> own_pool;
-  std::vector<std::shared_ptr<Buffer>>& pool = kept_pool ? *kept_pool : own_pool;
-  pool.resize(p.pool.size());
+void Executable::prepare_pool(std::vector<std::shared_ptr<Buffer>>& pool) const {
+  pool.resize(plan_.pool.size());
   for (size_t b = 0; b < pool.size(); ++b)
-    if (!pool[b] || pool[b].use_count() != 1) pool[b] = Buffer::allocate(p.pool[b]);
-  for (size_t i = 0; i < p.outputs.size(); ++i) {
-    int st = p.value_storage[p.outputs[i]];
+    if (!pool[b] || pool[b].use_count() != 1) pool[b] = Buffer::allocate(plan_.pool[b]);
+}
+
+void Executable::bind_fixed(Frame& f, const std::shared_ptr<Buffer>* inputs,
+                            std::vector<std::shared_ptr<Buffer>>& pool) const {
+  for (int st : bound_fixed_) {
+    const Storage& s = plan_.storages[st];
+    if (s.kind == Storage::Kind::Param) f.refer(st, inputs[s.index]);
+    else if (s.kind == Storage::Kind::Constant) f.refer(st, plan_.constants[s.index].buffer);
+    else f.refer(st, pool[s.index]);
+  }
+}
+
+void Executable::read_params(Frame& f, const std::shared_ptr<Buffer>* inputs, const std::vector<int>* changed) const {
+  if (!changed) {
+    for (auto [k, st] : touched_params_) f.slot[st].ptr = inputs[k]->data();
+    return;
+  }
+  for (int k : *changed)
+    if (param_touched_[k] >= 0) f.slot[param_touched_[k]].ptr = inputs[k]->data();
+}
+
+void Executable::run_bound(Frame& f, std::shared_ptr<Buffer>* outputs, const std::vector<int>& results) const {
+  const Plan& p = plan_;
+  for (int i : results) {
+    int st = output_storage_[i];
     if (outputs[i] && p.storages[st].kind == Storage::Kind::Output && !f.bound(st)) f.refer(st, outputs[i]);
   }
-  for (int st : bound_first_) {
-    const Storage& s = p.storages[st];
-    if (s.kind == Storage::Kind::Param) f.refer(st, inputs[s.index]);
-    else if (s.kind == Storage::Kind::Constant) f.refer(st, p.constants[s.index].buffer);
-    else if (s.kind == Storage::Kind::Pool && s.index >= 0) f.refer(st, pool[s.index]);
-    else if (s.kind == Storage::Kind::Fresh) f.bind(st, zeroed(s.nbytes));
-  }
-  for (int st : bound_next_) {  // values written over donated parameters, then fresh outputs
+  for (int st : bound_next_) {  // empty values; values written over donated parameters; fresh outputs
     const Storage& s = p.storages[st];
     int src = p.reused_in_place[st];
-    if (!f.bound(int(st)) && src >= 0 && p.storages[src].kind == Storage::Kind::Param) f.refer(int(st), f.buf(src));
-    if (!f.bound(int(st)) && s.kind == Storage::Kind::Output) f.bind(int(st), Buffer::allocate(s.nbytes));
+    if (s.kind == Storage::Kind::Fresh) f.bind(st, zeroed(s.nbytes));
+    if (!f.bound(st) && src >= 0 && p.storages[src].kind == Storage::Kind::Param) f.refer(st, f.buf(src));
+    if (!f.bound(st) && s.kind == Storage::Kind::Output) f.bind(st, Buffer::allocate(s.nbytes));
   }
   for (int st : touched_)
     if (f.bound(st)) f.slot[st].ptr = f.buf(st)->data();
   for (size_t s = 0; s < p.steps.size(); ++s) run_step(int(s), f);
-  for (size_t i = 0; i < p.outputs.size(); ++i) {
-    int st = p.value_storage[p.outputs[i]];
+  for (int i : results) {
+    int st = output_storage_[i];
     if (!outputs[i]) {
       outputs[i] = f.buf(st);
     } else if (outputs[i].get() != f.buf(st).get()) {
@@ -231,6 +257,20 @@ void Executable::run_plan(const std::shared_ptr<Buffer>* inputs, std::shared_ptr
       if (n) std::memcpy(outputs[i]->data(), f.buf(st)->data(), n);
     }
   }
+  for (int st : per_run_) f.unbind(st);  // the run's own buffers go; results are the caller's alone
+}
+
+void Executable::run_plan(const std::shared_ptr<Buffer>* inputs, std::shared_ptr<Buffer>* outputs,
+                          std::vector<std::shared_ptr<Buffer>>* kept_pool) const {
+  if (!cpu_) throw std::logic_error(std::string("[execute] the plan was compiled for ") + options_.caps->name);
+  FlushSubnormalsScope flush;  // JAX's float environment; the caller's comes back after
+  Frame f(plan_.storages.size());
+  std::vector<std::shared_ptr<Buffer>> own_pool;
+  std::vector<std::shared_ptr<Buffer>>& pool = kept_pool ? *kept_pool : own_pool;
+  prepare_pool(pool);
+  bind_fixed(f, inputs, pool);
+  read_params(f, inputs, nullptr);
+  run_bound(f, outputs, all_outputs_);
 }
 
 void Executable::run_step(int s, Frame& f) const {
@@ -246,8 +286,9 @@ void Executable::run_step(int s, Frame& f) const {
       void** out = out_stack;
       if (step.inputs.size() > kStackOperands) in_heap.resize(step.inputs.size()), in = in_heap.data();
       if (step.outputs.size() > kStackOperands) out_heap.resize(step.outputs.size()), out = out_heap.data();
-      for (size_t k = 0; k < step.inputs.size(); ++k) in[k] = f.ptr(p.value_storage[step.inputs[k]]);
-      for (size_t k = 0; k < step.outputs.size(); ++k) out[k] = f.ptr(p.value_storage[step.outputs[k]]);
+      const int* sts = step_storages_[s].data();
+      for (size_t k = 0; k < step.inputs.size(); ++k) in[k] = f.ptr(sts[k]);
+      for (size_t k = 0; k < step.outputs.size(); ++k) out[k] = f.ptr(sts[step.inputs.size() + k]);
       if (!step.windows.empty()) place_windows(p, step, in, out);
       run_cpu_fused(*cpu_, s, in, out);
       return;
@@ -328,20 +369,21 @@ void Executable::run_control(const Step& step, Frame& f) const {
     }
   }
   // A result may be an operand's buffer passed through; pooled buffers get reused: copy those.
+  std::vector<const Buffer*> pooled;  // (few: listed first, not searched per result)
+  for (size_t j = first; j < step.inputs.size(); ++j) {
+    int ist = storage(step.inputs[j]);
+    if (p.storages[ist].kind == Storage::Kind::Pool) pooled.push_back(f.buf(ist).get());
+  }
   for (size_t k = 0; k < results.size(); ++k) {
     int st = storage(step.outputs[k]);
     if (p.storages[st].kind == Storage::Kind::Output) continue;
     std::shared_ptr<Buffer> b = results[k];
-    for (size_t j = first; j < step.inputs.size(); ++j) {
-      int ist = storage(step.inputs[j]);
-      if (p.storages[ist].kind == Storage::Kind::Pool && f.buf(ist) == b) {
-        auto copy = Buffer::allocate(b->nbytes());
-        if (b->nbytes()) std::memcpy(copy->data(), b->data(), b->nbytes());
-        b = copy;
-        break;
-      }
+    if (std::find(pooled.begin(), pooled.end(), b.get()) != pooled.end()) {
+      auto copy = Buffer::allocate(b->nbytes());
+      if (b->nbytes()) std::memcpy(copy->data(), b->data(), b->nbytes());
+      b = copy;
     }
-    f.bind(st, b);
+    f.bind(st, std::move(b));
   }
 }
 
@@ -353,18 +395,25 @@ void Executable::run_while(const Step& step, std::vector<std::shared_ptr<Buffer>
   const Executable& body = *step.subs[1];
   const size_t n = carried.size();
   std::vector<std::shared_ptr<Buffer>> next(n), cond_pool, body_pool;
-  std::vector<char> takes(n), passes(n);
+  std::vector<char> takes(n);
   const Plan& bp = body.plan();
-  for (size_t k = 0; k < n; ++k) {
-    takes[k] = body.output_takes_buffer(k);
-    // Output k is carried buffer k itself (passed through, or updated in place in its window): the
-    // loop keeps it in `next` too, so that no iteration copies its shared_ptr in and out.
-    const Storage& s = bp.storages[bp.value_storage[bp.outputs[k]]];
-    passes[k] = s.kind == Storage::Kind::Param && s.index == int(k);
-  }
+  for (size_t k = 0; k < n; ++k) takes[k] = body.output_takes_buffer(k);
+  // An output that is carried buffer k itself (passed through, or updated in place in its window)
+  // stays in `next` too, from the start: an iteration goes over only the others (own_outputs_).
+  const std::vector<int>& own = body.own_outputs_;
+  for (size_t k = 0; k < n; ++k) next[k] = carried[k];
+  for (int k : own) next[k].reset();
   const bool cond_takes = cond.output_takes_buffer(0);
   const CountedLoop& counted = step.counted;  // found by the planner: no condition plan to run
   std::shared_ptr<Buffer> pred;
+  // The body's frame, bound once: it refers to `carried`'s elements, which stay where they are (the
+  // values move between `carried` and `next` by swapping each pair), and to the pool's.
+  if (!body.cpu_) throw std::logic_error(std::string("[execute] the plan was compiled for ") + body.options_.caps->name);
+  Frame frame(bp.storages.size());
+  body.prepare_pool(body_pool);
+  body.bind_fixed(frame, carried.data(), body_pool);
+  std::vector<int> changed;  // carried buffers whose data pointers the frame must read again (all, first)
+  for (size_t k = 0; k < n; ++k) changed.push_back(int(k));
   for (;;) {
     if (counted.found()) {
       if (!(*static_cast<const int32_t*>(carried[counted.counter]->data()) < counted.bound)) break;
@@ -375,20 +424,26 @@ void Executable::run_while(const Step& step, std::vector<std::shared_ptr<Buffer>
     }
     // `next` holds the previous iteration's values: spare result buffers unless still held (a value
     // passed through, or updated in place, lives on in `carried`).
-    for (size_t k = 0; k < n; ++k) {
-      if (!next[k] || (passes[k] && next[k] == carried[k])) continue;
-      if (!takes[k] || next[k].use_count() != 1 || next[k]->read_only()) next[k].reset();
-    }
+    for (int k : own)
+      if (next[k] && (!takes[k] || next[k].use_count() != 1 || next[k]->read_only())) next[k].reset();
     // The body may update these carried buffers in place: each must be the loop's alone.
     for (int k : body.plan().donated) {
-      if (carried[k].use_count() == 1 + (next[k] == carried[k]) && !carried[k]->read_only()) continue;
-      if (next[k] == carried[k]) next[k].reset();
+      const bool kept = next[k] == carried[k];
+      if (carried[k].use_count() == 1 + kept && !carried[k]->read_only()) continue;
       auto copy = Buffer::allocate(carried[k]->nbytes());
       if (copy->nbytes()) std::memcpy(copy->data(), carried[k]->data(), copy->nbytes());
       carried[k] = std::move(copy);
+      if (kept) next[k] = carried[k];
+      changed.push_back(k);
     }
-    body.run_plan(carried.data(), next.data(), &body_pool);
-    carried.swap(next);
+    body.prepare_pool(body_pool);  // (same size: the frame's references to its elements hold)
+    body.read_params(frame, carried.data(), &changed);
+    changed.clear();
+    body.run_bound(frame, next.data(), own);
+    for (int k : own) {
+      if (next[k].get() != carried[k].get()) changed.push_back(k);
+      carried[k].swap(next[k]);
+    }
   }
 }
 

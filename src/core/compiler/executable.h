@@ -52,6 +52,16 @@ class Executable : public std::enable_shared_from_this<Executable> {
                                   std::vector<std::shared_ptr<Buffer>>& given) const;
   void validate_outputs(const std::vector<Array>& inputs, const std::vector<Array>& outputs) const;
   struct Frame;
+  // run_plan in two parts, so that a loop binds its body's frame once: bind_fixed refers to the
+  // buffers that stay put across runs (parameters, constants, pooled buffers, by the address of
+  // their shared_ptr); run_bound binds the rest, runs the steps, hands out the results and unbinds
+  // what it bound.
+  void prepare_pool(std::vector<std::shared_ptr<Buffer>>& pool) const;
+  void bind_fixed(Frame& f, const std::shared_ptr<Buffer>* inputs, std::vector<std::shared_ptr<Buffer>>& pool) const;
+  // run_bound hands out the outputs listed in `results` (all_outputs_, or a loop's own_ outputs).
+  void run_bound(Frame& f, std::shared_ptr<Buffer>* outputs, const std::vector<int>& results) const;
+  // Reads the data pointers of the parameters listed in `changed` (all when it is null).
+  void read_params(Frame& f, const std::shared_ptr<Buffer>* inputs, const std::vector<int>* changed) const;
   void run_step(int s, Frame& f) const;
   void run_control(const Step& step, Frame& f) const;
   void run_while(const Step& step, std::vector<std::shared_ptr<Buffer>>& carried) const;
@@ -61,8 +71,19 @@ class Executable : public std::enable_shared_from_this<Executable> {
   CompileOptions options_;
   Plan plan_;
   std::shared_ptr<const CpuPlan> cpu_;  // the plan's CPU lowering (backend.h); null: another backend's plan
-  std::vector<int> bound_first_, bound_next_;  // storages run_plan binds: from buffers it has, then the rest
-  std::vector<int> touched_;                    // storages that steps read or write, bound by reference
+  std::vector<int> bound_fixed_;                // parameters, constants, pooled buffers: bound once per frame
+  std::vector<int> bound_next_;                 // values written over donated parameters, then fresh outputs
+  std::vector<int> per_run_;                    // storages a run binds and unbinds (all but bound_fixed_)
+  // Storages that steps read or write, bound by reference: their data pointers are read per run,
+  // those of parameters only where the caller says the buffer changed (a loop's carried values).
+  std::vector<int> touched_;
+  std::vector<std::pair<int, int>> touched_params_;  // (parameter, storage)
+  std::vector<int> param_touched_;                    // per parameter: its storage there, or -1
+  // Outputs: all; those that are not parameter i itself as output i (passed through, or updated
+  // in its window: a loop body's carried buffer that stays where it is); each one's storage. Per
+  // step: the storages of its inputs, then of its outputs.
+  std::vector<int> all_outputs_, own_outputs_, output_storage_;
+  std::vector<std::vector<int>> step_storages_;
 };
 
 // The default options: every graph pass, fusion, buffer reuse.

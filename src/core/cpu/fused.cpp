@@ -63,6 +63,14 @@ void FusedProgram::finalize() {
     if (last_use[out] < 0 && slot_buffer[out] >= 0) free_list.push_back(slot_buffer[out]);  // unused result
   }
   num_buffers = int(persistent.size());
+  slot_bytes.assign(num_slots, 0);
+  for (int s = 0; s < num_slots; ++s) slot_bytes[s] = uint8_t(itemsize(slot_dtype[s]));
+  fill_loads.clear();
+  tile_loads.clear();
+  for (size_t i = 0; i < loads.size(); ++i) (loads[i].kind == FusedLoad::Kind::Fill ? fill_loads : tile_loads).push_back(int(i));
+  direct_slots.clear();
+  for (int s = 0; s < num_slots; ++s)
+    if (direct_output[s] >= 0) direct_slots.push_back({s, direct_output[s]});
   buffer_elem = 8;
   bool complex = false;
   for (DType dt : slot_dtype) {

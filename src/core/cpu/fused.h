@@ -89,6 +89,12 @@ class FusedProgram {
   int num_buffers = 0;
   std::vector<int> direct_output;  // per slot: the output it is written to in place, or -1
   std::vector<int> copy_stores;    // indices into stores that need a copy at the end of a tile
+  // What a tile looks up per load and slot, found once (a loop body's kernels over many scalar
+  // leaves run every iteration): element sizes, the loads filled once per thread and those read
+  // per tile, the slots written to outputs directly.
+  std::vector<uint8_t> slot_bytes;
+  std::vector<int> fill_loads, tile_loads;
+  std::vector<std::pair<int, int>> direct_slots;  // (slot, output)
 
  private:
   struct Tile;

@@ -205,12 +205,11 @@ struct FusedProgram::Tile {
     char* scratch = fused::thread_scratch(buf_bytes * size_t(p.num_buffers));
     for (size_t s = 0; s < n; ++s)
       slot[s] = p.slot_buffer[s] >= 0 ? scratch + size_t(p.slot_buffer[s]) * buf_bytes : nullptr;
-    for (const FusedLoad& L : p.loads) {
-      if (L.kind != FusedLoad::Kind::Fill) continue;
-      const char* elem = L.input >= 0 ? static_cast<const char*>(in[L.input]) +
-                                            L.offset * int64_t(itemsize(p.slot_dtype[L.slot]))
-                                      : L.value.data();
-      fused::fill(static_cast<char*>(slot[L.slot]), elem, itemsize(p.slot_dtype[L.slot]), p.tile);
+    for (int l : p.fill_loads) {
+      const FusedLoad& L = p.loads[l];
+      const size_t es = p.slot_bytes[L.slot];
+      const char* elem = L.input >= 0 ? static_cast<const char*>(in[L.input]) + L.offset * int64_t(es) : L.value.data();
+      fused::fill(static_cast<char*>(slot[L.slot]), elem, es, p.tile);
     }
   }
 
@@ -222,22 +221,20 @@ struct FusedProgram::Tile {
 
   // Evaluates the program over flat indices [start, start + len), len <= tile.
   void compute(int64_t start, int64_t len) {
-    for (const FusedLoad& L : p.loads) {
-      if (L.kind == FusedLoad::Kind::Fill) continue;  // filled once; a constant's input is -1
+    for (int l : p.tile_loads) {  // (fills were filled once)
+      const FusedLoad& L = p.loads[l];
       if (L.kind == FusedLoad::Kind::Iota) {
         fused::iota(L, p.slot_dtype[L.slot], static_cast<char*>(slot[L.slot]), start, len);
         continue;
       }
-      size_t es = itemsize(p.slot_dtype[L.slot]);
+      const size_t es = p.slot_bytes[L.slot];
       const char* base = static_cast<const char*>(in[L.input]) + L.offset * int64_t(es);
       if (L.kind == FusedLoad::Kind::Contiguous)
         slot[L.slot] = const_cast<char*>(base) + start * int64_t(es);
       else if (L.kind == FusedLoad::Kind::Strided)
         fused::gather(L, base, static_cast<char*>(slot[L.slot]), es, start, len);
     }
-    for (size_t s = 0; s < p.direct_output.size(); ++s)
-      if (p.direct_output[s] >= 0)
-        slot[s] = static_cast<char*>(out[p.direct_output[s]]) + start * int64_t(itemsize(p.slot_dtype[s]));
+    for (auto [s, o] : p.direct_slots) slot[s] = static_cast<char*>(out[o]) + start * int64_t(p.slot_bytes[s]);
     const void* args[fused::kMaxArgs];
     for (const FusedStep& st : p.steps) {
       for (size_t k = 0; k < st.args.size(); ++k) args[k] = slot[st.args[k]];
@@ -245,7 +242,7 @@ struct FusedProgram::Tile {
     }
     for (int c : p.copy_stores) {
       const FusedStore& s = p.stores[c];
-      size_t es = itemsize(p.slot_dtype[s.slot]);
+      const size_t es = p.slot_bytes[s.slot];
       std::memcpy(static_cast<char*>(out[s.output]) + start * int64_t(es), slot[s.slot], size_t(len) * es);
     }
   }
