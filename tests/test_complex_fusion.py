@@ -90,7 +90,9 @@ def test_chains_fuse_into_one_kernel_with_the_bits_of_the_ops_alone(dtype, n, se
         assert out.dtype == np.dtype(dtype)
         with np.errstate(all="ignore"):
             ref = NP_FN[op](*(got[i].astype(np.complex128) for i in operands))
-        ok = np.isfinite(ref) & (np.abs(ref) < 1e6)
+        # (where an operand overflowed earlier in the chain, JAX's values, which xjax gives, are not
+        # C99's that NumPy gives: exp(-inf + inf j) is nan + nan j in JAX, 0 in NumPy)
+        ok = np.isfinite(ref) & (np.abs(ref) < 1e6) & np.all([np.isfinite(got[i]) for i in operands], axis=0)
         tol = 1e-4 if dtype == "complex64" else 1e-12
         np.testing.assert_allclose(out[ok], ref[ok], rtol=tol, atol=tol, err_msg=op)
 
