@@ -1,0 +1,115 @@
+"""jit over sharded arguments: the traced program partitioned over their mesh, run on every device.
+
+`plan` propagates a layout from the arguments' shardings to every value of the jaxpr and writes the
+per-device program at the same time: the global jaxpr is interpreted over one device's blocks,
+each equation through its rule (partition_rules.py), inside a trace with the mesh axes bound as
+named axes, so the collectives a rule needs (psum after a split contraction or reduction,
+all_gather and axis_index slices to reshard) are ordinary equations of the per-device jaxpr. The
+plan then runs as a shard_map does (pmap_program.Program, compiled segments on every device at
+once), its in_specs the arguments' and its out_specs the propagated layouts of the results, which
+come back as sharded arrays. Plans are kept per (jaxpr, mesh, argument layouts).
+
+Partitioned: eager calls of a jitted function whose sharded arguments share one mesh of Auto axes
+(jit's in_shardings place them first). Not partitioned, and run on the gathered arguments as
+before: calls under a transformation (tracer arguments: grad, vmap of a jitted function, jit inside
+jit is partitioned as part of its caller), meshes with Explicit axes (whose result types JAX
+defines per primitive), and calls with named axes bound around them.
+"""
+import weakref
+from typing import NamedTuple
+
+from xjax._src import core
+from xjax._src.array import Array
+from xjax._src.custom_calls import custom_jvp_call_p, custom_vjp_call_p
+from xjax._src.interpreters import partial_eval as pe
+from xjax._src.jaxpr import ClosedJaxpr, Literal, literal_value, memoize_per_jaxpr
+from xjax._src.jit_primitive import jit_p
+from xjax._src.partition_rules import RULES, count, gathered, whole
+from xjax._src.pmap_program import Program, inline_collective_calls
+from xjax._src.sharded_array import ShardedArray
+from xjax._src.shard_map_primitive import _mesh_bound, _run, _spec_axes
+from xjax._src.sharding import PartitionSpec
+
+
+def partition_jaxpr(jaxpr, consts, ins, mesh):
+    """The equations of `jaxpr` over blocks: ins and the results as (block, axes) pairs."""
+    env = {v: (c, whole(core.get_aval(c).ndim)) for v, c in zip(jaxpr.constvars, consts)}
+    env.update(zip(jaxpr.invars, ins))
+
+    def read(a):
+        return (literal_value(a), ()) if type(a) is Literal else env[a]
+
+    for eqn in jaxpr.eqns:
+        outs = RULES.get(eqn.primitive, gathered)(mesh, eqn, [read(a) for a in eqn.invars])
+        env.update(zip(eqn.outvars, outs))
+    return [read(a) for a in jaxpr.outvars]
+
+
+def _inlined(param):
+    """A primitive holding the jaxpr it computes: its body partitioned in place."""
+    def rule(mesh, eqn, ins):
+        closed = eqn.params[param]
+        return partition_jaxpr(closed.jaxpr, closed.consts, ins, mesh)
+    return rule
+
+
+RULES.update({jit_p: _inlined("jaxpr"), custom_jvp_call_p: _inlined("call_jaxpr"),
+              custom_vjp_call_p: _inlined("call_jaxpr")})
+
+
+def _spec(axes, mesh):
+    """A layout as the PartitionSpec JAX gives over Auto axes (no trailing unsplit dimensions)."""
+    entries = [None if not a else a[0] if len(a) == 1 else a for a in axes]
+    while entries and entries[-1] is None:
+        entries.pop()
+    return PartitionSpec(*entries)
+
+
+class Plan(NamedTuple):
+    jaxpr: ClosedJaxpr  # over one device's blocks
+    in_specs: tuple
+    out_specs: tuple
+    program: Program
+
+
+def plan(closed, mesh, in_axes):
+    """The per-device program of `closed` for arguments laid out as in_axes (see the module docstring)."""
+    avals = [a.update(shape=tuple(n // count(mesh, names) for n, names in zip(a.shape, axes)))
+             for a, axes in zip(closed.in_avals, in_axes)]
+    out_axes = []
+
+    def body(*blocks):
+        outs = partition_jaxpr(closed.jaxpr, closed.consts, list(zip(blocks, in_axes)), mesh)
+        out_axes[:] = [axes for _, axes in outs]
+        return [x for x, _ in outs]
+
+    with _mesh_bound(mesh, frozenset(mesh.axis_names)):
+        per_device = pe.trace_to_jaxpr(body, avals)
+    program = Program(inline_collective_calls(per_device), None, tuple(zip(mesh.axis_names, mesh.axis_sizes)))
+    return Plan(per_device, tuple(_spec(a, mesh) for a in in_axes), tuple(_spec(a, mesh) for a in out_axes), program)
+
+
+def mesh_of(args):
+    """The mesh a call on these concrete arguments is partitioned over, or None (see the module docstring)."""
+    meshes = {x._sharding.mesh for x in args if type(x) is ShardedArray}
+    if len(meshes) != 1 or core.axis_env() or any(type(x) not in (Array, ShardedArray) for x in args):
+        return None
+    mesh = meshes.pop()
+    return None if mesh.explicit_axes else mesh
+
+
+_plans = weakref.WeakKeyDictionary()  # ClosedJaxpr -> {(mesh, argument layouts): Plan}
+
+
+def plan_for(closed, args, mesh):
+    in_axes = tuple(tuple(map(tuple, _spec_axes(x._sharding.spec, x.ndim))) if type(x) is ShardedArray and
+                    x._sharding.mesh == mesh else whole(x.ndim) for x in args)
+    return memoize_per_jaxpr(_plans, closed, (mesh, in_axes), lambda: plan(closed, mesh, in_axes))
+
+
+def call(closed, args, mesh):
+    """The jaxpr run partitioned over `mesh` on every device at once: its results as sharded arrays."""
+    p = plan_for(closed, args, mesh)
+    shards = [x._shards if type(x) is ShardedArray and x._sharding.mesh == mesh else
+              [Array(x._value, x.aval) if type(x) is ShardedArray else x] * mesh.size for x in args]
+    return _run(p.program, mesh, shards, p.out_specs)

@@ -1,0 +1,211 @@
+"""The rules of jit's partitioner (partition.py): per primitive, how an equation over global values
+becomes equations over one device's blocks, and how its results are split.
+
+A value's layout is its `axes`: per dimension, the mesh axes that split it (major first; () for an
+unsplit dimension); a dimension split over no axis holds the same data on every device. A rule
+takes the mesh, the equation and its operands as (block, axes) pairs, binds primitives on blocks
+(inside the trace of the per-device program, with the mesh axes bound as named axes, so
+collectives are plain psum / all_gather / axis_index) and returns its results as (block, axes).
+A primitive without a rule gathers its operands and runs whole (`gathered`), which is always right.
+"""
+import math
+
+from xjax._src.lax import elementwise as ew, reduction
+from xjax._src.lax.contraction import dot_general_p
+from xjax._src.lax.layout import broadcast_in_dim_p, dynamic_slice_in_dim, reshape_p, squeeze_p, transpose_p
+from xjax._src.lax.parallel import all_gather, axis_index, pmax, pmin, psum
+
+
+def whole(ndim):
+    return ((),) * ndim
+
+
+def count(mesh, names):
+    """How many blocks the mesh axes `names` split a dimension into."""
+    return math.prod(mesh.shape[n] for n in names)
+
+
+def _own_block(x, dim, names, mesh):
+    """This device's block of x along dim, split over the mesh axes `names` (major first)."""
+    size = x.shape[dim] // count(mesh, names)
+    index = 0
+    for n in names:
+        index = index * mesh.shape[n] + axis_index(n)
+    return dynamic_slice_in_dim(x, index * size, size, dim)
+
+
+def reshard(x, have, want, mesh):
+    """x's block under layout `have` -> its block under `want`: the dimensions whose split changes
+    gathered (minor axis first), then sliced to this device's block."""
+    for dim, (h, w) in enumerate(zip(have, want)):
+        if h != w:
+            for n in reversed(h):
+                x = all_gather(x, n, axis=dim, tiled=True)
+    for dim, (h, w) in enumerate(zip(have, want)):
+        if h != w and w:
+            x = _own_block(x, dim, w, mesh)
+    return x
+
+
+def _bind(eqn, blocks, **changes):
+    out = eqn.primitive.bind(*blocks, **({**eqn.params, **changes} if changes else eqn.params))
+    return list(out) if eqn.primitive.multiple_results else [out]
+
+
+def gathered(mesh, eqn, ins):
+    """Any primitive: its operands gathered whole, run whole (the same on every device)."""
+    blocks = [reshard(x, axes, whole(len(axes)), mesh) for x, axes in ins]
+    return [(o, whole(v.aval.ndim)) for o, v in zip(_bind(eqn, blocks), eqn.outvars)]
+
+
+def _elementwise(mesh, eqn, ins):
+    """Operands of the result's rank split alike: each dimension as the first operand that splits it
+    (an axis splits one dimension only); scalars and size-1 dimensions (broadcast) whole."""
+    ndim = eqn.outvars[0].aval.ndim
+    target, used = [()] * ndim, set()
+    for _, axes in ins:
+        if len(axes) == ndim:
+            for d, names in enumerate(axes):
+                if names and not target[d] and not used & set(names):
+                    target[d] = names
+                    used.update(names)
+    target = tuple(target)
+    out_shape = eqn.outvars[0].aval.shape
+    blocks = [x if len(axes) != ndim else reshard(x, axes, tuple(  # (a size-1 dimension broadcasts: whole)
+        () if n != m else t for n, m, t in zip(v.aval.shape, out_shape, target)), mesh)
+        for (x, axes), v in zip(ins, eqn.invars)]
+    return [(o, target) for o in _bind(eqn, blocks)]
+
+
+_REDUCE_COLLECTIVE = {reduction.reduce_sum_p: psum, reduction.reduce_max_p: pmax, reduction.reduce_min_p: pmin}
+
+
+def _reduce(mesh, eqn, ins):
+    """Reduced dimensions split over axes: reduced locally, then psum/pmax/pmin over those axes; a
+    reduction without such a collective (argmax, reduce_prod, ...) gathers them first."""
+    (x, axes), = ins
+    reduced = set(eqn.params["axes"])
+    collective = _REDUCE_COLLECTIVE.get(eqn.primitive)
+    if collective is None:
+        want = tuple(() if d in reduced else a for d, a in enumerate(axes))
+        x, axes = reshard(x, axes, want, mesh), want
+    split = tuple(n for d in sorted(reduced) for n in axes[d])
+    (out,) = _bind(eqn, [x])
+    if split:
+        out = collective(out, split)
+    return [(out, tuple(a for d, a in enumerate(axes) if d not in reduced))]
+
+
+def _cumulative(mesh, eqn, ins):
+    """The scanned dimension gathered, scanned, and split again as the operand was (as XLA keeps it)."""
+    (x, axes), = ins
+    dim = eqn.params["axis"]
+    flat = tuple(() if d == dim else a for d, a in enumerate(axes))
+    (out,) = _bind(eqn, [reshard(x, axes, flat, mesh)])
+    return [(reshard(out, flat, axes, mesh), axes)]
+
+
+def _transpose(mesh, eqn, ins):
+    (x, axes), = ins
+    return [(o, tuple(axes[p] for p in eqn.params["permutation"])) for o in _bind(eqn, [x])]
+
+
+def _squeeze(mesh, eqn, ins):
+    (x, axes), = ins
+    gone = set(d % len(axes) for d in eqn.params["dimensions"])
+    return [(o, tuple(a for d, a in enumerate(axes) if d not in gone)) for o in _bind(eqn, [x])]
+
+
+def _broadcast_in_dim(mesh, eqn, ins):
+    """Operand dimensions keep their splits in the result (a size-1 dimension is never split)."""
+    if len(ins) != 1:
+        return gathered(mesh, eqn, ins)
+    (x, axes), = ins
+    shape, in_shape = eqn.params["shape"], eqn.invars[0].aval.shape
+    out = [()] * len(shape)
+    for i, od in enumerate(eqn.params["broadcast_dimensions"]):
+        if in_shape[i] == shape[od]:
+            out[od] = axes[i]
+    block = tuple(n // count(mesh, a) for n, a in zip(shape, out))
+    return [(o, tuple(out)) for o in _bind(eqn, [x], shape=block)]
+
+
+def _reshape_groups(a, b):
+    """The dimensions of shapes a and b (no zeros) in groups of equal products: [(a dims, b dims)]."""
+    groups, i, j = [], 0, 0
+    while i < len(a) and j < len(b):
+        gi, gj, pa, pb = [i], [j], a[i], b[j]
+        i, j = i + 1, j + 1
+        while pa != pb:
+            if pa < pb:
+                gi.append(i)
+                pa *= a[i]
+                i += 1
+            else:
+                gj.append(j)
+                pb *= b[j]
+                j += 1
+        groups.append((gi, gj))
+    return groups
+
+
+def _reshape(mesh, eqn, ins):
+    """A split kept where exact: on the first dimension of size > 1 of a group of merged or split
+    dimensions, moved to the group's first result dimension of size > 1 when the split divides it;
+    other splits are gathered first."""
+    in_shape, out_shape = eqn.invars[0].aval.shape, eqn.params["new_sizes"]
+    if len(ins) != 1 or eqn.params.get("dimensions") is not None or 0 in in_shape:
+        return gathered(mesh, eqn, ins)
+    (x, axes), = ins
+    keep, out = list(axes), [()] * len(out_shape)
+    for gi, gj in _reshape_groups(in_shape, out_shape):
+        lead_in = next(d for d in gi if in_shape[d] > 1) if any(in_shape[d] > 1 for d in gi) else None
+        lead_out = next((d for d in gj if out_shape[d] > 1), None)
+        for d in gi:
+            if axes[d] and not (d == lead_in and lead_out is not None and out_shape[lead_out] % count(mesh, axes[d]) == 0):
+                keep[d] = ()
+        if lead_in is not None and keep[lead_in]:
+            out[lead_out] = keep[lead_in]
+    keep = tuple(keep)
+    x = reshard(x, axes, keep, mesh)
+    block = tuple(n // count(mesh, a) for n, a in zip(out_shape, out))
+    return [(o, tuple(out)) for o in _bind(eqn, [x], new_sizes=block)]
+
+
+def _dot_general(mesh, eqn, ins):
+    """Batch and contracting dimension pairs split as the lhs's (else the rhs's) side; free dimensions
+    keep their splits (an axis splits one dimension: later claims are gathered); a product over split
+    contracting dimensions is psum'd over their axes."""
+    (lhs, la), (rhs, ra) = ins
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    lw, rw, used = [()] * len(la), [()] * len(ra), set()
+
+    def claim(names):
+        if not names or used & set(names):
+            return ()
+        used.update(names)
+        return names
+
+    for dl, dr in list(zip(lb, rb)) + list(zip(lc, rc)):
+        lw[dl] = rw[dr] = claim(la[dl] or ra[dr])
+    lfree = [d for d in range(len(la)) if d not in lc and d not in lb]
+    rfree = [d for d in range(len(ra)) if d not in rc and d not in rb]
+    for d in lfree:
+        lw[d] = claim(la[d])
+    for d in rfree:
+        rw[d] = claim(ra[d])
+    (out,) = _bind(eqn, [reshard(lhs, la, tuple(lw), mesh), reshard(rhs, ra, tuple(rw), mesh)])
+    summed = tuple(n for d in lc for n in lw[d])
+    if summed:
+        out = psum(out, summed)
+    return [(out, tuple([lw[d] for d in lb] + [lw[d] for d in lfree] + [rw[d] for d in rfree]))]
+
+
+RULES = {p: _elementwise for p in set(ew.PRIMITIVES.values()) | {
+    ew.fma_p, ew.select_n_p, ew.clamp_p, ew.convert_element_type_p, ew.add_any_p}}
+RULES.update({p: _reduce for p in (reduction.reduce_sum_p, reduction.reduce_max_p, reduction.reduce_min_p,
+                                   reduction.reduce_prod_p, reduction.argmax_p, reduction.argmin_p)})
+RULES.update({p: _cumulative for p in (reduction.cumsum_p, reduction.cumprod_p, reduction.cummax_p,
+                                       reduction.cummin_p, reduction.cumlogsumexp_p)})
+RULES.update({transpose_p: _transpose, squeeze_p: _squeeze, broadcast_in_dim_p: _broadcast_in_dim,
+              reshape_p: _reshape, dot_general_p: _dot_general})
