@@ -265,8 +265,9 @@ class JitWrapped(_core.fast_call.JitFunction):
         if tracing or entry.lifted:
             return self._bind(entry, ops, args, kwargs)
         mesh = partition.mesh_of(ops) if ShardedArray in map(type, ops) else None
-        if mesh is not None:  # sharded arguments: the program partitioned over their mesh
-            return entry.out_tree.unflatten(partition.call(entry.jaxpr, ops, mesh))
+        outs = None if mesh is None else partition.call(entry.jaxpr, ops, mesh)
+        if outs is not None:  # sharded arguments: the program partitioned over their mesh
+            return entry.out_tree.unflatten(outs)
         if entry.call is None:
             self._compile(entry, avals)
         return entry.out_tree.unflatten(entry.call(ops))

@@ -9,11 +9,12 @@ plan then runs as a shard_map does (pmap_program.Program, compiled segments on e
 once), its in_specs the arguments' and its out_specs the propagated layouts of the results, which
 come back as sharded arrays. Plans are kept per (jaxpr, mesh, argument layouts).
 
-Partitioned: eager calls of a jitted function whose sharded arguments share one mesh of Auto axes
-(jit's in_shardings place them first). Not partitioned, and run on the gathered arguments as
-before: calls under a transformation (tracer arguments: grad, vmap of a jitted function, jit inside
-jit is partitioned as part of its caller), meshes with Explicit axes (whose result types JAX
-defines per primitive), and calls with named axes bound around them.
+Partitioned: eager calls of a jitted function whose sharded arguments share one mesh (jit's
+in_shardings place them first; over Explicit axes the results' layouts are JAX's types, see
+partition_rules.py). Not partitioned, and run on the gathered arguments as before: calls under a
+transformation (tracer arguments: grad or vmap of a jitted function; a jit inside a jit is
+partitioned as part of its caller), arguments over several meshes, calls with named axes bound
+around them, and programs where a rule refuses to gather an Explicit axis (results whole, as before).
 """
 import weakref
 from typing import NamedTuple
@@ -58,9 +59,10 @@ RULES.update({jit_p: _inlined("jaxpr"), custom_jvp_call_p: _inlined("call_jaxpr"
 
 
 def _spec(axes, mesh):
-    """A layout as the PartitionSpec JAX gives over Auto axes (no trailing unsplit dimensions)."""
+    """A layout as the PartitionSpec JAX gives: over every dimension where the mesh has Explicit axes
+    (the type's), else without trailing unsplit dimensions."""
     entries = [None if not a else a[0] if len(a) == 1 else a for a in axes]
-    while entries and entries[-1] is None:
+    while entries and entries[-1] is None and not mesh.explicit_axes:
         entries.pop()
     return PartitionSpec(*entries)
 
@@ -94,22 +96,35 @@ def mesh_of(args):
     meshes = {x._sharding.mesh for x in args if type(x) is ShardedArray}
     if len(meshes) != 1 or core.axis_env() or any(type(x) not in (Array, ShardedArray) for x in args):
         return None
-    mesh = meshes.pop()
-    return None if mesh.explicit_axes else mesh
+    return meshes.pop()
 
 
 _plans = weakref.WeakKeyDictionary()  # ClosedJaxpr -> {(mesh, argument layouts): Plan}
 
 
 def plan_for(closed, args, mesh):
+    """The Plan for these arguments, or None where a rule refuses an Explicit axis (NotImplementedError)."""
     in_axes = tuple(tuple(map(tuple, _spec_axes(x._sharding.spec, x.ndim))) if type(x) is ShardedArray and
                     x._sharding.mesh == mesh else whole(x.ndim) for x in args)
-    return memoize_per_jaxpr(_plans, closed, (mesh, in_axes), lambda: plan(closed, mesh, in_axes))
+
+    def make():
+        try:
+            return plan(closed, mesh, in_axes)
+        except NotImplementedError:
+            return _UNPARTITIONED
+    p = memoize_per_jaxpr(_plans, closed, (mesh, in_axes), make)
+    return None if p is _UNPARTITIONED else p
+
+
+_UNPARTITIONED = object()
 
 
 def call(closed, args, mesh):
-    """The jaxpr run partitioned over `mesh` on every device at once: its results as sharded arrays."""
+    """The jaxpr run partitioned over `mesh` on every device at once: its results as sharded arrays;
+    None where it is not partitioned (run on the gathered arguments)."""
     p = plan_for(closed, args, mesh)
+    if p is None:
+        return None
     shards = [x._shards if type(x) is ShardedArray and x._sharding.mesh == mesh else
               [Array(x._value, x.aval) if type(x) is ShardedArray else x] * mesh.size for x in args]
     return _run(p.program, mesh, shards, p.out_specs)

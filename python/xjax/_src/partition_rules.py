@@ -7,9 +7,16 @@ takes the mesh, the equation and its operands as (block, axes) pairs, binds prim
 (inside the trace of the per-device program, with the mesh axes bound as named axes, so
 collectives are plain psum / all_gather / axis_index) and returns its results as (block, axes).
 A primitive without a rule gathers its operands and runs whole (`gathered`), which is always right.
+
+Over Explicit mesh axes a result's layout is its type, which JAX defines per primitive: the rules
+give JAX's types where they keep or drop splits as JAX's do, raise JAX's ShardingTypeError where
+JAX refuses (a dot over contracting dimensions split alike, a scan over a split dimension), and
+raise NotImplementedError (`_check_explicit`) where they would gather an Explicit axis anywhere
+else, which makes the driver run that program on the gathered arguments, as before partitioning.
 """
 import math
 
+from xjax._src.errors import ShardingTypeError
 from xjax._src.lax import elementwise as ew, reduction
 from xjax._src.lax.contraction import dot_general_p
 from xjax._src.lax.layout import broadcast_in_dim_p, dynamic_slice_in_dim, reshape_p, squeeze_p, transpose_p
@@ -47,6 +54,24 @@ def reshard(x, have, want, mesh):
     return x
 
 
+def _check_explicit(mesh, eqn, have, want):
+    """NotImplementedError where a layout change would gather an Explicit mesh axis (JAX's type rule
+    for it is not implemented: the result's type could differ from JAX's)."""
+    explicit = set(mesh.explicit_axes)
+    lost = sorted({n for h, w in zip(have, want) if h != w for n in h if n in explicit})
+    if lost:
+        raise NotImplementedError(
+            f"jit of '{eqn.primitive.name}' on operands split over the Explicit mesh axes {lost}: the sharding of its "
+            "result is not implemented in xjax yet (issue 29); reshard the operands first (jax.reshard(x, P())) "
+            "or use a mesh of Auto axes")
+
+
+def _to(mesh, eqn, x, have, want):
+    """reshard, refusing to gather Explicit axes (_check_explicit)."""
+    _check_explicit(mesh, eqn, have, want)
+    return reshard(x, have, want, mesh)
+
+
 def _bind(eqn, blocks, **changes):
     out = eqn.primitive.bind(*blocks, **({**eqn.params, **changes} if changes else eqn.params))
     return list(out) if eqn.primitive.multiple_results else [out]
@@ -54,7 +79,7 @@ def _bind(eqn, blocks, **changes):
 
 def gathered(mesh, eqn, ins):
     """Any primitive: its operands gathered whole, run whole (the same on every device)."""
-    blocks = [reshard(x, axes, whole(len(axes)), mesh) for x, axes in ins]
+    blocks = [_to(mesh, eqn, x, axes, whole(len(axes))) for x, axes in ins]
     return [(o, whole(v.aval.ndim)) for o, v in zip(_bind(eqn, blocks), eqn.outvars)]
 
 
@@ -71,8 +96,8 @@ def _elementwise(mesh, eqn, ins):
                     used.update(names)
     target = tuple(target)
     out_shape = eqn.outvars[0].aval.shape
-    blocks = [x if len(axes) != ndim else reshard(x, axes, tuple(  # (a size-1 dimension broadcasts: whole)
-        () if n != m else t for n, m, t in zip(v.aval.shape, out_shape, target)), mesh)
+    blocks = [x if len(axes) != ndim else _to(mesh, eqn, x, axes, tuple(  # (a size-1 dimension broadcasts: whole)
+        () if n != m else t for n, m, t in zip(v.aval.shape, out_shape, target)))
         for (x, axes), v in zip(ins, eqn.invars)]
     return [(o, target) for o in _bind(eqn, blocks)]
 
@@ -101,8 +126,19 @@ def _cumulative(mesh, eqn, ins):
     (x, axes), = ins
     dim = eqn.params["axis"]
     flat = tuple(() if d == dim else a for d, a in enumerate(axes))
+    if axes[dim] and set(axes[dim]) & set(mesh.explicit_axes):
+        raise ShardingTypeError(f"Input should be unsharded over the axis being reduced. Got input type="
+                                f"{_typed(eqn.invars[0].aval, axes, mesh)} and axis={dim}")
     (out,) = _bind(eqn, [reshard(x, axes, flat, mesh)])
     return [(reshard(out, flat, axes, mesh), axes)]
+
+
+def _typed(aval, axes, mesh):
+    """`float32[8@X,4]`: a type with its Explicit axes, as JAX prints it."""
+    def dim(n, names):
+        names = [a for a in names if a in mesh.explicit_axes]
+        return f"{n}@{names[0] if len(names) == 1 else '(' + ','.join(names) + ')'}" if names else str(n)
+    return f"{aval.dtype.name}[{','.join(dim(n, a) for n, a in zip(aval.shape, axes))}]"
 
 
 def _transpose(mesh, eqn, ins):
@@ -167,7 +203,7 @@ def _reshape(mesh, eqn, ins):
         if lead_in is not None and keep[lead_in]:
             out[lead_out] = keep[lead_in]
     keep = tuple(keep)
-    x = reshard(x, axes, keep, mesh)
+    x = _to(mesh, eqn, x, axes, keep)
     block = tuple(n // count(mesh, a) for n, a in zip(out_shape, out))
     return [(o, tuple(out)) for o in _bind(eqn, [x], new_sizes=block)]
 
@@ -186,6 +222,11 @@ def _dot_general(mesh, eqn, ins):
         used.update(names)
         return names
 
+    if any(la[dl] and la[dl] == ra[dr] and set(la[dl]) & set(mesh.explicit_axes) for dl, dr in zip(lc, rc)):
+        raise ShardingTypeError(
+            "Contracting dimensions are sharded and it is ambiguous how the output should be sharded. Please specify "
+            f"the output sharding via the `out_sharding` parameter. Got lhs_contracting_spec="
+            f"{tuple(n for d in lc for n in la[d])} and rhs_contracting_spec={tuple(n for d in rc for n in ra[d])}")
     for dl, dr in list(zip(lb, rb)) + list(zip(lc, rc)):
         lw[dl] = rw[dr] = claim(la[dl] or ra[dr])
     lfree = [d for d in range(len(la)) if d not in lc and d not in lb]
@@ -194,7 +235,7 @@ def _dot_general(mesh, eqn, ins):
         lw[d] = claim(la[d])
     for d in rfree:
         rw[d] = claim(ra[d])
-    (out,) = _bind(eqn, [reshard(lhs, la, tuple(lw), mesh), reshard(rhs, ra, tuple(rw), mesh)])
+    (out,) = _bind(eqn, [_to(mesh, eqn, lhs, la, tuple(lw)), _to(mesh, eqn, rhs, ra, tuple(rw))])
     summed = tuple(n for d in lc for n in lw[d])
     if summed:
         out = psum(out, summed)
