@@ -209,6 +209,8 @@ dots = [i for i, e in enumerate(eqns) if e.primitive.name == "dot_general"]
 print(dots[:2] == sorted(dots)[:2] and dots[0] < dots[1] < first_psum, eqns[first_psum].params["axis_name"])
 print(sorted({e.params["axis_name"] for e in eqns if e.primitive.name == "psum"}))
 print(sum(e.primitive.name == "all_gather" for e in eqns))
+# collectives_late: the compiled segments that run on every device at once, and the collectives between them
+print([s[1].primitive.name if type(s) is tuple else "segment" for s in plan.program.steps])
 q, _ = step(megatron, xs, ys)
 print([s.data.shape for s in q["w1"].addressable_shards], megatron["w1"]._whole is None)
 """)
@@ -218,6 +220,7 @@ print([s.data.shape for s in q["w1"].addressable_shards], megatron["w1"]._whole 
         "True ('model',)",  # Megatron: the second layer's product summed over 'model'
         "[('data',), ('model',)]",
         "0",
+        "['axis_index', 'segment', 'psum', 'segment', 'psum', 'psum', 'psum', 'psum', 'psum', 'segment']",
         "[(16, 16), (16, 16), (16, 16), (16, 16)] True"]
 
 

@@ -23,8 +23,9 @@ from xjax._src import core
 from xjax._src.array import Array
 from xjax._src.custom_calls import custom_jvp_call_p, custom_vjp_call_p
 from xjax._src.interpreters import partial_eval as pe
-from xjax._src.jaxpr import ClosedJaxpr, Literal, literal_value, memoize_per_jaxpr
+from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, has_effect, literal_value, memoize_per_jaxpr
 from xjax._src.jit_primitive import jit_p
+from xjax._src.lax.parallel import COLLECTIVES, axis_index_p
 from xjax._src.partition_rules import RULES, count, gathered, whole
 from xjax._src.pmap_program import Program, inline_collective_calls
 from xjax._src.sharded_array import ShardedArray
@@ -58,6 +59,38 @@ RULES.update({jit_p: _inlined("jaxpr"), custom_jvp_call_p: _inlined("call_jaxpr"
               custom_vjp_call_p: _inlined("call_jaxpr")})
 
 
+def collectives_late(closed):
+    """The equations reordered, dependencies kept, so that collectives run as late as they can, those
+    ready together one after another (axis_index first): the program's compiled segments between
+    them, which every device runs at once, become fewer and larger (a gradient's psums: one run)."""
+    jaxpr = closed.jaxpr
+    if any(has_effect(e) for e in jaxpr.eqns):
+        return closed
+    ready = set(jaxpr.invars) | set(jaxpr.constvars)
+    is_ready = lambda e: all(type(a) is Literal or a in ready for a in e.invars)  # noqa: E731
+    order = [e for e in jaxpr.eqns if e.primitive is axis_index_p]
+    pending = [e for e in jaxpr.eqns if e.primitive is not axis_index_p]
+    ready.update(v for e in order for v in e.outvars)
+    while pending:
+        emitted = len(order)
+        for cut in (False, True):  # every computation that can run, then the collectives that can
+            waiting, cut_outs = [], []
+            for e in pending:
+                if (e.primitive in COLLECTIVES) != cut or not is_ready(e):
+                    waiting.append(e)
+                    continue
+                order.append(e)
+                if cut:
+                    cut_outs += e.outvars
+                else:
+                    ready.update(e.outvars)
+            pending = waiting
+            ready.update(cut_outs)
+        if len(order) == emitted:
+            raise AssertionError("collectives_late: equations whose inputs are never defined")
+    return ClosedJaxpr(Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, order), closed.consts)
+
+
 def _spec(axes, mesh):
     """A layout as the PartitionSpec JAX gives: over every dimension where the mesh has Explicit axes
     (the type's), else without trailing unsplit dimensions."""
@@ -87,7 +120,8 @@ def plan(closed, mesh, in_axes):
 
     with _mesh_bound(mesh, frozenset(mesh.axis_names)):
         per_device = pe.trace_to_jaxpr(body, avals)
-    program = Program(inline_collective_calls(per_device), None, tuple(zip(mesh.axis_names, mesh.axis_sizes)))
+    per_device = collectives_late(inline_collective_calls(per_device))
+    program = Program(per_device, None, tuple(zip(mesh.axis_names, mesh.axis_sizes)))
     return Plan(per_device, tuple(_spec(a, mesh) for a in in_axes), tuple(_spec(a, mesh) for a in out_axes), program)
 
 
