@@ -83,7 +83,7 @@ _EXPLICIT = """\
 ew P('data', 'model') float32[8@data,16@model]
 ew_mixed P('data', 'model') float32[8@data,16@model]
 dot_free P('data', 'model') float32[8@data,4@model]
-dot_contract ShardingTypeError Contracting dimensions are sharded and it is ambiguous how t
+dot_contract P(None, None) float32[8,4]
 dot_contract_one P(None, None) float32[8,4]
 sum0 P('model',) float32[16@model]
 sum1 P('data',) float32[8@data]
@@ -103,6 +103,9 @@ def test_each_rule_gives_numpy_values_and_jax_result_specs():
         print("--")
         report(explicit)
         """)
+    # One difference from JAX over Explicit axes: dot_contract, where JAX raises ShardingTypeError
+    # ("Contracting dimensions are sharded and it is ambiguous how the output should be sharded"),
+    # is summed, unsplit, as JAX's transpose rules make a gradient's product (partition_rules._dot_general).
     assert out.splitlines() == _AUTO.splitlines() + ["--"] + _EXPLICIT.splitlines()
 
 
@@ -183,16 +186,25 @@ def test_data_and_tensor_parallel_training_match_one_device():
 for name, p, xs, ys in [
         ("megatron", megatron, put(auto, x, "data"), put(auto, y, "data")),
         ("data-parallel", {k: put(auto, v) for k, v in p0.items()}, put(auto, x, ("data", "model")),
-         put(auto, y, ("data", "model")))]:
+         put(auto, y, ("data", "model"))),
+        ("explicit data-parallel", {k: put(explicit, v) for k, v in p0.items()}, put(explicit, x, "data"),
+         put(explicit, y, "data"))]:
     q, losses = train(p, xs, ys)
     np.testing.assert_allclose(losses, one_device, rtol=2e-6)
-    assert all(type(v) is ShardedArray for v in q.values())
+    assert all(type(v) is ShardedArray for v in q.values()) and xs._whole is None
     print(name, {k: v.sharding.spec for k, v in sorted(q.items())})
+    # grad of a jitted loss: its jit equations run partitioned too, each gradient split as its parameter
+    g = jax.grad(jax.jit(loss))(p, xs, ys)
+    print(name, "grad", {k: v.sharding.spec for k, v in sorted(g.items())}, xs._whole is None)
 """)
-    # JAX's specs of the parameters after a step (they stay as placed)
+    # JAX's specs of the parameters after a step (they stay as placed) and of the gradients
     assert out.splitlines() == [
         "megatron {'b1': P('model',), 'b2': P(), 'w1': P(None, 'model'), 'w2': P('model',)}",
-        "data-parallel {'b1': P(), 'b2': P(), 'w1': P(), 'w2': P()}"]
+        "megatron grad {'b1': P('model',), 'b2': P(), 'w1': P(None, 'model'), 'w2': P('model',)} True",
+        "data-parallel {'b1': P(), 'b2': P(), 'w1': P(), 'w2': P()}",
+        "data-parallel grad {'b1': P(), 'b2': P(), 'w1': P(), 'w2': P()} True",
+        "explicit data-parallel {'b1': P(None,), 'b2': P(None,), 'w1': P(None, None), 'w2': P(None, None)}",
+        "explicit data-parallel grad {'b1': P(None,), 'b2': P(None,), 'w1': P(None, None), 'w2': P(None, None)} True"]
 
 
 def test_the_plan_runs_blocks_per_device_with_the_psum_where_it_belongs():
@@ -236,7 +248,7 @@ print(hashlib.sha1(b"".join(np.asarray(v).tobytes() for _, v in sorted(q.items()
 def test_transformations_shardings_and_jaxprs_of_partitioned_functions():
     out = run(_TRAIN + """
 xs, ys = put(auto, x, "data"), put(auto, y, "data")
-# grad and vmap of a jitted function on sharded arguments: traced, run on the gathered arrays
+# grad and vmap of a jitted function on sharded arguments: values (the jit equations run partitioned)
 g = jax.grad(jax.jit(loss))(megatron, xs, ys)
 g_ref = jax.grad(loss)({k: jnp.asarray(v) for k, v in p0.items()}, jnp.asarray(x), jnp.asarray(y))
 for k in g:

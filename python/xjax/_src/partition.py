@@ -19,7 +19,7 @@ around them, and programs where a rule refuses to gather an Explicit axis (resul
 import weakref
 from typing import NamedTuple
 
-from xjax._src import core
+from xjax._src import core, jit_primitive
 from xjax._src.array import Array
 from xjax._src.custom_calls import custom_jvp_call_p, custom_vjp_call_p
 from xjax._src.interpreters import partial_eval as pe
@@ -162,3 +162,15 @@ def call(closed, args, mesh):
     shards = [x._shards if type(x) is ShardedArray and x._sharding.mesh == mesh else
               [Array(x._value, x.aval) if type(x) is ShardedArray else x] * mesh.size for x in args]
     return _run(p.program, mesh, shards, p.out_specs)
+
+
+def _jit_impl_partitioned(closed, args):
+    """The jit primitive's eager evaluation (the parts of grad or vmap of a jitted function that run
+    now) on sharded operands: partitioned as a jitted call is; None otherwise."""
+    if ShardedArray not in map(type, args):
+        return None
+    mesh = mesh_of(args)
+    return None if mesh is None else call(closed, args, mesh)
+
+
+jit_primitive.partitioned = _jit_impl_partitioned

@@ -10,7 +10,7 @@ A primitive without a rule gathers its operands and runs whole (`gathered`), whi
 
 Over Explicit mesh axes a result's layout is its type, which JAX defines per primitive: the rules
 give JAX's types where they keep or drop splits as JAX's do, raise JAX's ShardingTypeError where
-JAX refuses (a dot over contracting dimensions split alike, a scan over a split dimension), and
+JAX refuses (a scan over a split dimension), and
 raise NotImplementedError (`_check_explicit`) where they would gather an Explicit axis anywhere
 else, which makes the driver run that program on the gathered arguments, as before partitioning.
 """
@@ -211,7 +211,10 @@ def _reshape(mesh, eqn, ins):
 def _dot_general(mesh, eqn, ins):
     """Batch and contracting dimension pairs split as the lhs's (else the rhs's) side; free dimensions
     keep their splits (an axis splits one dimension: later claims are gathered); a product over split
-    contracting dimensions is psum'd over their axes."""
+    contracting dimensions is psum'd over their axes. Over Explicit axes JAX refuses such a product
+    unless its out_sharding says where the result goes, which JAX's transpose rules set (a gradient's
+    sharding is its primal's) and xjax's jaxprs do not carry: the product is psum'd, unsplit there,
+    the sharding those rules give (the gradient of a replicated or column-split weight)."""
     (lhs, la), (rhs, ra) = ins
     (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
     lw, rw, used = [()] * len(la), [()] * len(ra), set()
@@ -222,11 +225,6 @@ def _dot_general(mesh, eqn, ins):
         used.update(names)
         return names
 
-    if any(la[dl] and la[dl] == ra[dr] and set(la[dl]) & set(mesh.explicit_axes) for dl, dr in zip(lc, rc)):
-        raise ShardingTypeError(
-            "Contracting dimensions are sharded and it is ambiguous how the output should be sharded. Please specify "
-            f"the output sharding via the `out_sharding` parameter. Got lhs_contracting_spec="
-            f"{tuple(n for d in lc for n in la[d])} and rhs_contracting_spec={tuple(n for d in rc for n in ra[d])}")
     for dl, dr in list(zip(lb, rb)) + list(zip(lc, rc)):
         lw[dl] = rw[dr] = claim(la[dl] or ra[dr])
     lfree = [d for d in range(len(la)) if d not in lc and d not in lb]
