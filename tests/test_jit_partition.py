@@ -278,3 +278,29 @@ print(jax.make_jaxpr(jax.jit(lambda a, b: a @ b))(xs, megatron["w1"]))
         "        in (c,) }",
         "    ] a b",
         "  in (c,) }"]
+
+
+def test_a_shard_map_inside_jit_runs_its_body_on_the_blocks():
+    out = run("""
+        from xjax import lax
+        v = np.arange(64, dtype=np.float32).reshape(8, 8)
+        vs = put(auto, v, "data", "model")
+        sm = jax.shard_map(lambda a: lax.psum(a.sum(0), "data"), mesh=auto, in_specs=P("data", "model"),
+                           out_specs=P("model"))
+        f = jax.jit(lambda a: sm(a * 2) + 1)
+        r = f(vs)
+        np.testing.assert_array_equal(np.asarray(r), (2 * v).sum(0) + 1)
+        (entry,) = f._cache.values()
+        names = [e.primitive.name for e in partition.plan_for(entry.jaxpr, [vs], auto).jaxpr.jaxpr.eqns]
+        print(r.sharding.spec, names)
+        sm3 = jax.shard_map(lambda a: a * 3, mesh=auto, in_specs=P(None, "data"), out_specs=P(None, "data"))
+        r = jax.jit(lambda a: sm3(a).sum(1))(vs)  # resharded into the in_specs
+        np.testing.assert_array_equal(np.asarray(r), 3 * v.sum(1))
+        print(r.sharding.spec)
+        # an axis the out_specs leave out, unchecked: its first device's value, as the eager shard_map
+        sm2 = jax.shard_map(lambda a: a * (1 + lax.axis_index("data")), mesh=auto, in_specs=P(None, "model"),
+                            out_specs=P(None, "model"), check_vma=False)
+        got = jax.jit(lambda a: sm2(a) + a)(vs)  # (the sum split over 'data': each device slices the first's value)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(sm2(vs)) + v)
+        """)
+    assert out.splitlines() == ["P('model',) ['mul', 'reduce_sum', 'psum', 'add']", "P()"]  # JAX's specs

@@ -23,13 +23,14 @@ from xjax._src import core, jit_primitive
 from xjax._src.array import Array
 from xjax._src.custom_calls import custom_jvp_call_p, custom_vjp_call_p
 from xjax._src.interpreters import partial_eval as pe
-from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, has_effect, literal_value, memoize_per_jaxpr
+from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, eval_jaxpr, has_effect, literal_value, memoize_per_jaxpr
 from xjax._src.jit_primitive import jit_p
-from xjax._src.lax.parallel import COLLECTIVES, axis_index_p
-from xjax._src.partition_rules import RULES, count, gathered, whole
+from xjax._src.lax.layout import index_in_dim
+from xjax._src.lax.parallel import COLLECTIVES, all_gather, axis_index_p
+from xjax._src.partition_rules import RULES, count, gathered, reshard, whole
 from xjax._src.pmap_program import Program, inline_collective_calls
 from xjax._src.sharded_array import ShardedArray
-from xjax._src.shard_map_primitive import _mesh_bound, _run, _spec_axes
+from xjax._src.shard_map_primitive import _mesh_bound, _run, _spec_axes, shard_map_p
 from xjax._src.sharding import PartitionSpec
 
 
@@ -55,8 +56,32 @@ def _inlined(param):
     return rule
 
 
+def _axes(spec, ndim):
+    return tuple(map(tuple, _spec_axes(spec, ndim)))
+
+
+def _shard_map(mesh, eqn, ins):
+    """A shard_map over this mesh, manual over all of it: its body is per-device code already, run on
+    the operands resharded to its in_specs; its results are split as its out_specs say (an axis they
+    leave out takes its first device's value, unless check_vma proved them the same there)."""
+    p = eqn.params
+    if p["mesh"] != mesh or set(p["newly_manual_axes"]) != set(mesh.axis_names):
+        return gathered(mesh, eqn, ins)
+    blocks = [reshard(x, axes, _axes(s, len(axes)), mesh) for (x, axes), s in zip(ins, p["in_specs"])]
+    outs = eval_jaxpr(p["jaxpr"].jaxpr, p["jaxpr"].consts, *blocks)
+    results = []
+    for o, s, v in zip(outs, p["out_specs"], eqn.outvars):
+        axes = _axes(s, v.aval.ndim)
+        named = {n for a in axes for n in a}
+        for n in mesh.axis_names:
+            if n not in named and not p["check_vma"]:
+                o = index_in_dim(all_gather(o, n), 0, 0, keepdims=False)
+        results.append((o, axes))
+    return results
+
+
 RULES.update({jit_p: _inlined("jaxpr"), custom_jvp_call_p: _inlined("call_jaxpr"),
-              custom_vjp_call_p: _inlined("call_jaxpr")})
+              custom_vjp_call_p: _inlined("call_jaxpr"), shard_map_p: _shard_map})
 
 
 def collectives_late(closed):
@@ -138,7 +163,7 @@ _plans = weakref.WeakKeyDictionary()  # ClosedJaxpr -> {(mesh, argument layouts)
 
 def plan_for(closed, args, mesh):
     """The Plan for these arguments, or None where a rule refuses an Explicit axis (NotImplementedError)."""
-    in_axes = tuple(tuple(map(tuple, _spec_axes(x._sharding.spec, x.ndim))) if type(x) is ShardedArray and
+    in_axes = tuple(_axes(x._sharding.spec, x.ndim) if type(x) is ShardedArray and
                     x._sharding.mesh == mesh else whole(x.ndim) for x in args)
 
     def make():
