@@ -11,10 +11,10 @@ come back as sharded arrays. Plans are kept per (jaxpr, mesh, argument layouts).
 
 Partitioned: eager calls of a jitted function whose sharded arguments share one mesh (jit's
 in_shardings place them first; over Explicit axes the results' layouts are JAX's types, see
-partition_rules.py). Not partitioned, and run on the gathered arguments as before: calls under a
-transformation (tracer arguments: grad or vmap of a jitted function; a jit inside a jit is
-partitioned as part of its caller), arguments over several meshes, calls with named axes bound
-around them, and programs where a rule refuses to gather an Explicit axis (results whole, as before).
+partition_rules.py), and the eager evaluation of jit equations on such operands (the parts of
+grad or vmap of a jitted function that run now: `jit_primitive.partitioned`). Not partitioned, and
+run on the gathered arguments as before: arguments over several meshes, calls with named axes bound
+around them, and programs where a rule refuses to gather an Explicit axis (results whole).
 """
 import weakref
 from typing import NamedTuple
@@ -151,7 +151,8 @@ def plan(closed, mesh, in_axes):
 
 
 def mesh_of(args):
-    """The mesh a call on these concrete arguments is partitioned over, or None (see the module docstring)."""
+    """The one mesh of these concrete arguments' sharded ones, over which a call on them is partitioned;
+    None where it is not (see the module docstring)."""
     meshes = {x._sharding.mesh for x in args if type(x) is ShardedArray}
     if len(meshes) != 1 or core.axis_env() or any(type(x) not in (Array, ShardedArray) for x in args):
         return None
@@ -163,8 +164,7 @@ _plans = weakref.WeakKeyDictionary()  # ClosedJaxpr -> {(mesh, argument layouts)
 
 def plan_for(closed, args, mesh):
     """The Plan for these arguments, or None where a rule refuses an Explicit axis (NotImplementedError)."""
-    in_axes = tuple(_axes(x._sharding.spec, x.ndim) if type(x) is ShardedArray and
-                    x._sharding.mesh == mesh else whole(x.ndim) for x in args)
+    in_axes = tuple(_axes(x._sharding.spec, x.ndim) if type(x) is ShardedArray else whole(x.ndim) for x in args)
 
     def make():
         try:
@@ -184,8 +184,7 @@ def call(closed, args, mesh):
     p = plan_for(closed, args, mesh)
     if p is None:
         return None
-    shards = [x._shards if type(x) is ShardedArray and x._sharding.mesh == mesh else
-              [Array(x._value, x.aval) if type(x) is ShardedArray else x] * mesh.size for x in args]
+    shards = [x._shards if type(x) is ShardedArray else [x] * mesh.size for x in args]
     return _run(p.program, mesh, shards, p.out_specs)
 
 
