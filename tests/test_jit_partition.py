@@ -304,3 +304,50 @@ def test_a_shard_map_inside_jit_runs_its_body_on_the_blocks():
         np.testing.assert_array_equal(np.asarray(got), np.asarray(sm2(vs)) + v)
         """)
     assert out.splitlines() == ["P('model',) ['mul', 'reduce_sum', 'psum', 'add']", "P()"]  # JAX's specs
+
+
+def test_reshapes_and_batched_products_of_random_layouts():
+    out = run("""
+        import itertools
+        from hypothesis import HealthCheck, given, settings, strategies as st
+        entry = st.sampled_from([None, "data", "model", ("data", "model")])
+        dims = st.sampled_from([1, 2, 4, 6, 8])
+
+        def split_ok(shape, spec):
+            names = [n for e in spec if e for n in (e if isinstance(e, tuple) else (e,))]
+            return len(names) == len(set(names)) and all(
+                n % (4 if isinstance(e, tuple) else 2) == 0 for n, e in zip(shape, spec) if e)
+
+        @st.composite
+        def cases(draw):
+            shape = tuple(draw(st.lists(dims, min_size=1, max_size=3)))
+            spec = tuple(draw(entry) for _ in shape)
+            factors = [p for n in shape for p in {1: [], 2: [2], 4: [2, 2], 6: [2, 3], 8: [2, 2, 2]}[n]]
+            order = draw(st.permutations(factors))
+            cut = sorted(draw(st.lists(st.integers(0, len(order)), max_size=3)))
+            parts = [order[a:b] for a, b in zip([0] + cut, cut + [len(order)])]
+            new = tuple(int(np.prod(p)) for p in parts) or (1,)
+            return shape, spec, new
+
+        @settings(max_examples=80, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
+        @given(cases(), st.booleans())
+        def check(case, is_explicit):
+            shape, spec, new = case
+            if not split_ok(shape, spec):
+                return
+            v = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+            r = jax.jit(lambda a: a.reshape(new) + 1)(put(explicit if is_explicit else auto, v, *spec))
+            np.testing.assert_array_equal(np.asarray(r), v.reshape(new) + 1)
+            if type(r) is ShardedArray:
+                for shard in r.addressable_shards:
+                    np.testing.assert_array_equal(np.asarray(shard.data), (v.reshape(new) + 1)[shard.index])
+        check()
+
+        a_np, b_np = rng.randn(4, 8, 6).astype(np.float32), rng.randn(4, 6, 2).astype(np.float32)
+        for sa, sb in itertools.product([P(), P("data"), P("data", "model"), P(None, None, "model")],
+                                        [P(), P("model"), P(None, "data"), P("data", "model")]):
+            r = jax.jit(lambda a, b: jnp.einsum("bij,bjk->bik", a, b))(put(auto, a_np, *sa), put(auto, b_np, *sb))
+            np.testing.assert_allclose(np.asarray(r), np.einsum("bij,bjk->bik", a_np, b_np), rtol=1e-5, atol=1e-5)
+        print("ok")
+        """)
+    assert out.split() == ["ok"]
