@@ -40,6 +40,15 @@ def cases(mesh):
         "reshape_split": (lambda a: a.reshape(4, 2, 16), [put_(x, "data")]),
         "bcast": (lambda a: a[:, None, :] * jnp.ones((8, 3, 16)), [put_(x, "data", "model")]),
         "cumsum": (lambda a: jnp.cumsum(a, 1), [put_(x, "data", "model")]),
+        "slice0": (lambda a: a[1:5], [put_(x, "data", "model")]),
+        "slice1": (lambda a: a[:, 2:6], [put_(x, "data", "model")]),
+        "concat1": (lambda a: jnp.concatenate([a, a], 1), [put_(x, "data", "model")]),
+        "concat0": (lambda a: jnp.concatenate([a, a * 2], 0), [put_(x, "data", "model")]),
+        "pad1": (lambda a: jnp.pad(a, ((0, 0), (1, 1))), [put_(x, "data", "model")]),
+        "rev0": (lambda a: a[::-1], [put_(x, "data", "model")]),
+        "sort1": (lambda a: jnp.sort(a, 1), [put_(x, "data", "model")]),
+        "iota": (lambda a: a + jnp.arange(16.0), [put_(x, "data", "model")]),
+        "dyn": (lambda a: jax.lax.dynamic_slice_in_dim(a, 2, 4, 1), [put_(x, "data", "model")]),
     }
 
 def report(mesh):
@@ -77,7 +86,16 @@ transpose P('model', 'data') float32[16,8]
 reshape_merge P('data',) float32[128]
 reshape_split P('data',) float32[4,2,16]
 bcast P('data', None, 'model') float32[8,3,16]
-cumsum P('data', 'model') float32[8,16]"""
+cumsum P('data', 'model') float32[8,16]
+slice0 P('data', 'model') float32[4,16]
+slice1 P('data', 'model') float32[8,4]
+concat1 P('data', 'model') float32[8,32]
+concat0 P('data', 'model') float32[16,16]
+pad1 P('data', 'model') float32[8,18]
+rev0 P('data', 'model') float32[8,16]
+sort1 P('data', 'model') float32[8,16]
+iota P('data', 'model') float32[8,16]
+dyn P('data', 'model') float32[8,4]"""
 
 _EXPLICIT = """\
 ew P('data', 'model') float32[8@data,16@model]
@@ -94,7 +112,16 @@ transpose P('model', 'data') float32[16@model,8@data]
 reshape_merge P('data',) float32[128@data]
 reshape_split P('data', None, None) float32[4@data,2,16]
 bcast P('data', None, 'model') float32[8@data,3,16@model]
-cumsum ShardingTypeError Input should be unsharded over the axis being reduced. Got i"""
+cumsum ShardingTypeError Input should be unsharded over the axis being reduced. Got i
+slice0 P('data', 'model') float32[4@data,16@model]
+slice1 P('data', 'model') float32[8@data,4@model]
+concat1 P('data', 'model') float32[8@data,32@model]
+concat0 P('data', 'model') float32[16@data,16@model]
+pad1 P('data', 'model') float32[8@data,18@model]
+rev0 P('data', 'model') float32[8@data,16@model]
+sort1 ShardingTypeError Arguments to sort must be unsharded over the sorting dimensi
+iota P('data', 'model') float32[8@data,16@model]
+dyn P('data', 'model') float32[8@data,4@model]"""
 
 
 def test_each_rule_gives_numpy_values_and_jax_result_specs():

@@ -19,7 +19,9 @@ import math
 from xjax._src.errors import ShardingTypeError
 from xjax._src.lax import elementwise as ew, reduction
 from xjax._src.lax.contraction import dot_general_p
-from xjax._src.lax.layout import broadcast_in_dim_p, dynamic_slice_in_dim, reshape_p, squeeze_p, transpose_p
+from xjax._src.lax.layout import (broadcast_in_dim_p, concatenate_p, dynamic_slice_in_dim, dynamic_slice_p, pad_p,
+                                  reshape_p, rev_p, slice_p, squeeze_p, transpose_p)
+from xjax._src.lax.sorting import sort_p
 from xjax._src.lax.parallel import all_gather, axis_index, pmax, pmin, psum
 
 
@@ -87,14 +89,7 @@ def _elementwise(mesh, eqn, ins):
     """Operands of the result's rank split alike: each dimension as the first operand that splits it
     (an axis splits one dimension only); scalars and size-1 dimensions (broadcast) whole."""
     ndim = eqn.outvars[0].aval.ndim
-    target, used = [()] * ndim, set()
-    for _, axes in ins:
-        if len(axes) == ndim:
-            for d, names in enumerate(axes):
-                if names and not target[d] and not used & set(names):
-                    target[d] = names
-                    used.update(names)
-    target = tuple(target)
+    target = _merged(ins, ndim)
     out_shape = eqn.outvars[0].aval.shape
     blocks = [x if len(axes) != ndim else _to(mesh, eqn, x, axes, tuple(  # (a size-1 dimension broadcasts: whole)
         () if n != m else t for n, m, t in zip(v.aval.shape, out_shape, target)))
@@ -139,6 +134,75 @@ def _typed(aval, axes, mesh):
         names = [a for a in names if a in mesh.explicit_axes]
         return f"{n}@{names[0] if len(names) == 1 else '(' + ','.join(names) + ')'}" if names else str(n)
     return f"{aval.dtype.name}[{','.join(dim(n, a) for n, a in zip(aval.shape, axes))}]"
+
+
+def _merged(ins, ndim, skip=()):
+    """The layout the operands of rank ndim share: each dimension (but `skip`) split as the first
+    operand splitting it, an axis splitting one dimension."""
+    target, used = [()] * ndim, set()
+    for _, axes in ins:
+        if len(axes) == ndim:
+            for d, names in enumerate(axes):
+                if d not in skip and names and not target[d] and not used & set(names):
+                    target[d] = names
+                    used.update(names)
+    return tuple(target)
+
+
+def _keeping_layout(touched, block_params=lambda eqn, block: {}):
+    """A rule for a primitive whose results have its operands' rank and which works along some
+    dimensions (`touched(eqn)`: sliced, padded, concatenated, reversed, sorted): the operands split
+    alike with those dimensions whole, the other splits kept (shape params made the blocks',
+    `block_params`); the results then split again along them as the first operand was, where it
+    divides them (the layout XLA and JAX's types keep). Other operands (pad values, indices) whole."""
+    def rule(mesh, eqn, ins):
+        ndim = eqn.outvars[0].aval.ndim
+        dims = set(touched(eqn))
+        target = _merged(ins, ndim, skip=dims)
+        blocks = [reshard(x, axes, target, mesh) if len(axes) == ndim else _to(mesh, eqn, x, axes, whole(len(axes)))
+                  for x, axes in ins]
+        block = tuple(n // count(mesh, a) for n, a in zip(eqn.outvars[0].aval.shape, target))
+        outs = _bind(eqn, blocks, **block_params(eqn, block))
+        first, used = ins[0][1], {n for a in target for n in a}
+        back = tuple(first[d] if d in dims and first[d] and not used & set(first[d]) and
+                     eqn.outvars[0].aval.shape[d] % count(mesh, first[d]) == 0 else target[d] for d in range(ndim))
+        for _, axes in ins:  # (over Explicit axes: the operands' types kept, or not implemented)
+            if len(axes) == ndim:
+                _check_explicit(mesh, eqn, axes, back)
+        return [(reshard(o, target, back, mesh), back) for o in outs]
+    return rule
+
+
+def _sliced_dims(eqn):
+    p, shape = eqn.params, eqn.invars[0].aval.shape
+    strides = p["strides"] or (1,) * len(shape)
+    return [d for d, (a, b, s) in enumerate(zip(p["start_indices"], p["limit_indices"], strides))
+            if (a, b, s) != (0, shape[d], 1)]
+
+
+def _slice_block(eqn, block):
+    """An unsliced dimension's limit: the block's size."""
+    sliced = set(_sliced_dims(eqn))
+    return {"limit_indices": tuple(b if d in sliced else n for d, (b, n) in
+                                   enumerate(zip(eqn.params["limit_indices"], block)))}
+
+
+def _dynamic_slice_dims(eqn):
+    return [d for d, (n, m) in enumerate(zip(eqn.params["slice_sizes"], eqn.invars[0].aval.shape)) if n != m]
+
+
+def _dynamic_slice_block(eqn, block):
+    sliced = set(_dynamic_slice_dims(eqn))
+    return {"slice_sizes": tuple(s if d in sliced else n for d, (s, n) in enumerate(zip(eqn.params["slice_sizes"], block)))}
+
+
+def _sort(mesh, eqn, ins):
+    dim = eqn.params["dimension"]
+    if any(axes[dim] and set(axes[dim]) & set(mesh.explicit_axes) for _, axes in ins):
+        raise ShardingTypeError(f"Arguments to sort must be unsharded over the sorting dimension. Got arg types "
+                                f"{', '.join(_typed(v.aval, axes, mesh) for (_, axes), v in zip(ins, eqn.invars))} "
+                                f"and dimension={dim}")
+    return _keeping_layout(lambda e: [dim])(mesh, eqn, ins)
 
 
 def _transpose(mesh, eqn, ins):
@@ -247,4 +311,9 @@ RULES.update({p: _reduce for p in (reduction.reduce_sum_p, reduction.reduce_max_
 RULES.update({p: _cumulative for p in (reduction.cumsum_p, reduction.cumprod_p, reduction.cummax_p,
                                        reduction.cummin_p, reduction.cumlogsumexp_p)})
 RULES.update({transpose_p: _transpose, squeeze_p: _squeeze, broadcast_in_dim_p: _broadcast_in_dim,
-              reshape_p: _reshape, dot_general_p: _dot_general})
+              reshape_p: _reshape, dot_general_p: _dot_general, sort_p: _sort,
+              slice_p: _keeping_layout(_sliced_dims, _slice_block),
+              dynamic_slice_p: _keeping_layout(_dynamic_slice_dims, _dynamic_slice_block),
+              concatenate_p: _keeping_layout(lambda eqn: [eqn.params["dimension"]]),
+              pad_p: _keeping_layout(lambda eqn: [d for d, c in enumerate(eqn.params["padding_config"]) if c != (0, 0, 0)]),
+              rev_p: _keeping_layout(lambda eqn: eqn.params["dimensions"])})
