@@ -116,18 +116,6 @@ def _reduce(mesh, eqn, ins):
     return [(out, tuple(a for d, a in enumerate(axes) if d not in reduced))]
 
 
-def _cumulative(mesh, eqn, ins):
-    """The scanned dimension gathered, scanned, and split again as the operand was (as XLA keeps it)."""
-    (x, axes), = ins
-    dim = eqn.params["axis"]
-    flat = tuple(() if d == dim else a for d, a in enumerate(axes))
-    if axes[dim] and set(axes[dim]) & set(mesh.explicit_axes):
-        raise ShardingTypeError(f"Input should be unsharded over the axis being reduced. Got input type="
-                                f"{_typed(eqn.invars[0].aval, axes, mesh)} and axis={dim}")
-    (out,) = _bind(eqn, [reshard(x, axes, flat, mesh)])
-    return [(reshard(out, flat, axes, mesh), axes)]
-
-
 def _typed(aval, axes, mesh):
     """`float32[8@X,4]`: a type with its Explicit axes, as JAX prints it."""
     def dim(n, names):
@@ -196,13 +184,16 @@ def _dynamic_slice_block(eqn, block):
     return {"slice_sizes": tuple(s if d in sliced else n for d, (s, n) in enumerate(zip(eqn.params["slice_sizes"], block)))}
 
 
-def _sort(mesh, eqn, ins):
-    dim = eqn.params["dimension"]
-    if any(axes[dim] and set(axes[dim]) & set(mesh.explicit_axes) for _, axes in ins):
-        raise ShardingTypeError(f"Arguments to sort must be unsharded over the sorting dimension. Got arg types "
-                                f"{', '.join(_typed(v.aval, axes, mesh) for (_, axes), v in zip(ins, eqn.invars))} "
-                                f"and dimension={dim}")
-    return _keeping_layout(lambda e: [dim])(mesh, eqn, ins)
+def _unsplit_along(param, what):
+    """A scan or sort along the dimension `param` names: over an Explicit axis splitting it JAX's
+    ShardingTypeError, else the layout kept (_keeping_layout)."""
+    def rule(mesh, eqn, ins):
+        dim = eqn.params[param]
+        if any(axes[dim] and set(axes[dim]) & set(mesh.explicit_axes) for _, axes in ins):
+            raise ShardingTypeError(what.format(types=", ".join(_typed(v.aval, axes, mesh) for (_, axes), v in
+                                                                zip(ins, eqn.invars)), dim=dim))
+        return _keeping_layout(lambda e: [dim])(mesh, eqn, ins)
+    return rule
 
 
 def _transpose(mesh, eqn, ins):
@@ -308,10 +299,14 @@ RULES = {p: _elementwise for p in set(ew.PRIMITIVES.values()) | {
     ew.fma_p, ew.select_n_p, ew.clamp_p, ew.convert_element_type_p, ew.add_any_p}}
 RULES.update({p: _reduce for p in (reduction.reduce_sum_p, reduction.reduce_max_p, reduction.reduce_min_p,
                                    reduction.reduce_prod_p, reduction.argmax_p, reduction.argmin_p)})
-RULES.update({p: _cumulative for p in (reduction.cumsum_p, reduction.cumprod_p, reduction.cummax_p,
-                                       reduction.cummin_p, reduction.cumlogsumexp_p)})
+RULES.update({p: _unsplit_along("axis", "Input should be unsharded over the axis being reduced. Got input "
+                                         "type={types} and axis={dim}")
+              for p in (reduction.cumsum_p, reduction.cumprod_p, reduction.cummax_p, reduction.cummin_p,
+                        reduction.cumlogsumexp_p)})
 RULES.update({transpose_p: _transpose, squeeze_p: _squeeze, broadcast_in_dim_p: _broadcast_in_dim,
-              reshape_p: _reshape, dot_general_p: _dot_general, sort_p: _sort,
+              reshape_p: _reshape, dot_general_p: _dot_general,
+              sort_p: _unsplit_along("dimension", "Arguments to sort must be unsharded over the sorting dimension. "
+                                                  "Got arg types {types} and dimension={dim}"),
               slice_p: _keeping_layout(_sliced_dims, _slice_block),
               dynamic_slice_p: _keeping_layout(_dynamic_slice_dims, _dynamic_slice_block),
               concatenate_p: _keeping_layout(lambda eqn: [eqn.params["dimension"]]),
