@@ -10,9 +10,9 @@ A primitive without a rule gathers its operands and runs whole (`gathered`), whi
 
 Over Explicit mesh axes a result's layout is its type, which JAX defines per primitive: the rules
 give JAX's types where they keep or drop splits as JAX's do, raise JAX's ShardingTypeError where
-JAX refuses (a scan over a split dimension), and
-raise NotImplementedError (`_check_explicit`) where they would gather an Explicit axis anywhere
-else, which makes the driver run that program on the gathered arguments, as before partitioning.
+JAX refuses (a scan or sort along a split dimension), and raise NotImplementedError
+(`_check_explicit`) where they would gather an Explicit axis anywhere else, which makes the driver
+run that program on the gathered arguments, as before partitioning.
 """
 import math
 
