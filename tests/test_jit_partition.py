@@ -378,3 +378,18 @@ def test_reshapes_and_batched_products_of_random_layouts():
         print("ok")
         """)
     assert out.split() == ["ok"]
+
+
+def test_an_all_reduce_over_the_whole_mesh_is_reduced_once_and_shared():
+    out = run("""
+        from xjax import lax
+        v = jnp.asarray(rng.randn(64, 48).astype(np.float32) * 1e3)
+        for axes in [("data", "model"), ("model", "data")]:
+            for red in (lax.psum, lax.pmax, lax.pmin):
+                f = jax.shard_map(lambda a: red(a * 1.1, axes), mesh=auto, in_specs=P("data", "model"), out_specs=P())
+                r = f(v)
+                # the bits of the vmap rules (the lowering under jit), one buffer that every device holds
+                print(np.array_equal(np.asarray(r), np.asarray(jax.jit(f)(v))),
+                      len({id(s.data) for s in r.addressable_shards}))
+        """)
+    assert out.splitlines() == ["True 1"] * 6
