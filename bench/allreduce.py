@@ -35,10 +35,14 @@ def _relaunch(np_):
 
 def _median_times(runs, reps, barrier):
     """{name: median seconds} of runs {name: (setup, run)}, interleaved rep by rep so that a change
-    in the machine's load hits every method alike."""
+    in the machine's load hits every method alike, in an order rotated each rep: a method's place
+    in the order changes its time (measured: with a fixed order, whichever pmap column came first
+    after mpi4py's was the slower, checks on or off)."""
     times = {name: [] for name in runs}
-    for _ in range(reps):
-        for name, (setup, run) in runs.items():
+    names = list(runs)
+    for rep in range(reps):
+        for name in names[rep % len(names):] + names[:rep % len(names)]:
+            setup, run = runs[name]
             setup()
             barrier()
             t = time.perf_counter()

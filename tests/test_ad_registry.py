@@ -25,7 +25,7 @@ LINEAR = {
     "dynamic_update_slice", "concatenate", "pad", "rev", "gather", "scatter", "scatter-add", "scatter-mul",
     "dot_general", "jit", "cond", "scan", "shard_map", "custom_jvp_call", "custom_lin", "remat2", "stack", "unstack",
     "split",
-    "psum", "all_gather", "reduce_scatter", "all_to_all", "ppermute",
+    "psum", "psum_invariant", "pvary", "all_gather", "reduce_scatter", "all_to_all", "ppermute",
     "conv_general_dilated", "reduce_window_sum", "select_and_gather_add", "select_and_scatter_add",
     "triangular_solve", "custom_linear_solve", "real", "imag", "conj", "complex", "fft",
     "tridiagonal_solve", "optimization_barrier", "reduce_precision",

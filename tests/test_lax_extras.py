@@ -436,9 +436,13 @@ def test_collectives_from_others():
     with pytest.raises(ValueError, match="permutation"):
         lax.pshuffle(x, "i", [0, 0, 1, 2])
     for call, name in [(lambda: lax.psend(x, "i", [(0, 1)]), "psend"),
-                       (lambda: lax.precv(lax.create_token(), x, "i", [(0, 1)]), "precv"),
-                       (lambda: lax.pcast(x, "i", to="varying"), "pcast")]:
+                       (lambda: lax.precv(lax.create_token(), x, "i", [(0, 1)]), "precv")]:
         with pytest.raises(NotImplementedError, match=name):
+            call()
+    # pcast outside a shard_map body: JAX's ValueError (under shard_map: tests/test_shard_map_vma.py)
+    for call in [lambda: lax.pcast(x, "i", to="varying"),
+                 lambda: xjax.vmap(lambda v: lax.pcast(v, "i", to="varying"), axis_name="i")(x)]:
+        with pytest.raises(ValueError, match="pvary should be called under jax.shard_map"):
             call()
 
 

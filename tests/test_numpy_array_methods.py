@@ -138,3 +138,24 @@ def test_iter_and_len():
     assert len(x) == 2
     with pytest.raises(TypeError):
         len(jnp.asarray(1.0))
+
+
+def test_objects_with_jax_array_in_operators_and_functions():
+    # As JAX 0.10.2 (recorded): operators convert an object with __jax_array__ (a Flax Variable), while a
+    # function that must type it raises JAX's ValueError.
+    class Wrapped:
+        def __init__(self, value):
+            self.value = value
+
+        def __jax_array__(self):
+            return self.value
+
+    w = Wrapped(jnp.arange(9.0).reshape(3, 3))
+    np.testing.assert_array_equal(np.asarray(jnp.ones(3) @ w), np.ones(3) @ np.arange(9.0).reshape(3, 3))
+    np.testing.assert_array_equal(np.asarray(jnp.ones((3, 3)) + w), 1 + np.arange(9.0).reshape(3, 3))
+    np.testing.assert_array_equal(np.asarray(2.0 * jnp.ones((3, 3)) - w), 2 - np.arange(9.0).reshape(3, 3))
+    for f in (jnp.sin, lambda v: jnp.add(1.0, v), lambda v: jnp.clip(v, 0, 1)):
+        with pytest.raises(ValueError, match=r"Triggering __jax_array__\(\) during abstractification is no longer "
+                                             "supported. To avoid this error, either explicitly convert your object "
+                                             r"using jax.numpy.array\(\), or register your object as a pytree."):
+            f(w)

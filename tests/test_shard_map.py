@@ -44,8 +44,9 @@ def test_collectives_against_a_loop_over_blocks():
         f = jax.shard_map(lambda a: a * (10 * lax.axis_index("X") + lax.axis_index("Y")), mesh=mesh,
                           in_specs=P("X", "Y"), out_specs=P("X", "Y"))
         np.testing.assert_array_equal(both(f, x), np.block([[b[i][j] * (10 * i + j) for j in range(2)] for i in range(2)]))
+        # (all_gather's result is typed as varying over X, as JAX types it: replicating it needs check_vma=False)
         f = jax.shard_map(lambda a: lax.all_gather(a, "X", tiled=True), mesh=mesh, in_specs=P("X", "Y"),
-                          out_specs=P(None, "Y"))
+                          out_specs=P(None, "Y"), check_vma=False)
         np.testing.assert_array_equal(both(f, x), x_np)
         f = jax.shard_map(lambda a: lax.ppermute(a, "X", [(0, 1), (1, 0)]), mesh=mesh, in_specs=P("X"), out_specs=P("X"))
         np.testing.assert_array_equal(both(f, x), np.concatenate([x_np[4:], x_np[:4]]))
@@ -83,8 +84,10 @@ def test_grad_vmap_and_errors():
         xs, ws = jnp.arange(8.0).reshape(4, 2) / 8, jnp.ones((2, 4)) * 0.5
         g = jax.shard_map(body, mesh=mesh, in_specs=(P("X"), P(None, "Y")), out_specs=P("X", "Y"), check_vma=False)
         print(np.asarray(g(xs, ws))[:, 0].tolist())
-        for bad in [lambda: jax.shard_map(body, mesh=mesh, in_specs=(P("X"), P(None, "Y")), out_specs=P("X", "Y"))(xs, ws),
-                    lambda: jax.shard_map(lambda a: a, mesh=mesh, in_specs=P("X"), out_specs=P("X"))(jnp.arange(5.0)),
+        # and with check_vma=True, JAX's: ws is the same on every device of X, so its gradient is summed over X
+        g = jax.shard_map(body, mesh=mesh, in_specs=(P("X"), P(None, "Y")), out_specs=P("X", "Y"))
+        print(np.asarray(g(xs, ws)).tolist(), np.asarray(jax.jit(g)(xs, ws))[:, 0].tolist())
+        for bad in [lambda: jax.shard_map(lambda a: a, mesh=mesh, in_specs=P("X"), out_specs=P("X"))(jnp.arange(5.0)),
                     lambda: jax.shard_map(lambda a: a, mesh=mesh, in_specs=P("X", "Y"), out_specs=P("X"))(jnp.arange(8.0)),
                     lambda: jax.shard_map(lambda a: a, mesh=mesh, in_specs=P("X", "X"), out_specs=P("X"))(x)]:
             try:
@@ -100,16 +103,20 @@ def test_grad_vmap_and_errors():
                 print(str(err).splitlines()[4])
         free = jax.shard_map(lambda a: a * 2, mesh=mesh, in_specs=P("X"), out_specs=P(), check_vma=False)
         np.testing.assert_array_equal(np.asarray(free(x)), 2 * x_np[:4])  # the first device's
-        ok = jax.shard_map(lambda a: lax.all_gather(a, "X", tiled=True) + lax.axis_index("Y"), mesh=mesh,
-                           in_specs=P("X"), out_specs=P(None, "Y"))
+        gathered = jax.shard_map(lambda a: lax.all_gather(a, "X", tiled=True) + lax.axis_index("Y"), mesh=mesh,
+                                 in_specs=P("X"), out_specs=P(None, "Y"))
+        try:
+            gathered(x)
+        except ValueError as err:
+            print(str(err).splitlines()[4])
+        ok = jax.shard_map(lambda a: lax.psum(lax.all_gather(a, "X", tiled=True), "X") + lax.axis_index("Y"),
+                           mesh=mesh, in_specs=P("X"), out_specs=P(None, "Y"))
         print(ok(x).shape)
         """)
     assert out.splitlines() == [
         "[1.5, 3.0, 27.5, 33.0]",
-        "NotImplementedError | reverse-mode differentiation inside a shard_map body with check_vma=True: JAX's types "
-        "of values varying over mesh axes (which make a gradient of a value replicated over an axis summed over it) "
-        "are not implemented in xjax yet (issue 29). Take the gradient of the shard_map'd function instead, or pass "
-        "check_vma=False for per-device gradients (collectives transposed as pmap's)",
+        "[[14.5, 14.5, 14.5, 14.5], [18.0, 18.0, 18.0, 18.0], [14.5, 14.5, 14.5, 14.5], [18.0, 18.0, 18.0, 18.0]] "
+        "[14.5, 18.0, 14.5, 18.0]",
         "ValueError | shard_map applied to the function '<lambda>' was given argument arrays with axis sizes that are "
         "not evenly divisible by the corresponding mesh axis sizes:",
         "ValueError | shard_map applied to the function '<lambda>' was given an in_specs entry which is too long to be "
@@ -117,7 +124,9 @@ def test_grad_vmap_and_errors():
         "DuplicateSpecError | A single NamedSharding spec specification can map every mesh axis to at most one "
         "positional dimension, but P('X', 'X') has duplicate entries for `X`"] + [
         "out_specs is P() which implies that the corresponding output value is only varying across mesh axes {} and "
-        "not {X}, but it was inferred to be possibly varying over {X}"] * 2 + ["(8, 8)"]
+        "not {X}, but it was inferred to be possibly varying over {X}"] * 2 + [
+        "out_specs is P(None, 'Y') which implies that the corresponding output value is replicated across mesh axis "
+        "'X', but could not infer replication over any axes", "(8, 8)"]
 
 
 _MLP = """
@@ -197,3 +206,32 @@ def test_results_do_not_depend_on_the_thread_count():
         print(hashlib.sha1(np.asarray(f(a, w)).tobytes()).hexdigest())
         """
     assert run(code, threads="1") == run(code, threads="3")
+
+
+def test_in_specs_inferred_from_the_arguments():
+    # JAX's default in_specs (Infer): over Explicit mesh axes, each argument's own spec. Values and the
+    # result's type recorded from JAX 0.10.2 (the same program).
+    out = run("""
+        from xjax.sharding import NamedSharding
+        emesh = jax.make_mesh((2, 2), ("X", "Y"), axis_types=(AxisType.Explicit,) * 2)
+        a = jax.device_put(jnp.arange(32.0).reshape(8, 4), NamedSharding(emesh, P("X", None)))
+        w = jax.device_put(jnp.ones((4, 4)), NamedSharding(emesh, P(None, "Y")))
+        f = jax.shard_map(lambda a, b: a @ b, mesh=emesh, out_specs=P("X", "Y"))
+        r = f(a, w)
+        print(np.asarray(r).sum(), r.sharding.spec, jax.typeof(r))
+        np.testing.assert_array_equal(np.asarray(r), np.asarray(a) @ np.asarray(w))
+        with jax.set_mesh(emesh):
+            print(np.asarray(jax.shard_map(lambda a: lax.psum(a, "X"), out_specs=P(None, None))(a)).sum())
+        for bad in [lambda: jax.shard_map(lambda a: a, mesh=mesh, out_specs=P("X"))(x),
+                    lambda: jax.jit(f)(a, w)]:
+            try:
+                bad()
+            except (TypeError, NotImplementedError) as err:
+                print(type(err).__name__, str(err).replace("{'Y', 'X'}", "{'X', 'Y'}"))
+        """)
+    assert out.splitlines() == [
+        "1984.0 P('X', 'Y') float32[8@X,4@Y]", "496.0",
+        "TypeError shard_map in_specs argument must be a pytree of `jax.sharding.PartitionSpec` instances, but it was "
+        "`None` when axis_names=frozenset({'X', 'Y'}) are of type AxisType.Auto, AxisType.Auto",
+        "NotImplementedError shard_map in_specs inferred from a traced argument: xjax's traced types carry no "
+        "shardings yet (issue 29); pass in_specs"]

@@ -334,3 +334,67 @@ def test_nnx_vmap_ensembles_over_rngs_keys():
         assert out[name] == JAX_NNX_VMAP[name], name
     for name in ("kernel_row0", "out", "noisy_out", "uniform_grid"):
         np.testing.assert_allclose(out[name], JAX_NNX_VMAP[name], rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+NNX_SHARDED_PROGRAM = """
+import json
+import numpy as np
+import jax
+import jax.numpy as jnp
+import optax
+from flax import nnx
+from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+
+
+class MLP(nnx.Module):  # Megatron's split: w1 by columns, w2 by rows, over the "model" axis
+    def __init__(self, rngs):
+        init = nnx.initializers.lecun_normal()
+        self.w1 = nnx.Param(nnx.with_partitioning(init, (None, "model"))(rngs.params(), (8, 16)))
+        self.b1 = nnx.Param(jnp.zeros(16), sharding=("model",))
+        self.w2 = nnx.Param(nnx.with_partitioning(init, ("model", None))(rngs.params(), (16, 4)))
+
+    def __call__(self, x):
+        return jnp.tanh(x @ self.w1[...] + self.b1[...]) @ self.w2[...]
+
+
+def train(mesh):
+    rng = np.random.default_rng(0)
+    x = jnp.asarray(rng.normal(size=(32, 8)).astype(np.float32))
+    y = jnp.asarray(rng.normal(size=(32, 4)).astype(np.float32))
+    model = MLP(nnx.Rngs(0))
+    state = nnx.state(model)
+    specs = nnx.get_partition_spec(state)
+    nnx.update(model, jax.tree.map(lambda v, s: jax.device_put(v, NamedSharding(mesh, s)), state, specs))
+    placed = [str(getattr(v[...].sharding, "spec", None)) for v in (model.w1, model.b1, model.w2)]
+    x, y = (jax.device_put(v, NamedSharding(mesh, P("data"))) for v in (x, y))
+    optimizer = nnx.Optimizer(model, optax.sgd(0.1), wrt=nnx.Param)
+
+    @nnx.jit
+    def step(model, optimizer, x, y):
+        loss, grads = nnx.value_and_grad(lambda m: ((m(x) - y) ** 2).mean())(model)
+        optimizer.update(model, grads)
+        return loss
+    return [float(step(model, optimizer, x, y)) for _ in range(5)], placed
+
+
+out = {}
+for name, shape in [("one", (1, 1)), ("sharded", (2, 2))]:
+    mesh = jax.make_mesh(shape, ("data", "model"), axis_types=(AxisType.Auto,) * 2, devices=jax.devices()[:shape[0] * shape[1]])
+    with jax.set_mesh(mesh):
+        out[name] = train(mesh)
+print(json.dumps(out))
+"""
+
+# Recorded from JAX 0.10.2 (XLA_FLAGS=--xla_force_host_platform_device_count=4, the same program).
+JAX_NNX_SHARDED_LOSSES = [1.3389545679092407, 1.259185552597046, 1.1927688121795654, 1.136989951133728,
+                          1.0897572040557861]
+
+
+def test_nnx_with_partitioning_over_a_mesh():
+    # nnx.with_partitioning places each parameter over the mesh set by jax.set_mesh (through
+    # with_sharding_constraint over the mesh's abstract form); the train step's losses are one device's.
+    _needs("flax", "optax")
+    out = json.loads(run_isolated(NNX_SHARDED_PROGRAM, PRELUDE, timeout=300, env={"XJAX_NUM_CPU_DEVICES": "4"}))
+    assert out["sharded"][1] == ["P(None, 'model')", "P('model',)", "P('model', None)"]
+    np.testing.assert_allclose(out["one"][0], JAX_NNX_SHARDED_LOSSES, rtol=2e-6)
+    np.testing.assert_allclose(out["sharded"][0], out["one"][0], rtol=2e-6)

@@ -2,7 +2,7 @@
 compiled program -- in a fori_loop and a scan, of several dtypes, grouped -- run in the core, one
 exchange each (the collective counter says how many), with the values NumPy gives. A cond holding
 one, whose branch may differ between processes, keeps vmap's meaning (every branch on every shard).
-Prints "ok" when all pass."""
+Repeated calls, mapped and unmapped arguments and results. Prints "ok" when all pass."""
 import numpy as np
 
 import xjax
@@ -60,6 +60,18 @@ assert bool(any_flag[0]) and int(min_flag[0]) == 1
 # scan: 3 exchanges per step (psum, pmax, pmin: different kinds); the last two (psum, pmin:
 # different kinds): 2
 assert n == 3 * 5 + 2, n
+
+# A repeated call takes the direct path (pmap_program.Program.whole_runner): unmapped arguments
+# and results, results stacked along another axis; each call one exchange, the same values.
+h = xjax.pmap(lambda v, w: (lax.psum(v * w, "i"), w + 1, lax.pmax(v, "i")), axis_name="i", in_axes=(1, None),
+              out_axes=(1, None, 0))
+W = np.float32(3)
+for _ in range(3):
+    (s3, w1, m), n = exchanges(h, xjax.device_put(X[p][:, None]), xjax.device_put(W))
+    assert n == 2 and s3.shape == (5, 1, 3) and w1.shape == () and m.shape == (1, 5, 3), (n, s3.shape, m.shape)
+    np.testing.assert_allclose(np.asarray(s3[:, 0]), X.sum(0) * W, rtol=1e-5)
+    np.testing.assert_array_equal(np.asarray(m[0]), X.max(0))
+    assert float(w1) == 4
 
 # A cond whose predicate differs between processes, a psum in one branch: as vmap, both branches
 # run on every shard (the psum over all of them), from Python.

@@ -2,8 +2,10 @@
 after process 0 gave up waiting for it (a timeout it catches and survives). Process 1's data then
 completes the MPI operation that process 0 abandoned: it must land in memory process 0 kept, not
 in memory freed and reused since (process 0 allocates and computes meanwhile, and checks its
-arrays). Afterwards every collective fails at once on process 0. argv[1]: "core" runs the psum in
-one compiled program (one device per process), "python" from Python (two devices per process)."""
+arrays). Afterwards every collective fails at once on process 0, and on process 1 when its #2
+failed too (in the core it may complete instead: its next collective then fails waiting). argv[1]:
+"core" runs the psum in one compiled program (one device per process), "python" from Python (two
+devices per process)."""
 import sys
 import time
 
@@ -23,9 +25,14 @@ np.testing.assert_array_equal(np.asarray(psum(x)), 2 * L)  # collective #1: ever
 
 if p == 1:
     time.sleep(4)  # process 0 times out meanwhile
+completed = False
 try:
-    psum(x).block_until_ready()
-    raise AssertionError("collective #2 did not fail")
+    y = psum(x)
+    # In the core the check and the data travel together: process 0 had posted both before it gave
+    # up, so process 1's late collective may complete, with process 0's (kept) contribution.
+    assert p == 1 and sys.argv[1] == "core", "collective #2 did not fail"
+    np.testing.assert_array_equal(np.asarray(y), 2 * L)
+    completed = True
 except DistributedError as e:
     print(f"process {p} failed: {e}", flush=True)
     if p == 0:
@@ -33,7 +40,7 @@ except DistributedError as e:
     else:  # its data never comes: process 0 left the collective
         assert "did not complete" in str(e) or "exited" in str(e), e
 if sys.argv[1] == "core":
-    assert _core.mpi_abandoned() == 1, _core.mpi_abandoned()
+    assert _core.mpi_abandoned() == (0 if completed else 1), _core.mpi_abandoned()
 else:
     assert len(abandoned) == 1, abandoned
 if p == 0:
@@ -50,5 +57,8 @@ try:
     psum(x)
     raise AssertionError("a collective ran after a failed one")
 except DistributedError as e:
-    assert "an earlier collective across processes failed" in str(e), e
+    if completed:  # process 0 runs no collective after its failure: this one waits for it in vain
+        assert "did not reach collective #3" in str(e) or "exited" in str(e), e
+    else:
+        assert "an earlier collective across processes failed" in str(e), e
 print("ok late", p, flush=True)

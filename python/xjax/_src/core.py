@@ -31,24 +31,32 @@ class AbstractValue:
 class ShapedArray(AbstractValue):
     """The abstract value of an array: static shape, dtype and weak type."""
 
-    __slots__ = ("shape", "dtype", "weak_type", "_hash", "_sharding")
+    __slots__ = ("shape", "dtype", "weak_type", "vma", "_hash", "_sharding")
 
-    def __init__(self, shape, dtype, weak_type=False, *, sharding=None):
+    def __init__(self, shape, dtype, weak_type=False, *, sharding=None, vma=()):
         if sharding is not None:  # JAX's avals carry a layout; xjax's values are whole on one device
             check_trivial(sharding, "ShapedArray")
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
         self.weak_type = bool(weak_type)
-        self._hash = hash((self.shape, self.dtype, self.weak_type))  # avals key every dispatch cache
+        # the manual mesh axes a value of a shard_map body (check_vma=True) may vary over, in mesh
+        # order: JAX's varying manual axes, printed `f32[2]{V:x}` (see shard_map_body below)
+        self.vma = tuple(vma)
+        self._hash = hash((self.shape, self.dtype, self.weak_type, self.vma) if self.vma else
+                          (self.shape, self.dtype, self.weak_type))  # avals key every dispatch cache
         self._sharding = None  # set by with_sharding only
 
     def with_sharding(self, sharding):
         """This type carrying the sharding of an array placed over a mesh (what jax.typeof shows):
         printed as JAX prints it (float32[8@X,4]), compared with the sharding."""
-        out = ShapedArray(self.shape, self.dtype, self.weak_type)
+        out = ShapedArray(self.shape, self.dtype, self.weak_type, vma=self.vma)
         out._sharding = sharding
-        out._hash = hash((self.shape, self.dtype, self.weak_type, sharding))
+        out._hash = hash((self.shape, self.dtype, self.weak_type, self.vma, sharding))
         return out
+
+    def with_vma(self, vma):
+        """This type varying over the manual axes `vma` (mesh order) instead."""
+        return ShapedArray(self.shape, self.dtype, self.weak_type, vma=vma)
 
     @property
     def ndim(self):
@@ -69,15 +77,18 @@ class ShapedArray(AbstractValue):
     def update(self, shape=None, dtype=None, weak_type=None):
         return ShapedArray(self.shape if shape is None else shape,
                            self.dtype if dtype is None else dtype,
-                           self.weak_type if weak_type is None else weak_type)
+                           self.weak_type if weak_type is None else weak_type, vma=self.vma)
 
     def str_short(self):
-        """`f32[3,4]`: the form jaxprs print."""
-        return f"{_SHORT_NAMES[self.dtype.name]}[{','.join(str(d) for d in self.shape)}]"
+        """`f32[3,4]`, `f32[2]{V:(x,y)}`: the form jaxprs print."""
+        text = f"{_SHORT_NAMES[self.dtype.name]}[{','.join(str(d) for d in self.shape)}]"
+        if self.vma:
+            text += "{V:" + (self.vma[0] if len(self.vma) == 1 else f"({','.join(self.vma)})") + "}"
+        return text
 
     def __eq__(self, other):
         return (isinstance(other, ShapedArray) and self.shape == other.shape and self.dtype == other.dtype
-                and self.weak_type == other.weak_type and self._sharding == other._sharding)
+                and self.weak_type == other.weak_type and self.vma == other.vma and self._sharding == other._sharding)
 
     def __hash__(self):
         return self._hash
@@ -111,10 +122,13 @@ class Primitive:
       has_effect: kept by dead-code elimination even when its results are unused
       const_fold(*args, **params) -> value or None: what a jaxpr trace records instead of the
         equation when no argument is a tracer (JAX folds converts of literals so)
+      vma(*avals, **params) -> the varying manual axes of each result (one tuple; a list of them
+        when multiple_results), where they are not the union of the operands' (collectives; see
+        shard_map_body)
     """
 
     RULES = ("abstract_eval", "impl", "lowering", "jaxpr_lowering", "can_lower", "pp_params", "jvp",
-             "transpose", "partial_eval", "batch", "has_effect", "const_fold")
+             "transpose", "partial_eval", "batch", "has_effect", "const_fold", "vma")
     __slots__ = ("name", "multiple_results", *RULES, "__weakref__")
 
     def __init__(self, name, multiple_results=False, **rules):
@@ -348,6 +362,8 @@ class _TraceState(threading.local):
     def __init__(self):
         self.trace = EVAL_TRACE
         self.axis_env = ()  # ((name, size), ...) of the named axes bound by enclosing vmap/pmap
+        self.manual_axes = ()  # the manual mesh axes of the shard_map body being traced (mesh order)
+        self.vma_axes = ()  # the same when that body has check_vma=True
         self.eager_constant_folding = False  # set by ensure_compile_time_eval
 
 
@@ -468,7 +484,7 @@ def get_aval(x):
     typeof_rule = getattr(type(x), "_typeof", None)  # a value whose type is not its data's (typed PRNG keys)
     if typeof_rule is not None:
         return typeof_rule(x)
-    dtype, weak = dtypes.dtype_and_weak(x)
+    dtype, weak = dtypes.dtype_and_weak(x)  # (an object with __jax_array__: JAX's ValueError)
     return ShapedArray(np.shape(x), dtype, weak)
 
 
@@ -486,6 +502,42 @@ def extend_axis_env(name, size):
         yield
     finally:
         _state.axis_env = prev
+
+
+@contextlib.contextmanager
+def shard_map_body(manual_axes, check_vma):
+    """Inside: a shard_map body over the manual mesh axes `manual_axes` (mesh order) is traced. With
+    check_vma its values' types carry the axes they vary over (ShapedArray.vma), as JAX's do: a
+    jaxpr trace gives each result the union of its operands' axes, and first makes each operand
+    that varies over fewer of them vary over all with a `pvary` equation (partial_eval)."""
+    prev = _state.manual_axes, _state.vma_axes
+    _state.manual_axes = tuple(manual_axes)
+    _state.vma_axes = tuple(manual_axes) if check_vma else ()
+    try:
+        yield
+    finally:
+        _state.manual_axes, _state.vma_axes = prev
+
+
+def vma_of_body(abstract_eval):
+    """The vma rule of a primitive whose result types are its body's (jit, loops, cond): the manual
+    axes its abstract_eval's types carry."""
+    return lambda *avals, **params: [getattr(a, "vma", ()) for a in abstract_eval(*avals, **params)]
+
+
+def manual_axes():
+    """The manual mesh axes of the shard_map body traced now (empty elsewhere)."""
+    return _state.manual_axes
+
+
+def vma_axes():
+    """The manual mesh axes of the check_vma body traced now (empty elsewhere)."""
+    return _state.vma_axes
+
+
+def mesh_ordered(axes):
+    """The axes of the body traced now among `axes`, in mesh order."""
+    return tuple(a for a in _state.vma_axes if a in axes)
 
 
 def axis_env():

@@ -233,8 +233,15 @@ def dtype_and_weak(x):
     weak = getattr(x, "weak_type", False)
     dt = getattr(x, "dtype", None)
     if dt is None:
+        if getattr(x, "__jax_array__", None) is not None:  # (JAX's error: only operators and jnp.array convert)
+            raise ValueError(JAX_ARRAY_PROTOCOL_ERROR)
         dt = np.result_type(x)
     return canonicalize_dtype(dt), weak
+
+
+JAX_ARRAY_PROTOCOL_ERROR = (
+    "Triggering __jax_array__() during abstractification is no longer supported. To avoid this error, either "
+    "explicitly convert your object using jax.numpy.array(), or register your object as a pytree.")
 
 
 def _is_python_scalar_type(t):

@@ -27,8 +27,10 @@ class JAXIndexError(_JAXErrorMixin, IndexError):
 
 
 def long_str(aval):
-    """`float32[3,4]`: an aval as JAX's error messages write it."""
-    return f"{aval.dtype.name}[{','.join(str(d) for d in aval.shape)}]"
+    """`float32[3,4]`, `float32[2]{V:x}`: an aval as JAX's error messages write it."""
+    vma = getattr(aval, "vma", ())
+    shown = "" if not vma else "{V:" + (vma[0] if len(vma) == 1 else f"({','.join(vma)})") + "}"
+    return f"{aval.dtype.name}[{','.join(str(d) for d in aval.shape)}]{shown}"
 
 
 def _error_repr(tracer):

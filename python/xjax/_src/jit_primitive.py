@@ -134,6 +134,7 @@ def _fresh(params, n):
 
 
 jit_p.def_rules(abstract_eval=_jit_abstract_eval, impl=_jit_impl, jaxpr_lowering=_jit_lowering,
+                vma=core.vma_of_body(_jit_abstract_eval),
                 can_lower=lambda params: jaxpr_is_lowerable(params["jaxpr"].jaxpr), pp_params=_jit_pp_params,
                 jvp=_jit_jvp, partial_eval=_jit_partial_eval, transpose=_jit_transpose)
 

@@ -122,15 +122,21 @@ class _Call:
     """A pmap call for one signature of arguments: the program, and where the shards go (found by
     pmap's generic path), kept so that a repeated call with xjax Arrays goes straight to work."""
 
-    __slots__ = ("entry", "axes", "shard_avals", "n", "device_ids", "shards", "world")
+    __slots__ = ("entry", "axes", "shard_avals", "n", "device_ids", "shards", "world", "whole")
 
     def __init__(self, entry, axes, shard_avals, n, device_ids, shards):
         self.entry, self.axes, self.shard_avals, self.n = entry, axes, shard_avals, n
         self.device_ids, self.shards = device_ids, shards
         self.world = global_devices()  # a distributed initialize or shutdown changes it
+        self.whole = None  # across processes: Program.whole_runner's function (False: none), found at the first call
 
     def __call__(self, leaves):
         n, entry = self.n, self.entry
+        if self.shards is not None and platforms._placement is None:
+            if self.whole is None:
+                self.whole = entry.program.whole_runner(self.shards, self.axes, self.shard_avals, entry.out_axes) or False
+            if self.whole and all(type(x) is Array for x in leaves):
+                return entry.out_tree.unflatten(self.whole(leaves))
         if n == 1 and HAS_RESHAPED:  # one shard: views of the arguments, no op
             shard_args = [[x if a is None else Array(x._value.reshaped(aval.shape), aval)
                            for x, a, aval in zip(leaves, self.axes, self.shard_avals)]]

@@ -149,7 +149,7 @@ def _run_across(eqn, envs, shards):
 
 
 def _packable(step):
-    return type(step) is tuple and step[0] == "stacked" and step[1].primitive in (P.psum_p, P.pmax_p, P.pmin_p)
+    return type(step) is tuple and step[0] == "stacked" and step[1].primitive in (P.psum_p, P.psum_invariant_p, P.pmax_p, P.pmin_p)
 
 
 def _joins(eqns, eqn):
@@ -268,6 +268,33 @@ class Program:
                 self._whole = parallel_core.compile_whole(ClosedJaxpr(self.jaxpr, self.consts), self.axis_name) or False
         return self._whole or None
 
+    def whole_runner(self, shards, in_axes, shard_avals, out_axes):
+        """Across processes with one device in each, a repeated call's path when the whole program
+        is one GraphCall (whole_across): a function of the pmap's argument leaves (their mapped
+        axis of size 1, or unmapped) to its output leaves (stacked along out_axes), with no step
+        between; None when there is none."""
+        whole = self.whole_across(shards) if shards.count == 1 and HAS_RESHAPED else None
+        if whole is None or whole.extern is None:
+            return None
+        in_shapes = [None if a is None else aval.shape for a, aval in zip(in_axes, shard_avals)]
+        outs = []  # (shape to view the output under, or None, and its aval) per output
+        for aval, axis in zip(whole.out_avals, out_axes):
+            if axis is None:
+                outs.append((None, aval))
+                continue
+            if not -aval.ndim - 1 <= axis <= aval.ndim:
+                return None  # (the general path raises the error)
+            axis %= aval.ndim + 1
+            shape = aval.shape[:axis] + (1,) + aval.shape[axis:]
+            outs.append((shape, aval.update(shape=shape)))
+
+        def run(leaves):
+            values = [x._value if s is None else x._value.reshaped(s) for x, s in zip(leaves, in_shapes)]
+            vals = parallel_core.run(lambda: _waited_values(whole.run_values(values)))
+            return [Array(v if s is None else v.reshaped(s), a) for v, (s, a) in zip(vals, outs)]
+
+        return run
+
     def __call__(self, shard_args, device_ids, shards=None):
         """Per-shard outputs for per-shard arguments (lists of xjax Arrays, one list per shard).
 
@@ -304,6 +331,12 @@ class Program:
 def _waited(values):
     for v in values:
         v._value.wait()
+    return values
+
+
+def _waited_values(values):
+    for v in values:
+        v.wait()
     return values
 
 

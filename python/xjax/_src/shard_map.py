@@ -11,36 +11,18 @@ Under a transformation (jit, grad, vmap, make_jaxpr: the arguments are tracers) 
 is one shard_map equation (shard_map_primitive.py). An axis that an out_spec leaves out is one the
 body's result is replicated over: its first device's value stands for all.
 """
-import contextlib
 import functools
 import math
 
 from xjax._src import core, data_leaves, tree_util, vmap as vmap_api
-from xjax._src.interpreters import ad, partial_eval as pe
+from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.graph_lowering import as_array
 from xjax._src.pmap_program import Program, inline_collective_calls
 from xjax._src.sharded_array import ShardedArray, place
-from xjax._src.shard_map_primitive import _mesh_bound, _run, _spec_axes, shard_map_p
+from xjax._src.shard_map_primitive import _manual_order, _mesh_bound, _run, _spec_axes, shard_map_p
 from xjax._src.shard_map_vma import check_out_specs
-from xjax._src.sharding import Mesh, NamedSharding, PartitionSpec, _axis_names, _check_unique_axes, get_mesh, \
-    typed_sharding
-
-
-_CHECK_VMA = ("reverse-mode differentiation inside a shard_map body with check_vma=True: JAX's types of values "
-              "varying over mesh axes (which make a gradient of a value replicated over an axis summed over it) are "
-              "not implemented in xjax yet (issue 29). Take the gradient of the shard_map'd function instead, or pass "
-              "check_vma=False for per-device gradients (collectives transposed as pmap's)")
-
-
-@contextlib.contextmanager
-def _body(check_vma):
-    """Around the tracing of a body: reverse mode refused under check_vma (see _CHECK_VMA)."""
-    prev = ad.refusal.message
-    ad.refusal.message = _CHECK_VMA if check_vma else prev
-    try:
-        yield
-    finally:
-        ad.refusal.message = prev
+from xjax._src.sharding import AxisType, Mesh, NamedSharding, PartitionSpec, _axis_names, _check_unique_axes, \
+    _names_of, get_mesh, typed_sharding
 
 
 def _check_in(fun, mesh, spec, x, i):
@@ -79,12 +61,11 @@ def _specs(name, tree, specs):
     return specs_leaves
 
 
-def _flat_body(fun, in_tree, check_vma, out_trees):
+def _flat_body(fun, in_tree, out_trees):
     """fun over one device's flat blocks, returning its flat results (their tree goes to out_trees)."""
     def body(*blocks):
         args, kwargs = in_tree.unflatten(blocks)
-        with _body(check_vma):
-            out = fun(*args, **kwargs)
+        out = fun(*args, **kwargs)
         leaves, tree = data_leaves.flatten(out)
         out_trees.append(tree)
         return leaves
@@ -96,15 +77,16 @@ def _trace_body(fun, mesh, manual, in_tree, avals, in_specs_flat, out_specs, che
     """(the body's jaxpr over one device's blocks with the manual mesh axes bound, its output tree);
     with check_vma, out_specs checked against the axes each output may vary over."""
     out_trees = []
-    flat_fun = _flat_body(fun, in_tree, check_vma, out_trees)
+    flat_fun = _flat_body(fun, in_tree, out_trees)
     dbg = pe.DebugInfo("shard_map", fun, names_fn=lambda: [])
-    with _mesh_bound(mesh, manual):
+    if check_vma:  # a block varies over the axes that split it
+        avals = [a.with_vma(_manual_order(mesh, _axis_names(s))) for a, s in zip(avals, in_specs_flat)]
+    with _mesh_bound(mesh, manual, check_vma):
         closed = pe.trace_to_jaxpr(flat_fun, avals, dbg, what=f"function {pe.func_src_info(fun)} traced for shard_map")
     out_tree = out_trees[0]
     if check_vma:
         flat_out = _specs("out_specs", out_tree.unflatten([0] * out_tree.num_leaves), out_specs)
-        in_vary = [frozenset(_axis_names(s)) for s in in_specs_flat]
-        check_out_specs(pe.fun_name(fun), mesh, closed.jaxpr, in_vary, [(s, frozenset(_axis_names(s))) for s in flat_out])
+        check_out_specs(pe.fun_name(fun), mesh, out_tree, flat_out, [a.vma for a in closed.out_avals])
     return closed, out_tree
 
 
@@ -154,6 +136,36 @@ def _bind(f, mesh, manual, specs, out_specs, flat_args, in_tree, check_vma):
     return out_tree.unflatten(outs)
 
 
+class _Infer:
+    """in_specs' default (JAX's Infer): the arguments' own specs, over a mesh whose manual axes are Explicit."""
+
+    def __repr__(self):
+        return "Infer"
+
+
+Infer = _Infer()
+
+
+def _inferred_specs(mesh, manual, flat_args):
+    """Each argument's spec from its type's sharding, restricted to the manual axes (JAX's rule)."""
+    if not all(mesh.axis_types[mesh.axis_names.index(a)] is AxisType.Explicit for a in manual):
+        types = ", ".join(str(mesh.axis_types[mesh.axis_names.index(a)]) for a in manual)
+        raise TypeError("shard_map in_specs argument must be a pytree of `jax.sharding.PartitionSpec` instances, but "
+                        f"it was `None` when axis_names={manual} are of type {types}")
+    specs = []
+    for x in flat_args:
+        if isinstance(x, core.Tracer):
+            raise NotImplementedError("shard_map in_specs inferred from a traced argument: xjax's traced types carry "
+                                      "no shardings yet (issue 29); pass in_specs")
+        spec = typed_sharding(x.sharding, core.get_aval(x).ndim).spec if type(x) is ShardedArray else PartitionSpec()
+        entries = [tuple(n for n in _names_of(p) if n in manual) for p in spec]
+        entries = [e[0] if len(e) == 1 else e or None for e in entries]
+        while entries and entries[-1] is None:
+            entries.pop()
+        specs.append(PartitionSpec(*entries))
+    return specs
+
+
 def _manual_axes(mesh, axis_names, in_specs, out_specs):
     """The mesh axes the body is manual over (axis_names, all by default): the only ones the specs may
     name (JAX's errors). The others stay Auto; xjax keeps values whole along them (nothing partitions)."""
@@ -171,7 +183,7 @@ def _manual_axes(mesh, axis_names, in_specs, out_specs):
     return manual
 
 
-def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=frozenset(), check_vma=True):
+def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=frozenset(), check_vma=True):
     """Maps `f` over the blocks of its arguments on the devices of `mesh` (JAX's shard_map; see the
     module docstring). mesh=None takes the mesh of jax.set_mesh."""
     if f is None:
@@ -182,21 +194,21 @@ def shard_map(f=None, /, *, out_specs, in_specs=None, mesh=None, axis_names=froz
     if not isinstance(axis_names, (frozenset, set)):
         raise TypeError(f"`axis_names` argument of shard_map should be of type `frozenset` or `set`. Got type: "
                         f"{type(axis_names)}")
-    if in_specs is None:
-        raise NotImplementedError("shard_map without in_specs (inferred from the arguments' shardings) is not "
-                                  "implemented in xjax yet; pass in_specs")
+    if in_specs is None:  # (JAX: every argument static)
+        raise NotImplementedError("shard_map with in_specs=None (static arguments) is not implemented in xjax; pass "
+                                  "PartitionSpecs, or leave in_specs out to infer them from the arguments")
 
     @functools.wraps(f)
     def mapped(*args, **kwargs):
         m = mesh if mesh is not None else get_mesh()
         if not isinstance(m, Mesh) or m.empty:
             raise ValueError("shard_map requires a mesh: pass mesh= or set one with jax.set_mesh")
-        manual = _manual_axes(m, axis_names, in_specs, out_specs)
+        manual = _manual_axes(m, axis_names, () if in_specs is Infer else in_specs, out_specs)
         if kwargs:
             raise TypeError(f"shard_map'd functions take positional arguments only (in_specs match them), got keyword "
                             f"arguments {sorted(kwargs)}")
         flat_args, in_tree = data_leaves.flatten((args, {}))
-        specs = _specs("in_specs", args, in_specs)
+        specs = _inferred_specs(m, manual, flat_args) if in_specs is Infer else _specs("in_specs", args, in_specs)
         for i, (x, s) in enumerate(zip(flat_args, specs)):
             NamedSharding(m, s)  # (JAX's errors for a bad spec)
             _check_in(f, m, s, x, i)

@@ -6,9 +6,10 @@ the body written with one vmap per mesh axis over its operands' blocks (_to_bloc
 reshape and transpose between a global array and its grid of blocks), so collectives compute by
 their vmap rules and a compiled program runs on one device until jit partitions. Its JVP, partial
 evaluation, transpose and batching rules are JAX's: each gives another shard_map equation, of the
-body's JVP, its known and unknown parts (residuals split per device), its transpose (cotangents of
-replicated values divided among, and summed over, the devices they are replicated on), or the body
-batched with the batch axis an unsplit dimension in front.
+body's JVP, its known and unknown parts (residuals split per device), its transpose (with
+check_vma=False, cotangents of replicated values divided among, and summed over, the devices they
+are replicated on; with check_vma, the body's pvary and psum_invariant transposed do that), or the
+body batched with the batch axis an unsplit dimension in front.
 """
 import contextlib
 import math
@@ -28,13 +29,20 @@ from xjax._src.sharding import NamedSharding, PartitionSpec, _axis_names, _names
 
 
 @contextlib.contextmanager
-def _mesh_bound(mesh, manual):
-    """The manual axes of the mesh bound as named axes (the others stay Auto: unnamed in the body)."""
+def _mesh_bound(mesh, manual, check_vma):
+    """The manual axes of the mesh bound as named axes (the others stay Auto: unnamed in the body);
+    with check_vma, the body's values typed with the manual axes they vary over (core.shard_map_body)."""
     with contextlib.ExitStack() as stack:
         for name, size in zip(mesh.axis_names, mesh.axis_sizes):
             if name in manual:
                 stack.enter_context(core.extend_axis_env(name, size))
+        stack.enter_context(core.shard_map_body(_manual_order(mesh, manual), check_vma))
         yield
+
+
+def _manual_order(mesh, axes):
+    axes = set(axes)
+    return tuple(n for n in mesh.axis_names if n in axes)
 
 
 def _spec_axes(spec, ndim):
@@ -126,7 +134,7 @@ def _run(program, mesh, shards, flat_specs):
 
 def _global_aval(aval, spec, mesh):
     tiling = [math.prod(mesh.shape[n] for n in names) for names in _spec_axes(spec, aval.ndim)]
-    return aval.update(shape=tuple(d * t for d, t in zip(aval.shape, tiling)))
+    return aval.update(shape=tuple(d * t for d, t in zip(aval.shape, tiling))).with_vma(())
 
 
 # ---- the primitive ------------------------------------------------------------------------------
@@ -160,7 +168,7 @@ def _sm_vmapped(*args, jaxpr, mesh, in_specs, out_specs, **_):
 def _sm_jvp(primals, tangents, *, jaxpr, mesh, in_specs, out_specs, **params):
     """JAX's rule: one shard_map of the body's JVP, each tangent split as its primal."""
     nonzeros = [type(t) is not ad.Zero for t in tangents]
-    with _mesh_bound(mesh, params["newly_manual_axes"]):
+    with _mesh_bound(mesh, params["newly_manual_axes"], params["check_vma"]):
         jvp_closed, out_nonzeros = ad.jvp_jaxpr(jaxpr, nonzeros)
     outs = shard_map_p.bind(
         *primals, *[t for t in tangents if type(t) is not ad.Zero], jaxpr=jvp_closed, mesh=mesh,
@@ -172,10 +180,11 @@ def _sm_jvp(primals, tangents, *, jaxpr, mesh, in_specs, out_specs, **params):
     return outs[:n], [next(rest) if nz else ad.Zero(ad.tangent_aval(a)) for a, nz in zip(avals, out_nonzeros)]
 
 
-def _res_spec(manual, mesh):
-    """A residual's spec: each device's own, split over every manual axis along its first dimension."""
-    names = tuple(n for n in mesh.axis_names if n in manual)
-    return PartitionSpec(names[0] if len(names) == 1 else names)
+def _res_spec(manual, mesh, aval, check_vma):
+    """A residual's spec: each device's own, split along its first dimension over every manual axis
+    (with check_vma: over the axes its type varies over, as JAX's; none: replicated)."""
+    names = aval.vma if check_vma else tuple(n for n in mesh.axis_names if n in manual)
+    return PartitionSpec(names[0] if len(names) == 1 else names) if names else PartitionSpec()
 
 
 def _sm_partial_eval(trace, args, unknown, *, jaxpr, mesh, in_specs, out_specs, **params):
@@ -183,7 +192,7 @@ def _sm_partial_eval(trace, args, unknown, *, jaxpr, mesh, in_specs, out_specs, 
     own (scalars made [1]), and an unknown one (recorded) reading them; residuals that are known
     operands or outputs are passed as they are."""
     manual = params["newly_manual_axes"]
-    with _mesh_bound(mesh, manual):
+    with _mesh_bound(mesh, manual, params["check_vma"]):
         known, unknown_closed, out_unknowns, num_res = pe.partial_eval_jaxpr(jaxpr, unknown)
         known, unknown_closed, res_src = _pruned_split(known, unknown_closed, num_res)
         known, unknown_closed = _promote_scalar_residuals(known, unknown_closed, res_src)
@@ -194,9 +203,10 @@ def _sm_partial_eval(trace, args, unknown, *, jaxpr, mesh, in_specs, out_specs, 
     known_in_specs = tuple(s for s, u in zip(in_specs, unknown) if not u)
     known_out_specs = tuple(s for s, u in zip(out_specs, out_unknowns) if not u)
     n_res_out = len(known.out_avals) - n_primal
+    res_specs_out = [_res_spec(manual, mesh, a, params["check_vma"]) for a in known.out_avals[:n_res_out]]
     known_outs = trace.bind_in_parent(shard_map_p, known_args, dict(
         jaxpr=known, mesh=mesh, in_specs=known_in_specs,
-        out_specs=(_res_spec(manual, mesh),) * n_res_out + known_out_specs, **params))
+        out_specs=tuple(res_specs_out) + known_out_specs, **params))
     known_outs = known_outs[n_res_out:] + known_outs[:n_res_out]
     residuals, res_specs = [], []
     for kind, i in res_src:
@@ -205,7 +215,7 @@ def _sm_partial_eval(trace, args, unknown, *, jaxpr, mesh, in_specs, out_specs, 
         elif kind == "out":
             residuals.append(known_outs[i]), res_specs.append(known_out_specs[i])
         else:
-            residuals.append(known_outs[n_primal + i]), res_specs.append(_res_spec(manual, mesh))
+            residuals.append(known_outs[n_primal + i]), res_specs.append(res_specs_out[i])
     unknown_outs = pe.DynamicJaxprTrace.process_primitive(trace, shard_map_p, [
         *residuals, *(a for a, u in zip(args, unknown) if u)], dict(
         jaxpr=unknown_closed, mesh=mesh, in_specs=tuple(res_specs) + tuple(s for s, u in zip(in_specs, unknown) if u),
@@ -232,17 +242,19 @@ def _promote_scalar_residuals(known, unknown, res_src):
 
 
 def _sm_transpose(cts, *args, jaxpr, mesh, in_specs, out_specs, **params):
-    """JAX's rule with check_vma=False: an output's cotangent divided among the devices it is
-    replicated over, the body transposed, an input's cotangent summed over the axes it is replicated over."""
+    """JAX's rule: the body transposed. With check_vma=False also an output's cotangent divided among
+    the devices it is replicated over and an input's cotangent summed over the axes it is replicated
+    over; with check_vma the body's types do that (pvary and psum_invariant transpose to each other)."""
     manual = params["newly_manual_axes"]
-    unmentioned = lambda spec: tuple(n for n in mesh.axis_names if n in manual and n not in set(_axis_names(spec)))  # noqa: E731
+    unmentioned = lambda spec: () if params["check_vma"] else tuple(  # noqa: E731
+        n for n in mesh.axis_names if n in manual and n not in set(_axis_names(spec)))
     linear = [ad.is_undefined(a) for a in args]
     ct_nonzeros = [type(c) is not ad.Zero for c in cts]
     cts = [c if type(c) is ad.Zero or not unmentioned(s) else
            c / math.prod(mesh.shape[n] for n in unmentioned(s))
            for c, s in zip(cts, out_specs)]
     res = [a for a, lin in zip(args, linear) if not lin]
-    with _mesh_bound(mesh, manual):
+    with _mesh_bound(mesh, manual, params["check_vma"]):
         t_closed = ad.transpose_jaxpr(jaxpr, linear, ct_nonzeros)
         lin_specs = [s for s, lin in zip(in_specs, linear) if lin]
         n_ct = sum(ct_nonzeros)
@@ -267,7 +279,7 @@ def _sm_batch(axis, vals, dims, *, jaxpr, mesh, in_specs, out_specs, **params):
     """JAX's rule: the body batched, the batch axis an unsplit dimension in front of its specs."""
     in_batched = [d is not batching.not_mapped for d in dims]
     vals = [batching.moveaxis(v, d, 0) if b else v for v, d, b in zip(vals, dims, in_batched)]
-    with _mesh_bound(mesh, params["newly_manual_axes"]):
+    with _mesh_bound(mesh, params["newly_manual_axes"], params["check_vma"]):
         batched, out_batched = batching.batch_jaxpr(jaxpr, axis, in_batched)
     outs = shard_map_p.bind(
         *vals, jaxpr=batched, mesh=mesh, in_specs=tuple(_front_spec(s) if b else s for s, b in zip(in_specs, in_batched)),

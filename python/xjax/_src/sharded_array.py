@@ -22,7 +22,7 @@ from xjax._src.backends.lowering import lower_single_primitive
 from xjax._src.lax import elementwise as ew
 from xjax._src.lax.layout import concatenate, slice as lax_slice
 from xjax._src.lru_cache import LRUCache
-from xjax._src.sharding import (Mesh, NamedSharding, PartitionSpec, Shard, Sharding, check_trivial, get_mesh,
+from xjax._src.sharding import (AbstractMesh, Mesh, NamedSharding, PartitionSpec, Shard, Sharding, check_trivial, get_mesh,
                                 typed_sharding)
 
 
@@ -157,6 +157,10 @@ def _mesh_sharding(device):
             raise ValueError(f"device_put: a PartitionSpec ({device}) places arrays over the mesh set by "
                              "jax.set_mesh; none is set. Pass a NamedSharding(mesh, spec)")
         device = NamedSharding(mesh, device)
+    if isinstance(device, NamedSharding) and isinstance(device.mesh, AbstractMesh):
+        mesh = get_mesh()  # (a sharding over the abstract form of the mesh set: Flax's with_partitioning)
+        if not mesh.empty and mesh.abstract_mesh == device.mesh:
+            device = NamedSharding(mesh, device.spec)
     if isinstance(device, NamedSharding) and isinstance(device.mesh, Mesh) and device.mesh.size > 1:
         return device
     return None

@@ -127,11 +127,15 @@ class InFlight {
   void pin(const Tensor& t) {
     if (t.owner) pinned_.push_back(t.owner);
   }
-  bool done() const { return left_ == 0; }
+  size_t posted() const { return requests_.size(); }
+  // Whether the operations [from, to) are done.
+  bool done(size_t from, size_t to) const {
+    return std::all_of(done_.begin() + std::ptrdiff_t(from), done_.begin() + std::ptrdiff_t(to), [](char d) { return d; });
+  }
 
-  // Tests every pending request once.
-  void test(const Api& a) {
-    for (size_t i = 0; i < requests_.size(); ++i) {
+  // Tests each pending operation of [from, to) once.
+  void test(const Api& a, size_t from, size_t to) {
+    for (size_t i = from; i < to; ++i) {
       if (done_[i]) continue;
       int flag = 0;
       check_rc(a.test(&requests_[i], &flag), "MPI_Test");
@@ -260,16 +264,16 @@ std::string absent_processes() {
 // wait unless the operations finish within kNoticeGraceSeconds (a notice that does not concern
 // this collective stays queued for the next); so does the timeout, with on_timeout()'s message
 // (or the notice's, when one came: it says why the others stopped).
-// Ended so, `ops` keeps its memory alive.
-void wait(InFlight& ops, const std::string& desc, const std::function<std::string()>& on_timeout) {
+// Ended so, `ops` keeps its memory alive. It waits for the operations [from, to) of `ops`.
+void wait(InFlight& ops, size_t from, size_t to, const std::string& desc, const std::function<std::string()>& on_timeout) {
   State& s = state();
   const Api& a = s.api;
   const Clock::time_point start = Clock::now();
   Clock::time_point noticed;
   bool notice = false;
   for (int64_t polls = 1;; ++polls) {
-    ops.test(a);
-    if (ops.done()) return;
+    ops.test(a, from, to);
+    if (ops.done(from, to)) return;
     if (polls % 64) continue;
     answer_roll_calls();
     int pending = 0, source = -1, bytes = 0;
@@ -287,34 +291,40 @@ void wait(InFlight& ops, const std::string& desc, const std::function<std::strin
 }
 
 // Step 1: every process must run the same collective. One all-reduce (MAX) of (number, crc32,
-// length) and their negations: the same everywhere iff each maximum equals the minimum. On a
-// mismatch (every process learns it at once) the signatures are all-gathered to name it.
-void check_collective(const std::string& sig, const std::string& desc) {
+// length) and their negations: the same everywhere iff each maximum equals the minimum. Posted
+// first in `ops` (operation 0), before the data's operations: the two travel together, so a
+// checked collective costs one round trip. Returns where the maxima land.
+const int64_t* post_check(InFlight& ops, const std::string& sig) {
   State& s = state();
-  const Api& a = s.api;
   uint32_t crc, len;
   std::memcpy(&crc, sig.data() + 8, 4);
   std::memcpy(&len, sig.data() + 12, 4);
   auto values = std::make_shared<std::array<int64_t, 12>>();
   int64_t* mine = values->data();
-  int64_t* all = mine + 6;
   const int64_t key[3] = {s.seq, int64_t(crc), int64_t(len)};
   for (int k = 0; k < 3; ++k) mine[k] = key[k], mine[k + 3] = -key[k];
-  {
-    InFlight ops(1);
-    ops.keep(values);
-    check_rc(a.iallreduce(mine, all, 6, XJAX_MPI_INT64, XJAX_MPI_MAX, XJAX_MPI_CONTROL, ops.post()), "MPI_Iallreduce");
-    wait(ops, desc, [&] {
-      std::string absent = absent_processes();
-      if (absent.empty())
-        return "collective #" + std::to_string(s.seq) + " (" + desc + ") did not start on " + where() + " within " +
-               seconds(s.timeout) + " s, though every process answered that it waits in it";
-      return "process(es) [" + absent + "] did not reach collective #" + std::to_string(s.seq) + " (" + desc +
-             ") of " + where() + " within " + seconds(s.timeout) +
-             " s: they died, hang, or run a different program (the limit: "
-             "xjax.distributed.initialize(collective_timeout=...) or XJAX_COLLECTIVE_TIMEOUT)";
-    });
-  }
+  ops.keep(values);
+  check_rc(s.api.iallreduce(mine, mine + 6, 6, XJAX_MPI_INT64, XJAX_MPI_MAX, XJAX_MPI_CONTROL, ops.post()),
+           "MPI_Iallreduce");
+  return mine + 6;
+}
+
+// Waits for the check (operation 0 of `ops`). On a mismatch (every process learns it at once) the
+// signatures are all-gathered to name it; the data's operations, posted on the assumption that the
+// collectives match, are then abandoned with `ops` (an erroneous exchange MPI may never finish).
+void finish_check(InFlight& ops, const int64_t* all, const std::string& sig, const std::string& desc) {
+  State& s = state();
+  const Api& a = s.api;
+  wait(ops, 0, 1, desc, [&] {
+    std::string absent = absent_processes();
+    if (absent.empty())
+      return "collective #" + std::to_string(s.seq) + " (" + desc + ") did not start on " + where() + " within " +
+             seconds(s.timeout) + " s, though every process answered that it waits in it";
+    return "process(es) [" + absent + "] did not reach collective #" + std::to_string(s.seq) + " (" + desc +
+           ") of " + where() + " within " + seconds(s.timeout) +
+           " s: they died, hang, or run a different program (the limit: "
+           "xjax.distributed.initialize(collective_timeout=...) or XJAX_COLLECTIVE_TIMEOUT)";
+  });
   if (all[0] == -all[3] && all[1] == -all[4] && all[2] == -all[5]) return;
   // The failure path: every process's signature, to name the difference.
   auto sigs = std::make_shared<Bytes>(size_t(a.size + 1) * kSigBytes);
@@ -323,14 +333,12 @@ void check_collective(const std::string& sig, const std::string& desc) {
   std::memcpy(own, &s.seq, 8);
   const std::string mismatch = "mismatched collectives across processes: " + where() + " runs collective #" +
                                std::to_string(s.seq) + " " + desc;
-  {
-    InFlight ops(1);
-    ops.keep(sigs);
-    check_rc(a.iallgather(own, own + kSigBytes, int(kSigBytes), XJAX_MPI_CONTROL, ops.post()), "MPI_Iallgather");
-    wait(ops, desc, [&] {
-      return mismatch + "; the others' descriptions did not arrive within " + seconds(s.timeout) + " s";
-    });
-  }
+  ops.keep(sigs);
+  const size_t gather = ops.posted();
+  check_rc(a.iallgather(own, own + kSigBytes, int(kSigBytes), XJAX_MPI_CONTROL, ops.post()), "MPI_Iallgather");
+  wait(ops, gather, gather + 1, desc, [&] {
+    return mismatch + "; the others' descriptions did not arrive within " + seconds(s.timeout) + " s";
+  });
   for (int q = 0; q < a.size; ++q) {
     const unsigned char* got = own + size_t(q + 1) * kSigBytes;
     if (q == a.rank || std::memcmp(got, own, kSigHead) == 0) continue;  // the same number, crc32, length
@@ -379,7 +387,6 @@ void all_reduce_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>&
   const std::string& reduction = attrs.get_str("reduction");
   std::string desc = description(reinterpret_cast<const unsigned char*>(sig.data()));
   ++s.seq;
-  if (s.check && a.size > 1) check_collective(sig, desc);
   // Step 2: one Iallreduce per dtype; several operands of one dtype go packed in one buffer.
   std::vector<std::vector<size_t>> groups;
   for (size_t i = 0; i < in.size(); ++i) {
@@ -388,19 +395,26 @@ void all_reduce_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>&
       if (in[g[0]].dtype == in[i].dtype) g.push_back(i), placed = true;
     if (!placed) groups.push_back({i});
   }
+  std::vector<size_t> counts(groups.size());
+  for (size_t k = 0; k < groups.size(); ++k) {
+    for (size_t i : groups[k]) counts[k] += size_t(in[i].size());
+    if (counts[k] > size_t(INT_MAX)) fail("mpi", desc + ": more than 2^31 - 1 elements of one dtype in one exchange");
+    if (mpi_type(in[groups[k][0]].dtype) < 0)
+      fail("mpi", desc + ": MPI has no datatype for " + dtype_name(in[groups[k][0]].dtype));
+  }
   // A lone operand goes straight from and into its buffers when the executor names them (they are
   // kept alive if the wait gives up); otherwise through staging buffers, which are. (MPI_IN_PLACE
   // is avoided: Open MPI's in-place Iallreduce measured 2-5x slower from 256 KB.)
-  InFlight ops(groups.size());
+  const bool check = s.check && a.size > 1;
+  InFlight ops(groups.size() + (check ? 2 : 0));  // the check, the data, a mismatch's gather
+  const int64_t* checked = check ? post_check(ops, sig) : nullptr;
+  const size_t data = ops.posted();
   std::vector<std::shared_ptr<Bytes>> staged(groups.size());  // where a group's results land, if not in place
   for (size_t k = 0; k < groups.size(); ++k) {
     const auto& g = groups[k];
-    DType dt = in[g[0]].dtype;
-    size_t item = itemsize(dt), count = 0;
-    for (size_t i : g) count += size_t(in[i].size());
-    if (count > size_t(INT_MAX)) fail("mpi", desc + ": more than 2^31 - 1 elements of one dtype in one exchange");
+    const DType dt = in[g[0]].dtype;
+    const size_t item = itemsize(dt), count = counts[k];
     const int type = mpi_type(dt);
-    if (type < 0) fail("mpi", desc + ": MPI has no datatype for " + dtype_name(dt));
     const Tensor& x = in[g[0]];
     const Tensor& y = out[g[0]];
     const bool direct = g.size() == 1 && x.owner && y.owner && *x.owner && *y.owner;
@@ -431,7 +445,8 @@ void all_reduce_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>&
     check_rc(a.iallreduce(send, recv, int(count), type, reduce_op(reduction, dt), XJAX_MPI_DATA, ops.post()),
              "MPI_Iallreduce");
   }
-  wait(ops, desc, [&] {
+  if (check) finish_check(ops, checked, sig, desc);
+  wait(ops, data, data + groups.size(), desc, [&] {
     return "collective #" + std::to_string(s.seq) + " (" + desc + ") did not complete on " + where() + " within " +
            seconds(s.timeout) + " s: a process died or stopped during it";
   });

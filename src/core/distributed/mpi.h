@@ -17,6 +17,11 @@
 //      processes all-gather their 256-byte signatures (number, crc32, length, text) and each
 //      reports its own collective and the first process that differs (the failure path only);
 //   2. one MPI_Iallreduce per dtype of the operands (several operands of one dtype are packed).
+// Both steps are posted at once, the check first, so that a checked collective costs one round
+// trip: the data's operations wait for nothing the check decides. Only the check is waited for
+// first; on a mismatch (or any failure of the check) the data's operations, erroneous then, are
+// abandoned with it (below). A process that gives up in step 1 has thus posted its data: a late
+// process may still complete the collective, with that data.
 // Every wait polls: a process that does not arrive within the timeout, or a notice from a process
 // that failed or exited (tag `notice_tag` on the control communicator), ends the wait with an
 // error, recorded for the host (take_failure) so that it can raise its own DistributedError. On a

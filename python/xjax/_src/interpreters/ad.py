@@ -9,7 +9,6 @@ trace current. Reverse mode is JVP + partial evaluation + transposition, as in J
 Tangents and cotangents may be symbolic zeros (`Zero`), so no zeros are materialised for inputs
 that do not influence an output. Integer and bool values have float0 tangents, always zero.
 """
-import threading
 import weakref
 
 import numpy as np
@@ -67,9 +66,12 @@ def zero_tangent(x):
 
 
 def full_like_aval(aval, value):
-    """An array of `aval` filled with Python scalar `value`, bound in the current trace."""
+    """An array of `aval` filled with Python scalar `value`, bound in the current trace (varying over
+    the manual axes aval varies over, as JAX's full_like makes it)."""
     v = asarray(value, aval.dtype, aval.weak_type)
-    return ops.broadcast_in_dim(v, aval.shape, ()) if aval.shape else v
+    v = ops.broadcast_in_dim(v, aval.shape, ()) if aval.shape else v
+    vma = getattr(aval, "vma", ())
+    return ops.pvary_p.bind(v, axes=vma) if vma and core.vma_axes() else v
 
 
 def zeros_like_aval(aval):
@@ -287,14 +289,6 @@ def jvp_flat(fun, primals, tangents):
 
 # ---- reverse mode --------------------------------------------------------------------------------
 
-class _Refusal(threading.local):
-    """Why reverse mode is refused in the code being traced now (None: it is not)."""
-    message = None
-
-
-refusal = _Refusal()  # set by shard_map around a body whose check_vma semantics xjax lacks
-
-
 def backward_pass(jaxpr, consts, cts_out, init_cts=None, undefined_avals=None):
     """Cotangents of a linear jaxpr's invars given its outputs' cotangents (Zero where none).
 
@@ -304,8 +298,6 @@ def backward_pass(jaxpr, consts, cts_out, init_cts=None, undefined_avals=None):
     loop's running cotangent of a constant). undefined_avals (one per invar, None to keep its own)
     is the type the transpose rules see for an invar (a loop carry's: its cotangent's, as in JAX).
     """
-    if refusal.message is not None:
-        raise NotImplementedError(refusal.message)
     env = {v: c for v, c in zip(jaxpr.constvars, consts)}
     cts = {}
     for v, c in zip(jaxpr.invars, init_cts or ()):

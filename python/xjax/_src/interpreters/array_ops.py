@@ -7,9 +7,11 @@ lax fills ad_util's tables in the same way)."""
 
 
 class ArrayOps:
-    """lax's functions under their lax names (add_any: the sum of two tangents, add_any_p)."""
+    """lax's functions under their lax names (add_any: the sum of two tangents, add_any_p), and
+    pvary_p, the primitive a jaxpr trace inserts before an operand varying over too few manual axes."""
 
-    __slots__ = ("add_any", "broadcast_in_dim", "expand_dims", "reduce_sum", "reshape", "squeeze", "transpose")
+    __slots__ = ("add_any", "broadcast_in_dim", "expand_dims", "reduce_sum", "reshape", "squeeze", "transpose",
+                 "pvary_p")
 
 
 ops = ArrayOps()

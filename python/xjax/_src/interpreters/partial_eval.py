@@ -19,7 +19,8 @@ import numpy as np
 
 from xjax._src import core, dtypes, errors, tree_util
 from xjax._src.array import device_put
-from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, _PpContext, eval_jaxpr, pp_eqn
+from xjax._src.interpreters.array_ops import ops
+from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, _PpContext, eval_jaxpr, jaxprs_in_params, pp_eqn
 
 _PY_SCALARS = (bool, int, float)
 
@@ -235,6 +236,8 @@ class DynamicJaxprTrace(core.Trace):
         out = rule(*[a.aval for a in atoms], **params)
         if primitive.name != "jit":  # a jit's arguments are not promoted: its literals stay as given
             _strengthen_literals(atoms)
+        if core.vma_axes():
+            out = self._typed_vma(primitive, atoms, out, params)
         if primitive.multiple_results:
             outvars = [Var(a) for a in out]
             self.eqns.append(JaxprEqn(atoms, outvars, primitive, params))
@@ -242,6 +245,32 @@ class DynamicJaxprTrace(core.Trace):
         v = Var(out)
         self.eqns.append(JaxprEqn(atoms, [v], primitive, params))
         return DynamicJaxprTracer(self, out, v)
+
+    def _typed_vma(self, primitive, atoms, out, params):
+        """out typed with the manual axes each result varies over (in a check_vma body): the
+        primitive's vma rule, or else the union of its operands' axes. An operand of a first-order
+        primitive that varies over fewer of them is first made to vary over all of them by a pvary
+        equation, as JAX's tracing inserts them (atoms updated in place); a primitive holding jaxprs
+        takes its operands as they are (its body does that)."""
+        if primitive.vma is not None:
+            vma = primitive.vma(*[a.aval for a in atoms], **params)
+            vmas = vma if primitive.multiple_results else [vma]
+        else:
+            union = core.mesh_ordered({n for a in atoms for n in getattr(a.aval, "vma", ())})
+            if union and not any(jaxprs_in_params(params)):
+                for i, a in enumerate(atoms):
+                    if getattr(a.aval, "vma", union) != union:
+                        atoms[i] = self._pvaried(a, union)
+            vmas = [union] * (len(out) if primitive.multiple_results else 1)
+        typed = [o.with_vma(v) if getattr(o, "vma", v) != v else o for o, v in zip(out if primitive.multiple_results
+                                                                                   else [out], vmas)]
+        return typed if primitive.multiple_results else typed[0]
+
+    def _pvaried(self, atom, union):
+        axes = tuple(n for n in union if n not in atom.aval.vma)
+        v = Var(atom.aval.with_vma(union))
+        self.eqns.append(JaxprEqn([atom], [v], ops.pvary_p, {"axes": axes}))
+        return v
 
     def progenitors(self, var):
         """(positions of the invars var depends on, source equations it depends on)."""

@@ -26,8 +26,10 @@ from xjax._src.interpreters import array_ops as _array_ops  # noqa: E402
 from xjax._src.lax.elementwise import add_any_p as _add_any_p  # noqa: E402
 
 # What the interpreters below apply to tangents and batched values (interpreters/array_ops.py).
+from xjax._src.lax.parallel import pvary_p as _pvary_p  # noqa: E402
 _array_ops.install(add_any=_add_any_p.bind, broadcast_in_dim=broadcast_in_dim, expand_dims=expand_dims,  # noqa: F405
-                   reduce_sum=reduce_sum, reshape=reshape, squeeze=squeeze, transpose=transpose)  # noqa: F405
+                   reduce_sum=reduce_sum, reshape=reshape, squeeze=squeeze, transpose=transpose,  # noqa: F405
+                   pvary_p=_pvary_p)
 from xjax._src.lax.composite import *  # noqa: F401,F403,E402
 from xjax._src.lax.composed_ops import *  # noqa: F401,F403,E402
 from xjax._src.lax.conveniences import *  # noqa: F401,F403,E402

@@ -6,15 +6,16 @@ import functools
 
 import numpy as np
 
-from xjax._src import core, data_leaves, dtypes, errors, tree_util
+from xjax._src import core, data_leaves, dtypes, errors
 from xjax._src.backends import cpu
 from xjax._src.interpreters import graph_lowering as gl, partial_eval as pe
 from xjax._src.interpreters.graph_lowering import jaxpr_is_lowerable, run_closed_jaxpr
 from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Var
-from xjax._src.lax import elementwise as ew
+from xjax._src.lax import elementwise as ew, parallel
 from xjax._src.lax.base import asarray
 from xjax._src.lax.control_flow_common import (concrete_scalar, is_tracing, jit_disabled, mismatch_extra, operand,
-                                               run_as_jit, scalar_i32, trace_fun, tree_mismatch, typematch)
+                                               pvary_advice, run_as_jit, scalar_i32, trace_fun, tree_mismatch,
+                                               typematch)
 from xjax._src.lax.layout import broadcast
 
 _flatten = data_leaves.flatten  # keys as their data
@@ -55,8 +56,8 @@ def _cond_can_lower(params):
     return gl.HAS_SUBGRAPHS and builtins.all(jaxpr_is_lowerable(b.jaxpr) for b in params["branches"])
 
 
-cond_p.def_rules(abstract_eval=_cond_abstract_eval, impl=_cond_impl, jaxpr_lowering=_cond_lowering,
-                 can_lower=_cond_can_lower)
+cond_p.def_rules(abstract_eval=_cond_abstract_eval, vma=core.vma_of_body(_cond_abstract_eval), impl=_cond_impl,
+                 jaxpr_lowering=_cond_lowering, can_lower=_cond_can_lower)
 
 
 def _common_consts(traced):
@@ -91,12 +92,16 @@ def _check_branches(what, names, funs, trees, avals_list):
         for a, b in zip(avals_list[0], avals):
             if not typematch(a, b):
                 lines = "\n".join(f"{n} is {pe.func_src_info(f)}" for n, f in zip(names, funs))
+                # (JAX's hint, in its own wording: each side named with the other's axes left out of its own)
+                advice = pvary_advice([(tuple(n for n in a1.vma if n not in a2.vma), f" to the output of {n}")
+                                       for n, a1, a2 in ((names[0], b, a), (names[k], a, b))
+                                       if a1.vma != a2.vma and set(a2.vma) - set(a1.vma)])
                 raise TypeError(
                     f"{what} branches must have equal output types but they differ.\n\n{lines}\n\nThe output of "
                     f"{names[0]} has type {errors.long_str(a)} but the corresponding output of {names[k]} has type "
                     f"{errors.long_str(b)}"
-                    f"{mismatch_extra(a, b)}.\n\nRevise {' and/or '.join(names) if len(names) == 2 else 'the branches'}"
-                    " so that all output types match.")
+                    f"{mismatch_extra(a, b)}.\n\n{advice}Revise "
+                    f"{' and/or '.join(names) if len(names) == 2 else 'the branches'} so that all output types match.")
 
 
 def _branches_call(index, branches, names, operands, what, traced_for):
@@ -104,12 +109,22 @@ def _branches_call(index, branches, names, operands, what, traced_for):
     ops = [operand(o) for o in leaves]
     in_avals = [core.get_aval(o) for o in ops]
     traced, trees = [], []
+    index_vma = getattr(core.get_aval(index), "vma", ())
     for fun in branches:
+        if index_vma:  # a varying index: every output varies with it too (JAX's cond pvaries them)
+            fun = _varying_with(fun, index_vma)
         closed, consts, tree = trace_fun(fun, operands, in_avals, traced_for, in_tree=in_tree)
         traced.append((closed, consts))
         trees.append(tree)
     _check_branches(what, names, branches, trees, [c.out_avals for c, _ in traced])
     return traced, ops, trees[0]
+
+
+def _varying_with(fun, axes):
+    def varying(*args, **kwargs):
+        return parallel.vary_over(fun(*args, **kwargs), axes)
+
+    return varying
 
 
 _NO_OPERAND = object()  # `operand=None` is an operand: the branches take one argument, None

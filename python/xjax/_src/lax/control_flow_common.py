@@ -23,8 +23,8 @@ def aval_str(a):
 
 
 def typematch(a, b):
-    """Equal shapes and dtypes (weak types may differ)."""
-    return a.shape == b.shape and a.dtype == b.dtype
+    """Equal shapes, dtypes and varying manual axes (weak types may differ)."""
+    return a.shape == b.shape and a.dtype == b.dtype and getattr(a, "vma", ()) == getattr(b, "vma", ())
 
 
 def is_tracing():
@@ -212,11 +212,24 @@ def tree_mismatch(tree_a, tree_b):
 
 
 def mismatch_extra(a, b):
-    if a.shape != b.shape:
-        return ", so the shapes do not match"
-    if a.dtype != b.dtype:
-        return ", so the dtypes do not match"
-    return ""
+    """What differs between two types, as JAX's errors list it."""
+    diffs = [what for what, differ in (("the dtypes do not match", a.dtype != b.dtype),
+                                       ("the shapes do not match", a.shape != b.shape),
+                                       ("the manual axis types do not match",
+                                        getattr(a, "vma", ()) != getattr(b, "vma", ()))) if differ]
+    if not diffs:
+        return ""
+    return ", so " + (diffs[0] if len(diffs) == 1 else ", ".join(diffs[:-1]) + ", and " + diffs[-1])
+
+
+def pvary_advice(subjects):
+    """JAX's hint for values that vary over fewer manual axes than they must: (axes missing, where)."""
+    fixes = [f"applying `jax.lax.pcast(..., {axes}, to='varying')`{where}" for axes, where in subjects]
+    if not fixes:
+        return ""
+    text = f"This might be fixed by {fixes[0]}.\n" if len(fixes) == 1 else (
+        "This might be fixed by:\n" + "\n".join(f"  * {d};\n" for d in fixes[:-1]) + f"  * {fixes[-1]}.\n")
+    return text + "See https://docs.jax.dev/en/latest/notebooks/shard_map.html#scan-vma for more information.\n\n"
 
 
 def carry_name(fun):
@@ -252,8 +265,12 @@ def check_carry(name, fun, in_tree, in_avals, out_tree, out_avals):
         text = diffs[0][0].upper() + diffs[0][1:] + ".\n"
     else:
         text = "\n".join(f"  * {d};\n" for d in diffs[:-1]) + f"  * {diffs[-1]}.\n"
+    advice = pvary_advice([
+        (tuple(n for n in b.vma if n not in a.vma), f", to the initial carry value corresponding to {component(p)}")
+        for p, a, b in zip(paths, in_avals, out_avals)
+        if not typematch(a, b) and a.vma != b.vma and set(b.vma) - set(a.vma)])
     raise TypeError(f"{name} function carry input and carry output must have equal types, but they differ:\n\n{text}"
-                    "\nRevise the function so that all output types match the corresponding input types.")
+                    f"\n{advice}Revise the function so that all output types match the corresponding input types.")
 
 
 def promote_weak(vals, in_avals, out_avals):

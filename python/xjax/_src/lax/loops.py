@@ -79,8 +79,8 @@ def _while_can_lower(params):
         and jaxpr_is_lowerable(params["body_jaxpr"].jaxpr)
 
 
-while_p.def_rules(abstract_eval=_while_abstract_eval, impl=_while_impl, jaxpr_lowering=_while_lowering,
-                  can_lower=_while_can_lower)
+while_p.def_rules(abstract_eval=_while_abstract_eval, vma=core.vma_of_body(_while_abstract_eval), impl=_while_impl,
+                  jaxpr_lowering=_while_lowering, can_lower=_while_can_lower)
 
 
 def while_loop(cond_fun, body_fun, init_val, _body_debug=None, _body_cache_on=None):
@@ -300,8 +300,8 @@ def _scan_can_lower(params):
     return gl.HAS_SUBGRAPHS and jaxpr_is_lowerable(params["jaxpr"].jaxpr)
 
 
-scan_p.def_rules(abstract_eval=_scan_abstract_eval, impl=_scan_impl, jaxpr_lowering=_scan_lowering,
-                 can_lower=_scan_can_lower)
+scan_p.def_rules(abstract_eval=_scan_abstract_eval, vma=core.vma_of_body(_scan_abstract_eval), impl=_scan_impl,
+                 jaxpr_lowering=_scan_lowering, can_lower=_scan_can_lower)
 
 
 def _scan_length(xs_flat, length):

@@ -19,7 +19,7 @@ from xjax._src.lax.indexing import GatherDimensionNumbers, gather
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "all_to_all", "ppermute", "axis_index", "axis_size",
            "psum_scatter", "psum_p", "pmax_p", "pmin_p", "all_gather_p", "all_to_all_p", "ppermute_p",
-           "axis_index_p", "reduce_scatter_p"]
+           "axis_index_p", "reduce_scatter_p", "pcast", "pvary_p", "psum_invariant_p"]
 
 
 def _names(axis_name):
@@ -107,6 +107,89 @@ def _zero_or(ct, x, make):
 ad.deflinear(psum_p, lambda ct, x, *, axis_name: _zero_or(ct, x, lambda c: psum_p.bind(c, axis_name=axis_name)))
 
 
+# ---- varying manual axes (shard_map with check_vma=True; core.shard_map_body) -----------------------
+
+def _invariant_over_axes(x, *, axis_name):
+    """A reduction's result is the same on every device of the axes it reduces over."""
+    return tuple(n for n in x.vma if n not in axis_name)
+
+
+for _p in (pmax_p, pmin_p):
+    _p.def_rules(vma=_invariant_over_axes)
+
+# psum over manual axes in a check_vma body: JAX's psum_invariant (a varying value in, one the
+# same on every device of the axes out), computed as psum. It and pvary are each other's
+# transpose: the cotangent of a value the same on every device is the sum of the devices' own.
+psum_invariant_p = _collective("psum_invariant", _same_aval)
+psum_invariant_p.def_rules(vma=_invariant_over_axes,
+                           pp_params=lambda eqn, ctx: [("axes", eqn.params["axis_name"])])
+_reduction_rule(psum_invariant_p, reduction.reduce_sum, _scaled)
+ad.deflinear(psum_invariant_p, lambda ct, x, *, axis_name: _zero_or(ct, x, lambda c: _pvary_ct(c, axis_name)))
+
+
+def _pvary_eval(x, *, axes):
+    core.axis_size(axes)
+    return x.with_vma(core.mesh_ordered(set(x.vma) | set(axes))) if core.vma_axes() else x
+
+
+# pvary: a value the same on every device of `axes` typed as varying over them (JAX's invariant ->
+# varying cast); the identity on values. A jaxpr trace inserts it (partial_eval).
+pvary_p = core.Primitive("pvary")
+pvary_p.def_rules(abstract_eval=_pvary_eval, impl=lambda x, *, axes: x, lowering=lambda ctx, x, *, axes: [x],
+                  batch=lambda axis, vals, dims, *, axes: (vals[0], dims[0]),
+                  vma=lambda x, *, axes: core.mesh_ordered(set(x.vma) | set(axes)))
+ad.deflinear(pvary_p, lambda ct, x, *, axes: _zero_or(ct, x, lambda c: psum_invariant_p.bind(c, axis_name=axes)))
+
+
+def _pvary_ct(ct, axes):
+    missing = core.mesh_ordered(set(axes) - set(core.get_aval(ct).vma))
+    return pvary_p.bind(ct, axes=missing) if missing else ct
+
+
+def _vary(leaf, names):
+    """leaf typed as varying over the manual axes `names` before a collective over them (JAX's
+    auto-pvary); unchanged outside check_vma bodies."""
+    axes = core.vma_axes()
+    if not axes or not all(n in axes for n in names):
+        return leaf
+    missing = core.mesh_ordered(set(names) - set(core.get_aval(leaf).vma))
+    return pvary_p.bind(leaf, axes=missing) if missing else leaf
+
+
+def vary_over(x, axes):
+    """x (a pytree) typed as varying over the manual axes `axes` too, inside a check_vma body."""
+    return tree_util.tree_map(lambda leaf: _vary(asarray(leaf), tuple(axes)), x)
+
+
+_PCAST_TO = ("unreduced", "reduced", "varying")
+
+
+def pcast(x, axis_name, *, to):
+    """JAX's lax.pcast: to='varying' types x (a pytree) as varying over the named manual axes, which
+    it must not vary over yet. xjax's types have no reduced or unreduced axes."""
+    if isinstance(axis_name, (set, frozenset)):
+        raise TypeError(f"axis_name={axis_name!r} must be a tuple or a str. Got {axis_name}")
+    names = _names(axis_name)
+    if not names:
+        return x
+    if to not in _PCAST_TO:
+        raise ValueError(f"Got unexpected `to` value. Allowed `to` values are: {set(_PCAST_TO)}")
+    if to != "varying":
+        raise NotImplementedError(f"pcast to={to!r}: xjax's types have no reduced or unreduced mesh axes")
+
+    if not all(n in core.manual_axes() for n in names):
+        raise ValueError("pvary should be called under jax.shard_map.")
+
+    def cast(leaf):
+        leaf = asarray(leaf)
+        vma = core.get_aval(leaf).vma
+        if any(n in vma for n in names):
+            raise ValueError(f"Unsupported pcast from=varying, to={to!r}")
+        return pvary_p.bind(leaf, axes=core.mesh_ordered(names)) if core.vma_axes() else leaf  # (else: no types)
+
+    return tree_util.tree_map(cast, x)
+
+
 def _is_tracer_leaf(x):
     return isinstance(x, core.Tracer)
 
@@ -127,7 +210,8 @@ def psum(x, axis_name, *, axis_index_groups=None):
         size = core.axis_size(names)
         out = [_constant_psum(leaf, size) for leaf in leaves]
     else:
-        out = [psum_p.bind(asarray(leaf), axis_name=names) for leaf in leaves]
+        prim = psum_invariant_p if core.vma_axes() and all(n in core.vma_axes() for n in names) else psum_p
+        out = [prim.bind(_vary(asarray(leaf), names), axis_name=names) for leaf in leaves]
     return tree_util.tree_unflatten(tree, out)
 
 
@@ -155,7 +239,7 @@ def _allreduce_fn(prim, api):
     def reduce(x, axis_name, *, axis_index_groups=None):
         _no_groups(api, axis_index_groups)
         names = _names(axis_name)
-        return tree_util.tree_map(lambda leaf: prim.bind(asarray(leaf), axis_name=names), x)
+        return tree_util.tree_map(lambda leaf: prim.bind(_vary(asarray(leaf), names), axis_name=names), x)
 
     reduce.__name__ = api
     reduce.__doc__ = f"All-reduce {api[1:]} of x (a pytree) over the named axis or axes `axis_name`."
@@ -198,7 +282,7 @@ def _axis_index_rule(axis, vals, dims, *, axis_name):
     return out, 0
 
 
-axis_index_p.def_rules(batch=_axis_index_rule, pp_params=lambda eqn, ctx: [  # one name printed bare, as JAX's
+axis_index_p.def_rules(batch=_axis_index_rule, vma=lambda *, axis_name: core.mesh_ordered(axis_name), pp_params=lambda eqn, ctx: [  # one name printed bare, as JAX's
     ("axis_name", eqn.params["axis_name"][0] if len(eqn.params["axis_name"]) == 1 else eqn.params["axis_name"])])
 ad.defjvp_zero(axis_index_p)
 
@@ -266,7 +350,12 @@ def _all_gather_transpose(ct, x, *, axis_name, all_gather_dimension, axis_size, 
                                                            axis_size=axis_size, tiled=tiled))
 
 
-all_gather_p.def_rules(batch=_all_gather_rule)
+def _pp_with_groups(eqn, ctx):
+    """The params sorted, with JAX's axis_index_groups=None among them."""
+    return sorted([*eqn.params.items(), ("axis_index_groups", None)])
+
+
+all_gather_p.def_rules(batch=_all_gather_rule, pp_params=_pp_with_groups)
 ad.deflinear(all_gather_p, _all_gather_transpose)
 
 
@@ -284,7 +373,7 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
         if not -rank <= axis < rank:
             raise ValueError(f"all_gather: axis {axis} is out of bounds for an operand of shape {_shape(leaf)} "
                              f"(tiled={tiled})")
-        return all_gather_p.bind(leaf, axis_name=names, all_gather_dimension=axis % rank, axis_size=int(size),
+        return all_gather_p.bind(_vary(leaf, names), axis_name=names, all_gather_dimension=axis % rank, axis_size=int(size),
                                  tiled=bool(tiled))
 
     return tree_util.tree_map(bind, x)
@@ -344,7 +433,7 @@ def _reduce_scatter_transpose(ct, x, *, axis_name, scatter_dimension, axis_size,
                                                        axis_size=axis_size, tiled=tiled))
 
 
-reduce_scatter_p.def_rules(batch=_reduce_scatter_rule)
+reduce_scatter_p.def_rules(batch=_reduce_scatter_rule, pp_params=_pp_with_groups)
 ad.deflinear(reduce_scatter_p, _reduce_scatter_transpose)
 
 
@@ -362,7 +451,7 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, t
             raise ValueError(f"psum_scatter: scatter_dimension {scatter_dimension} is out of bounds for an operand "
                              f"of shape {_shape(leaf)}")
         _scatter_shape(_shape(leaf), scatter_dimension % ndim, size, tiled, names)
-        return reduce_scatter_p.bind(leaf, axis_name=names, scatter_dimension=scatter_dimension % ndim,
+        return reduce_scatter_p.bind(_vary(leaf, names), axis_name=names, scatter_dimension=scatter_dimension % ndim,
                                      axis_size=int(size), tiled=bool(tiled))
 
     return tree_util.tree_map(bind, x)
@@ -440,8 +529,8 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
         if not tiled and shape[split] != size:
             raise ValueError("all_to_all requires the size of the mapped axis axis_name to equal x.shape[split_axis], "
                              f"but they are {size} and {shape[split]} respectively.")
-        return all_to_all_p.bind(leaf, axis_name=names, split_axis=split, concat_axis=concat, axis_size=int(size),
-                                 tiled=bool(tiled))
+        return all_to_all_p.bind(_vary(leaf, names), axis_name=names, split_axis=split, concat_axis=concat,
+                                 axis_size=int(size), tiled=bool(tiled))
 
     return tree_util.tree_map(bind, x)
 
@@ -500,8 +589,8 @@ def ppermute(x, axis_name, perm):
     names = _names(axis_name)
     perm = tuple((int(s), int(t)) for s, t in perm)
     _check_perm(perm, names)
-    return tree_util.tree_map(lambda leaf: ppermute_p.bind(asarray(leaf), axis_name=names, perm=perm), x)
+    return tree_util.tree_map(lambda leaf: ppermute_p.bind(_vary(asarray(leaf), names), axis_name=names, perm=perm), x)
 
 
 COLLECTIVES = frozenset([psum_p, pmax_p, pmin_p, axis_index_p, all_gather_p, reduce_scatter_p, all_to_all_p,
-                         ppermute_p])
+                         ppermute_p, psum_invariant_p])

@@ -27,7 +27,7 @@ from xjax._src.lax import parallel as P
 from xjax._src.mpi_channel import _check_notices, _fail, signature
 
 AVAILABLE = hasattr(_core, "mpi_install")
-_REDUCTIONS = {P.psum_p: "sum", P.pmax_p: "max", P.pmin_p: "min"}
+_REDUCTIONS = {P.psum_p: "sum", P.psum_invariant_p: "sum", P.pmax_p: "max", P.pmin_p: "min"}
 _WIDENED = {np.dtype(np.float16), np.dtype("bfloat16")}
 
 

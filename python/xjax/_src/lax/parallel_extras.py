@@ -1,9 +1,9 @@
 """The collectives JAX defines on top of the others (pbroadcast, pshuffle, pswapaxes), and the ones xjax
-cannot express (psend/precv: point-to-point transfers with tokens; pcast: shard_map's varying types)."""
+cannot express (psend/precv: point-to-point transfers with tokens)."""
 from xjax._src import tree_util
 from xjax._src.lax.parallel import all_gather, all_to_all, ppermute
 
-__all__ = ["pbroadcast", "pcast", "precv", "psend", "pshuffle", "pswapaxes"]
+__all__ = ["pbroadcast", "precv", "psend", "pshuffle", "pswapaxes"]
 
 
 def pbroadcast(x, axis_name, source):
@@ -23,20 +23,6 @@ def pshuffle(x, axis_name, perm):
 def pswapaxes(x, axis_name, axis, *, axis_index_groups=None):
     """Swaps the named axis with positional axis `axis` (an all_to_all splitting and concatenating it)."""
     return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
-
-
-_PCAST_TO = ("unreduced", "reduced", "varying")
-
-
-def pcast(x, axis_name, *, to):
-    """shard_map's cast between invariant, varying and reduced values: xjax has no shard_map."""
-    if isinstance(axis_name, (set, frozenset)):
-        raise TypeError(f"axis_name={axis_name} must be a tuple or a str. Got {axis_name}")
-    if not axis_name:
-        return x
-    if to not in _PCAST_TO:
-        raise ValueError(f"Got unexpected `to` value. Allowed `to` values are: {set(_PCAST_TO)}")
-    raise NotImplementedError("jax.lax.pcast: casts of shard_map's varying manual axes; xjax has no shard_map")
 
 
 def psend(x, axis_name, perm):

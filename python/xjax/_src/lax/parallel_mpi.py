@@ -312,6 +312,7 @@ def _ppermute_rule(shards, xs, *, axis_name, perm):
 
 RULES = {
     P.psum_p: _allreduce_rule("psum", _LOCAL_REDUCE["psum"]),
+    P.psum_invariant_p: _allreduce_rule("psum", _LOCAL_REDUCE["psum"]),
     P.pmax_p: _allreduce_rule("pmax", _LOCAL_REDUCE["pmax"]),
     P.pmin_p: _allreduce_rule("pmin", _LOCAL_REDUCE["pmin"]),
     P.axis_index_p: _axis_index_rule,

@@ -20,9 +20,14 @@ _COMPLEX = frozenset(dtypes.COMPLEX)
 _PY_SCALARS = (int, float, bool, complex)
 
 
-def _accepts(other):
-    """Operators take arrays, tracers, NumPy values and Python scalars; others get NotImplemented."""
-    return isinstance(other, util._ARRAYLIKE) or hasattr(other, "__jax_array__")
+def _operand(other):
+    """other as an operator takes it: arrays, tracers, NumPy values and Python scalars as they are, an
+    object with __jax_array__ (a Flax Variable) converted, as JAX's operators convert it; else None
+    (the operator returns NotImplemented)."""
+    if isinstance(other, util._ARRAYLIKE):
+        return other
+    convert = getattr(other, "__jax_array__", None)
+    return convert() if convert is not None else None
 
 
 def _binop(fn, prim=None, float_only=False, ordered=False):
@@ -30,12 +35,12 @@ def _binop(fn, prim=None, float_only=False, ordered=False):
     ones for the `ordered` comparisons, which jnp compares lexicographically)."""
     if prim is None:
         def op(self, other):
-            if getattr(other, "aval", None) is None and not _accepts(other):
+            if getattr(other, "aval", None) is None and (other := _operand(other)) is None:
                 return NotImplemented
             return fn(self, other)
 
         def rop(self, other):
-            if getattr(other, "aval", None) is None and not _accepts(other):
+            if getattr(other, "aval", None) is None and (other := _operand(other)) is None:
                 return NotImplemented
             return fn(other, self)
 
@@ -49,7 +54,7 @@ def _binop(fn, prim=None, float_only=False, ordered=False):
             if (sa.dtype == oa.dtype and sa.shape == oa.shape and sa.weak_type == oa.weak_type
                     and (not float_only or sa.dtype in _FLOATING) and not (ordered and sa.dtype in _COMPLEX)):
                 return bind(self, other)
-        elif type(other) not in _PY_SCALARS and not _accepts(other):
+        elif type(other) not in _PY_SCALARS and (other := _operand(other)) is None:
             return NotImplemented
         return fn(self, other)
 
@@ -60,7 +65,7 @@ def _binop(fn, prim=None, float_only=False, ordered=False):
             if (sa.dtype == oa.dtype and sa.shape == oa.shape and sa.weak_type == oa.weak_type
                     and (not float_only or sa.dtype in _FLOATING) and not (ordered and sa.dtype in _COMPLEX)):
                 return bind(other, self)
-        elif type(other) not in _PY_SCALARS and not _accepts(other):
+        elif type(other) not in _PY_SCALARS and (other := _operand(other)) is None:
             return NotImplemented
         return fn(other, self)
 

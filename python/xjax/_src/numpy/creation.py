@@ -9,6 +9,7 @@ from xjax._src.array import Array, check_device
 from xjax._src.transfer import put_on
 from xjax._src.core import ShapedArray as _ShapedArray, to_concrete_value as _to_concrete_value
 from xjax._src.lax.linalg import tri_mask
+from xjax._src.lax.parallel import vary_over
 from xjax._src.numpy import array_from_list, manipulation as shp, util
 from xjax._src.numpy.util import dtype_arg
 
@@ -165,6 +166,12 @@ def _aval_like(a):
     return _ShapedArray(a.shape, dtypes.canonicalize_dtype(a.dtype), getattr(a, "weak_type", False))
 
 
+def _varying_like(out, aval):
+    """out varying over the manual axes aval varies over (in a check_vma shard_map body), as JAX's
+    *_like functions make it."""
+    return vary_over(out, aval.vma) if aval.vma else out
+
+
 def _like(a, dtype, shape, value, fun_name):
     aval = _aval_like(a)
     dt = dtype_arg(dtype, fun_name)
@@ -173,8 +180,8 @@ def _like(a, dtype, shape, value, fun_name):
     shape = aval.shape if shape is None else util.canonicalize_shape(shape)
     if util.is_arraylike(value) and not isinstance(value, (bool, int, float)):
         v = util.convert(value, dt)
-        return util.broadcast_to_shape(v, shape)
-    return util.full(shape, value, dt, weak)
+        return _varying_like(util.broadcast_to_shape(v, shape), aval)
+    return _varying_like(util.full(shape, value, dt, weak), aval)
 
 
 def zeros_like(a, dtype=None, shape=None, *, device=None, out_sharding=None):
@@ -208,8 +215,8 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None, out_shardin
     shape = aval.shape if shape is None else util.canonicalize_shape(shape)
     if type(fill_value) in util._PY_SCALARS:
         weak = aval.weak_type if dtype is None else False
-        return put_on(util.full(shape, fill_value, dt, weak), target)
-    return put_on(util.broadcast_to_shape(util.convert(fill_value, dt), shape), target)
+        return put_on(_varying_like(util.full(shape, fill_value, dt, weak), aval), target)
+    return put_on(_varying_like(util.broadcast_to_shape(util.convert(fill_value, dt), shape), aval), target)
 
 
 # ---- ranges ---------------------------------------------------------------------------------

@@ -25,9 +25,10 @@ def is_arraylike(x):
 
 
 def check_arraylike(fun_name, *args):
-    """JAX's check: jnp functions take arrays and scalars, not lists or tuples."""
+    """JAX's check: jnp functions take arrays, scalars and objects with __jax_array__ (Flax's
+    Variables), not lists or tuples."""
     for pos, a in enumerate(args):
-        if not isinstance(a, _ARRAYLIKE):
+        if not isinstance(a, _ARRAYLIKE) and getattr(a, "__jax_array__", None) is None:
             raise TypeError(f"{fun_name} requires ndarray or scalar arguments, got {type(a)} at position {pos}.")
 
 
