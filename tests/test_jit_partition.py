@@ -330,7 +330,7 @@ def test_a_shard_map_inside_jit_runs_its_body_on_the_blocks():
         got = jax.jit(lambda a: sm2(a) + a)(vs)  # (the sum split over 'data': each device slices the first's value)
         np.testing.assert_array_equal(np.asarray(got), np.asarray(sm2(vs)) + v)
         """)
-    assert out.splitlines() == ["P('model',) ['mul', 'reduce_sum', 'psum', 'add']", "P()"]  # JAX's specs
+    assert out.splitlines() == ["P('model',) ['mul', 'reduce_sum', 'psum_invariant', 'add']", "P()"]  # JAX's specs
 
 
 def test_reshapes_and_batched_products_of_random_layouts():

@@ -143,7 +143,7 @@ def plan(closed, mesh, in_axes):
         out_axes[:] = [axes for _, axes in outs]
         return [x for x, _ in outs]
 
-    with _mesh_bound(mesh, frozenset(mesh.axis_names)):
+    with _mesh_bound(mesh, frozenset(mesh.axis_names), False):  # (layouts, not varying types, tracked here)
         per_device = pe.trace_to_jaxpr(body, avals)
     per_device = collectives_late(inline_collective_calls(per_device))
     program = Program(per_device, None, tuple(zip(mesh.axis_names, mesh.axis_sizes)))

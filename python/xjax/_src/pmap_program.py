@@ -88,7 +88,8 @@ def _bind_stacked(eqn, ins, mapped, n, axis_name):
         return [trace.lift(o) for o in (out if eqn.primitive.multiple_results else [out])]
 
 
-_ALL_REDUCES = {P.psum_p: reduction.reduce_sum, P.pmax_p: reduction.reduce_max, P.pmin_p: reduction.reduce_min}
+_ALL_REDUCES = {P.psum_p: reduction.reduce_sum, P.psum_invariant_p: reduction.reduce_sum, P.pmax_p: reduction.reduce_max,
+                P.pmin_p: reduction.reduce_min}
 
 
 def _reduced_over_mesh(eqn, ins, sizes):
