@@ -152,7 +152,7 @@ def test_eager_ops_give_jax_shardings_or_refuse():
             r = fn()
             print(name, jax.typeof(r), r.sharding.spec)
         np.testing.assert_array_equal(np.asarray(ea.reshape(32)), x_np.reshape(32))
-        r = jax.jit(lambda a: a * 2)(e)  # jit runs on the gathered array (partitioning: issue 29)
+        r = jax.jit(lambda a: a * 2)(e)  # (partitioned: tests/test_jit_partition.py)
         np.testing.assert_array_equal(np.asarray(r), x_np * 2)
         print(jax.block_until_ready(e) is e, e.is_ready(), e.devices() == set(jax.devices()))
         with jax.set_mesh(mesh):
@@ -215,7 +215,7 @@ def test_jit_in_and_out_shardings_place_arguments_and_results():
         np.testing.assert_array_equal(np.asarray(r[0]), 2 * x_np)
         assert float(r[1]) == x_np.sum()
         g = jax.jit(lambda a, k: a + k, in_shardings=NamedSharding(mesh, P("X")), static_argnums=1)
-        np.testing.assert_array_equal(np.asarray(g(x, 3)), x_np + 3)  # (the program is not partitioned: whole)
+        np.testing.assert_array_equal(np.asarray(g(x, 3)), x_np + 3)
         try:
             g(jax.device_put(x, NamedSharding(mesh, P("Y"))), 1)
         except ValueError as err:

@@ -126,3 +126,7 @@ def concretization_error(tracer, fname, suggest_astype=False):
         context += (f"If trying to convert the data type of a value, try using `x.astype({fname})` "
                     f"or `jnp.array(x, {fname})` instead.")
     return ConcretizationTypeError(tracer, context)
+
+
+class ShardingTypeError(Exception):
+    """JAX's error for an operation whose result type over Explicit mesh axes is ambiguous or refused."""

@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 from xjax import _core
-from xjax._src import core, data_leaves, dtypes, jit_shardings, placement, platforms, tree_util
+from xjax._src import core, data_leaves, dtypes, jit_shardings, partition, placement, platforms, tree_util
 from xjax._src.array import Array
 from xjax._src.backends import cpu
 from xjax._src.config import config
@@ -28,6 +28,7 @@ from xjax._src.interpreters.graph_lowering import compile_closed_jaxpr
 from xjax._src.jaxpr import eval_jaxpr
 from xjax._src.jit_cache import AxisEnv, Entry, cache_for, explain_miss, fast_parts, insert_bounded, make_fast
 from xjax._src.jit_primitive import jit_p
+from xjax._src.sharded_array import ShardedArray
 from xjax._src.stages import ShapeDtypeStruct, Traced
 from xjax._src import shape_poly
 
@@ -199,7 +200,8 @@ class JitWrapped(_core.fast_call.JitFunction):
             leaves, treedef = _flatten((args, kwargs)) if kwargs else _flatten(args)
             try:
                 entry = self._cache.get((treedef, *map(_get_aval, leaves)))
-                if entry is not None and entry.fast is not None and type(_state.trace) is _EvalTrace:
+                if entry is not None and entry.fast is not None and type(_state.trace) is _EvalTrace and \
+                        ShardedArray not in map(type, leaves):
                     if entry.parts is not None and not kwargs and not _state.axis_env:
                         self._fast_install(args, entry.parts, entry.single_tree)
                     return entry.fast(leaves)
@@ -262,6 +264,10 @@ class JitWrapped(_core.fast_call.JitFunction):
             entry = self._trace(key, treedef, statics, avals, names_fn, has_kwargs)
         if tracing or entry.lifted:
             return self._bind(entry, ops, args, kwargs)
+        mesh = partition.mesh_of(ops) if ShardedArray in map(type, ops) else None
+        outs = None if mesh is None else partition.call(entry.jaxpr, ops, mesh)
+        if outs is not None:  # sharded arguments: the program partitioned over their mesh
+            return entry.out_tree.unflatten(outs)
         if entry.call is None:
             self._compile(entry, avals)
         return entry.out_tree.unflatten(entry.call(ops))

@@ -1,11 +1,10 @@
 """jit's in_shardings and out_shardings: where a jitted function's arguments and results are placed.
 
 Eagerly, in_shardings places each argument (host data, whole arrays) as it says, and a sharded
-argument must already be split so, as JAX requires of committed arrays; out_shardings places each
-result. The program itself is not partitioned yet (issue 29): it runs on the gathered arguments, so
-a result that out_shardings does not place comes back whole. In a traced program (a jit inside
-another, grad, vmap) a sharding that splits a value is refused by name; one that leaves it whole
-is accepted.
+argument must already be split so, as JAX requires of committed arrays; the program is partitioned
+over their mesh (partition.py) and out_shardings places each result. In a traced program (a jit
+inside another, grad, vmap) a sharding that splits a value is refused by name; one that leaves it
+whole is accepted.
 """
 from xjax._src import core, tree_util, vmap as vmap_api
 from xjax._src.sharded_array import ShardedArray, device_put, _mesh_sharding

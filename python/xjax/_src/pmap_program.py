@@ -8,7 +8,7 @@ from xjax._src.interpreters import batching, partial_eval as pe
 from xjax._src.interpreters.graph_lowering import GraphProgram, as_array, split_segments
 from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, Literal, has_effect, jaxprs_in_params, literal_value
 from xjax._src.jit_primitive import jit_p
-from xjax._src.lax import parallel as P, parallel_core, parallel_mpi
+from xjax._src.lax import parallel as P, parallel_core, parallel_mpi, reduction
 from xjax._src.lax.layout import concatenate, expand_dims, index_in_dim, reshape
 from xjax._src.lax.parallel import COLLECTIVES
 
@@ -88,10 +88,26 @@ def _bind_stacked(eqn, ins, mapped, n, axis_name):
         return [trace.lift(o) for o in (out if eqn.primitive.multiple_results else [out])]
 
 
+_ALL_REDUCES = {P.psum_p: reduction.reduce_sum, P.psum_invariant_p: reduction.reduce_sum, P.pmax_p: reduction.reduce_max,
+                P.pmin_p: reduction.reduce_min}
+
+
+def _reduced_over_mesh(eqn, ins, sizes):
+    """An all-reduce over every axis of the mesh: the stacked shards reduced as the vmap rules would
+    (the last mesh axis first), the result left unmapped: one value that every device shares."""
+    x = reshape(ins[0], sizes + ins[0].shape[1:])
+    for axis in reversed(range(len(sizes))):
+        x = _ALL_REDUCES[eqn.primitive](x, (axis,))
+    return [(x, batching.not_mapped)]
+
+
 def _bind_over_mesh(eqn, ins, mapped, n, mesh_axes):
     """The equation over the shards of a mesh (stacked along axis 0 in its device order): one vmap
     per mesh axis, so that a collective over some of the axes reduces over those alone."""
     sizes = tuple(s for _, s in mesh_axes)
+    if eqn.primitive in _ALL_REDUCES and mapped == [True] and \
+            set(P._names(eqn.params["axis_name"])) == {name for name, _ in mesh_axes}:
+        return _reduced_over_mesh(eqn, ins, sizes)
     fun = lambda *xs: eqn.primitive.bind(*xs, **eqn.params)  # noqa: E731
     in_axes = [0 if m else None for m in mapped]
     for name, size in reversed(mesh_axes):
