@@ -201,8 +201,8 @@ def test_reshard_places_arrays_and_refuses_splitting_traced_values():
             print(str(err).split(":")[0])
         """)
     assert out.splitlines() == ["float32[8@X,4] float32[8@X,4]", "float32[8,4@Y] True", "traced True",
-                                "float32[8,4@Y] True",
-                                "with_sharding_constraint (inside a traced program, where xjax does not partition yet)"]
+                                "float32[8,4@Y] True", "with_sharding_constraint (inside a traced program, whose "
+                                "values' types carry no shardings in xjax)"]
 
 
 def test_jit_in_and_out_shardings_place_arguments_and_results():

@@ -374,7 +374,9 @@ def train(mesh):
         loss, grads = nnx.value_and_grad(lambda m: ((m(x) - y) ** 2).mean())(model)
         optimizer.update(model, grads)
         return loss
-    return [float(step(model, optimizer, x, y)) for _ in range(5)], placed
+    losses = [float(step(model, optimizer, x, y)) for _ in range(5)]
+    trained = [str(getattr(v[...].sharding, "spec", None)) for v in (model.w1, model.b1, model.w2)]
+    return losses, placed, trained
 
 
 out = {}
@@ -385,16 +387,20 @@ for name, shape in [("one", (1, 1)), ("sharded", (2, 2))]:
 print(json.dumps(out))
 """
 
-# Recorded from JAX 0.10.2 (XLA_FLAGS=--xla_force_host_platform_device_count=4, the same program).
+# Recorded from JAX 0.10.2 (XLA_FLAGS=--xla_force_host_platform_device_count=4, the same program): the
+# one-device losses, and the parameters' specs after the jitted steps on the 2x2 mesh.
 JAX_NNX_SHARDED_LOSSES = [1.3389545679092407, 1.259185552597046, 1.1927688121795654, 1.136989951133728,
                           1.0897572040557861]
+JAX_NNX_TRAINED_SPECS = ["P(None, 'model')", "P('model',)", "P('model',)"]
 
 
 def test_nnx_with_partitioning_over_a_mesh():
     # nnx.with_partitioning places each parameter over the mesh set by jax.set_mesh (through
-    # with_sharding_constraint over the mesh's abstract form); the train step's losses are one device's.
+    # with_sharding_constraint over the mesh's abstract form); nnx.jit partitions the train step over
+    # them (partition.py), whose losses are one device's and whose parameters stay split as JAX's.
     _needs("flax", "optax")
     out = json.loads(run_isolated(NNX_SHARDED_PROGRAM, PRELUDE, timeout=300, env={"XJAX_NUM_CPU_DEVICES": "4"}))
     assert out["sharded"][1] == ["P(None, 'model')", "P('model',)", "P('model', None)"]
+    assert out["sharded"][2] == JAX_NNX_TRAINED_SPECS
     np.testing.assert_allclose(out["one"][0], JAX_NNX_SHARDED_LOSSES, rtol=2e-6)
     np.testing.assert_allclose(out["sharded"][0], out["one"][0], rtol=2e-6)

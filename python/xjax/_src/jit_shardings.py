@@ -15,7 +15,8 @@ def _place_one(x, sharding, what):
     if sharding is None:
         return x
     if isinstance(x, core.Tracer):
-        check_trivial(sharding, f"jit {what} (inside a traced program, where xjax does not partition yet)")
+        check_trivial(sharding, f"jit {what} (inside a traced program, whose values' types carry no shardings "
+                                "in xjax)")
         return x
     target = _mesh_sharding(sharding)
     if what == "in_shardings" and type(x) is ShardedArray and target is not None and x.sharding != target:

@@ -5,8 +5,9 @@ block of the global array that its NamedSharding gives the device (devices holdi
 share one immutable buffer: every CPU device reads the host memory). A mesh over the devices of
 several processes (after xjax.distributed.initialize) gives each process its own devices' blocks
 (`addressable_shards`); the others' are theirs. Whatever needs the whole array (printing,
-np.asarray, jit, any path that reads `_value`) gets the blocks gathered by the core, once; as in
-JAX, that needs a process to hold every block (else multihost_utils.process_allgather does it).
+np.asarray, any path that reads `_value`) gets the blocks gathered by the core, once; as in JAX,
+that needs a process to hold every block (else multihost_utils.process_allgather does it). jit
+partitions its program over the mesh of its sharded arguments instead (partition.py).
 
 Eager primitives on sharded operands (the hook `backends.cpu.sharded_apply`, set when the first
 sharded array is made) run per device where JAX's result keeps the layout: an elementwise op over
@@ -241,10 +242,11 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
 
 def reshard(x, out_shardings, *, _api="reshard"):
     """x (a pytree) laid out as `out_shardings` says (one sharding or P for all leaves, or a matching
-    pytree of them). A traced value takes only layouts leaving it whole: jit does not partition yet."""
+    pytree of them). A traced value takes only layouts leaving it whole: its type carries no sharding."""
     def one(leaf, sharding):
         if isinstance(leaf, core.Tracer):
-            check_trivial(sharding, f"{_api} (inside a traced program, where xjax does not partition yet)")
+            check_trivial(sharding, f"{_api} (inside a traced program, whose values' types carry no shardings in "
+                                    "xjax)")
             return leaf
         return device_put(leaf, sharding)
 
