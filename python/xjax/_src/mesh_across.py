@@ -23,11 +23,10 @@ import numpy as np
 
 from xjax._src import distributed
 from xjax._src.interpreters.graph_lowering import as_array
-from xjax._src.jaxpr import Literal, literal_value
 from xjax._src.lax import parallel as P, parallel_mpi, reduction
 from xjax._src.lax.base import asarray
 from xjax._src.lax.layout import broadcast_in_dim, concatenate, expand_dims, index_in_dim
-from xjax._src.pmap_program import _bind_over_mesh, _read
+from xjax._src.pmap_program import _bind_over_mesh, _read, gathered_operands
 from xjax._src.sharded_array import _starts, assemble
 
 
@@ -136,14 +135,7 @@ class MeshPlace:
 
     def run_gathered(self, eqn, envs):
         """A cut equation over every device's operand blocks; each device keeps its own result."""
-        ins, mapped = [], []
-        for a in eqn.invars:
-            if type(a) is Literal:
-                ins.append(literal_value(a))
-                mapped.append(False)
-            else:
-                ins.append(self._every_block([as_array(_read(env, a)) for env in envs]))
-                mapped.append(True)
+        ins, mapped = gathered_operands(eqn, envs, self._every_block)
         outs = _bind_over_mesh(eqn, ins, mapped, self.size, self.mesh_axes)
         for var, (val, _) in zip(eqn.outvars, outs):
             for env, i in zip(envs, self.local):

@@ -180,17 +180,24 @@ class _AllreduceRun:
                 env[eqn.outvars[0]] = val
 
 
-def _run_gathered(eqn, envs, shards):
-    """An equation holding collectives in its jaxprs (cond, scan, ...), across processes: every
-    process gathers all shards of its inputs and runs the vmap rule over them, keeping its own."""
+def gathered_operands(eqn, envs, gather):
+    """eqn's operands with every device's blocks of each variable stacked by gather(blocks), and
+    whether each is (a literal is not)."""
     ins, mapped = [], []
     for a in eqn.invars:
         if type(a) is Literal:
             ins.append(literal_value(a))
             mapped.append(False)
         else:
-            ins.append(parallel_mpi.allgather_stack(shards, [as_array(_read(env, a)) for env in envs]))
+            ins.append(gather([as_array(_read(env, a)) for env in envs]))
             mapped.append(True)
+    return ins, mapped
+
+
+def _run_gathered(eqn, envs, shards):
+    """An equation holding collectives in its jaxprs (cond, scan, ...), across processes: every
+    process gathers all shards of its inputs and runs the vmap rule over them, keeping its own."""
+    ins, mapped = gathered_operands(eqn, envs, lambda blocks: parallel_mpi.allgather_stack(shards, blocks))
     outs = _bind_stacked(eqn, ins, mapped, shards.size, shards.name)
     mine = range(shards.offset, shards.offset + shards.count)
     for var, (val, dim) in zip(eqn.outvars, outs):
