@@ -256,3 +256,22 @@ check_grads(g, (a, w), order=1, modes=["fwd", "rev"])
 print("ok")
 """)
     assert out.split() == ["ok"]
+
+
+def test_types_print_as_jax_prints_them():
+    # jax.typeof and ShapedArray's str and repr, recorded from JAX 0.10.2: inside a check_vma body with
+    # the varying axes, and a plain and a weakly typed one
+    out = run("""
+from xjax.core import ShapedArray
+mesh = jax.make_mesh((2, 2), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+def f(a):
+    print(jax.typeof(a), repr(jax.typeof(a)), str(jax.typeof(a * 2)))
+    return a
+jax.make_jaxpr(jax.shard_map(f, mesh=mesh, in_specs=P("x"), out_specs=P("x")))(jnp.ones((4, 4)))
+a, w = ShapedArray((2, 4), jnp.float32), ShapedArray((), jnp.float32, weak_type=True)
+print(repr(a), str(a), repr(w), str(w), repr(jax.typeof(jnp.ones(3))), jax.typeof(jnp.ones(3)))
+""")
+    assert out.splitlines() == [
+        "float32[2,4]{V:x} ShapedArray(float32[2,4]{V:x}) float32[2,4]{V:x}",
+        "ShapedArray(float32[2,4]) float32[2,4] ShapedArray(float32[], weak_type=True) ~float32[] "
+        "ShapedArray(float32[3]) float32[3]"]

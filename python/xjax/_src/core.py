@@ -79,12 +79,12 @@ class ShapedArray(AbstractValue):
                            self.dtype if dtype is None else dtype,
                            self.weak_type if weak_type is None else weak_type, vma=self.vma)
 
+    def _vma_text(self):
+        return "" if not self.vma else "{V:" + (self.vma[0] if len(self.vma) == 1 else f"({','.join(self.vma)})") + "}"
+
     def str_short(self):
         """`f32[3,4]`, `f32[2]{V:(x,y)}`: the form jaxprs print."""
-        text = f"{_SHORT_NAMES[self.dtype.name]}[{','.join(str(d) for d in self.shape)}]"
-        if self.vma:
-            text += "{V:" + (self.vma[0] if len(self.vma) == 1 else f"({','.join(self.vma)})") + "}"
-        return text
+        return f"{_SHORT_NAMES[self.dtype.name]}[{','.join(str(d) for d in self.shape)}]{self._vma_text()}"
 
     def __eq__(self, other):
         return (isinstance(other, ShapedArray) and self.shape == other.shape and self.dtype == other.dtype
@@ -93,16 +93,19 @@ class ShapedArray(AbstractValue):
     def __hash__(self):
         return self._hash
 
-    def __repr__(self):
-        weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapedArray({self if self._sharding is not None else self.str_short()}{weak})"
-
-    def __str__(self):
-        if self._sharding is None:
-            return repr(self)
+    def _long_str(self):
+        """`float32[8@X,4]{V:y}`: the dtype's full name, each dimension with the mesh axes splitting it."""
+        spec = self._sharding.spec if self._sharding is not None else ()
         dims = [str(d) if p is None else f"{d}@{p}" if isinstance(p, str) else f"{d}@({','.join(p)})"
-                for d, p in zip(self.shape, self._sharding.spec)]
-        return f"{self.dtype.name}[{','.join(dims)}]"
+                for d, p in zip(self.shape, list(spec) + [None] * (len(self.shape) - len(spec)))]
+        return f"{self.dtype.name}[{','.join(dims)}]{self._vma_text()}"
+
+    def __repr__(self):  # as JAX's: ShapedArray(float32[3], weak_type=True)
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self._long_str()}{weak})"
+
+    def __str__(self):  # as JAX's: float32[3], ~float32[] when weakly typed
+        return ("~" if self.weak_type else "") + self._long_str()
 
 
 class Primitive:
