@@ -19,6 +19,15 @@
 #define XJAX_HAS_TARGET_CLONES 1
 #endif
 
+// Loops whose lanes compute independently (no reduction across them), compiled for AVX2 and
+// baseline x86-64. Not for FMA CPUs: GCC turns complex products into vfmaddsub (one rounding)
+// even without contraction, so only clones without FMA give the baseline's bits.
+#ifdef XJAX_HAS_TARGET_CLONES
+#define XJAX_ISA_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define XJAX_ISA_CLONES
+#endif
+
 namespace xjax {
 
 // Tells the core that this thread is spinning on a flag another thread will set: x86 PAUSE, Arm

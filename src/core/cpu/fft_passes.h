@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/arch.h"
 #include "core/cpu/fft_plan.h"
 
 namespace xjax::fft {
@@ -151,7 +152,7 @@ template <int Radix, bool Inv, typename T>
 
 // One pass; Radix 0 is the generic odd radix `p` (at most 63) with its cos/sin table `cs`.
 template <int Radix, bool Inv, typename T>
-void stockham_pass(int p, int64_t s, int64_t m, const Cpx<T>* tw, const T* cs, const Cpx<T>* x, Cpx<T>* y) {
+XJAX_ISA_CLONES void stockham_pass(int p, int64_t s, int64_t m, const Cpx<T>* tw, const T* cs, const Cpx<T>* x, Cpx<T>* y) {
   if (Radix > 0) p = Radix;
   const int64_t sm = s * m;
   for (int64_t j = 0; j < m; ++j) {

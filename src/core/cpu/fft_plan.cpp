@@ -161,7 +161,7 @@ void Plan<T>::run_stockham(Cpx<T>* x, int64_t lanes, bool inverse, Cpx<T>* scrat
 }
 
 template <typename T>
-void Plan<T>::run_bluestein(Cpx<T>* x, bool inverse, Cpx<T>* scratch) const {
+XJAX_ISA_CLONES void Plan<T>::run_bluestein(Cpx<T>* x, bool inverse, Cpx<T>* scratch) const {
   // X_k = c_k sum_j (x_j c_j) conj(c_(k-j)), c_k = exp(-pi i k^2 / n); the inverse conjugates
   // its input and output around the forward transform.
   const int64_t m = sub_->size();
@@ -216,22 +216,28 @@ void RealPlan<T>::forward(const T* x, Cpx<T>* out, Cpx<T>* scratch) const {
 }
 
 template <typename T>
-void RealPlan<T>::post_forward(const Cpx<T>* z, int64_t lanes, Cpx<T>* out) const {
+XJAX_ISA_CLONES void RealPlan<T>::post_forward(const Cpx<T>* z, int64_t lanes, Cpx<T>* out) const {
   const int64_t h = n_ / 2;
   const T half = T(0.5);
-  for (int64_t c = 0; c < lanes; ++c)
-    for (int64_t k = 0; k <= h; ++k) {
-      const Cpx<T> zk = z[(k == h ? 0 : k) * lanes + c], zr = z[(k == 0 ? 0 : h - k) * lanes + c];
+  // Frequency outer, lanes inner: both reads run over contiguous lanes, and the loop over them
+  // vectorises (each lane's arithmetic, so its bits, as when run alone).
+  for (int64_t k = 0; k <= h; ++k) {
+    const Cpx<T>* zks = z + (k == h ? 0 : k) * lanes;
+    const Cpx<T>* zrs = z + (k == 0 ? 0 : h - k) * lanes;
+    const Cpx<T> w = twiddles_[size_t(k)];
+    for (int64_t c = 0; c < lanes; ++c) {
+      const Cpx<T> zk = zks[c], zr = zrs[c];
       const Cpx<T> zc = {zr.re, -zr.im};
       const Cpx<T> e = scale(add(zk, zc), half);
       const Cpx<T> d = sub(zk, zc);
       const Cpx<T> o = {d.im * half, -d.re * half};
-      out[c * (h + 1) + k] = add(e, mul<false>(o, twiddles_[size_t(k)]));
+      out[c * (h + 1) + k] = add(e, mul<false>(o, w));
     }
+  }
 }
 
 template <typename T>
-void RealPlan<T>::forward_rows(const T* x, Cpx<T>* out, int64_t rows, Cpx<T>* scratch) const {
+XJAX_ISA_CLONES void RealPlan<T>::forward_rows(const T* x, Cpx<T>* out, int64_t rows, Cpx<T>* scratch) const {
   if (n_ % 2 == 1 || !complex_->has_lanes()) {
     for (int64_t r = 0; r < rows; ++r) forward(x + r * n_, out + r * (n_ / 2 + 1), scratch);
     return;
@@ -245,7 +251,7 @@ void RealPlan<T>::forward_rows(const T* x, Cpx<T>* out, int64_t rows, Cpx<T>* sc
 }
 
 template <typename T>
-void RealPlan<T>::inverse_rows(const Cpx<T>* in, T* x, int64_t rows, Cpx<T>* scratch) const {
+XJAX_ISA_CLONES void RealPlan<T>::inverse_rows(const Cpx<T>* in, T* x, int64_t rows, Cpx<T>* scratch) const {
   if (n_ % 2 == 1 || !complex_->has_lanes()) {
     for (int64_t r = 0; r < rows; ++r) inverse(in + r * (n_ / 2 + 1), x + r * n_, scratch);
     return;
@@ -285,7 +291,7 @@ void RealPlan<T>::inverse(const Cpx<T>* in, T* x, Cpx<T>* scratch) const {
 }
 
 template <typename T>
-void RealPlan<T>::pre_inverse(const Cpx<T>* in, int64_t lanes, Cpx<T>* z) const {
+XJAX_ISA_CLONES void RealPlan<T>::pre_inverse(const Cpx<T>* in, int64_t lanes, Cpx<T>* z) const {
   const int64_t h = n_ / 2;
   for (int64_t c = 0; c < lanes; ++c) {
     const Cpx<T>* row = in + c * (h + 1);
