@@ -204,10 +204,11 @@ Blocking blocking(const Geometry& g) {
 }
 
 // dst[0:r1-r0, og] (= or, from the second tap block on, +=) rows [r0, r1) of group grp times its
-// tap blocks [tb0, tb1), A built in the packed layout MC rows at a time.
+// tap blocks [tb0, tb1), A built in the packed layout MC rows at a time. With `rows`, row r goes
+// to rows[r - r0] instead (dst unused).
 template <typename C>
 void multiply_packed(const Geometry& g, const Blocking& b, const C* lhs, const C* wg, int64_t grp, int64_t r0,
-                     int64_t r1, int64_t tb0, int64_t tb1, C* dst) {
+                     int64_t r1, int64_t tb0, int64_t tb1, C* dst, C* const* rows = nullptr) {
   const contraction::Kernels<C>& kr = contraction::kernels<C>();
   const int64_t og = g.og, cg = g.cg, mr = kr.mr, ka = kr.ka;
   C* ap = scratch<C>(0, (kr.mc + mr) * ka);
@@ -219,7 +220,11 @@ void multiply_packed(const Geometry& g, const Blocking& b, const C* lhs, const C
       const int64_t mc = std::min(kr.mc, r1 - m0);
       fill_block(g, lhs, grp, m0, m0 + mc, t0, t1, ap, ka);
       for (int64_t i = mc; i < (mc + mr - 1) / mr * mr; ++i) zero_run(ap + i * ka, kb);  // the last panel's padding
-      kr.gemm_block_packed(ap, mc, kb, bp, og, dst + (m0 - r0) * og, og, tbi != tb0);
+      if (rows) {
+        kr.gemm_block_packed_rows(ap, mc, kb, bp, og, rows + (m0 - r0), tbi != tb0);
+      } else {
+        kr.gemm_block_packed(ap, mc, kb, bp, og, dst + (m0 - r0) * og, og, tbi != tb0);
+      }
     }
   }
 }
@@ -370,14 +375,10 @@ void conv_classes(const std::vector<RowClass<C>>& classes, const C* lhs, const S
     const Blocking& b = bs[ki];
     const int64_t og = g.og, grp = (task - task0[ki]) / b.n_rb, ri = (task - task0[ki]) % b.n_rb;
     const int64_t r0 = ri * b.rb, r1 = std::min(g.rows, r0 + b.rb);
-    C* block = scratch<C>(3, (r1 - r0) * og);
-    if (k.w) {
-      multiply_rows(g, b, lhs, k.w + grp * g.taps * g.cg * og, grp, r0, r1, 0, b.n_tb, block);
-    } else {
-      zero_run(block, (r1 - r0) * og);
-    }
-    // Row (b, i...) of the class is row (b, first + i period...): decoded once per run of rows
-    // along the last dim, whose rows lie period * og apart.
+    // Row (b, i...) of the class is row (b, first + i period...) of the result: decoded once per
+    // run of rows along the last dim, whose rows lie period * og apart.
+    thread_local std::vector<C*> dst;
+    dst.clear();
     const int64_t n_last = g.out_sp[nsp - 1], step = k.period[nsp - 1] * og;
     for (int64_t r = r0; r < r1;) {
       int64_t rest = r, row = 0, scale = 1;
@@ -388,12 +389,20 @@ void conv_classes(const std::vector<RowClass<C>>& classes, const C* lhs, const S
       }
       row += rest * scale;  // the batch index
       const int64_t run = std::min(r1 - r, n_last - r % n_last);
-      C* d = out + (grp * rows + row) * og;
-      const C* s = block + (r - r0) * og;
-      for (int64_t t = 0; t < run; ++t, d += step, s += og)
-        for (int64_t e = 0; e < og; ++e) d[e] = s[e];
+      for (int64_t t = 0; t < run; ++t) dst.push_back(out + (grp * rows + row) * og + t * step);
       r += run;
     }
+    if (k.w && b.packed) {  // the product's tiles are stored in place
+      multiply_packed<C>(g, b, lhs, k.w + grp * g.taps * g.cg * og, grp, r0, r1, 0, b.n_tb, nullptr, dst.data());
+      return;
+    }
+    C* block = scratch<C>(3, (r1 - r0) * og);
+    if (k.w) {
+      multiply_rows(g, b, lhs, k.w + grp * g.taps * g.cg * og, grp, r0, r1, 0, b.n_tb, block);
+    } else {
+      zero_run(block, (r1 - r0) * og);
+    }
+    for (int64_t r = r0; r < r1; ++r) std::memcpy(dst[size_t(r - r0)], block + (r - r0) * og, size_t(og) * sizeof(C));
   });
 }
 
