@@ -60,6 +60,18 @@ def test_input_gradient_of_a_strided_convolution_matches_numpy(x64):
     np.testing.assert_allclose(np.sum(np.asarray(got) * probe), numeric, rtol=1e-7)
 
 
+@pytest.mark.parametrize("dtype", ["int32", "float64"])
+def test_conv_transpose_of_other_dtypes_matches_numpy(x64, dtype):
+    """Integer (the unsigned compute type) and double products placed in their rows."""
+    rng = np.random.default_rng(5)
+    x = rng.integers(-9, 10, (2, 7, 6, 5)).astype(dtype)
+    w = rng.integers(-9, 10, (3, 2, 5, 6)).astype(dtype)
+    got = lax.conv_general_dilated(x, w, (1, 1), ((2, 1), (1, 1)), (2, 3), (1, 1), DN)
+    want = ref_conv(x.astype(np.int64), w.astype(np.int64), (1, 1), ((2, 1), (1, 1)), (2, 3), (1, 1), DN)
+    assert got.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(np.asarray(got), want.astype(dtype))
+
+
 _HASH_SCRIPT = """
 import hashlib
 import numpy as np
