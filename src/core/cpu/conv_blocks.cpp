@@ -12,6 +12,10 @@
 // kernel, taps = its output positions) a block row of A is long: its taps are cut into chunks
 // multiplied by separate tasks into partial sums, added in chunk order. Blocks depend only on the
 // shapes, so results do not depend on the number of threads.
+//
+// The classes of output positions of a convolution with lhs holes (conv_classes) are all cut into
+// row blocks of one set of tasks; each row block's tiles are stored at their rows of the whole
+// result (gemm_block_packed_rows), which lie apart, so nothing is gathered or scattered afterwards.
 #include "core/cpu/conv_blocks.h"
 
 #include <algorithm>

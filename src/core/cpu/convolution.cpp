@@ -180,11 +180,10 @@ void conv_phases(const Geometry& g, const C* x, const C* w, C* out) {
       conv::RowClass<C> k;
       k.first = c;
       k.period = period;
-      if (zero) {  // no tap lands on the input: the class's rows are zeros
+      if (zero)  // no tap lands on the input: zero rows, one per position of the class
         for (size_t i = 0; i < nsp; ++i) dims[i] = WindowDim{ps[i][size_t(c[i])].n, 1, 1, 0, 0, 1, 1};
-        k.g = conv::with_spatial(g, dims);
-      } else {
-        k.g = conv::with_spatial(g, dims);
+      k.g = conv::with_spatial(g, dims);
+      if (!zero) {
         // The kernel rows for the class's taps: [group][tap j...][cg][og].
         kernels.emplace_back(new C[size_t(g.groups * k.g.taps * cg * og)]);
         C* wc = kernels.back().get();
