@@ -29,6 +29,10 @@ struct Kernels {
   int64_t ka;
   void (*gemm_block_packed)(const T* a_packed, int64_t mc, int64_t kc, const T* b_packed, int64_t nc, T* c,
                             int64_t ldc, bool accumulate);
+  // gemm_block_packed with row i of C at c_rows[i] (the convolution's classes place their rows
+  // apart): the same bits.
+  void (*gemm_block_packed_rows)(const T* a_packed, int64_t mc, int64_t kc, const T* b_packed, int64_t nc,
+                                 T* const* c_rows, bool accumulate);
   // y[i] = sum_k a[i*lda + k] x[k]  (rows of A contiguous), x contiguous, i < m.
   void (*gemv_rows)(int64_t m, int64_t k, const T* a, int64_t lda, const T* x, T* y);
   // y[i] = sum_k a[k*lda + i] x[k]  (columns of A contiguous), x contiguous, i < m.

@@ -137,6 +137,40 @@ void gemm_block_packed(const T* a_packed, int64_t mc, int64_t kc, const T* b_pac
                             min64(MR, mc - p), min64(NR, nc - q));
 }
 
+// gemm_block_packed with row i of C at c_rows[i] (rows anywhere): each tile goes through the
+// stack, and its rows are stored (or added, as the micro-kernel adds) where they belong.
+template <typename T>
+void gemm_block_packed_rows(const T* a_packed, int64_t mc, int64_t kc, const T* b_packed, int64_t nc,
+                            T* const* c_rows, bool accumulate) {
+  constexpr int MR = Tile<T>::MR, NR = Tile<T>::NR;
+  constexpr int64_t KA = Tile<T>::KA;
+  alignas(64) T tile[MR * NR];
+  for (int64_t p = 0; p < mc; p += MR)
+    for (int64_t q = 0; q < nc; q += NR) {
+      micro_kernel<T, true>(kc, a_packed + p * KA, b_packed + q * kc, tile, NR, false, MR, NR);
+      const int64_t mr = min64(MR, mc - p), nr = min64(NR, nc - q);
+      for (int64_t i = 0; i < mr; ++i) {
+        T* c = c_rows[p + i] + q;
+        const T* t = tile + i * NR;
+        if (nr == NR) {  // two vectors (a plain loop here compiles to rep movs)
+          typedef T V __attribute__((vector_size(XJAX_ISA_VEC_BYTES)));
+          constexpr int L = Tile<T>::kLanes;
+          for (int h = 0; h < 2; ++h) {
+            V v, old;
+            __builtin_memcpy(&v, t + h * L, sizeof(V));
+            if (accumulate) {
+              __builtin_memcpy(&old, c + h * L, sizeof(V));
+              v = old + v;
+            }
+            __builtin_memcpy(c + h * L, &v, sizeof(V));
+          }
+        } else {
+          for (int64_t j = 0; j < nr; ++j) c[j] = accumulate ? c[j] + t[j] : t[j];
+        }
+      }
+    }
+}
+
 template <typename T>
 void gemm_block(const T* a, int64_t rs, int64_t cs, int64_t mc, int64_t kc, const T* b_packed, int64_t nc, T* c,
                 int64_t ldc, bool accumulate, T* a_buf) {
@@ -242,6 +276,7 @@ Kernels<T> make_kernels() {
   k.gemm_block = &gemm_block<T>;
   k.ka = Tile<T>::KA;
   k.gemm_block_packed = &gemm_block_packed<T>;
+  k.gemm_block_packed_rows = &gemm_block_packed_rows<T>;
   k.gemv_rows = &gemv_rows<T>;
   k.gemv_cols = &gemv_cols<T>;
   return k;

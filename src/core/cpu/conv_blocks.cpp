@@ -12,6 +12,10 @@
 // kernel, taps = its output positions) a block row of A is long: its taps are cut into chunks
 // multiplied by separate tasks into partial sums, added in chunk order. Blocks depend only on the
 // shapes, so results do not depend on the number of threads.
+//
+// The classes of output positions of a convolution with lhs holes (conv_classes) are all cut into
+// row blocks of one set of tasks; each row block's tiles are stored at their rows of the whole
+// result (gemm_block_packed_rows), which lie apart, so nothing is gathered or scattered afterwards.
 #include "core/cpu/conv_blocks.h"
 
 #include <algorithm>
@@ -35,10 +39,11 @@ constexpr int64_t kPartialElems = int64_t(1) << 24;   // budget of the partial s
 constexpr int64_t kMaxTapChunks = 16;
 constexpr int64_t kFewRowBlocks = 8;  // below this many row blocks, taps are split over tasks
 
-// Per-thread scratch, reused across calls. Slots: 0 A, 1 a product to add, 2 packed B.
+// Per-thread scratch, reused across calls. Slots: 0 A, 1 a product to add, 2 packed B, 3 a block
+// of a class's rows.
 template <typename T>
 T* scratch(int slot, int64_t n) {
-  thread_local std::vector<T> bufs[3];
+  thread_local std::vector<T> bufs[4];
   std::vector<T>& v = bufs[slot];
   if (int64_t(v.size()) < n) v.resize(size_t(n));
   return v.data();
@@ -203,10 +208,11 @@ Blocking blocking(const Geometry& g) {
 }
 
 // dst[0:r1-r0, og] (= or, from the second tap block on, +=) rows [r0, r1) of group grp times its
-// tap blocks [tb0, tb1), A built in the packed layout MC rows at a time.
+// tap blocks [tb0, tb1), A built in the packed layout MC rows at a time. With `rows`, row r goes
+// to rows[r - r0] instead (dst unused).
 template <typename C>
 void multiply_packed(const Geometry& g, const Blocking& b, const C* lhs, const C* wg, int64_t grp, int64_t r0,
-                     int64_t r1, int64_t tb0, int64_t tb1, C* dst) {
+                     int64_t r1, int64_t tb0, int64_t tb1, C* dst, C* const* rows = nullptr) {
   const contraction::Kernels<C>& kr = contraction::kernels<C>();
   const int64_t og = g.og, cg = g.cg, mr = kr.mr, ka = kr.ka;
   C* ap = scratch<C>(0, (kr.mc + mr) * ka);
@@ -218,7 +224,41 @@ void multiply_packed(const Geometry& g, const Blocking& b, const C* lhs, const C
       const int64_t mc = std::min(kr.mc, r1 - m0);
       fill_block(g, lhs, grp, m0, m0 + mc, t0, t1, ap, ka);
       for (int64_t i = mc; i < (mc + mr - 1) / mr * mr; ++i) zero_run(ap + i * ka, kb);  // the last panel's padding
-      kr.gemm_block_packed(ap, mc, kb, bp, og, dst + (m0 - r0) * og, og, tbi != tb0);
+      if (rows) {
+        kr.gemm_block_packed_rows(ap, mc, kb, bp, og, rows + (m0 - r0), tbi != tb0);
+      } else {
+        kr.gemm_block_packed(ap, mc, kb, bp, og, dst + (m0 - r0) * og, og, tbi != tb0);
+      }
+    }
+  }
+}
+
+// dst[0:r1-r0, og] = rows [r0, r1) of group grp times its tap blocks [tb0, tb1) (wg: the group's
+// kernel rows), on the calling thread.
+template <typename C>
+void multiply_rows(const Geometry& g, const Blocking& b, const C* lhs, const C* wg, int64_t grp, int64_t r0,
+                   int64_t r1, int64_t tb0, int64_t tb1, C* dst) {
+  if (b.packed) return multiply_packed(g, b, lhs, wg, grp, r0, r1, tb0, tb1, dst);
+  const int64_t og = g.og, cg = g.cg, nr = r1 - r0;
+  C* a = g.direct ? nullptr : scratch<C>(0, nr * b.tb * cg);
+  C* tmp = nullptr;
+  for (int64_t tbi = tb0; tbi < tb1; ++tbi) {
+    const int64_t t0 = tbi * b.tb, t1 = std::min(g.taps, t0 + b.tb), kb = (t1 - t0) * cg;
+    Mat<C> am;
+    if (g.direct) {
+      const int64_t base = g.batch_groups ? grp * g.batch_out * g.lhs_batch_stride : grp * cg;
+      am = Mat<C>{lhs + base + r0 * g.cin, g.cin, 1};
+    } else {
+      fill_block(g, lhs, grp, r0, r1, t0, t1, a, kb);
+      am = Mat<C>{a, kb, 1};
+    }
+    const Mat<C> bm{wg + t0 * cg * og, og, 1};
+    if (tbi == tb0) {
+      contraction::matmul_serial<C>(nr, og, kb, am, bm, dst);
+    } else {
+      if (!tmp) tmp = scratch<C>(1, nr * og);
+      contraction::matmul_serial<C>(nr, og, kb, am, bm, tmp);
+      for (int64_t i = 0; i < nr * og; ++i) dst[i] += tmp[i];
     }
   }
 }
@@ -293,40 +333,18 @@ void add_tap_tables(Geometry& g) {
 template <typename C>
 void conv_groups(const Geometry& g, const C* lhs, const C* w, C* out) {
   const Blocking b = blocking<C>(g);
-  const int64_t og = g.og, cg = g.cg, kg = g.taps * cg;
+  const int64_t og = g.og, kg = g.taps * g.cg;
   // Partial sums of the chunks after the first: [group][chunk - 1][rows][og].
   std::unique_ptr<C[]> partial;
   if (b.chunks > 1) partial.reset(new C[size_t(g.groups * (b.chunks - 1) * g.rows * og)]);
   const int64_t tasks_per_group = b.n_rb * b.chunks;
   run_tasks(g.groups * tasks_per_group, [&](int64_t task) {
     const int64_t grp = task / tasks_per_group, ri = (task % tasks_per_group) / b.chunks, ci = task % b.chunks;
-    const int64_t r0 = ri * b.rb, r1 = std::min(g.rows, r0 + b.rb), nr = r1 - r0;
+    const int64_t r0 = ri * b.rb, r1 = std::min(g.rows, r0 + b.rb);
     C* dst = ci == 0 ? out + (grp * g.rows + r0) * og
                      : partial.get() + ((grp * (b.chunks - 1) + ci - 1) * g.rows + r0) * og;
-    const C* wg = w + grp * kg * og;
     const int64_t tb0 = ci * b.tb_per_chunk, tb1 = std::min(b.n_tb, tb0 + b.tb_per_chunk);
-    if (b.packed) return multiply_packed(g, b, lhs, wg, grp, r0, r1, tb0, tb1, dst);
-    C* a = g.direct ? nullptr : scratch<C>(0, nr * b.tb * cg);
-    C* tmp = nullptr;
-    for (int64_t tbi = tb0; tbi < tb1; ++tbi) {
-      const int64_t t0 = tbi * b.tb, t1 = std::min(g.taps, t0 + b.tb), kb = (t1 - t0) * cg;
-      Mat<C> am;
-      if (g.direct) {
-        const int64_t base = g.batch_groups ? grp * g.batch_out * g.lhs_batch_stride : grp * cg;
-        am = Mat<C>{lhs + base + r0 * g.cin, g.cin, 1};
-      } else {
-        fill_block(g, lhs, grp, r0, r1, t0, t1, a, kb);
-        am = Mat<C>{a, kb, 1};
-      }
-      const Mat<C> bm{wg + t0 * cg * og, og, 1};
-      if (tbi == tb0) {
-        contraction::matmul_serial<C>(nr, og, kb, am, bm, dst);
-      } else {
-        if (!tmp) tmp = scratch<C>(1, nr * og);
-        contraction::matmul_serial<C>(nr, og, kb, am, bm, tmp);
-        for (int64_t i = 0; i < nr * og; ++i) dst[i] += tmp[i];
-      }
-    }
+    multiply_rows(g, b, lhs, w + grp * kg * og, grp, r0, r1, tb0, tb1, dst);
   });
   if (b.chunks == 1) return;
   const int64_t per_group = g.rows * og;
@@ -340,9 +358,68 @@ void conv_groups(const Geometry& g, const C* lhs, const C* w, C* out) {
   });
 }
 
+template <typename C>
+void conv_classes(const std::vector<RowClass<C>>& classes, const C* lhs, const Shape& out_sp, int64_t rows, C* out) {
+  // Tasks: per class, per group, per row block; every tap block of a row block in one task (so
+  // each row sums its tap blocks in order), into a block of scratch that is then placed.
+  std::vector<Blocking> bs;
+  std::vector<int64_t> task0{0};
+  for (const RowClass<C>& k : classes) {
+    Blocking b = blocking<C>(k.g);
+    b.chunks = 1;
+    b.tb_per_chunk = b.n_tb;
+    bs.push_back(b);
+    task0.push_back(task0.back() + k.g.groups * b.n_rb);
+  }
+  const size_t nsp = out_sp.size();
+  run_tasks(task0.back(), [&](int64_t task) {
+    const size_t ki = size_t(std::upper_bound(task0.begin(), task0.end(), task) - task0.begin() - 1);
+    const RowClass<C>& k = classes[ki];
+    const Geometry& g = k.g;
+    const Blocking& b = bs[ki];
+    const int64_t og = g.og, grp = (task - task0[ki]) / b.n_rb, ri = (task - task0[ki]) % b.n_rb;
+    const int64_t r0 = ri * b.rb, r1 = std::min(g.rows, r0 + b.rb);
+    // Row (b, i...) of the class is row (b, first + i period...) of the result: decoded once per
+    // run of rows along the last dim, whose rows lie period * og apart.
+    thread_local std::vector<C*> dst;
+    dst.clear();
+    const int64_t n_last = g.out_sp[nsp - 1], step = k.period[nsp - 1] * og;
+    for (int64_t r = r0; r < r1;) {
+      int64_t rest = r, row = 0, scale = 1;
+      for (size_t i = nsp; i-- > 0;) {
+        row += (k.first[i] + (rest % g.out_sp[i]) * k.period[i]) * scale;
+        rest /= g.out_sp[i];
+        scale *= out_sp[i];
+      }
+      row += rest * scale;  // the batch index
+      const int64_t run = std::min(r1 - r, n_last - r % n_last);
+      for (int64_t t = 0; t < run; ++t) dst.push_back(out + (grp * rows + row) * og + t * step);
+      r += run;
+    }
+    if (k.w && b.packed) {  // the product's tiles are stored in place
+      multiply_packed<C>(g, b, lhs, k.w + grp * g.taps * g.cg * og, grp, r0, r1, 0, b.n_tb, nullptr, dst.data());
+      return;
+    }
+    C* block = scratch<C>(3, (r1 - r0) * og);
+    if (k.w) {
+      multiply_rows(g, b, lhs, k.w + grp * g.taps * g.cg * og, grp, r0, r1, 0, b.n_tb, block);
+    } else {
+      zero_run(block, (r1 - r0) * og);
+    }
+    for (int64_t r = r0; r < r1; ++r) std::memcpy(dst[size_t(r - r0)], block + (r - r0) * og, size_t(og) * sizeof(C));
+  });
+}
+
 template void conv_groups<float>(const Geometry&, const float*, const float*, float*);
 template void conv_groups<double>(const Geometry&, const double*, const double*, double*);
 template void conv_groups<uint32_t>(const Geometry&, const uint32_t*, const uint32_t*, uint32_t*);
 template void conv_groups<uint64_t>(const Geometry&, const uint64_t*, const uint64_t*, uint64_t*);
+template void conv_classes<float>(const std::vector<RowClass<float>>&, const float*, const Shape&, int64_t, float*);
+template void conv_classes<double>(const std::vector<RowClass<double>>&, const double*, const Shape&, int64_t,
+                                   double*);
+template void conv_classes<uint32_t>(const std::vector<RowClass<uint32_t>>&, const uint32_t*, const Shape&, int64_t,
+                                     uint32_t*);
+template void conv_classes<uint64_t>(const std::vector<RowClass<uint64_t>>&, const uint64_t*, const Shape&, int64_t,
+                                     uint64_t*);
 
 }  // namespace xjax::conv

@@ -42,6 +42,22 @@ void add_tap_tables(Geometry& g);
 template <typename C>
 void conv_groups(const Geometry& g, const C* lhs, const C* w, C* out);
 
+// A class of the output positions of a convolution with lhs holes (convolution.cpp): its dense
+// convolution `g` over the taps that land on input elements, with kernel rows `w`
+// ([group][tap][cg][og]; null when no tap does: the rows are zeros). Row (b, i...) of g is row
+// (b, first + i * period...) of the whole result.
+template <typename C>
+struct RowClass {
+  Geometry g;
+  const C* w = nullptr;
+  std::vector<int64_t> first, period;
+};
+
+// out[group][row][og] (`rows` rows per group, spatial dims out_sp) from all its classes, computed
+// by one set of tasks and each row block written in place (no intermediate result).
+template <typename C>
+void conv_classes(const std::vector<RowClass<C>>& classes, const C* lhs, const Shape& out_sp, int64_t rows, C* out);
+
 // The one-channel 1-D convolutions with long windows (no stride or dilation) as a GEMM over blocks
 // of outputs (conv_single_channel.cpp); false, computing nothing, for any other convolution.
 template <typename C>

@@ -155,7 +155,8 @@ std::vector<Phase> phases(const WindowDim& w, int64_t out, int64_t& period) {
   return ps;
 }
 
-// The convolution of an lhs with holes, one dense convolution per class of output positions.
+// The convolution of an lhs with holes: one dense convolution per class of output positions, all
+// computed by one set of tasks that write their rows in place.
 template <typename C>
 void conv_phases(const Geometry& g, const C* x, const C* w, C* out) {
   const size_t nsp = g.sp.size();
@@ -163,6 +164,8 @@ void conv_phases(const Geometry& g, const C* x, const C* w, C* out) {
   std::vector<std::vector<Phase>> ps(nsp);
   for (size_t i = 0; i < nsp; ++i) ps[i] = phases(g.sp[i], g.out_sp[i], period[i]);
   const int64_t og = g.og, cg = g.cg;
+  std::vector<conv::RowClass<C>> classes;
+  std::vector<std::unique_ptr<C[]>> kernels;  // each class's kernel rows
   std::vector<int64_t> c(nsp, 0);
   for (bool more = true; more;) {
     std::vector<WindowDim> dims;
@@ -174,17 +177,18 @@ void conv_phases(const Geometry& g, const C* x, const C* w, C* out) {
       dims.push_back(p.dim);
     }
     if (!empty) {
-      // Each of the class's rows (b, i...) is row (b, c + i * period...) of the whole result.
-      Shape sub_out;
-      for (size_t i = 0; i < nsp; ++i) sub_out.push_back(ps[i][size_t(c[i])].n);
-      const int64_t sub_rows = g.batch_out * numel(sub_out);
-      std::unique_ptr<C[]> res(new C[size_t(g.groups * sub_rows * og)]());
+      conv::RowClass<C> k;
+      k.first = c;
+      k.period = period;
+      if (zero)  // no tap lands on the input: zero rows, one per position of the class
+        for (size_t i = 0; i < nsp; ++i) dims[i] = WindowDim{ps[i][size_t(c[i])].n, 1, 1, 0, 0, 1, 1};
+      k.g = conv::with_spatial(g, dims);
       if (!zero) {
-        const Geometry sub = conv::with_spatial(g, dims);
-        // The kernel's rows for the class's taps: [group][tap j...][cg][og].
-        std::unique_ptr<C[]> wc(new C[size_t(g.groups * sub.taps * cg * og)]);
+        // The kernel rows for the class's taps: [group][tap j...][cg][og].
+        kernels.emplace_back(new C[size_t(g.groups * k.g.taps * cg * og)]);
+        C* wc = kernels.back().get();
         for (int64_t grp = 0; grp < g.groups; ++grp)
-          for (int64_t t = 0; t < sub.taps; ++t) {
+          for (int64_t t = 0; t < k.g.taps; ++t) {
             int64_t rest = t, tap = 0, scale = 1;
             for (size_t i = nsp; i-- > 0;) {
               const Phase& p = ps[i][size_t(c[i])];
@@ -192,26 +196,12 @@ void conv_phases(const Geometry& g, const C* x, const C* w, C* out) {
               rest /= p.count;
               scale *= g.k_sp[i];
             }
-            std::memcpy(wc.get() + (grp * sub.taps + t) * cg * og, w + (grp * g.taps + tap) * cg * og,
+            std::memcpy(wc + (grp * k.g.taps + t) * cg * og, w + (grp * g.taps + tap) * cg * og,
                         size_t(cg * og) * sizeof(C));
           }
-        conv::conv_groups<C>(sub, x, wc.get(), res.get());
+        k.w = wc;
       }
-      const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(og, 1));
-      parallel_for(g.groups * sub_rows, grain, [&](int64_t r0, int64_t r1) {
-        for (int64_t r = r0; r < r1; ++r) {
-          const int64_t grp = r / sub_rows;
-          int64_t rest = r % sub_rows, row = 0, scale = 1;
-          for (size_t i = nsp; i-- > 0;) {
-            const int64_t n = sub_out[i];
-            row += (c[i] + (rest % n) * period[i]) * scale;
-            rest /= n;
-            scale *= g.out_sp[i];
-          }
-          row += rest * scale;  // the batch index
-          std::memcpy(out + (grp * g.rows + row) * og, res.get() + r * og, size_t(og) * sizeof(C));
-        }
-      });
+      classes.push_back(std::move(k));
     }
     more = false;
     for (size_t i = nsp; i-- > 0;) {  // next class
@@ -222,6 +212,7 @@ void conv_phases(const Geometry& g, const C* x, const C* w, C* out) {
       c[i] = 0;
     }
   }
+  conv::conv_classes<C>(classes, x, g.out_sp, g.rows, out);
 }
 
 template <typename C>

@@ -49,6 +49,11 @@ XJAX_FUSED_CLONES void v(const void* const* in, void* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) o[i] = Op::f(a[i]);
 }
 
+template <class U>
+XJAX_FUSED_CLONES void count_up_loop(U* dst, U start, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = U(start + U(i));
+}
+
 // o = cmp(a, b) ? c1 : c0: a comparison feeding select_n, without the bool tile between them.
 template <class T, class Cmp, bool kScalarB>
 XJAX_FUSED_CLONES void select_cmp(const void* const* in, void* out, int64_t n) {
@@ -121,6 +126,11 @@ ElementwiseLoop typed(OpId op, unsigned scalars) {
 }
 
 }  // namespace
+
+void count_up(uint8_t* dst, uint8_t start, int64_t n) { count_up_loop(dst, start, n); }
+void count_up(uint16_t* dst, uint16_t start, int64_t n) { count_up_loop(dst, start, n); }
+void count_up(uint32_t* dst, uint32_t start, int64_t n) { count_up_loop(dst, start, n); }
+void count_up(uint64_t* dst, uint64_t start, int64_t n) { count_up_loop(dst, start, n); }
 
 ElementwiseLoop fused_loop(OpId op, const std::vector<DType>& in, DType out, unsigned scalars) {
   if (op == OpId::threefry2x32_) return (scalars & 3u) == 3u ? ew::threefry_loop(in, out, scalars) : nullptr;

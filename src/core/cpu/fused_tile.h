@@ -8,6 +8,7 @@
 
 #include "core/cpu/bytes16.h"
 #include "core/cpu/fused.h"
+#include "core/cpu/fused_loops.h"
 
 namespace xjax {
 
@@ -125,8 +126,7 @@ void iota_run(T* dst, int64_t start, int64_t len, int64_t inner, int64_t count) 
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
       // in T's own width (wrapping, as the conversion does): no 64-bit lanes to narrow
       using U = std::make_unsigned_t<T>;
-      U v = U(uint64_t(start));
-      for (int64_t i = 0; i < len; ++i, ++v) dst[i] = T(v);
+      count_up(reinterpret_cast<U*>(dst), U(uint64_t(start)), len);
     } else {
       for (int64_t i = 0; i < len; ++i) dst[i] = T(C(start + i));
     }
