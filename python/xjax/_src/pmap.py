@@ -119,11 +119,15 @@ def _view(x, aval):
     return reshape(x, aval.shape)
 
 
+def _split_as(x, sharding):
+    return x._sharding is sharding or x._sharding == sharding
+
+
 def _shards_of(x, axis, sharding, aval, n):
     """One argument's per-device values: the blocks of an array already split as pmap splits it (a
     previous pmap's result), else x split along axis (None: x on every device)."""
     if type(x) is ShardedArray:
-        if x.sharding == sharding:
+        if _split_as(x, sharding):
             return list(x._shards) if axis is None else [_view(b, aval) for b in x._shards]
         x = Array(x._value, x.aval)
     if axis is None:
@@ -133,21 +137,23 @@ def _shards_of(x, axis, sharding, aval, n):
     return unstack_shards(x, axis, n)
 
 
-def _out_layout(aval, axis, mesh, name, n):
+def _out_layout(aval, axis, devices, axis_name, n):
     """(sharding, block aval, global aval) of an output of type `aval` on each device: as JAX's pmap
-    gives it, stacked along `axis` over the mesh (None: replicated)."""
+    gives it, stacked along `axis` over the mesh of the devices (None: replicated)."""
     if axis is None:
-        return NamedSharding(mesh, PartitionSpec()), aval, aval
+        return _sharding_of(devices, axis_name, None), aval, aval
     ndim = aval.ndim + 1
     if not -ndim <= axis < ndim:
         raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
     axis %= ndim
     shape = aval.shape
-    return (NamedSharding(mesh, _spec(name, axis)), aval.update(shape=shape[:axis] + (1,) + shape[axis:]),
+    return (_sharding_of(devices, axis_name, axis), aval.update(shape=shape[:axis] + (1,) + shape[axis:]),
             aval.update(shape=shape[:axis] + (n,) + shape[axis:]))
 
 
-_MESHES = {}  # (device ids, axis name) -> the Mesh of a pmap's devices, one object per devices and name
+_MESHES = {}  # (device ids, axis name) -> the one-axis Mesh of a pmap's devices
+_SHARDINGS = {}  # (device ids, axis name, mapped axis) -> its NamedSharding: one object per layout, so that a
+# result passed to the next pmap is recognised by identity
 
 
 def _mesh_of(devices, axis_name):
@@ -160,6 +166,16 @@ def _mesh_of(devices, axis_name):
     return mesh
 
 
+def _sharding_of(devices, axis_name, axis):
+    """The sharding of a value mapped along `axis` (None: replicated) over _mesh_of(devices, axis_name)."""
+    key = (tuple(d.id for d in devices), axis_name, axis)
+    sharding = _SHARDINGS.get(key)
+    if sharding is None:
+        mesh = _mesh_of(devices, axis_name)
+        sharding = _SHARDINGS[key] = NamedSharding(mesh, _spec(mesh.axis_names[0], axis))
+    return sharding
+
+
 class _Call:
     """A pmap call for one signature of arguments: the program, where the shards go and how results are
     laid out (found by pmap's generic path), kept so that a repeated call goes straight to work.
@@ -167,7 +183,7 @@ class _Call:
     Arguments are xjax Arrays (split per device) or ShardedArrays (their blocks, when split as pmap
     splits); results are ShardedArrays over the mesh of the devices, as JAX 0.10.2's pmap gives them."""
 
-    __slots__ = ("entry", "axes", "shard_avals", "n", "device_ids", "shards", "world", "whole", "mesh", "in_shardings",
+    __slots__ = ("entry", "axes", "shard_avals", "n", "device_ids", "shards", "world", "whole", "devices", "axis_name", "in_shardings",
                  "outs")
 
     def __init__(self, entry, axes, shard_avals, devices, shards, axis_name):
@@ -175,9 +191,8 @@ class _Call:
         self.device_ids, self.shards = [d.local_hardware_id for d in devices], shards
         self.world = global_devices()  # a distributed initialize or shutdown changes it
         self.whole = None  # across processes: Program.whole_runner's function (False: none), found at the first call
-        self.mesh = _mesh_of(devices, axis_name)
-        name = self.mesh.axis_names[0]
-        self.in_shardings = [NamedSharding(self.mesh, _spec(name, a)) for a in axes]
+        self.devices, self.axis_name = devices, axis_name
+        self.in_shardings = [_sharding_of(devices, axis_name, a) for a in axes]
         self.outs = None  # per output, _out_layout's triple, found at the first call
         install_dispatch()  # (eager primitives on the results see their blocks)
 
@@ -187,7 +202,7 @@ class _Call:
             if self.whole is None:
                 self.whole = entry.program.whole_runner(self.shards, self.axes, self.shard_avals, entry.out_axes) or False
             if self.whole:
-                local = [x._shards[0] if type(x) is ShardedArray and x.sharding == s else x
+                local = [x._shards[0] if type(x) is ShardedArray and _split_as(x, s) else x
                          for x, s in zip(leaves, self.in_shardings)]
                 if all(type(x) is Array for x in local):
                     return entry.out_tree.unflatten(self._results([[v] for v in self.whole(local)], True))
@@ -200,8 +215,7 @@ class _Call:
     def _results(self, per_leaf, blocks):
         """ShardedArrays of each output's per-device values (blocks: already of the block's shape)."""
         if self.outs is None:
-            name = self.mesh.axis_names[0]
-            self.outs = [_out_layout(v.aval, a, self.mesh, name, self.n)
+            self.outs = [_out_layout(v.aval, a, self.devices, self.axis_name, self.n)
                          for v, a in zip(self.entry.program.jaxpr.outvars, self.entry.out_axes)]
         if blocks:
             return [ShardedArray(vals, s, g) for vals, (s, _, g) in zip(per_leaf, self.outs)]
@@ -346,8 +360,8 @@ def _as_shard_map(fun, in_tree, in_axes, out_axes, devices, axis_name):
     """jit(shard_map(_fun)) over a one-axis mesh of `devices`, as JAX 0.10.2's pmap: `_fun` takes the
     flat arguments' blocks (the mapped axis of size 1), squeezes it, calls fun and expands each
     result along its out_axis."""
-    name = AXIS_NAME if axis_name is None else axis_name
-    mesh = Mesh(devices, (name,))
+    mesh = _mesh_of(devices, axis_name)
+    name = mesh.axis_names[0]
 
     def _fun(*blocks):
         a, k = in_tree.unflatten([x if ax is None else squeeze(x, (ax,)) for x, ax in zip(blocks, in_axes)])
