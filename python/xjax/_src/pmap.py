@@ -9,7 +9,15 @@ the shards stacked along a new axis, by its vmap rule (a collective's rule is on
 that axis); its results are split back into shards. So pmap gives vmap's results, computed in
 parallel.
 
-Under a transformation (jit, grad, vmap: the arguments are tracers) pmap runs as vmap does.
+The results are arrays split over the one-axis mesh of the devices (ShardedArrays, P(axis_name) along
+out_axes, P() for out_axes=None), as JAX 0.10.2's are; such a result passed to the next pmap gives its
+blocks as they are.
+
+Under a transformation (jit, grad, vmap, make_jaxpr: the arguments are tracers) pmap is what JAX 0.10.2
+makes it: jit(shard_map(_fun)) over that mesh with check_vma=False, `_fun` squeezing the mapped axis of
+each block and expanding each result along its out_axis, so that its jaxprs, derivatives and batching
+are shard_map's. Inside another pmap or shard_map's body (JAX 0.10.2 refuses that nesting), with a
+named axis bound, and with negative out_axes (their specs need the results' ranks) it runs as vmap does.
 
 Across processes (after xjax.distributed.initialize, in a run of several processes) the mapped
 axis covers every process's devices: each process passes and gets back the shards of its own
@@ -132,9 +140,7 @@ def _shards_of(x, axis, sharding, aval, n):
         x = Array(x._value, x.aval)
     if axis is None:
         return [x] * n
-    if n == 1:
-        return [_view(x, aval)]
-    return unstack_shards(x, axis, n)
+    return unstack_shards(x, axis, n)  # (one shard: a view)
 
 
 def _out_layout(aval, axis, devices, axis_name, n):
@@ -183,8 +189,8 @@ class _Call:
     Arguments are xjax Arrays (split per device) or ShardedArrays (their blocks, when split as pmap
     splits); results are ShardedArrays over the mesh of the devices, as JAX 0.10.2's pmap gives them."""
 
-    __slots__ = ("entry", "axes", "shard_avals", "n", "device_ids", "shards", "world", "whole", "devices", "axis_name", "in_shardings",
-                 "outs")
+    __slots__ = ("entry", "axes", "shard_avals", "n", "device_ids", "shards", "world", "whole", "devices", "axis_name",
+                 "in_shardings", "outs")
 
     def __init__(self, entry, axes, shard_avals, devices, shards, axis_name):
         self.entry, self.axes, self.shard_avals, self.n = entry, axes, shard_avals, len(devices)
@@ -219,7 +225,8 @@ class _Call:
                          for v, a in zip(self.entry.program.jaxpr.outvars, self.entry.out_axes)]
         if blocks:
             return [ShardedArray(vals, s, g) for vals, (s, _, g) in zip(per_leaf, self.outs)]
-        return [ShardedArray([_view(as_array(v), b) for v in vals], s, g) for vals, (s, b, g) in zip(per_leaf, self.outs)]
+        return [ShardedArray([_view(as_array(v), b) for v in vals], s, g)
+                for vals, (s, b, g) in zip(per_leaf, self.outs)]
 
 
 class _Entry:
