@@ -374,7 +374,7 @@ def _as_shard_map(fun, in_tree, in_axes, out_axes, devices, axis_name):
         a, k = in_tree.unflatten([x if ax is None else squeeze(x, (ax,)) for x, ax in zip(blocks, in_axes)])
         out = fun(*a, **k)
         flat_axes = vmap_api.flatten_axes("out_axes", out, out_axes, "pmap")
-        leaves, tree = tree_util.tree_flatten(out)
+        leaves, tree = data_leaves.flatten(out)  # (a key's data: its axes first)
         return tree.unflatten([x if ax is None else expand_dims(x, (ax,)) for x, ax in zip(leaves, flat_axes)])
 
     out_specs = tree_util.tree_map(lambda a: _spec(name, a), out_axes, is_leaf=lambda x: x is None)
