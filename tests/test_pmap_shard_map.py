@@ -138,6 +138,12 @@ def test_numbers_against_a_loop_over_devices():
         # pmap of vmap
         got = jax.pmap(jax.vmap(lambda v: lax.psum(v, "i") * v), axis_name="i")(xs.transpose(1, 0, 2))
         np.testing.assert_allclose(np.asarray(got), xs.sum(1)[None] * xs.transpose(1, 0, 2), rtol=1e-5, atol=1e-6)
+        # typed keys in and out, under jit as eagerly, against a loop
+        keys = jax.random.split(jax.random.key(0), 4)
+        split = jax.pmap(lambda k: jax.random.split(k, 3))
+        want = np.stack([np.asarray(jax.random.key_data(jax.random.split(keys[j], 3))) for j in range(4)])
+        for got in (split(keys), jax.jit(split)(keys)):
+            np.testing.assert_array_equal(np.asarray(jax.random.key_data(got)), want)
         print("ok")
         """))
     assert out.split() == ["ok"]
