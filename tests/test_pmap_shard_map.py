@@ -180,3 +180,31 @@ print(hashlib.sha1(b"".join(np.asarray(o).tobytes() for o in outs)).hexdigest())
 """
     a, b = digests_by_thread_count(code)
     assert a == b
+
+
+def test_axes_and_dtypes_against_a_loop_hypothesis():
+    out = run(textwrap.dedent("""
+        from hypothesis import given, settings, strategies as st
+
+        @settings(max_examples=25, deadline=None, database=None)
+        @given(st.sampled_from([(2, 3), (5,), (2, 1, 3)]), st.data(), st.sampled_from(["float32", "int32"]),
+               st.booleans())
+        def check(shape, data, dtype, under_jit):
+            in_axis = data.draw(st.integers(0, len(shape)))
+            out_axis = data.draw(st.integers(0, len(shape)))
+            full = list(shape)
+            full.insert(in_axis, 4)
+            x = (np.arange(np.prod(full)) % 7 - 3).reshape(full).astype(dtype)
+            f = jax.pmap(lambda v: v * 2 + lax.psum(v, "i"), axis_name="i", in_axes=in_axis, out_axes=out_axis)
+            got = (jax.jit(f) if under_jit else f)(x)
+            blocks = [np.take(x, j, axis=in_axis) for j in range(4)]
+            want = np.stack([b * 2 + sum(blocks) for b in blocks], axis=out_axis)
+            assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.shape)
+            np.testing.assert_array_equal(np.asarray(got), want)
+            if not under_jit:
+                assert got.sharding.spec == jax.P(*[None] * out_axis, "i"), got.sharding
+
+        check()
+        print("ok")
+        """))
+    assert out.split() == ["ok"]
