@@ -315,12 +315,19 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
         across = _across_processes(n, devices, axis_name)
         devs, shards = across if across else (_devices_for(n, devices), None)
         size = shards.size if shards else n  # the mapped axis: every process's devices
-        if any(isinstance(x, core.Tracer) for x in leaves):  # under a transformation: jit of a shard_map
+
+        def under_transformation():  # jit of a shard_map (JAX's), or in the corners _as_vmap names, vmap
             if shards:
                 raise NotImplementedError(_UNDER_TRANSFORM)
             if _as_vmap(out_axes):
                 return vmap_api.vmap(with_statics, dyn_in_axes, out_axes, axis_name=axis_name)(*dyn_args, **kwargs)
-            return _as_shard_map(with_statics, in_tree, axes, out_axes, devs, axis_name)(*leaves)
+            key = ("shard_map", in_tree, statics, tuple(axes), tuple(d.id for d in devs))
+            if key not in cache:  # (one jit per layout: its traces and compiled programs are kept)
+                insert_bounded(cache, key, _as_shard_map(with_statics, in_tree, axes, out_axes, devs, axis_name))
+            return cache[key](*leaves)
+
+        if any(isinstance(x, core.Tracer) for x in leaves):
+            return under_transformation()
         leaves = [as_array(x) for x in leaves]
         avals = [x.aval if a is None else x.aval.update(shape=x.shape[:a] + x.shape[a + 1:])
                  for x, a in zip(leaves, axes)]
@@ -331,11 +338,7 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
             entry = _trace(with_statics, pe.DebugInfo("pmap", fun, names_fn=names_fn), in_tree, avals, size,
                            axis_name, out_axes)
             if entry is None:  # it closes over tracers: under a transformation
-                if shards:
-                    raise NotImplementedError(_UNDER_TRANSFORM)
-                if _as_vmap(out_axes):
-                    return vmap_api.vmap(with_statics, dyn_in_axes, out_axes, axis_name=axis_name)(*dyn_args, **kwargs)
-                return _as_shard_map(with_statics, in_tree, axes, out_axes, devs, axis_name)(*leaves)
+                return under_transformation()
             insert_bounded(cache, key, entry)
         call = _Call(entry, axes, avals, devs, shards, axis_name)
         if fast_key is not None:
