@@ -1,7 +1,8 @@
 """The cost of a small pmap call, xjax next to JAX 0.10.2 (both over 2 CPU devices, each in its own
 process, since the device count is fixed at start): a call on whole arguments (its results split over
 the devices, as JAX's), a psum, a result fed back into the next call (its blocks passed as they are),
-and the gradient of a pmap under jit (pmap as jit of a shard_map). Best of the rounds, microseconds.
+and the gradient and vmap of a pmap, eagerly and under jit (pmap as jit of a shard_map). Best of the
+rounds, microseconds per call.
 
     python bench/pmap_calls.py [--rounds 7] [--calls 300]
 """
@@ -26,10 +27,15 @@ x = jax.device_put(np.linspace(-1, 1, 2 * 64, dtype=np.float32).reshape(2, 64))
 w = jax.device_put(np.linspace(0, 1, 64, dtype=np.float32))
 scale = jax.pmap(lambda v: v * 0.5 + 1.0)
 total = jax.pmap(lambda v: lax.psum(v, "i"), axis_name="i")
-step = jax.jit(jax.grad(lambda w, v: jax.pmap(lambda w, v: lax.psum(jax.numpy.tanh(v * w).sum(), "i"),
-                                              axis_name="i", in_axes=(None, 0), out_axes=None)(w, v)))
+loss = jax.pmap(lambda w, v: lax.psum(jax.numpy.tanh(v * w).sum(), "i"), axis_name="i", in_axes=(None, 0),
+                out_axes=None)
+grad = jax.grad(loss)
+step = jax.jit(grad)
+xs = jax.device_put(np.stack([np.asarray(x)] * 3))
+batched = jax.vmap(lambda v: loss(w, v))
 cases = {"elementwise": lambda y: scale(x), "psum": lambda y: total(x), "fed back": scale,
-         "jit(grad(pmap))": lambda y: step(w, x)}
+         "grad(pmap)": lambda y: grad(w, x), "jit(grad(pmap))": lambda y: step(w, x),
+         "vmap(pmap)": lambda y: batched(xs)}
 out = {}
 for name, fn in cases.items():
     y = fn(x)
