@@ -89,7 +89,7 @@ def test_pmap_over_two_devices():
         vm = xjax.pmap(lambda v: xjax.vmap(lambda e: lax.psum(e, "i"))(v), axis_name="i")
         np.testing.assert_allclose(np.asarray(vm(x)), np.broadcast_to(x.sum(0), x.shape))
 
-        # grad inside pmap; pmap under jit and grad (runs as vmap)
+        # grad inside pmap; pmap under jit and grad (a jit of a shard_map, as in JAX)
         gp = xjax.pmap(xjax.grad(lambda v: lax.psum((v * v).sum(), "i")), axis_name="i")
         np.testing.assert_allclose(np.asarray(gp(x)), 2 * x * 2)
         jp = xjax.jit(xjax.pmap(lambda v: lax.psum(v, "i"), axis_name="i"))
