@@ -199,7 +199,7 @@ class _Call:
         self.whole = None  # across processes: Program.whole_runner's function (False: none), found at the first call
         self.devices, self.axis_name = devices, axis_name
         self.in_shardings = [_sharding_of(devices, axis_name, a) for a in axes]
-        self.outs = None  # per output, _out_layout's triple, found at the first call
+        self.outs = None  # per output, _out_layout's triple (_layouts)
         install_dispatch()  # (eager primitives on the results see their blocks)
 
     def __call__(self, leaves):
@@ -208,25 +208,30 @@ class _Call:
             if self.whole is None:
                 self.whole = entry.program.whole_runner(self.shards, self.axes, self.shard_avals, entry.out_axes) or False
             if self.whole:
-                local = [x._shards[0] if type(x) is ShardedArray and _split_as(x, s) else x
-                         for x, s in zip(leaves, self.in_shardings)]
-                if all(type(x) is Array for x in local):
-                    return entry.out_tree.unflatten(self._results([[v] for v in self.whole(local)], True))
+                local = leaves if all(type(x) is Array for x in leaves) else [
+                    x._shards[0] if type(x) is ShardedArray and _split_as(x, s) else x
+                    for x, s in zip(leaves, self.in_shardings)]
+                if local is leaves or all(type(x) is Array for x in local):  # one device here: a value is its block
+                    outs = self.outs or self._layouts()
+                    return entry.out_tree.unflatten([ShardedArray((v,), s, g)
+                                                     for v, (s, _, g) in zip(self.whole(local), outs)])
         per_leaf = [_shards_of(x, a, s, aval, n) for x, a, s, aval in zip(leaves, self.axes, self.in_shardings,
                                                                           self.shard_avals)]
         shard_args = [list(s) for s in zip(*per_leaf)] if leaves else [[] for _ in range(n)]
         outs = entry.program(shard_args, self.device_ids, self.shards)
-        return entry.out_tree.unflatten(self._results(list(zip(*outs)) if outs and outs[0] else [], False))
+        return entry.out_tree.unflatten(self._results(list(zip(*outs)) if outs and outs[0] else []))
 
-    def _results(self, per_leaf, blocks):
-        """ShardedArrays of each output's per-device values (blocks: already of the block's shape)."""
+    def _layouts(self):
+        """Per output, _out_layout's (sharding, block aval, global aval), found at the first call."""
         if self.outs is None:
             self.outs = [_out_layout(v.aval, a, self.devices, self.axis_name, self.n)
                          for v, a in zip(self.entry.program.jaxpr.outvars, self.entry.out_axes)]
-        if blocks:
-            return [ShardedArray(vals, s, g) for vals, (s, _, g) in zip(per_leaf, self.outs)]
+        return self.outs
+
+    def _results(self, per_leaf):
+        """ShardedArrays of each output's per-device values, viewed as blocks."""
         return [ShardedArray([_view(as_array(v), b) for v in vals], s, g)
-                for vals, (s, b, g) in zip(per_leaf, self.outs)]
+                for vals, (s, b, g) in zip(per_leaf, self._layouts())]
 
 
 class _Entry:
