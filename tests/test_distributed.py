@@ -201,7 +201,7 @@ def mpirun(np_, script, *args, timeout=120, **env):
 def test_collectives_across_processes(processes, devices):
     rc, out, _ = mpirun(processes, "collectives.py", str(devices), XJAX_NUM_CPU_DEVICES=str(devices))
     assert rc == 0, out
-    assert out.count("ok 31") == processes, out
+    assert out.count("ok 32") == processes, out
 
 
 FAULTS = {

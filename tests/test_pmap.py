@@ -89,7 +89,7 @@ def test_pmap_over_two_devices():
         vm = xjax.pmap(lambda v: xjax.vmap(lambda e: lax.psum(e, "i"))(v), axis_name="i")
         np.testing.assert_allclose(np.asarray(vm(x)), np.broadcast_to(x.sum(0), x.shape))
 
-        # grad inside pmap; pmap under jit and grad (runs as vmap)
+        # grad inside pmap; pmap under jit and grad (a jit of a shard_map, as in JAX)
         gp = xjax.pmap(xjax.grad(lambda v: lax.psum((v * v).sum(), "i")), axis_name="i")
         np.testing.assert_allclose(np.asarray(gp(x)), 2 * x * 2)
         jp = xjax.jit(xjax.pmap(lambda v: lax.psum(v, "i"), axis_name="i"))
@@ -200,7 +200,8 @@ def test_one_device_pmap_of_a_compiled_chain():
     w = np.linspace(0, 1, 36, dtype=np.float32).reshape(6, 6)
     f = lambda v: jnp.tanh(jnp.tanh(v @ w) @ w) + lax.psum(v, "i")  # noqa: E731
     got = xjax.pmap(f, axis_name="i")(x)
-    assert type(got) is xjax.Array and got.shape == (1, 4, 6)
+    assert isinstance(got, xjax.Array) and got.shape == (1, 4, 6)
+    assert got.sharding.spec == xjax.P("i") and list(got.sharding.mesh.devices.flat) == xjax.devices()[:1]
     want = np.tanh(np.tanh(x[0] @ w) @ w) + x[0]
     np.testing.assert_allclose(np.asarray(got)[0], want, rtol=1e-5, atol=1e-6)
     assert repr(xjax.devices()[0]) == "CpuDevice(id=0)" and str(xjax.devices()[0]) == "cpu:0"

@@ -102,6 +102,13 @@ for name, (fun, ref) in CASES.items():
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=name)
     checks += 1
 
+# As JAX's: the results are this process's blocks over the mesh of its devices, passed on as they are
+y = xjax.pmap(lambda v: lax.psum(v, "i"), axis_name="i")(X[MINE])
+assert y.sharding.spec == xjax.P("i") and list(y.sharding.mesh.devices.flat) == xjax.local_devices(), y.sharding
+z = xjax.pmap(lambda v: lax.psum(v, "i"), axis_name="i")(y)
+np.testing.assert_allclose(np.asarray(z), np.broadcast_to(N * X.sum(0), (L,) + X.shape[1:]), rtol=1e-4)
+checks += 1
+
 
 # Compositions: the same function pmapped over the processes and vmapped over the whole batch.
 def loss(w, x):

@@ -9,7 +9,15 @@ the shards stacked along a new axis, by its vmap rule (a collective's rule is on
 that axis); its results are split back into shards. So pmap gives vmap's results, computed in
 parallel.
 
-Under a transformation (jit, grad, vmap: the arguments are tracers) pmap runs as vmap does.
+The results are arrays split over the one-axis mesh of the devices (ShardedArrays, P(axis_name) along
+out_axes, P() for out_axes=None), as JAX 0.10.2's are; such a result passed to the next pmap gives its
+blocks as they are.
+
+Under a transformation (jit, grad, vmap, make_jaxpr: the arguments are tracers) pmap is what JAX 0.10.2
+makes it: jit(shard_map(_fun)) over that mesh with check_vma=False, `_fun` squeezing the mapped axis of
+each block and expanding each result along its out_axis, so that its jaxprs, derivatives and batching
+are shard_map's. Inside another pmap or shard_map's body (JAX 0.10.2 refuses that nesting), with a
+named axis bound, and with negative out_axes (their specs need the results' ranks) it runs as vmap does.
 
 Across processes (after xjax.distributed.initialize, in a run of several processes) the mapped
 axis covers every process's devices: each process passes and gets back the shards of its own
@@ -28,8 +36,12 @@ from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.graph_lowering import as_array
 from xjax._src.jit import jit
 from xjax._src.jit_cache import insert_bounded
+from xjax._src.lax.layout import expand_dims, reshape, squeeze
 from xjax._src.lax.parallel_mpi import Shards
-from xjax._src.pmap_program import HAS_RESHAPED, Program, inline_collective_calls, stack_shards, unstack_shards
+from xjax._src.pmap_program import HAS_RESHAPED, Program, inline_collective_calls, unstack_shards
+from xjax._src.shard_map import shard_map
+from xjax._src.sharded_array import ShardedArray, install_dispatch
+from xjax._src.sharding import Mesh, NamedSharding, PartitionSpec
 
 # ---- the API ------------------------------------------------------------------------------------
 
@@ -104,48 +116,122 @@ _UNDER_TRANSFORM = ("pmap across processes under a transformation (jit, grad or 
                     "by xjax; apply jit and grad inside the pmapped function")
 
 
-def _output(shards, axis):
-    """One output: the shards stacked along `axis` (None: the first shard's value)."""
-    if axis is None:
-        return as_array(shards[0])
-    ndim = core.get_aval(shards[0]).ndim + 1
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
-    return stack_shards(list(shards), axis % ndim)
-
-
 def _argnums(x):
     return (x,) if isinstance(x, int) else tuple(x)
 
 
+def _view(x, aval):
+    """x (a concrete Array) under aval's shape of as many elements: the same buffer where the core can."""
+    if HAS_RESHAPED:
+        return Array(x._value.reshaped(aval.shape), aval)
+    return reshape(x, aval.shape)
+
+
+def _split_as(x, sharding):
+    return x._sharding is sharding or x._sharding == sharding
+
+
+def _shards_of(x, axis, sharding, aval, n):
+    """One argument's per-device values: the blocks of an array already split as pmap splits it (a
+    previous pmap's result), else x split along axis (None: x on every device)."""
+    if type(x) is ShardedArray:
+        if _split_as(x, sharding):
+            return list(x._shards) if axis is None else [_view(b, aval) for b in x._shards]
+        x = Array(x._value, x.aval)
+    if axis is None:
+        return [x] * n
+    return unstack_shards(x, axis, n)  # (one shard: a view)
+
+
+def _out_layout(aval, axis, devices, axis_name, n):
+    """(sharding, block aval, global aval) of an output of type `aval` on each device: as JAX's pmap
+    gives it, stacked along `axis` over the mesh of the devices (None: replicated)."""
+    if axis is None:
+        return _sharding_of(devices, axis_name, None), aval, aval
+    ndim = aval.ndim + 1
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    axis %= ndim
+    shape = aval.shape
+    return (_sharding_of(devices, axis_name, axis), aval.update(shape=shape[:axis] + (1,) + shape[axis:]),
+            aval.update(shape=shape[:axis] + (n,) + shape[axis:]))
+
+
+_MESHES = {}  # (device ids, axis name) -> the one-axis Mesh of a pmap's devices
+_SHARDINGS = {}  # (device ids, axis name, mapped axis) -> its NamedSharding: one object per layout, so that a
+# result passed to the next pmap is recognised by identity
+
+
+def _mesh_of(devices, axis_name):
+    """The one-axis mesh of the devices a pmap runs on (this process's, across processes: JAX's local mesh)."""
+    name = AXIS_NAME if axis_name is None else axis_name
+    key = (tuple(d.id for d in devices), name)
+    mesh = _MESHES.get(key)
+    if mesh is None:
+        mesh = _MESHES[key] = Mesh(list(devices), (name,))
+    return mesh
+
+
+def _sharding_of(devices, axis_name, axis):
+    """The sharding of a value mapped along `axis` (None: replicated) over _mesh_of(devices, axis_name)."""
+    key = (tuple(d.id for d in devices), axis_name, axis)
+    sharding = _SHARDINGS.get(key)
+    if sharding is None:
+        mesh = _mesh_of(devices, axis_name)
+        sharding = _SHARDINGS[key] = NamedSharding(mesh, _spec(mesh.axis_names[0], axis))
+    return sharding
+
+
 class _Call:
-    """A pmap call for one signature of arguments: the program, and where the shards go (found by
-    pmap's generic path), kept so that a repeated call with xjax Arrays goes straight to work."""
+    """A pmap call for one signature of arguments: the program, where the shards go and how results are
+    laid out (found by pmap's generic path), kept so that a repeated call goes straight to work.
 
-    __slots__ = ("entry", "axes", "shard_avals", "n", "device_ids", "shards", "world", "whole")
+    Arguments are xjax Arrays (split per device) or ShardedArrays (their blocks, when split as pmap
+    splits); results are ShardedArrays over the mesh of the devices, as JAX 0.10.2's pmap gives them."""
 
-    def __init__(self, entry, axes, shard_avals, n, device_ids, shards):
-        self.entry, self.axes, self.shard_avals, self.n = entry, axes, shard_avals, n
-        self.device_ids, self.shards = device_ids, shards
+    __slots__ = ("entry", "axes", "shard_avals", "n", "device_ids", "shards", "world", "whole", "devices", "axis_name",
+                 "in_shardings", "outs")
+
+    def __init__(self, entry, axes, shard_avals, devices, shards, axis_name):
+        self.entry, self.axes, self.shard_avals, self.n = entry, axes, shard_avals, len(devices)
+        self.device_ids, self.shards = [d.local_hardware_id for d in devices], shards
         self.world = global_devices()  # a distributed initialize or shutdown changes it
         self.whole = None  # across processes: Program.whole_runner's function (False: none), found at the first call
+        self.devices, self.axis_name = devices, axis_name
+        self.in_shardings = [_sharding_of(devices, axis_name, a) for a in axes]
+        self.outs = None  # per output, _out_layout's triple (_layouts)
+        install_dispatch()  # (eager primitives on the results see their blocks)
 
     def __call__(self, leaves):
         n, entry = self.n, self.entry
         if self.shards is not None and platforms._placement is None:
             if self.whole is None:
                 self.whole = entry.program.whole_runner(self.shards, self.axes, self.shard_avals, entry.out_axes) or False
-            if self.whole and all(type(x) is Array for x in leaves):
-                return entry.out_tree.unflatten(self.whole(leaves))
-        if n == 1 and HAS_RESHAPED:  # one shard: views of the arguments, no op
-            shard_args = [[x if a is None else Array(x._value.reshaped(aval.shape), aval)
-                           for x, a, aval in zip(leaves, self.axes, self.shard_avals)]]
-        else:
-            per_leaf = [[x] * n if a is None else unstack_shards(x, a, n) for x, a in zip(leaves, self.axes)]
-            shard_args = [list(s) for s in zip(*per_leaf)] if leaves else [[] for _ in range(n)]
+            if self.whole:
+                local = leaves if all(type(x) is Array for x in leaves) else [
+                    x._shards[0] if type(x) is ShardedArray and _split_as(x, s) else x
+                    for x, s in zip(leaves, self.in_shardings)]
+                if local is leaves or all(type(x) is Array for x in local):  # one device here: a value is its block
+                    outs = self.outs or self._layouts()
+                    return entry.out_tree.unflatten([ShardedArray((v,), s, g)
+                                                     for v, (s, _, g) in zip(self.whole(local), outs)])
+        per_leaf = [_shards_of(x, a, s, aval, n) for x, a, s, aval in zip(leaves, self.axes, self.in_shardings,
+                                                                          self.shard_avals)]
+        shard_args = [list(s) for s in zip(*per_leaf)] if leaves else [[] for _ in range(n)]
         outs = entry.program(shard_args, self.device_ids, self.shards)
-        per_leaf = list(zip(*outs)) if outs and outs[0] else []
-        return entry.out_tree.unflatten([_output(vals, ax) for vals, ax in zip(per_leaf, entry.out_axes)])
+        return entry.out_tree.unflatten(self._results(list(zip(*outs)) if outs and outs[0] else []))
+
+    def _layouts(self):
+        """Per output, _out_layout's (sharding, block aval, global aval), found at the first call."""
+        if self.outs is None:
+            self.outs = [_out_layout(v.aval, a, self.devices, self.axis_name, self.n)
+                         for v, a in zip(self.entry.program.jaxpr.outvars, self.entry.out_axes)]
+        return self.outs
+
+    def _results(self, per_leaf):
+        """ShardedArrays of each output's per-device values, viewed as blocks."""
+        return [ShardedArray([_view(as_array(v), b) for v in vals], s, g)
+                for vals, (s, b, g) in zip(per_leaf, self._layouts())]
 
 
 class _Entry:
@@ -188,7 +274,7 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
         fast_key = None
         if not static:
             leaves, in_tree = tree_util.tree_flatten((args, kwargs))
-            if all(type(x) is Array for x in leaves):
+            if all(type(x) is Array or type(x) is ShardedArray for x in leaves):
                 fast_key = (in_tree, tuple([x.aval for x in leaves]), core.axis_env())
                 call = fast.get(fast_key)
                 if call is not None and call.world is global_devices():
@@ -234,10 +320,19 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
         across = _across_processes(n, devices, axis_name)
         devs, shards = across if across else (_devices_for(n, devices), None)
         size = shards.size if shards else n  # the mapped axis: every process's devices
-        if any(isinstance(x, core.Tracer) for x in leaves):  # under a transformation: as vmap
+
+        def under_transformation():  # jit of a shard_map (JAX's), or in the corners _as_vmap names, vmap
             if shards:
                 raise NotImplementedError(_UNDER_TRANSFORM)
-            return vmap_api.vmap(with_statics, dyn_in_axes, out_axes, axis_name=axis_name)(*dyn_args, **kwargs)
+            if _as_vmap(out_axes):
+                return vmap_api.vmap(with_statics, dyn_in_axes, out_axes, axis_name=axis_name)(*dyn_args, **kwargs)
+            key = ("shard_map", in_tree, statics, tuple(axes), tuple(d.id for d in devs))
+            if key not in cache:  # (one jit per layout: its traces and compiled programs are kept)
+                insert_bounded(cache, key, _as_shard_map(with_statics, in_tree, axes, out_axes, devs, axis_name))
+            return cache[key](*leaves)
+
+        if any(isinstance(x, core.Tracer) for x in leaves):
+            return under_transformation()
         leaves = [as_array(x) for x in leaves]
         avals = [x.aval if a is None else x.aval.update(shape=x.shape[:a] + x.shape[a + 1:])
                  for x, a in zip(leaves, axes)]
@@ -248,16 +343,51 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
             entry = _trace(with_statics, pe.DebugInfo("pmap", fun, names_fn=names_fn), in_tree, avals, size,
                            axis_name, out_axes)
             if entry is None:  # it closes over tracers: under a transformation
-                if shards:
-                    raise NotImplementedError(_UNDER_TRANSFORM)
-                return vmap_api.vmap(with_statics, dyn_in_axes, out_axes, axis_name=axis_name)(*dyn_args, **kwargs)
+                return under_transformation()
             insert_bounded(cache, key, entry)
-        call = _Call(entry, axes, avals, n, [d.local_hardware_id for d in devs], shards)
+        call = _Call(entry, axes, avals, devs, shards, axis_name)
         if fast_key is not None:
             insert_bounded(fast, fast_key, call)
         return call(leaves)
 
     return pmap_f
+
+
+# ---- under a transformation: pmap as JAX writes it, jit of a shard_map over a mesh of its devices --
+
+AXIS_NAME = "_internal_pmap_axis_name"  # JAX's name for the axis of a pmap without axis_name
+
+
+def _spec(name, axis):
+    """The PartitionSpec of a value mapped along `axis` (None: replicated)."""
+    return PartitionSpec() if axis is None else PartitionSpec(*[None] * axis, name)
+
+
+def _as_vmap(out_axes):
+    """Whether a traced pmap runs as vmap: inside another pmap or shard_map's body (JAX 0.10.2 refuses
+    its nested shard_map; xjax's pmap nested as before), or with negative out_axes, whose specs
+    need the results' ranks."""
+    return core.axis_env() or any(a is not None and a < 0 for a in tree_util.tree_leaves(
+        out_axes, is_leaf=lambda x: x is None))
+
+
+def _as_shard_map(fun, in_tree, in_axes, out_axes, devices, axis_name):
+    """jit(shard_map(_fun)) over a one-axis mesh of `devices`, as JAX 0.10.2's pmap: `_fun` takes the
+    flat arguments' blocks (the mapped axis of size 1), squeezes it, calls fun and expands each
+    result along its out_axis."""
+    mesh = _mesh_of(devices, axis_name)
+    name = mesh.axis_names[0]
+
+    def _fun(*blocks):
+        a, k = in_tree.unflatten([x if ax is None else squeeze(x, (ax,)) for x, ax in zip(blocks, in_axes)])
+        out = fun(*a, **k)
+        flat_axes = vmap_api.flatten_axes("out_axes", out, out_axes, "pmap")
+        leaves, tree = data_leaves.flatten(out)  # (a key's data: its axes first)
+        return tree.unflatten([x if ax is None else expand_dims(x, (ax,)) for x, ax in zip(leaves, flat_axes)])
+
+    out_specs = tree_util.tree_map(lambda a: _spec(name, a), out_axes, is_leaf=lambda x: x is None)
+    return jit(shard_map(_fun, mesh=mesh, in_specs=tuple(_spec(name, a) for a in in_axes), out_specs=out_specs,
+                         check_vma=False, axis_names={name}))
 
 
 def _trace(fun, dbg, in_tree, avals, n, axis_name, out_axes):

@@ -516,3 +516,6 @@ def _apply(prim, args, params):
 def _install_dispatch():
     """Eager primitives look for sharded operands from the first sharded array on (none pay before)."""
     cpu.sharded_apply = _apply
+
+
+install_dispatch = _install_dispatch  # for the makers of sharded arrays elsewhere (pmap)
