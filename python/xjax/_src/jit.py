@@ -70,8 +70,8 @@ def _abstractify(leaves, fun, names_fn, abstract_ok=False):
             a = placement.host_array(x)
             avals.append(a.aval)
             ops.append(a)
-        elif t in core.ARRAY_TYPES:  # another kind of xjax Array (a GpuArray)
-            avals.append(x.aval)
+        elif t in core.ARRAY_TYPES:  # another kind of xjax Array (a GpuArray; a ShardedArray: its traced type)
+            avals.append(getattr(x, "traced_aval", x.aval))
             ops.append(x)
         elif abstract_ok and isinstance(x, (ShapeDtypeStruct, core.ShapedArray)):
             shape_poly.check_concrete(x.shape)
