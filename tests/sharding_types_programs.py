@@ -64,6 +64,15 @@ def programs(jax, jnp, np, P, NamedSharding, AxisType):
         "wsc_auto": (lambda x: jax.lax.with_sharding_constraint(x * 2, NamedSharding(amesh, P("X", None))), plain),
         "grad_wsc_auto": (jax.grad(lambda x: jax.lax.with_sharding_constraint(
             x * 2, NamedSharding(amesh, P("X", None))).sum()), plain),
+        "jit": (jax.jit(lambda x: jnp.tanh(x) + 1.0), x),
+        "zeros_like": (lambda x: jnp.zeros_like(x), x),
+        "where": (lambda x: jnp.where(x > 1, x, 0.0), x),
+        "einsum_out_sharding": (lambda x, z: jnp.einsum("ij,jk->ik", z, x, out_sharding=P(None, None)), x, z),
+        "vmap_typeof": (jax.vmap(lambda r: (typeofs.append(str(jax.typeof(r))), r * 2)[1], in_axes=1), x),
+        "vmap_dot_out_sharding": (jax.vmap(lambda a, b: jax.lax.dot_general(
+            a, b, (([1], [0]), ([], [])), out_sharding=P(None, "Y"))), a3, b3),
+        "vmap_grad": (jax.vmap(jax.grad(lambda r: jnp.sin(r).sum())), x),
+        "jit_of_grad": (lambda x: jax.jit(jax.grad(lambda y: (y * 2).sum()))(x), x),
     }
     out = {}
     def text(f, *args):
@@ -74,7 +83,7 @@ def programs(jax, jnp, np, P, NamedSharding, AxisType):
     with jax.set_mesh(mesh):
         for name, (f, *args) in progs.items():
             out[name] = text(f, *args)
-    out["typeof_strings"] = typeofs[0]
+    out["typeof_strings"] = " | ".join(typeofs)
     out["grad_no_mesh_set"] = text(jax.grad(lambda x: (x * x).sum()), x)
     out["typeof_array"] = str(jax.typeof(x))
     return out

@@ -31,6 +31,12 @@ JAX_TEXTS = {'add_conflict': "ShardingTypeError: add got incompatible shardings 
                        "the consistent sharding, got ('X',) and ('Y',).",
  'dot_illegal_result': 'ShardingTypeError: dot_general operation with inputs: f32[4@X,4], f32[4,4@X] produces an '
                        'illegally sharded result: f32[4@X,4@X]',
+ 'einsum_out_sharding': '{ lambda ; a:f32[8@X,4] b:f32[4,8@X]. let\n'
+                        '    c:f32[4,4] = dot_general[\n'
+                        '      dimension_numbers=(([1], [0]), ([], []))\n'
+                        '      preferred_element_type=float32\n'
+                        '    ] b a\n'
+                        '  in (c,) }',
  'expand_dims': '{ lambda ; a:f32[8@X,4]. let\n'
                 '    b:f32[1,8@X,4] = broadcast_in_dim[broadcast_dimensions=(1, 2)] a\n'
                 '  in (b,) }',
@@ -76,6 +82,29 @@ JAX_TEXTS = {'add_conflict': "ShardingTypeError: add got incompatible shardings 
                   "`Explicit`. The array sharding: P(None, None) did not match the sharding provided: P('X', None). "
                   'Please use `jax.sharding.reshard` to shard your input to the sharding you want.',
  'integer_pow': '{ lambda ; a:f32[8@X,4]. let b:f32[8@X,4] = integer_pow[y=2] a in (b,) }',
+ 'jit': '{ lambda ; a:f32[8@X,4]. let\n'
+        '    b:f32[8@X,4] = jit[\n'
+        '      name=<lambda>\n'
+        "      ctx_mesh=Mesh('X': 2, 'Y': 2, axis_types=(Explicit, Explicit))\n"
+        '      jaxpr={ lambda ; a:f32[8@X,4]. let\n'
+        '          c:f32[8@X,4] = tanh a\n'
+        '          b:f32[8@X,4] = add c 1.0:f32[]\n'
+        '        in (b,) }\n'
+        '    ] a\n'
+        '  in (b,) }',
+ 'jit_of_grad': '{ lambda ; a:f32[8@X,4]. let\n'
+                '    b:f32[8@X,4] = jit[\n'
+                '      name=<lambda>\n'
+                "      ctx_mesh=Mesh('X': 2, 'Y': 2, axis_types=(Explicit, Explicit))\n"
+                '      jaxpr={ lambda ; a:f32[8@X,4]. let\n'
+                '          c:f32[8@X,4] = mul a 2.0:f32[]\n'
+                '          d:f32[] = reduce_sum[axes=(0, 1) out_sharding=None] c\n'
+                '          e:f32[] = reshard 1.0:f32[]\n'
+                '          f:f32[8@X,4] = broadcast_in_dim e\n'
+                '          b:f32[8@X,4] = mul f 2.0:f32[]\n'
+                '        in (b,) }\n'
+                '    ] a\n'
+                '  in (b,) }',
  'main': '{ lambda ; a:f32[8@X,4] b:f32[4,6@Y]. let\n'
          '    c:f32[8@X,6@Y] = dot_general[\n'
          '      dimension_numbers=(([1], [0]), ([], []))\n'
@@ -138,15 +167,45 @@ JAX_TEXTS = {'add_conflict': "ShardingTypeError: add got incompatible shardings 
            '    _:f32[4,8@X] = transpose[permutation=(1, 0)] a\n'
            '  in (a,) }',
  'typeof_array': 'float32[8@X,4]',
- 'typeof_strings': 'float32[8@X,4] float32[8@X,4] float32[4,8@X]',
+ 'typeof_strings': 'float32[8@X,4] float32[8@X,4] float32[4,8@X] | float32[8@X]',
  'vmap': '{ lambda ; a:f32[8@X,4]. let b:f32[8@X,4] = mul a 2.0:f32[] in (b,) }',
+ 'vmap_dot_out_sharding': '{ lambda ; a:f32[4@X,2,3] b:f32[4@X,3,2]. let\n'
+                          '    c:f32[4@X,2,2@Y] = dot_general[dimension_numbers=(([2], [1]), ([0], [0]))] a\n'
+                          '      b\n'
+                          '  in (c,) }',
+ 'vmap_grad': '{ lambda ; a:f32[8@X,4]. let\n'
+              '    b:f32[8@X,4] = sin a\n'
+              '    c:f32[8@X,4] = cos a\n'
+              '    _:f32[8@X] = reduce_sum[axes=(np.int64(1),) out_sharding=None] b\n'
+              '    d:f32[] = reshard 1.0:f32[]\n'
+              '    e:f32[4] = broadcast_in_dim d\n'
+              '    f:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(1),)] e\n'
+              '    g:f32[8@X,4] = mul f c\n'
+              '  in (g,) }',
  'vmap_in_axes_1': '{ lambda ; a:f32[8@X,4]. let\n'
                    '    b:f32[4] = reduce_sum[axes=(np.int64(0),) out_sharding=None] a\n'
                    '  in (b,) }',
  'vmap_reshard': '{ lambda ; a:f32[8@X,4]. let b:f32[8@X,4@Y] = reshard a in (b,) }',
+ 'vmap_typeof': '{ lambda ; a:f32[8@X,4]. let\n'
+                '    b:f32[8@X,4] = mul a 2.0:f32[]\n'
+                '    c:f32[4,8@X] = transpose[permutation=(1, 0)] b\n'
+                '  in (c,) }',
+ 'where': '{ lambda ; a:f32[8@X,4]. let\n'
+          '    b:bool[8@X,4] = gt a 1.0:f32[]\n'
+          '    c:f32[8@X,4] = jit[\n'
+          '      name=_where\n'
+          "      ctx_mesh=Mesh('X': 2, 'Y': 2, axis_types=(Explicit, Explicit))\n"
+          '      jaxpr={ lambda ; b:bool[8@X,4] a:f32[8@X,4] d:f32[]. let\n'
+          '          e:f32[] = convert_element_type[new_dtype=float32 weak_type=False] d\n'
+          '          f:f32[8@X,4] = broadcast_in_dim e\n'
+          '          c:f32[8@X,4] = select_n b f a\n'
+          '        in (c,) }\n'
+          '    ] b a 0.0:f32[]\n'
+          '  in (c,) }',
  'wsc_auto': 'AssertionError: `with_sharding_constraint` acts as an assert when all axes of mesh are of type '
              "`Explicit`. The array sharding: P(None, None) did not match the sharding provided: P('X', None). Please "
              'use `jax.sharding.reshard` to shard your input to the sharding you want.',
  'wsc_explicit_assert': 'AssertionError: `with_sharding_constraint` acts as an assert when all axes of mesh are of '
                         "type `Explicit`. The array sharding: P('X', None) did not match the sharding provided: "
-                        "P(None, 'Y'). Please use `jax.sharding.reshard` to shard your input to the sharding you want."}
+                        "P(None, 'Y'). Please use `jax.sharding.reshard` to shard your input to the sharding you want.",
+ 'zeros_like': '{ lambda ; a:f32[8@X,4]. let b:f32[8@X,4] = broadcast_in_dim 0.0:f32[] in (b,) }'}

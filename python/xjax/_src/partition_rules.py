@@ -77,7 +77,11 @@ def _to(mesh, eqn, x, have, want):
 
 
 def _bind(eqn, blocks, **changes):
-    out = eqn.primitive.bind(*blocks, **({**eqn.params, **changes} if changes else eqn.params))
+    """The equation's primitive bound on blocks; the shardings of its global type (out_sharding) are not
+    the blocks' (the rules lay the blocks out)."""
+    typed = {k: None for k in ("sharding", "out_sharding") if eqn.params.get(k) is not None}
+    params = {**eqn.params, **typed, **changes} if changes or typed else eqn.params
+    out = eqn.primitive.bind(*blocks, **params)
     return list(out) if eqn.primitive.multiple_results else [out]
 
 
@@ -297,7 +301,7 @@ def _dot_general(mesh, eqn, ins):
     return [(out, tuple([lw[d] for d in lb] + [lw[d] for d in lfree] + [rw[d] for d in rfree]))]
 
 
-def _spec_axes(sharding, ndim):
+def _layout_of(sharding, ndim):
     return tuple(_names_of(p) for p in spec_for(sharding.spec, ndim))
 
 
@@ -305,7 +309,7 @@ def _laid_out(param):
     """reshard / sharding_constraint: the value moved to the layout its `param` sharding says."""
     def rule(mesh, eqn, ins):
         (x, axes), = ins
-        want = _spec_axes(eqn.params[param], len(axes))
+        want = _layout_of(eqn.params[param], len(axes))
         return [(reshard(x, axes, want, mesh), want)]
 
     return rule
@@ -319,7 +323,7 @@ def _with_out_sharding(rule):
         if s is None:
             return out
         (x, axes), = out
-        want = _spec_axes(s, len(axes))
+        want = _layout_of(s, len(axes))
         return [(reshard(x, axes, want, mesh), want)]
 
     return with_out

@@ -5,8 +5,8 @@ from xjax._src import core, dtypes
 from xjax._src.lax.base import define_core_primitive, scalars_like
 from xjax._src.lax.elementwise import _convert
 from xjax._src.lax.layout import transpose
-from xjax._src.lax.sharding_ops import typed_sharding_of as _typed_sharding_of  # (underscored: lax star-exports)
-from xjax._src.lax.sharding_ops import reshard_p as _reshard_p
+from xjax._src.lax.sharding_ops import out_sharding_of as _out_sharding_of  # (underscored: lax star-exports)
+from xjax._src.lax.sharding_ops import reshard_p as _reshard_p, with_batch_dim as _with_batch_dim
 from xjax._src.sharding import Mesh as _Mesh, NamedSharding as _NamedSharding, PartitionSpec as _P
 
 
@@ -33,10 +33,8 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((tuple(int(d) for d in lc), tuple(int(d) for d in rc)), (tuple(int(d) for d in lb), tuple(int(d) for d in rb)))
     pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(preferred_element_type)
-    typed = None
-    if out_sharding is not None:  # (the sharding of the result's type)
-        ndim = core.get_aval(x).ndim + core.get_aval(y).ndim - 2 * len(dn[0][0]) - len(dn[1][0])
-        typed = _typed_sharding_of(out_sharding, ndim, "dot_general")
+    ndim = core.get_aval(x).ndim + core.get_aval(y).ndim - 2 * len(dn[0][0]) - len(dn[1][0])
+    typed = _out_sharding_of(out_sharding, ndim, "dot_general", (x, y))  # (the sharding of the result's type)
     if typed is None or any(isinstance(a, core.Tracer) for a in (x, y)):
         return dot_general_p.bind(x, y, dimension_numbers=dn, precision=None, preferred_element_type=pet,
                                   out_sharding=typed)
@@ -143,21 +141,25 @@ def _free_before(ndim, bdim, contract, batch):
     return sum(1 for d in range(bdim) if d not in contract and d not in batch)
 
 
-def _dot_general_batch(axis, vals, dims, *, dimension_numbers, **params):
+def _dot_general_batch(axis, vals, dims, *, dimension_numbers, out_sharding=None, **params):
     (x, y), (xd, yd) = vals, dims
     (lc, rc), (lb, rb) = dimension_numbers
     if xd is not batching.not_mapped and yd is not batching.not_mapped:
         lc, lb = _shift(lc, xd), (xd,) + _shift(lb, xd)
         rc, rb = _shift(rc, yd), (yd,) + _shift(rb, yd)
-        return dot_general_p.bind(x, y, dimension_numbers=((lc, rc), (lb, rb)), **params), 0
+        return dot_general_p.bind(x, y, dimension_numbers=((lc, rc), (lb, rb)),
+                                  out_sharding=_with_batch_dim(out_sharding, x, xd, 0), **params), 0
     if xd is not batching.not_mapped:
         lc, lb = _shift(lc, xd), _shift(lb, xd)
         out_dim = len(lb) + _free_before(core.get_aval(x).ndim, xd, lc, lb)
+        mapped, d = x, xd
     else:
         rc, rb = _shift(rc, yd), _shift(rb, yd)
         x_free = core.get_aval(x).ndim - len(lc) - len(lb)
         out_dim = len(rb) + x_free + _free_before(core.get_aval(y).ndim, yd, rc, rb)
-    return dot_general_p.bind(x, y, dimension_numbers=((lc, rc), (lb, rb)), **params), out_dim
+        mapped, d = y, yd
+    return dot_general_p.bind(x, y, dimension_numbers=((lc, rc), (lb, rb)),
+                              out_sharding=_with_batch_dim(out_sharding, mapped, d, out_dim), **params), out_dim
 
 
 dot_general_p.def_rules(batch=_dot_general_batch)

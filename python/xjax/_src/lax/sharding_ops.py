@@ -10,13 +10,38 @@ so. A program compiled whole runs both as the identity.
 from xjax._src import core
 from xjax._src.interpreters import ad, batching
 from xjax._src.jaxpr import params_printer
-from xjax._src.sharding import Mesh, NamedSharding, PartitionSpec, get_abstract_mesh
+from xjax._src.sharding import Mesh, NamedSharding, PartitionSpec, check_trivial, get_abstract_mesh
 
 
 def spec_for(spec, ndim):
     """spec padded with unsplit dimensions to ndim entries."""
     entries = tuple(spec)
     return PartitionSpec(*(entries + (None,) * (ndim - len(entries))))
+
+
+def with_batch_dim(sharding, x, x_dim, out_dim):
+    """A result's type sharding (per example) with a batch dimension at out_dim, split as x's type splits
+    its batch dimension x_dim (None stays None)."""
+    if sharding is None:
+        return None
+    typed = getattr(core.get_aval(x), "_sharding", None)
+    entries = list(sharding.spec)
+    entries.insert(out_dim, None if typed is None else spec_for(typed.spec, core.get_aval(x).ndim)[x_dim])
+    return NamedSharding(sharding.mesh, PartitionSpec(*entries))
+
+
+def out_sharding_of(sharding, ndim, api, operands):
+    """An out_sharding argument as typed_sharding_of gives it; None where it leaves the result whole and no
+    operand's type carries a sharding (such a layout asks nothing of a value on one device)."""
+    if sharding is None:
+        return None
+    if not any(getattr(core.get_aval(o), "_sharding", None) is not None for o in operands):
+        try:
+            check_trivial(sharding, api)
+            return None
+        except NotImplementedError:
+            pass
+    return typed_sharding_of(sharding, ndim, api)
 
 
 def typed_sharding_of(sharding, ndim, api):

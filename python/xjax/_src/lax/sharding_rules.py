@@ -72,27 +72,47 @@ def broadcasting(name):
         shaped = [a for a in avals if a.shape]
         if not shaped:
             return typed(mesh, ())
-        specs = [spec_of(a) for a in shaped]
-        out = []
-        for i, ss in enumerate(zip(*specs)):
-            if all(s == ss[0] for s in ss):
-                out.append(ss[0])
-                continue
-            nontrivial = [s for s, a in zip(ss, shaped) if not (a.shape[i] == 1 and s is None)]
-            if not nontrivial or all(s == nontrivial[0] for s in nontrivial):
-                out.append(nontrivial[0] if nontrivial else None)
-                continue
-            got = None
-            for s in ss:
-                if got is None:
-                    got = s
-                elif s is not None and s != got:
-                    raise ShardingTypeError(f"{name} got incompatible shardings for broadcasting: "
-                                            f"{', '.join(str(tuple(sp)) for sp in specs)}.")
-            out.append(got)
-        return _legal(name, avals, mesh, out, [max(ds) for ds in zip(*(a.shape for a in shaped))])
+        return _broadcast(name, avals, mesh, [a.shape for a in shaped], [spec_of(a) for a in shaped])
 
     return rule
+
+
+def broadcast_shardings(*avals):
+    """The sharding of the result of broadcasting avals together (NumPy's rank promotion: leading unit
+    dimensions, unsplit), as jnp's broadcasts give it (JAX's lax.broadcast_shardings); None where no
+    aval's type carries one."""
+    mesh = mesh_of(*avals)
+    if mesh is None:
+        return None
+    rank = max(a.ndim for a in avals)
+    shaped = [a for a in avals if a.shape]
+    if not shaped:
+        return typed(mesh, ())
+    shapes = [(1,) * (rank - a.ndim) + tuple(a.shape) for a in shaped]
+    specs = [(None,) * (rank - a.ndim) + spec_of(a) for a in shaped]
+    return _broadcast("broadcast_shardings", avals, mesh, shapes, specs)
+
+
+def _broadcast(name, avals, mesh, shapes, specs):
+    """Per dimension the shapes' common split (JAX's broadcasting_sharding_rule)."""
+    out = []
+    for i, ss in enumerate(zip(*specs)):
+        if all(s == ss[0] for s in ss):
+            out.append(ss[0])
+            continue
+        nontrivial = [s for s, shape in zip(ss, shapes) if not (shape[i] == 1 and s is None)]
+        if not nontrivial or all(s == nontrivial[0] for s in nontrivial):
+            out.append(nontrivial[0] if nontrivial else None)
+            continue
+        got = None
+        for s in ss:
+            if got is None:
+                got = s
+            elif s is not None and s != got:
+                raise ShardingTypeError(f"{name} got incompatible shardings for broadcasting: "
+                                        f"{', '.join(str(tuple(sp)) for sp in specs)}.")
+        out.append(got)
+    return _legal(name, avals, mesh, out, [max(ds) for ds in zip(*shapes)])
 
 
 def _same_as_operand(x, *_, **params):
