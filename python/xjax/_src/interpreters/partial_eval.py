@@ -358,8 +358,7 @@ def _typed_sharding(primitive, avals, out, params):
         got = primitive.sharding(*avals, **params)
         shardings = list(got) if primitive.multiple_results else [got]
     else:
-        mesh = next(a._sharding.mesh for a in avals if getattr(a, "_sharding", None) is not None) if any(
-            getattr(a, "_sharding", None) is not None for a in avals) else None
+        mesh = next((a._sharding.mesh for a in avals if getattr(a, "_sharding", None) is not None), None)
         shardings = [getattr(o, "_sharding", None) or (None if mesh is None or not hasattr(o, "_sharding") else
                      NamedSharding(mesh, PartitionSpec(*([None] * len(o.shape))))) for o in outs]
     typed = [o.with_sharding(s) if s is not None else o for o, s in zip(outs, shardings)]

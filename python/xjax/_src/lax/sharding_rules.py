@@ -10,11 +10,12 @@ gives where they carry shardings (jit, loops: their bodies' types), else its res
 import math
 
 from xjax._src.errors import ShardingTypeError
-from xjax._src.lax import elementwise as ew, reduction
+from xjax._src.lax import complex_parts, composed_ops, elementwise as ew, reduction, special
 from xjax._src.lax.contraction import dot_general_p
 from xjax._src.lax.layout import (broadcast_in_dim_p, concatenate_p, pad_p, reshape_p, rev_p, slice_p, squeeze_p,
                                   transpose_p)
 from xjax._src.lax.sorting import sort_p
+from xjax._src.lax.stop_gradient import stop_gradient_p
 from xjax._src.sharding import NamedSharding, PartitionSpec
 
 
@@ -171,7 +172,8 @@ def _groups(old, new):
 
 def _reshape(x, *, new_sizes, dimensions=None, sharding=None):
     """JAX's reshape rule: unit dimensions move freely; a dimension split into several keeps its axes on
-    the leading ones (each dividing them); merged dimensions keep the leading ones' axes; others refuse."""
+    the leading ones (each dividing them); merged dimensions keep their axes, major first, where no
+    unsplit one comes before a split one; others refuse."""
     if sharding is not None:
         return sharding
     spec, mesh, new_sizes = spec_of(x), mesh_of(x), tuple(int(n) for n in new_sizes)
@@ -189,7 +191,10 @@ def _reshape(x, *, new_sizes, dimensions=None, sharding=None):
         if not names:
             out.extend([None] * len(gj))
             continue
-        if len(gi) > 1 and any(spec[i] is None for i in gi[:max(k for k in range(len(gi)) if spec[gi[k]] is not None)]):
+        merged = [spec[i] for i in gi]
+        while merged[-1] is None:
+            merged.pop()
+        if None in merged:  # (an unsplit dimension before a split one: the split would not be one block)
             _reshape_error(x, new_sizes)
         axes = iter(names)
         for j in gj:
@@ -214,25 +219,28 @@ def _keeping(x, *_, **params):
 
 
 def _slice(x, *, start_indices, limit_indices, strides=None):
+    """The operand's layout; a split dimension's slice must divide over its axes (JAX's)."""
     spec, mesh = spec_of(x), mesh_of(x)
-    for d, (lo, hi, p) in enumerate(zip(start_indices, limit_indices, spec)):
-        size = -(-(hi - lo) // (strides[d] if strides else 1))
+    shape = tuple(-(-(hi - lo) // (strides[d] if strides else 1))
+                  for d, (lo, hi) in enumerate(zip(start_indices, limit_indices)))
+    for size, p in zip(shape, spec):
         parts = math.prod(mesh.shape[n] for n in _names(p))
         if size % parts:
             raise ShardingTypeError(f"slicing on sharded dims where out dim ({size}) is not divisible by mesh axes "
                                     f"({parts}) with spec ({','.join(_names(p))}) is not implemented. Got input "
-                                    f"type={x.str_short()} and output shape={tuple(-(-(h - s) // (strides[i] if strides else 1)) for i, (s, h) in enumerate(zip(start_indices, limit_indices)))}")
+                                    f"type={x.str_short()} and output shape={shape}")
     return typed(mesh, spec)
 
 
-def _unsplit_along(param, message):
+def _unsplit_along(param, message, multiple_results=False):
+    """cumulative ops and sort: the operands' layouts, the dimension `param` names unsplit (JAX's error)."""
     def rule(*avals, **params):
         dim = params[param]
         for a in avals:
             if spec_of(a)[dim] is not None:
                 raise ShardingTypeError(message.format(type=_long(a), sharding=a._sharding, dim=dim))
-        return [typed(mesh_of(*avals), spec_of(a)) for a in avals] if param == "dimension" else \
-            typed(mesh_of(*avals), spec_of(avals[0]))
+        out = [typed(mesh_of(*avals), spec_of(a)) for a in avals]
+        return out if multiple_results else out[0]
 
     return rule
 
@@ -269,11 +277,17 @@ def _dot_general(lhs, rhs, *, dimension_numbers, out_sharding=None, **_):
 
 
 def _register():
-    for p in set(ew.PRIMITIVES.values()) | {ew.fma_p, ew.select_n_p, ew.clamp_p, ew.add_any_p}:
+    elementwise = {ew.fma_p, ew.select_n_p, ew.clamp_p, ew.add_any_p, special.igamma_p, special.igammac_p,
+                   special.igamma_grad_a_p, special.polygamma_p, special.zeta_p, special.regularized_incomplete_beta_p,
+                   special.bessel_i0e_p, special.bessel_i1e_p, complex_parts.real_p, complex_parts.imag_p,
+                   complex_parts.conj_p, complex_parts.complex_p, composed_ops.mulhi_p, composed_ops.reduce_precision_p,
+                   stop_gradient_p}
+    for p in set(ew.PRIMITIVES.values()) | elementwise:
         p.def_rules(sharding=broadcasting(p.name))
     ew.convert_element_type_p.def_rules(sharding=_same_as_operand)
     for p in (reduction.reduce_sum_p, reduction.reduce_max_p, reduction.reduce_min_p, reduction.reduce_prod_p,
-              reduction.argmax_p, reduction.argmin_p):
+              reduction.reduce_and_p, reduction.reduce_or_p, reduction.reduce_xor_p, reduction.argmax_p,
+              reduction.argmin_p):
         p.def_rules(sharding=_reduce)
     cumulative = _unsplit_along("axis", "Input should be unsharded over the axis being reduced. Got input type={type} "
                                         "and axis={dim}")
@@ -282,7 +296,7 @@ def _register():
         p.def_rules(sharding=cumulative)
     sort_p.def_rules(sharding=_unsplit_along("dimension", "Arguments to sort must be unsharded over the sorting "
                                                           "dimension. Got arg sharding={sharding} and sorting "
-                                                          "dimension={dim}"))
+                                                          "dimension={dim}", multiple_results=True))
     broadcast_in_dim_p.def_rules(sharding=_broadcast_in_dim)
     transpose_p.def_rules(sharding=_transpose)
     squeeze_p.def_rules(sharding=_squeeze)
