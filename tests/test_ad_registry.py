@@ -28,7 +28,7 @@ LINEAR = {
     "psum", "psum_invariant", "pvary", "all_gather", "reduce_scatter", "all_to_all", "ppermute",
     "conv_general_dilated", "reduce_window_sum", "select_and_gather_add", "select_and_scatter_add",
     "triangular_solve", "custom_linear_solve", "real", "imag", "conj", "complex", "fft",
-    "tridiagonal_solve", "optimization_barrier", "reduce_precision",
+    "tridiagonal_solve", "optimization_barrier", "reduce_precision", "reshard", "sharding_constraint",
 }
 # Differentiating these raises NotImplementedError naming the primitive, as in JAX (nextafter).
 # custom_lin (a custom_vjp's linear part) has no JVP: forward mode over a custom_vjp raises JAX's TypeError.

@@ -101,7 +101,7 @@ _EXPLICIT = """\
 ew P('data', 'model') float32[8@data,16@model]
 ew_mixed P('data', 'model') float32[8@data,16@model]
 dot_free P('data', 'model') float32[8@data,4@model]
-dot_contract P(None, None) float32[8,4]
+dot_contract ShardingTypeError Contracting dimensions are sharded and it is ambiguous how t
 dot_contract_one P(None, None) float32[8,4]
 sum0 P('model',) float32[16@model]
 sum1 P('data',) float32[8@data]
@@ -130,9 +130,6 @@ def test_each_rule_gives_numpy_values_and_jax_result_specs():
         print("--")
         report(explicit)
         """)
-    # One difference from JAX over Explicit axes: dot_contract, where JAX raises ShardingTypeError
-    # ("Contracting dimensions are sharded and it is ambiguous how the output should be sharded"),
-    # is summed, unsplit, as JAX's transpose rules make a gradient's product (partition_rules._dot_general).
     assert out.splitlines() == _AUTO.splitlines() + ["--"] + _EXPLICIT.splitlines()
 
 
@@ -363,7 +360,11 @@ def test_reshapes_and_batched_products_of_random_layouts():
             if not split_ok(shape, spec):
                 return
             v = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
-            r = jax.jit(lambda a: a.reshape(new) + 1)(put(explicit if is_explicit else auto, v, *spec))
+            try:
+                r = jax.jit(lambda a: a.reshape(new) + 1)(put(explicit if is_explicit else auto, v, *spec))
+            except Exception as err:  # JAX's refusal of a reshape its sharding rule cannot type
+                assert is_explicit and type(err).__name__ == "ShardingTypeError", err
+                return
             np.testing.assert_array_equal(np.asarray(r), v.reshape(new) + 1)
             if type(r) is ShardedArray:
                 for shard in r.addressable_shards:

@@ -44,7 +44,8 @@ from xjax import image  # noqa: F401
 from xjax import experimental  # noqa: F401
 from xjax._src.sharding import NamedSharding, P, make_mesh, set_mesh  # noqa: F401
 from xjax._src.sharded_array import (make_array_from_callback, make_array_from_process_local_data,  # noqa: F401
-                                     make_array_from_single_device_arrays, reshard)
+                                     make_array_from_single_device_arrays)
+from xjax._src.reshard import reshard  # noqa: F401
 from xjax._src.linear_transpose import linear_transpose  # noqa: F401
 from xjax._src.autodiff import float0  # noqa: F401
 from xjax._src.jacobians import jacrev as jacobian  # noqa: F401 - JAX's jacobian is jacrev

@@ -3,4 +3,4 @@ shardings; device_put with a NamedSharding splits an array over a mesh of CPU de
 from xjax._src.sharding import (AbstractMesh, AxisType, Mesh, NamedSharding, PartitionSpec,  # noqa: F401
                                 Sharding, SingleDeviceSharding, get_abstract_mesh, get_mesh,
                                 make_single_device_sharding, set_mesh, use_abstract_mesh)
-from xjax._src.sharded_array import reshard  # noqa: F401
+from xjax._src.reshard import reshard  # noqa: F401

@@ -9,6 +9,7 @@ import functools
 import numpy as np
 
 from xjax._src import core, data_leaves, dtypes, tree_util
+from xjax._src.lax.sharding_ops import reshard_p
 from xjax._src.interpreters import ad, partial_eval as pe
 from xjax._src.jaxpr import eval_jaxpr
 from xjax._src.placement import asarray
@@ -317,7 +318,10 @@ def _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, name):
             out, vjp_fn = vjp(f_of_dyn, *dyn)
         _check_scalar_output(name, out, holomorphic)
         aval = core.get_aval(out)
-        g = vjp_fn(asarray(1.0, aval.dtype, aval.weak_type))  # the seed has the output's weak type, as in JAX
+        seed = asarray(1.0, aval.dtype, aval.weak_type)  # the seed has the output's weak type, as in JAX
+        if getattr(aval, "_sharding", None) is not None:  # and its mesh (JAX's _one: a reshard equation)
+            seed = reshard_p.bind(seed, dst_sharding=aval._sharding, concrete_mesh=None)
+        g = vjp_fn(seed)
         g = g[0] if single else tuple(g)
         return ((out, aux), g) if has_aux else (out, g)
 

@@ -56,7 +56,8 @@ class ShapedArray(AbstractValue):
 
     def with_vma(self, vma):
         """This type varying over the manual axes `vma` (mesh order) instead."""
-        return ShapedArray(self.shape, self.dtype, self.weak_type, vma=vma)
+        out = ShapedArray(self.shape, self.dtype, self.weak_type, vma=vma)
+        return out if self._sharding is None else out.with_sharding(self._sharding)
 
     @property
     def ndim(self):
@@ -79,12 +80,18 @@ class ShapedArray(AbstractValue):
                            self.dtype if dtype is None else dtype,
                            self.weak_type if weak_type is None else weak_type, vma=self.vma)
 
+    def _dims_text(self):
+        """Each dimension with the mesh axes splitting it: `8@X`, `8@(X,Y)`, `4`."""
+        spec = self._sharding.spec if self._sharding is not None else ()
+        return ",".join(str(d) if p is None else f"{d}@{p}" if isinstance(p, str) else f"{d}@({','.join(p)})"
+                        for d, p in zip(self.shape, list(spec) + [None] * (len(self.shape) - len(spec))))
+
     def _vma_text(self):
         return "" if not self.vma else "{V:" + (self.vma[0] if len(self.vma) == 1 else f"({','.join(self.vma)})") + "}"
 
     def str_short(self):
-        """`f32[3,4]`, `f32[2]{V:(x,y)}`: the form jaxprs print."""
-        return f"{_SHORT_NAMES[self.dtype.name]}[{','.join(str(d) for d in self.shape)}]{self._vma_text()}"
+        """`f32[3,4]`, `f32[8@X,4]`, `f32[2]{V:(x,y)}`: the form jaxprs print."""
+        return f"{_SHORT_NAMES[self.dtype.name]}[{self._dims_text()}]{self._vma_text()}"
 
     def __eq__(self, other):
         return (isinstance(other, ShapedArray) and self.shape == other.shape and self.dtype == other.dtype
@@ -95,10 +102,7 @@ class ShapedArray(AbstractValue):
 
     def _long_str(self):
         """`float32[8@X,4]{V:y}`: the dtype's full name, each dimension with the mesh axes splitting it."""
-        spec = self._sharding.spec if self._sharding is not None else ()
-        dims = [str(d) if p is None else f"{d}@{p}" if isinstance(p, str) else f"{d}@({','.join(p)})"
-                for d, p in zip(self.shape, list(spec) + [None] * (len(self.shape) - len(spec)))]
-        return f"{self.dtype.name}[{','.join(dims)}]{self._vma_text()}"
+        return f"{self.dtype.name}[{self._dims_text()}]{self._vma_text()}"
 
     def __repr__(self):  # as JAX's: ShapedArray(float32[3], weak_type=True)
         weak = ", weak_type=True" if self.weak_type else ""
@@ -128,10 +132,14 @@ class Primitive:
       vma(*avals, **params) -> the varying manual axes of each result (one tuple; a list of them
         when multiple_results), where they are not the union of the operands' (collectives; see
         shard_map_body)
+      sharding(*avals, **params) -> the sharding of each result's type (a NamedSharding over the
+        abstract mesh; a list when multiple_results), asked when an operand's type carries one
+        (values traced from arrays split over Explicit mesh axes; lax/sharding_rules.py)
     """
 
     RULES = ("abstract_eval", "impl", "lowering", "jaxpr_lowering", "can_lower", "pp_params", "jvp",
-             "transpose", "partial_eval", "batch", "has_effect", "const_fold", "vma")
+             "transpose", "partial_eval", "batch", "has_effect", "const_fold", "vma",
+             "sharding")
     __slots__ = ("name", "multiple_results", *RULES, "__weakref__")
 
     def __init__(self, name, multiple_results=False, **rules):

@@ -26,9 +26,10 @@ from xjax._src.config import config
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.graph_lowering import compile_closed_jaxpr
 from xjax._src.jaxpr import eval_jaxpr
-from xjax._src.jit_cache import AxisEnv, Entry, cache_for, explain_miss, fast_parts, insert_bounded, make_fast
+from xjax._src.jit_cache import AxisEnv, ContextMesh, Entry, cache_for, explain_miss, fast_parts, insert_bounded, make_fast
 from xjax._src.jit_primitive import jit_p
 from xjax._src.sharded_array import ShardedArray
+from xjax._src.sharding import get_abstract_mesh, get_mesh
 from xjax._src.stages import ShapeDtypeStruct, Traced
 from xjax._src import shape_poly
 
@@ -70,8 +71,8 @@ def _abstractify(leaves, fun, names_fn, abstract_ok=False):
             a = placement.host_array(x)
             avals.append(a.aval)
             ops.append(a)
-        elif t in core.ARRAY_TYPES:  # another kind of xjax Array (a GpuArray)
-            avals.append(x.aval)
+        elif t in core.ARRAY_TYPES:  # another kind of xjax Array (a GpuArray; a ShardedArray: its traced type)
+            avals.append(getattr(x, "traced_aval", x.aval))
             ops.append(x)
         elif abstract_ok and isinstance(x, (ShapeDtypeStruct, core.ShapedArray)):
             shape_poly.check_concrete(x.shape)
@@ -253,6 +254,8 @@ class JitWrapped(_core.fast_call.JitFunction):
         key = (treedef, *avals) if statics is None else (treedef, statics, *avals)
         if _state.axis_env:  # collectives' shapes depend on the named axes bound around the call
             key += (AxisEnv(_state.axis_env),)
+        if not get_abstract_mesh().empty:  # the shardings a trace gives types depend on the mesh set around it
+            key += (ContextMesh((get_mesh(),)),)
         return key, treedef, statics, avals, ops, tracing, names_fn, bool(dyn_kwargs)
 
     def _call(self, args, kwargs):
@@ -279,8 +282,10 @@ class JitWrapped(_core.fast_call.JitFunction):
             outs = eval_jaxpr(closed.jaxpr, closed.consts, *operands)
         else:
             donated = (False,) * len(entry.lifted) + self._donated(args, kwargs, len(ops))
+            # (JAX's ctx_mesh: the mesh set by jax.set_mesh, a param where there is one)
+            ctx = {} if get_abstract_mesh().empty else {"ctx_mesh": get_mesh()}
             outs = jit_p.bind(*operands, jaxpr=closed, name=pe.fun_name(self._fun), donated_invars=donated,
-                              inline=self._inline, keep_unused=self._keep_unused)
+                              inline=self._inline, keep_unused=self._keep_unused, **ctx)
         return entry.out_tree.unflatten(outs)
 
     def _donated(self, args, kwargs, n):
@@ -341,7 +346,8 @@ class JitWrapped(_core.fast_call.JitFunction):
             t0 = time.perf_counter()
         entry.call = compile_closed_jaxpr(entry.jaxpr)
         entry.fast = make_fast(entry.call, entry.out_tree)
-        entry.parts = fast_parts(entry.call)
+        # (the C++ path does not see jax.set_mesh: a program traced under a mesh stays on this one)
+        entry.parts = fast_parts(entry.call) if get_abstract_mesh().empty else None
         entry.single_tree = None if entry.out_tree.num_leaves == 1 and entry.out_tree.num_nodes == 1 else entry.out_tree
         if log:
             logger.warning("Finished graph compilation of jit(%s) in %.9f sec", pe.fun_name(self._fun),

@@ -22,6 +22,10 @@ class AxisEnv(tuple):
     """The named axes bound when a signature was traced: the last item of its cache key."""
 
 
+class ContextMesh(tuple):
+    """The mesh jax.set_mesh set when a signature was traced (its types and P's refer to it)."""
+
+
 class Entry:
     """One traced signature: its jaxpr, output structure and (once run eagerly) compiled form."""
 
@@ -138,6 +142,8 @@ def explain_miss(wrapped, key, avals, names_fn):
 
 def _split_env(key_part):
     """(the key without its named axes, the named axes as a plain tuple)."""
+    if key_part and isinstance(key_part[-1], ContextMesh):
+        key_part = key_part[:-1]
     if key_part and isinstance(key_part[-1], AxisEnv):
         return key_part[:-1], tuple(key_part[-1])
     return key_part, ()

@@ -38,6 +38,8 @@ def _jit_pp_params(eqn, ctx):
         ctx.suggest_same_names(inner.invars, eqn.invars)
         ctx.suggest_same_names(inner.outvars, eqn.outvars)
     pairs = [("name", p["name"])]
+    if p.get("ctx_mesh") is not None:
+        pairs.append(("ctx_mesh", p["ctx_mesh"]))
     if any(p["donated_invars"]):
         pairs.append(("donated_invars", p["donated_invars"]))
     pairs.append(("jaxpr", p["jaxpr"]))

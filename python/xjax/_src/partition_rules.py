@@ -21,7 +21,9 @@ from xjax._src.lax import elementwise as ew, reduction
 from xjax._src.lax.contraction import dot_general_p
 from xjax._src.lax.layout import (broadcast_in_dim_p, concatenate_p, dynamic_slice_in_dim, dynamic_slice_p, pad_p,
                                   reshape_p, rev_p, slice_p, squeeze_p, transpose_p)
+from xjax._src.lax.sharding_ops import reshard_p, sharding_constraint_p, spec_for
 from xjax._src.lax.sorting import sort_p
+from xjax._src.sharding import _names_of
 from xjax._src.lax.parallel import all_gather, axis_index, pmax, pmin, psum
 
 
@@ -75,7 +77,11 @@ def _to(mesh, eqn, x, have, want):
 
 
 def _bind(eqn, blocks, **changes):
-    out = eqn.primitive.bind(*blocks, **({**eqn.params, **changes} if changes else eqn.params))
+    """The equation's primitive bound on blocks; the shardings of its global type (out_sharding) are not
+    the blocks' (the rules lay the blocks out)."""
+    typed = {k: None for k in ("sharding", "out_sharding") if eqn.params.get(k) is not None}
+    params = {**eqn.params, **typed, **changes} if changes or typed else eqn.params
+    out = eqn.primitive.bind(*blocks, **params)
     return list(out) if eqn.primitive.multiple_results else [out]
 
 
@@ -295,6 +301,34 @@ def _dot_general(mesh, eqn, ins):
     return [(out, tuple([lw[d] for d in lb] + [lw[d] for d in lfree] + [rw[d] for d in rfree]))]
 
 
+def _layout_of(sharding, ndim):
+    return tuple(_names_of(p) for p in spec_for(sharding.spec, ndim))
+
+
+def _laid_out(param):
+    """reshard / sharding_constraint: the value moved to the layout its `param` sharding says."""
+    def rule(mesh, eqn, ins):
+        (x, axes), = ins
+        want = _layout_of(eqn.params[param], len(axes))
+        return [(reshard(x, axes, want, mesh), want)]
+
+    return rule
+
+
+def _with_out_sharding(rule):
+    """A rule whose result is then moved to the equation's out_sharding where it has one (JAX's type)."""
+    def with_out(mesh, eqn, ins):
+        out = rule(mesh, eqn, ins)
+        s = eqn.params.get("out_sharding")
+        if s is None:
+            return out
+        (x, axes), = out
+        want = _layout_of(s, len(axes))
+        return [(reshard(x, axes, want, mesh), want)]
+
+    return with_out
+
+
 RULES = {p: _elementwise for p in set(ew.PRIMITIVES.values()) | {
     ew.fma_p, ew.select_n_p, ew.clamp_p, ew.convert_element_type_p, ew.add_any_p}}
 RULES.update({p: _reduce for p in (reduction.reduce_sum_p, reduction.reduce_max_p, reduction.reduce_min_p,
@@ -304,7 +338,8 @@ RULES.update({p: _unsplit_along("axis", "Input should be unsharded over the axis
               for p in (reduction.cumsum_p, reduction.cumprod_p, reduction.cummax_p, reduction.cummin_p,
                         reduction.cumlogsumexp_p)})
 RULES.update({transpose_p: _transpose, squeeze_p: _squeeze, broadcast_in_dim_p: _broadcast_in_dim,
-              reshape_p: _reshape, dot_general_p: _dot_general,
+              reshape_p: _reshape, dot_general_p: _with_out_sharding(_dot_general),
+              reshard_p: _laid_out("dst_sharding"), sharding_constraint_p: _laid_out("sharding"),
               sort_p: _unsplit_along("dimension", "Arguments to sort must be unsharded over the sorting dimension. "
                                                   "Got arg types {types} and dimension={dim}"),
               slice_p: _keeping_layout(_sliced_dims, _slice_block),

@@ -154,13 +154,12 @@ def _inferred_specs(mesh, manual, flat_args):
                         f"it was `None` when axis_names={manual} are of type {types}")
     specs = []
     for x in flat_args:
-        if isinstance(x, core.Tracer):
-            raise NotImplementedError("shard_map in_specs inferred from a traced argument: xjax's traced types carry "
-                                      "no shardings yet (issue 29); pass in_specs")
-        spec = typed_sharding(x.sharding, core.get_aval(x).ndim).spec if type(x) is ShardedArray else PartitionSpec()
+        typed = getattr(core.get_aval(x), "_sharding", None) if isinstance(x, core.Tracer) else None
+        spec = (typed_sharding(x.sharding, core.get_aval(x).ndim).spec if type(x) is ShardedArray else
+                typed.spec if typed is not None else PartitionSpec())
         entries = [tuple(n for n in _names_of(p) if n in manual) for p in spec]
         entries = [e[0] if len(e) == 1 else e or None for e in entries]
-        while entries and entries[-1] is None:
+        while entries and entries[-1] is None and typed is None:  # (a traced type's spec is JAX's, whole)
             entries.pop()
         specs.append(PartitionSpec(*entries))
     return specs

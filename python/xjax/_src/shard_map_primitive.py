@@ -26,7 +26,7 @@ from xjax._src.lax.layout import broadcast, index_in_dim, reshape, squeeze, tran
 from xjax._src.lax.parallel import psum
 from xjax._src.pmap_program import Program, inline_collective_calls
 from xjax._src.sharded_array import ShardedArray, place
-from xjax._src.sharding import NamedSharding, PartitionSpec, _axis_names, _names_of
+from xjax._src.sharding import NamedSharding, PartitionSpec, _axis_names, _names_of, typed_sharding
 
 
 @contextlib.contextmanager
@@ -150,6 +150,11 @@ shard_map_p = core.Primitive("shard_map", multiple_results=True)
 
 def _sm_abstract_eval(*avals, jaxpr, mesh, out_specs, **_):
     return [_global_aval(a, s, mesh) for a, s in zip(jaxpr.out_avals, out_specs)]
+
+
+def _sm_sharding(*avals, jaxpr, mesh, out_specs, **_):
+    """The results' types split as out_specs say over the mesh's Explicit axes (JAX's)."""
+    return [typed_sharding(NamedSharding(mesh, s), a.ndim) for a, s in zip(jaxpr.out_avals, out_specs)]
 
 
 _impl_programs = weakref.WeakKeyDictionary()
@@ -296,7 +301,7 @@ def _show_manual(axes, mesh):
 
 
 shard_map_p.def_rules(
-    abstract_eval=_sm_abstract_eval, impl=_sm_impl, jvp=_sm_jvp, batch=_sm_batch, partial_eval=_sm_partial_eval,
+    abstract_eval=_sm_abstract_eval, sharding=_sm_sharding, impl=_sm_impl, jvp=_sm_jvp, batch=_sm_batch, partial_eval=_sm_partial_eval,
     transpose=_sm_transpose,
     pp_params=lambda eqn, ctx: [(k, _show_manual(v, eqn.params["mesh"]) if k == "newly_manual_axes" else v)
                                 for k, v in sorted(eqn.params.items())])

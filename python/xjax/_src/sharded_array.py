@@ -19,14 +19,14 @@ type JAX defines per primitive.
 """
 import numpy as np
 
-from xjax._src import core, data_leaves, transfer, tree_util
+from xjax._src import core, data_leaves, transfer
 from xjax._src.array import Array
 from xjax._src.backends import cpu
 from xjax._src.backends.lowering import lower_single_primitive
 from xjax._src.lax import elementwise as ew
 from xjax._src.lax.layout import concatenate, slice as lax_slice
 from xjax._src.lru_cache import LRUCache
-from xjax._src.sharding import (AbstractMesh, Mesh, NamedSharding, PartitionSpec, Shard, Sharding, check_trivial, get_mesh,
+from xjax._src.sharding import (AbstractMesh, Mesh, NamedSharding, PartitionSpec, Shard, get_mesh,
                                 typed_sharding)
 
 
@@ -73,6 +73,12 @@ class ShardedArray(Array):
     def typed_aval(self):
         """The type jax.typeof gives: the global type with the sharding JAX's types carry."""
         return self.aval.with_sharding(typed_sharding(self._sharding, self.ndim))
+
+    @property
+    def traced_aval(self):
+        """The type a trace gives this array: with its sharding over a mesh with Explicit axes (JAX's
+        sharding in types), the plain global type over Auto axes (the compiler's to choose)."""
+        return self.typed_aval if self._sharding.mesh.explicit_axes else self.aval
 
     @property
     def addressable_shards(self):
@@ -238,26 +244,6 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     if device is not None:
         x = data_leaves.tree_map(lambda leaf: Array(leaf._value, leaf.aval) if type(leaf) is ShardedArray else leaf, x)
     return transfer.device_put(x, device, src=src, donate=donate, may_alias=may_alias)
-
-
-def reshard(x, out_shardings, *, _api="reshard"):
-    """x (a pytree) laid out as `out_shardings` says (one sharding or P for all leaves, or a matching
-    pytree of them). A traced value takes only layouts leaving it whole: its type carries no sharding."""
-    def one(leaf, sharding):
-        if isinstance(leaf, core.Tracer):
-            check_trivial(sharding, f"{_api} (inside a traced program, whose values' types carry no shardings in "
-                                    "xjax)")
-            return leaf
-        return device_put(leaf, sharding)
-
-    if isinstance(out_shardings, (Sharding, PartitionSpec)):
-        return tree_util.tree_map(lambda leaf: one(leaf, out_shardings), x)
-    return tree_util.tree_map(one, x, out_shardings)
-
-
-def with_sharding_constraint(x, shardings):
-    """jax.lax.with_sharding_constraint: as reshard (eagerly the arrays are placed so)."""
-    return reshard(x, shardings, _api="with_sharding_constraint")
 
 
 # ---- making arrays from blocks --------------------------------------------------------------------

@@ -12,7 +12,7 @@ from xjax._src.numpy.util import broadcast_shapes  # noqa: F401,E402
 from xjax._src.custom_root import custom_root  # noqa: F401,E402
 from xjax._src.lax.reduce_general import reduce  # noqa: F401,E402,A004
 from xjax._src.linear_solve import custom_linear_solve  # noqa: F401,E402
-from xjax._src.sharded_array import with_sharding_constraint  # noqa: F401,E402
+from xjax._src.reshard import with_sharding_constraint  # noqa: F401,E402
 
 from xjax._src.out_sharding import add_out_sharding as _add_out_sharding  # noqa: E402
 

@@ -69,7 +69,8 @@ def full_like_aval(aval, value):
     """An array of `aval` filled with Python scalar `value`, bound in the current trace (varying over
     the manual axes aval varies over, as JAX's full_like makes it)."""
     v = asarray(value, aval.dtype, aval.weak_type)
-    v = ops.broadcast_in_dim(v, aval.shape, ()) if aval.shape else v
+    sharding = getattr(aval, "_sharding", None)  # (a type split over Explicit mesh axes: JAX's out_sharding)
+    v = ops.broadcast_in_dim(v, aval.shape, (), out_sharding=sharding) if aval.shape or sharding is not None else v
     vma = getattr(aval, "vma", ())
     return ops.pvary_p.bind(v, axes=vma) if vma and core.vma_axes() else v
 

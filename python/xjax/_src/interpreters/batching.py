@@ -15,6 +15,7 @@ from xjax._src import core
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.array_ops import ops
 from xjax._src.jaxpr import axis_names_in, eval_jaxpr, memoize_per_jaxpr
+from xjax._src.sharding import NamedSharding, PartitionSpec
 
 not_mapped = None
 
@@ -45,8 +46,16 @@ class BatchTracer(core.Tracer):
 
     @property
     def aval(self):
-        a = core.get_aval(self.val)
-        return a if self.batch_dim is not_mapped else a.update(shape=example_shape(self.val, self.batch_dim))
+        a = getattr(self.val, "traced_aval", None) or core.get_aval(self.val)  # (a split array: its traced type)
+        if self.batch_dim is not_mapped:
+            return a
+        out = a.update(shape=example_shape(self.val, self.batch_dim))
+        typed = getattr(a, "_sharding", None)
+        if typed is None:
+            return out
+        spec = list(tuple(typed.spec) + (None,) * (a.ndim - len(typed.spec)))
+        del spec[self.batch_dim]  # (the per-example type keeps the other dimensions' splits)
+        return out.with_sharding(NamedSharding(typed.mesh, PartitionSpec(*spec)))
 
     def __repr__(self):
         return f"BatchTracer({self.aval.str_short()}, batch_dim={self.batch_dim})"

@@ -20,6 +20,7 @@ import numpy as np
 from xjax._src import core, dtypes, errors, tree_util
 from xjax._src.array import device_put
 from xjax._src.interpreters.array_ops import ops
+from xjax._src.sharding import NamedSharding, PartitionSpec
 from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, _PpContext, eval_jaxpr, jaxprs_in_params, pp_eqn
 
 _PY_SCALARS = (bool, int, float)
@@ -216,8 +217,8 @@ class DynamicJaxprTrace(core.Trace):
         if isinstance(x, core.Tracer) and not x._trace.alive:
             raise x._escaped_error()
         entry = self.consts.get(id(x))
-        if entry is None:
-            entry = self.consts[id(x)] = (x, Var(x.aval))
+        if entry is None:  # (an array split over Explicit mesh axes: its type carries the sharding)
+            entry = self.consts[id(x)] = (x, Var(getattr(x, "traced_aval", x.aval)))
         return entry[1]
 
     def process_primitive(self, primitive, args, params):
@@ -238,6 +239,8 @@ class DynamicJaxprTrace(core.Trace):
             _strengthen_literals(atoms)
         if core.vma_axes():
             out = self._typed_vma(primitive, atoms, out, params)
+        if any(getattr(a.aval, "_sharding", None) is not None for a in atoms) or _sharding_param(params):
+            out = _typed_sharding(primitive, [a.aval for a in atoms], out, params)
         if primitive.multiple_results:
             outvars = [Var(a) for a in out]
             self.eqns.append(JaxprEqn(atoms, outvars, primitive, params))
@@ -339,6 +342,27 @@ class LinearizeTrace(DynamicJaxprTrace):
 
     def is_unknown(self, x):
         return type(x) is DynamicJaxprTracer and x._trace is self
+
+
+def _sharding_param(params):
+    s = params.get("sharding", params.get("out_sharding"))
+    return s is not None and hasattr(s, "spec")
+
+
+def _typed_sharding(primitive, avals, out, params):
+    """out typed with the sharding of each result (operands traced from arrays split over Explicit mesh
+    axes): the primitive's sharding rule (lax/sharding_rules.py); without one, the types its abstract
+    eval gave where they carry shardings (a jit's body's), else unsplit over the operands' mesh."""
+    outs = list(out) if primitive.multiple_results else [out]
+    if primitive.sharding is not None:
+        got = primitive.sharding(*avals, **params)
+        shardings = list(got) if primitive.multiple_results else [got]
+    else:
+        mesh = next((a._sharding.mesh for a in avals if getattr(a, "_sharding", None) is not None), None)
+        shardings = [getattr(o, "_sharding", None) or (None if mesh is None or not hasattr(o, "_sharding") else
+                     NamedSharding(mesh, PartitionSpec(*([None] * len(o.shape))))) for o in outs]
+    typed = [o.with_sharding(s) if s is not None else o for o, s in zip(outs, shardings)]
+    return typed if primitive.multiple_results else typed[0]
 
 
 def _strengthen_literals(atoms):

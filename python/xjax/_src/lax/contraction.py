@@ -5,6 +5,9 @@ from xjax._src import core, dtypes
 from xjax._src.lax.base import define_core_primitive, scalars_like
 from xjax._src.lax.elementwise import _convert
 from xjax._src.lax.layout import transpose
+from xjax._src.lax.sharding_ops import out_sharding_of as _out_sharding_of  # (underscored: lax star-exports)
+from xjax._src.lax.sharding_ops import reshard_p as _reshard_p, with_batch_dim as _with_batch_dim
+from xjax._src.sharding import Mesh as _Mesh, NamedSharding as _NamedSharding, PartitionSpec as _P
 
 
 def _dot_attrs(dimension_numbers, precision=None, preferred_element_type=None, out_sharding=None):
@@ -30,8 +33,25 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((tuple(int(d) for d in lc), tuple(int(d) for d in rc)), (tuple(int(d) for d in lb), tuple(int(d) for d in rb)))
     pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(preferred_element_type)
-    return dot_general_p.bind(x, y, dimension_numbers=dn, precision=None, preferred_element_type=pet,
-                              out_sharding=None)
+    ndim = core.get_aval(x).ndim + core.get_aval(y).ndim - 2 * len(dn[0][0]) - len(dn[1][0])
+    typed = _out_sharding_of(out_sharding, ndim, "dot_general", (x, y))  # (the sharding of the result's type)
+    if typed is None or any(isinstance(a, core.Tracer) for a in (x, y)):
+        return dot_general_p.bind(x, y, dimension_numbers=dn, precision=None, preferred_element_type=pet,
+                                  out_sharding=typed)
+    # eagerly: the operands gathered, the result placed as asked
+    out = dot_general_p.bind(_replicated(x), _replicated(y), dimension_numbers=dn, precision=None,
+                             preferred_element_type=pet, out_sharding=None)
+    concrete = getattr(out_sharding, "mesh", None)
+    return _reshard_p.bind(out, dst_sharding=typed, concrete_mesh=concrete if isinstance(concrete, _Mesh) else None)
+
+
+def _replicated(a):
+    """An array split over a mesh, replicated over it (others as they are)."""
+    s = getattr(a, "sharding", None)
+    if not isinstance(s, _NamedSharding) or s.is_fully_replicated:
+        return a
+    return _reshard_p.bind(a, dst_sharding=_NamedSharding(s.mesh.abstract_mesh, _P(*([None] * a.ndim))),
+                           concrete_mesh=s.mesh)
 
 
 def dot(lhs, rhs, precision=None, preferred_element_type=None):
@@ -71,10 +91,25 @@ def _transpose_lhs(ct, x_aval, y, dimension_numbers, preferred_element_type=None
         y = _convert(y, core.get_aval(ct).dtype)
     x_contract_by_y = [x_contract[i] for i in np.argsort(y_contract)]
     out_axes = tuple(int(i) for i in np.argsort(list(x_batch) + x_kept + x_contract_by_y))
-    out = transpose(dot_general(ct, y, dims, preferred_element_type=preferred_element_type), out_axes)
+    out = transpose(_dot_typed(ct, y, dims, preferred_element_type, x_aval, out_axes), out_axes)
     if core.get_aval(out).dtype != x_aval.dtype:
         out = _convert(out, x_aval.dtype, x_aval.weak_type)
     return out
+
+
+def _dot_typed(ct, y, dims, preferred_element_type, x_aval, out_axes):
+    """The cotangent product, typed (as JAX's rule does) with x's sharding in its axis order, where x's
+    type carries one: its contracted dimensions may be split alike, which JAX's rule would refuse."""
+    typed = getattr(x_aval, "_sharding", None)
+    other = getattr(core.get_aval(ct), "_sharding", None) or getattr(core.get_aval(y), "_sharding", None)
+    if typed is None and other is not None:  # (x's type unsplit: its cotangent is too)
+        typed = _NamedSharding(other.mesh, _P(*([None] * x_aval.ndim)))
+    if typed is not None:
+        spec = [None] * len(out_axes)
+        for j, a in enumerate(out_axes):
+            spec[a] = typed.spec[j]
+        typed = _NamedSharding(typed.mesh, _P(*spec))
+    return dot_general(ct, y, dims, preferred_element_type=preferred_element_type, out_sharding=typed)
 
 
 def _dot_general_transpose(ct, x, y, *, dimension_numbers, precision=None, preferred_element_type=None,
@@ -106,21 +141,25 @@ def _free_before(ndim, bdim, contract, batch):
     return sum(1 for d in range(bdim) if d not in contract and d not in batch)
 
 
-def _dot_general_batch(axis, vals, dims, *, dimension_numbers, **params):
+def _dot_general_batch(axis, vals, dims, *, dimension_numbers, out_sharding=None, **params):
     (x, y), (xd, yd) = vals, dims
     (lc, rc), (lb, rb) = dimension_numbers
     if xd is not batching.not_mapped and yd is not batching.not_mapped:
         lc, lb = _shift(lc, xd), (xd,) + _shift(lb, xd)
         rc, rb = _shift(rc, yd), (yd,) + _shift(rb, yd)
-        return dot_general_p.bind(x, y, dimension_numbers=((lc, rc), (lb, rb)), **params), 0
+        return dot_general_p.bind(x, y, dimension_numbers=((lc, rc), (lb, rb)),
+                                  out_sharding=_with_batch_dim(out_sharding, x, xd, 0), **params), 0
     if xd is not batching.not_mapped:
         lc, lb = _shift(lc, xd), _shift(lb, xd)
         out_dim = len(lb) + _free_before(core.get_aval(x).ndim, xd, lc, lb)
+        mapped, d = x, xd
     else:
         rc, rb = _shift(rc, yd), _shift(rb, yd)
         x_free = core.get_aval(x).ndim - len(lc) - len(lb)
         out_dim = len(rb) + x_free + _free_before(core.get_aval(y).ndim, yd, rc, rb)
-    return dot_general_p.bind(x, y, dimension_numbers=((lc, rc), (lb, rb)), **params), out_dim
+        mapped, d = y, yd
+    return dot_general_p.bind(x, y, dimension_numbers=((lc, rc), (lb, rb)),
+                              out_sharding=_with_batch_dim(out_sharding, mapped, d, out_dim), **params), out_dim
 
 
 dot_general_p.def_rules(batch=_dot_general_batch)

@@ -404,9 +404,11 @@ def _const(example, val):
 def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
     """An array like x (its dtype and weak type, its shape unless given) filled with fill_value."""
     aval = core.get_aval(x)
+    typed = sharding if sharding is not None else getattr(aval, "_sharding", None) if shape is None else None
     if dtype is not None:
         aval = aval.update(dtype=dtypes.canonicalize_dtype(dtype), weak_type=False)
-    return ad.full_like_aval(aval if shape is None else aval.update(shape=tuple(shape)), fill_value)
+    aval = aval if shape is None else aval.update(shape=tuple(shape))
+    return ad.full_like_aval(aval if typed is None else aval.with_sharding(typed), fill_value)
 
 
 def reciprocal(x):

@@ -19,6 +19,7 @@ from xjax._src.lax.elementwise import (BINARY, COMPARE, PRIMITIVES, UNARY, _cons
                                        sign, sin, sinh, square, sub)
 from xjax._src.lax.complex_parts import conj, real
 from xjax._src.lax.special import polygamma
+from xjax._src.sharding import NamedSharding, PartitionSpec
 
 P = PRIMITIVES
 
@@ -41,7 +42,9 @@ def _zero(x):
 
 
 def _one(x):
-    return full_like(x, 1, shape=())
+    """1 as a scalar over the mesh of x's type, where it has one (JAX's _one: a reshard then)."""
+    typed = getattr(core.get_aval(x), "_sharding", None)
+    return full_like(x, 1, shape=(), sharding=None if typed is None else NamedSharding(typed.mesh, PartitionSpec()))
 
 
 def _replace_zero(x):

@@ -9,6 +9,7 @@ from xjax._src import core, dtypes
 from xjax._src.backends import cpu
 from xjax._src.lax import elementwise as ew
 from xjax._src.lax.base import asarray, define_core_primitive, scalars_like
+from xjax._src.lax.sharding_ops import reshard_p as _reshard_p
 from xjax._src.sharding import check_trivial as _check_trivial  # (underscored: lax star-exports this module)
 
 reshape_p = define_core_primitive("reshape", attrs=lambda new_sizes, dimensions=None, sharding=None: {
@@ -172,15 +173,20 @@ def _reshape_lower(ctx, x, *, new_sizes, dimensions, sharding=None):
 reshape_p.lowering = _reshape_lower
 
 
-def broadcast_in_dim(operand, shape, broadcast_dimensions):
-    """Broadcasts operand to `shape`, operand dim i going to output dim broadcast_dimensions[i]."""
+def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None):
+    """Broadcasts operand to `shape`, operand dim i going to output dim broadcast_dimensions[i].
+    out_sharding: the sharding of the result's type (a NamedSharding over an abstract mesh), as JAX's;
+    where nothing is broadcast that is a reshard of the operand."""
     x = asarray(operand)
     shape = tuple(int(d) for d in shape)
     # NumPy integers stay (JAX keeps the dims as given, and its jaxprs print them as np.int64(...)).
     bdims = tuple(d if isinstance(d, np.integer) else int(d) for d in broadcast_dimensions)
-    if core.get_aval(x).shape == shape and bdims == tuple(range(len(shape))):
+    aval = core.get_aval(x)
+    if aval.shape == shape and bdims == tuple(range(len(shape))):
+        if out_sharding is not None and getattr(aval, "_sharding", None) != out_sharding:
+            return _reshard_p.bind(x, dst_sharding=out_sharding, concrete_mesh=None)
         return x
-    return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=bdims, sharding=None)
+    return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=bdims, sharding=out_sharding)
 
 
 def broadcast(operand, sizes):

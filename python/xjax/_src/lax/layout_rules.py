@@ -6,6 +6,7 @@ from xjax._src.interpreters import ad, batching
 from xjax._src.lax import indexing
 from xjax._src.lax.elementwise import _const, select, sub
 from xjax._src.lax.layout import slice  # noqa: A004 - lax's slice
+from xjax._src.lax import sharding_ops
 from xjax._src.lax.layout import (asarray, broadcast, broadcast_in_dim, broadcast_in_dim_p, concatenate, concatenate_p,
                                   convert_int32, dynamic_slice_p, dynamic_update_slice_p, expand_dims, pad, pad_p,
                                   reshape, reshape_p, rev, rev_p, slice_p, split, split_p, squeeze, squeeze_p, stack_p,
@@ -185,7 +186,8 @@ def _broadcast_in_dim_batch(axis, vals, dims, *, shape, broadcast_dimensions, sh
     (x,), (d,) = vals, dims
     x = batching.moveaxis(x, d, 0)
     bdims = (0,) + tuple(np.add(1, broadcast_dimensions))
-    return broadcast_in_dim(x, (axis.size,) + tuple(shape), bdims), 0
+    return broadcast_in_dim(x, (axis.size,) + tuple(shape), bdims,
+                            out_sharding=sharding_ops.with_batch_dim(sharding, x, 0, 0)), 0
 
 
 def _transpose_batch(axis, vals, dims, *, permutation):

@@ -116,7 +116,8 @@ def _broadcast_back(y, shape, axes):
 
 def _reduce_sum_transpose(ct, x, *, axes, out_sharding=None):
     shape = x.aval.shape
-    return [broadcast_in_dim(ct, shape, tuple(np.delete(np.arange(len(shape)), axes)))]
+    return [broadcast_in_dim(ct, shape, tuple(np.delete(np.arange(len(shape)), axes)),
+                             out_sharding=getattr(x.aval, "_sharding", None))]
 
 
 def _reduce_chooser_jvp(prim):

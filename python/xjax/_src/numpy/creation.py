@@ -177,11 +177,12 @@ def _like(a, dtype, shape, value, fun_name):
     dt = dtype_arg(dtype, fun_name)
     weak = aval.weak_type if dt is None else False
     dt = aval.dtype if dt is None else dt
+    typed = getattr(aval, "_sharding", None) if shape is None else None  # (JAX's full_like keeps x's sharding)
     shape = aval.shape if shape is None else util.canonicalize_shape(shape)
     if util.is_arraylike(value) and not isinstance(value, (bool, int, float)):
         v = util.convert(value, dt)
         return _varying_like(util.broadcast_to_shape(v, shape), aval)
-    return _varying_like(util.full(shape, value, dt, weak), aval)
+    return _varying_like(util.full(shape, value, dt, weak, typed), aval)
 
 
 def zeros_like(a, dtype=None, shape=None, *, device=None, out_sharding=None):

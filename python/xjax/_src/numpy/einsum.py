@@ -6,6 +6,8 @@ import numpy as np
 from xjax._src import dtypes, lax
 from xjax._src.numpy import util
 from xjax._src.numpy.creation import diagonal
+from xjax._src.lax.sharding_ops import out_sharding_of
+from xjax._src.sharding import NamedSharding, PartitionSpec
 
 _SPARE = string.ascii_uppercase + string.ascii_lowercase
 
@@ -118,8 +120,9 @@ def _interleaved_subscripts(args):
 
 
 def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None, preferred_element_type=None,
-           _dot_general=None):
-    """Einstein summation over the operands as described by `subscripts` (NumPy's notation)."""
+           _dot_general=None, out_sharding=None):
+    """Einstein summation over the operands as described by `subscripts` (NumPy's notation); out_sharding:
+    the sharding of the result's type, given to the last product (JAX's)."""
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.einsum is not supported.")
     if not isinstance(subscripts, str):  # NumPy's interleaved form: op0, sublist0, op1, sublist1, ..., [out]
@@ -152,6 +155,7 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None, 
         return keep
 
     work = [_sum_labels(x, lab, needed_elsewhere(k)) for k, (x, lab) in enumerate(work)]
+    typed = out_sharding_of(out_sharding, len(out_labels), "jax.numpy.einsum", [x for x, _ in work])
     while len(work) > 1:
         (a, la), (b, lb) = work[0], work[1]
         rest = set(out_labels)
@@ -162,14 +166,27 @@ def einsum(subscripts, /, *operands, out=None, optimize="auto", precision=None, 
         contract = [c for c in shared if c not in rest]
         dn = ((tuple(la.index(c) for c in contract), tuple(lb.index(c) for c in contract)),
               (tuple(la.index(c) for c in batch), tuple(lb.index(c) for c in batch)))
-        res = lax.dot_general(a, b, dn, preferred_element_type=preferred_element_type)
         labels = "".join(batch) + "".join(c for c in la if c not in shared) + "".join(c for c in lb if c not in shared)
+        res = lax.dot_general(a, b, dn, preferred_element_type=preferred_element_type,
+                              out_sharding=_labelled(typed, out_labels, labels) if len(work) == 2 else None)
         work = [(res, labels)] + work[2:]
     x, labels = work[0]
     x, labels = _sum_labels(x, labels, set(out_labels))
     if labels != out_labels:
         x = lax.transpose(x, tuple(labels.index(c) for c in out_labels))
+    if typed is not None and len(operands) == 1:  # (no product to type: the result resharded)
+        x = lax.broadcast_in_dim(x, x.aval.shape, tuple(range(x.aval.ndim)), out_sharding=typed)
     return lax.elementwise._convert(x, preferred_element_type, weak)
+
+
+def _labelled(typed, out_labels, labels):
+    """The sharding `typed` of the result (labels out_labels) for a product whose labels are `labels`
+    (a label summed away after it unsplit)."""
+    if typed is None:
+        return None
+    spec = tuple(typed.spec)
+    return NamedSharding(typed.mesh, PartitionSpec(*(spec[out_labels.index(c)] if c in out_labels else None
+                                                     for c in labels)))
 
 
 def einsum_path(subscripts, *operands, optimize="greedy"):

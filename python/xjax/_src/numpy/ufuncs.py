@@ -11,6 +11,7 @@ import numpy as np
 from xjax._src import core, dtypes, lax
 from xjax._src.jit import jit
 from xjax._src.lax import elementwise as _ew
+from xjax._src.lax.sharding_rules import broadcast_shardings as _broadcast_shardings
 from xjax._src.numpy import util
 from xjax._src.numpy.nonzero import nonzero
 from xjax._src.numpy.util import promote_args, promote_args_inexact
@@ -609,10 +610,12 @@ def _where(condition, x, y):
     xv, yv = util.promote_dtypes(x, y)
     if c.aval.ndim == 0:  # select takes a scalar predicate as it is
         shape = util.broadcast_shapes(xv.aval.shape, yv.aval.shape)
-        xv, yv = (util.broadcast_to_shape(v, shape) for v in (xv, yv))
+        typed = _broadcast_shardings(xv.aval, yv.aval)
+        xv, yv = (util.broadcast_to_shape(v, shape, typed) for v in (xv, yv))
     else:
         shape = util.broadcast_shapes(c.aval.shape, xv.aval.shape, yv.aval.shape)  # ValueError, as JAX's
-        c, xv, yv = (util.broadcast_to_shape(v, shape) for v in (c, xv, yv))
+        typed = _broadcast_shardings(c.aval, xv.aval, yv.aval)
+        c, xv, yv = (util.broadcast_to_shape(v, shape, typed) for v in (c, xv, yv))
     return lax.select(c, xv, yv)
 
 

@@ -213,8 +213,8 @@ def broadcast_shapes(*shapes):
     return tuple(out)
 
 
-def broadcast_to_shape(x, shape):
-    """x (an operand) broadcast to `shape` with NumPy's rules."""
+def broadcast_to_shape(x, shape, sharding=None):
+    """x (an operand) broadcast to `shape` with NumPy's rules; `sharding` that of the result's type."""
     xs = x.aval.shape
     if xs == shape:
         return x
@@ -224,7 +224,7 @@ def broadcast_to_shape(x, shape):
         dt = x.aval.dtype.name
         raise ValueError(f"Incompatible types for broadcasting: input type={dt}[{','.join(map(str, xs))}] and "
                          f"requested type={dt}[{','.join(map(str, shape))}]")
-    return lax.broadcast_in_dim(x, shape, tuple(range(lead, nd)))
+    return lax.broadcast_in_dim(x, shape, tuple(range(lead, nd)), out_sharding=sharding)
 
 
 def broadcast_operands(fun_name, ops, implicit=False):
@@ -342,11 +342,12 @@ def core_concretization_error(what, x):
         f"Abstract tracer value encountered where concrete value is expected: {x}\n{what}")
 
 
-def full(shape, value, dtype, weak_type=False):
-    """An array of `shape` filled with Python scalar `value` (a 0-d scalar broadcast)."""
+def full(shape, value, dtype, weak_type=False, sharding=None):
+    """An array of `shape` filled with Python scalar `value` (a 0-d scalar broadcast); `sharding` that of
+    its type (as the type of the array it is like)."""
     s = scalar(value, dtype, weak_type)
     shape = tuple(shape)
-    return lax.broadcast_in_dim(s, shape, ()) if shape else s
+    return lax.broadcast_in_dim(s, shape, (), out_sharding=sharding) if shape or sharding is not None else s
 
 
 _X64_NAMES = ("int64", "uint64", "float64")
