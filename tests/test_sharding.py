@@ -21,6 +21,18 @@ def test_array_and_abstract_value_shardings():
     jax.jit(lambda a: jax.typeof(a).sharding.mesh.empty or 1 / 0)(x)  # a tracer's type has one too
 
 
+def test_jit_retraces_under_a_mesh():
+    # A trace reads the mesh jax.set_mesh sets (values recorded from JAX 0.10.2): a signature cached
+    # without one, also on the C++ call path, is not reused under one, nor the other way round.
+    f = jax.jit(lambda a: a + (1 if jax.sharding.get_abstract_mesh().empty else 2))
+    x = jnp.ones(3)
+    outs = [f(x), f(x)]
+    with jax.set_mesh(jax.make_mesh((1,), ("x",))):
+        outs += [f(x), f(x)]
+    outs += [f(x)]
+    assert [float(o[0]) for o in outs] == [2.0, 2.0, 3.0, 3.0, 2.0]
+
+
 def test_partition_spec():
     assert repr(P(("a", "b"), None)) == "P(('a', 'b'), None)"
     assert P("a") == P("a") and P("a", None) != P("a") and len(P("a", None)) == 2

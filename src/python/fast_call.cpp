@@ -76,6 +76,11 @@ int eager_state_plain(bool for_jit) {
   int has_env = PyObject_IsTrue(env);
   Py_DECREF(env);
   if (has_env) return has_env < 0 ? -1 : 0;
+  PyObject* meshes = PyObject_GetAttr(c.mesh_state, c.s_meshes);
+  if (!meshes) return -1;
+  int has_mesh = PyObject_IsTrue(meshes);
+  Py_DECREF(meshes);
+  if (has_mesh) return has_mesh < 0 ? -1 : 0;
   PyObject* disabled = PyDict_GetItemWithError(c.config_values, c.s_disable_jit);  // (borrowed)
   if (!disabled) return PyErr_Occurred() ? -1 : 0;
   return disabled == Py_False ? 1 : 0;

@@ -30,7 +30,9 @@ struct Context {
   PyObject* eval_trace_type = nullptr;  // core.EvalTrace
   PyObject* platforms = nullptr;        // platforms module (._placement: None = everything on the CPU)
   PyObject* config_values = nullptr;    // config._values
+  PyObject* mesh_state = nullptr;       // sharding._state (thread-local: .meshes, set by jax.set_mesh)
   PyObject* s_trace = nullptr, *s_axis_env = nullptr, *s_placement = nullptr, *s_disable_jit = nullptr;
+  PyObject* s_meshes = nullptr;
 };
 Context& context();
 
@@ -38,8 +40,9 @@ Context& context();
 uint64_t epoch();
 void invalidate();
 
-// Whether no transformation, named axis or GPU placement is in play: the states in which the
-// Python path would run the cached executable on the CPU. -1 with a Python error set.
+// Whether no transformation, named axis or GPU placement is in play (for jit also no mesh set by
+// jax.set_mesh, which a trace reads): the states in which the Python path would run the cached
+// executable on the CPU. -1 with a Python error set.
 int eager_state_plain(bool for_jit);
 
 // What a matched signature runs.

@@ -227,7 +227,7 @@ Py_ssize_t slot_offset(py::handle type, const char* name) {
 }
 
 void setup(py::handle array_type, py::handle aval_type, py::handle state, py::handle eval_trace_type,
-           py::handle platforms, py::dict config_values) {
+           py::handle platforms, py::dict config_values, py::handle mesh_state) {
   if (!PyType_Check(array_type.ptr()) || !PyType_Check(aval_type.ptr()) || !PyType_Check(eval_trace_type.ptr()))
     throw py::type_error("[fast_call] setup takes the Array, ShapedArray and EvalTrace types");
   Context& c = context();
@@ -238,7 +238,7 @@ void setup(py::handle array_type, py::handle aval_type, py::handle state, py::ha
   c.dtype_off = slot_offset(aval_type, "dtype");
   c.weak_off = slot_offset(aval_type, "weak_type");
   for (PyObject* o : {array_type.ptr(), aval_type.ptr(), state.ptr(), eval_trace_type.ptr(), platforms.ptr(),
-                      config_values.ptr()})
+                      config_values.ptr(), mesh_state.ptr()})
     Py_INCREF(o);  // (kept for the process)
   c.array_type = reinterpret_cast<PyTypeObject*>(array_type.ptr());
   c.aval_type = reinterpret_cast<PyTypeObject*>(aval_type.ptr());
@@ -246,10 +246,12 @@ void setup(py::handle array_type, py::handle aval_type, py::handle state, py::ha
   c.eval_trace_type = eval_trace_type.ptr();
   c.platforms = platforms.ptr();
   c.config_values = config_values.ptr();
+  c.mesh_state = mesh_state.ptr();
   c.s_trace = PyUnicode_InternFromString("trace");
   c.s_axis_env = PyUnicode_InternFromString("axis_env");
   c.s_placement = PyUnicode_InternFromString("_placement");
   c.s_disable_jit = PyUnicode_InternFromString("jax_disable_jit");
+  c.s_meshes = PyUnicode_InternFromString("meshes");
   invalidate();
 }
 
@@ -293,6 +295,6 @@ void init_fast_call(pybind11::module_& m) {
   init_fast_bind(f);
 
   f.def("setup", &setup, py::arg("array_type"), py::arg("aval_type"), py::arg("state"), py::arg("eval_trace_type"),
-        py::arg("platforms"), py::arg("config_values"), "Names the Python objects the call path reads.");
+        py::arg("platforms"), py::arg("config_values"), py::arg("mesh_state"), "Names the Python objects the call path reads.");
   f.def("invalidate", &invalidate, "Drops every installed signature (a cache was cleared).");
 }

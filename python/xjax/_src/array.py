@@ -12,6 +12,7 @@ from xjax._src import core, dtypes, platforms
 from xjax._src.config import config
 from xjax._src.devices import CPU_DEVICE, CpuDevice
 from xjax._src.sharding import PartitionSpec, Shard, Sharding, SingleDeviceSharding, check_trivial
+from xjax._src.sharding import _state as _mesh_state
 from xjax._src.dlpack import DLDeviceType, retag_bfloat16
 
 
@@ -236,5 +237,7 @@ Array.register(core.Tracer)  # isinstance(tracer, jnp.ndarray) holds, as in JAX
 core.ARRAY_TYPES = (Array,)
 # The C++ call path (src/python/fast_call.h) reads these on every call: it builds Arrays itself
 # and runs only while the trace is the EvalTrace, no named axis is bound, new data stays on the
-# CPU (platforms._placement is None) and, for jit, jax_disable_jit is off.
-_core.fast_call.setup(Array, core.ShapedArray, core._state, core.EvalTrace, platforms, config._values)
+# CPU (platforms._placement is None) and, for jit, jax_disable_jit is off and no mesh is set (a
+# trace under jax.set_mesh depends on it: such calls take the Python path, which keys on the mesh).
+_core.fast_call.setup(Array, core.ShapedArray, core._state, core.EvalTrace, platforms, config._values,
+                      _mesh_state)

@@ -29,7 +29,7 @@ from xjax._src.jaxpr import eval_jaxpr
 from xjax._src.jit_cache import AxisEnv, ContextMesh, Entry, cache_for, explain_miss, fast_parts, insert_bounded, make_fast
 from xjax._src.jit_primitive import jit_p
 from xjax._src.sharded_array import ShardedArray
-from xjax._src.sharding import get_abstract_mesh, get_mesh
+from xjax._src.sharding import _state as _mesh_state, get_abstract_mesh, get_mesh
 from xjax._src.stages import ShapeDtypeStruct, Traced
 from xjax._src import shape_poly
 
@@ -202,7 +202,7 @@ class JitWrapped(_core.fast_call.JitFunction):
             try:
                 entry = self._cache.get((treedef, *map(_get_aval, leaves)))
                 if entry is not None and entry.fast is not None and type(_state.trace) is _EvalTrace and \
-                        ShardedArray not in map(type, leaves):
+                        not _mesh_state.meshes and ShardedArray not in map(type, leaves):
                     if entry.parts is not None and not kwargs and not _state.axis_env:
                         self._fast_install(args, entry.parts, entry.single_tree)
                     return entry.fast(leaves)
