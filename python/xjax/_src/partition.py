@@ -19,7 +19,7 @@ around them, and programs where a rule refuses to gather an Explicit axis (resul
 import weakref
 from typing import NamedTuple
 
-from xjax._src import core, jit_primitive
+from xjax._src import core, jit_primitive, partition_control
 from xjax._src.array import Array
 from xjax._src.custom_calls import custom_jvp_call_p, custom_vjp_call_p
 from xjax._src.interpreters import partial_eval as pe
@@ -116,6 +116,9 @@ def collectives_late(closed):
     return ClosedJaxpr(Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, order), closed.consts)
 
 
+RULES.update(partition_control.rules(partition_jaxpr, collectives_late))
+
+
 def _spec(axes, mesh):
     """A layout as the PartitionSpec JAX gives: over every dimension where the mesh has Explicit axes
     (the type's), else without trailing unsplit dimensions."""
@@ -184,7 +187,7 @@ def call(closed, args, mesh):
     p = plan_for(closed, args, mesh)
     if p is None:
         return None
-    shards = [x._shards if type(x) is ShardedArray else [x] * mesh.size for x in args]
+    shards = [x._shards if type(x) is ShardedArray else [x] * len(mesh.local_devices) for x in args]
     return _run(p.program, mesh, shards, p.out_specs)
 
 
