@@ -19,7 +19,7 @@ around them, and programs where a rule refuses to gather an Explicit axis (resul
 import weakref
 from typing import NamedTuple
 
-from xjax._src import core, jit_primitive, partition_control
+from xjax._src import core, jit_primitive, partition_control, partition_rules, sharded_array
 from xjax._src.array import Array
 from xjax._src.custom_calls import custom_jvp_call_p, custom_vjp_call_p
 from xjax._src.interpreters import partial_eval as pe
@@ -146,8 +146,11 @@ def plan(closed, mesh, in_axes):
         out_axes[:] = [axes for _, axes in outs]
         return [x for x, _ in outs]
 
-    with _mesh_bound(mesh, frozenset(mesh.axis_names), False):  # (layouts, not varying types, tracked here)
-        per_device = pe.trace_to_jaxpr(body, avals)
+    try:
+        with _mesh_bound(mesh, frozenset(mesh.axis_names), False):  # (layouts, not varying types, tracked here)
+            per_device = pe.trace_to_jaxpr(body, avals)
+    finally:
+        partition_rules.broadcasts.clear()
     per_device = collectives_late(inline_collective_calls(per_device))
     program = Program(per_device, None, tuple(zip(mesh.axis_names, mesh.axis_sizes)))
     return Plan(per_device, tuple(_spec(a, mesh) for a in in_axes), tuple(_spec(a, mesh) for a in out_axes), program)
@@ -201,3 +204,28 @@ def _jit_impl_partitioned(closed, args):
 
 
 jit_primitive.partitioned = _jit_impl_partitioned
+
+
+_reshard_programs = {}  # (aval, mesh, layout before, layout after) -> Program
+
+
+def resharded(x, sharding):
+    """x (a ShardedArray) laid out over its mesh as `sharding` says, its blocks moved by the collectives
+    of `reshard` run on every device: across processes they meet through the mesh's MeshPlace."""
+    mesh = sharding.mesh
+    key = (x.aval, mesh, _axes(x._sharding.spec, x.ndim), _axes(sharding.spec, x.ndim))
+    program = _reshard_programs.get(key)
+    if program is None:
+        aval, _, have, want = key
+        block = aval.update(shape=tuple(n // count(mesh, a) for n, a in zip(aval.shape, have)))
+        with _mesh_bound(mesh, frozenset(mesh.axis_names), False):
+            closed = pe.trace_to_jaxpr(lambda b: [reshard(b, have, want, mesh)], [block])
+        if len(_reshard_programs) > 256:
+            _reshard_programs.clear()
+        program = _reshard_programs[key] = Program(collectives_late(closed), None,
+                                                   tuple(zip(mesh.axis_names, mesh.axis_sizes)))
+    (out,) = _run(program, mesh, [x._shards], [sharding.spec])
+    return ShardedArray(out._shards, sharding, x.aval)
+
+
+sharded_array.resharded_across = resharded
