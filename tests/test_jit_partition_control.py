@@ -1,5 +1,5 @@
 """jit partitioned through control flow (partition_control.py) and loops holding collectives driven
-per device (program_loops.py): values against NumPy or one device, result specs against JAX's,
+per device (program_control.py): values against NumPy or one device, result specs against JAX's,
 training loops inside scan and fori_loop against one device's losses, random layouts, thread counts.
 
 As in test_jit_partition.py, each test runs a script with XJAX_NUM_CPU_DEVICES=4 (a 2x2 mesh); the
@@ -9,7 +9,7 @@ from test_jit_partition import run as _run_partition
 
 _CASES = """
 from xjax import lax
-from xjax._src import program_loops
+from xjax._src import program_control
 xs = rng.randn(4, 8, 16).astype(np.float32)
 
 def control_cases(mesh):
@@ -134,7 +134,7 @@ jf(*args)
 (entry,) = jf._cache.values()
 p = partition.plan_for(entry.jaxpr, args, auto)
 (loop,) = p.program.steps  # the scan, driven: its body's segments run on every device
-assert type(loop) is program_loops.DrivenLoop, p.program.steps
+assert type(loop) is program_control.Driven, p.program.steps
 body = loop.body.jaxpr
 print([e.primitive.name for e in body.eqns if e.primitive.name in ("psum", "all_gather")])
 print([str(v.aval) for v in body.invars])
@@ -277,3 +277,49 @@ print(hashlib.sha1(b"".join(np.asarray(v).tobytes() for _, v in sorted(q.items()
       .hexdigest())
 """
     assert run(code, threads="1") == run(code, threads="3")
+
+
+def test_driven_while_and_cond_keep_the_vmap_rules_semantics_where_devices_differ():
+    # pmap over 4 devices: trip counts and branches differ among devices, the bodies hold psums; a
+    # loop over the devices in NumPy computes the vmap rule's semantics (a finished device keeps its
+    # carry but its value still enters the psums; every branch some device takes runs on all).
+    out = run("""
+n = np.array([1, 3, 2, 0], np.int32)
+
+def f(k):
+    return lax.while_loop(lambda c: c[0] < k, lambda c: (c[0] + 1, c[1] + lax.psum(c[0] + c[1], "i")), (0, 1))
+
+i, acc = np.zeros(4, np.int64), np.ones(4, np.int64)
+while (i < n).any():
+    total = (i + acc).sum()
+    running = i < n
+    i, acc = np.where(running, i + 1, i), np.where(running, acc + total, acc)
+got = jax.pmap(f, axis_name="i")(jnp.asarray(n))
+np.testing.assert_array_equal(np.asarray(got[0]), i)
+np.testing.assert_array_equal(np.asarray(got[1]), acc)
+
+v = np.array([3.0, -1.0, 2.0, -5.0], np.float32)
+g = lambda a: lax.cond(a > 0, lambda u: u - lax.psum(u * 2, "i"), lambda u: lax.psum(u, "i") * u, a)  # noqa: E731
+np.testing.assert_allclose(np.asarray(jax.pmap(g, axis_name="i")(jnp.asarray(v))),
+                           np.where(v > 0, v - (2 * v).sum(), v.sum() * v))
+print("ok")
+""")
+    assert out.split() == ["ok"]
+
+
+def test_a_cond_whose_branches_contract_a_split_dimension_runs_per_device():
+    out = run("""
+a_np, m_np = rng.randn(8, 16).astype(np.float32), rng.randn(16, 16).astype(np.float32)
+f = lambda a, m: lax.cond(a.sum() > 0, lambda u: u @ m, lambda u: u @ m.T, a)  # noqa: E731
+a, m = put(auto, a_np, "data", "model"), put(auto, m_np, "model")
+jf = jax.jit(f)
+got = jf(a, m)
+(entry,) = jf._cache.values()
+steps = partition.plan_for(entry.jaxpr, [a, m], auto).program.steps
+print(got.sharding.spec, [s[1].primitive.name if type(s) is tuple else type(s).__name__ for s in steps
+                          if type(s).__name__ != "_Segment"])
+want = a_np @ (m_np if a_np.sum() > 0 else m_np.T)
+np.testing.assert_allclose(np.asarray(got), want, rtol=2e-5, atol=2e-5)
+""")
+    # the predicate's psum, then the cond driven: each branch's product psum'd over 'model' inside it
+    assert out.splitlines() == ["P('data',) ['psum', 'Driven']"]

@@ -7,7 +7,9 @@ named axes, so the collectives a rule needs (psum after a split contraction or r
 all_gather and axis_index slices to reshard) are ordinary equations of the per-device jaxpr. The
 plan then runs as a shard_map does (pmap_program.Program, compiled segments on every device at
 once), its in_specs the arguments' and its out_specs the propagated layouts of the results, which
-come back as sharded arrays. Plans are kept per (jaxpr, mesh, argument layouts).
+come back as sharded arrays. Plans are kept per (jaxpr, mesh, argument layouts). Control flow's
+rules are partition_control.py's. Over a mesh across processes the same plan runs on this process's
+devices, its collectives meeting the other processes through mesh_across.MeshPlace (as shard_map's).
 
 Partitioned: eager calls of a jitted function whose sharded arguments share one mesh (jit's
 in_shardings place them first; over Explicit axes the results' layouts are JAX's types, see

@@ -1,0 +1,88 @@
+"""Control flow holding collectives in a per-device program (pmap_program.Program): scan, while and
+cond driven from here, each body a Program of its own run on every device at once, its collectives
+between compiled segments (across processes, through the same paths as the top level's).
+
+Run as one equation over every device's blocks stacked (its vmap rule), such an equation would
+compute on one device and, across processes, move every block at every collective; driven, each
+device runs its own body (across processes, scans alone: `Driven.drives`). The semantics are the
+vmap rule's: a while loop whose predicates differ among devices runs while any holds, a device whose
+predicate fails keeping its carry (it still takes part in the body's collectives); a cond whose index
+differs among devices runs each branch some device takes on every device, each keeping its own
+branch's results.
+"""
+from xjax._src.interpreters.graph_lowering import as_array
+from xjax._src.lax.conditionals import cond_p
+from xjax._src.lax.layout import index_in_dim
+from xjax._src.lax.loops import _stack, scan_p, while_p
+
+
+def drivable(eqn):
+    """Whether Driven runs eqn: a scan, a cond, or a while with a scalar predicate."""
+    return eqn.primitive in (scan_p, cond_p) or (
+        eqn.primitive is while_p and not eqn.params["cond_jaxpr"].out_avals[0].shape)
+
+
+class Driven:
+    """A scan, while or cond equation whose bodies hold collectives; make_program(ClosedJaxpr) builds
+    the per-device Program of a body."""
+
+    def __init__(self, eqn, make_program):
+        self.eqn = eqn
+        p = eqn.params
+        if eqn.primitive is scan_p:
+            self.run_all, self.body = self._scan, make_program(p["jaxpr"])
+        elif eqn.primitive is while_p:
+            self.run_all = self._while
+            self.cond, self.body = make_program(p["cond_jaxpr"]), make_program(p["body_jaxpr"])
+        else:
+            self.run_all, self.branches = self._cond, [make_program(b) for b in p["branches"]]
+
+    def drives(self, across):
+        """Whether to drive it (else it runs stacked). Across processes, a scan only: the trip count of
+        a while, and the branches a cond takes, may differ among processes, whose collectives must
+        match; the stacked path runs every device's in every process."""
+        return not across or self.eqn.primitive is scan_p
+
+    def run(self, envs, read, *where):
+        """where: the Program call's (device_ids, shards, mesh_place)."""
+        ins = [[read(env, a) for a in self.eqn.invars] for env in envs]
+        for env, vals in zip(envs, self.run_all(ins, where)):
+            env.update(zip(self.eqn.outvars, vals))
+
+    def _scan(self, ins, where):
+        p = self.eqn.params
+        nc, nk, length = p["num_consts"], p["num_carry"], p["length"]
+        consts = [a[:nc] for a in ins]
+        carry = [a[nc:nc + nk] for a in ins]
+        xs = [[as_array(x) for x in a[nc + nk:]] for a in ins]
+        steps = []
+        for t in (reversed(range(length)) if p["reverse"] else range(length)):
+            outs = self.body([c + k + [index_in_dim(x, t, 0, keepdims=False) for x in xd]
+                              for c, k, xd in zip(consts, carry, xs)], *where)
+            carry = [o[:nk] for o in outs]
+            steps.append([o[nk:] for o in outs])
+        if p["reverse"]:
+            steps.reverse()
+        y_avals = p["jaxpr"].out_avals[nk:]
+        return [k + [_stack([as_array(s[d][j]) for s in steps], a, length) for j, a in enumerate(y_avals)]
+                for d, k in enumerate(carry)]
+
+    def _while(self, ins, where):
+        p = self.eqn.params
+        cn, bn = p["cond_nconsts"], p["body_nconsts"]
+        cconsts, bconsts = [a[:cn] for a in ins], [a[cn:cn + bn] for a in ins]
+        carry = [a[cn + bn:] for a in ins]
+        while True:
+            preds = [bool(o[0]) for o in self.cond([c + k for c, k in zip(cconsts, carry)], *where)]
+            if not any(preds):
+                return carry
+            new = self.body([b + k for b, k in zip(bconsts, carry)], *where)
+            carry = [n if running else k for n, k, running in zip(new, carry, preds)]
+
+    def _cond(self, ins, where):
+        last = len(self.branches) - 1
+        chosen = [min(max(int(a[0]), 0), last) for a in ins]  # (clamped, as the primitive's index)
+        outs = {}
+        for i in sorted(set(chosen)):
+            outs[i] = self.branches[i]([a[1:] for a in ins], *where)
+        return [outs[i][d] for d, i in enumerate(chosen)]
