@@ -5,7 +5,8 @@ arrays spanning both processes, partitioned (partition.py) with its collectives 
   training: jitted data-parallel and Megatron steps, and a training loop inside lax.scan, against
             one device's losses; the partitioned plan ran (sharded results, nothing gathered whole)
   reshard:  programs whose layouts need other processes' blocks (a cumulative sum along a split
-            dimension, a transpose times itself, out_shardings, device_put) against NumPy
+            dimension, a transpose times itself, out_shardings, device_put) and loops and conds
+            holding collectives against NumPy
 Each process prints "ok <case>" when its checks pass; argv[3], when given, is XJAX_NUM_THREADS."""
 import os
 import sys
@@ -91,12 +92,24 @@ def training():
         print("bits", np.asarray(got._shards[0]).tobytes().hex())
 
 
+def doubled(v):
+    while (v.astype(np.float64) ** 2).sum() < 1e4:
+        v = v * 2
+    return v
+
+
 def reshard():
     x_np = rng.normal(size=(8, 4)).astype(np.float32)
     x = put(x_np, "data", "model")
     for f, want in [(lambda a: jnp.cumsum(a, 0), np.cumsum(x_np, 0)),
                     (lambda a: a.T @ a, x_np.T @ x_np),
-                    (lambda a: jnp.sort(a, 0)[::2] * a.sum(), np.sort(x_np, 0)[::2] * x_np.sum())]:
+                    (lambda a: jnp.sort(a, 0)[::2] * a.sum(), np.sort(x_np, 0)[::2] * x_np.sum()),
+                    # control flow whose bodies hold collectives, driven per device (program_control.py)
+                    (lambda a: lax.while_loop(lambda c: jnp.sum(c * c) < 1e4, lambda c: c * 2.0, a), doubled(x_np)),
+                    (lambda a: lax.fori_loop(0, (a[0, 0] * 0).astype(jnp.int32) + 2,  # (a traced bound: a while)
+                                             lambda i, c: c + a.T @ a, a[:4] * 0), 2 * x_np.T @ x_np),
+                    (lambda a: lax.cond(a.sum() > 0, lambda u: u @ u.T, lambda u: -(u @ u.T), a),
+                     np.sign(x_np.sum()) * x_np @ x_np.T)]:
         out = jax.jit(f)(x)
         assert type(out) is ShardedArray
         np.testing.assert_allclose(mh.process_allgather(out), want, rtol=1e-5, atol=1e-5)

@@ -328,8 +328,6 @@ class Program:
             envs.append(env)
         steps = self.steps if shards is None and mesh_place is None else self.packed_steps
         for step in steps:
-            if type(step) is program_control.Driven and not step.drives(shards is not None or mesh_place is not None):
-                step = ("stacked", step.eqn)
             if isinstance(step, _Segment):
                 step.run(envs, device_ids)
             elif type(step) is program_control.Driven:

@@ -4,13 +4,19 @@ between compiled segments (across processes, through the same paths as the top l
 
 Run as one equation over every device's blocks stacked (its vmap rule), such an equation would
 compute on one device and, across processes, move every block at every collective; driven, each
-device runs its own body (across processes, scans alone: `Driven.drives`). The semantics are the
-vmap rule's: a while loop whose predicates differ among devices runs while any holds, a device whose
-predicate fails keeping its carry (it still takes part in the body's collectives); a cond whose index
-differs among devices runs each branch some device takes on every device, each keeping its own
-branch's results.
+device runs its own body. The semantics are the vmap rule's: a while loop whose predicates differ
+among devices runs while any holds, a device whose predicate fails keeping its carry (it still takes
+part in the body's collectives); a cond whose index differs among devices runs each branch some
+device takes on every device, each keeping its own branch's results. Across processes, they agree
+on that (whether any device runs, which branches some device takes) by one small all-reduce, so that
+every process runs the same collectives.
 """
+import numpy as np
+
+from xjax._src import distributed
 from xjax._src.interpreters.graph_lowering import as_array
+from xjax._src.lax import parallel as P, parallel_mpi
+from xjax._src.lax.base import asarray
 from xjax._src.lax.conditionals import cond_p
 from xjax._src.lax.layout import index_in_dim
 from xjax._src.lax.loops import _stack, scan_p, while_p
@@ -36,12 +42,6 @@ class Driven:
             self.cond, self.body = make_program(p["cond_jaxpr"]), make_program(p["body_jaxpr"])
         else:
             self.run_all, self.branches = self._cond, [make_program(b) for b in p["branches"]]
-
-    def drives(self, across):
-        """Whether to drive it (else it runs stacked). Across processes, a scan only: the trip count of
-        a while, and the branches a cond takes, may differ among processes, whose collectives must
-        match; the stacked path runs every device's in every process."""
-        return not across or self.eqn.primitive is scan_p
 
     def run(self, envs, read, *where):
         """where: the Program call's (device_ids, shards, mesh_place)."""
@@ -74,7 +74,7 @@ class Driven:
         carry = [a[cn + bn:] for a in ins]
         while True:
             preds = [bool(o[0]) for o in self.cond([c + k for c, k in zip(cconsts, carry)], *where)]
-            if not any(preds):
+            if not _agreed([any(preds)], where)[0]:
                 return carry
             new = self.body([b + k for b, k in zip(bconsts, carry)], *where)
             carry = [n if running else k for n, k, running in zip(new, carry, preds)]
@@ -82,7 +82,19 @@ class Driven:
     def _cond(self, ins, where):
         last = len(self.branches) - 1
         chosen = [min(max(int(a[0]), 0), last) for a in ins]  # (clamped, as the primitive's index)
+        taken = _agreed([i in chosen for i in range(last + 1)], where)
         outs = {}
-        for i in sorted(set(chosen)):
+        for i in map(int, np.flatnonzero(taken)):
             outs[i] = self.branches[i]([a[1:] for a in ins], *where)
         return [outs[i][d] for d, i in enumerate(chosen)]
+
+
+def _agreed(flags, where):
+    """flags (booleans), or'd over every process where the program spans processes (where: the
+    Program call's device_ids, shards, mesh_place): one all-reduce, in which every process takes part."""
+    if where[1] is None and where[2] is None:
+        return flags
+    shards = parallel_mpi.Shards("control flow", distributed.process_count(), distributed.process_index(), 1)
+    ((out,),) = parallel_mpi.allreduce_many(P.pmax_p, shards, [[asarray(np.array(flags, np.int32))]],
+                                            "control flow")
+    return [bool(f) for f in np.asarray(out)]
