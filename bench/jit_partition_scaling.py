@@ -9,8 +9,8 @@ is an SGD step of a 3-layer tanh MLP (width 512, batch 1024, float32), written o
 Target: the data-parallel step >= 1.7x the speed of one device. The CPU time a step costs (both
 devices together) bounds that speed-up where each device has a core of its own, whatever the load.
 With --loop scan, one jitted call runs 4 such steps inside lax.scan, over 4 batches stacked along a
-leading dimension (unsplit, the batch split as above): the loop is partitioned, its body run on every device
-with the psums inside it (partition_control.py, program_control.py).
+leading dimension (unsplit, the batch split as above): the loop is partitioned, its body run on
+every device with the psums inside it (partition_control.py, program_control.py).
 
     python bench/jit_partition_scaling.py [--reps 15] [--loop scan]
 """

@@ -80,7 +80,8 @@ def run(processes, reps, own_sessions=False, use_jit=False):
     python_dir = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python")
     env = dict(os.environ, PYTHONPATH=python_dir, XJAX_NUM_THREADS="1", XJAX_NUM_CPU_DEVICES="1")
     env.pop("JAX_NUM_CPU_DEVICES", None)
-    cmd = (["setsid", "--wait"] if own_sessions else []) + [sys.executable, "-c", WORKER, str(reps), "jit" if use_jit else "shard_map"]
+    cmd = (["setsid", "--wait"] if own_sessions else []) + [sys.executable, "-c", WORKER, str(reps),
+                                                             "jit" if use_jit else "shard_map"]
     if processes > 1:
         mpirun = shutil.which("mpirun", path=os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")]))
         version = subprocess.run([mpirun, "--version"], capture_output=True, text=True).stdout
@@ -98,7 +99,8 @@ def main():
     parser.add_argument("--jit", action="store_true")
     args = parser.parse_args()
     one, two = run(1, args.reps, args.own_sessions, args.jit), run(2, args.reps, args.own_sessions, args.jit)
-    print(f"data-parallel step ({'jit' if args.jit else 'shard_map'}), batch 4096: one process {one['median_s'] * 1e3:.1f} ms, 2 MPI processes "
+    print(f"data-parallel step ({'jit' if args.jit else 'shard_map'}), batch 4096: one process "
+          f"{one['median_s'] * 1e3:.1f} ms, 2 MPI processes "
           f"{two['median_s'] * 1e3:.1f} ms: {one['median_s'] / two['median_s']:.2f}x (threads per device "
           f"{one['threads']} vs {two['threads']}; losses {one['loss']:.6f} vs {two['loss']:.6f})")
     print(f"CPU time per step: one process {one['cpu_s'][0] * 1e3:.1f} ms, each of 2 processes "

@@ -272,7 +272,8 @@ print("ok")
 def test_loop_results_do_not_depend_on_the_thread_count():
     code = _TRAIN_LOOP + """
 import hashlib
-q, losses = train_scan({k: put(auto, v) for k, v in p0.items()}, put(auto, xb, None, "data"), put(auto, yb, None, "data"))
+batch = (put(auto, xb, None, "data"), put(auto, yb, None, "data"))
+q, losses = train_scan({k: put(auto, v) for k, v in p0.items()}, *batch)
 print(hashlib.sha1(b"".join(np.asarray(v).tobytes() for _, v in sorted(q.items())) + np.asarray(losses).tobytes())
       .hexdigest())
 """
