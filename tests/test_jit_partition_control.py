@@ -10,6 +10,7 @@ from test_jit_partition import run as _run_partition
 _CASES = """
 from xjax import lax
 from xjax._src import program_control
+program_control.MIN_WORK = 0  # (these small loops holding collectives driven per device, as large ones are)
 xs = rng.randn(4, 8, 16).astype(np.float32)
 
 def control_cases(mesh):
@@ -141,6 +142,25 @@ print([str(v.aval) for v in body.invars])
 """)
     # the batch's block (8 rows over 'data': 4), the psums of the gradient and the loss in the body
     assert out.splitlines() == ["['psum', 'psum']", "['float32[16,4]', 'float32[4,16]']"]
+
+
+def test_only_loops_doing_enough_work_per_iteration_are_driven():
+    out = run("""
+program_control.MIN_WORK = 1 << 20  # (the default)
+for n in (16, 128):  # a scan whose body contracts a split dimension: n x n products
+    f = lambda a, v: lax.scan(lambda c, t: (jnp.tanh(c @ t), None), a, v)[0]  # noqa: E731
+    v = (rng.randn(3, n, n) / np.sqrt(n)).astype(np.float32)
+    args = put(auto, rng.randn(n, n).astype(np.float32)), put(auto, v, None, "data")
+    jf = jax.jit(f)
+    got = jf(*args)
+    (entry,) = jf._cache.values()
+    steps = partition.plan_for(entry.jaxpr, args, auto).program.steps
+    print(n, [type(s).__name__ for s in steps])
+    want = f(*[jnp.asarray(np.asarray(a)) for a in args])
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-5, atol=2e-5)
+""")
+    # below MIN_WORK the loop runs as one equation over the devices' blocks stacked (its vmap rule)
+    assert out.splitlines() == ["16 ['tuple']", "128 ['Driven']"]
 
 
 _TRAIN_LOOP = """

@@ -19,11 +19,13 @@ if len(sys.argv) > 3:  # (read when xjax starts)
 import xjax as jax  # noqa: E402
 import xjax.numpy as jnp  # noqa: E402
 from xjax import lax  # noqa: E402
+from xjax._src import program_control  # noqa: E402
 from xjax._src.sharded_array import ShardedArray  # noqa: E402
 from xjax.experimental import multihost_utils as mh  # noqa: E402
 from xjax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec as P  # noqa: E402
 
 jax.distributed.initialize()
+program_control.MIN_WORK = 0  # (these small loops holding collectives driven per device, as large ones are)
 case, layout = sys.argv[1], sys.argv[2]
 me = jax.process_index()
 grid = np.array(jax.devices()).reshape(2, 2)  # row p: process p's devices

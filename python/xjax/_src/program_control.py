@@ -4,28 +4,53 @@ between compiled segments (across processes, through the same paths as the top l
 
 Run as one equation over every device's blocks stacked (its vmap rule), such an equation would
 compute on one device and, across processes, move every block at every collective; driven, each
-device runs its own body. The semantics are the vmap rule's: a while loop whose predicates differ
-among devices runs while any holds, a device whose predicate fails keeping its carry (it still takes
-part in the body's collectives); a cond whose index differs among devices runs each branch some
-device takes on every device, each keeping its own branch's results. Across processes, they agree
-on that (whether any device runs, which branches some device takes) by one small all-reduce, so that
-every process runs the same collectives.
+device runs its own body, where the body does enough work to pay for it (MIN_WORK). The semantics
+are the vmap rule's: a while loop whose predicates differ among devices runs while any holds, a
+device whose predicate fails keeping its carry (it still takes part in the body's collectives); a
+cond whose index differs among devices runs each branch some device takes on every device, each
+keeping its own branch's results. Across processes, they agree on that (whether any device runs,
+which branches some device takes) by one small all-reduce, so that every process runs the same
+collectives.
 """
+import math
+
 import numpy as np
 
 from xjax._src import distributed
 from xjax._src.interpreters.graph_lowering import as_array
 from xjax._src.lax import parallel as P, parallel_mpi
 from xjax._src.lax.base import asarray
+from xjax._src.jaxpr import jaxprs_in_params
 from xjax._src.lax.conditionals import cond_p
+from xjax._src.lax.contraction import dot_general_p
 from xjax._src.lax.layout import index_in_dim
 from xjax._src.lax.loops import _stack, scan_p, while_p
 
 
+MIN_WORK = 1 << 20  # an iteration's operations below which driving costs more than it saves
+
+
+def _work(jaxpr):
+    """About how many scalar operations one run of jaxpr does: its results' elements, products'
+    times their contraction, nested scans' times their length."""
+    total = 0
+    for e in jaxpr.eqns:
+        n = sum(math.prod(v.aval.shape) for v in e.outvars if hasattr(v.aval, "shape"))
+        if e.primitive is dot_general_p:
+            (lc, _), _ = e.params["dimension_numbers"]
+            n *= 2 * math.prod(e.invars[0].aval.shape[d] for d in lc)
+        inner = sum(_work(j) for j in jaxprs_in_params(e.params))
+        total += n + inner * (e.params["length"] if e.primitive is scan_p else 1)
+    return total
+
+
 def drivable(eqn):
-    """Whether Driven runs eqn: a scan, a cond, or a while with a scalar predicate."""
-    return eqn.primitive in (scan_p, cond_p) or (
-        eqn.primitive is while_p and not eqn.params["cond_jaxpr"].out_avals[0].shape)
+    """Whether Driven runs eqn: a scan, a cond, or a while with a scalar predicate, whose bodies do
+    at least MIN_WORK operations a run (about 100 us of a thread: what driving one iteration costs
+    in Python, where the stacked equation's compiled loop costs nothing; below it, that wins)."""
+    return (eqn.primitive in (scan_p, cond_p) or (
+        eqn.primitive is while_p and not eqn.params["cond_jaxpr"].out_avals[0].shape)) and \
+        sum(_work(j) for j in jaxprs_in_params(eqn.params)) >= MIN_WORK
 
 
 class Driven:
