@@ -11,8 +11,10 @@ replicated parameters. One process runs the whole batch on its one device; two r
 
 With --own-sessions each process runs in a session of its own (setsid), as a process on a node of
 its own: autogroup then gives each the share that the lone process of the baseline gets.
+With --jit the same step is written with plain jit over the global arrays (no shard_map, no pmean):
+jit partitions it over their mesh (partition.py), the gradient's psums across processes.
 
-    python bench/shard_map_mpi_scaling.py [--reps 10] [--own-sessions]
+    python bench/shard_map_mpi_scaling.py [--reps 10] [--own-sessions] [--jit]
 """
 import argparse
 import json
@@ -31,6 +33,7 @@ from xjax.sharding import NamedSharding, PartitionSpec as P
 
 xjax.distributed.initialize()
 reps, batch, d, h = int(sys.argv[1]), 4096, 512, 1024
+use_jit = sys.argv[2] == "jit"
 rng = np.random.default_rng(0)
 mesh = xjax.make_mesh((len(xjax.devices()),), ("data",))
 rows = NamedSharding(mesh, P("data"))
@@ -50,8 +53,12 @@ def local_step(p, a, y):
     g = lax.pmean(g, "data")
     return lax.pmean(l, "data"), xjax.tree.map(lambda v, gv: v - 0.01 * gv, p, g)
 
-step = xjax.shard_map(local_step, mesh=mesh, in_specs=(P(), P("data"), P("data")), out_specs=(P(), P()),
-                      check_vma=False)
+def global_step(p, a, y):  # over the global arrays: partitioned by jit
+    l, g = xjax.value_and_grad(loss)(p, a, y)
+    return l, xjax.tree.map(lambda v, gv: v - 0.01 * gv, p, g)
+
+step = xjax.jit(global_step) if use_jit else xjax.shard_map(
+    local_step, mesh=mesh, in_specs=(P(), P("data"), P("data")), out_specs=(P(), P()), check_vma=False)
 for _ in range(3):
     l, params = step(params, xs, ys)
     xjax.block_until_ready(params)
@@ -69,11 +76,12 @@ if me == 0:
 """
 
 
-def run(processes, reps, own_sessions=False):
+def run(processes, reps, own_sessions=False, use_jit=False):
     python_dir = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python")
     env = dict(os.environ, PYTHONPATH=python_dir, XJAX_NUM_THREADS="1", XJAX_NUM_CPU_DEVICES="1")
     env.pop("JAX_NUM_CPU_DEVICES", None)
-    cmd = (["setsid", "--wait"] if own_sessions else []) + [sys.executable, "-c", WORKER, str(reps)]
+    cmd = (["setsid", "--wait"] if own_sessions else []) + [sys.executable, "-c", WORKER, str(reps),
+                                                             "jit" if use_jit else "shard_map"]
     if processes > 1:
         mpirun = shutil.which("mpirun", path=os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")]))
         version = subprocess.run([mpirun, "--version"], capture_output=True, text=True).stdout
@@ -88,9 +96,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=10)
     parser.add_argument("--own-sessions", action="store_true")
+    parser.add_argument("--jit", action="store_true")
     args = parser.parse_args()
-    one, two = run(1, args.reps, args.own_sessions), run(2, args.reps, args.own_sessions)
-    print(f"data-parallel step, batch 4096: one process {one['median_s'] * 1e3:.1f} ms, 2 MPI processes "
+    one, two = run(1, args.reps, args.own_sessions, args.jit), run(2, args.reps, args.own_sessions, args.jit)
+    print(f"data-parallel step ({'jit' if args.jit else 'shard_map'}), batch 4096: one process "
+          f"{one['median_s'] * 1e3:.1f} ms, 2 MPI processes "
           f"{two['median_s'] * 1e3:.1f} ms: {one['median_s'] / two['median_s']:.2f}x (threads per device "
           f"{one['threads']} vs {two['threads']}; losses {one['loss']:.6f} vs {two['loss']:.6f})")
     print(f"CPU time per step: one process {one['cpu_s'][0] * 1e3:.1f} ms, each of 2 processes "

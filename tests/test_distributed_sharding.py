@@ -92,3 +92,22 @@ def test_process_local_data_over_any_layout():
         check()
         print("ok")
         """, env={"XJAX_NUM_CPU_DEVICES": "2"})
+
+
+@needs_mpirun
+@pytest.mark.parametrize("layout", ["processes", "devices"])
+@pytest.mark.parametrize("case", ["training", "reshard"])
+def test_jit_partitioned_across_processes(case, layout):
+    rc, out, _ = mpirun(2, "mesh_jit.py", case, layout, XJAX_NUM_CPU_DEVICES="2", timeout=240)
+    assert rc == 0, out
+    assert out.count(f"ok {case}") == 2, out
+
+
+@needs_mpirun
+def test_jit_training_bits_across_processes_do_not_depend_on_the_thread_count():
+    bits = []
+    for threads in ("1", "3"):
+        rc, out, _ = mpirun(2, "mesh_jit.py", "training", "processes", threads, XJAX_NUM_CPU_DEVICES="2", timeout=240)
+        assert rc == 0, out
+        bits.append(re.search(r"bits (\w+)", out).group(1))
+    assert bits[0] == bits[1]

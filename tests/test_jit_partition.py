@@ -256,7 +256,8 @@ print([s.data.shape for s in q["w1"].addressable_shards], megatron["w1"]._whole 
         "True ('model',)",  # Megatron: the second layer's product summed over 'model'
         "[('data',), ('model',)]",
         "0",
-        "['axis_index', 'segment', 'psum', 'segment', 'psum', 'psum', 'psum', 'psum', 'psum', 'segment']",
+        # (the mean's cotangent broadcast at the block's shape: no axis_index slice of a whole one)
+        "['segment', 'psum', 'segment', 'psum', 'psum', 'psum', 'psum', 'psum', 'segment']",
         "[(16, 16), (16, 16), (16, 16), (16, 16)] True"]
 
 

@@ -54,8 +54,11 @@ def arrays():
     with pytest.raises(RuntimeError, match="spans non-addressable"):
         np.asarray(x)
     assert repr(x) == "Array(shape=(8, 4), dtype=float32)"
+    check(jax.device_put(x, NamedSharding(mesh, P())), x_np)  # (its blocks gathered across processes)
+    check(jax.device_put(x, NamedSharding(mesh, P("model", "data"))), x_np)
+    other = Mesh(mesh.devices.T, ("data", "model"), axis_types=(AxisType.Auto,) * 2)
     with pytest.raises(NotImplementedError, match="resharding an array that spans processes"):
-        jax.device_put(x, NamedSharding(mesh, P()))
+        jax.device_put(x, NamedSharding(other, P()))
     check(x * 2 + 1, x_np * 2 + 1)  # eager elementwise: block by block
     with pytest.raises(NotImplementedError, match="'reduce_sum' on an array split over the devices of several"):
         x.sum()

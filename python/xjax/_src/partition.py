@@ -7,7 +7,9 @@ named axes, so the collectives a rule needs (psum after a split contraction or r
 all_gather and axis_index slices to reshard) are ordinary equations of the per-device jaxpr. The
 plan then runs as a shard_map does (pmap_program.Program, compiled segments on every device at
 once), its in_specs the arguments' and its out_specs the propagated layouts of the results, which
-come back as sharded arrays. Plans are kept per (jaxpr, mesh, argument layouts).
+come back as sharded arrays. Plans are kept per (jaxpr, mesh, argument layouts). Control flow's
+rules are partition_control.py's. Over a mesh across processes the same plan runs on this process's
+devices, its collectives meeting the other processes through mesh_across.MeshPlace (as shard_map's).
 
 Partitioned: eager calls of a jitted function whose sharded arguments share one mesh (jit's
 in_shardings place them first; over Explicit axes the results' layouts are JAX's types, see
@@ -19,7 +21,7 @@ around them, and programs where a rule refuses to gather an Explicit axis (resul
 import weakref
 from typing import NamedTuple
 
-from xjax._src import core, jit_primitive
+from xjax._src import core, jit_primitive, partition_control, partition_rules, sharded_array
 from xjax._src.array import Array
 from xjax._src.custom_calls import custom_jvp_call_p, custom_vjp_call_p
 from xjax._src.interpreters import partial_eval as pe
@@ -116,6 +118,9 @@ def collectives_late(closed):
     return ClosedJaxpr(Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, order), closed.consts)
 
 
+RULES.update(partition_control.rules(partition_jaxpr, collectives_late))
+
+
 def _spec(axes, mesh):
     """A layout as the PartitionSpec JAX gives: over every dimension where the mesh has Explicit axes
     (the type's), else without trailing unsplit dimensions."""
@@ -143,8 +148,11 @@ def plan(closed, mesh, in_axes):
         out_axes[:] = [axes for _, axes in outs]
         return [x for x, _ in outs]
 
-    with _mesh_bound(mesh, frozenset(mesh.axis_names), False):  # (layouts, not varying types, tracked here)
-        per_device = pe.trace_to_jaxpr(body, avals)
+    try:
+        with _mesh_bound(mesh, frozenset(mesh.axis_names), False):  # (layouts, not varying types, tracked here)
+            per_device = pe.trace_to_jaxpr(body, avals)
+    finally:
+        partition_rules.broadcasts.clear()
     per_device = collectives_late(inline_collective_calls(per_device))
     program = Program(per_device, None, tuple(zip(mesh.axis_names, mesh.axis_sizes)))
     return Plan(per_device, tuple(_spec(a, mesh) for a in in_axes), tuple(_spec(a, mesh) for a in out_axes), program)
@@ -184,7 +192,7 @@ def call(closed, args, mesh):
     p = plan_for(closed, args, mesh)
     if p is None:
         return None
-    shards = [x._shards if type(x) is ShardedArray else [x] * mesh.size for x in args]
+    shards = [x._shards if type(x) is ShardedArray else [x] * len(mesh.local_devices) for x in args]
     return _run(p.program, mesh, shards, p.out_specs)
 
 
@@ -198,3 +206,28 @@ def _jit_impl_partitioned(closed, args):
 
 
 jit_primitive.partitioned = _jit_impl_partitioned
+
+
+_reshard_programs = {}  # (aval, mesh, layout before, layout after) -> Program
+
+
+def resharded(x, sharding):
+    """x (a ShardedArray) laid out over its mesh as `sharding` says, its blocks moved by the collectives
+    of `reshard` run on every device: across processes they meet through the mesh's MeshPlace."""
+    mesh = sharding.mesh
+    key = (x.aval, mesh, _axes(x._sharding.spec, x.ndim), _axes(sharding.spec, x.ndim))
+    program = _reshard_programs.get(key)
+    if program is None:
+        aval, _, have, want = key
+        block = aval.update(shape=tuple(n // count(mesh, a) for n, a in zip(aval.shape, have)))
+        with _mesh_bound(mesh, frozenset(mesh.axis_names), False):
+            closed = pe.trace_to_jaxpr(lambda b: [reshard(b, have, want, mesh)], [block])
+        if len(_reshard_programs) > 256:
+            _reshard_programs.clear()
+        program = _reshard_programs[key] = Program(collectives_late(closed), None,
+                                                   tuple(zip(mesh.axis_names, mesh.axis_sizes)))
+    (out,) = _run(program, mesh, [x._shards], [sharding.spec])
+    return ShardedArray(out._shards, sharding, x.aval)
+
+
+sharded_array.resharded_across = resharded

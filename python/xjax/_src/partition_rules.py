@@ -45,9 +45,32 @@ def _own_block(x, dim, names, mesh):
     return dynamic_slice_in_dim(x, index * size, size, dim)
 
 
+broadcasts = {}  # id(result) -> (result, operand block, equation) of the plan's broadcasts (cleared after it)
+
+
+def _rebroadcast(x, have, want):
+    """x's block under `want` broadcast again from the operand of the broadcast_in_dim that made x,
+    where only dimensions it broadcast (whole in x) change: no slice of the whole (no axis_index)."""
+    made = broadcasts.get(id(x))
+    if made is None or made[0] is not x:
+        return None
+    _, operand, eqn, mesh = made
+    in_shape, shape = eqn.invars[0].aval.shape, eqn.params["shape"]
+    mapped = {od for i, od in enumerate(eqn.params["broadcast_dimensions"]) if in_shape[i] == shape[od]}
+    if any(h != w and (h or d in mapped) for d, (h, w) in enumerate(zip(have, want))):
+        return None
+    (out,) = _bind(eqn, [operand], shape=tuple(n // count(mesh, a) for n, a in zip(shape, want)))
+    return out
+
+
 def reshard(x, have, want, mesh):
     """x's block under layout `have` -> its block under `want`: the dimensions whose split changes
-    gathered (minor axis first), then sliced to this device's block."""
+    gathered (minor axis first), then sliced to this device's block (a broadcast's block broadcast
+    again where it splits only dimensions the broadcast made)."""
+    if have != want:
+        again = _rebroadcast(x, have, want)
+        if again is not None:
+            return again
     for dim, (h, w) in enumerate(zip(have, want)):
         if h != w:
             for n in reversed(h):
@@ -224,7 +247,9 @@ def _broadcast_in_dim(mesh, eqn, ins):
         if in_shape[i] == shape[od]:
             out[od] = axes[i]
     block = tuple(n // count(mesh, a) for n, a in zip(shape, out))
-    return [(o, tuple(out)) for o in _bind(eqn, [x], shape=block)]
+    (o,) = _bind(eqn, [x], shape=block)
+    broadcasts[id(o)] = (o, x, eqn, mesh)
+    return [(o, tuple(out))]
 
 
 def _reshape_groups(a, b):

@@ -2,7 +2,7 @@
 device runs at once, and cut equations run over the shards stacked (pmap.py), across processes too;
 shard_map's over the axes of a mesh (shard_map.py)."""
 from xjax import _core
-from xjax._src import core, distributed, vmap as vmap_api
+from xjax._src import core, distributed, program_control, vmap as vmap_api
 from xjax._src.array import Array
 from xjax._src.interpreters import batching, partial_eval as pe
 from xjax._src.interpreters.graph_lowering import GraphProgram, as_array, split_segments
@@ -245,6 +245,9 @@ class Program:
                 outputs = [v for eqn in g for v in eqn.outvars if v in after]
                 if outputs or any(has_effect(e) for e in g):
                     self.steps.append(_Segment(g, inputs, outputs))
+            elif program_control.drivable(g) and any(_has_collective(j) for j in jaxprs_in_params(g.params)):
+                self.steps.append(program_control.Driven(
+                    g, lambda c: Program(inline_collective_calls(c), axis_name, mesh_axes)))
             elif g.primitive in COLLECTIVES or any(_has_collective(j) for j in jaxprs_in_params(g.params)):
                 self.steps.append(("stacked", g))
             else:
@@ -327,6 +330,8 @@ class Program:
         for step in steps:
             if isinstance(step, _Segment):
                 step.run(envs, device_ids)
+            elif type(step) is program_control.Driven:
+                step.run(envs, _read, device_ids, shards, mesh_place)
             elif mesh_place is not None and type(step) is _AllreduceRun:
                 mesh_place.allreduce(step.eqns, envs)
             elif mesh_place is not None and step[0] == "stacked":

@@ -173,6 +173,9 @@ def _check_mesh(mesh):
         raise ValueError(f"a mesh that places arrays must name each device once, got {list(mesh.devices.flat)}")
 
 
+resharded_across = None  # partition.py's: x's blocks moved to another layout over its mesh by collectives
+
+
 def place(x, sharding):
     """xjax Array (or host data) x split over `sharding`'s mesh as it says: a ShardedArray."""
     if type(x) is ShardedArray:
@@ -181,6 +184,9 @@ def place(x, sharding):
         if _same_blocks(x, sharding):  # (P('x') and P('x', None): the blocks as they are)
             return ShardedArray(x._shards, sharding, x.aval)
         if not x.holds_every_block:
+            if resharded_across is not None and sharding.mesh == x._sharding.mesh:
+                sharding.check_compatible_aval(x.shape)
+                return resharded_across(x, sharding)
             raise NotImplementedError(f"resharding an array that spans processes, from {x._sharding} to {sharding}: "
                                       "not implemented in xjax yet (issue 29); reshard inside shard_map "
                                       "(all_gather, psum_scatter, all_to_all)")
