@@ -93,10 +93,9 @@ cond_reduce P('model',):float32[16]
 cond_transposed P('data', 'model'):float32[8,16]
 switch P('data', 'model'):float32[8,16]"""
 
-# JAX's over Explicit axes, but where marked: a product over contracting dimensions split alike is
-# psum'd (JAX: ShardingTypeError "Contracting dimensions are sharded and it is ambiguous ...", as in
-# test_jit_partition.py); a carry whose init is whole over the Explicit axes takes the body's split
-# (JAX: TypeError "scan body function carry input and carry output must have equal types", though it
+# JAX's over Explicit axes (a product over contracting dimensions split alike is JAX's
+# ShardingTypeError, raised by its type), but where marked: a carry whose init is whole over the
+# Explicit axes takes the body's split (JAX: TypeError "scan body function carry input and carry output must have equal types", though it
 # accepts the same for a jnp.zeros init, scan_xs); branches split differently run unpartitioned,
 # whole (JAX: TypeError "cond branches must have equal output types").
 _EXPLICIT = """\
@@ -104,11 +103,11 @@ scan_carry P('data', 'model'):float32[8@data,16@model] P(None, 'model'):float32[
 scan_xs P('data', 'model'):float32[8@data,16@model] P(None, 'data', 'model'):float32[4,8@data,16@model]
 scan_xs_split0 ValueError 0th dimension of all xs should be replicated. Got P('data', None, None)
 scan_dp P(None, None):float32[16,4] P(None,):float32[4]
-scan_megatron P(None, 'model'):float32[16,4@model] P('model', None):float32[4@model,16] P(None,):float32[4]
+scan_megatron ShardingTypeError Contracting dimensions are sharded and it is ambiguous how the output should be 
 scan_contract P(None, None):float32[8,4]
 scan_init_whole P('data', None):float32[8@data,16] P(None,):float32[4]
 fori P('data', 'model'):float32[8@data,16@model]
-fori_dot P(None, None):float32[8,4]
+fori_dot ShardingTypeError Contracting dimensions are sharded and it is ambiguous how the output should be 
 while P('data', 'model'):float32[8@data,16@model]
 while_norm P('data', None):float32[8@data,16]
 cond P('data', 'model'):float32[8@data,16@model]
