@@ -4,7 +4,7 @@ mesh (sharded_array.device_put); on traced values they bind `reshard` / `shardin
 with_sharding_constraint is an assertion on the value's type, as in JAX.
 """
 from xjax._src import core, sharded_array, tree_util
-from xjax._src.lax.sharding_ops import reshard_p, sharding_constraint_p, spec_for
+from xjax._src.lax.sharding_ops import context_mesh_for, reshard_p, sharding_constraint_p, spec_for
 from xjax._src.sharding import (Mesh, NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding,
                                 get_abstract_mesh, get_mesh)
 
@@ -13,11 +13,7 @@ def _typed_target(sharding, aval, api):
     """The sharding a `reshard` to `sharding` gives aval's type: over the abstract mesh, Explicit axes
     only (JAX's ValueError for an axis of another type or one the mesh lacks)."""
     if isinstance(sharding, PartitionSpec):
-        mesh = get_abstract_mesh()
-        if mesh.empty:
-            raise ValueError("Using PartitionSpec when you are not under a mesh context is not allowed. Please pass a "
-                             "NamedSharding instance or enter into a mesh context via `jax.set_mesh`. Got "
-                             f"{sharding!r}")
+        mesh = context_mesh_for(sharding)
         spec = sharding
     elif isinstance(sharding, NamedSharding):
         mesh, spec = sharding.mesh.abstract_mesh, sharding.spec

@@ -44,16 +44,20 @@ def out_sharding_of(sharding, ndim, api, operands):
     return typed_sharding_of(sharding, ndim, api)
 
 
+def context_mesh_for(spec):
+    """The abstract mesh a PartitionSpec refers to: the one jax.set_mesh set (JAX's error without)."""
+    mesh = get_abstract_mesh()
+    if mesh.empty:
+        raise ValueError("Using PartitionSpec when you are not under a mesh context is not allowed. Please pass a "
+                         f"NamedSharding instance or enter into a mesh context via `jax.set_mesh`. Got {spec!r}")
+    return mesh
+
+
 def typed_sharding_of(sharding, ndim, api):
     """An out_sharding argument (a P under jax.set_mesh, or a NamedSharding) as the sharding of a type
     of rank ndim: over the abstract mesh, every dimension given."""
     if isinstance(sharding, PartitionSpec):
-        mesh = get_abstract_mesh()
-        if mesh.empty:
-            raise ValueError("Using PartitionSpec when you are not under a mesh context is not allowed. Please pass a "
-                             "NamedSharding instance or enter into a mesh context via `jax.set_mesh`. Got "
-                             f"{sharding!r}")
-        return NamedSharding(mesh, spec_for(sharding, ndim))
+        return NamedSharding(context_mesh_for(sharding), spec_for(sharding, ndim))
     if not isinstance(sharding, NamedSharding):
         raise TypeError(f"{api}: out_sharding must be a jax.sharding.NamedSharding or PartitionSpec, got {sharding!r}")
     mesh = sharding.mesh.abstract_mesh if isinstance(sharding.mesh, Mesh) else sharding.mesh
