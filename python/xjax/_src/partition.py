@@ -231,3 +231,36 @@ def resharded(x, sharding):
 
 
 sharded_array.resharded_across = resharded
+
+
+_primitive_jaxprs = {}  # (primitive, params, operand avals) -> the ClosedJaxpr binding it once
+
+
+def primitive_partitioned(prim, args, params):
+    """An eager primitive on arrays split over the devices of several processes, run as JAX runs every
+    eager primitive, a jitted call: partitioned over their mesh (None where it is not partitioned)."""
+    mesh = mesh_of(args)
+    if mesh is None:
+        return None
+    avals = tuple(core.get_aval(a) for a in args)
+    try:
+        key = (prim, tuple(sorted(params.items())), avals)
+        closed = _primitive_jaxprs.get(key)
+    except TypeError:  # an unhashable param: traced each time
+        key, closed = None, None
+    if closed is None:
+        def bound(*xs):
+            out = prim.bind(*xs, **params)
+            return list(out) if prim.multiple_results else [out]
+        closed = pe.trace_to_jaxpr(bound, list(avals))
+        if key is not None:
+            if len(_primitive_jaxprs) > 256:
+                _primitive_jaxprs.clear()
+            _primitive_jaxprs[key] = closed
+    outs = call(closed, list(args), mesh)
+    if outs is None or prim.multiple_results:
+        return outs
+    return outs[0]
+
+
+sharded_array.partitioned_across = primitive_partitioned

@@ -174,6 +174,7 @@ def _check_mesh(mesh):
 
 
 resharded_across = None  # partition.py's: x's blocks moved to another layout over its mesh by collectives
+partitioned_across = None  # partition.py's: an eager primitive run partitioned over its operands' mesh
 
 
 def place(x, sharding):
@@ -454,6 +455,10 @@ def _gathered(prim, args, params, sharded):
     """The primitive on the whole operands, its result placed as JAX's sharding rules place it."""
     mesh = sharded[0]._sharding.mesh
     partial = [x for x in sharded if not x.holds_every_block]
+    if partial and partitioned_across is not None:
+        out = partitioned_across(prim, args, params)
+        if out is not None:
+            return out
     if partial:
         raise NotImplementedError(
             f"'{prim.name}' on an array split over the devices of several processes ({partial[0]._sharding}): eagerly, "
