@@ -125,6 +125,20 @@ bool use_chunked_add(const BlockPlan& bp, int64_t batches, int64_t n) {
   return bp.size.empty() && bp.run == 1 && chunks >= 2 && n * chunks <= kMaxPartials && n * 8 <= batches;
 }
 
+// f(b) for b in [b0, b1) in order, four calls per iteration: the loop of a scatter-add is a few
+// instructions per update, and unrolled its updates overlap (segment_sum: 0.63 -> 0.43 ns each).
+template <typename F>
+inline void each_in_order(int64_t b0, int64_t b1, F&& f) {
+  int64_t b = b0;
+  for (; b + 4 <= b1; b += 4) {
+    f(b);
+    f(b + 1);
+    f(b + 2);
+    f(b + 3);
+  }
+  for (; b < b1; ++b) f(b);
+}
+
 // acc[start of b] += upd[b] for b in [b0, b1). With one index per update and no batching dims
 // (segment_sum's form) the index is decoded in the same loop: a separate pass writing the starts
 // and reading them back took twice as long.
@@ -136,12 +150,13 @@ void add_updates(const StartPlan& sp, const Tensor& indices, const T* upd, int64
       if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>) {
         const I* idx = static_cast<const I*>(indices.data);
         const int64_t hi = sp.hi[0], stride = sp.stride[0];
-        for (int64_t b = b0; b < b1; ++b) {
+        const bool clip = sp.clip;
+        each_in_order(b0, b1, [&](int64_t b) {
           int64_t s = index_as_int64(idx[b]);
-          if (sp.clip) s = std::clamp<int64_t>(s, 0, hi);
-          else if (uint64_t(s) > uint64_t(hi)) continue;  // (also s < 0) dropped
+          if (clip) s = std::clamp<int64_t>(s, 0, hi);
+          else if (uint64_t(s) > uint64_t(hi)) return;  // (also s < 0) dropped
           acc[s * stride] = AddOp::f(acc[s * stride], C(upd[b]));
-        }
+        });
       }
     });
     return;
