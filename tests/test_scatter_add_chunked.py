@@ -77,6 +77,26 @@ def test_multi_dimensional_operand():
     np.testing.assert_allclose(np.asarray(got), want, rtol=2e-4, atol=2e-4)
 
 
+def test_float32_sums_in_order_within_each_chunk():
+    # Each chunk of 2^16 updates is summed in index order (np.add.at on float32 applies its updates in
+    # order, rounding each sum), then the chunks' sums are added to the operand in chunk order. Three
+    # segments, so that neighbouring updates keep hitting the same one (the CPU loop takes four per step).
+    rng = np.random.default_rng(6)
+    idx = rng.integers(0, 3, N_UPDATES).astype(np.int32)
+    upd = (rng.standard_normal(N_UPDATES) * 1e3).astype(np.float32)
+    operand = rng.standard_normal(3).astype(np.float32)
+    chunk = 1 << 16
+    want = operand.copy()
+    for c0 in range(0, N_UPDATES, chunk):
+        part = np.zeros(3, np.float32)
+        np.add.at(part, idx[c0:c0 + chunk], upd[c0:c0 + chunk])
+        want = want + part
+    dn = lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                     scatter_dims_to_operand_dims=(0,))
+    got = lax.scatter_add(jnp.asarray(operand), jnp.asarray(idx)[:, None], jnp.asarray(upd), dn)
+    np.testing.assert_array_equal(np.asarray(got), want)
+
+
 def test_vmapped_segment_sum():
     # Batching dims: the decoded-starts path, its chunks over all examples' updates.
     rng = np.random.default_rng(4)
