@@ -200,10 +200,13 @@ bool matrix_product(const Tensor& lhs, const Tensor& rhs, const Tensor& res, con
   if (lhs.shape.size() != 2 || rhs.shape.size() != 2 || lhs.dtype != res.dtype || rhs.dtype != res.dtype ||
       (res.dtype != DType::Float32 && res.dtype != DType::Float64) || res.size() == 0)
     return false;
-  if ((attrs.has("lhs_batch_dimensions") && !attrs.get_ints("lhs_batch_dimensions").empty()))
+  // The names made once: from literals, each lookup built (and freed) a heap string.
+  static const std::string kLhsBatch = "lhs_batch_dimensions", kLhsContract = "lhs_contracting_dimensions",
+                           kRhsContract = "rhs_contracting_dimensions";
+  if ((attrs.has(kLhsBatch) && !attrs.get_ints(kLhsBatch).empty()))
     return false;
-  const auto& lc = attrs.get_ints("lhs_contracting_dimensions");
-  const auto& rc = attrs.get_ints("rhs_contracting_dimensions");
+  const auto& lc = attrs.get_ints(kLhsContract);
+  const auto& rc = attrs.get_ints(kRhsContract);
   if (lc.size() != 1 || rc.size() != 1) return false;
   // lhs as m x k and rhs as k x n, read in place with their strides (BLAS's transpose flags).
   const int64_t l0 = lhs.shape[1], r0 = rhs.shape[1];  // row strides of the row-major operands
