@@ -111,3 +111,12 @@ def test_jit_training_bits_across_processes_do_not_depend_on_the_thread_count():
         assert rc == 0, out
         bits.append(re.search(r"bits (\w+)", out).group(1))
     assert bits[0] == bits[1]
+
+
+@needs_mpirun
+@pytest.mark.parametrize("layout, threads", [("processes", "1"), ("devices", "1"), ("processes", "3")])
+def test_block_moving_collectives_send_only_what_is_needed(layout, threads):
+    # all_gather, ppermute, all_to_all, psum_scatter against NumPy, and the bytes each process sends
+    rc, out, _ = mpirun(2, "routes.py", layout, threads, XJAX_NUM_CPU_DEVICES="2", timeout=240)
+    assert rc == 0, out
+    assert out.count("ok routes") == 2, out
