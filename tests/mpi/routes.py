@@ -3,7 +3,7 @@ ppermute, all_to_all and psum_scatter over a 2x2 mesh across the processes ('dat
 processes or over each process's devices: argv[1]), in shard_map and in jit of shard_map, against a
 NumPy loop over the devices' blocks; and the bytes each process sends (mpi_channel.bytes_sent) are
 exactly those of the pieces that other processes' devices need, counted here by a loop over the
-mesh. Each process prints "ok routes" when its checks pass; argv[2], when given, is XJAX_NUM_THREADS."""
+mesh. argv[1] "line": 3 processes of one device, a 3 x 1 mesh. Each process prints "ok routes" when its checks pass; argv[2], when given, is XJAX_NUM_THREADS."""
 import itertools
 import os
 import sys
@@ -21,12 +21,17 @@ from xjax.sharding import AxisType, Mesh, PartitionSpec as P  # noqa: E402
 jax.distributed.initialize()
 layout = sys.argv[1]
 me = jax.process_index()
-grid = np.array(jax.devices()).reshape(2, 2)  # row p: process p's devices
-mesh = Mesh(grid if layout == "processes" else grid.T, ("data", "model"), axis_types=(AxisType.Auto,) * 2)
-SIZES = {"data": 2, "model": 2}
-x_np = np.arange(8 * 16, dtype=np.float32).reshape(8, 16) - 40
+if layout == "line":  # one device in each of 3 processes: a 3 x 1 mesh
+    mesh = Mesh(np.array(jax.devices()).reshape(3, 1), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+else:
+    grid = np.array(jax.devices()).reshape(2, 2)  # row p: process p's devices
+    mesh = Mesh(grid if layout == "processes" else grid.T, ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+SIZES = dict(zip(mesh.axis_names, mesh.devices.shape))
+BR, BC = 12, 24  # a block's shape: its chunks split it among 1, 2, 3 or 4 devices
+R, C = BR * SIZES["data"], BC * SIZES["model"]
+x_np = np.arange(R * C, dtype=np.float32).reshape(R, C) - 40
 x = jax.device_put(x_np, jax.NamedSharding(mesh, P("data", "model")))
-BLOCK = {(i, j): x_np[4 * i:4 * i + 4, 8 * j:8 * j + 8] for i in range(2) for j in range(2)}
+BLOCK = {(i, j): x_np[BR * i:BR * (i + 1), BC * j:BC * (j + 1)] for i in range(SIZES["data"]) for j in range(SIZES["model"])}
 
 
 def members(pos, axes):
@@ -60,7 +65,7 @@ def check(f, want, sent):
 def crossing(axes, nbytes, targets=None):
     """Bytes this process's devices send: per route to a device of another process, one piece."""
     total = 0
-    for pos in itertools.product(range(2), range(2)):
+    for pos in itertools.product(range(SIZES["data"]), range(SIZES["model"])):
         if process_of(pos) != me:
             continue
         group = members(pos, axes)
@@ -87,7 +92,7 @@ for axes in [("data",), ("model",), ("data", "model"), ("model", "data")]:
             return BLOCK[group[src[0]]] if src else np.zeros_like(BLOCK[pos])
         check(lambda a, axes=axes, perm=perm: lax.ppermute(a, axes, perm), permuted,
               crossing(axes, block_bytes, lambda s, perm=perm: [t for f, t in perm if f == s]))
-    # all_to_all: member s's chunk d goes to member d (blocks of 4 x 8)
+    # all_to_all: member s's chunk d goes to member d
     for split, concat in ((1, 0), (1, 1), (0, 1)):
         def exchanged(pos, axes=axes, split=split, concat=concat):
             group = members(pos, axes)
@@ -104,13 +109,25 @@ for axes in [("data",), ("model",), ("data", "model"), ("model", "data")]:
           crossing(axes, block_bytes // n))
 
 # untiled all_to_all: the split axis has the group's size
+k = SIZES["data"]
+
+
 def untiled(pos):
     group = members(pos, ("data",))
     d = group.index(pos)
-    return np.stack([BLOCK[m][:2][d] for m in group], 1)
+    return np.stack([BLOCK[m][:k][d] for m in group], 1)
 
 
-check(lambda a: lax.all_to_all(a[:2], "data", 0, 1, tiled=False), untiled, crossing(("data",), 8 * 4))
+check(lambda a: lax.all_to_all(a[:k], "data", 0, 1, tiled=False), untiled, crossing(("data",), BC * 4))
+# other dtypes travel as bytes
+for dtype in (np.int8, np.bool_, jax.numpy.bfloat16, np.complex64):
+    def shifted(pos, dtype=dtype):
+        group = members(pos, ("data",))
+        d = group.index(pos)
+        return ((BLOCK[group[d - 1]] % 7) if d else np.zeros_like(BLOCK[pos])).astype(dtype)
+    shift = [(d, d + 1) for d in range(k - 1)]
+    check(lambda a, dtype=dtype, shift=shift: lax.ppermute((a % 7).astype(dtype), "data", shift), shifted,
+          crossing(("data",), BR * BC * np.dtype(dtype).itemsize, lambda s, shift=shift: [t for f, t in shift if f == s]))
 # the ring over every device of the 2x2 mesh: where each process holds a row of it, each sends one block
 ring = [(k, (k + 1) % 4) for k in range(4)]
 if layout == "processes":
