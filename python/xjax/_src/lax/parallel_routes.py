@@ -161,7 +161,6 @@ class Routes:
                 self.recvs[process[i]].append((where[j], member[i]))
         self.crossing = crossing
         self.count = len(place.local)
-        self.sent_pieces = sum(map(len, self.sends))
         self.received_pieces = sum(map(len, self.recvs))
 
     def __call__(self, blocks):
