@@ -177,6 +177,21 @@ def test_core_all_reduce_checks_its_operands_and_needs_mpi():
         r.wait()
 
 
+def test_core_mpi_call_checks_its_arguments():
+    # pmap's one-call path (views, run, wait): the core checks what crosses the binding
+    exe = _core.compile(_all_reduce_graph("float32"))
+    call = _core.MpiCall(exe, [], [(3,)], [(1, 3)])
+    x = _core.Array.from_buffer(np.zeros((1, 3), np.float32), (1, 3), "float32")
+    with pytest.raises(ValueError, match=r"\[MpiCall\] 2 arguments for 1"):
+        call([x, x], 0, True, 10.0, 2 ** 62)
+    with pytest.raises(ValueError, match=r"\[MpiCall\] \(2,\) has 2 elements, \(3,\) needs 3"):
+        call([_core.Array.from_buffer(np.zeros(2, np.float32), (2,), "float32")], 0, True, 10.0, 2 ** 62)
+    with pytest.raises(ValueError, match=r"\[MpiCall\] no executable"):
+        _core.MpiCall(None, [], [None], [None])
+    with pytest.raises(RuntimeError, match=r"\[all_reduce\] a collective across processes ran before"):
+        call([x], 0, True, 10.0, 2 ** 62)
+
+
 def _launcher_flags():
     """Open MPI refuses more processes than cores, and root, unless asked; MPICH's mpirun does not."""
     version = subprocess.run([MPIRUN, "--version"], capture_output=True, text=True).stdout

@@ -111,3 +111,14 @@ def test_jit_training_bits_across_processes_do_not_depend_on_the_thread_count():
         assert rc == 0, out
         bits.append(re.search(r"bits (\w+)", out).group(1))
     assert bits[0] == bits[1]
+
+
+@needs_mpirun
+@pytest.mark.parametrize("processes, layout, threads", [(2, "processes", "1"), (2, "devices", "1"), (2, "processes", "3"),
+                                                        (3, "line", "1")])
+def test_block_moving_collectives_send_only_what_is_needed(processes, layout, threads):
+    # all_gather, ppermute, all_to_all, psum_scatter against NumPy, and the bytes each process sends
+    devices = "1" if layout == "line" else "2"
+    rc, out, _ = mpirun(processes, "routes.py", layout, threads, XJAX_NUM_CPU_DEVICES=devices, timeout=240)
+    assert rc == 0, out
+    assert out.count("ok routes") == processes, out

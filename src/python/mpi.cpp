@@ -4,6 +4,10 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <optional>
+
+#include "core/array.h"
+#include "core/compiler/executable.h"
 #include "core/distributed/mpi.h"
 #include "core/errors.h"
 
@@ -36,6 +40,51 @@ void install(const py::dict& d) {
   mpi::install(a);
 }
 
+using Shapes = std::vector<std::optional<Shape>>;
+
+// Views of arrays under other shapes of as many elements (nullopt: its own), as Array.reshaped.
+void view_as(std::vector<Array>& arrays, const Shapes& shapes) {
+  for (size_t k = 0; k < arrays.size() && k < shapes.size(); ++k) {
+    if (!shapes[k]) continue;
+    if (numel(*shapes[k]) != arrays[k].size())
+      throw ValueError("[MpiCall] " + shape_str(arrays[k].shape) + " has " + std::to_string(arrays[k].size()) +
+                       " elements, " + shape_str(*shapes[k]) + " needs " + std::to_string(numel(*shapes[k])));
+    arrays[k].shape = *shapes[k];
+  }
+}
+
+// A program holding all_reduce ops as pmap's repeated calls run it, in one call with the GIL
+// released: the arguments viewed under the program's shapes and followed by its fixed extra
+// inputs, the run bracketed by mpi::begin, its outputs waited for and viewed under the caller's
+// shapes. (Per call, Python would pay for each of these steps.)
+class MpiCall {
+ public:
+  MpiCall(std::shared_ptr<Executable> exe, std::vector<Array> extra, Shapes in, Shapes out)
+      : exe_(std::move(exe)), extra_(std::move(extra)), in_(std::move(in)), out_(std::move(out)) {
+    if (!exe_) throw ValueError("[MpiCall] no executable");
+  }
+
+  std::vector<Array> operator()(std::vector<Array> args, int64_t seq, bool check, double timeout,
+                                int64_t exited_after) const {
+    if (args.size() != in_.size())
+      throw ValueError("[MpiCall] " + std::to_string(args.size()) + " arguments for " + std::to_string(in_.size()));
+    view_as(args, in_);
+    args.insert(args.end(), extra_.begin(), extra_.end());
+    mpi::begin(seq, check, timeout, exited_after);
+    std::vector<Array> outs = exe_->run(args);
+    if (outs.size() != out_.size())
+      throw ValueError("[MpiCall] " + std::to_string(outs.size()) + " outputs for " + std::to_string(out_.size()));
+    for (const Array& o : outs) o.wait();  // (rethrows a failed collective's error)
+    view_as(outs, out_);
+    return outs;
+  }
+
+ private:
+  std::shared_ptr<Executable> exe_;
+  std::vector<Array> extra_;
+  Shapes in_, out_;
+};
+
 }  // namespace
 
 void init_mpi(py::module_& m) {
@@ -44,6 +93,12 @@ void init_mpi(py::module_& m) {
   m.def("mpi_clear", &mpi::clear);
   m.def("mpi_begin", &mpi::begin, py::arg("seq"), py::arg("check"), py::arg("timeout"), py::arg("exited_after"));
   m.def("mpi_seq", &mpi::seq);
+  py::class_<MpiCall>(m, "MpiCall")
+      .def(py::init<std::shared_ptr<Executable>, std::vector<Array>, Shapes, Shapes>(), py::arg("executable"),
+           py::arg("extra"), py::arg("in_shapes"), py::arg("out_shapes"))
+      .def("__call__", &MpiCall::operator(), py::arg("args"), py::arg("seq"), py::arg("check"), py::arg("timeout"),
+           py::arg("exited_after"), py::call_guard<py::gil_scoped_release>(),
+           "mpi_begin, the run, its outputs waited for: the outputs (then mpi_seq is the counter).");
   m.def("mpi_take_failure", [] {
     auto [kind, msg] = mpi::take_failure();
     return kind.empty() ? py::object(py::none()) : py::object(py::make_tuple(kind, msg));

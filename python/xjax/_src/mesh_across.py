@@ -12,10 +12,13 @@ pmap's does: compiled whole, the all-reduces in the core.
     which also packs independent equations, a gradient's leaves, into one exchange) completes every
     group, and each device takes its group's row. Groups that no process boundary crosses need no
     exchange.
-  every other cut equation (all_gather, ppermute, psum_scatter, all_to_all, control flow holding
-    collectives): its operands' blocks are gathered from every process (one all-gather each), put
-    in the mesh's device order, and the equation runs as over a local mesh (one vmap per mesh axis,
-    pmap_program._bind_over_mesh); each device keeps its own result.
+  all_gather, ppermute, all_to_all, psum_scatter: as routes of pieces of blocks between devices
+    (lax/parallel_routes.py): each process sends each other one only the pieces its devices need,
+    in one all-to-all, and none where the groups lie within processes.
+  every other cut equation (control flow holding collectives): its operands' blocks are gathered
+    from every process (one all-gather each), put in the mesh's device order, and the equation runs
+    as over a local mesh (one vmap per mesh axis, pmap_program._bind_over_mesh); each device keeps
+    its own result.
 """
 import math
 
@@ -23,7 +26,7 @@ import numpy as np
 
 from xjax._src import distributed
 from xjax._src.interpreters.graph_lowering import as_array
-from xjax._src.lax import parallel as P, parallel_mpi, reduction
+from xjax._src.lax import parallel as P, parallel_mpi, parallel_routes, reduction
 from xjax._src.lax.base import asarray
 from xjax._src.lax.layout import broadcast_in_dim, concatenate, expand_dims, index_in_dim
 from xjax._src.pmap_program import _bind_over_mesh, _read, gathered_operands
@@ -73,6 +76,7 @@ class MeshPlace:
         gathered = sorted(range(self.size), key=lambda i: (self.process[i], i))
         self.rows = [gathered.index(i) for i in range(self.size)]
         self.shards = parallel_mpi.Shards("mesh", self.size, 0, len(self.local))
+        self._routes = {}  # (primitive, params) -> parallel_routes.Routes
 
     def whole(self, program):
         """With one device per process on a mesh of one axis (pmap's case), the program compiled
@@ -133,8 +137,27 @@ class MeshPlace:
             return stacked
         return concatenate([index_in_dim(stacked, r, 0, keepdims=True) for r in self.rows], 0)
 
+    def routes(self, eqn):
+        """The parallel_routes.Routes of a collective that moves blocks, else None."""
+        if eqn.primitive not in parallel_routes.KINDS:
+            return None
+        key = (eqn.primitive, repr(sorted(eqn.params.items())))
+        routes = self._routes.get(key)
+        if routes is None:
+            if len(self._routes) > 256:
+                self._routes.clear()
+            routes = self._routes[key] = parallel_routes.Routes(self, eqn.primitive, eqn.params)
+        return routes
+
     def run_gathered(self, eqn, envs):
-        """A cut equation over every device's operand blocks; each device keeps its own result."""
+        """A cut equation over every device's operand blocks; each device keeps its own result.
+        Collectives that move blocks send each process only what its devices need."""
+        routes = self.routes(eqn)
+        if routes is not None:
+            outs = routes([as_array(_read(env, eqn.invars[0])) for env in envs])
+            for env, out in zip(envs, outs):
+                env[eqn.outvars[0]] = out
+            return
         ins, mapped = gathered_operands(eqn, envs, self._every_block)
         outs = _bind_over_mesh(eqn, ins, mapped, self.size, self.mesh_axes)
         for var, (val, _) in zip(eqn.outvars, outs):

@@ -129,11 +129,23 @@ def _run(program, mesh, shards, flat_specs):
     results = []
     for i, spec in enumerate(flat_specs):
         blocks = [as_array(o[i]) for o in outs]
-        aval = blocks[0].aval
+        results.append(ShardedArray(blocks, *_layout(blocks[0].aval, spec, mesh)))
+    return results
+
+
+_layouts = {}  # (block aval, spec, mesh) -> (sharding, global aval): the same for every call of a program
+
+
+def _layout(aval, spec, mesh):
+    key = (aval, spec, mesh)
+    found = _layouts.get(key)
+    if found is None:
         if len(spec) > aval.ndim:
             raise ValueError(f"shard_map out_specs entry {spec} is longer than the rank {aval.ndim} of the output")
-        results.append(ShardedArray(blocks, NamedSharding(mesh, spec), _global_aval(aval, spec, mesh)))
-    return results
+        if len(_layouts) > 1024:
+            _layouts.clear()
+        found = _layouts[key] = (NamedSharding(mesh, spec), _global_aval(aval, spec, mesh))
+    return found
 
 
 def _global_aval(aval, spec, mesh):

@@ -33,7 +33,7 @@ from xjax._src.sharding import (AbstractMesh, Mesh, NamedSharding, PartitionSpec
 class ShardedArray(Array):
     """An xjax.Array split over the devices of a mesh (see the module docstring)."""
 
-    __slots__ = ("_shards", "_sharding", "_whole")
+    __slots__ = ("_shards", "_sharding", "_whole", "_typed")
 
     def __init__(self, shards, sharding, aval):
         self._shards = tuple(shards)  # xjax Arrays, one per device of this process in sharding.mesh, in its order
@@ -41,6 +41,7 @@ class ShardedArray(Array):
         self.aval = aval  # the global type (its sharding is shown by jax.typeof: typed_aval)
         self._npy = None
         self._whole = None  # the gathered buffer, once asked for
+        self._typed = None  # typed_aval, once asked for (every jit call of the array asks)
 
     @property
     def _value(self):
@@ -72,7 +73,9 @@ class ShardedArray(Array):
     @property
     def typed_aval(self):
         """The type jax.typeof gives: the global type with the sharding JAX's types carry."""
-        return self.aval.with_sharding(typed_sharding(self._sharding, self.ndim))
+        if self._typed is None:
+            self._typed = self.aval.with_sharding(typed_sharding(self._sharding, self.ndim))
+        return self._typed
 
     @property
     def traced_aval(self):

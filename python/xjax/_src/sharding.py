@@ -259,6 +259,10 @@ class Mesh(_MeshBase, contextlib.ContextDecorator):
                 and all(a is b for a, b in zip(self.devices.flat, other.devices.flat)))
 
     def __hash__(self):
+        return self._hash
+
+    @functools.cached_property
+    def _hash(self):  # (a mesh does not change; its hash is asked for on every call over it)
         return hash((Mesh, self.axis_names, self.axis_types, tuple(id(d) for d in self.devices.flat)))
 
     def __enter__(self):

@@ -199,14 +199,28 @@ def run(fn):
     """fn() runs a program holding all_reduce ops (and waits for it): the collective counter, the
     check setting and the timeout go into the core and the counter comes back; a failed collective
     raises the DistributedError that the Python collectives raise."""
+
+    def begun(exited):
+        _core.mpi_begin(state.seq, state.check, state.timeout, exited)
+        return fn()
+
+    return _bracketed(begun)
+
+
+def run_call(call, args):
+    """A _core.MpiCall of args (a whole program as pmap calls it; mpi_begin is in the call), as run."""
+    return _bracketed(lambda exited: call(args, state.seq, state.check, state.timeout, exited))
+
+
+def _bracketed(body):
+    """body(exited_after) begins and runs a program holding all_reduce ops: run's checks before it,
+    the counter and the errors after it."""
     if state.failed is not None:
         raise DistributedError(f"an earlier collective across processes failed: {state.failed}", abort=False)
-    if not ensure_installed():  # (a program compiled before a shutdown and initialize)
+    if _installed_for is not state.control and not ensure_installed():  # (compiled before a shutdown and initialize)
         raise RuntimeError("the MPI library of this run cannot be handed to xjax's core")
-    exited = min(state.exited.values(), default=2 ** 62)
-    _core.mpi_begin(state.seq, state.check, state.timeout, exited)
     try:
-        return fn()
+        return body(min(state.exited.values()) if state.exited else 2 ** 62)
     except Exception:
         failure = _core.mpi_take_failure()
         if failure is None:
