@@ -191,6 +191,32 @@ def test_special_values_as_xla(x64):
                                   np.array([complex(inf, nan)]))
 
 
+def parts(z):
+    """Real and imaginary parts as float64, signs of zeros kept (assert_array_equal compares them)."""
+    z = np.asarray(z)
+    return np.stack([z.real.astype(np.float64), z.imag.astype(np.float64)])
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_infinite_and_zero_divisors_as_xla(x64, dtype):
+    # Recorded from JAX 0.10.2: a finite number over an infinite one is a signed zero (it used to be
+    # NaN, which made logistic of a large negative argument NaN); over a signed zero, each part
+    # times an infinity of the zero's sign.
+    inf, nan = np.inf, np.nan
+    num = [1 + 0j, 1 + 2j, 1 + 0j, 1 + 0j, 1j, -2.5j, 1 + 0j, complex(inf, inf), complex(inf, 0)]
+    den = [complex(inf, -inf), complex(inf, -inf), complex(-inf, inf), complex(inf, nan), complex(-0.0, 0),
+           complex(-0.0, 0), 0j, 3 + 4j, 3 + 4j]
+    want = [(0.0, 0.0), (-0.0, 0.0), (-0.0, -0.0), (0.0, 0.0), (nan, -inf), (nan, inf), (inf, nan), (inf, nan),
+            (inf, -inf)]
+    a, b = jnp.asarray(np.array(num, dtype)), jnp.asarray(np.array(den, dtype))
+    for got in (a / b, xjax.jit(lambda a, b: a / b)(a, b)):
+        np.testing.assert_array_equal(parts(got), np.array(want).T)
+    z = jnp.asarray(np.array([complex(-1000, -11.881455), complex(1000, -77.400642), complex(-1e30, 5),
+                              complex(800, 3)], dtype))
+    want = [(0.0, 0.0), (1.0, 0.0), (0.0, -0.0), (1.0, 0.0)]
+    for got in (lax.logistic(z), xjax.jit(lambda z: lax.logistic(z + 0))(z)):
+        np.testing.assert_array_equal(parts(got), np.array(want).T)
+
 def test_conversions():
     z = jnp.array([1.5 + 2j, -0.0 + 0j, 0 - 3j])
     with pytest.warns(np.exceptions.ComplexWarning):

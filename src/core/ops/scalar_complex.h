@@ -10,8 +10,8 @@
 // recover infinities from NaN results in a library call (C99 Annex G), where XLA computes the plain
 // formulas (the trigonometric and hyperbolic families, below, are the C library's, host only). Here:
 // - mul is (ac - bd) + (ad + bc)i; div is Smith's algorithm (scaled by the larger part of the
-//   divisor), so it neither overflows nor underflows where the quotient is representable, and
-//   divides by +0 part by part for a zero divisor;
+//   divisor), so it neither overflows nor underflows where the quotient is representable, with
+//   XLA's infinities and zeros where one side is zero or infinite (div_recovered);
 // - abs is hypot(re, im); sign is z / |z| (0 for 0); sqrt takes the root of the larger part first;
 // - exp is e^re (cos im + i sin im), e^re + 0i for a real argument; log is log|z| + i atan2(im, re) (branch cut on the negative
 //   real axis, as XLA's and NumPy's);
@@ -68,15 +68,42 @@ template <class T> XJAX_HD inline C<T> sub(C<T> a, C<T> b) { return C<T>(a.real(
 template <class T> XJAX_HD inline C<T> mul(C<T> a, C<T> b) {
   return C<T>(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real());
 }
+// Where Smith's quotient q of a / b is NaN in both parts but one side is infinite and the other
+// finite, the quotient is an infinity or a zero (as XLA's division gives): each infinite part
+// counts as +-1 and each finite part of that side as +-0, and the formula a * conj(b) is scaled by
+// infinity (a infinite) or by zero (b infinite).
+template <class T> XJAX_HD inline T div_unit(T x) {
+  return libm::copysign(libm::fabs(x) == infinity<T>() ? T(1) : T(0), x);
+}
+template <class T> XJAX_HD inline bool has_infinity(C<T> z) {
+  return libm::fabs(z.real()) == infinity<T>() || libm::fabs(z.imag()) == infinity<T>();
+}
+template <class T> XJAX_HD inline C<T> div_recovered(C<T> a, C<T> b, C<T> q) {
+  if (!(q.real() != q.real() && q.imag() != q.imag())) return q;
+  const bool a_finite = scalar::is_finite(a.real()) && scalar::is_finite(a.imag());
+  const bool b_finite = scalar::is_finite(b.real()) && scalar::is_finite(b.imag());
+  if (b_finite && cx::has_infinity(a)) {
+    const T ar = cx::div_unit(a.real()), ai = cx::div_unit(a.imag()), c = b.real(), d = b.imag();
+    return C<T>(infinity<T>() * (ar * c + ai * d), infinity<T>() * (ai * c - ar * d));
+  }
+  if (a_finite && cx::has_infinity(b)) {
+    const T c = cx::div_unit(b.real()), d = cx::div_unit(b.imag());
+    return C<T>(T(0) * (a.real() * c + a.imag() * d), T(0) * (a.imag() * c - a.real() * d));
+  }
+  return q;
+}
 template <class T> XJAX_HD inline C<T> div(C<T> a, C<T> b) {
   const T c = b.real(), d = b.imag();
-  if (c == T(0) && d == T(0)) return C<T>(a.real() / libm::fabs(c), a.imag() / libm::fabs(c));  // as XLA: +-inf, NaN
+  if (c == T(0) && d == T(0)) {  // as XLA: each part times an infinity of c's sign (+-inf, NaN)
+    const T scale = libm::copysign(infinity<T>(), c);
+    return C<T>(a.real() * scale, a.imag() * scale);
+  }
   if (libm::fabs(c) >= libm::fabs(d)) {
     const T r = d / c, den = c + d * r;
-    return C<T>((a.real() + a.imag() * r) / den, (a.imag() - a.real() * r) / den);
+    return div_recovered(a, b, C<T>((a.real() + a.imag() * r) / den, (a.imag() - a.real() * r) / den));
   }
   const T r = c / d, den = c * r + d;
-  return C<T>((a.real() * r + a.imag()) / den, (a.imag() * r - a.real()) / den);
+  return div_recovered(a, b, C<T>((a.real() * r + a.imag()) / den, (a.imag() * r - a.real()) / den));
 }
 template <class T> XJAX_HD inline bool eq(C<T> a, C<T> b) { return a.real() == b.real() && a.imag() == b.imag(); }
 template <class T> XJAX_HD inline bool ne(C<T> a, C<T> b) { return !cx::eq(a, b); }
