@@ -13,7 +13,8 @@ devices, its collectives meeting the other processes through mesh_across.MeshPla
 
 Partitioned: eager calls of a jitted function whose sharded arguments share one mesh (jit's
 in_shardings place them first; over Explicit axes the results' layouts are JAX's types, see
-partition_rules.py), and the eager evaluation of jit equations on such operands (the parts of
+partition_rules.py), or whose arguments are whole and whose program holds shard_maps over one mesh
+(a jit of a pmap: its results split as JAX's are), and the eager evaluation of jit equations on such operands (the parts of
 grad or vmap of a jitted function that run now: `jit_primitive.partitioned`). Not partitioned, and
 run on the gathered arguments as before: arguments over several meshes, calls with named axes bound
 around them, and programs where a rule refuses to gather an Explicit axis (results whole).
@@ -32,7 +33,7 @@ from xjax._src.lax.parallel import COLLECTIVES, all_gather, axis_index_p
 from xjax._src.partition_rules import RULES, count, gathered, reshard, whole
 from xjax._src.pmap_program import Program, inline_collective_calls
 from xjax._src.sharded_array import ShardedArray
-from xjax._src.shard_map_primitive import _mesh_bound, _run, _spec_axes, shard_map_p
+from xjax._src.shard_map_primitive import _mesh_bound, _run, _spec_axes, concrete_mesh, shard_map_p
 from xjax._src.sharding import PartitionSpec
 
 
@@ -67,7 +68,7 @@ def _shard_map(mesh, eqn, ins):
     the operands resharded to its in_specs; its results are split as its out_specs say (an axis they
     leave out takes its first device's value, unless check_vma proved them the same there)."""
     p = eqn.params
-    if p["mesh"] != mesh or set(p["newly_manual_axes"]) != set(mesh.axis_names):
+    if concrete_mesh(p["mesh"]) != mesh or set(p["newly_manual_axes"]) != set(mesh.axis_names):
         return gathered(mesh, eqn, ins)
     blocks = [reshard(x, axes, _axes(s, len(axes)), mesh) for (x, axes), s in zip(ins, p["in_specs"])]
     outs = eval_jaxpr(p["jaxpr"].jaxpr, p["jaxpr"].consts, *blocks)
@@ -165,6 +166,39 @@ def mesh_of(args):
     if len(meshes) != 1 or core.axis_env() or any(type(x) not in (Array, ShardedArray) for x in args):
         return None
     return meshes.pop()
+
+
+def _shard_map_meshes(jaxpr):
+    """The meshes of the shard_maps manual over all of their mesh in a jaxpr and the jit bodies it
+    calls (which partitioning inlines)."""
+    meshes = set()
+    for eqn in jaxpr.eqns:
+        if eqn.primitive is shard_map_p:
+            mesh = concrete_mesh(eqn.params["mesh"])
+            if set(eqn.params["newly_manual_axes"]) == set(mesh.axis_names):
+                meshes.add(mesh)
+        elif eqn.primitive is jit_p:
+            meshes |= _shard_map_meshes(eqn.params["jaxpr"].jaxpr)
+    return meshes
+
+
+_shard_map_mesh = weakref.WeakKeyDictionary()  # ClosedJaxpr -> {(): the one mesh of its shard_maps or None}
+
+
+def mesh_of_call(closed, args):
+    """The mesh a jitted call of `closed` on these concrete arguments is partitioned over: its sharded
+    arguments' one mesh, else, with whole arguments, the one mesh of the shard_maps it holds (JAX gives
+    their results split as their out_specs say: jit of a pmap returns a split array); None otherwise."""
+    if ShardedArray in map(type, args):
+        return mesh_of(args)
+    if core.axis_env() or any(type(x) is not Array for x in args):
+        return None
+
+    def one():
+        meshes = _shard_map_meshes(closed.jaxpr)
+        return meshes.pop() if len(meshes) == 1 else _UNPARTITIONED
+    mesh = memoize_per_jaxpr(_shard_map_mesh, closed, (), one)
+    return None if mesh is _UNPARTITIONED else mesh
 
 
 _plans = weakref.WeakKeyDictionary()  # ClosedJaxpr -> {(mesh, argument layouts): Plan}
