@@ -270,8 +270,10 @@ class JitWrapped(_core.fast_call.JitFunction):
             entry = self._trace(key, treedef, statics, avals, names_fn, has_kwargs)
         if tracing or entry.lifted:
             return self._bind(entry, ops, args, kwargs)
-        mesh = partition.mesh_of_call(entry.jaxpr, ops)
-        outs = None if mesh is None else partition.call(entry.jaxpr, ops, mesh)
+        outs = partition.eager_equations(entry.jaxpr, ops)  # (pmap across processes)
+        if outs is None:
+            mesh = partition.mesh_of_call(entry.jaxpr, ops)
+            outs = None if mesh is None else partition.call(entry.jaxpr, ops, mesh)
         if outs is not None:  # sharded arguments, or shard_maps over one mesh: the program partitioned over it
             return entry.out_tree.unflatten(outs)
         if entry.call is None:

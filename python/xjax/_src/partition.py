@@ -168,6 +168,25 @@ def mesh_of(args):
     return meshes.pop()
 
 
+EAGER_ONLY = set()  # primitives that need this process's view of a mesh across processes (pmap_across.py)
+
+
+def _holds_eager_only(jaxpr):
+    return any(eqn.primitive in EAGER_ONLY or (eqn.primitive is jit_p and _holds_eager_only(eqn.params["jaxpr"].jaxpr))
+               for eqn in jaxpr.eqns)
+
+
+_eager_only = weakref.WeakKeyDictionary()  # ClosedJaxpr -> {(): whether it holds an EAGER_ONLY equation}
+
+
+def eager_equations(closed, args):
+    """A jitted program holding an EAGER_ONLY equation, run equation by equation on these concrete
+    arguments (its jit equations partitioned where their operands are sharded); None for any other."""
+    if not memoize_per_jaxpr(_eager_only, closed, (), lambda: _holds_eager_only(closed.jaxpr)):
+        return None
+    return eval_jaxpr(closed.jaxpr, closed.consts, *args)
+
+
 def _shard_map_meshes(jaxpr):
     """The meshes of the shard_maps manual over all of their mesh in a jaxpr and the jit bodies it
     calls (which partitioning inlines)."""
@@ -233,6 +252,9 @@ def call(closed, args, mesh):
 def _jit_impl_partitioned(closed, args):
     """The jit primitive's eager evaluation (the parts of grad or vmap of a jitted function that run
     now) on sharded operands: partitioned as a jitted call is; None otherwise."""
+    outs = eager_equations(closed, args)
+    if outs is not None:
+        return outs
     if ShardedArray not in map(type, args):
         return None
     mesh = mesh_of(args)
