@@ -206,7 +206,7 @@ def test_result_bits_do_not_depend_on_the_thread_count():
 import hashlib
 f = jax.pmap(smooth, axis_name="i", in_axes=(0, None), out_axes=(0, None))
 g = jax.jit(jax.grad(lambda v, w: f(v, w)[0].sum() + f(v, w)[1], argnums=(0, 1)))
-outs = [*f(x, c), *g(x, c)]
+outs = [*f(x, c), *g(x, c), *jax.jit(f)(x, c)]  # (the jits partitioned over the pmap's mesh)
 print(hashlib.sha1(b"".join(np.asarray(o).tobytes() for o in outs)).hexdigest())
 """
     a, b = digests_by_thread_count(code)

@@ -24,7 +24,9 @@ axis covers every process's devices: each process passes and gets back the shard
 devices, its segments run on them, and a cut collective runs as one MPI operation over the local
 shards (lax/parallel_mpi.py); an equation holding collectives in its jaxprs gathers its operands
 from every process and runs its vmap rule over all shards. The program, its segments and cut equations:
-pmap_program.py.
+pmap_program.py. Under a transformation across processes, the jit(shard_map) is over the mesh of every
+process's devices, its operands and results moved between this process's slices and global arrays by
+pmap_across.py's primitives.
 """
 import functools
 
