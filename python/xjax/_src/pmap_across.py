@@ -16,6 +16,7 @@ program holding one runs equation by equation (partition.eager_equations), the s
 them partitioned over the global mesh, its collectives across processes (mesh_across.MeshPlace).
 """
 from xjax._src import core, partition
+from xjax._src.api import device_put
 from xjax._src.interpreters import ad, batching
 from xjax._src.interpreters.graph_lowering import as_array
 from xjax._src.sharded_array import ShardedArray, make_array_from_process_local_data
@@ -30,11 +31,12 @@ def _processes(mesh):
     return mesh.size // len(mesh.local_devices)
 
 
-def _scaled(aval, axis, factor):
+def _scaled(aval, axis, mul, div=1):
+    """aval with its mapped axis (None: none) mul/div times as long."""
     if axis is None:
         return aval
     shape = list(aval.shape)
-    shape[axis] = int(shape[axis] * factor)
+    shape[axis] = shape[axis] * mul // div
     return aval.update(shape=tuple(shape))
 
 
@@ -49,14 +51,13 @@ def _to_global_impl(x, *, mesh, axis, local_mesh):
 
 
 def _to_local_eval(y, *, mesh, axis, local_mesh):
-    return _scaled(y, axis, 1 / _processes(mesh))
+    return _scaled(y, axis, 1, _processes(mesh))
 
 
 def _to_local_impl(y, *, mesh, axis, local_mesh):
     want = NamedSharding(mesh, _spec(mesh, axis))
     if type(y) is not ShardedArray or y.sharding != want:
-        from xjax._src.api import device_put  # (the public placement: reshards across processes)
-        y = device_put(y, want)
+        y = device_put(y, want)  # (resharded across processes where it needs to be)
     return ShardedArray(y._shards, NamedSharding(local_mesh, _spec(local_mesh, axis)),
                         _to_local_eval(y.aval, mesh=mesh, axis=axis, local_mesh=local_mesh))
 
