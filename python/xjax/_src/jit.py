@@ -271,10 +271,10 @@ class JitWrapped(_core.fast_call.JitFunction):
         if tracing or entry.lifted:
             return self._bind(entry, ops, args, kwargs)
         outs = partition.eager_equations(entry.jaxpr, ops)  # (pmap across processes)
-        if outs is None:
-            mesh = partition.mesh_of_call(entry.jaxpr, ops)
+        if outs is None and ShardedArray in map(type, ops):
+            mesh = partition.mesh_of(ops)
             outs = None if mesh is None else partition.call(entry.jaxpr, ops, mesh)
-        if outs is not None:  # sharded arguments, or shard_maps over one mesh: the program partitioned over it
+        if outs is not None:  # sharded arguments: the program partitioned over their mesh
             return entry.out_tree.unflatten(outs)
         if entry.call is None:
             self._compile(entry, avals)
@@ -350,8 +350,11 @@ class JitWrapped(_core.fast_call.JitFunction):
                            ", ".join(["UnspecifiedValue"] * len(avals)) + ("," if len(avals) == 1 else ""))
             t0 = time.perf_counter()
         entry.call = compile_closed_jaxpr(entry.jaxpr)
+        placed = partition.placed_as_jax(entry.jaxpr, avals, entry.call)  # (a jit of a pmap: split results)
+        entry.call = placed or entry.call
         entry.fast = make_fast(entry.call, entry.out_tree)
-        entry.parts = fast_parts(entry.call)  # (the C++ path keys it on the context mesh too)
+        # (the C++ path, keyed on the context mesh too, makes whole arrays: not for placed results)
+        entry.parts = None if placed else fast_parts(entry.call)
         entry.single_tree = None if entry.out_tree.num_leaves == 1 and entry.out_tree.num_nodes == 1 else entry.out_tree
         if log:
             logger.warning("Finished graph compilation of jit(%s) in %.9f sec", pe.fun_name(self._fun),

@@ -13,11 +13,12 @@ devices, its collectives meeting the other processes through mesh_across.MeshPla
 
 Partitioned: eager calls of a jitted function whose sharded arguments share one mesh (jit's
 in_shardings place them first; over Explicit axes the results' layouts are JAX's types, see
-partition_rules.py), or whose arguments are whole and whose program holds shard_maps over one mesh
-(a jit of a pmap: its results split as JAX's are), and the eager evaluation of jit equations on such operands (the parts of
+partition_rules.py), and the eager evaluation of jit equations on such operands (the parts of
 grad or vmap of a jitted function that run now: `jit_primitive.partitioned`). Not partitioned, and
 run on the gathered arguments as before: arguments over several meshes, calls with named axes bound
-around them, and programs where a rule refuses to gather an Explicit axis (results whole).
+around them, and programs where a rule refuses to gather an Explicit axis (results whole). A program on
+whole arguments holding shard_maps over one mesh (a jit of a pmap) runs compiled whole, its results
+placed as the plan lays them out (`placed_as_jax`).
 """
 import weakref
 from typing import NamedTuple
@@ -32,9 +33,9 @@ from xjax._src.lax.layout import index_in_dim
 from xjax._src.lax.parallel import COLLECTIVES, all_gather, axis_index_p
 from xjax._src.partition_rules import RULES, count, gathered, reshard, whole
 from xjax._src.pmap_program import Program, inline_collective_calls
-from xjax._src.sharded_array import ShardedArray
+from xjax._src.sharded_array import ShardedArray, place
 from xjax._src.shard_map_primitive import _mesh_bound, _run, _spec_axes, concrete_mesh, shard_map_p
-from xjax._src.sharding import PartitionSpec
+from xjax._src.sharding import NamedSharding, PartitionSpec
 
 
 def partition_jaxpr(jaxpr, consts, ins, mesh):
@@ -204,20 +205,24 @@ def _shard_map_meshes(jaxpr):
 _shard_map_mesh = weakref.WeakKeyDictionary()  # ClosedJaxpr -> {(): the one mesh of its shard_maps or None}
 
 
-def mesh_of_call(closed, args):
-    """The mesh a jitted call of `closed` on these concrete arguments is partitioned over: its sharded
-    arguments' one mesh, else, with whole arguments, the one mesh of the shard_maps it holds (JAX gives
-    their results split as their out_specs say: jit of a pmap returns a split array); None otherwise."""
-    if ShardedArray in map(type, args):
-        return mesh_of(args)
-    if core.axis_env() or any(type(x) is not Array for x in args):
-        return None
-
+def placed_as_jax(closed, avals, run):
+    """`run` (the compiled program of `closed`, whole arguments of these avals -> whole results) with its
+    results placed as JAX lays them out where the program holds shard_maps over one mesh of this
+    process's devices (a jit of a pmap: split as their out_specs say, and as the plan propagates them
+    on); None for any other program. The compiled program computes, on one device, what the plan would
+    on each: a small jit of a pmap keeps the cost of one compiled call."""
     def one():
         meshes = _shard_map_meshes(closed.jaxpr)
         return meshes.pop() if len(meshes) == 1 else _UNPARTITIONED
     mesh = memoize_per_jaxpr(_shard_map_mesh, closed, (), one)
-    return None if mesh is _UNPARTITIONED else mesh
+    if mesh is _UNPARTITIONED or mesh.is_multi_process:
+        return None
+    try:
+        specs = plan(closed, mesh, tuple(whole(a.ndim) for a in avals)).out_specs
+    except NotImplementedError:
+        return None
+    shardings = [NamedSharding(mesh, s) for s in specs]
+    return lambda args: [place(out, s) for out, s in zip(run(args), shardings)]
 
 
 _plans = weakref.WeakKeyDictionary()  # ClosedJaxpr -> {(mesh, argument layouts): Plan}
