@@ -118,4 +118,3 @@ def test_jit_training_bits_across_processes_do_not_depend_on_the_thread_count():
         assert rc == 0, out
         bits.append(re.search(r"bits (\w+)", out).group(1))
     assert bits[0] == bits[1]
-
