@@ -29,6 +29,7 @@ LINEAR = {
     "conv_general_dilated", "reduce_window_sum", "select_and_gather_add", "select_and_scatter_add",
     "triangular_solve", "custom_linear_solve", "real", "imag", "conj", "complex", "fft",
     "tridiagonal_solve", "optimization_barrier", "reduce_precision", "reshard", "sharding_constraint",
+    "pmap_to_global", "pmap_to_local",  # (pmap across processes: each the other's transpose)
 }
 # Differentiating these raises NotImplementedError naming the primitive, as in JAX (nextafter).
 # custom_lin (a custom_vjp's linear part) has no JVP: forward mode over a custom_vjp raises JAX's TypeError.

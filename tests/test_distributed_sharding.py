@@ -104,6 +104,13 @@ def test_jit_partitioned_across_processes(case, layout):
 
 
 @needs_mpirun
+def test_pmap_across_processes_under_transformations():
+    rc, out, _ = mpirun(2, "pmap_transformed.py", XJAX_NUM_CPU_DEVICES="2", timeout=240)
+    assert rc == 0, out
+    assert out.count("ok") == 2, out
+
+
+@needs_mpirun
 def test_jit_training_bits_across_processes_do_not_depend_on_the_thread_count():
     bits = []
     for threads in ("1", "3"):

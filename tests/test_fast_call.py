@@ -188,6 +188,36 @@ def test_jit_placement_routes_to_python(monkeypatch):
     assert f._fast_hits == hits
 
 
+def test_jit_under_a_mesh_runs_in_cpp_keyed_on_the_mesh():
+    # The signature's key holds the mesh jax.set_mesh set (a trace reads it): a call under the same
+    # (or an equal) mesh hits in C++, under another mesh or none it is that mesh's signature.
+    traces = []
+
+    def body(a):
+        traces.append(1)
+        return a * 2 + (0 if xjax.sharding.get_abstract_mesh().empty else 1)
+
+    f = xjax.jit(body)
+    a = jnp.ones(3)
+    x_mesh, y_mesh = xjax.make_mesh((1,), ("x",)), xjax.make_mesh((1,), ("y",))
+    outs = [f(a), f(a)]
+    with xjax.set_mesh(x_mesh):
+        outs += [f(a), f(a)]
+        hits = f._fast_hits
+        outs += [f(a)]
+        assert f._fast_hits == hits + 1
+        with xjax.set_mesh(y_mesh):
+            outs += [f(a), f(a), f(a)]
+        assert f._fast_hits == hits + 2
+        outs += [f(a)]
+    with xjax.set_mesh(xjax.make_mesh((1,), ("x",))):  # equal to x_mesh: its signature
+        outs += [f(a)]
+    outs += [f(a)]
+    assert f._fast_hits == hits + 5
+    assert len(traces) == 3  # no mesh, x, y
+    assert [float(o[0]) for o in outs] == [2, 2, 3, 3, 3, 3, 3, 3, 3, 3, 2]
+
+
 def test_jit_log_compiles_still_logs_misses(caplog):
     f = xjax.jit(lambda a: a - 1)
     _warm(f, jnp.ones(2))

@@ -99,6 +99,37 @@ def test_results_are_split_over_the_mesh_of_the_devices_as_jax_splits_them():
     ]
 
 
+def test_jit_of_pmap_results_are_split_as_jax_splits_them():
+    # Eagerly jit(pmap(f)) returns arrays split over the pmap's mesh (JAX 0.10.2's shardings and types,
+    # recorded from the same programs); the numbers against NumPy.
+    out = run("""
+        x = jnp.arange(12.0).reshape(4, 3)
+        xn = np.arange(12.0, dtype=np.float32).reshape(4, 3)
+        def show(y):
+            print(type(y).__name__, y.sharding, jax.typeof(y), [s.index[0] for s in y.addressable_shards],
+                  [s.device.id for s in y.addressable_shards])
+        r = jax.jit(jax.pmap(lambda a: jnp.sin(a) * lax.psum(a, "i"), axis_name="i"))(x)
+        show(r)
+        np.testing.assert_allclose(np.asarray(r), np.sin(xn) * xn.sum(0), rtol=1e-6)
+        y, z = jax.jit(lambda a: jax.pmap(lambda b: (b * 2, b.sum()), in_axes=1, out_axes=(1, None))(a))(x.T)
+        print(y.sharding, z.sharding, jax.typeof(y), jax.typeof(z), float(z))
+        np.testing.assert_array_equal(np.asarray(y), xn.T * 2)
+        h = jax.jit(lambda a: jax.pmap(lambda b: b * 2)(a[:2]) + 1)(x)  # (the pmap's result used after it)
+        print(h.sharding, jax.typeof(h))
+        np.testing.assert_array_equal(np.asarray(h), xn[:2] * 2 + 1)
+        """)
+    mesh_i = "Mesh('i': 4, axis_types=(Auto,))"
+    mesh_u = "Mesh('_internal_pmap_axis_name': {}, axis_types=(Auto,))"
+    assert out.splitlines() == [
+        f"ShardedArray NamedSharding(mesh={mesh_i}, spec=P('i',), memory_kind=device) float32[4,3] "
+        "[slice(0, 1, None), slice(1, 2, None), slice(2, 3, None), slice(3, 4, None)] [0, 1, 2, 3]",
+        f"NamedSharding(mesh={mesh_u.format(4)}, spec=P(None, '_internal_pmap_axis_name'), memory_kind=device) "
+        f"NamedSharding(mesh={mesh_u.format(4)}, spec=P(), memory_kind=device) float32[3,4] float32[] 3.0",
+        f"NamedSharding(mesh={mesh_u.format(2)}, spec=P('_internal_pmap_axis_name',), memory_kind=device) "
+        "float32[2,3]",
+    ]
+
+
 _LOOPS = """
 rng = np.random.default_rng(0)
 x = rng.normal(size=(4, 3)).astype(np.float32)
@@ -175,7 +206,7 @@ def test_result_bits_do_not_depend_on_the_thread_count():
 import hashlib
 f = jax.pmap(smooth, axis_name="i", in_axes=(0, None), out_axes=(0, None))
 g = jax.jit(jax.grad(lambda v, w: f(v, w)[0].sum() + f(v, w)[1], argnums=(0, 1)))
-outs = [*f(x, c), *g(x, c)]
+outs = [*f(x, c), *g(x, c), *jax.jit(f)(x, c)]  # (the jits partitioned over the pmap's mesh)
 print(hashlib.sha1(b"".join(np.asarray(o).tobytes() for o in outs)).hexdigest())
 """
     a, b = digests_by_thread_count(code)

@@ -234,3 +234,32 @@ def test_in_specs_inferred_from_the_arguments():
         "TypeError shard_map in_specs argument must be a pytree of `jax.sharding.PartitionSpec` instances, but it was "
         "`None` when axis_names=frozenset({'X', 'Y'}) are of type AxisType.Auto, AxisType.Auto",
         "1984.0 float32[8@X,4@Y]"]
+
+
+def test_mesh_of_jax_set_mesh_is_abstract_in_params_and_runs():
+    # JAX names the abstract mesh in the params of a shard_map whose mesh is jax.set_mesh's (text and
+    # result spec recorded from JAX 0.10.2); the
+    # equation still runs over that mesh's devices: eagerly, jitted, differentiated and evaluated after
+    # the mesh is unset.
+    out = run("""
+        from xjax._src.jaxpr import eval_jaxpr
+        b = blocks(x_np, 2, 2)
+        want = np.concatenate([b[i][0] + b[i][1] for i in range(2)]) * 2
+        f = jax.shard_map(lambda a: lax.psum(a, "Y") * 2, in_specs=P("X", "Y"), out_specs=P("X", None))
+        with jax.set_mesh(mesh):
+            closed = jax.make_jaxpr(f)(x)
+            print([line.strip() for line in str(closed).splitlines() if "mesh=" in line])
+            r = jax.jit(f)(x)
+            np.testing.assert_array_equal(np.asarray(r), want)
+            print(r.sharding.spec, r.sharding.mesh is mesh)
+            g = jax.grad(lambda a: (f(a) ** 2).sum())(x)
+        (e,) = eval_jaxpr(closed.jaxpr, closed.consts, x)  # (no mesh set: the concrete one it was traced under)
+        np.testing.assert_array_equal(np.asarray(e), want)
+        # d/da of sum((2 psum_Y a)^2) = 8 psum_Y a on each block (JAX 0.10.2: the same)
+        s = np.concatenate([b[i][0] + b[i][1] for i in range(2)])
+        np.testing.assert_allclose(np.asarray(g), np.tile(8 * s, (1, 2)), rtol=1e-6)
+        """)
+    assert out.splitlines() == [
+        "[\"mesh=AbstractMesh('X': 2, 'Y': 2, axis_types=(Auto, Auto), device_kind=cpu, num_cores=None, "
+        "platform=cpu)\"]",
+        "P('X',) True"]

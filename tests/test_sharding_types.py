@@ -27,16 +27,6 @@ x = jax.device_put(x_np, NamedSharding(mesh, P("X", None)))
 w = jax.device_put(w_np, NamedSharding(mesh, P(None, "Y")))
 """
 
-# Where xjax's text differs from JAX's, and why.
-_DIFFERENT = {
-    # JAX's shard_map params name the abstract mesh of jax.set_mesh; xjax's the concrete one (its eager
-    # impl places over it).
-    "shard_map_infer": ("mesh=Mesh('X': 2, 'Y': 2, axis_types=(Explicit, Explicit))",
-                        "mesh=AbstractMesh('X': 2, 'Y': 2, axis_types=(Explicit, Explicit), device_kind=cpu, "
-                        "num_cores=None, platform=cpu)"),
-}
-
-
 def run(code, threads="2"):
     return run_isolated(code, prelude=_PRELUDE, env={"XJAX_NUM_CPU_DEVICES": "4", "XJAX_NUM_THREADS": threads})
 
@@ -50,9 +40,6 @@ def test_jaxprs_types_and_errors_are_jax_s():
     assert sorted(got) == sorted(JAX_TEXTS)
     for name, want in JAX_TEXTS.items():
         text = got[name]
-        if name in _DIFFERENT:
-            ours, theirs = _DIFFERENT[name]
-            text = text.replace(ours, theirs)
         assert text == want, f"{name}:\n{got[name]}\n-- JAX:\n{want}"
 
 

@@ -76,15 +76,34 @@ int eager_state_plain(bool for_jit) {
   int has_env = PyObject_IsTrue(env);
   Py_DECREF(env);
   if (has_env) return has_env < 0 ? -1 : 0;
-  PyObject* meshes = PyObject_GetAttr(c.mesh_state, c.s_meshes);
-  if (!meshes) return -1;
-  int has_mesh = PyObject_IsTrue(meshes);
-  Py_DECREF(meshes);
-  if (has_mesh) return has_mesh < 0 ? -1 : 0;
   PyObject* disabled = PyDict_GetItemWithError(c.config_values, c.s_disable_jit);  // (borrowed)
   if (!disabled) return PyErr_Occurred() ? -1 : 0;
   return disabled == Py_False ? 1 : 0;
 }
+
+PyObject* context_mesh() {
+  const Context& c = context();
+  PyObject* meshes = PyObject_GetAttr(c.mesh_state, c.s_meshes);
+  if (!meshes) return nullptr;
+  PyObject* top = nullptr;
+  if (!PyList_Check(meshes)) PyErr_SetString(PyExc_TypeError, "[fast_call] the mesh stack must be a list");
+  else top = Py_NewRef(PyList_GET_SIZE(meshes) ? PyList_GET_ITEM(meshes, PyList_GET_SIZE(meshes) - 1) : Py_None);
+  Py_DECREF(meshes);
+  return top;
+}
+
+namespace {
+
+// Whether an entry's context mesh is this one (None on either side: only when both are None).
+bool same_mesh(PyObject* a, PyObject* b) {
+  if (a == b) return true;
+  if (a == Py_None || b == Py_None) return false;
+  int eq = PyObject_RichCompareBool(a, b, Py_EQ);
+  if (eq < 0) PyErr_Clear();  // (no match: the Python path compares again and raises)
+  return eq == 1;
+}
+
+}  // namespace
 
 void Table::refresh() {
   if (epoch_ != g_epoch) {
@@ -93,13 +112,15 @@ void Table::refresh() {
   }
 }
 
-std::shared_ptr<Entry> Table::find(PyObject* const* leaves, Py_ssize_t n, const xjax_pytree::PyTreeDef* treedef) {
+std::shared_ptr<Entry> Table::find(PyObject* const* leaves, Py_ssize_t n, const xjax_pytree::PyTreeDef* treedef,
+                                   PyObject* mesh) {
   refresh();
   const Context& c = context();
   for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
     const Entry& e = **it;
     if (Py_ssize_t(e.in_avals.size()) != n) continue;
     if (treedef ? (e.flat || !e.treedef.equals(*treedef)) : !e.flat) continue;
+    if (mesh && !same_mesh(e.mesh.ptr(), mesh)) continue;
     bool match = true;
     for (Py_ssize_t i = 0; i < n && match; ++i) {
       PyObject* aval = slot(leaves[i], c.aval_off);

@@ -40,10 +40,13 @@ Context& context();
 uint64_t epoch();
 void invalidate();
 
-// Whether no transformation, named axis or GPU placement is in play (for jit also no mesh set by
-// jax.set_mesh, which a trace reads): the states in which the Python path would run the cached
-// executable on the CPU. -1 with a Python error set.
+// Whether no transformation, named axis or GPU placement is in play: the states in which the
+// Python path would run the cached executable on the CPU. -1 with a Python error set.
 int eager_state_plain(bool for_jit);
+
+// The mesh jax.set_mesh set (the top of the mesh stack: a jit signature's key, since a trace reads
+// it), or None; a new reference, null with a Python error set.
+PyObject* context_mesh();
 
 // What a matched signature runs.
 struct Entry {
@@ -57,6 +60,7 @@ struct Entry {
   py::object out_tree;                  // None: one Array is the result
   py::object owner;                     // what keeps the program's host callbacks registered
   int scalar_bits = 0;                  // 32/64: a Python float follows the leaves, as float32/float64
+  py::object mesh;                      // jit: the context mesh it was installed under (None: none)
 };
 
 // A small table of signatures, searched from the most recently used; bounded (a function called
@@ -64,8 +68,11 @@ struct Entry {
 class Table {
  public:
   explicit Table(size_t max_entries) : max_entries_(max_entries) {}
-  // The entry whose key matches these leaves (treedef null: a flat tuple of leaves), or null.
-  std::shared_ptr<Entry> find(PyObject* const* leaves, Py_ssize_t n, const xjax_pytree::PyTreeDef* treedef);
+  // The entry whose key matches these leaves (treedef null: a flat tuple of leaves) and, when
+  // `mesh` is given, was installed under that context mesh (compared as the Python key compares
+  // it: identity, else ==); or null.
+  std::shared_ptr<Entry> find(PyObject* const* leaves, Py_ssize_t n, const xjax_pytree::PyTreeDef* treedef,
+                              PyObject* mesh = nullptr);
   void add(std::shared_ptr<Entry> e);
   void clear() { entries_.clear(); }
   size_t size() { refresh(); return entries_.size(); }

@@ -73,7 +73,9 @@ PyObject* jit_call(PyObject* self, PyObject* args, PyObject* kwargs) {
       if (plain < 0) return nullptr;
       Leaves leaves;
       if (plain && leaves.of(args, nullptr)) {
-        auto entry = f->table->find(leaves.items, leaves.n, leaves.flat ? nullptr : &leaves.treedef);
+        py::object mesh = py::reinterpret_steal<py::object>(context_mesh());
+        if (!mesh) return nullptr;
+        auto entry = f->table->find(leaves.items, leaves.n, leaves.flat ? nullptr : &leaves.treedef, mesh.ptr());
         if (entry && entry->exe) {
           ++f->hits;
           return run_entry(*entry, leaves.items, leaves.n);
@@ -95,6 +97,8 @@ PyObject* jit_install(PyObject* self, PyObject* const* argv, Py_ssize_t argc) {
     if (!leaves.of(argv[0], &entry->in_avals)) Py_RETURN_FALSE;
     entry->flat = leaves.flat;
     entry->treedef = leaves.treedef;
+    entry->mesh = py::reinterpret_steal<py::object>(context_mesh());  // (the signature's key: see jit._signature)
+    if (!entry->mesh) return nullptr;
     fill_program(*entry, argv[1]);
     entry->out_tree = py::reinterpret_borrow<py::object>(argv[2]);
     if (!entry->out_tree.is_none()) xjax_pytree::unwrap_treedef(entry->out_tree);  // (a TypeError otherwise)

@@ -200,9 +200,12 @@ class JitWrapped(_core.fast_call.JitFunction):
         if self._simple:
             leaves, treedef = _flatten((args, kwargs)) if kwargs else _flatten(args)
             try:
-                entry = self._cache.get((treedef, *map(_get_aval, leaves)))
+                key = (treedef, *map(_get_aval, leaves))
+                if _mesh_state.meshes and not get_abstract_mesh().empty:  # (as _signature keys it)
+                    key += (ContextMesh((get_mesh(),)),)
+                entry = self._cache.get(key)
                 if entry is not None and entry.fast is not None and type(_state.trace) is _EvalTrace and \
-                        not _mesh_state.meshes and ShardedArray not in map(type, leaves):
+                        ShardedArray not in map(type, leaves):
                     if entry.parts is not None and not kwargs and not _state.axis_env:
                         self._fast_install(args, entry.parts, entry.single_tree)
                     return entry.fast(leaves)
@@ -267,8 +270,10 @@ class JitWrapped(_core.fast_call.JitFunction):
             entry = self._trace(key, treedef, statics, avals, names_fn, has_kwargs)
         if tracing or entry.lifted:
             return self._bind(entry, ops, args, kwargs)
-        mesh = partition.mesh_of(ops) if ShardedArray in map(type, ops) else None
-        outs = None if mesh is None else partition.call(entry.jaxpr, ops, mesh)
+        outs = partition.eager_equations(entry.jaxpr, ops)  # (pmap across processes)
+        if outs is None and ShardedArray in map(type, ops):
+            mesh = partition.mesh_of(ops)
+            outs = None if mesh is None else partition.call(entry.jaxpr, ops, mesh)
         if outs is not None:  # sharded arguments: the program partitioned over their mesh
             return entry.out_tree.unflatten(outs)
         if entry.call is None:
@@ -345,9 +350,11 @@ class JitWrapped(_core.fast_call.JitFunction):
                            ", ".join(["UnspecifiedValue"] * len(avals)) + ("," if len(avals) == 1 else ""))
             t0 = time.perf_counter()
         entry.call = compile_closed_jaxpr(entry.jaxpr)
+        placed = partition.placed_as_jax(entry.jaxpr, avals, entry.call)  # (a jit of a pmap: split results)
+        entry.call = placed or entry.call
         entry.fast = make_fast(entry.call, entry.out_tree)
-        # (the C++ path does not see jax.set_mesh: a program traced under a mesh stays on this one)
-        entry.parts = fast_parts(entry.call) if get_abstract_mesh().empty else None
+        # (the C++ path, keyed on the context mesh too, makes whole arrays: not for placed results)
+        entry.parts = None if placed else fast_parts(entry.call)
         entry.single_tree = None if entry.out_tree.num_leaves == 1 and entry.out_tree.num_nodes == 1 else entry.out_tree
         if log:
             logger.warning("Finished graph compilation of jit(%s) in %.9f sec", pe.fun_name(self._fun),

@@ -16,7 +16,9 @@ in_shardings place them first; over Explicit axes the results' layouts are JAX's
 partition_rules.py), and the eager evaluation of jit equations on such operands (the parts of
 grad or vmap of a jitted function that run now: `jit_primitive.partitioned`). Not partitioned, and
 run on the gathered arguments as before: arguments over several meshes, calls with named axes bound
-around them, and programs where a rule refuses to gather an Explicit axis (results whole).
+around them, and programs where a rule refuses to gather an Explicit axis (results whole). A program on
+whole arguments holding shard_maps over one mesh (a jit of a pmap) runs compiled whole, its results
+placed as the plan lays them out (`placed_as_jax`).
 """
 import weakref
 from typing import NamedTuple
@@ -31,9 +33,9 @@ from xjax._src.lax.layout import index_in_dim
 from xjax._src.lax.parallel import COLLECTIVES, all_gather, axis_index_p
 from xjax._src.partition_rules import RULES, count, gathered, reshard, whole
 from xjax._src.pmap_program import Program, inline_collective_calls
-from xjax._src.sharded_array import ShardedArray
-from xjax._src.shard_map_primitive import _mesh_bound, _run, _spec_axes, shard_map_p
-from xjax._src.sharding import PartitionSpec
+from xjax._src.sharded_array import ShardedArray, place
+from xjax._src.shard_map_primitive import _mesh_bound, _run, _spec_axes, concrete_mesh, shard_map_p
+from xjax._src.sharding import NamedSharding, PartitionSpec
 
 
 def partition_jaxpr(jaxpr, consts, ins, mesh):
@@ -67,7 +69,7 @@ def _shard_map(mesh, eqn, ins):
     the operands resharded to its in_specs; its results are split as its out_specs say (an axis they
     leave out takes its first device's value, unless check_vma proved them the same there)."""
     p = eqn.params
-    if p["mesh"] != mesh or set(p["newly_manual_axes"]) != set(mesh.axis_names):
+    if concrete_mesh(p["mesh"]) != mesh or set(p["newly_manual_axes"]) != set(mesh.axis_names):
         return gathered(mesh, eqn, ins)
     blocks = [reshard(x, axes, _axes(s, len(axes)), mesh) for (x, axes), s in zip(ins, p["in_specs"])]
     outs = eval_jaxpr(p["jaxpr"].jaxpr, p["jaxpr"].consts, *blocks)
@@ -167,6 +169,62 @@ def mesh_of(args):
     return meshes.pop()
 
 
+EAGER_ONLY = set()  # primitives that need this process's view of a mesh across processes (pmap_across.py)
+
+
+def _holds_eager_only(jaxpr):
+    return any(eqn.primitive in EAGER_ONLY or (eqn.primitive is jit_p and _holds_eager_only(eqn.params["jaxpr"].jaxpr))
+               for eqn in jaxpr.eqns)
+
+
+_eager_only = weakref.WeakKeyDictionary()  # ClosedJaxpr -> {(): whether it holds an EAGER_ONLY equation}
+
+
+def eager_equations(closed, args):
+    """A jitted program holding an EAGER_ONLY equation, run equation by equation on these concrete
+    arguments (its jit equations partitioned where their operands are sharded); None for any other."""
+    if not memoize_per_jaxpr(_eager_only, closed, (), lambda: _holds_eager_only(closed.jaxpr)):
+        return None
+    return eval_jaxpr(closed.jaxpr, closed.consts, *args)
+
+
+def _shard_map_meshes(jaxpr):
+    """The meshes of the shard_maps manual over all of their mesh in a jaxpr and the jit bodies it
+    calls (which partitioning inlines)."""
+    meshes = set()
+    for eqn in jaxpr.eqns:
+        if eqn.primitive is shard_map_p:
+            mesh = concrete_mesh(eqn.params["mesh"])
+            if set(eqn.params["newly_manual_axes"]) == set(mesh.axis_names):
+                meshes.add(mesh)
+        elif eqn.primitive is jit_p:
+            meshes |= _shard_map_meshes(eqn.params["jaxpr"].jaxpr)
+    return meshes
+
+
+_shard_map_mesh = weakref.WeakKeyDictionary()  # ClosedJaxpr -> {(): the one mesh of its shard_maps or None}
+
+
+def placed_as_jax(closed, avals, run):
+    """`run` (the compiled program of `closed`, whole arguments of these avals -> whole results) with its
+    results placed as JAX lays them out where the program holds shard_maps over one mesh of this
+    process's devices (a jit of a pmap: split as their out_specs say, and as the plan propagates them
+    on); None for any other program. The compiled program computes, on one device, what the plan would
+    on each: a small jit of a pmap keeps the cost of one compiled call."""
+    def one():
+        meshes = _shard_map_meshes(closed.jaxpr)
+        return meshes.pop() if len(meshes) == 1 else _UNPARTITIONED
+    mesh = memoize_per_jaxpr(_shard_map_mesh, closed, (), one)
+    if mesh is _UNPARTITIONED or mesh.is_multi_process:
+        return None
+    try:
+        specs = plan(closed, mesh, tuple(whole(a.ndim) for a in avals)).out_specs
+    except NotImplementedError:
+        return None
+    shardings = [NamedSharding(mesh, s) for s in specs]
+    return lambda args: [place(out, s) for out, s in zip(run(args), shardings)]
+
+
 _plans = weakref.WeakKeyDictionary()  # ClosedJaxpr -> {(mesh, argument layouts): Plan}
 
 
@@ -199,6 +257,9 @@ def call(closed, args, mesh):
 def _jit_impl_partitioned(closed, args):
     """The jit primitive's eager evaluation (the parts of grad or vmap of a jitted function that run
     now) on sharded operands: partitioned as a jitted call is; None otherwise."""
+    outs = eager_equations(closed, args)
+    if outs is not None:
+        return outs
     if ShardedArray not in map(type, args):
         return None
     mesh = mesh_of(args)

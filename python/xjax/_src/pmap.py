@@ -24,7 +24,9 @@ axis covers every process's devices: each process passes and gets back the shard
 devices, its segments run on them, and a cut collective runs as one MPI operation over the local
 shards (lax/parallel_mpi.py); an equation holding collectives in its jaxprs gathers its operands
 from every process and runs its vmap rule over all shards. The program, its segments and cut equations:
-pmap_program.py.
+pmap_program.py. Under a transformation across processes, the jit(shard_map) is over the mesh of every
+process's devices, its operands and results moved between this process's slices and global arrays by
+pmap_across.py's primitives.
 """
 import functools
 
@@ -38,6 +40,7 @@ from xjax._src.jit import jit
 from xjax._src.jit_cache import insert_bounded
 from xjax._src.lax.layout import expand_dims, reshape, squeeze
 from xjax._src.lax.parallel_mpi import Shards
+from xjax._src.pmap_across import to_global, to_local
 from xjax._src.pmap_program import HAS_RESHAPED, Program, inline_collective_calls, unstack_shards
 from xjax._src.shard_map import shard_map
 from xjax._src.sharded_array import ShardedArray, install_dispatch
@@ -112,8 +115,8 @@ def _across_processes(n, devices, axis_name):
     return local, Shards(axis_name, len(everywhere), local[0].id, len(local))
 
 
-_UNDER_TRANSFORM = ("pmap across processes under a transformation (jit, grad or vmap of a pmap) is not supported "
-                    "by xjax; apply jit and grad inside the pmapped function")
+_UNDER_TRANSFORM = ("pmap across processes inside another pmap or shard_map's body, under a named vmap or with "
+                    "negative out_axes is not supported by xjax")
 
 
 def _argnums(x):
@@ -323,7 +326,10 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
 
         def under_transformation():  # jit of a shard_map (JAX's), or in the corners _as_vmap names, vmap
             if shards:
-                raise NotImplementedError(_UNDER_TRANSFORM)
+                if _as_vmap(out_axes):
+                    raise NotImplementedError(_UNDER_TRANSFORM)
+                return _across(with_statics, leaves, in_tree, axes, out_axes, devs, axis_name, cache,
+                               ("across", in_tree, statics, tuple(axes)))
             if _as_vmap(out_axes):
                 return vmap_api.vmap(with_statics, dyn_in_axes, out_axes, axis_name=axis_name)(*dyn_args, **kwargs)
             key = ("shard_map", in_tree, statics, tuple(axes), tuple(d.id for d in devs))
@@ -388,6 +394,20 @@ def _as_shard_map(fun, in_tree, in_axes, out_axes, devices, axis_name):
     out_specs = tree_util.tree_map(lambda a: _spec(name, a), out_axes, is_leaf=lambda x: x is None)
     return jit(shard_map(_fun, mesh=mesh, in_specs=tuple(_spec(name, a) for a in in_axes), out_specs=out_specs,
                          check_vma=False, axis_names={name}))
+
+
+def _across(fun, leaves, in_tree, axes, out_axes, local_devices, axis_name, cache, key):
+    """pmap across processes under a transformation: this process's slices made global arrays over the
+    mesh of every process's devices (pmap_across.to_global), the jit of a shard_map over that mesh
+    applied, and its results made this process's slices again (to_local), as an eager call gives them."""
+    mesh = _mesh_of(global_devices(), axis_name)
+    if key not in cache:
+        insert_bounded(cache, key, _as_shard_map(fun, in_tree, axes, out_axes, list(mesh.devices.flat), axis_name))
+    local_mesh = _mesh_of(local_devices, axis_name)
+    out = cache[key](*[to_global(x, mesh, a, local_mesh) for x, a in zip(leaves, axes)])
+    flat_axes = vmap_api.flatten_axes("out_axes", out, out_axes, "pmap")
+    flat, tree = data_leaves.flatten(out)
+    return tree.unflatten([to_local(y, mesh, a, local_mesh) for y, a in zip(flat, flat_axes)])
 
 
 def _trace(fun, dbg, in_tree, avals, n, axis_name, out_axes):

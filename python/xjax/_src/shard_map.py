@@ -19,7 +19,7 @@ from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.graph_lowering import as_array
 from xjax._src.pmap_program import Program, inline_collective_calls
 from xjax._src.sharded_array import ShardedArray, place
-from xjax._src.shard_map_primitive import _manual_order, _mesh_bound, _run, _spec_axes, shard_map_p
+from xjax._src.shard_map_primitive import ContextAbstractMesh, _manual_order, _mesh_bound, _run, _spec_axes, shard_map_p
 from xjax._src.shard_map_vma import check_out_specs
 from xjax._src.sharding import AxisType, Mesh, NamedSharding, PartitionSpec, _axis_names, _check_unique_axes, \
     _names_of, get_mesh, typed_sharding
@@ -215,6 +215,8 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None, axis_names=fro
             out = _eager(f, m, manual, specs, out_specs, flat_args, in_tree, check_vma)
             if out is not None:
                 return out
-        return _bind(f, m, manual, specs, out_specs, flat_args, in_tree, check_vma)
+        # (JAX's param names the abstract mesh where the mesh is jax.set_mesh's)
+        return _bind(f, m if mesh is not None else ContextAbstractMesh(m), manual, specs, out_specs, flat_args, in_tree,
+                     check_vma)
 
     return mapped

@@ -26,7 +26,23 @@ from xjax._src.lax.layout import broadcast, index_in_dim, reshape, squeeze, tran
 from xjax._src.lax.parallel import psum
 from xjax._src.pmap_program import Program, inline_collective_calls
 from xjax._src.sharded_array import ShardedArray, place
-from xjax._src.sharding import NamedSharding, PartitionSpec, _axis_names, _names_of, typed_sharding
+from xjax._src.sharding import AbstractMesh, NamedSharding, PartitionSpec, _axis_names, _names_of, typed_sharding
+
+
+class ContextAbstractMesh(AbstractMesh):
+    """The mesh param of a shard_map whose mesh is jax.set_mesh's: JAX's params name its abstract
+    mesh; this one keeps the concrete mesh (`concrete`) the impl and jit's partitioning place over.
+    Equal to, and printed as, the abstract mesh."""
+
+    def __init__(self, mesh):
+        a = mesh.abstract_mesh
+        super().__init__(a.axis_sizes, a.axis_names, a.axis_types, _platform=a._platform)
+        self.concrete = mesh
+
+
+def concrete_mesh(mesh):
+    """The mesh of devices a shard_map's mesh param stands for."""
+    return mesh.concrete if isinstance(mesh, ContextAbstractMesh) else mesh
 
 
 @contextlib.contextmanager
@@ -166,6 +182,7 @@ def _sm_abstract_eval(*avals, jaxpr, mesh, out_specs, **_):
 
 def _sm_sharding(*avals, jaxpr, mesh, out_specs, **_):
     """The results' types split as out_specs say over the mesh's Explicit axes (JAX's)."""
+    mesh = concrete_mesh(mesh)
     return [typed_sharding(NamedSharding(mesh, s), a.ndim) for a, s in zip(jaxpr.out_avals, out_specs)]
 
 
@@ -173,6 +190,7 @@ _impl_programs = weakref.WeakKeyDictionary()
 
 
 def _sm_impl(*args, jaxpr, mesh, in_specs, out_specs, **_):
+    mesh = concrete_mesh(mesh)
     program = memoize_per_jaxpr(_impl_programs, jaxpr, (mesh, core.axis_env()), lambda: Program(
         inline_collective_calls(jaxpr), None, tuple(zip(mesh.axis_names, mesh.axis_sizes))))
     shards = [place(as_array(x), NamedSharding(mesh, s))._shards for x, s in zip(args, in_specs)]
