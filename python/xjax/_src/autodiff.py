@@ -62,7 +62,7 @@ def linearize_flat(fun, primals):
     """(output primals, LinearFunction) of fun at primals: primal work runs now, in the current trace."""
     lin = pe.LinearizeTrace(None, core.current_trace())
     trace = ad.JVPTrace(lin)
-    in_avals = [ad.tangent_aval(core.get_aval(p)) for p in primals]
+    in_avals = [ad.tangent_aval(getattr(p, "traced_aval", None) or core.get_aval(p)) for p in primals]  # (typed)
     in_zero = [a.dtype == float0 for a in in_avals]
     tangents = [ad.Zero(a) if z else lin.new_arg(a) for a, z in zip(in_avals, in_zero)]
     with core.new_trace(lin):

@@ -76,7 +76,7 @@ def _abstractify(leaves, fun, names_fn, abstract_ok=False):
             ops.append(x)
         elif abstract_ok and isinstance(x, (ShapeDtypeStruct, core.ShapedArray)):
             shape_poly.check_concrete(x.shape)
-            avals.append(core.ShapedArray(x.shape, x.dtype, x.weak_type))
+            avals.append(getattr(x, "traced_aval", None) or core.ShapedArray(x.shape, x.dtype, x.weak_type))
             ops.append(None)
         else:
             names = names_fn()

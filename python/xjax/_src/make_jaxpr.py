@@ -47,7 +47,8 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False, abstra
                 stack.enter_context(core.extend_axis_env(name, size))
             closed, out_tree = _trace_for(fun, static_argnums, args, kwargs)
         if return_shape:
-            shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in closed.out_avals]
+            shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type, sharding=getattr(a, "_sharding", None))
+                        for a in closed.out_avals]
             return closed, out_tree.unflatten(shapes)
         return closed
 
@@ -59,4 +60,5 @@ def eval_shape(fun, *args, **kwargs):
     if shape_poly.has_symbolic_dims(tree_util.tree_leaves((args, kwargs))):
         return shape_poly.eval_shape_symbolic(eval_shape, tree_util, ShapeDtypeStruct, fun, args, kwargs)
     closed, out_tree = _trace_for(fun, (), args, kwargs)
-    return out_tree.unflatten([ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in closed.out_avals])
+    return out_tree.unflatten([ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type,
+                                                sharding=getattr(a, "_sharding", None)) for a in closed.out_avals])

@@ -109,9 +109,18 @@ def _bind(eqn, blocks, **changes):
 
 
 def gathered(mesh, eqn, ins):
-    """Any primitive: its operands gathered whole, run whole (the same on every device)."""
-    blocks = [_to(mesh, eqn, x, axes, whole(len(axes))) for x, axes in ins]
-    return [(o, whole(v.aval.ndim)) for o, v in zip(_bind(eqn, blocks), eqn.outvars)]
+    """Any primitive: its operands gathered whole, run whole (the same on every device). One with a sharding
+    rule (its types JAX's, checked when traced) gathers Explicit axes too, its results then laid out as
+    their types say; without one, gathering an Explicit axis is refused (_check_explicit)."""
+    typed = eqn.primitive.sharding is not None
+    blocks = [reshard(x, axes, whole(len(axes)), mesh) if typed else _to(mesh, eqn, x, axes, whole(len(axes)))
+              for x, axes in ins]
+    outs = []
+    for o, v in zip(_bind(eqn, blocks), eqn.outvars):
+        s = getattr(v.aval, "_sharding", None) if typed else None
+        want = whole(v.aval.ndim) if s is None else _layout_of(s, v.aval.ndim)
+        outs.append((reshard(o, whole(v.aval.ndim), want, mesh), want))
+    return outs
 
 
 def _elementwise(mesh, eqn, ins):

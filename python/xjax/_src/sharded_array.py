@@ -472,20 +472,30 @@ def _gathered(prim, args, params, sharded):
         spec = _SPEC_RULES[prim.name](_spec_of(sharded[0]._sharding, sharded[0].ndim), params)
     else:
         spec = None
+    specs = None if spec is None else [spec]
     if spec is None:
         explicit = {n for x in sharded for n in x._sharding.mesh.explicit_axes}
         used = {n for x in sharded for n in x._sharding.spec if n is not None
                 for n in (n if isinstance(n, tuple) else (n,))}
         if explicit & used:
-            raise NotImplementedError(
-                f"'{prim.name}' on arrays split over the Explicit mesh axes {sorted(explicit & used)}: the sharding "
-                "of its result is not implemented in xjax yet (issue 29); reshard the operands first "
-                "(jax.reshard(x, P())) or use a mesh of Auto axes")
+            specs = _typed_specs(prim, args, params, mesh, sorted(explicit & used))
     whole = [Array(a._value, a.aval) if type(a) is ShardedArray else a for a in args]
     out = cpu.apply_primitive(prim, *whole, **params)
-    if prim.multiple_results:
-        return [place(o, _result_sharding(mesh, [])) for o in out]
-    return place(out, _result_sharding(mesh, spec or []))
+    outs = out if prim.multiple_results else [out]
+    placed = [place(o, _result_sharding(mesh, s)) for o, s in zip(outs, specs or [[]] * len(outs))]
+    return placed if prim.multiple_results else placed[0]
+
+
+def _typed_specs(prim, args, params, mesh, axes):
+    """Over Explicit axes, each result's spec as the primitive's sharding rule types it (JAX's eager ops
+    are typed as traced ones: its ShardingTypeError where the rule refuses)."""
+    if prim.sharding is None or any(type(a) is ShardedArray and a._sharding.mesh != mesh for a in args):
+        raise NotImplementedError(
+            f"'{prim.name}' on arrays split over the Explicit mesh axes {axes}: the sharding "
+            "of its result is not implemented in xjax yet (issue 29); reshard the operands first "
+            "(jax.reshard(x, P())) or use a mesh of Auto axes")
+    got = prim.sharding(*[a.traced_aval if type(a) is ShardedArray else core.get_aval(a) for a in args], **params)
+    return [list(s.spec) for s in (got if prim.multiple_results else [got])]
 
 
 def _fits(operand, shape):

@@ -2,10 +2,11 @@
 ShapeDtypeStruct, which stands for an array argument by its shape and dtype."""
 import numpy as np
 
-from xjax._src import dtypes
+from xjax._src import core, dtypes
 from xjax._src.interpreters import partial_eval as pe
 from xjax._src.interpreters.graph_text import graph_text
 from xjax._src.shape_poly import is_symbolic_dim
+from xjax._src.sharding import NamedSharding, typed_sharding
 
 
 class ShapeDtypeStruct:
@@ -21,6 +22,15 @@ class ShapeDtypeStruct:
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+    @property
+    def traced_aval(self):
+        """The type a trace gives this argument: with its sharding's Explicit mesh axes, as JAX's."""
+        aval = core.ShapedArray(self.shape, self.dtype, self.weak_type)
+        s = self.sharding
+        if isinstance(s, NamedSharding) and s.mesh.explicit_axes:
+            return aval.with_sharding(typed_sharding(s, len(self.shape)))
+        return aval
 
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
@@ -47,7 +57,8 @@ class Traced:
     @property
     def out_info(self):
         return self._entry.out_tree.unflatten(
-            [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in self._entry.jaxpr.out_avals])
+            [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type, sharding=getattr(a, "_sharding", None))
+             for a in self._entry.jaxpr.out_avals])
 
     def lower(self):
         return Lowered(self._wrapped, self._entry, self.in_avals)

@@ -16,7 +16,7 @@ from xjax._src.reshard import with_sharding_constraint  # noqa: F401,E402
 
 from xjax._src.out_sharding import add_out_sharding as _add_out_sharding  # noqa: E402
 
-_add_out_sharding(globals(), "jax.lax", ("broadcast", "broadcast_in_dim", "broadcasted_iota", "conv_general_dilated",
-                                         "dot", "reduce_sum", "reshape"))
+_add_out_sharding(globals(), "jax.lax", ("broadcast", "broadcast_in_dim", "dot",  # (conv, reshape, broadcasted_iota:
+                                         "reduce_sum"))  # their own)
 from xjax._src.random.bit_generator import (RandomAlgorithm, rng_bit_generator, rng_bit_generator_p,  # noqa: F401,E402
                                            rng_uniform)

@@ -103,8 +103,8 @@ del _math
 
 from xjax._src.out_sharding import add_out_sharding as _add_out_sharding  # noqa: E402
 
-_add_out_sharding(globals(), "jax.numpy", ("arange", "array", "asarray", "bincount", "broadcast_to", "dot",  # (einsum:
-                                           "matmul", "percentile", "ravel", "repeat", "reshape", "tensordot"))  # its own)
+_add_out_sharding(globals(), "jax.numpy", ("array", "asarray", "bincount", "broadcast_to",  # (einsum, dot, arange,
+                                           "percentile", "repeat"))  # matmul, ravel, reshape, tensordot: their own)
 # jnp's binary functions as ufunc objects (reduce, accumulate, at, outer), as JAX's are
 from xjax._src.numpy.ufunc_api import (  # noqa: F401,E402
     add, bitwise_and, bitwise_or, bitwise_xor, logaddexp, logaddexp2, logical_and, logical_or, logical_xor, maximum,

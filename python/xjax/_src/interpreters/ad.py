@@ -130,7 +130,7 @@ class JVPTracer(core.Tracer):
 
     @property
     def aval(self):
-        return core.get_aval(self.primal)
+        return getattr(self.primal, "traced_aval", None) or core.get_aval(self.primal)  # (a split array: its type)
 
     def to_concrete_value(self):
         return core.to_concrete_value(self.primal)

@@ -21,6 +21,7 @@ from xjax._src.lax.control_flow import cond_p, scan_p, while_p  # noqa: F401,E40
 # Modules that add rules to primitives defined above (the largest families' transformation rules;
 # parallel_core's lowering of all-reduces across processes): importing them registers the rules.
 from xjax._src.lax import elementwise_rules, layout_rules, loop_rules, parallel_core, sharding_rules  # noqa: F401,E402
+from xjax._src.lax import sharding_rules_batched, sharding_rules_indexing  # noqa: F401,E402
 
 from xjax._src.interpreters import array_ops as _array_ops  # noqa: E402
 from xjax._src.lax.elementwise import add_any_p as _add_any_p  # noqa: E402

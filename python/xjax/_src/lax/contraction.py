@@ -5,9 +5,11 @@ from xjax._src import core, dtypes
 from xjax._src.lax.base import define_core_primitive, scalars_like
 from xjax._src.lax.elementwise import _convert
 from xjax._src.lax.layout import transpose
-from xjax._src.lax.sharding_ops import out_sharding_of as _out_sharding_of  # (underscored: lax star-exports)
-from xjax._src.lax.sharding_ops import reshard_p as _reshard_p, with_batch_dim as _with_batch_dim
-from xjax._src.sharding import Mesh as _Mesh, NamedSharding as _NamedSharding, PartitionSpec as _P
+# (underscored: lax star-exports this module)
+from xjax._src.lax.sharding_ops import bind_with_out_sharding as _bind_with_out_sharding
+from xjax._src.lax.sharding_ops import out_sharding_of as _out_sharding_of
+from xjax._src.lax.sharding_ops import with_batch_dim as _with_batch_dim
+from xjax._src.sharding import NamedSharding as _NamedSharding, PartitionSpec as _P
 
 
 def _dot_attrs(dimension_numbers, precision=None, preferred_element_type=None, out_sharding=None):
@@ -35,23 +37,8 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(preferred_element_type)
     ndim = core.get_aval(x).ndim + core.get_aval(y).ndim - 2 * len(dn[0][0]) - len(dn[1][0])
     typed = _out_sharding_of(out_sharding, ndim, "dot_general", (x, y))  # (the sharding of the result's type)
-    if typed is None or any(isinstance(a, core.Tracer) for a in (x, y)):
-        return dot_general_p.bind(x, y, dimension_numbers=dn, precision=None, preferred_element_type=pet,
-                                  out_sharding=typed)
-    # eagerly: the operands gathered, the result placed as asked
-    out = dot_general_p.bind(_replicated(x), _replicated(y), dimension_numbers=dn, precision=None,
-                             preferred_element_type=pet, out_sharding=None)
-    concrete = getattr(out_sharding, "mesh", None)
-    return _reshard_p.bind(out, dst_sharding=typed, concrete_mesh=concrete if isinstance(concrete, _Mesh) else None)
-
-
-def _replicated(a):
-    """An array split over a mesh, replicated over it (others as they are)."""
-    s = getattr(a, "sharding", None)
-    if not isinstance(s, _NamedSharding) or s.is_fully_replicated:
-        return a
-    return _reshard_p.bind(a, dst_sharding=_NamedSharding(s.mesh.abstract_mesh, _P(*([None] * a.ndim))),
-                           concrete_mesh=s.mesh)
+    return _bind_with_out_sharding(dot_general_p, (x, y), out_sharding, typed, dimension_numbers=dn, precision=None,
+                                   preferred_element_type=pet)
 
 
 def dot(lhs, rhs, precision=None, preferred_element_type=None):

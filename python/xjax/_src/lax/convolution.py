@@ -10,6 +10,9 @@ from xjax._src import core, dtypes
 from xjax._src.lax.base import define_core_primitive, scalars_like
 from xjax._src.lax.elementwise import convert_element_type
 from xjax._src.lax.layout import reshape, rev, transpose
+# (underscored: lax star-exports this module)
+from xjax._src.lax.sharding_ops import bind_with_out_sharding as _bind_with_out_sharding
+from xjax._src.lax.sharding_ops import out_sharding_of as _out_sharding_of
 
 __all__ = ["ConvDimensionNumbers", "conv", "conv_dimension_numbers", "conv_general_dilated",
            "conv_general_dilated_p", "conv_general_permutations", "conv_general_shape_tuple", "conv_shape_tuple",
@@ -178,9 +181,10 @@ def _int_tuple(name, values, n):
 
 def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, rhs_dilation=None,
                          dimension_numbers=None, feature_group_count=1, batch_group_count=1, precision=None,
-                         preferred_element_type=None):
+                         preferred_element_type=None, out_sharding=None):
     """General N-d convolution with strides, padding, lhs (input) and rhs (kernel) dilation,
-    feature and batch groups, in any layout (`dimension_numbers`), as XLA's ConvGeneralDilated."""
+    feature and batch groups, in any layout (`dimension_numbers`), as XLA's ConvGeneralDilated.
+    out_sharding: the sharding of the result's type, as JAX's."""
     x, w = scalars_like((lhs, rhs))
     xs, ws = core.get_aval(x).shape, core.get_aval(w).shape
     dn = conv_dimension_numbers(xs, ws, dimension_numbers)
@@ -203,10 +207,12 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, r
         padding = padtype_to_pads([xs[d] for d in dn.lhs_spec[2:]], window, window_strides, padding)
     pads = _explicit_pads(padding, n)
     pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(preferred_element_type)
-    return conv_general_dilated_p.bind(
-        x, w, window_strides=window_strides, padding=pads, lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation,
-        dimension_numbers=dn, feature_group_count=operator.index(feature_group_count),
-        batch_group_count=operator.index(batch_group_count), precision=None, preferred_element_type=pet)
+    typed = _out_sharding_of(out_sharding, len(xs), "conv_general_dilated", (x, w))
+    return _bind_with_out_sharding(
+        conv_general_dilated_p, (x, w), out_sharding, typed, window_strides=window_strides, padding=pads,
+        lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation, dimension_numbers=dn,
+        feature_group_count=operator.index(feature_group_count), batch_group_count=operator.index(batch_group_count),
+        precision=None, preferred_element_type=pet)
 
 
 def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None):
@@ -347,7 +353,8 @@ def _transpose_lhs(g, lhs_aval, rhs, *, window_strides, padding, lhs_dilation, r
     if core.get_aval(w).dtype != core.get_aval(g).dtype:
         w = convert_element_type(w, core.get_aval(g).dtype)
     out = conv_general_dilated(g, w, lhs_dilation, pads, window_strides, rhs_dilation, dn, groups, 1,
-                               preferred_element_type=preferred_element_type)
+                               preferred_element_type=preferred_element_type,
+                               out_sharding=getattr(lhs_aval, "_sharding", None))  # (typed as the lhs, as JAX's)
     if core.get_aval(out).dtype != lhs_aval.dtype:
         out = convert_element_type(out, lhs_aval.dtype)
     if batch_group_count > 1:
@@ -369,7 +376,8 @@ def _transpose_rhs(g, lhs, rhs_aval, *, window_strides, padding, lhs_dilation, r
     if core.get_aval(lhs).dtype != core.get_aval(g).dtype:
         lhs = convert_element_type(lhs, core.get_aval(g).dtype)
     out = conv_general_dilated(lhs, g, rhs_dilation, pads, lhs_dilation, window_strides, dn, fgc, bgc,
-                               preferred_element_type=preferred_element_type)
+                               preferred_element_type=preferred_element_type,
+                               out_sharding=getattr(rhs_aval, "_sharding", None))
     if core.get_aval(out).dtype != rhs_aval.dtype:
         out = convert_element_type(out, rhs_aval.dtype)
     return out
@@ -395,6 +403,8 @@ def _conv_batch(axis, vals, dims, **params):
     lb, rb = dims
     lhs_spec, rhs_spec, out_spec = params["dimension_numbers"]
     fgc, bgc = params["feature_group_count"], params["batch_group_count"]
+    if params.get("out_sharding") is not None:
+        raise NotImplementedError("vmap of conv_general_dilated with out_sharding is not implemented in xjax")
     size = axis.size
     if size == 0:  # nothing to fold into: an empty result of the batched shape
         ex_l, ex_r = batching.example_shape(lhs, lb), batching.example_shape(rhs, rb)

@@ -8,6 +8,9 @@ from xjax._src import core, dtypes
 from xjax._src.array import Array
 from xjax._src.backends import cpu
 from xjax._src.lax.base import asarray, define_primitive, scalars_like
+# (underscored: lax star-exports this module)
+from xjax._src.lax.sharding_ops import bind_with_out_sharding as _bind_with_out_sharding
+from xjax._src.lax.sharding_ops import out_sharding_of as _out_sharding_of
 
 # Which dtypes each op accepts (JAX's error says "Accepted dtypes are subtypes of ...").
 _FLOAT, _INEXACT, _INT, _NUM, _INT_BOOL, _ANY = ("floating", "inexact", "integer", "number", "integer or bool",
@@ -234,6 +237,7 @@ def _iota_eval(*, dtype, shape, dimension, sharding=None):
 iota_p = define_primitive("iota", _iota_eval,
                           attrs=lambda dtype, shape, dimension, sharding=None: dict(dtype=dtype, shape=shape,
                                                                                      dimension=dimension))
+iota_p.def_rules(sharding=lambda *, sharding=None, **_: sharding)
 
 
 
@@ -364,10 +368,13 @@ def iota(dtype, size):
     return broadcasted_iota(dtype, (size,), 0)
 
 
-def broadcasted_iota(dtype, shape, dimension):
-    """An array of `shape` whose value is the index along `dimension`."""
+def broadcasted_iota(dtype, shape, dimension, *, out_sharding=None):
+    """An array of `shape` whose value is the index along `dimension`; out_sharding: the sharding of its
+    type, as JAX's."""
     shape = tuple(int(d) for d in shape)
-    return iota_p.bind(dtype=dtypes.canonicalize_dtype(dtype), shape=shape, dimension=int(dimension), sharding=None)
+    typed = _out_sharding_of(out_sharding, len(shape), "broadcasted_iota", ())
+    return _bind_with_out_sharding(iota_p, (), out_sharding, typed, "sharding", dtype=dtypes.canonicalize_dtype(dtype),
+                                   shape=shape, dimension=int(dimension))
 
 
 # ---- jaxpr printing: the params JAX shows ---------------------------------------------------

@@ -201,7 +201,10 @@ def _gather_transpose(ct, x, indices, *, dimension_numbers, slice_sizes, indices
                                   scatter_dims_to_operand_dims=dn.start_index_map,
                                   operand_batching_dims=dn.operand_batching_dims,
                                   scatter_indices_batching_dims=dn.start_indices_batching_dims)
-    zeros = ad.zeros_like_aval(x.aval.update(weak_type=core.get_aval(ct).weak_type))
+    aval = x.aval.update(weak_type=core.get_aval(ct).weak_type)
+    if getattr(x.aval, "_sharding", None) is not None:  # (the zeros typed as the operand, as JAX's)
+        aval = aval.with_sharding(x.aval._sharding)
+    zeros = ad.zeros_like_aval(aval)
     return [scatter_add_p.bind(zeros, indices, ct, dimension_numbers=sdn, indices_are_sorted=indices_are_sorted,
                                unique_indices=unique_indices, mode=mode, update_jaxpr=None, update_consts=()),
             None]

@@ -9,6 +9,8 @@ from xjax._src import core, dtypes
 from xjax._src.backends import cpu
 from xjax._src.lax import elementwise as ew
 from xjax._src.lax.base import asarray, define_core_primitive, scalars_like
+from xjax._src.lax.sharding_ops import bind_with_out_sharding as _bind_with_out_sharding
+from xjax._src.lax.sharding_ops import out_sharding_of as _out_sharding_of, placed as _placed
 from xjax._src.lax.sharding_ops import reshard_p as _reshard_p
 from xjax._src.sharding import check_trivial as _check_trivial  # (underscored: lax star-exports this module)
 
@@ -152,16 +154,20 @@ def _canonical_axis(axis, ndim, name="axis"):
     return int(axis) % ndim if ndim else 0
 
 
-def reshape(operand, new_sizes, dimensions=None):
-    """Row-major reshape (`dimensions`, if given, transposes first)."""
+def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
+    """Row-major reshape (`dimensions`, if given, transposes first); out_sharding: the sharding of the
+    result's type, as JAX's."""
     x = asarray(operand)
     new_sizes = tuple(int(d) for d in new_sizes)
     dims = None if dimensions is None else tuple(int(d) for d in dimensions)
     if dims == tuple(range(core.get_aval(x).ndim)):
         dims = None
-    if dims is None and core.get_aval(x).shape == new_sizes:
+    typed = _out_sharding_of(out_sharding, len(new_sizes), "reshape", (x,))
+    same_type = typed is None or typed == getattr(core.get_aval(x), "_sharding", None)
+    if dims is None and core.get_aval(x).shape == new_sizes and same_type:
         return x
-    return reshape_p.bind(x, new_sizes=new_sizes, dimensions=dims, sharding=None)
+    return _bind_with_out_sharding(reshape_p, (x,), out_sharding, typed, "sharding", new_sizes=new_sizes,
+                                   dimensions=dims)
 
 
 def _reshape_lower(ctx, x, *, new_sizes, dimensions, sharding=None):
@@ -186,7 +192,9 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None)
         if out_sharding is not None and getattr(aval, "_sharding", None) != out_sharding:
             return _reshard_p.bind(x, dst_sharding=out_sharding, concrete_mesh=None)
         return x
-    return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=bdims, sharding=out_sharding)
+    out = broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=bdims, sharding=out_sharding)
+    # (eagerly, over jax.set_mesh's mesh: placed as its type says, as the zeros of a transpose)
+    return out if out_sharding is None else _placed(out, out_sharding, out_sharding)
 
 
 def broadcast(operand, sizes):

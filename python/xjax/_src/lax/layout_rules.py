@@ -12,13 +12,18 @@ from xjax._src.lax.layout import (asarray, broadcast, broadcast_in_dim, broadcas
                                   reshape, reshape_p, rev, rev_p, slice_p, split, split_p, squeeze, squeeze_p, stack_p,
                                   transpose, transpose_p, unstack_p)
 from xjax._src.lax.reduction import reduce_sum
+from xjax._src.sharding import NamedSharding, PartitionSpec
 
 # ---- differentiation rules: every layout op is linear in its array operands ------------------
 
 def _reshape_transpose(ct, x, *, new_sizes, dimensions, sharding=None):
+    typed = getattr(x.aval, "_sharding", None)  # (the cotangent typed as the operand, as JAX's)
     if dimensions is None:
-        return [reshape(ct, x.aval.shape)]
-    return [transpose(reshape(ct, np.take(x.aval.shape, dimensions)), np.argsort(dimensions))]
+        return [reshape(ct, x.aval.shape, out_sharding=typed)]
+    if typed is not None:
+        spec = sharding_ops.spec_for(typed.spec, x.aval.ndim)
+        typed = NamedSharding(typed.mesh, PartitionSpec(*[spec[d] for d in dimensions]))
+    return [transpose(reshape(ct, np.take(x.aval.shape, dimensions), out_sharding=typed), np.argsort(dimensions))]
 
 
 def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions, sharding=None):
@@ -174,7 +179,8 @@ def _reshape_batch(axis, vals, dims, *, new_sizes, dimensions, sharding):
     x = batching.moveaxis(x, d, 0)
     if dimensions is not None:
         dimensions = (0,) + tuple(np.add(1, dimensions))
-    return reshape(x, (axis.size,) + tuple(new_sizes), dimensions), 0
+    typed = sharding_ops.with_batch_dim(sharding, x, 0, 0)
+    return reshape(x, (axis.size,) + tuple(new_sizes), dimensions, out_sharding=typed), 0
 
 
 def _squeeze_batch(axis, vals, dims, *, dimensions):

@@ -12,6 +12,7 @@ from xjax._src.lax.contraction import dot_general
 from xjax._src.lax.elementwise import add, broadcasted_iota, convert_element_type, div, ge, select
 from xjax._src.lax.layout import broadcast_in_dim, expand_dims, reshape, squeeze, transpose
 from xjax._src.lax.reduction import reduce_sum
+from xjax._src.lax.sharding_rules_batched import batched, triangular_solve_rule
 from xjax._src.lax.sorting import _take_along, sort
 
 __all__ = ["EighImplementation", "SvdAlgorithm", "cholesky", "cholesky_p", "eig", "eig_p", "eigh", "eigh_p", "lu", "lu_p",
@@ -596,3 +597,13 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv, subset_by_index, a
 
 
 svd_p.def_rules(jvp=_svd_jvp)
+
+
+def _register_sharding_rules():
+    for p in (cholesky_p, lu_p, qr_p, eigh_p, eig_p, svd_p):
+        p.def_rules(sharding=batched(p, (2,)))
+    lu_pivots_to_permutation_p.def_rules(sharding=batched(lu_pivots_to_permutation_p, (1,)))
+    triangular_solve_p.def_rules(sharding=triangular_solve_rule)
+
+
+_register_sharding_rules()

@@ -15,6 +15,7 @@ from xjax._src.lax.contraction import dot_general
 from xjax._src.lax.elementwise import abs as _abs, add, div, eq, max as _max, mul, neg, rsqrt, select, sub
 from xjax._src.lax.layout import broadcast_in_dim, concatenate, pad, reshape, slice as _slice
 from xjax._src.lax.linalg import _primitive, _T, _tril
+from xjax._src.lax.sharding_rules_batched import batched
 
 __all__ = ["EigImplementation", "cholesky_update", "cholesky_update_p", "hessenberg", "hessenberg_p",
            "householder_product", "householder_product_p", "ormqr", "ormqr_p", "schur", "schur_p",
@@ -342,3 +343,13 @@ def cholesky_update(r_matrix, w_vector):
     """The upper Cholesky factor of R^T R + w w^T, given the upper factor R of A = R^T R: O(n^2)
     Givens rotations (one matrix, no batch dims, as JAX)."""
     return cholesky_update_p.bind(asarray(r_matrix), asarray(w_vector))
+
+
+def _register_sharding_rules():
+    ranks = {schur_p: (2,), hessenberg_p: (2,), tridiagonal_p: (2,), geqrf_p: (2,), householder_product_p: (2, 1),
+             tridiagonal_solve_p: (1, 1, 1, 2), symmetric_product_p: (2, 2)}
+    for p, r in ranks.items():
+        p.def_rules(sharding=batched(p, r))
+
+
+_register_sharding_rules()

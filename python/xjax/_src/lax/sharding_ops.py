@@ -10,7 +10,7 @@ so. A program compiled whole runs both as the identity.
 from xjax._src import core
 from xjax._src.interpreters import ad, batching
 from xjax._src.jaxpr import params_printer
-from xjax._src.sharding import Mesh, NamedSharding, PartitionSpec, check_trivial, get_abstract_mesh
+from xjax._src.sharding import Mesh, NamedSharding, PartitionSpec, check_trivial, get_abstract_mesh, get_mesh
 
 
 def spec_for(spec, ndim):
@@ -42,6 +42,52 @@ def out_sharding_of(sharding, ndim, api, operands):
         except NotImplementedError:
             pass
     return typed_sharding_of(sharding, ndim, api)
+
+
+def bind_with_out_sharding(prim, operands, out_sharding, typed, param="out_sharding", **params):
+    """prim bound with `typed` (out_sharding_of's answer) as the param typing its result. Traced, that is
+    the type; eagerly, the primitive runs on the operands replicated and its result is placed as asked."""
+    if typed is None or any(isinstance(a, core.Tracer) for a in operands) or \
+            not isinstance(core.current_trace(), core.EvalTrace):  # (traced: the type says it)
+        return prim.bind(*operands, **params, **{param: typed})
+    return placed(prim.bind(*[_replicated(a) for a in operands], **params, **{param: None}), typed, out_sharding)
+
+
+def placed(x, typed, out_sharding):
+    """Eagerly, x placed as `typed` says over out_sharding's concrete mesh (or jax.set_mesh's); a traced
+    value as it is (its type says it)."""
+    if isinstance(x, core.Tracer):
+        return x
+    concrete = getattr(out_sharding, "mesh", None)
+    if not isinstance(concrete, Mesh):
+        meshes = (getattr(getattr(x, "sharding", None), "mesh", None), get_mesh())
+        concrete = next((m for m in meshes if isinstance(m, Mesh) and not m.empty and m.abstract_mesh == typed.mesh),
+                        None)
+        if concrete is None:  # (no mesh of this process to place over: whole, as an eager value may be)
+            return x
+    return reshard_p.bind(x, dst_sharding=typed, concrete_mesh=concrete)
+
+
+def splits_explicit(sharding):
+    """Whether an out_sharding argument (a P under jax.set_mesh, or a NamedSharding) splits over Explicit
+    mesh axes: the result's type carries it (JAX's sharding in types)."""
+    if isinstance(sharding, PartitionSpec):
+        mesh, spec = get_abstract_mesh(), sharding
+    elif isinstance(sharding, NamedSharding):
+        mesh, spec = sharding.mesh, sharding.spec
+    else:
+        return False
+    return any(n in mesh.explicit_axes for p in spec if p is not None
+               for n in ((p,) if isinstance(p, str) else p))
+
+
+def _replicated(a):
+    """An array split over a mesh, replicated over it (others as they are)."""
+    s = getattr(a, "sharding", None)
+    if not isinstance(s, NamedSharding) or s.is_fully_replicated:
+        return a
+    return reshard_p.bind(a, dst_sharding=NamedSharding(s.mesh.abstract_mesh, PartitionSpec(*([None] * a.ndim))),
+                          concrete_mesh=s.mesh)
 
 
 def context_mesh_for(spec):

@@ -16,7 +16,7 @@ from xjax._src.lax.layout import (broadcast_in_dim_p, concatenate_p, pad_p, resh
                                   transpose_p)
 from xjax._src.lax.sorting import sort_p
 from xjax._src.lax.stop_gradient import stop_gradient_p
-from xjax._src.sharding import NamedSharding, PartitionSpec
+from xjax._src.sharding import EMPTY_ABSTRACT_MESH, NamedSharding, PartitionSpec
 
 
 def spec_of(aval):
@@ -114,6 +114,23 @@ def _broadcast(name, avals, mesh, shapes, specs):
                                         f"{', '.join(str(tuple(sp)) for sp in specs)}.")
         out.append(got)
     return _legal(name, avals, mesh, out, [max(ds) for ds in zip(*shapes)])
+
+
+def _select_n(which, *cases):
+    """JAX's select rule: the cases' common sharding; `which` a scalar, unsplit or split as they are."""
+    typed_cases = [c._sharding for c in cases if getattr(c, "_sharding", None) is not None]
+    if not typed_cases:
+        return None
+    first = typed_cases[0]
+    if any(s != first for s in typed_cases[1:]):
+        shown = ", ".join(str(getattr(c, "_sharding", None) or NamedSharding(EMPTY_ABSTRACT_MESH, PartitionSpec()))
+                          for c in cases)
+        raise ShardingTypeError(f"select cases must have the same shardings, got [{shown}].")
+    which_s = getattr(which, "_sharding", None)
+    if which.shape and which_s is not None and (which_s.mesh != first.mesh or spec_of(which) != spec_of(cases[0])):
+        raise ShardingTypeError(f"select `which` must be scalar or have the same sharding as cases, got `which` "
+                                f"sharding {which_s} but case sharding {cases[0]._sharding}.")
+    return first
 
 
 def _same_as_operand(x, *_, **params):
@@ -277,7 +294,7 @@ def _dot_general(lhs, rhs, *, dimension_numbers, out_sharding=None, **_):
 
 
 def _register():
-    elementwise = {ew.fma_p, ew.select_n_p, ew.clamp_p, ew.add_any_p, special.igamma_p, special.igammac_p,
+    elementwise = {ew.fma_p, ew.clamp_p, ew.add_any_p, special.igamma_p, special.igammac_p,
                    special.igamma_grad_a_p, special.polygamma_p, special.zeta_p, special.regularized_incomplete_beta_p,
                    special.bessel_i0e_p, special.bessel_i1e_p, complex_parts.real_p, complex_parts.imag_p,
                    complex_parts.conj_p, complex_parts.complex_p, composed_ops.mulhi_p, composed_ops.reduce_precision_p,
@@ -285,6 +302,7 @@ def _register():
     for p in set(ew.PRIMITIVES.values()) | elementwise:
         p.def_rules(sharding=broadcasting(p.name))
     ew.convert_element_type_p.def_rules(sharding=_same_as_operand)
+    ew.select_n_p.def_rules(sharding=_select_n)
     for p in (reduction.reduce_sum_p, reduction.reduce_max_p, reduction.reduce_min_p, reduction.reduce_prod_p,
               reduction.reduce_and_p, reduction.reduce_or_p, reduction.reduce_xor_p, reduction.argmax_p,
               reduction.argmin_p):

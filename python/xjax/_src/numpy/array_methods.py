@@ -153,7 +153,7 @@ def _iter(self):
             for row in lax.unstack(lax.slice_in_dim(self, start, min(start + 100, n), axis=0), 0))
 
 
-def _reshape(self, *args, order="C", **kwargs):
+def _reshape(self, *args, order="C", out_sharding=None, **kwargs):
     if "shape" in kwargs:
         shape = kwargs.pop("shape")
     elif "newshape" in kwargs:
@@ -164,7 +164,7 @@ def _reshape(self, *args, order="C", **kwargs):
         shape = args
     if kwargs:
         raise TypeError(f"reshape() got unexpected keyword arguments {sorted(kwargs)}")
-    return manipulation.reshape(self, shape, order=order)
+    return manipulation.reshape(self, shape, order=order, out_sharding=out_sharding)
 
 
 def _transpose(self, *args):

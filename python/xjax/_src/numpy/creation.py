@@ -10,6 +10,8 @@ from xjax._src.transfer import put_on
 from xjax._src.core import ShapedArray as _ShapedArray, to_concrete_value as _to_concrete_value
 from xjax._src.lax.linalg import tri_mask
 from xjax._src.lax.parallel import vary_over
+from xjax._src.lax.sharding_ops import placed, splits_explicit, typed_sharding_of
+from xjax._src.sharding import check_trivial
 from xjax._src.numpy import array_from_list, manipulation as shp, util
 from xjax._src.numpy.util import dtype_arg
 
@@ -110,38 +112,42 @@ def copy(a, order=None):
 
 # ---- filled arrays --------------------------------------------------------------------------
 
-def _filled(shape, value, dtype, fun_name, device):
-    target = check_device(device, fun_name)
+def _filled(shape, value, dtype, fun_name, device, out_sharding=None):
+    typed, target = _typed_or_target(device, out_sharding, fun_name, shape)
     shape = util.canonicalize_shape(shape)
     util.check_nonnegative_shape(shape, "broadcast_in_dim")
     dt = dtype_arg(dtype, fun_name) or dtypes.default_float_dtype()
+    if typed is not None:
+        return placed(util.full(shape, value, dt, sharding=typed), typed, out_sharding)
     return put_on(util.full(shape, value, dt), target)
 
 
 def zeros(shape, dtype=None, *, device=None, out_sharding=None):
     """An array of zeros (default dtype float32)."""
-    return _filled(shape, 0, dtype, "zeros", _target(device, out_sharding, "zeros"))
+    return _filled(shape, 0, dtype, "zeros", device, out_sharding)
 
 
 def ones(shape, dtype=None, *, device=None, out_sharding=None):
     """An array of ones (default dtype float32)."""
-    return _filled(shape, 1, dtype, "ones", _target(device, out_sharding, "ones"))
+    return _filled(shape, 1, dtype, "ones", device, out_sharding)
 
 
 def empty(shape, dtype=None, *, device=None, out_sharding=None):
     """Like zeros: xjax arrays are always initialised."""
-    return _filled(shape, 0, dtype, "empty", _target(device, out_sharding, "empty"))
+    return _filled(shape, 0, dtype, "empty", device, out_sharding)
 
 
 def full(shape, fill_value, dtype=None, *, device=None, out_sharding=None):
     """An array of `shape` filled with fill_value (broadcast), with fill_value's dtype by default."""
-    target = _target(device, out_sharding, "full")
+    typed, target = _typed_or_target(device, out_sharding, "full", shape)
     shape = util.canonicalize_shape(shape)
     util.check_nonnegative_shape(shape, "broadcast_in_dim")
     dt = dtype_arg(dtype, "full")
     v = util.asarray(fill_value) if dt is None else util.convert(fill_value, dt)
     if dt is not None and util.is_array(fill_value) is False and type(fill_value) in util._PY_SCALARS:
         v = util.scalar(fill_value, dt, False)
+    if typed is not None:
+        return placed(util.broadcast_to_shape(v, shape, typed), typed, out_sharding)
     return put_on(util.broadcast_to_shape(v, shape), target)
 
 
@@ -152,6 +158,17 @@ def _target(device, out_sharding, fun_name):
             raise ValueError(f"{fun_name}: pass device or out_sharding, not both")
         device = out_sharding
     return check_device(device, fun_name)
+
+
+def _typed_or_target(device, out_sharding, fun_name, shape):
+    """(the sharding of the result's type, None) for an out_sharding splitting over Explicit mesh axes
+    (JAX's sharding in types), else (None, the placement _target gives)."""
+    if out_sharding is None or not splits_explicit(out_sharding):
+        return None, _target(device, out_sharding, fun_name)
+    if device is not None:
+        raise ValueError(f"{fun_name}: pass device or out_sharding, not both")
+    ndim = len(shape) if isinstance(shape, (tuple, list)) else 1
+    return typed_sharding_of(out_sharding, ndim, fun_name), None
 
 
 def _check_like(fun_name, a):
@@ -238,12 +255,20 @@ def _concrete_scalar(x, fun_name, what):
     return x
 
 
-def arange(start, stop=None, step=None, dtype=None, *, device=None):
-    """Evenly spaced values in [start, stop) (JAX's dtypes: arange(10) is int32, arange(0., 1., .1) float32)."""
+def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding=None):
+    """Evenly spaced values in [start, stop) (JAX's dtypes: arange(10) is int32, arange(0., 1., .1) float32);
+    an out_sharding splitting over Explicit mesh axes types the iota it is made from, as JAX's."""
+    if out_sharding is not None and splits_explicit(out_sharding):
+        if device is not None:
+            raise ValueError("arange: pass device or out_sharding, not both")
+        typed = typed_sharding_of(out_sharding, 1, "arange")
+        return placed(_arange(start, stop, step, dtype, out_sharding), typed, out_sharding)
+    if out_sharding is not None:
+        check_trivial(out_sharding, "jax.numpy.arange")
     return put_on(_arange(start, stop, step, dtype), check_device(device, "arange"))
 
 
-def _arange(start, stop, step, dtype):
+def _arange(start, stop, step, dtype, out_sharding=None):
     dt = dtype_arg(dtype, "arange")
     args = [a for a in (start, stop, step) if a is not None]
     for a in args:
@@ -266,18 +291,18 @@ def _arange(start, stop, step, dtype):
         raise TypeError("arange does not accept dtype bool")
     if dt.kind in "iu" and not (isinstance(lo, int) and isinstance(st, int)):
         ft = dtypes.default_float_dtype()
-        vals = _affine(ft, n, lo, st, step is not None)
+        vals = _affine(ft, n, lo, st, step is not None, out_sharding)
         return lax.convert_element_type(lax.floor(vals), dt)
     if step is None:  # as JAX: iota, or start + iota
-        it = lax.iota(dt, n)
+        it = lax.broadcasted_iota(dt, (n,), 0, out_sharding=out_sharding)
         return it if lo == 0 else lax.add(lax.convert_element_type(lo, dt), it)
     working = dtypes.float32 if dtypes.is_float(dt) and dt.itemsize < 4 else dt
-    return lax.convert_element_type(_affine(working, n, lo, st, True), dt)
+    return lax.convert_element_type(_affine(working, n, lo, st, True, out_sharding), dt)
 
 
-def _affine(dt, n, lo, st, with_step):
+def _affine(dt, n, lo, st, with_step, out_sharding=None):
     """lo + st * iota (JAX's form: start + step * iota), in dt."""
-    it = lax.iota(dt, n)
+    it = lax.broadcasted_iota(dt, (n,), 0, out_sharding=out_sharding)
     if not with_step:
         return it if lo == 0 else lax.add(lax.convert_element_type(lo, dt), it)
     return lax.add(lax.convert_element_type(lo, dt), lax.mul(lax.convert_element_type(st, dt), it))

@@ -216,9 +216,8 @@ def cross(x1, x2, /, *, axis=-1):
 
 def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None, out_sharding=None):
     """tensordot with the Array API's keyword-only axes."""
-    if out_sharding is not None:
-        raise NotImplementedError("jnp.linalg.tensordot: out_sharding is not supported by xjax")
-    return products.tensordot(x1, x2, axes, precision=precision, preferred_element_type=preferred_element_type)
+    return products.tensordot(x1, x2, axes, precision=precision, preferred_element_type=preferred_element_type,
+                              out_sharding=out_sharding)
 
 
 def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):

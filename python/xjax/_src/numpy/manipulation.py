@@ -6,6 +6,7 @@ from xjax._src.array import check_device
 from xjax._src.transfer import put_on
 from xjax._src.numpy import util
 from xjax._src.numpy.util import dtype_arg
+from xjax._src.sharding import NamedSharding, PartitionSpec
 
 
 def shape(a):
@@ -60,28 +61,40 @@ def _compute_newshape(old_shape, newshape):
     return newshape
 
 
-def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
-    """a with a new shape of the same size (one dimension may be -1); order 'C' or 'F'."""
+def reshape(a, shape=None, order="C", *, newshape=None, copy=None, out_sharding=None):
+    """a with a new shape of the same size (one dimension may be -1); order 'C' or 'F'. out_sharding: the
+    sharding of the result's type, as JAX's."""
     if shape is None:
         shape = newshape
     x = util.operand("reshape", a)
     old = x.aval.shape
     new = _compute_newshape(old, shape)
     if order == "C":
-        return x if new == old else lax.reshape(x, new)
+        return x if new == old and out_sharding is None else lax.reshape(x, new, out_sharding=out_sharding)
     if order == "F":
         xt = lax.transpose(x, tuple(reversed(range(len(old)))))
-        out = lax.reshape(xt, tuple(reversed(new)))
+        out = lax.reshape(xt, tuple(reversed(new)), out_sharding=_reversed_sharding(out_sharding, len(new)))
         return lax.transpose(out, tuple(reversed(range(len(new)))))
     if order == "A":
         raise NotImplementedError("np.reshape order=A is not implemented.")
     raise ValueError(f"Unexpected value for 'order' argument: {order}.")
 
 
-def ravel(a, order="C"):
+def _reversed_sharding(sharding, ndim):
+    """An out_sharding (P or NamedSharding) with its dimensions reversed, as an order='F' reshape needs."""
+    if sharding is None:
+        return None
+    spec = sharding if isinstance(sharding, PartitionSpec) else getattr(sharding, "spec", None)
+    if spec is None:
+        raise TypeError(f"reshape: out_sharding must be a jax.sharding.NamedSharding or PartitionSpec, got {sharding!r}")
+    rev = PartitionSpec(*reversed(tuple(spec) + (None,) * (ndim - len(spec))))
+    return rev if isinstance(sharding, PartitionSpec) else NamedSharding(sharding.mesh, rev)
+
+
+def ravel(a, order="C", *, out_sharding=None):
     """a flattened to one dimension."""
     x = util.operand("ravel", a)
-    return reshape(x, (x.aval.size,), order=order)
+    return reshape(x, (x.aval.size,), order=order, out_sharding=out_sharding)
 
 
 def transpose(a, axes=None):

@@ -18,14 +18,14 @@ def _pet(preferred_element_type):
     return dtypes.canonicalize_dtype(preferred_element_type)
 
 
-def _dot_general(a, b, contract, batch, preferred_element_type=None):
+def _dot_general(a, b, contract, batch, preferred_element_type=None, out_sharding=None):
     (ca, cb), (ba, bb) = contract, batch
     sa, sb = a.aval.shape, b.aval.shape
     if tuple(sa[i] for i in ca) != tuple(sb[i] for i in cb):
         raise TypeError("dot_general requires contracting dimensions to have the same shape, got "
                         f"{tuple(sa[i] for i in ca)} and {tuple(sb[i] for i in cb)}.")
     return lax.dot_general(a, b, ((tuple(ca), tuple(cb)), (tuple(ba), tuple(bb))),
-                           preferred_element_type=preferred_element_type)
+                           preferred_element_type=preferred_element_type, out_sharding=out_sharding)
 
 
 def _operands_and_type(a, b, preferred_element_type):
@@ -46,7 +46,7 @@ def _typed(out, dtype, weak):
     return lax.elementwise._convert(out, dtype, weak)
 
 
-def dot(a, b, *, precision=None, preferred_element_type=None):
+def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
     """NumPy's dot: sum over the last axis of a and the second-to-last of b (a product for scalars)."""
     util.check_arraylike("dot", a, b)
     x, y, pet, weak = _operands_and_type(a, b, preferred_element_type)
@@ -55,10 +55,10 @@ def dot(a, b, *, precision=None, preferred_element_type=None):
         contract = ((), ())
     else:
         contract = ((nx - 1,), (0 if ny == 1 else ny - 2,))
-    return _typed(_dot_general(x, y, contract, ((), ()), pet), pet, weak)
+    return _typed(_dot_general(x, y, contract, ((), ()), pet, out_sharding), pet, weak)
 
 
-def matmul(a, b, *, precision=None, preferred_element_type=None):
+def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=None):
     """a @ b: matrix products over the last two axes, broadcasting the leading (batch) axes."""
     util.check_arraylike("matmul", a, b)
     x, y, pet, weak = _operands_and_type(a, b, preferred_element_type)
@@ -104,7 +104,8 @@ def matmul(a, b, *, precision=None, preferred_element_type=None):
     perm = tuple(int(i) for i in np.argsort(at_batch + at_x + at_y))
     x = lax.squeeze(x, tuple(x_squeeze))
     y = lax.squeeze(y, tuple(y_squeeze))
-    out = _dot_general(x, y, ((x.aval.ndim - 1,), (y.aval.ndim - 1 - y_mat,)), (tuple(x_batch), tuple(y_batch)), pet)
+    out = _dot_general(x, y, ((x.aval.ndim - 1,), (y.aval.ndim - 1 - y_mat,)), (tuple(x_batch), tuple(y_batch)), pet,
+                       out_sharding)  # (in dot_general's order of dimensions, as JAX's)
     out = lax.transpose(out, perm)
     if both_squeeze:
         out = lax.expand_dims(out, tuple(both_squeeze))
@@ -167,7 +168,7 @@ def outer(a, b, out=None):
     return lax.mul(lax.expand_dims(x, (1,)), lax.expand_dims(y, (0,)))
 
 
-def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
+def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None, out_sharding=None):
     """Sum over the given axes: the last `axes` of a with the first of b, or explicit axis lists."""
     util.check_arraylike("tensordot", a, b)
     x, y, pet, weak = _operands_and_type(a, b, preferred_element_type)
@@ -188,7 +189,7 @@ def tensordot(a, b, axes=2, *, precision=None, preferred_element_type=None):
             raise TypeError(f"tensordot requires axes lists to have equal length, got {ax} and {bx}.")
         ca = tuple(util.canonicalize_axis(i, nx) for i in ax)
         cb = tuple(util.canonicalize_axis(i, ny) for i in bx)
-    return _typed(_dot_general(x, y, (ca, cb), ((), ()), pet), pet, weak)
+    return _typed(_dot_general(x, y, (ca, cb), ((), ()), pet, out_sharding), pet, weak)
 
 
 def kron(a, b):

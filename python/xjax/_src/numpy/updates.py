@@ -1,8 +1,10 @@
 """The .at[] property: functional index updates (set, add, multiply, min, max, ...) lowered to scatter."""
-from xjax._src import lax
+from xjax._src import core, lax
 from xjax._src.lax.indexing import GatherScatterMode
 from xjax._src.numpy import util
-from xjax._src.numpy.indexing import _basic, _gather, _is_basic, _normalize, _plan, _scatter_dnums
+from xjax._src.lax.sharding_ops import reshard_p
+from xjax._src.lax.sharding_rules_indexing import slice_sharding
+from xjax._src.numpy.indexing import _basic, _gather, _gather_dnums, _is_basic, _normalize, _plan, _scatter_dnums
 from xjax._src.numpy.ufuncs import negative, power, true_divide
 
 
@@ -14,7 +16,13 @@ def _scatter(x, idx, values, kind, mode=None, indices_are_sorted=False, unique_i
     u = util.convert(values, dt, x.aval.weak_type)
     if plan.empty:
         return x
-    u = util.broadcast_to_shape(u, plan.final_shape)
+    window = None  # (the updates typed as the window they write, as JAX's)
+    if plan.indices is not None and plan.final_shape == plan.gather_shape:
+        window = slice_sharding(getattr(x, "traced_aval", None) or x.aval, core.get_aval(plan.indices),
+                                _gather_dnums(plan))
+    u = util.broadcast_to_shape(u, plan.final_shape, window)
+    if window is not None and not isinstance(u, core.Tracer):  # eagerly: placed so over x's mesh
+        u = reshard_p.bind(u, dst_sharding=window, concrete_mesh=x.sharding.mesh)
     if plan.final_shape != plan.gather_shape:
         u = lax.reshape(u, plan.gather_shape)
     if plan.rev_dims:
