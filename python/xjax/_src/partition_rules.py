@@ -23,6 +23,8 @@ from xjax._src.lax.layout import (broadcast_in_dim_p, concatenate_p, dynamic_sli
                                   reshape_p, rev_p, slice_p, squeeze_p, transpose_p)
 from xjax._src.lax.sharding_ops import reshard_p, sharding_constraint_p, spec_for
 from xjax._src.lax.sorting import sort_p
+from xjax._src.lax import linalg, linalg_forms  # noqa: F401 (their primitives' BATCH_RANKS, registered on import)
+from xjax._src.lax.sharding_rules_batched import BATCH_RANKS
 from xjax._src.sharding import _names_of
 from xjax._src.lax.parallel import all_gather, axis_index, pmax, pmin, psum
 
@@ -234,6 +236,19 @@ def _unsplit_along(param, what):
     return rule
 
 
+def _per_batch_block(ranks):
+    """A primitive mapping over leading batch dimensions (linear algebra: operand i's last ranks[i]
+    dimensions are one problem's): the batch dimensions split alike in every operand (as the first
+    splitting each), the problems' own dimensions whole; each device solves the problems of its batch
+    block, and every result is split along its leading batch dimensions as the operands are."""
+    def rule(mesh, eqn, ins):
+        nb = eqn.invars[0].aval.ndim - ranks[0]
+        batch = _merged([(x, axes[:nb]) for x, axes in ins], nb)
+        blocks = [reshard(x, axes, batch + whole(len(axes) - nb), mesh) for x, axes in ins]
+        return [(o, batch + whole(v.aval.ndim - nb)) for o, v in zip(_bind(eqn, blocks), eqn.outvars)]
+    return rule
+
+
 def _transpose(mesh, eqn, ins):
     (x, axes), = ins
     return [(o, tuple(axes[p] for p in eqn.params["permutation"])) for o in _bind(eqn, [x])]
@@ -381,3 +396,4 @@ RULES.update({transpose_p: _transpose, squeeze_p: _squeeze, broadcast_in_dim_p: 
               concatenate_p: _keeping_layout(lambda eqn: [eqn.params["dimension"]]),
               pad_p: _keeping_layout(lambda eqn: [d for d, c in enumerate(eqn.params["padding_config"]) if c != (0, 0, 0)]),
               rev_p: _keeping_layout(lambda eqn: eqn.params["dimensions"])})
+RULES.update({p: _per_batch_block(ranks) for p, ranks in BATCH_RANKS.items()})

@@ -12,7 +12,7 @@ from xjax._src.lax.contraction import dot_general
 from xjax._src.lax.elementwise import add, broadcasted_iota, convert_element_type, div, ge, select
 from xjax._src.lax.layout import broadcast_in_dim, expand_dims, reshape, squeeze, transpose
 from xjax._src.lax.reduction import reduce_sum
-from xjax._src.lax.sharding_rules_batched import batched, triangular_solve_rule
+from xjax._src.lax.sharding_rules_batched import BATCH_RANKS, batched, triangular_solve_rule
 from xjax._src.lax.sorting import _take_along, sort
 
 __all__ = ["EighImplementation", "SvdAlgorithm", "cholesky", "cholesky_p", "eig", "eig_p", "eigh", "eigh_p", "lu", "lu_p",
@@ -604,6 +604,7 @@ def _register_sharding_rules():
         p.def_rules(sharding=batched(p, (2,)))
     lu_pivots_to_permutation_p.def_rules(sharding=batched(lu_pivots_to_permutation_p, (1,)))
     triangular_solve_p.def_rules(sharding=triangular_solve_rule)
+    BATCH_RANKS[triangular_solve_p] = (2, 2)
 
 
 _register_sharding_rules()

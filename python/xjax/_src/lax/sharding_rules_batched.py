@@ -9,9 +9,13 @@ from xjax._src.lax.sharding_rules_indexing import keeping_divisible
 from xjax._src.sharding import PartitionSpec
 
 
+BATCH_RANKS = {}  # primitive -> per operand, how many trailing dimensions one problem has (jit's partitioner)
+
+
 def batched(prim, ranks):
     """JAX's linalg_sharding_rule: operand i's last ranks[i] dimensions unsplit, the leading (batch) ones
     split alike in every operand; each result split as they are along its leading dimensions."""
+    BATCH_RANKS[prim] = ranks
 
     def rule(*avals, **params):
         batch_specs = []
