@@ -19,6 +19,7 @@ import math
 from xjax._src.errors import ShardingTypeError
 from xjax._src.lax import elementwise as ew, reduction
 from xjax._src.lax.contraction import dot_general_p
+from xjax._src.lax.convolution import conv_general_dilated_p
 from xjax._src.lax.layout import (broadcast_in_dim_p, concatenate_p, dynamic_slice_in_dim, dynamic_slice_p, pad_p,
                                   reshape_p, rev_p, slice_p, squeeze_p, transpose_p)
 from xjax._src.lax.sharding_ops import reshard_p, sharding_constraint_p, spec_for
@@ -350,6 +351,28 @@ def _dot_general(mesh, eqn, ins):
     return [(out, tuple([lw[d] for d in lb] + [lw[d] for d in lfree] + [rw[d] for d in rfree]))]
 
 
+def _conv(mesh, eqn, ins):
+    """conv_general_dilated without groups: over an lhs split along its batch dimension alone and a whole
+    kernel, each device convolves its own examples; over an lhs and a kernel split alike along the
+    dimension they contract (lhs features, kernel input features: a kernel's gradient, whose lhs is an
+    input split along its batch) and nothing else, each device's partial sums, then a psum. Any other
+    layout gathered (a split window dimension would need its neighbours' edges)."""
+    (lhs, la), (rhs, ra) = ins
+    p = eqn.params
+    lhs_spec, rhs_spec, out_spec = p["dimension_numbers"]
+    ndim = eqn.outvars[0].aval.ndim
+    if p["feature_group_count"] == 1 and p["batch_group_count"] == 1:
+        split = {d for d, a in enumerate(la) if a}
+        batch, feature = la[lhs_spec[0]], la[lhs_spec[1]]
+        if split == {lhs_spec[0]} and not any(ra):
+            (out,) = _bind(eqn, [lhs, rhs])
+            return [(out, tuple(batch if d == out_spec[0] else () for d in range(ndim)))]
+        if split == {lhs_spec[1]} and ra[rhs_spec[1]] == feature and sum(map(bool, ra)) == 1:
+            (out,) = _bind(eqn, [lhs, rhs])
+            return [(psum(out, feature), whole(ndim))]
+    return gathered(mesh, eqn, ins)
+
+
 def _layout_of(sharding, ndim):
     return tuple(_names_of(p) for p in spec_for(sharding.spec, ndim))
 
@@ -388,6 +411,7 @@ RULES.update({p: _unsplit_along("axis", "Input should be unsharded over the axis
                         reduction.cumlogsumexp_p)})
 RULES.update({transpose_p: _transpose, squeeze_p: _squeeze, broadcast_in_dim_p: _broadcast_in_dim,
               reshape_p: _reshape, dot_general_p: _with_out_sharding(_dot_general),
+              conv_general_dilated_p: _with_out_sharding(_conv),
               reshard_p: _laid_out("dst_sharding"), sharding_constraint_p: _laid_out("sharding"),
               sort_p: _unsplit_along("dimension", "Arguments to sort must be unsharded over the sorting dimension. "
                                                   "Got arg types {types} and dimension={dim}"),
