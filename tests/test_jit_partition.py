@@ -451,3 +451,33 @@ print(digest.hexdigest())
     assert out.splitlines()[:2] == ["0 True [4]", "ShardingTypeError Please specify the output sharding via "
                                     "`out_sharding` parameter of `conv_general_dilated`"], out
     assert run(code, threads="3") == out
+
+
+def test_gathers_along_whole_dimensions_run_on_each_device_s_block():
+    """x[:, ids] over rows split, and an embedding lookup w[ids] over split ids, gather on each device's
+    block (no all_gather); indexing a split dimension gathers first. Values against NumPy, JAX's specs
+    and errors."""
+    out = run("""
+ids = np.array([3, 0, 2, 3], np.int32)
+table = rng.randn(10, 6).astype(np.float32)
+for mesh in (auto, explicit):
+    with jax.set_mesh(mesh):
+        for name, f, args, want in [
+                ("columns", lambda a, i: jnp.tanh(a[:, i]), (put(mesh, x, "data", None), ids), np.tanh(x[:, ids])),
+                ("lookup", lambda t, i: t[i] * 2, (put(mesh, table), put(mesh, ids, "data")), table[ids] * 2),
+                ("both", lambda a, i: a[:, i], (put(mesh, x, "model"), put(mesh, ids, "data")), x[:, ids]),
+                ("rows", lambda a, i: a[i], (put(mesh, x, "data"), ids), x[ids])]:
+            try:
+                r = jax.jit(f)(*args)
+            except Exception as err:  # (JAX's rule over Explicit axes, as JAX raises it)
+                print(name, type(err).__name__)
+                continue
+            np.testing.assert_allclose(np.asarray(r), want, rtol=1e-6, err_msg=name)
+            plan = partition.plan_for(jax.make_jaxpr(f)(*args), list(args), mesh)
+            gathers = sum(e.primitive.name == "all_gather" for e in plan.jaxpr.jaxpr.eqns)
+            print(name, r.sharding.spec, gathers)
+""")
+    assert out.splitlines() == [
+        "columns P('data',) 0", "lookup P('data',) 0", "both P('model', 'data') 0", "rows P() 1",
+        # (recorded from JAX 0.10.2: over Explicit axes only the first is typed without an out_sharding)
+        "columns P('data', None) 0", "lookup ShardingTypeError", "both ShardingTypeError", "rows ShardingTypeError"]

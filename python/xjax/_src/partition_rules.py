@@ -20,6 +20,7 @@ from xjax._src.errors import ShardingTypeError
 from xjax._src.lax import elementwise as ew, reduction
 from xjax._src.lax.contraction import dot_general_p
 from xjax._src.lax.convolution import conv_general_dilated_p
+from xjax._src.lax.indexing import gather_p
 from xjax._src.lax.layout import (broadcast_in_dim_p, concatenate_p, dynamic_slice_in_dim, dynamic_slice_p, pad_p,
                                   reshape_p, rev_p, slice_p, squeeze_p, transpose_p)
 from xjax._src.lax.sharding_ops import reshard_p, sharding_constraint_p, spec_for
@@ -373,6 +374,30 @@ def _conv(mesh, eqn, ins):
     return gathered(mesh, eqn, ins)
 
 
+def _gather(mesh, eqn, ins):
+    """gather with its indexed operand dimensions whole: operand dimensions taken whole into the windows
+    keep their splits (each device slices its block of every window), and the indices' batch
+    dimensions theirs (each device gathers for its own indices: an embedding lookup over a split
+    batch); the result is split as the dimensions it takes them from. Any other layout gathered."""
+    (x, xa), (idx, ia) = ins
+    dn, sizes = eqn.params["dimension_numbers"], eqn.params["slice_sizes"]
+    shape, out_ndim = eqn.invars[0].aval.shape, eqn.outvars[0].aval.ndim
+    windows = [d for d in range(len(shape)) if d not in dn.collapsed_slice_dims]
+    if dn.operand_batching_dims or ia[-1] or {n for a in xa for n in a} & {n for a in ia for n in a} or any(
+            xa[d] and (d in dn.start_index_map or d not in windows or sizes[d] != shape[d]) for d in range(len(shape))):
+        return gathered(mesh, eqn, ins)
+    out = [()] * out_ndim
+    for d, od in zip(windows, dn.offset_dims):
+        out[od] = xa[d]
+    for od, a in zip([d for d in range(out_ndim) if d not in dn.offset_dims], ia[:-1]):
+        out[od] = a
+    block = tuple(n // count(mesh, a) if a else s for n, s, a in zip(shape, sizes, xa))
+    (o,) = _bind(eqn, [x, idx], slice_sizes=block)
+    typed = getattr(eqn.outvars[0].aval, "_sharding", None)  # (over Explicit axes, JAX's type: the same splits)
+    want = tuple(out) if typed is None else _layout_of(typed, out_ndim)
+    return [(reshard(o, tuple(out), want, mesh), want)]
+
+
 def _layout_of(sharding, ndim):
     return tuple(_names_of(p) for p in spec_for(sharding.spec, ndim))
 
@@ -411,7 +436,7 @@ RULES.update({p: _unsplit_along("axis", "Input should be unsharded over the axis
                         reduction.cumlogsumexp_p)})
 RULES.update({transpose_p: _transpose, squeeze_p: _squeeze, broadcast_in_dim_p: _broadcast_in_dim,
               reshape_p: _reshape, dot_general_p: _with_out_sharding(_dot_general),
-              conv_general_dilated_p: _with_out_sharding(_conv),
+              conv_general_dilated_p: _with_out_sharding(_conv), gather_p: _gather,
               reshard_p: _laid_out("dst_sharding"), sharding_constraint_p: _laid_out("sharding"),
               sort_p: _unsplit_along("dimension", "Arguments to sort must be unsharded over the sorting dimension. "
                                                   "Got arg types {types} and dimension={dim}"),
