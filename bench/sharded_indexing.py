@@ -1,8 +1,8 @@
-"""Indexing and batched linear algebra on arrays split over Explicit mesh axes, jitted (medians, ms): the
-partitioner runs a primitive that has a sharding rule but no partitioning rule of its own (gather,
-scatter-add, cholesky) on its gathered operands and slices the result to its type's layout. Measured
-against the same program on one whole array, so the ratio is the cost of that fallback (gathers, the
-whole computed on every device, the slice), with 2 devices of one thread each.
+"""Indexing and batched linear algebra on arrays split over Explicit mesh axes, jitted (medians, ms):
+gather, scatter-add and cholesky, each run by the partitioner on the devices' blocks (partition_rules.py:
+_gather, _scatter, _per_batch_block), against the same program on one whole array, with 2 devices of
+one thread each. (Before those rules, each gathered its operands, ran whole on every device and sliced
+its result: 3.5x, 4.6x and 2.9x the whole array's time.)
 
     python bench/sharded_indexing.py [--reps 21]
 """

@@ -481,3 +481,39 @@ for mesh in (auto, explicit):
         "columns P('data',) 0", "lookup P('data',) 0", "both P('model', 'data') 0", "rows P() 1",
         # (recorded from JAX 0.10.2: over Explicit axes only the first is typed without an out_sharding)
         "columns P('data', None) 0", "lookup ShardingTypeError", "both ShardingTypeError", "rows ShardingTypeError"]
+
+
+def test_scatters_into_whole_dimensions_run_on_each_device_s_block():
+    """x.at[:, ids].add/max/set over rows split, and the gradient of a column gather (a scatter-add of the
+    cotangent), update each device's block (no all_gather of the operand); scattering into a split
+    dimension gathers first. Values against NumPy (duplicate indices included)."""
+    out = run("""
+ids = np.array([3, 0, 2, 3], np.int32)
+upd = rng.randn(8, 4).astype(np.float32)
+def np_at(op, cols=ids, u=upd):
+    r = x.copy()
+    for j, i in enumerate(cols):
+        r[:, i] = op(r[:, i], u[:, j])
+    return r
+grad_ref = np.zeros_like(x)
+np.add.at(grad_ref.T, ids, (np.cos(x[:, ids]) * upd).T)
+rows_upd = rng.randn(4, 16).astype(np.float32)
+rows_ref = x.copy()
+np.add.at(rows_ref, ids, rows_upd)
+for name, f, args, want in [
+        ("add", lambda a, u: a.at[:, ids].add(u), (put(auto, x, "data"), upd), np_at(np.add)),
+        ("max", lambda a, u: a.at[:, ids].max(u), (put(auto, x, "data"), put(auto, upd, None, "model")),
+         np_at(np.maximum)),
+        ("set", lambda a, u: a.at[:, ids[:3]].set(u[:, :3]), (put(auto, x, "data"), upd),
+         np_at(lambda c, v: v, ids[:3], upd[:, :3])),
+        ("grad", jax.grad(lambda a, u: (jnp.sin(a[:, ids]) * u).sum()), (put(auto, x, "data"), upd), grad_ref),
+        ("rows", lambda a, u: a.at[ids].add(u), (put(auto, x, "data"), rows_upd), rows_ref)]:
+    r = jax.jit(f)(*args)
+    np.testing.assert_allclose(np.asarray(r), want, rtol=1e-5, atol=1e-6, err_msg=name)
+    plan = partition.plan_for(jax.make_jaxpr(f)(*args), list(args), auto)
+    gathered = any(e.primitive.name == "all_gather" and e.invars[0].aval.shape == (4, 16)
+                   for e in plan.jaxpr.jaxpr.eqns)  # (the operand's block of rows)
+    print(name, r.sharding.spec, gathered)
+""")
+    assert out.splitlines() == ["add P('data',) False", "max P('data',) False", "set P('data',) False",
+                                "grad P('data',) False", "rows P() True"]

@@ -20,7 +20,7 @@ from xjax._src.errors import ShardingTypeError
 from xjax._src.lax import elementwise as ew, reduction
 from xjax._src.lax.contraction import dot_general_p
 from xjax._src.lax.convolution import conv_general_dilated_p
-from xjax._src.lax.indexing import gather_p
+from xjax._src.lax.indexing import gather_p, scatter_add_p, scatter_max_p, scatter_min_p, scatter_mul_p, scatter_p
 from xjax._src.lax.layout import (broadcast_in_dim_p, concatenate_p, dynamic_slice_in_dim, dynamic_slice_p, pad_p,
                                   reshape_p, rev_p, slice_p, squeeze_p, transpose_p)
 from xjax._src.lax.sharding_ops import reshard_p, sharding_constraint_p, spec_for
@@ -393,9 +393,40 @@ def _gather(mesh, eqn, ins):
         out[od] = a
     block = tuple(n // count(mesh, a) if a else s for n, s, a in zip(shape, sizes, xa))
     (o,) = _bind(eqn, [x, idx], slice_sizes=block)
-    typed = getattr(eqn.outvars[0].aval, "_sharding", None)  # (over Explicit axes, JAX's type: the same splits)
-    want = tuple(out) if typed is None else _layout_of(typed, out_ndim)
-    return [(reshard(o, tuple(out), want, mesh), want)]
+    return [_as_typed(mesh, eqn, o, tuple(out))]
+
+
+def _scatter(mesh, eqn, ins):
+    """scatter (any combiner) with its indexed operand dimensions whole: operand dimensions that every
+    update window covers whole keep their splits, or take the updates' splits of the matching window
+    dimensions (a gather's gradient: zeros scattered into by a split cotangent); the updates split
+    alike, the indices whole, each device updates its block of every window; the result is laid out
+    as the operand. Any other layout gathered."""
+    (x, xa), (idx, ia), (u, ua) = ins
+    dn = eqn.params["dimension_numbers"]
+    shape, ushape = eqn.invars[0].aval.shape, eqn.invars[2].aval.shape
+    along = {d: ud for d, ud in zip([d for d in range(len(shape)) if d not in dn.inserted_window_dims],
+                                    dn.update_window_dims)
+             if d not in dn.scatter_dims_to_operand_dims and ushape[ud] == shape[d]}  # (windows whole along d)
+    if dn.operand_batching_dims or any(a and d not in along for d, a in enumerate(xa)):
+        return gathered(mesh, eqn, ins)
+    target = _merged([(x, xa), (u, tuple(ua[along[d]] if d in along else () for d in range(len(shape))))],
+                     len(shape))
+    uwant = [()] * len(ua)
+    for d, a in enumerate(target):
+        if a:
+            uwant[along[d]] = a
+    blocks = [reshard(x, xa, target, mesh), reshard(idx, ia, whole(len(ia)), mesh), reshard(u, ua, tuple(uwant), mesh)]
+    (o,) = _bind(eqn, blocks)
+    return [_as_typed(mesh, eqn, o, target)]
+
+
+def _as_typed(mesh, eqn, out, axes):
+    """A result laid out as `axes`, moved to its type's layout over Explicit axes (JAX's type: where the
+    rule and the type agree, nothing moves)."""
+    typed = getattr(eqn.outvars[0].aval, "_sharding", None)
+    want = axes if typed is None else _layout_of(typed, len(axes))
+    return reshard(out, axes, want, mesh), want
 
 
 def _layout_of(sharding, ndim):
@@ -437,6 +468,7 @@ RULES.update({p: _unsplit_along("axis", "Input should be unsharded over the axis
 RULES.update({transpose_p: _transpose, squeeze_p: _squeeze, broadcast_in_dim_p: _broadcast_in_dim,
               reshape_p: _reshape, dot_general_p: _with_out_sharding(_dot_general),
               conv_general_dilated_p: _with_out_sharding(_conv), gather_p: _gather,
+              **{p: _scatter for p in (scatter_p, scatter_add_p, scatter_mul_p, scatter_min_p, scatter_max_p)},
               reshard_p: _laid_out("dst_sharding"), sharding_constraint_p: _laid_out("sharding"),
               sort_p: _unsplit_along("dimension", "Arguments to sort must be unsharded over the sorting dimension. "
                                                   "Got arg types {types} and dimension={dim}"),
