@@ -135,6 +135,8 @@ ElementwiseLoop convert_loop(DType from, DType to);                  // elementw
 ElementwiseLoop float8_convert_loop(DType from, DType to);           // elementwise_float8.cpp
 // Any op with a complex operand or result (elementwise_complex.cpp).
 ElementwiseLoop complex_loop(OpId op, const std::vector<DType>& in, DType out, const Attrs& attrs);
+// float32 erf_inv (elementwise_erf_inv.cpp): each element computes only its own formula.
+void erf_inv_f32(const void* const* in, void* out, int64_t n);
 // threefry2x32 (elementwise_random.cpp); `scalars` bit k: operand k is one value (element 0) for
 // the fused engine's 0-d operands (the key words read once); 0 for the general loop.
 ElementwiseLoop threefry_loop(const std::vector<DType>& in, DType out, unsigned scalars);

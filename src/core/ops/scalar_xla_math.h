@@ -50,10 +50,11 @@ XJAX_HD_ALWAYS_INLINE float log_xla(float x) {
   return x >= 0.0f ? m : quiet_nan<float>();
 }
 
-// XLA's float32 log1p: a Cephes rational for |x| < sqrt(2) - 1, else log(1 + x). (XLA's Horner
-// sums start from 0 * x + c0: the same value, c0.)
-XJAX_HD_ALWAYS_INLINE float log1p_xla(float x) {
-  float large = log_xla(x + 1.0f);
+// XLA's float32 log1p: a Cephes rational for |x| < sqrt(2) - 1 (log1p_xla_near0), else
+// log(1 + x). (XLA's Horner sums start from 0 * x + c0: the same value, c0.) Loops that give each
+// element only its own formula (erf_inv's) pick by log1p_xla_is_near0.
+XJAX_HD_ALWAYS_INLINE bool log1p_xla_is_near0(float x) { return libm::fabs(x) < 0.41421356237309504880f; }
+XJAX_HD_ALWAYS_INLINE float log1p_xla_near0(float x) {
   float xs = x * x;
   float num = horner_fma(x, 4.5270000862445199635215E-5f, 4.9854102823193375972212E-1f, 6.5787325942061044846969E0f,
                          2.9911919328553073277375E1f, 6.0949667980987787057556E1f, 5.7112963590585538103336E1f,
@@ -61,8 +62,13 @@ XJAX_HD_ALWAYS_INLINE float log1p_xla(float x) {
   float den = horner_fma(x, 1.0f, 1.5062909083469192043167E1f, 8.3047565967967209469434E1f,
                          2.2176239823732856465394E2f, 3.0909872225312059774938E2f, 2.1642788614495947685003E2f,
                          6.0118660497603843919306E1f);
-  float small = x + libm::fma(-0.5f, xs, (x * xs) * (num / den));
-  return libm::fabs(x) < 0.41421356237309504880f ? small : large;
+  return x + libm::fma(-0.5f, xs, (x * xs) * (num / den));
+}
+XJAX_HD_ALWAYS_INLINE float log1p_xla_far(float x) { return log_xla(x + 1.0f); }
+XJAX_HD_ALWAYS_INLINE float log1p_xla(float x) {
+  float large = log1p_xla_far(x);
+  float small = log1p_xla_near0(x);
+  return log1p_xla_is_near0(x) ? small : large;
 }
 
 // XLA's float64 log1p: the same Cephes rational near 0, else libm's log(1 + x).
@@ -79,7 +85,8 @@ XJAX_HD_ALWAYS_INLINE double log1p_xla(double x) {
 
 // float32 erf_inv: w = -log1p(-y^2), then one polynomial in w - 2.5 below 5 (|y| < 0.99662),
 // another in sqrt(w) - 3 above (the tail).
-XJAX_HD_ALWAYS_INLINE float erf_inv_w(float y) { return -log1p_xla(-y * y); }
+XJAX_HD_ALWAYS_INLINE float erf_inv_log1p_arg(float x) { return -x * x; }
+XJAX_HD_ALWAYS_INLINE float erf_inv_w(float y) { return -log1p_xla(erf_inv_log1p_arg(y)); }
 XJAX_HD_ALWAYS_INLINE float erf_inv_central(float t) {
   return horner_fma(t, 2.81022636e-08f, 3.43273939e-07f, -3.5233877e-06f, -4.39150654e-06f, 0.00021858087f,
                     -0.00125372503f, -0.00417768164f, 0.246640727f, 1.50140941f);
@@ -144,11 +151,13 @@ template <class T> XJAX_HD_ALWAYS_INLINE T erf_inv(T x) {
 }
 // float32 erf_inv's main range and its code there, without the tail's square root and polynomial,
 // for loops that check a block's range first: |x| <= 0.996 has w < 4.9 (far from 5 for rounding
-// to cross); NaN is out.
+// to cross); NaN is out. erf_inv_main_of finishes it from x flushed and l = log1p_xla(-x * x), for
+// loops that compute l apart.
 XJAX_HD_ALWAYS_INLINE bool erf_inv_main_range(float x) { return libm::fabs(x) <= 0.996f; }
+XJAX_HD_ALWAYS_INLINE float erf_inv_main_of(float x, float l) { return flush_subnormal(erf_inv_central(-l - 2.5f) * x); }
 XJAX_HD_ALWAYS_INLINE float erf_inv_main(float x) {
   x = flush_subnormal(x);
-  return flush_subnormal(erf_inv_central(erf_inv_w(x) - 2.5f) * x);
+  return erf_inv_main_of(x, log1p_xla(erf_inv_log1p_arg(x)));
 }
 
 XJAX_SCALAR_OPS_END
