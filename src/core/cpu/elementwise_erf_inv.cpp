@@ -31,17 +31,19 @@ struct List {
   __mmask16 lanes[kVectors];
   int size = 0;
 
-  XJAX_AVX512 void push(int vec, __mmask16 m, __m512 x) {
-    lanes[vec] = m;
-    _mm512_storeu_ps(v + size, _mm512_maskz_compress_ps(m, x));
-    size += __builtin_popcount(m);
-  }
   // The number of values to compute: whole vectors, the slack zeros.
   XJAX_AVX512 int padded() {
     _mm512_storeu_ps(v + size, _mm512_setzero_ps());
     return (size + 15) & ~15;
   }
 };
+
+// Appends x's lanes m to l (count: l's size, kept in a register: the store may alias it).
+XJAX_AVX512 inline void push(List& l, int& count, int vec, __mmask16 m, __m512 x) {
+  l.lanes[vec] = m;
+  _mm512_storeu_ps(l.v + count, _mm512_maskz_compress_ps(m, x));
+  count += __builtin_popcount(m);
+}
 
 // Puts the list's values back into the lanes they came from (over `into`'s other lanes).
 XJAX_AVX512 __m512 unpack(const List& l, int vec, int& taken, __m512 into) {
@@ -61,15 +63,17 @@ XJAX_AVX512 void erf_inv_block(const float* y, float* o, int m) {
   const int vectors = (m + 15) / 16;
   for (int i = m; i < vectors * 16; ++i) x[i] = 0.0f, kind[i] = kNone;
   List near0, far, rest;
+  int nn = 0, nf = 0, nr = 0;
   for (int v = 0; v < vectors; ++v) {
     const __m512i k = _mm512_load_si512(kind + 16 * v);
     const __m512 xv = _mm512_load_ps(x + 16 * v);
-    near0.push(v, _mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(kNear0)), xv);
-    far.push(v, _mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(kFar)), xv);
+    push(near0, nn, v, _mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(kNear0)), xv);
+    push(far, nf, v, _mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(kFar)), xv);
     const __mmask16 r = _mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(kRest));
     rest.lanes[v] = r;
-    if (r) rest.push(v, r, _mm512_maskz_loadu_ps(r, y + 16 * v));  // (rare: 1 in 250 in a normal draw)
+    if (r) push(rest, nr, v, r, _mm512_maskz_loadu_ps(r, y + 16 * v));  // (rare: 1 in 250 in a normal draw)
   }
+  near0.size = nn, far.size = nf, rest.size = nr;
   for (int i = 0, e = near0.padded(); i < e; ++i) near0.v[i] = scalar::log1p_xla_near0(near0.v[i]);
   for (int i = 0, e = far.padded(); i < e; ++i) far.v[i] = scalar::log1p_xla_far(far.v[i]);
   for (int i = 0, e = rest.padded(); i < e; ++i) rest.v[i] = scalar::erf_inv(rest.v[i]);

@@ -49,9 +49,36 @@ XJAX_FUSED_CLONES void v(const void* const* in, void* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) o[i] = Op::f(a[i]);
 }
 
+// The counter steps in U (start + U(i) would count in 64-bit lanes and narrow each vector).
 template <class U>
 XJAX_FUSED_CLONES void count_up_loop(U* dst, U start, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) dst[i] = U(start + U(i));
+  U v = start;
+  for (int64_t i = 0; i < n; ++i, ++v) dst[i] = v;
+}
+
+// fma(a, b, c) with the operands in kScalars (bit k: operand k) read once (element 0).
+template <class T, unsigned kScalars>
+XJAX_FUSED_CLONES void fma_scalars(const void* const* in, void* out, int64_t n) {
+  const T* a = static_cast<const T*>(in[0]);
+  const T* b = static_cast<const T*>(in[1]);
+  const T* c = static_cast<const T*>(in[2]);
+  const T sa = a[0], sb = b[0], sc = c[0];
+  T* o = static_cast<T*>(out);
+  for (int64_t i = 0; i < n; ++i)
+    o[i] = scalar::fma(kScalars & 1u ? sa : a[i], kScalars & 2u ? sb : b[i], kScalars & 4u ? sc : c[i]);
+}
+
+template <class T>
+ElementwiseLoop fma_for(unsigned scalars) {
+  switch (scalars) {
+    case 1: return fma_scalars<T, 1>;
+    case 2: return fma_scalars<T, 2>;
+    case 3: return fma_scalars<T, 3>;
+    case 4: return fma_scalars<T, 4>;
+    case 5: return fma_scalars<T, 5>;
+    case 6: return fma_scalars<T, 6>;
+    default: return nullptr;  // all tiles (the general loop) or all scalars
+  }
 }
 
 // o = cmp(a, b) ? c1 : c0: a comparison feeding select_n, without the bool tile between them.
@@ -134,6 +161,11 @@ void count_up(uint64_t* dst, uint64_t start, int64_t n) { count_up_loop(dst, sta
 
 ElementwiseLoop fused_loop(OpId op, const std::vector<DType>& in, DType out, unsigned scalars) {
   if (op == OpId::threefry2x32_) return (scalars & 3u) == 3u ? ew::threefry_loop(in, out, scalars) : nullptr;
+  if (op == OpId::fma_ && in.size() == 3 && in[0] == in[1] && in[0] == in[2] && out == in[0]) {
+    if (out == DType::Float32) return fma_for<float>(scalars);
+    if (out == DType::Float64) return fma_for<double>(scalars);
+    return nullptr;
+  }
   if (in.empty() || in.size() > 2) return nullptr;
   for (DType d : in)
     if (d != in[0]) return nullptr;

@@ -130,6 +130,24 @@ void merge_threefry_xor(FusedProgram& p) {
   drop_steps(p, dropped);
 }
 
+// A bitcast between types of one size copies a tile's bytes: its readers read its operand's slot
+// instead (the loops take untyped tiles), and the step goes.
+void elide_bitcasts(FusedProgram& p) {
+  std::vector<bool> dropped(p.steps.size(), false);
+  for (size_t s = 0; s < p.steps.size(); ++s) {
+    const FusedStep& bc = p.steps[s];
+    if (bc.op != OpId::bitcast_convert_type_ || bc.args.size() != 1) continue;
+    const int from = bc.args[0], to = bc.out;
+    if (itemsize(p.slot_dtype[from]) != itemsize(p.slot_dtype[to])) continue;
+    for (size_t t = s + 1; t < p.steps.size(); ++t)
+      for (int& a : p.steps[t].args) a = a == to ? from : a;
+    for (FusedStore& st : p.stores) st.slot = st.slot == to ? from : st.slot;
+    for (FusedReduce& r : p.reductions) r.slot = r.slot == to ? from : r.slot;
+    dropped[s] = true;
+  }
+  drop_steps(p, dropped);
+}
+
 bool cpu_can_fuse(OpId op, const std::vector<DType>& in, DType out, const Attrs& attrs) {
   if (op_info(op).kind == OpKind::Reduction) return true;  // the fused reduction loops take every dtype
   return elementwise_loop(op, in, out, attrs) != nullptr;
@@ -167,6 +185,7 @@ std::shared_ptr<FusedProgram> lower_to_cpu(const FusedKernelSpec& spec) {
   for (const KernelReduction& r : spec.reductions) p.reductions.push_back({r.op, r.dtype, r.slot, r.output});
   merge_select_compare(p);
   merge_threefry_xor(p);
+  elide_bitcasts(p);
   p.num_inputs = int(spec.inputs.size());
   p.num_outputs = int(spec.outputs.size());
   p.finalize();
