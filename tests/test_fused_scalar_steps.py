@@ -82,3 +82,19 @@ def test_bitcast_of_a_wider_type_is_unchanged():
     fused, alone, _ = _fused_and_alone(build, [x])
     np.testing.assert_array_equal(fused[0].view(np.uint64), alone[0].view(np.uint64))
     np.testing.assert_array_equal(fused[0], -x.view(np.float64))
+
+
+def test_merged_steps_leave_no_dead_loads():
+    # random bits: threefry2x32's packed words split by a shift by 32 (a filled constant) and xor-ed,
+    # merged into one step that no longer reads the constant
+    import re
+    import xjax
+
+    f = xjax.jit(lambda k: xjax.random.normal(k, (N,)))
+    key = xjax.random.PRNGKey(1)
+    f(key)
+    plan = f.lower(key).compile()._entry.call.program.exe.plan_text()
+    body = plan.split("{", 1)[1].split("}", 1)[0]
+    loaded = set(re.findall(r"(\$\d+)=(?:fill|load|iota|gather)", body))
+    read = set(re.findall(r"[(,](\$\d+)", body)) | set(re.findall(r"out\d+=(\$\d+)", body))
+    assert "threefry2x32_xor" in body and loaded and loaded <= read, plan

@@ -71,11 +71,12 @@ void FusedProgram::finalize() {
   direct_slots.clear();
   for (int s = 0; s < num_slots; ++s)
     if (direct_output[s] >= 0) direct_slots.push_back({s, direct_output[s]});
-  buffer_elem = 8;
+  // Buffers as wide as the widest slot that has one (slots merged or elided away have none).
+  buffer_elem = 1;
   bool complex = false;
-  for (DType dt : slot_dtype) {
-    buffer_elem = std::max<int64_t>(buffer_elem, int64_t(itemsize(dt)));
-    complex = complex || is_complex(dt);
+  for (int s = 0; s < num_slots; ++s) {
+    if (slot_buffer[s] >= 0) buffer_elem = std::max<int64_t>(buffer_elem, int64_t(itemsize(slot_dtype[s])));
+    complex = complex || is_complex(slot_dtype[s]);
   }
   // Work per element in units (a step, a gathered load, a reduction); scheduling is sized for
   // programs of up to kRefUnits, so that a task's work stays about the same.

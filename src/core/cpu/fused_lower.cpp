@@ -148,6 +148,20 @@ void elide_bitcasts(FusedProgram& p) {
   drop_steps(p, dropped);
 }
 
+// Loads whose slot no step, store or reduction reads any more (the operands of merged steps, such as
+// the shift by 32 of random bits) go: no buffer to fill.
+void drop_dead_loads(FusedProgram& p) {
+  std::vector<bool> read(p.slot_dtype.size(), false);
+  for (const FusedStep& st : p.steps)
+    for (int a : st.args) read[a] = true;
+  for (const FusedStore& s : p.stores) read[s.slot] = true;
+  for (const FusedReduce& r : p.reductions) read[r.slot] = true;
+  std::vector<FusedLoad> kept;
+  for (FusedLoad& L : p.loads)
+    if (read[L.slot]) kept.push_back(std::move(L));
+  p.loads = std::move(kept);
+}
+
 bool cpu_can_fuse(OpId op, const std::vector<DType>& in, DType out, const Attrs& attrs) {
   if (op_info(op).kind == OpKind::Reduction) return true;  // the fused reduction loops take every dtype
   return elementwise_loop(op, in, out, attrs) != nullptr;
@@ -186,6 +200,7 @@ std::shared_ptr<FusedProgram> lower_to_cpu(const FusedKernelSpec& spec) {
   merge_select_compare(p);
   merge_threefry_xor(p);
   elide_bitcasts(p);
+  drop_dead_loads(p);
   p.num_inputs = int(spec.inputs.size());
   p.num_outputs = int(spec.outputs.size());
   p.finalize();
