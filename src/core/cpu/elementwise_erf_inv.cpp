@@ -8,7 +8,8 @@
 // not depend on where it sits. Elsewhere: blocks of 64 in the main range (unary_ranged).
 #include "core/cpu/elementwise_impl.h"
 
-#ifdef XJAX_ARCH_X86_64
+#if defined(XJAX_ARCH_X86_64) && defined(__GNUC__)
+#define XJAX_ERF_INV_AVX512 1
 #include <immintrin.h>
 #endif
 
@@ -17,7 +18,7 @@ namespace {
 
 using ErfInvLoop = void (*)(const void* const*, void*, int64_t);
 
-#ifdef XJAX_ARCH_X86_64
+#ifdef XJAX_ERF_INV_AVX512
 #define XJAX_AVX512 __attribute__((target("avx512f")))
 
 constexpr int kBlock = 256;  // measured: 64 and 1024 are slower
