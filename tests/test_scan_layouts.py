@@ -143,3 +143,24 @@ def test_a_scan_of_one_step_or_per_step_operands_is_left_alone():
     text = graph_text(jax.make_jaxpr(lambda ws, h0: lax.scan(lambda h, w: (h @ w.T, None), h0, ws))(
         ws, jnp.zeros((3, 5), np.float32)), "f")
     assert not any("transpose(" in ln for ln in _body_and_outside(text)[0]), text
+
+
+def test_both_operands_read_transposed(x64):
+    # dot_general(a, b) contracting a's rows and b's columns: both consts get their transposes.
+    a, b, h0, xs = _arrays((4, 5), (5, 4), (3, 5), (6, 3, 5))
+
+    def f(a, b, h0, xs):
+        def cell(h, x):
+            m = lax.dot_general(a, b, (((0,), (1,)), ((), ())))  # a.T @ b.T
+            return jnp.tanh(h @ m + x), None
+        return lax.scan(cell, h0, xs)[0]
+    h = np.asarray(h0)
+    for t in range(len(xs)):
+        h = np.tanh(h @ (np.asarray(a).T @ np.asarray(b).T) + np.asarray(xs[t]))
+    np.testing.assert_allclose(jax.jit(f)(a, b, h0, xs), h, rtol=1e-12, atol=1e-12)
+    check_grads(f, (a, b, h0, xs), order=1, modes=["rev"])
+    text = graph_text(jax.make_jaxpr(f)(a, b, h0, xs), "f")
+    outside, inside = _body_and_outside(text)
+    assert sum("= transpose(" in ln for ln in outside) == 2, text
+    dot = next(ln for ln in inside if "dot_general(" in ln and "float64[5,5]" in ln.split("=")[0])
+    assert "lhs_contracting_dimensions=[1]" in dot and "rhs_contracting_dimensions=[0]" in dot, text

@@ -9,19 +9,17 @@ copy of it, made once before the loop, and its products read that copy untranspo
 from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
 
 
-def _transposed_operand(eqn, consts):
-    """(operand position, const var) when eqn is a matrix product that reads a 2-d const of the
-    loop transposed (the lhs contracted along its rows, or the rhs along its columns), else None."""
+def _transposed_operands(eqn, consts):
+    """The operand positions at which eqn, a matrix product, reads a 2-d const of the loop transposed
+    (the lhs contracted along its rows, the rhs along its columns)."""
     if eqn.primitive.name != "dot_general":
-        return None
+        return []
     (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
     if lb or rb or len(lc) != 1:
-        return None
-    for pos, (dims, transposed) in enumerate(((lc, (0,)), (rc, (1,)))):
-        v = eqn.invars[pos]
-        if type(v) is Var and v in consts and v.aval.ndim == 2 and tuple(dims) == transposed:
-            return pos, v
-    return None
+        return []
+    return [pos for pos, (dims, transposed) in enumerate(((lc, (0,)), (rc, (1,))))
+            if type(eqn.invars[pos]) is Var and eqn.invars[pos] in consts and eqn.invars[pos].aval.ndim == 2
+            and tuple(dims) == transposed]
 
 
 def pretransposed_consts(closed, num_consts):
@@ -47,16 +45,16 @@ def pretransposed_consts(closed, num_consts):
                 and tuple(eqn.params["permutation"]) == (1, 0)):
             rename[eqn.outvars[0]] = transposed(x)
             continue
-        found = _transposed_operand(eqn, consts)
-        if found is None:
+        positions = _transposed_operands(eqn, consts)
+        if not positions:
             eqns.append(eqn)
             continue
-        pos, v = found
         invars = list(eqn.invars)
-        invars[pos] = transposed(v)
         (lc, rc), batch = eqn.params["dimension_numbers"]
-        dn = (((1,), rc), batch) if pos == 0 else ((lc, (0,)), batch)
-        eqns.append(JaxprEqn(invars, eqn.outvars, eqn.primitive, dict(eqn.params, dimension_numbers=dn)))
+        for pos in positions:
+            invars[pos] = transposed(invars[pos])
+            lc, rc = ((1,), rc) if pos == 0 else (lc, (0,))
+        eqns.append(JaxprEqn(invars, eqn.outvars, eqn.primitive, dict(eqn.params, dimension_numbers=((lc, rc), batch))))
     if not new_of:
         return None
     index = {v: i for i, v in enumerate(jaxpr.invars[:num_consts])}
