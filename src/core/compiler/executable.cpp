@@ -203,7 +203,11 @@ void Executable::validate_outputs(const std::vector<Array>& inputs, const std::v
 
 bool Executable::output_takes_buffer(size_t i) const {
   int st = plan_.value_storage[plan_.outputs[i]];
-  return plan_.storages[st].kind == Storage::Kind::Output && plan_.reused_in_place[st] < 0;
+  // An output computed over a pooled value's storage (a loop body's new carry) gets a buffer of its
+  // own all the same (run_bound): only one over a donated parameter lives in that parameter's.
+  int src = plan_.reused_in_place[st];
+  return plan_.storages[st].kind == Storage::Kind::Output &&
+         (src < 0 || plan_.storages[src].kind != Storage::Kind::Param);
 }
 
 void Executable::prepare_pool(std::vector<std::shared_ptr<Buffer>>& pool) const {
