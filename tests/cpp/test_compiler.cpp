@@ -103,18 +103,20 @@ void test_while() {
 
 // A loop body whose frame is bound once per loop (run_while): a carry passed through, two swapped
 // pairwise, one updated in its window (dynamic_update_slice at the counter), one computed from a
-// reduction held in the body's pool. Against the reference interpreter, run twice (the pool and
-// the frame's buffers are reused), also into given outputs: the target of the sanitizer builds.
+// reduction held in the body's pool, one computed over a pooled value (a kernel's result: it gets
+// the buffer its previous value left, output_takes_buffer). Against the reference interpreter, run
+// twice (the pool and the frame's buffers are reused), also into given outputs: the target of the
+// sanitizer builds.
 void test_while_body_frame() {
   const Shape v8{8}, v4{4}, v10{10}, v2{2};
   Graph cond, body, g;
   ValueRef ci = cond.parameter({{}, DType::Int32});
-  for (const Shape& s : {v8, v4, v4, v10, v4}) cond.parameter({s, DType::Float32});
+  for (const Shape& s : {v8, v4, v4, v10, v4, v4}) cond.parameter({s, DType::Float32});
   cond.set_outputs({op(cond, OpId::lt_, {ci, scalar(cond, 8, DType::Int32)})});
   ValueRef i = body.parameter({{}, DType::Int32});
   ValueRef a = body.parameter({v8, DType::Float32}), b = body.parameter({v4, DType::Float32});
   ValueRef c = body.parameter({v4, DType::Float32}), buf = body.parameter({v10, DType::Float32});
-  ValueRef d = body.parameter({v4, DType::Float32});
+  ValueRef d = body.parameter({v4, DType::Float32}), e = body.parameter({v4, DType::Float32});
   Attrs all;
   all.set("axes", std::vector<int64_t>{0});
   Attrs to_f32;
@@ -124,9 +126,12 @@ void test_while_body_frame() {
   ValueRef window = op(body, OpId::dynamic_update_slice_, {buf, bcast(body, s, v2, {}), i});
   ValueRef d_next = op(body, OpId::add_, {op(body, OpId::mul_, {d, bcast(body, scalar(body, 0.5), v4, {})}),
                                           bcast(body, s, v4, {})});
-  body.set_outputs({op(body, OpId::add_, {i, scalar(body, 1, DType::Int32)}), a, c, b, window, d_next});
+  Attrs along;
+  along.set("axis", int64_t(0));
+  ValueRef e_next = op(body, OpId::sin_, {op(body, OpId::cumsum_, {e}, along)});
+  body.set_outputs({op(body, OpId::add_, {i, scalar(body, 1, DType::Int32)}), a, c, b, window, d_next, e_next});
   std::vector<ValueRef> init{g.parameter({{}, DType::Int32})};
-  for (const Shape& sh : {v8, v4, v4, v10, v4}) init.push_back(g.parameter({sh, DType::Float32}));
+  for (const Shape& sh : {v8, v4, v4, v10, v4, v4}) init.push_back(g.parameter({sh, DType::Float32}));
   g.set_outputs(g.add_subgraph_op(OpId::while_, init, {}, {std::make_shared<Graph>(cond), std::make_shared<Graph>(body)}));
   auto exe = compile(g);
   CompileOptions reference;
@@ -134,10 +139,11 @@ void test_while_body_frame() {
   auto ref = compile(g, reference);
   std::mt19937 rng(3);
   const std::string text = exe->plan_text();  // the body has what this test is for
-  CHECK(text.find("window(out0 at %0)") != std::string::npos && text.find(": buf0") != std::string::npos);
+  CHECK(text.find("window(out0 at %0)") != std::string::npos && text.find(": buf0") != std::string::npos &&
+        text.find(": output in-place") != std::string::npos);
   std::vector<Array> in{Array::empty({}, DType::Int32)};
   *static_cast<int32_t*>(in[0].data()) = 1;
-  for (const Shape& sh : {v8, v4, v4, v10, v4}) in.push_back(random_array(sh, rng));
+  for (const Shape& sh : {v8, v4, v4, v10, v4, v4}) in.push_back(random_array(sh, rng));
   std::vector<Array> want = ref->run(in);
   for (int round = 0; round < 3; ++round) {
     std::vector<Array> got;

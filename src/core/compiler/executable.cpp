@@ -97,6 +97,19 @@ struct Executable::Frame {
   }
   Frame(const Frame&) = delete;
   Frame& operator=(const Frame&) = delete;
+  // Kernel steps take vectors of Tensors: the thread's, kept so that their shapes reuse memory, and
+  // found once per frame (a loop body's frame serves all its iterations) rather than per step.
+  struct KernelArgs {
+    std::vector<Tensor> in, out, starts;
+  };
+  KernelArgs& kernel_args() {
+    if (!args) {
+      thread_local KernelArgs per_thread;
+      args = &per_thread;
+    }
+    return *args;
+  }
+  KernelArgs* args = nullptr;
   bool bound(int st) const { return slot[st].ref && *slot[st].ref; }
   const std::shared_ptr<Buffer>& buf(int st) const {
     static const std::shared_ptr<Buffer> none;
@@ -203,7 +216,11 @@ void Executable::validate_outputs(const std::vector<Array>& inputs, const std::v
 
 bool Executable::output_takes_buffer(size_t i) const {
   int st = plan_.value_storage[plan_.outputs[i]];
-  return plan_.storages[st].kind == Storage::Kind::Output && plan_.reused_in_place[st] < 0;
+  // An output computed over a pooled value's storage (a loop body's new carry) gets a buffer of its
+  // own all the same (run_bound): only one over a donated parameter lives in that parameter's.
+  int src = plan_.reused_in_place[st];
+  return plan_.storages[st].kind == Storage::Kind::Output &&
+         (src < 0 || plan_.storages[src].kind != Storage::Kind::Param);
 }
 
 void Executable::prepare_pool(std::vector<std::shared_ptr<Buffer>>& pool) const {
@@ -294,8 +311,9 @@ void Executable::run_step(int s, Frame& f) const {
       return;
     }
     case Step::Kind::Kernel: {
-      // Kernels take vectors of Tensors: kept per thread so that their shapes reuse memory.
-      thread_local std::vector<Tensor> in, out;
+      Frame::KernelArgs& args = f.kernel_args();
+      std::vector<Tensor>& in = args.in;
+      std::vector<Tensor>& out = args.out;
       auto fill = [&](std::vector<Tensor>& ts, const std::vector<int>& values) {
         ts.resize(values.size());
         for (size_t k = 0; k < values.size(); ++k) {
@@ -313,7 +331,7 @@ void Executable::run_step(int s, Frame& f) const {
       return;
     }
     case Step::Kind::View: {  // the window's place in the operand's buffer
-      thread_local std::vector<Tensor> starts;
+      std::vector<Tensor>& starts = f.kernel_args().starts;
       starts.resize(step.inputs.size() - 1);
       for (size_t k = 1; k < step.inputs.size(); ++k) {
         const TypeInfo& t = p.value_type[step.inputs[k]];

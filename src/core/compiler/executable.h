@@ -42,8 +42,9 @@ class Executable : public std::enable_shared_from_this<Executable> {
   // else holds are reused.
   void run_plan(const std::shared_ptr<Buffer>* inputs, std::shared_ptr<Buffer>* outputs,
                 std::vector<std::shared_ptr<Buffer>>* pool = nullptr) const;
-  // Whether output i is written into a buffer of its own (not an input's, a constant's, or one it
-  // updates in place): then a caller-supplied buffer for it saves an allocation and no copy.
+  // Whether output i is written into a buffer of its own (not an input's, a constant's, or a donated
+  // parameter's that it updates in place): then a caller-supplied buffer for it saves an allocation
+  // and no copy (a loop hands each iteration the buffer its carry left).
   bool output_takes_buffer(size_t i) const;
 
  private:

@@ -195,25 +195,18 @@ void run(const Problem& p, const Tensor& lhs, const Tensor& rhs, const Tensor& o
 
 // A product of two float32/float64 matrices (no batch dims) straight to the matrix product: the
 // common case inside loops, where building the general problem (a dozen small vectors) costs as much
-// as a 16x64x64 product. False when it is not one.
-bool matrix_product(const Tensor& lhs, const Tensor& rhs, const Tensor& res, const Attrs& attrs, bool accumulate = false) {
+// as a 16x64x64 product. `lc`, `rc`: the contracting dim of each. False when it is not one.
+bool matrix_product_at(const Tensor& lhs, const Tensor& rhs, const Tensor& res, int64_t lc, int64_t rc,
+                       bool accumulate) {
   if (lhs.shape.size() != 2 || rhs.shape.size() != 2 || lhs.dtype != res.dtype || rhs.dtype != res.dtype ||
-      (res.dtype != DType::Float32 && res.dtype != DType::Float64) || res.size() == 0)
+      (res.dtype != DType::Float32 && res.dtype != DType::Float64) || res.size() == 0 || lc > 1 || rc > 1)
     return false;
-  // The names made once: from literals, each lookup built (and freed) a heap string.
-  static const std::string kLhsBatch = "lhs_batch_dimensions", kLhsContract = "lhs_contracting_dimensions",
-                           kRhsContract = "rhs_contracting_dimensions";
-  if ((attrs.has(kLhsBatch) && !attrs.get_ints(kLhsBatch).empty()))
-    return false;
-  const auto& lc = attrs.get_ints(kLhsContract);
-  const auto& rc = attrs.get_ints(kRhsContract);
-  if (lc.size() != 1 || rc.size() != 1) return false;
   // lhs as m x k and rhs as k x n, read in place with their strides (BLAS's transpose flags).
   const int64_t l0 = lhs.shape[1], r0 = rhs.shape[1];  // row strides of the row-major operands
-  const int64_t m = lhs.shape[1 - lc[0]], k = lhs.shape[lc[0]], n = rhs.shape[1 - rc[0]];
+  const int64_t m = lhs.shape[1 - lc], k = lhs.shape[lc], n = rhs.shape[1 - rc];
   if (k == 0) return false;
-  int64_t ars = lc[0] == 1 ? l0 : 1, acs = lc[0] == 1 ? 1 : l0;
-  int64_t brs = rc[0] == 0 ? r0 : 1, bcs = rc[0] == 0 ? 1 : r0;
+  int64_t ars = lc == 1 ? l0 : 1, acs = lc == 1 ? 1 : l0;
+  int64_t brs = rc == 0 ? r0 : 1, bcs = rc == 0 ? 1 : r0;
   if (!normalise(m, ars, k, acs) || !normalise(k, brs, n, bcs)) return false;
   if (accumulate) {  // res += lhs rhs (the simplify pass makes these only for products with m, n > 1)
     if (m < 2 || n < 2) return false;
@@ -238,6 +231,25 @@ bool matrix_product(const Tensor& lhs, const Tensor& rhs, const Tensor& res, con
                                         static_cast<double*>(res.data));
   }
   return true;
+}
+
+// The contracting dims of a plain matrix product (one each, no batch dims), read from the
+// attributes; false for any other contraction.
+bool matrix_dims(const Attrs& attrs, int64_t& lc, int64_t& rc) {
+  // The names made once: from literals, each lookup built (and freed) a heap string.
+  static const std::string kLhsBatch = "lhs_batch_dimensions", kLhsContract = "lhs_contracting_dimensions",
+                           kRhsContract = "rhs_contracting_dimensions";
+  if (attrs.has(kLhsBatch) && !attrs.get_ints(kLhsBatch).empty()) return false;
+  const auto& l = attrs.get_ints(kLhsContract);
+  const auto& r = attrs.get_ints(kRhsContract);
+  if (l.size() != 1 || r.size() != 1) return false;
+  lc = l[0], rc = r[0];
+  return true;
+}
+
+bool matrix_product(const Tensor& lhs, const Tensor& rhs, const Tensor& res, const Attrs& attrs, bool accumulate = false) {
+  int64_t lc, rc;
+  return matrix_dims(attrs, lc, rc) && matrix_product_at(lhs, rhs, res, lc, rc, accumulate);
 }
 
 // A complex product from four real ones over the parts' planes (re = ar br - ai bi, im = ar bi + ai br),
@@ -307,11 +319,39 @@ void dot_general_add_cpu(const std::vector<Tensor>& in, const std::vector<Tensor
     throw std::logic_error("[dot_general_add] only float matrix products with m, n > 1 are made into it");
 }
 
+// The kernels of a plain matrix product whose contracting dims the lowering read once (LC, RC): a
+// product in a loop body runs without looking its attributes up each iteration. Operands of other
+// ranks or dtypes take the general path.
+template <int LC, int RC>
+void matrix_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
+  if (!matrix_product_at(in[0], in[1], out[0], LC, RC, false)) dot_general_cpu(in, out, attrs);
+}
+
+template <int LC, int RC>
+void matrix_add_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>& out, const Attrs& attrs) {
+  const Tensor &addend = in[2], &res = out[0];
+  if (res.data != addend.data && res.size())
+    std::memcpy(res.data, addend.data, size_t(res.size()) * itemsize(res.dtype));
+  if (!matrix_product_at(in[0], in[1], res, LC, RC, true)) dot_general_add_cpu(in, out, attrs);
+}
+
+template <bool Add>
+CpuKernel specialize_matrix(const Attrs& attrs) {
+  static const CpuKernel kernels[2][2] = {
+      {Add ? matrix_add_kernel<0, 0> : matrix_kernel<0, 0>, Add ? matrix_add_kernel<0, 1> : matrix_kernel<0, 1>},
+      {Add ? matrix_add_kernel<1, 0> : matrix_kernel<1, 0>, Add ? matrix_add_kernel<1, 1> : matrix_kernel<1, 1>}};
+  int64_t lc, rc;
+  if (!matrix_dims(attrs, lc, rc) || lc < 0 || lc > 1 || rc < 0 || rc > 1) return nullptr;
+  return kernels[lc][rc];
+}
+
 }  // namespace
 
 void register_contraction_cpu(CpuKernelTable& t) {
   t.set_cpu(OpId::dot_general_, dot_general_cpu);
   t.set_cpu(OpId::dot_general_add_, dot_general_add_cpu);
+  t.set_specializer(OpId::dot_general_, specialize_matrix<false>);
+  t.set_specializer(OpId::dot_general_add_, specialize_matrix<true>);
 }
 
 }  // namespace xjax

@@ -11,6 +11,7 @@ namespace xjax {
 
 namespace {
 CpuKernel g_kernels[kNumOps] = {};
+CpuKernelSpecializer g_specializers[kNumOps] = {};
 
 void ensure_registered() {
   static std::once_flag once;
@@ -32,10 +33,18 @@ void ensure_registered() {
 }  // namespace
 
 void CpuKernelTable::set_cpu(OpId op, CpuKernel k) { g_kernels[int(op)] = k; }
+void CpuKernelTable::set_specializer(OpId op, CpuKernelSpecializer s) { g_specializers[int(op)] = s; }
 
 CpuKernel cpu_kernel(OpId op) {
   ensure_registered();
   return g_kernels[int(op)];
+}
+
+CpuKernel cpu_kernel_for(OpId op, const Attrs& attrs) {
+  CpuKernel k = cpu_kernel(op);
+  CpuKernelSpecializer s = g_specializers[int(op)];
+  CpuKernel special = k && s ? s(attrs) : nullptr;
+  return special ? special : k;
 }
 
 bool has_cpu_kernel(OpId op) { return cpu_kernel(op) != nullptr; }

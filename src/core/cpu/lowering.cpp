@@ -50,7 +50,7 @@ std::shared_ptr<const CpuPlan> lower_to_cpu(const Plan& plan) {
       cpu->steps[s].program = lower_to_cpu(*step.spec);
     } else if (step.kind == Step::Kind::Kernel) {
       CpuPlan::Step& c = cpu->steps[s];
-      c.kernel = cpu_kernel(step.op);
+      c.kernel = cpu_kernel_for(step.op, step.attrs);
       c.op = step.op;
       if (!c.kernel) throw std::runtime_error(std::string("[") + op_name(step.op) + "] has no CPU kernel yet");
     }

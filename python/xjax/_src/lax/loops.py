@@ -13,6 +13,7 @@ from xjax._src.lax import elementwise as ew, layout
 from xjax._src.lax.control_flow_common import (aval_str, check_carry, concrete_scalar, dce_inputs, forwarding,
                                                is_tracing, jit_disabled, move_inputs_to_front, operand, promote_weak,
                                                prune_outputs, run_as_jit, shaped_repr, trace_fun)
+from xjax._src.lax.loop_layouts import pretransposed_consts
 from xjax._src.vmap import vmap
 
 _flatten = data_leaves.flatten  # keys as their data
@@ -253,8 +254,14 @@ def _scan_lowering(lowerer, eqn, ins):
     p = eqn.params
     nc, ncarry, length, reverse = p["num_consts"], p["num_carry"], p["length"], p["reverse"]
     closed = p["jaxpr"]
-    jaxpr = closed.jaxpr
     avals = [a.aval for a in eqn.invars]
+    transposed = pretransposed_consts(closed, nc) if length > 1 else None
+    if transposed is not None:  # loop-invariant matrices as the body's products read them
+        closed, which = transposed
+        ins = [*ins[:nc], *(lowerer.op("transpose", ins[k], permutation=[1, 0])[0] for k in which), *ins[nc:]]
+        avals = [*avals[:nc], *(avals[k].update(shape=avals[k].shape[::-1]) for k in which), *avals[nc:]]
+        nc += len(which)
+    jaxpr = closed.jaxpr
     x_avals = avals[nc + ncarry:]
     y_avals = [v.aval for v in jaxpr.outvars[ncarry:]]
     nx = len(x_avals)
