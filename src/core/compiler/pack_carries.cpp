@@ -4,6 +4,7 @@
 // lane computes the same thing (horizontal vectorisation). An iteration then runs one fused kernel
 // over m lanes instead of per-leaf work, and the executor moves one buffer per group instead of m.
 // Each lane computes exactly what its leaf did, so the bits do not change.
+#include <algorithm>
 #include <map>
 
 #include "core/compiler/constant.h"
@@ -16,6 +17,9 @@ namespace {
 // Fewer carries of a type than this stay as they are: packing them saves less than the slices and
 // the concatenate outside the loop cost.
 constexpr size_t kMinLanes = 4;
+// A group's lanes may be read from runs of another's (the lanes the group left out between them);
+// more runs than this fail the packing.
+constexpr size_t kMaxRuns = 4;
 
 using Lanes = std::vector<ValueRef>;
 // Lane values of a packed array, by the node that unpacks them: (packed array, lane).
@@ -115,6 +119,13 @@ struct Packer {
         break;
       default:
         if (op_info(n0.op).kind != OpKind::Elementwise || !operands(lanes, n0.inputs.size(), in)) return {};
+        for (ValueRef& v : in)  // a 0-d operand of lanes that are arrays: a lane vector, broadcast
+          if (g.type(v).shape.size() == 1 && r > 0) {
+            Attrs b;
+            b.set("shape", std::vector<int64_t>(packed));
+            b.set("broadcast_dimensions", std::vector<int64_t>{int64_t(r)});
+            v = add1(g, OpId::broadcast_in_dim_, {v}, b);
+          }
     }
     return add1(g, n0.op, in, a);
   }
@@ -136,8 +147,8 @@ struct Packer {
     return v;
   }
 
-  // Lanes that are one value, one splat constant or `empty` everywhere, or the lanes of a packed
-  // array in order: no work per lane. Else {-1, 0}.
+  // Lanes that are one value, one splat constant or `empty` everywhere, or lanes of a packed array
+  // evenly spaced: no work per lane. Else {-1, 0}.
   ValueRef whole(const Lanes& lanes, const TypeInfo& t, const Shape& packed) {
     const Node& n0 = def(lanes[0]);
     bool same = true, same_source = n0.op == OpId::empty_ || (n0.op == OpId::constant_ && is_splat_constant(n0));
@@ -159,12 +170,48 @@ struct Packer {
       return add1(g, OpId::broadcast_in_dim_, {lanes[0]}, a);
     }
     auto first = unpacked.find(lanes[0].node);
-    if (first == unpacked.end() || g.type(first->second.first).shape != packed) return {};
-    for (size_t j = 0; j < lanes.size(); ++j) {
-      auto u = unpacked.find(lanes[j].node);
-      if (u == unpacked.end() || u->second.first != first->second.first || u->second.second != int(j)) return {};
+    if (first == unpacked.end()) return {};
+    const ValueRef p = first->second.first;
+    std::vector<int> index;
+    for (ValueRef l : lanes) {
+      auto u = unpacked.find(l.node);
+      if (u == unpacked.end() || u->second.first != p) return {};
+      index.push_back(u->second.second);
     }
-    return first->second.first;
+    if (g.type(p).shape == packed && index[0] == 0 && index.back() == int(lanes.size()) - 1 && evenly(index, 0, index.size()))
+      return p;
+    // Runs of evenly spaced lanes of p (a scan's residuals: several per leaf), each one slice; a
+    // few of them (lanes of p that a group left out) concatenated.
+    std::vector<ValueRef> runs;
+    for (size_t j = 0, end; j < index.size(); j = end) {
+      for (end = j + 1; end < index.size() && evenly(index, j, end + 1);) ++end;
+      runs.push_back(lane_slice(p, t, index[j], end - j > 1 ? index[j + 1] - index[j] : 1, end - j));
+    }
+    if (runs.size() == 1) return runs[0];
+    if (runs.size() > kMaxRuns) return {};
+    Attrs ca;
+    ca.set("dimension", int64_t(t.shape.size()));
+    return add1(g, OpId::concatenate_, runs, ca);
+  }
+
+  // Whether index[from, to) steps by one positive amount.
+  static bool evenly(const std::vector<int>& index, size_t from, size_t to) {
+    for (size_t j = from + 1; j < to; ++j)
+      if (index[j] - index[j - 1] != index[from + 1] - index[from] || index[j] <= index[j - 1]) return false;
+    return true;
+  }
+
+  // Lanes lane, lane + step, ... (n of them) of packed array p of lanes of type t.
+  ValueRef lane_slice(ValueRef p, const TypeInfo& t, int lane, int step, size_t n) {
+    std::vector<int64_t> start(t.shape.size(), 0), limit(with_lanes(t.shape, 1)), strides(t.shape.size() + 1, 1);
+    start.push_back(lane);
+    limit.back() = lane + int64_t(step) * int64_t(n - 1) + 1;
+    strides.back() = step;
+    Attrs a;
+    a.set("start_indices", start);
+    a.set("limit_indices", limit);
+    a.set("strides", strides);
+    return add1(g, OpId::slice_, {p}, a);
   }
 
   ValueRef concatenated(const Lanes& lanes, const TypeInfo& t) {
@@ -239,8 +286,22 @@ Graph regroup(const Graph& sub, const Layout& l, bool body, std::vector<size_t>&
   return std::move(g);
 }
 
-// Carries of one type whose results are computed alike (the same op at the root, or the carry
-// passed through): the candidates for lanes of one array, in carry order. Carries the condition
+// Per node of g, a hash of the work that computes it (ops, attributes, constants' values, down
+// to the parameters, which count by type only): lanes whose results differ in it cannot pack.
+std::vector<size_t> hashes_of_work(const Graph& g) {
+  std::vector<size_t> h(g.nodes().size());
+  for (size_t i = 0; i < h.size(); ++i) {
+    const Node& n = g.nodes()[i];
+    size_t x = std::hash<std::string>()(std::string(op_name(n.op)) + attrs_str(n.attrs));
+    if (n.op == OpId::parameter_) x = std::hash<std::string>()(types_str(n.outputs));
+    for (ValueRef v : n.inputs) x = x * 1000003u ^ (h[v.node] + size_t(v.index) * 0x9e3779b97f4a7c15ull);
+    h[i] = x;
+  }
+  return h;
+}
+
+// Carries of one type whose results are computed alike (the same work, or the carry passed
+// through): the candidates for lanes of one array, in carry order. Carries the condition
 // reads stay apart (a counted loop's counter is recognised as a carry of its own).
 std::vector<std::vector<int>> candidate_groups(const Graph& cond, const Graph& body) {
   std::vector<char> read(body.parameters().size(), 0);
@@ -249,16 +310,16 @@ std::vector<std::vector<int>> candidate_groups(const Graph& cond, const Graph& b
       if (cond.nodes()[v.node].op == OpId::parameter_) read[cond.nodes()[v.node].attrs.get_int("index")] = 1;
   for (ValueRef v : cond.outputs())
     if (cond.nodes()[v.node].op == OpId::parameter_) read[cond.nodes()[v.node].attrs.get_int("index")] = 1;
+  const std::vector<size_t> work = hashes_of_work(body);
   std::map<std::string, std::vector<int>> by_kind;
   std::vector<std::string> order;
   for (size_t k = 0; k < body.outputs().size(); ++k) {
     if (read[k]) continue;
     ValueRef out = body.outputs()[k];
-    const Node& n = body.nodes()[out.node];
     const TypeInfo& t = body.type(out);
     std::string key = std::string(dtype_name(t.dtype)) + shape_str(t.shape);
     if (out.node == body.parameters()[k]) key += " passed";
-    else key += std::string(" ") + op_name(n.op) + attrs_str(n.attrs) + "." + std::to_string(out.index);
+    else key += " " + std::to_string(work[out.node]) + "." + std::to_string(out.index);
     if (!by_kind.count(key)) order.push_back(key);
     by_kind[key].push_back(int(k));
   }
