@@ -207,3 +207,15 @@ def test_packed_loops_have_the_same_bits_for_any_thread_count():
     """
     one, three = digests_by_thread_count(code)
     assert one == three
+
+
+def test_large_carries_are_left_alone():
+    """Lanes of more than 2^16 elements stay carries of their own (a lane read elsewhere would be read strided)."""
+    def f(cs):
+        return jax.lax.fori_loop(0, 2, lambda i, cs: tuple(c * 1.5 + 1.0 for c in cs), cs)
+    big = tuple(jnp.full((300, 300), float(j), jnp.float32) for j in range(4))
+    _, exe = assert_same_bits(f, big)
+    assert loop_inputs(exe) == [6], exe.plan_text()
+    small = tuple(jnp.full((30, 30), float(j), jnp.float32) for j in range(4))
+    _, exe = assert_same_bits(f, small)
+    assert loop_inputs(exe) == [3], exe.plan_text()

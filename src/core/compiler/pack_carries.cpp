@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <map>
 
-#include "core/compiler/constant.h"
 #include "core/compiler/passes.h"
 
 namespace xjax {
@@ -20,6 +19,13 @@ constexpr size_t kMinLanes = 4;
 // A group's lanes may be read from runs of another's (the lanes the group left out between them);
 // more runs than this fail the packing.
 constexpr size_t kMaxRuns = 4;
+// Outside a loop, lanes computed alike are packed as one array op this many ops deep, where the
+// packed array has at most so many elements (the work may be done twice: the lanes stay used).
+constexpr int kOutsideDepth = 8;
+constexpr int64_t kOutsideElements = int64_t(1) << 12;
+// Larger carries stay apart: a body reading one lane of a packed array elsewhere (a product, a
+// reduction) reads it strided, which on large lanes costs more than a carry's bookkeeping.
+constexpr int64_t kMaxLaneElements = int64_t(1) << 16;
 
 using Lanes = std::vector<ValueRef>;
 // Lane values of a packed array, by the node that unpacks them: (packed array, lane).
@@ -54,6 +60,7 @@ struct Packer {
   Unpacked& unpacked;
   bool strict;
   bool failed = false;
+  int depth = 0;
   std::map<std::vector<std::pair<int, int>>, ValueRef> memo;
 
   const Node& def(ValueRef v) const { return g.nodes()[v.node]; }
@@ -139,7 +146,14 @@ struct Packer {
     const TypeInfo t = g.type(lanes[0]);
     const Shape packed = with_lanes(t.shape, lanes.size());
     ValueRef v = whole(lanes, t, packed);
-    if (v.node < 0 && strict) v = vectorise(lanes, packed);
+    // Outside the loop, small lanes computed alike are computed as one array too (a loop's initial
+    // cotangents from another's results), a few ops deep; what is left is concatenated.
+    const bool outside_too = depth < kOutsideDepth && numel(packed) <= kOutsideElements;
+    if (v.node < 0 && (strict || outside_too)) {
+      ++depth;
+      v = vectorise(lanes, packed);
+      --depth;
+    }
     if (v.node < 0 && strict) failed = true;
     if (v.node < 0 && !strict) v = concatenated(lanes, t);
     if (failed) return lanes[0];
@@ -147,11 +161,11 @@ struct Packer {
     return v;
   }
 
-  // Lanes that are one value, one splat constant or `empty` everywhere, or lanes of a packed array
+  // Lanes that are one value, one constant or `empty` everywhere, or lanes of a packed array
   // evenly spaced: no work per lane. Else {-1, 0}.
   ValueRef whole(const Lanes& lanes, const TypeInfo& t, const Shape& packed) {
     const Node& n0 = def(lanes[0]);
-    bool same = true, same_source = n0.op == OpId::empty_ || (n0.op == OpId::constant_ && is_splat_constant(n0));
+    bool same = true, same_source = n0.op == OpId::empty_ || n0.op == OpId::constant_;
     for (ValueRef l : lanes) {
       same = same && l == lanes[0];
       same_source = same_source && def(l).op == n0.op && def(l).attrs == n0.attrs;
@@ -314,7 +328,7 @@ std::vector<std::vector<int>> candidate_groups(const Graph& cond, const Graph& b
   std::map<std::string, std::vector<int>> by_kind;
   std::vector<std::string> order;
   for (size_t k = 0; k < body.outputs().size(); ++k) {
-    if (read[k]) continue;
+    if (read[k] || numel(body.type(body.outputs()[k]).shape) > kMaxLaneElements) continue;
     ValueRef out = body.outputs()[k];
     const TypeInfo& t = body.type(out);
     std::string key = std::string(dtype_name(t.dtype)) + shape_str(t.shape);
