@@ -4,6 +4,7 @@ become the lanes of one carried array, computed by array ops over all lanes. Eac
 work, and grads of such scans are checked in x64 and against Python loops."""
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import xjax as jax
 import xjax.numpy as jnp
@@ -219,3 +220,24 @@ def test_large_carries_are_left_alone():
     small = tuple(jnp.full((30, 30), float(j), jnp.float32) for j in range(4))
     _, exe = assert_same_bits(f, small)
     assert loop_inputs(exe) == [3], exe.plan_text()
+
+
+@settings(max_examples=12, derandomize=True, database=None, deadline=None)
+@given(k=st.integers(4, 9), shape=st.sampled_from([(), (2,), (2, 3)]), dtype=st.sampled_from(["float32", "int32"]),
+       kinds=st.integers(1, 3), reverse=st.booleans(), unroll=st.integers(1, 3))
+def test_random_loops_over_many_leaves_keep_their_bits(k, shape, dtype, kinds, reverse, unroll):
+    """Leaves computed in `kinds` different ways (leaf j by way j % kinds), read back by ys and passed
+    through: the packed plan's bits are the unpacked one's."""
+    def f(cs, ws):
+        def body(carry, x):
+            cs, ws = carry
+            x = x.astype(dtype)
+            ways = [lambda c, w: c * w + x, lambda c, w: jnp.maximum(c, w) - x, lambda c, w: (c + 1) * (w - x)]
+            new = tuple(ways[j % kinds](c, w) for j, (c, w) in enumerate(zip(cs, ws)))
+            return (new, ws), new[j_y] + x
+        j_y = k // 2
+        return jax.lax.scan(body, (cs, ws), jnp.arange(5), reverse=reverse, unroll=unroll)
+    rng = np.random.default_rng(k)
+    cs = tuple(jnp.asarray(rng.integers(-3, 4, shape).astype(dtype)) for _ in range(k))
+    ws = tuple(jnp.asarray(rng.integers(-2, 3, shape).astype(dtype)) for _ in range(k))
+    assert_same_bits(f, cs, ws)

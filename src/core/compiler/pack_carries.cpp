@@ -76,7 +76,7 @@ struct Packer {
   // The lanes' operand k, packed; operands at positions >= `shared_from` must be the same value in
   // every lane (index operands), and are returned as they are.
   bool operands(const Lanes& lanes, size_t shared_from, std::vector<ValueRef>& out) {
-    const Node& n0 = def(lanes[0]);
+    const Node n0 = def(lanes[0]);  // (a copy: packing adds nodes to g)
     for (size_t k = 0; k < n0.inputs.size(); ++k) {
       Lanes in;
       for (ValueRef l : lanes) {
@@ -91,7 +91,7 @@ struct Packer {
 
   // The lanes as one array op over packed operands, or {-1, 0}.
   ValueRef vectorise(const Lanes& lanes, const Shape& packed) {
-    const Node& n0 = def(lanes[0]);
+    const Node n0 = def(lanes[0]);  // (a copy: packing adds nodes to g)
     for (ValueRef l : lanes)
       if (l.index != 0 || def(l).op != n0.op || !(def(l).attrs == n0.attrs) ||
           def(l).inputs.size() != n0.inputs.size())
