@@ -39,7 +39,8 @@ def assert_same_bits(f, *args):
     ref, _ = run(g, args, reference=True, passes=[])
     for a, b, c in zip(got, plain, ref):
         assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), (a, b)
-        np.testing.assert_allclose(a.astype(np.float64), c.astype(np.float64), rtol=1e-6, atol=1e-6)
+        wide = np.complex128 if np.iscomplexobj(a) else np.float64
+        np.testing.assert_allclose(a.astype(wide), c.astype(wide), rtol=1e-6, atol=1e-6)
     return got, exe
 
 

@@ -5,6 +5,7 @@
 // over m lanes instead of per-leaf work, and the executor moves one buffer per group instead of m.
 // Each lane computes exactly what its leaf did, so the bits do not change.
 #include <algorithm>
+#include <exception>
 #include <map>
 
 #include "core/compiler/passes.h"
@@ -124,8 +125,11 @@ struct Packer {
         if (!operands(lanes, 2, in)) return {};
         in.push_back(zero_index(in.size() > 2 ? g.type(in.back()).dtype : DType::Int32));
         break;
-      default:
-        if (op_info(n0.op).kind != OpKind::Elementwise || !operands(lanes, n0.inputs.size(), in)) return {};
+      default:  // elementwise ops whose operands are of the result's shape or 0-d (not a bitcast's width change)
+        if (op_info(n0.op).kind != OpKind::Elementwise) return {};
+        for (ValueRef v : n0.inputs)
+          if (g.type(v).shape != n0.outputs[0].shape && !g.type(v).shape.empty()) return {};
+        if (!operands(lanes, n0.inputs.size(), in)) return {};
         for (ValueRef& v : in)  // a 0-d operand of lanes that are arrays: a lane vector, broadcast
           if (g.type(v).shape.size() == 1 && r > 0) {
             Attrs b;
@@ -134,7 +138,11 @@ struct Packer {
             v = add1(g, OpId::broadcast_in_dim_, {v}, b);
           }
     }
-    return add1(g, n0.op, in, a);
+    try {
+      return add1(g, n0.op, in, a);
+    } catch (const std::exception&) {  // an op whose rule refuses the packed operands: not packed
+      return {};
+    }
   }
 
   ValueRef pack(const Lanes& lanes) {
