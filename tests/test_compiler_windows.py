@@ -11,7 +11,13 @@ from xjax import _core
 from test_compiler import B, _branch
 
 
+# The windows of each leaf: without pack_loops, which would carry these leaves as the lanes of one
+# array (tests/test_pack_loops.py).
+PER_LEAF = ["simplify", "dot_reduce", "fold", "simplify", "cse", "dce"]
+
+
 def run(g, *args, **options):
+    options.setdefault("passes", PER_LEAF)
     exe = _core.compile(g, **options)
     return [to_numpy(r) for r in exe.run([to_core(np.asarray(a)) for a in args])], exe
 

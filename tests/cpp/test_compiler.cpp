@@ -172,6 +172,47 @@ void test_while_body_frame() {
   }
 }
 
+// pack_loop_carries: five scalar leaves c = c * w + 1 (w passed through) become two carried arrays of
+// five lanes; the condition's counter stays apart; the results keep their bits.
+void test_pack_loop_carries() {
+  const int k = 5;
+  std::vector<TypeInfo> types{{{}, DType::Int32}};
+  for (int j = 0; j < 2 * k; ++j) types.push_back({{}, DType::Float32});
+  Graph cond, body, g;
+  std::vector<ValueRef> cp, bp, init;
+  for (const TypeInfo& t : types) cp.push_back(cond.parameter(t)), bp.push_back(body.parameter(t)), init.push_back(g.parameter(t));
+  cond.set_outputs({op(cond, OpId::lt_, {cp[0], scalar(cond, 6, DType::Int32)})});
+  std::vector<ValueRef> outs{op(body, OpId::add_, {bp[0], scalar(body, 1, DType::Int32)})};
+  for (int j = 0; j < k; ++j) outs.push_back(bp[1 + j]);
+  for (int j = 0; j < k; ++j)
+    outs.push_back(op(body, OpId::add_, {op(body, OpId::mul_, {bp[1 + k + j], bp[1 + j]}), scalar(body, 1.0)}));
+  body.set_outputs(outs);
+  g.set_outputs(g.add_subgraph_op(OpId::while_, init, {}, {std::make_shared<Graph>(cond), std::make_shared<Graph>(body)}));
+  Graph packed = pack_loop_carries(g);
+  verify(packed);
+  int loops = 0;
+  for (const Node& n : packed.nodes())
+    if (n.op == OpId::while_) {
+      ++loops;
+      CHECK(n.inputs.size() == 3 && n.outputs[1].shape == Shape{k} && n.outputs[2].shape == Shape{k});
+      CHECK(recognize_counted_loop(*n.subgraphs[0]).counter == 0);
+    }
+  CHECK(loops == 1);
+  std::vector<Array> in{Array::empty({}, DType::Int32)};
+  *static_cast<int32_t*>(in[0].data()) = 0;
+  std::mt19937 rng(5);
+  for (int j = 0; j < 2 * k; ++j) in.push_back(random_array({}, rng));
+  CompileOptions plain = default_compile_options();
+  CHECK(plain.passes[0] == "pack_loops");
+  plain.passes.erase(plain.passes.begin());
+  std::vector<Array> got = compile(g)->run(in), want = compile(g, plain)->run(in);
+  for (size_t o = 0; o < got.size(); ++o) {
+    got[o].wait();
+    want[o].wait();
+    CHECK(std::memcmp(got[o].data(), want[o].data(), got[o].nbytes()) == 0);
+  }
+}
+
 // recognize_counted_loop finds `carry < int32 constant` conditions and nothing else; the plan keeps
 // what it found on the while step, and both kinds of loop run to the same answer.
 void test_counted_loop_recognition() {
@@ -307,6 +348,7 @@ int main() {
   test_random_graphs();
   test_while();
   test_while_body_frame();
+  test_pack_loop_carries();
   test_counted_loop_recognition();
   test_threefry_bits();
   test_execute_checks_its_arguments_and_outputs();

@@ -155,7 +155,7 @@ Graph eliminate_common_subexpressions(const Graph& g) {
 }
 
 const std::vector<std::string>& default_passes() {
-  static const std::vector<std::string> passes = {"simplify", "dot_reduce", "fold", "simplify", "cse", "dce"};
+  static const std::vector<std::string> passes = {"pack_loops", "simplify", "dot_reduce", "fold", "simplify", "cse", "dce"};
   return passes;
 }
 
@@ -169,7 +169,8 @@ Graph run_passes(const Graph& g, const std::vector<std::string>& passes) {
     else if (p == "simplify") cur = simplify(cur);
     else if (p == "dot_reduce") cur = reduce_small_dots(cur);
     else if (p == "widen_float8") cur = widen_float8(cur);
-    else throw ValueError("[compile] unknown pass '" + p + "' (passes: verify, widen_float8, simplify, dot_reduce, fold, cse, dce)");
+    else if (p == "pack_loops") cur = pack_loop_carries(cur);
+    else throw ValueError("[compile] unknown pass '" + p + "' (passes: verify, widen_float8, pack_loops, simplify, dot_reduce, fold, cse, dce)");
   }
   return cur;
 }

@@ -32,6 +32,11 @@ Graph simplify(const Graph& g);
 // one tiny matrix product per batch element.
 Graph reduce_small_dots(const Graph& g);
 
+// Loop packing: a while loop's carries of one type whose new values every lane computes alike
+// (at least 4: a scan over a tuple of scalars, its residuals, its cotangents) become one carried
+// array with the lanes last, computed by array ops over all lanes (pack_carries.cpp).
+Graph pack_loop_carries(const Graph& g);
+
 // Runs every op that does not take float8 values itself (ops/float8_ops.h) in float32: converts
 // its float8 operands up and its float8 results back (widen_float8.cpp). Not an optimisation: the
 // kernels need it, so compile() runs it first whatever the passes asked for.
@@ -39,7 +44,7 @@ Graph widen_float8(const Graph& g);
 
 constexpr int64_t kFoldLimit = 1 << 14;
 
-// The graph passes by name ("verify", "widen_float8", "simplify", "dot_reduce", "fold", "cse", "dce"), in the order given.
+// The graph passes by name ("verify", "widen_float8", "pack_loops", "simplify", "dot_reduce", "fold", "cse", "dce"), in the order given.
 Graph run_passes(const Graph& g, const std::vector<std::string>& passes);
 // What compile() runs by default.
 const std::vector<std::string>& default_passes();
