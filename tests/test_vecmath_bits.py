@@ -247,6 +247,12 @@ ULP_BOUND = {
 }
 
 
+# Above `start`, a looser bound: float32 exp is XLA's (JAX's bits), whose 2^n stops at 2^127, so
+# that from 88.376 to the overflow at 88.7228 its polynomial runs on e^r for r up to ln 2, past the
+# half of ln 2 it was fitted on (every float32 there measured: at most 5.51 ulp).
+TOP_ULP_BOUND = {("exp", "float32"): (88.3762626647950, 5.6)}
+
+
 @pytest.mark.parametrize("op, dtype", sorted(ULP_BOUND))
 def test_accuracy_in_ulps(op, dtype):
     x = _samples(op, dtype)
@@ -255,8 +261,12 @@ def test_accuracy_in_ulps(op, dtype):
     with np.errstate(all="ignore"):
         want = fn(x.astype(wide))
     err = _ulps(got, want, dtype)
-    i = int(np.argmax(err))
-    assert err[i] <= ULP_BOUND[op, dtype], f"{op}({x[i]!r}) = {got[i]!r}, exact {want[i]!r}: {err[i]:.3f} ulp"
+    start, top_bound = TOP_ULP_BOUND.get((op, dtype), (np.inf, None))
+    bound = np.where(x > start, top_bound or 0.0, ULP_BOUND[op, dtype])
+    i = int(np.argmax(err - bound))
+    assert err[i] <= bound[i], f"{op}({x[i]!r}) = {got[i]!r}, exact {want[i]!r}: {err[i]:.3f} ulp"
+    if top_bound is not None:
+        assert (x > start).sum() > 50  # the samples reach the top range
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

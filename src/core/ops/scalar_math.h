@@ -105,13 +105,34 @@ XJAX_HD_ALWAYS_INLINE Reduced64 reduce_ln2(double x) {
   return {x - kf * 0x1.62e42fefa38p-1, kf * 0x1.ef35793c7673p-45, int_bits(t)};
 }
 
-// e^x. Below -104 (-746) the result is 0 or subnormal, above 89 (710) it overflows: x is clamped
-// into that range so that 2^k splits into two normal factors.
-XJAX_HD_ALWAYS_INLINE float exp(float x) {
-  Reduced32 d = reduce_ln2(clamp_keep_nan(x, -104.0f, 89.0f));
-  float r = d.hi - d.lo;
-  return scale(1.0f + (r + r * r * exp_q(r)), d.k);
+// float32 e^x is XLA's (Cephes' expf with every multiply-add fused), so that JAX's bits come out:
+// n = floor(x log2(e) + 1/2), r = x - n ln2 (ln2 in two parts), e^r = 1 + (r + r^2 P(r)), times
+// 2^n. exp32_reduced computes e^r and n (as two's complement bits); below -88 the result is
+// subnormal (flushed), above 89 it overflows: x is clamped into that range, where 2^n splits into
+// two normal factors.
+struct Exp32 {
+  float mantissa;  // e^r, in [1/sqrt(2), sqrt(2)]
+  u32 n;
+};
+XJAX_HD_ALWAYS_INLINE Exp32 exp32_reduced(float x) {
+  float k = libm::floor(libm::fma(x, 0x1.715476p+0f, 0.5f));
+  k = k > 127.0f ? 127.0f : k;  // (XLA's: 2^n stays finite, e^r takes the rest up to the overflow)
+  float r = libm::fma(k, -0.693359375f, x);
+  r = libm::fma(k, 2.12194440e-4f, r);
+  float p = 1.9875691500e-4f;
+  p = libm::fma(p, r, 1.3981999507e-3f);
+  p = libm::fma(p, r, 8.3334519073e-3f);
+  p = libm::fma(p, r, 4.1665795894e-2f);
+  p = libm::fma(p, r, 1.6666665459e-1f);
+  p = libm::fma(p, r, 5.0000001201e-1f);
+  return {libm::fma(p, r * r, r) + 1.0f, int_bits(k + kRound32)};
 }
+XJAX_HD_ALWAYS_INLINE float exp(float x) {
+  Exp32 e = exp32_reduced(clamp_keep_nan(x, -88.0f, 89.0f));
+  return scale(e.mantissa, e.n);
+}
+// float64 e^x. Below -746 the result is 0 or subnormal, above 710 it overflows: x is clamped into
+// that range so that 2^k splits into two normal factors.
 XJAX_HD_ALWAYS_INLINE double exp(double x) {
   Reduced64 d = reduce_ln2(clamp_keep_nan(x, -746.0, 710.0));
   double r = d.hi - d.lo;
@@ -119,14 +140,13 @@ XJAX_HD_ALWAYS_INLINE double exp(double x) {
 }
 
 // e^x on its main range, [-87, 88] ([-708, 709]), where the result is normal: no clamp, one scaling
-// by 2^k. There it is exp(x) bit for bit (the same r and polynomial; both scalings are exact; and
+// by 2^n. There it is exp(x) bit for bit (the same r and polynomial; both scalings are exact; and
 // a subnormal operand gives 1 with or without the ops' flushing). Loops run it over blocks whose
 // operands all lie in the range (exp_main_range); tanh, sinh, cosh and erf call it with arguments
 // in the range.
 XJAX_HD_ALWAYS_INLINE float exp_main(float x) {
-  Reduced32 d = reduce_ln2(x);
-  float r = d.hi - d.lo;
-  return (1.0f + (r + r * r * exp_q(r))) * pow2(d.k);
+  Exp32 e = exp32_reduced(x);
+  return e.mantissa * pow2(e.n);
 }
 XJAX_HD_ALWAYS_INLINE double exp_main(double x) {
   Reduced64 d = reduce_ln2(x);
