@@ -353,6 +353,24 @@ def test_missing_attribute_raises_value_error():
         _core.infer("dot_general", [F32_23], dict(lhs_contracting_dimensions=[1], rhs_contracting_dimensions=[0]))
 
 
+@pytest.mark.skipif(not BLAS_DISABLED, reason="a property of the built-in kernels (the builtin configurations)")
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("k, n", [(5, 7), (64, 64), (33, 70), (400, 32)])
+def test_layouts_float_a_row_does_not_depend_on_the_row_count(dtype, k, n):
+    # The micro-kernel runs a panel's last rows on a narrower tile (a third or two of its rows):
+    # every row must be the same sum in the same order whatever the number of rows, transposed A
+    # (columns contiguous) included.
+    rng = np.random.default_rng(k * n)
+    a, b = random((40, k), dtype, rng), random((k, n), dtype, rng)
+    whole, whole_t = dot_general(a, b, [1], [0]), dot_general(np.ascontiguousarray(a.T), b, [0], [0])
+    eps = np.finfo(dtype).eps
+    scale = k * np.abs(a).max() * np.abs(b).max()
+    np.testing.assert_allclose(whole, a.astype(np.float64) @ b, rtol=0, atol=4 * eps * scale)
+    for m in range(2, 40):
+        assert np.array_equal(dot_general(a[:m], b, [1], [0]), whole[:m]), m
+        assert np.array_equal(dot_general(np.ascontiguousarray(a[:m].T), b, [0], [0]), whole_t[:m]), m
+
+
 def test_blas_state():
     path = find_blas_library()
     assert path is None or (os.path.isfile(path) and "openblas" in os.path.basename(path))

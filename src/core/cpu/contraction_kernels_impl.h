@@ -83,31 +83,33 @@ void pack_a(const T* a, int64_t rs, int64_t cs, int64_t mc, int64_t kc, T* dst) 
   }
 }
 
-// One MR x NR tile of C from packed panels; mr x nr of it is stored (the rest is padding).
-// GCC vector types rather than plain loops here: the vectoriser's choice of loop varies with the
-// element type (for double it vectorised across rows and spilled), this form always keeps the
-// tile in registers as MR x 2 vectors and issues one broadcast and two FMAs per row and k.
-template <typename T, bool kRows>
+// One R x NR tile of C from packed panels (R <= MR rows of the panel); mr x nr of it is stored
+// (the rest is padding). GCC vector types rather than plain loops here: the vectoriser's choice of
+// loop varies with the element type (for double it vectorised across rows and spilled), this form
+// always keeps the tile in registers as R x 2 vectors and issues one broadcast and two FMAs per row
+// and k.
+template <typename T, bool kRows, int R = Tile<T>::MR>
 inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, T* __restrict c, int64_t ldc,
                          bool accumulate, int64_t mr, int64_t nr) {
   typedef T V __attribute__((vector_size(XJAX_ISA_VEC_BYTES)));
   constexpr int MR = Tile<T>::MR, L = Tile<T>::kLanes;
   constexpr int64_t a_k = kRows ? 1 : MR, a_i = kRows ? Tile<T>::KA : 1;  // A's strides in its panel
-  V acc[MR][2];
-  for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = V{};
+  V acc[R][2];
+  for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = V{};
   for (int64_t k = 0; k < kc; ++k) {
     V b0, b1;
     __builtin_memcpy(&b0, b + k * 2 * L, sizeof(V));
     __builtin_memcpy(&b1, b + k * 2 * L + L, sizeof(V));
     const T* ak = a + k * a_k;
-    for (int i = 0; i < MR; ++i) {
+    for (int i = 0; i < R; ++i) {
       const V ai = ak[i * a_i] - V{};  // a broadcast (x - 0 is exactly x; x + 0 would not fold: -0 + 0 = +0)
       acc[i][0] += ai * b0;
       acc[i][1] += ai * b1;
     }
   }
-  if (mr == MR && nr == 2 * L) {
-    for (int i = 0; i < MR; ++i) {
+  if (nr == 2 * L) {  // whole rows of the tile: vector stores
+    for (int i = 0; i < R; ++i) {
+      if (i >= mr) break;
       for (int h = 0; h < 2; ++h) {
         V v = acc[i][h];
         if (accumulate) {
@@ -120,10 +122,24 @@ inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict 
     }
     return;
   }
-  T tile[MR][2 * L];
+  T tile[R][2 * L];
   __builtin_memcpy(tile, acc, sizeof(tile));
   for (int64_t i = 0; i < mr; ++i)
     for (int64_t j = 0; j < nr; ++j) c[i * ldc + j] = accumulate ? c[i * ldc + j] + tile[i][j] : tile[i][j];
+}
+
+// micro_kernel over the fewest rows that cover mr: a third, two thirds or all of MR (where MR
+// divides by 3), so that a panel's last few rows do not cost a whole tile's work. Each element of
+// C is the same sum in the same order whichever runs.
+template <typename T, bool kRows>
+inline void tile_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, T* __restrict c, int64_t ldc,
+                        bool accumulate, int64_t mr, int64_t nr) {
+  constexpr int MR = Tile<T>::MR;
+  if constexpr (MR % 3 == 0) {
+    if (mr <= MR / 3) return micro_kernel<T, kRows, MR / 3>(kc, a, b, c, ldc, accumulate, mr, nr);
+    if (mr <= 2 * MR / 3) return micro_kernel<T, kRows, 2 * MR / 3>(kc, a, b, c, ldc, accumulate, mr, nr);
+  }
+  micro_kernel<T, kRows>(kc, a, b, c, ldc, accumulate, mr, nr);
 }
 
 template <typename T>
@@ -133,8 +149,8 @@ void gemm_block_packed(const T* a_packed, int64_t mc, int64_t kc, const T* b_pac
   constexpr int64_t KA = Tile<T>::KA;
   for (int64_t p = 0; p < mc; p += MR)
     for (int64_t q = 0; q < nc; q += NR)
-      micro_kernel<T, true>(kc, a_packed + p * KA, b_packed + q * kc, c + p * ldc + q, ldc, accumulate,
-                            min64(MR, mc - p), min64(NR, nc - q));
+      tile_kernel<T, true>(kc, a_packed + p * KA, b_packed + q * kc, c + p * ldc + q, ldc, accumulate,
+                           min64(MR, mc - p), min64(NR, nc - q));
 }
 
 // gemm_block_packed with row i of C at c_rows[i] (rows anywhere): each tile goes through the
@@ -147,8 +163,8 @@ void gemm_block_packed_rows(const T* a_packed, int64_t mc, int64_t kc, const T* 
   alignas(64) T tile[MR * NR];
   for (int64_t p = 0; p < mc; p += MR)
     for (int64_t q = 0; q < nc; q += NR) {
-      micro_kernel<T, true>(kc, a_packed + p * KA, b_packed + q * kc, tile, NR, false, MR, NR);
       const int64_t mr = min64(MR, mc - p), nr = min64(NR, nc - q);
+      tile_kernel<T, true>(kc, a_packed + p * KA, b_packed + q * kc, tile, NR, false, mr, NR);
       for (int64_t i = 0; i < mr; ++i) {
         T* c = c_rows[p + i] + q;
         const T* t = tile + i * NR;
@@ -183,9 +199,9 @@ void gemm_block(const T* a, int64_t rs, int64_t cs, int64_t mc, int64_t kc, cons
       const T* ap = a_buf + p * KA;
       T* cp = c + p * ldc + q;
       if (cs == 1) {
-        micro_kernel<T, true>(kc, ap, b_packed + q * kc, cp, ldc, accumulate, min64(MR, mc - p), min64(NR, nc - q));
+        tile_kernel<T, true>(kc, ap, b_packed + q * kc, cp, ldc, accumulate, min64(MR, mc - p), min64(NR, nc - q));
       } else {
-        micro_kernel<T, false>(kc, ap, b_packed + q * kc, cp, ldc, accumulate, min64(MR, mc - p), min64(NR, nc - q));
+        tile_kernel<T, false>(kc, ap, b_packed + q * kc, cp, ldc, accumulate, min64(MR, mc - p), min64(NR, nc - q));
       }
     }
   }
