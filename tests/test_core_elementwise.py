@@ -603,6 +603,26 @@ def test_select_n_large_scalar_which():
     np.testing.assert_array_equal(run("select_n", which, a, b), np.where(which, b, a))
 
 
+@pytest.mark.parametrize("dtype", ["int8", "int32", "uint32", "int64", "uint64", "float16", "float32", "float64"])
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "max", "min", "lt", "ge", "ne", "bitwise_xor",
+                                "shift_left", "shift_right_arithmetic"])
+def test_a_one_value_operand_gives_what_the_whole_array_gives(op, dtype):
+    # A 0-d operand is read in place where the fused engine has a loop for it (32/64-bit types),
+    # else expanded into tiles: either way each element is what the op gives with the value
+    # repeated, whichever side it is on, across tiles, chunks and threads.
+    dt = npdt(dtype)
+    is_int = dt.kind in "iu"
+    if (op.startswith("bitwise") or op.startswith("shift")) and not is_int:
+        return
+    rng = np.random.default_rng(3)
+    for n in [2, 5, 1023, 1025, 100_003]:
+        x = (rng.integers(1, 9, n) if is_int else rng.standard_normal(n) * 4).astype(dt)
+        v = np.array(3 if is_int else -1.75, dt)
+        for args, full in [((v, x), (np.full(n, v), x)), ((x, v), (x, np.full(n, v)))]:
+            got, want = run(op, *args), run(op, *full)
+            assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (op, dtype, n)
+
+
 @pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int32", "int64", "float16", "bfloat16", "float32", "float64"])
 def test_clamp(dtype):
     dt = npdt(dtype)

@@ -6,6 +6,7 @@
 
 #include "core/cpu/bytes16.h"
 #include "core/cpu/elementwise_impl.h"
+#include "core/cpu/fused_loops.h"
 #include "core/cpu/kernels.h"
 #include "core/thread_pool.h"
 
@@ -136,15 +137,19 @@ void run_elementwise(OpId op, const std::vector<Tensor>& in, const Tensor& out, 
   ElementwiseLoop loop = elementwise_loop(op, dtypes, out.dtype, attrs);
   if (!loop) return run_fallback(op, in, out, attrs);
 
-  // Operands with one element feeding a larger result (0-d bounds of clamp, 0-d which of select_n).
-  std::vector<int> scalars;
-  std::vector<bool> is_scalar;
+  // Operands with one element feeding a larger result (a Python scalar's constant, 0-d bounds of
+  // clamp, 0-d which of select_n).
+  std::vector<bool> is_scalar(in.size(), false);
+  unsigned scalar_mask = 0;
+  bool any_scalar = false;
   for (size_t k = 0; k < in.size(); ++k)
     if (in[k].size() == 1 && n > 1) {
-      scalars.push_back(int(k));
-      is_scalar.resize(in.size(), false);
-      is_scalar[k] = true;
+      is_scalar[k] = any_scalar = true;
+      if (k < 32) scalar_mask |= 1u << k;
     }
+  // The fused engine's loops that read a one-value operand in place (x * 2.0 streams one array),
+  // where there is one for this op: the same scalar definitions, so the same bits.
+  ElementwiseLoop in_place = any_scalar && in.size() <= 32 ? fused_loop(op, dtypes, out.dtype, scalar_mask) : nullptr;
   size_t out_size = itemsize(out.dtype);
   int64_t blocks = (n + kBlock - 1) / kBlock;
 
@@ -155,21 +160,23 @@ void run_elementwise(OpId op, const std::vector<Tensor>& in, const Tensor& out, 
     std::vector<const void*> ptrs_heap(in.size() > kStack ? in.size() : 0);
     const void** ptrs = in.size() > kStack ? ptrs_heap.data() : ptrs_stack;
     char* dst = static_cast<char*>(out.data) + begin * int64_t(out_size);
-    if (scalars.empty()) {
-      for (size_t k = 0; k < in.size(); ++k) ptrs[k] = at(in[k], begin);
-      loop(ptrs, dst, end - begin);
+    if (!any_scalar || in_place) {
+      for (size_t k = 0; k < in.size(); ++k) ptrs[k] = is_scalar[k] ? in[k].data : at(in[k], begin);
+      (in_place ? in_place : loop)(ptrs, dst, end - begin);
       return;
     }
     // Expand each 0-d operand into a tile once (no longer than the range: a 4-element add must not
-    // fill a whole tile), then run the loop tile by tile.
+    // fill a whole tile), by doubling copies, then run the loop tile by tile.
     const int64_t fill = std::min(kTile, end - begin);
-    std::vector<std::vector<char>> expanded(scalars.size());
-    for (size_t s = 0; s < scalars.size(); ++s) {
-      const Tensor& t = in[scalars[s]];
-      size_t size = itemsize(t.dtype);
-      expanded[s].resize(size_t(fill) * size);
-      for (int64_t i = 0; i < fill; ++i) std::memcpy(expanded[s].data() + i * size, t.data, size);
-      ptrs[scalars[s]] = expanded[s].data();
+    std::vector<std::vector<char>> expanded;
+    for (size_t k = 0; k < in.size(); ++k) {
+      if (!is_scalar[k]) continue;
+      const size_t size = itemsize(in[k].dtype);
+      std::vector<char>& tile = expanded.emplace_back(size_t(fill) * size);
+      std::memcpy(tile.data(), in[k].data, size);
+      for (int64_t done = 1; done < fill; done *= 2)
+        std::memcpy(tile.data() + done * size, tile.data(), size_t(std::min(done, fill - done)) * size);
+      ptrs[k] = tile.data();
     }
     for (int64_t t0 = begin; t0 < end; t0 += kTile) {
       int64_t len = std::min(kTile, end - t0);
