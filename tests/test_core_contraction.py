@@ -357,16 +357,16 @@ def test_missing_attribute_raises_value_error():
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("k, n", [(5, 7), (64, 64), (33, 70), (400, 32)])
 def test_layouts_float_a_row_does_not_depend_on_the_row_count(dtype, k, n):
-    # The micro-kernel runs a panel's last rows on a narrower tile (a third or two of its rows):
-    # every row must be the same sum in the same order whatever the number of rows, transposed A
-    # (columns contiguous) included.
+    # Every row must be the same sum in the same order whatever the number of rows: small products
+    # read A and B in place (gemm_small), large ones pack them, and a panel's last rows run on a
+    # narrower tile (a third or two of its rows); transposed A (columns contiguous) included.
     rng = np.random.default_rng(k * n)
-    a, b = random((40, k), dtype, rng), random((k, n), dtype, rng)
+    a, b = random((2000, k), dtype, rng), random((k, n), dtype, rng)
     whole, whole_t = dot_general(a, b, [1], [0]), dot_general(np.ascontiguousarray(a.T), b, [0], [0])
     eps = np.finfo(dtype).eps
     scale = k * np.abs(a).max() * np.abs(b).max()
     np.testing.assert_allclose(whole, a.astype(np.float64) @ b, rtol=0, atol=4 * eps * scale)
-    for m in range(2, 40):
+    for m in list(range(2, 40)) + [97, 200]:
         assert np.array_equal(dot_general(a[:m], b, [1], [0]), whole[:m]), m
         assert np.array_equal(dot_general(np.ascontiguousarray(a[:m].T), b, [0], [0]), whole_t[:m]), m
 

@@ -103,6 +103,12 @@ void builtin_gemm(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c, boo
   const int64_t KS = std::min(k, 8 * KC);              // depth packed at once (a multiple of KC)
   const int64_t NC = std::max(NR, kPackBudget / KS / NR * NR);
   const bool serial = !parallel || m * n * k <= kSerialWork * 8;
+  if (m * n * k <= kSerialWork * 8 && k <= KC && b.cs == 1 && (a.cs == 1 || a.rs == 1)) {
+    // Small enough to stay in cache: packing would cost as much as the product (an RNN's step).
+    kr.gemm_small(m, n, k, a.data, a.rs, a.cs, b.data, b.rs, c, n, accumulate, scratch<T>(1, kr.a_buf),
+                  scratch<T>(0, KC * NR));
+    return;
+  }
   const int64_t mblocks = (m + MC - 1) / MC;
   if (m * n <= 64 * 64 && k >= 4 * KS) {
     // A small C over a long k (a Gram matrix of a few long rows): fixed chunks of k, each a

@@ -33,6 +33,12 @@ struct Kernels {
   // apart): the same bits.
   void (*gemm_block_packed_rows)(const T* a_packed, int64_t mc, int64_t kc, const T* b_packed, int64_t nc,
                                  T* const* c_rows, bool accumulate);
+  // C[0:m, 0:n] (= or +=) A[0:m, 0:k] B[0:k, 0:n] with k <= kc, B's rows ldb apart and contiguous,
+  // A's rows or columns contiguous (a_cs or a_rs 1), C's rows ldc apart: a product that stays in
+  // cache, read in place (no packing) with the same bits as gemm_block. a_buf holds this->a_buf
+  // elements, b_buf kc * nr.
+  void (*gemm_small)(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_rs, int64_t a_cs, const T* b,
+                     int64_t ldb, T* c, int64_t ldc, bool accumulate, T* a_buf, T* b_buf);
   // y[i] = sum_k a[i*lda + k] x[k]  (rows of A contiguous), x contiguous, i < m.
   void (*gemv_rows)(int64_t m, int64_t k, const T* a, int64_t lda, const T* x, T* y);
   // y[i] = sum_k a[k*lda + i] x[k]  (columns of A contiguous), x contiguous, i < m.

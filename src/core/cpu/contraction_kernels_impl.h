@@ -88,18 +88,22 @@ void pack_a(const T* a, int64_t rs, int64_t cs, int64_t mc, int64_t kc, T* dst) 
 // loop varies with the element type (for double it vectorised across rows and spilled), this form
 // always keeps the tile in registers as R x 2 vectors and issues one broadcast and two FMAs per row
 // and k.
-template <typename T, bool kRows, int R = Tile<T>::MR>
+// kStrided: A and B read where they lie instead (small products, gemm_small): row i of B at b + i * ldb
+// (NR columns of it), A's rows (kRows) or columns lda apart.
+template <typename T, bool kRows, int R = Tile<T>::MR, bool kStrided = false>
 inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, T* __restrict c, int64_t ldc,
-                         bool accumulate, int64_t mr, int64_t nr) {
+                         bool accumulate, int64_t mr, int64_t nr, int64_t lda = 0, int64_t ldb = 0) {
   typedef T V __attribute__((vector_size(XJAX_ISA_VEC_BYTES)));
   constexpr int MR = Tile<T>::MR, L = Tile<T>::kLanes;
-  constexpr int64_t a_k = kRows ? 1 : MR, a_i = kRows ? Tile<T>::KA : 1;  // A's strides in its panel
+  // A's strides along k and along its rows, and B's along k: the packed panels' or the caller's.
+  const int64_t a_k = kRows ? 1 : (kStrided ? lda : MR), a_i = kRows ? (kStrided ? lda : Tile<T>::KA) : 1;
+  const int64_t b_k = kStrided ? ldb : 2 * L;
   V acc[R][2];
   for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = V{};
   for (int64_t k = 0; k < kc; ++k) {
     V b0, b1;
-    __builtin_memcpy(&b0, b + k * 2 * L, sizeof(V));
-    __builtin_memcpy(&b1, b + k * 2 * L + L, sizeof(V));
+    __builtin_memcpy(&b0, b + k * b_k, sizeof(V));
+    __builtin_memcpy(&b1, b + k * b_k + L, sizeof(V));
     const T* ak = a + k * a_k;
     for (int i = 0; i < R; ++i) {
       const V ai = ak[i * a_i] - V{};  // a broadcast (x - 0 is exactly x; x + 0 would not fold: -0 + 0 = +0)
@@ -131,15 +135,65 @@ inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict 
 // micro_kernel over the fewest rows that cover mr: a third, two thirds or all of MR (where MR
 // divides by 3), so that a panel's last few rows do not cost a whole tile's work. Each element of
 // C is the same sum in the same order whichever runs.
-template <typename T, bool kRows>
+template <typename T, bool kRows, bool kStrided = false>
 inline void tile_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, T* __restrict c, int64_t ldc,
-                        bool accumulate, int64_t mr, int64_t nr) {
+                        bool accumulate, int64_t mr, int64_t nr, int64_t lda = 0, int64_t ldb = 0) {
   constexpr int MR = Tile<T>::MR;
   if constexpr (MR % 3 == 0) {
-    if (mr <= MR / 3) return micro_kernel<T, kRows, MR / 3>(kc, a, b, c, ldc, accumulate, mr, nr);
-    if (mr <= 2 * MR / 3) return micro_kernel<T, kRows, 2 * MR / 3>(kc, a, b, c, ldc, accumulate, mr, nr);
+    if (mr <= MR / 3)
+      return micro_kernel<T, kRows, MR / 3, kStrided>(kc, a, b, c, ldc, accumulate, mr, nr, lda, ldb);
+    if (mr <= 2 * MR / 3)
+      return micro_kernel<T, kRows, 2 * MR / 3, kStrided>(kc, a, b, c, ldc, accumulate, mr, nr, lda, ldb);
   }
-  micro_kernel<T, kRows>(kc, a, b, c, ldc, accumulate, mr, nr);
+  micro_kernel<T, kRows, MR, kStrided>(kc, a, b, c, ldc, accumulate, mr, nr, lda, ldb);
+}
+
+// The rows a tile of R rows would read for mr rows: R, a third or two thirds of MR, or MR.
+template <typename T>
+inline int64_t tile_rows(int64_t mr) {
+  constexpr int MR = Tile<T>::MR;
+  if constexpr (MR % 3 == 0) {
+    if (mr <= MR / 3) return MR / 3;
+    if (mr <= 2 * MR / 3) return 2 * MR / 3;
+  }
+  return MR;
+}
+
+// C[0:m, 0:n] (= or +=) A B for a product small enough to stay in cache (see Kernels::gemm_small):
+// A and B read in place, except a panel of B narrower than NR columns and a tile of A that would
+// read rows past the last (packed, zero-padded, into b_buf / a_buf). The same sums in the same
+// order as gemm_block's.
+template <typename T>
+void gemm_small(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_rs, int64_t a_cs, const T* b, int64_t ldb,
+                T* c, int64_t ldc, bool accumulate, T* a_buf, T* b_buf) {
+  constexpr int MR = Tile<T>::MR, NR = Tile<T>::NR;
+  const bool rows = a_cs == 1;  // else a_rs == 1: A's columns contiguous
+  for (int64_t q = 0; q < n; q += NR) {
+    const int64_t nr = min64(NR, n - q);
+    const T* bq = b + q;
+    int64_t b_k = ldb;
+    if (nr < NR) {
+      pack_b(bq, ldb, 1, k, nr, b_buf);
+      bq = b_buf, b_k = NR;
+    }
+    for (int64_t p = 0; p < m; p += MR) {
+      const int64_t mr = min64(MR, m - p);
+      const T* ap = a + p * a_rs;
+      T* cp = c + p * ldc + q;
+      if (mr < tile_rows<T>(mr)) {  // rows past the last: a zero-padded copy
+        pack_a(ap, a_rs, a_cs, mr, k, a_buf);
+        if (rows) {
+          tile_kernel<T, true, true>(k, a_buf, bq, cp, ldc, accumulate, mr, nr, Tile<T>::KA, b_k);
+        } else {
+          tile_kernel<T, false, true>(k, a_buf, bq, cp, ldc, accumulate, mr, nr, MR, b_k);
+        }
+      } else if (rows) {
+        tile_kernel<T, true, true>(k, ap, bq, cp, ldc, accumulate, mr, nr, a_rs, b_k);
+      } else {
+        tile_kernel<T, false, true>(k, ap, bq, cp, ldc, accumulate, mr, nr, a_cs, b_k);
+      }
+    }
+  }
 }
 
 template <typename T>
@@ -293,6 +347,7 @@ Kernels<T> make_kernels() {
   k.ka = Tile<T>::KA;
   k.gemm_block_packed = &gemm_block_packed<T>;
   k.gemm_block_packed_rows = &gemm_block_packed_rows<T>;
+  k.gemm_small = &gemm_small<T>;
   k.gemv_rows = &gemv_rows<T>;
   k.gemv_cols = &gemv_cols<T>;
   return k;
