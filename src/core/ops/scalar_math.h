@@ -6,10 +6,11 @@
 // tail elements, the fused engine's tiles and the reference interpreter's scalars: a value's bits
 // do not depend on where it sits in an array, on the array's length, on the thread split, or on
 // the vector width the CPU has (libm's scalar and libmvec's vector functions differ in the last
-// bits, and glibc picks FMA or plain variants by CPU). Nothing here fuses a multiply-add: the
-// polynomials are plain multiplies and adds, which round the same on every instruction set, so
-// that compiled without contraction (-ffp-contract=off, as src/core/CMakeLists.txt compiles every
-// file that calls these) the AVX-512, AVX2 and baseline clones of a loop give the same bits.
+// bits, and glibc picks FMA or plain variants by CPU). Nothing here fuses a multiply-add implicitly:
+// our polynomials are plain multiplies and adds, and XLA's float32 exp (JAX's bits) calls fma
+// explicitly, which rounds the same on every instruction set (hardware or libm), so that compiled
+// without contraction (-ffp-contract=off, as src/core/CMakeLists.txt compiles every file that calls
+// these) the AVX-512, AVX2 and baseline clones of a loop give the same bits.
 //
 // Under CUDA, fn:: (what the ops call) is the device's libm: generated kernels keep CUDA's math
 // functions, and none of this code is compiled there.

@@ -36,7 +36,7 @@
 //   it is. float16's subnormals are normal numbers in float32: they stay.
 // - A NaN result's sign and payload are unspecified (compilers order a NaN's operands freely).
 // - Conversions (scalar_convert.h): float -> int truncates, saturates, NaN -> 0.
-// - Multiply-adds: float32 log, log1p and erf_inv are XLA's algorithms, bit for bit where the
+// - Multiply-adds: float32 exp, log, log1p and erf_inv are XLA's algorithms, bit for bit where the
 //   caller compiles without contraction (GCC -ffp-contract=off; nvcc --fmad=false); every fused
 //   multiply-add they need is an explicit fma. Our own functions (scalar_math.h) fuse none: compiled
 //   without contraction they give the same bits on every instruction set.
