@@ -14,7 +14,7 @@ from xjax import _core
 from xjax._src.interpreters.graph_lowering import lower_closed_jaxpr
 from xjax.test_util import check_grads
 
-WITHOUT = ["simplify", "dot_reduce", "fold", "simplify", "cse", "dce"]  # the default passes but pack_loops
+WITHOUT = ["simplify", "dot_reduce", "fold", "simplify", "cse", "dce", "contract", "fold", "dce"]  # the default passes but pack_loops
 
 
 def graph_of(f, *args):
@@ -40,7 +40,9 @@ def assert_same_bits(f, *args):
     for a, b, c in zip(got, plain, ref):
         assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), (a, b)
         wide = np.complex128 if np.iscomplexobj(a) else np.float64
-        np.testing.assert_allclose(a.astype(wide), c.astype(wide), rtol=1e-6, atol=1e-6)
+        # (the reference rounds every multiply-add twice, the compiled graph once: mixed_loss's
+        # d * d * 0.5 + c squares the difference through 9 steps, up to 2^9 ulp)
+        np.testing.assert_allclose(a.astype(wide), c.astype(wide), rtol=3e-5, atol=1e-6)
     return got, exe
 
 
@@ -78,8 +80,10 @@ def test_a_scan_over_many_scalars_carries_one_array_per_group():
     for steps in body_steps(exe):
         assert len(steps) <= 2 and not any("concatenate" in s or "kernel [slice" in s for s in steps), steps
         assert any("n=64 " in s for s in steps), steps  # one kernel over all the lanes
-    want = jax.grad(many_scalars_loss)(ws)  # eager: each op on its own, no loop packing
-    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    # eager: each op on its own (no loop packing; and outside the loop no multiply-add contracted,
+    # as in JAX's eager ops)
+    want = jax.grad(many_scalars_loss)(ws)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
 
 
 def mixed_loss(ws, vs, reverse=False, unroll=1, length=9):

@@ -154,8 +154,18 @@ Graph eliminate_common_subexpressions(const Graph& g) {
   return r.finish();
 }
 
+std::vector<int> use_counts(const Graph& g) {
+  std::vector<int> uses(g.nodes().size(), 0);
+  for (const Node& n : g.nodes())
+    for (ValueRef v : n.inputs) ++uses[v.node];
+  for (ValueRef v : g.outputs()) ++uses[v.node];
+  return uses;
+}
+
 const std::vector<std::string>& default_passes() {
-  static const std::vector<std::string> passes = {"pack_loops", "simplify", "dot_reduce", "fold", "simplify", "cse", "dce"};
+  // (contract after cse and dce: the uses it counts are final; fold after it: the negated constants)
+  static const std::vector<std::string> passes = {"pack_loops", "simplify", "dot_reduce", "fold", "simplify", "cse", "dce",
+                                                  "contract", "fold", "dce"};
   return passes;
 }
 
@@ -170,7 +180,8 @@ Graph run_passes(const Graph& g, const std::vector<std::string>& passes) {
     else if (p == "dot_reduce") cur = reduce_small_dots(cur);
     else if (p == "widen_float8") cur = widen_float8(cur);
     else if (p == "pack_loops") cur = pack_loop_carries(cur);
-    else throw ValueError("[compile] unknown pass '" + p + "' (passes: verify, widen_float8, pack_loops, simplify, dot_reduce, fold, cse, dce)");
+    else if (p == "contract") cur = contract_multiply_adds(cur);
+    else throw ValueError("[compile] unknown pass '" + p + "' (passes: verify, widen_float8, pack_loops, simplify, dot_reduce, fold, cse, dce, contract)");
   }
   return cur;
 }

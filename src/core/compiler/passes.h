@@ -37,6 +37,16 @@ Graph reduce_small_dots(const Graph& g);
 // array with the lanes last, computed by array ops over all lanes (pack_carries.cpp).
 Graph pack_loop_carries(const Graph& g);
 
+// Contraction: a float32/float64 multiply read only by an add or a subtract (directly or through a
+// negation read only there) becomes one fused multiply-add with the other operand, as XLA's CPU and
+// GPU code contracts them (LLVM's fp-contract=fast: a multiply of one use; of two candidates, the
+// first operand's), so that jitted programs give JAX's bits (contract.cpp). Eager ops, one per
+// program, never meet it, as JAX's eager ops do not.
+Graph contract_multiply_adds(const Graph& g);
+
+// The number of times each node's values are read (operands anywhere, and the graph's outputs).
+std::vector<int> use_counts(const Graph& g);
+
 // Runs every op that does not take float8 values itself (ops/float8_ops.h) in float32: converts
 // its float8 operands up and its float8 results back (widen_float8.cpp). Not an optimisation: the
 // kernels need it, so compile() runs it first whatever the passes asked for.
@@ -44,7 +54,8 @@ Graph widen_float8(const Graph& g);
 
 constexpr int64_t kFoldLimit = 1 << 14;
 
-// The graph passes by name ("verify", "widen_float8", "pack_loops", "simplify", "dot_reduce", "fold", "cse", "dce"), in the order given.
+// The graph passes by name ("verify", "widen_float8", "pack_loops", "simplify", "dot_reduce", "fold", "cse", "dce",
+// "contract"), in the order given.
 Graph run_passes(const Graph& g, const std::vector<std::string>& passes);
 // What compile() runs by default.
 const std::vector<std::string>& default_passes();

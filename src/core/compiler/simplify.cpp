@@ -18,15 +18,6 @@ bool swaps_free_groups(const std::vector<int64_t>& p, size_t nb, size_t nl) {
   return true;
 }
 
-// The number of times each node's values are read (operands anywhere, and the graph's outputs).
-std::vector<int> use_counts(const Graph& g) {
-  std::vector<int> uses(g.nodes().size(), 0);
-  for (const Node& n : g.nodes())
-    for (ValueRef v : n.inputs) ++uses[v.node];
-  for (ValueRef v : g.outputs()) ++uses[v.node];
-  return uses;
-}
-
 // Whether dot node d is a product of two float matrices without batch dims, with m, n > 1: the
 // products dot_general_add accumulates in place.
 bool matrix_product_node(const Graph& g, const Node& d) {

@@ -81,14 +81,28 @@ def _fast_op(op, fn, prim, float_only=False, ordered=False):
     def resolve(sa, oa):
         if oa is float:
             return _scalar_program(fn, sa)
-        if (sa.dtype == oa.dtype and sa.shape == oa.shape and sa.weak_type == oa.weak_type
-                and (not float_only or sa.dtype in _FLOATING) and not (ordered and sa.dtype in _COMPLEX)
-                and cpu.runs_here(prim)):
+        if (sa.dtype == oa.dtype and sa.weak_type == oa.weak_type and (not float_only or sa.dtype in _FLOATING)
+                and not (ordered and sa.dtype in _COMPLEX) and cpu.runs_here(prim)):
+            if sa.shape != oa.shape:
+                return _broadcast_program(fn, sa, oa)
             exe, avals_out = cpu.executable_for(prim, (sa, oa), {})
             return (exe, [], None, [avals_out[0]], None), 0
         return None
 
     return _core.fast_call.BinaryOp(op, resolve)
+
+
+def _broadcast_program(fn, sa, oa):
+    """(program parts, 0) of fn over two arrays of one dtype and weak type whose shapes differ (a bias,
+    `x - x.mean()`), or None: jit's program, whose fused op reads the smaller operand broadcast, with
+    the bits of the broadcast and the op the eager path runs one by one."""
+    if config._values["jax_log_compiles"]:  # (the eager path logs no jit compile)
+        return None
+    try:
+        parts = jit(fn)._parts_for([sa, oa])
+    except Exception:  # noqa: BLE001 - the Python path raises it again (shapes that do not broadcast)
+        return None
+    return None if parts is None else (parts, 0)
 
 
 def _scalar_program(fn, aval):
