@@ -68,7 +68,8 @@ struct Product {
   bool found() const { return mul >= 0; }
 };
 
-// The product operand v of a float add/sub is, when it is one read only there.
+// The product that operand v of a float add/sub is, if any: a multiply, or the negation of one,
+// read only there.
 Product product_at(const Graph& g, const std::vector<int>& uses, ValueRef v) {
   Product p;
   const Node* n = &g.nodes()[v.node];
@@ -84,9 +85,9 @@ Product product_at(const Graph& g, const std::vector<int>& uses, ValueRef v) {
 
 // Per add/sub node: which operand (0 or 1) is contracted and its product.
 struct Plan {
-  std::vector<int> operand;     // -1: none
+  std::vector<int> operand;  // -1: none
   std::vector<Product> product;
-  std::vector<bool> absorbed;   // multiplies and negations folded into an fma: not copied
+  std::vector<bool> absorbed;  // multiplies and negations folded into an fma: not copied
 };
 
 Plan plan(const Graph& g) {
@@ -130,8 +131,8 @@ Graph contract_multiply_adds(const Graph& g) {
     bool negate_product = p.product[i].neg >= 0;
     bool negate_c = false;
     if (node.op == OpId::sub_) {
-      if (k == 0) negate_c = true;                  // P - c
-      else negate_product = !negate_product;        // c - P
+      if (k == 0) negate_c = true;            // P - c
+      else negate_product = !negate_product;  // c - P
     }
     if (negate_product) a = neg(a);
     if (negate_c) c = neg(c);
