@@ -138,13 +138,18 @@ void run_elementwise(OpId op, const std::vector<Tensor>& in, const Tensor& out, 
   if (!loop) return run_fallback(op, in, out, attrs);
 
   // Operands with one element feeding a larger result (a Python scalar's constant, 0-d bounds of
-  // clamp, 0-d which of select_n).
-  std::vector<bool> is_scalar(in.size(), false);
+  // clamp, 0-d which of select_n); their flags on the stack for the usual few operands (a heap
+  // vector here cost every eager op 0.1 us).
+  constexpr size_t kStack = 16;
+  uint8_t flags_stack[kStack] = {};
+  std::vector<uint8_t> flags_heap(in.size() > kStack ? in.size() : 0, 0);
+  uint8_t* is_scalar = in.size() > kStack ? flags_heap.data() : flags_stack;
   unsigned scalar_mask = 0;
   bool any_scalar = false;
   for (size_t k = 0; k < in.size(); ++k)
     if (in[k].size() == 1 && n > 1) {
-      is_scalar[k] = any_scalar = true;
+      is_scalar[k] = 1;
+      any_scalar = true;
       if (k < 32) scalar_mask |= 1u << k;
     }
   // The fused engine's loops that read a one-value operand in place (x * 2.0 streams one array),
@@ -155,7 +160,6 @@ void run_elementwise(OpId op, const std::vector<Tensor>& in, const Tensor& out, 
 
   parallel_for(blocks, kGrainBlocks, [&](int64_t b, int64_t e) {
     int64_t begin = b * kBlock, end = std::min(n, e * kBlock);
-    constexpr size_t kStack = 16;
     const void* ptrs_stack[kStack];
     std::vector<const void*> ptrs_heap(in.size() > kStack ? in.size() : 0);
     const void** ptrs = in.size() > kStack ? ptrs_heap.data() : ptrs_stack;
