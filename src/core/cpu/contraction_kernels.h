@@ -24,15 +24,15 @@ struct Kernels {
   // a_buf holds this->a_buf elements. accumulate: add to C rather than overwrite it.
   void (*gemm_block)(const T* a, int64_t rs, int64_t cs, int64_t mc, int64_t kc, const T* b_packed, int64_t nc,
                      T* c, int64_t ldc, bool accumulate, T* a_buf);
-  // gemm_block with A already packed (by a caller that writes its rows in place, as the
-  // convolution's im2col): row i of A at a_packed[i * ka], ceil(mc / mr) * mr rows readable.
+  // Row stride of a packed A panel (KC rounded up past a cache line).
   int64_t ka;
-  void (*gemm_block_packed)(const T* a_packed, int64_t mc, int64_t kc, const T* b_packed, int64_t nc, T* c,
-                            int64_t ldc, bool accumulate);
-  // gemm_block_packed with row i of C at c_rows[i] (the convolution's classes place their rows
-  // apart): the same bits.
-  void (*gemm_block_packed_rows)(const T* a_packed, int64_t mc, int64_t kc, const T* b_packed, int64_t nc,
-                                 T* const* c_rows, bool accumulate);
+  // C[0:mc, 0:nc] (= or +=) the sum over taps t < nt of A_t[0:mc, 0:kc] B_t, with A's rows read
+  // through pointers (the convolution's inputs under each tap, read in place, or im2col rows):
+  // row i of A_t at a_rows[t * lda + i], lda >= ceil(mc / mr) * mr, every entry readable (rows past
+  // mc: any kc readable elements). B packed by pack_b for nt * kc rows; row i of C at c_rows[i].
+  // gemm_block's sums in its order (k = t * kc + j), so with nt = 1 and packed rows its bits.
+  void (*gemm_indirect)(int64_t mc, int64_t nt, int64_t kc, const T* const* a_rows, int64_t lda, const T* b_packed,
+                        int64_t nc, T* const* c_rows, bool accumulate);
   // C[0:m, 0:n] (= or +=) A[0:m, 0:k] B[0:k, 0:n] with k <= kc, B's rows ldb apart and contiguous,
   // A's rows or columns contiguous (a_cs or a_rs 1), C's rows ldc apart: a product that stays in
   // cache, read in place (no packing) with the same bits as gemm_block. a_buf holds this->a_buf

@@ -26,6 +26,12 @@ struct Tile {
   static constexpr int64_t MC = MR * 8;
 };
 
+// The vector type of T (a struct: an alias template would drop the attribute).
+template <typename T>
+struct Vec {
+  typedef T type __attribute__((vector_size(XJAX_ISA_VEC_BYTES)));
+};
+
 inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 // Packs B into panels of NR columns, [k][j] within a panel (see Kernels::pack_b).
@@ -83,6 +89,36 @@ void pack_a(const T* a, int64_t rs, int64_t cs, int64_t mc, int64_t kc, T* dst) 
   }
 }
 
+// Stores rows [0, mr) x columns [0, nr) of an R x NR tile of accumulators (R x 2 vectors) at
+// row(i), or adds them to what is there (old + tile, as every caller of the kernels adds).
+template <typename T, int R, typename Row>
+inline void store_tile(const typename Vec<T>::type (&acc)[R][2], Row row, bool accumulate, int64_t mr, int64_t nr) {
+  typedef typename Vec<T>::type V;
+  constexpr int L = Tile<T>::kLanes;
+  if (nr == 2 * L) {  // whole rows of the tile: vector stores
+    for (int i = 0; i < R; ++i) {
+      if (i >= mr) break;
+      T* c = row(i);
+      for (int h = 0; h < 2; ++h) {
+        V v = acc[i][h];
+        if (accumulate) {
+          V old;
+          __builtin_memcpy(&old, c + h * L, sizeof(V));
+          v = old + v;
+        }
+        __builtin_memcpy(c + h * L, &v, sizeof(V));
+      }
+    }
+    return;
+  }
+  T tile[R][2 * L];
+  __builtin_memcpy(tile, acc, sizeof(tile));
+  for (int64_t i = 0; i < mr; ++i) {
+    T* c = row(i);
+    for (int64_t j = 0; j < nr; ++j) c[j] = accumulate ? c[j] + tile[i][j] : tile[i][j];
+  }
+}
+
 // One R x NR tile of C from packed panels (R <= MR rows of the panel); mr x nr of it is stored
 // (the rest is padding). GCC vector types rather than plain loops here: the vectoriser's choice of
 // loop varies with the element type (for double it vectorised across rows and spilled), this form
@@ -93,7 +129,7 @@ void pack_a(const T* a, int64_t rs, int64_t cs, int64_t mc, int64_t kc, T* dst) 
 template <typename T, bool kRows, int R = Tile<T>::MR, bool kStrided = false>
 inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, T* __restrict c, int64_t ldc,
                          bool accumulate, int64_t mr, int64_t nr, int64_t lda = 0, int64_t ldb = 0) {
-  typedef T V __attribute__((vector_size(XJAX_ISA_VEC_BYTES)));
+  typedef typename Vec<T>::type V;
   constexpr int MR = Tile<T>::MR, L = Tile<T>::kLanes;
   // A's strides along k and along its rows, and B's along k: the packed panels' or the caller's.
   const int64_t a_k = kRows ? 1 : (kStrided ? lda : MR), a_i = kRows ? (kStrided ? lda : Tile<T>::KA) : 1;
@@ -111,25 +147,7 @@ inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict 
       acc[i][1] += ai * b1;
     }
   }
-  if (nr == 2 * L) {  // whole rows of the tile: vector stores
-    for (int i = 0; i < R; ++i) {
-      if (i >= mr) break;
-      for (int h = 0; h < 2; ++h) {
-        V v = acc[i][h];
-        if (accumulate) {
-          V old;
-          __builtin_memcpy(&old, c + i * ldc + h * L, sizeof(V));
-          v = old + v;
-        }
-        __builtin_memcpy(c + i * ldc + h * L, &v, sizeof(V));
-      }
-    }
-    return;
-  }
-  T tile[R][2 * L];
-  __builtin_memcpy(tile, acc, sizeof(tile));
-  for (int64_t i = 0; i < mr; ++i)
-    for (int64_t j = 0; j < nr; ++j) c[i * ldc + j] = accumulate ? c[i * ldc + j] + tile[i][j] : tile[i][j];
+  store_tile<T, R>(acc, [&](int64_t i) { return c + i * ldc; }, accumulate, mr, nr);
 }
 
 // micro_kernel over the fewest rows that cover mr: a third, two thirds or all of MR (where MR
@@ -196,48 +214,55 @@ void gemm_small(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_rs, int64
   }
 }
 
-template <typename T>
-void gemm_block_packed(const T* a_packed, int64_t mc, int64_t kc, const T* b_packed, int64_t nc, T* c, int64_t ldc,
-                       bool accumulate) {
-  constexpr int MR = Tile<T>::MR, NR = Tile<T>::NR;
-  constexpr int64_t KA = Tile<T>::KA;
-  for (int64_t p = 0; p < mc; p += MR)
-    for (int64_t q = 0; q < nc; q += NR)
-      tile_kernel<T, true>(kc, a_packed + p * KA, b_packed + q * kc, c + p * ldc + q, ldc, accumulate,
-                           min64(MR, mc - p), min64(NR, nc - q));
+// An R x NR tile of C from rows read through pointers: the sum over taps t < nt of A_t B_t, row i
+// of A_t the kc elements at a_rows[t * lda + i], B packed for nt * kc rows. micro_kernel's sums in
+// its order (k = t * kc + j); stored at c_rows[i] + q.
+template <typename T, int R>
+inline void indirect_kernel(int64_t nt, int64_t kc, const T* const* a_rows, int64_t lda, const T* __restrict b,
+                            T* const* c_rows, int64_t q, bool accumulate, int64_t mr, int64_t nr) {
+  typedef typename Vec<T>::type V;
+  constexpr int L = Tile<T>::kLanes;
+  V acc[R][2];
+  for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = V{};
+  for (int64_t t = 0; t < nt; ++t) {
+    const T* ap[R];
+    for (int i = 0; i < R; ++i) ap[i] = a_rows[t * lda + i];
+    const T* bt = b + t * kc * 2 * L;
+    for (int64_t k = 0; k < kc; ++k) {
+      V b0, b1;
+      __builtin_memcpy(&b0, bt + k * 2 * L, sizeof(V));
+      __builtin_memcpy(&b1, bt + k * 2 * L + L, sizeof(V));
+      for (int i = 0; i < R; ++i) {
+        const V ai = ap[i][k] - V{};  // a broadcast, as in micro_kernel
+        acc[i][0] += ai * b0;
+        acc[i][1] += ai * b1;
+      }
+    }
+  }
+  store_tile<T, R>(acc, [&](int64_t i) { return c_rows[i] + q; }, accumulate, mr, nr);
 }
 
-// gemm_block_packed with row i of C at c_rows[i] (rows anywhere): each tile goes through the
-// stack, and its rows are stored (or added, as the micro-kernel adds) where they belong.
 template <typename T>
-void gemm_block_packed_rows(const T* a_packed, int64_t mc, int64_t kc, const T* b_packed, int64_t nc,
-                            T* const* c_rows, bool accumulate) {
+void gemm_indirect(int64_t mc, int64_t nt, int64_t kc, const T* const* a_rows, int64_t lda, const T* b_packed,
+                   int64_t nc, T* const* c_rows, bool accumulate) {
   constexpr int MR = Tile<T>::MR, NR = Tile<T>::NR;
-  constexpr int64_t KA = Tile<T>::KA;
-  alignas(64) T tile[MR * NR];
   for (int64_t p = 0; p < mc; p += MR)
     for (int64_t q = 0; q < nc; q += NR) {
       const int64_t mr = min64(MR, mc - p), nr = min64(NR, nc - q);
-      tile_kernel<T, true>(kc, a_packed + p * KA, b_packed + q * kc, tile, NR, false, mr, NR);
-      for (int64_t i = 0; i < mr; ++i) {
-        T* c = c_rows[p + i] + q;
-        const T* t = tile + i * NR;
-        if (nr == NR) {  // two vectors (a plain loop here compiles to rep movs)
-          typedef T V __attribute__((vector_size(XJAX_ISA_VEC_BYTES)));
-          constexpr int L = Tile<T>::kLanes;
-          for (int h = 0; h < 2; ++h) {
-            V v, old;
-            __builtin_memcpy(&v, t + h * L, sizeof(V));
-            if (accumulate) {
-              __builtin_memcpy(&old, c + h * L, sizeof(V));
-              v = old + v;
-            }
-            __builtin_memcpy(c + h * L, &v, sizeof(V));
-          }
-        } else {
-          for (int64_t j = 0; j < nr; ++j) c[j] = accumulate ? c[j] + t[j] : t[j];
+      const T* const* ar = a_rows + p;
+      T* const* cr = c_rows + p;
+      const T* bq = b_packed + q * nt * kc;
+      if constexpr (MR % 3 == 0) {  // the fewest rows that cover mr, as tile_kernel
+        if (mr <= MR / 3) {
+          indirect_kernel<T, MR / 3>(nt, kc, ar, lda, bq, cr, q, accumulate, mr, nr);
+          continue;
+        }
+        if (mr <= 2 * MR / 3) {
+          indirect_kernel<T, 2 * MR / 3>(nt, kc, ar, lda, bq, cr, q, accumulate, mr, nr);
+          continue;
         }
       }
+      indirect_kernel<T, MR>(nt, kc, ar, lda, bq, cr, q, accumulate, mr, nr);
     }
 }
 
@@ -345,8 +370,7 @@ Kernels<T> make_kernels() {
   k.pack_b = &pack_b<T>;
   k.gemm_block = &gemm_block<T>;
   k.ka = Tile<T>::KA;
-  k.gemm_block_packed = &gemm_block_packed<T>;
-  k.gemm_block_packed_rows = &gemm_block_packed_rows<T>;
+  k.gemm_indirect = &gemm_indirect<T>;
   k.gemm_small = &gemm_small<T>;
   k.gemv_rows = &gemv_rows<T>;
   k.gemv_cols = &gemv_cols<T>;

@@ -1,12 +1,15 @@
-// The convolution as blocked products: im2col blocks multiplied by the built-in GEMM.
+// The convolution as blocked products on the built-in GEMM.
 //
 // Per group the convolution is the product out[row, o] = A[row, (tap, c)] W[(tap, c), o], with
 // one row per (batch, output position) and A ("im2col") the input under each tap, zero on padding
-// and holes. A is never built whole: blocks of rows and taps are filled and multiplied at once on
-// one thread, the blocks spread over the pool. Usually im2col writes A straight into the built-in
-// GEMM's packed layout (contraction_kernels.h: gemm_block_packed), so A is copied once; otherwise
-// (one output feature, or more input features than a packed block holds) blocks that fit in L2
-// go through contraction::matmul_serial.
+// and holes. A is never built whole. Blocks of rows and taps are multiplied at once on one thread,
+// the blocks spread over the pool, by the kernels' gemm_indirect, which reads A's rows through
+// pointers. With at least kInPlaceFeatures input features per group the pointers point into the
+// input itself (the canonical lhs keeps a position's features contiguous: each row of A under a
+// tap is a run of it), so nothing is copied. With fewer, im2col writes A into the kernels' packed
+// layout, copying runs of taps at once, and the pointers point at its rows. Either way each element
+// is the same sum in the same order. Otherwise (one output feature, or more input features than a
+// packed block holds) blocks that fit in L2 go through contraction::matmul_serial.
 //
 // When rows are few (the kernel-gradient convolutions: rows = taps x in features of the original
 // kernel, taps = its output positions) a block row of A is long: its taps are cut into chunks
@@ -15,7 +18,8 @@
 //
 // The classes of output positions of a convolution with lhs holes (conv_classes) are all cut into
 // row blocks of one set of tasks; each row block's tiles are stored at their rows of the whole
-// result (gemm_block_packed_rows), which lie apart, so nothing is gathered or scattered afterwards.
+// result (gemm_indirect's row pointers), which lie apart, so nothing is gathered or scattered
+// afterwards.
 #include "core/cpu/conv_blocks.h"
 
 #include <algorithm>
@@ -156,6 +160,68 @@ void fill_block(const Geometry& g, const C* lhs, int64_t grp, int64_t r0, int64_
   }
 }
 
+// The input under taps [t0, t1) of rows [r0, r1) of group `grp`, read in place: rows[(t - t0) *
+// ld + (r - r0)] points at its cg features (`zeros` on padding and holes). The canonical lhs keeps
+// a position's features contiguous, so every row of A is a run of the input.
+template <typename C>
+void tap_rows(const Geometry& g, const C* lhs, int64_t grp, int64_t r0, int64_t r1, int64_t t0, int64_t t1,
+              const C* zeros, const C** rows, int64_t ld) {
+  const int64_t chan0 = g.batch_groups ? 0 : grp * g.cg;
+  const int64_t batch0 = g.batch_groups ? grp * g.batch_out : 0;
+  if (g.direct) {  // one tap, no padding: row r is input position r
+    const C* src = lhs + batch0 * g.lhs_batch_stride + chan0;
+    for (int64_t r = r0; r < r1; ++r) rows[r - r0] = src + r * g.cin;
+    return;
+  }
+  // Rows come in segments along the last output dim, over which a tap's offset along the outer
+  // dims is constant: it is looked up once per segment, and each row adds its last dim's.
+  const size_t nsp = g.sp.size(), last = nsp - 1;
+  const int64_t kl = g.k_sp[last], ol_size = g.out_sp[last];
+  std::vector<int64_t> k_outer(size_t(t1 - t0) * last), pos(nsp);  // taps' window indices, outer dims
+  for (int64_t t = t0; t < t1; ++t) {
+    int64_t rest = t / kl;
+    for (size_t i = last; i-- > 0;) {
+      k_outer[size_t(t - t0) * last + i] = rest % g.k_sp[i];
+      rest /= g.k_sp[i];
+    }
+  }
+  int64_t q = r0;
+  for (size_t i = nsp; i-- > 0;) {
+    pos[i] = q % g.out_sp[i];
+    q /= g.out_sp[i];
+  }
+  for (int64_t r = r0; r < r1;) {
+    const int64_t ol0 = pos[last], seg = std::min(r1 - r, ol_size - ol0);
+    const C* src = lhs + (batch0 + q) * g.lhs_batch_stride + chan0;
+    for (int64_t t = t0; t < t1; ++t) {
+      int64_t outer = 0, holes = 0;  // (offsets are >= 0 and holes -1: any hole makes `holes` negative)
+      for (size_t i = 0; i < last; ++i) {
+        const int64_t x = g.tab[i][size_t(pos[i] * g.k_sp[i] + k_outer[size_t(t - t0) * last + i])];
+        outer += x;
+        holes |= x;
+      }
+      const C** out = rows + (t - t0) * ld + (r - r0);
+      const int64_t* xs = g.tab_last_by_tap.data() + (t % kl) * ol_size + ol0;
+      const C* base = src + outer;
+      if (holes < 0) {
+        for (int64_t j = 0; j < seg; ++j) out[j] = zeros;
+      } else {
+        for (int64_t j = 0; j < seg; ++j) out[j] = xs[j] < 0 ? zeros : base + xs[j];
+      }
+    }
+    r += seg;
+    pos[last] += seg;
+    for (size_t i = nsp; i-- > 0 && pos[i] == g.out_sp[i];) {  // carry into the outer dims
+      pos[i] = 0;
+      if (i == 0) {
+        ++q;
+      } else {
+        ++pos[i - 1];
+      }
+    }
+  }
+}
+
 // Runs task(i) for i in [0, n) on the pool, handing tasks out one at a time.
 void run_tasks(int64_t n, const std::function<void(int64_t)>& task) {
   if (n <= 1) {
@@ -170,19 +236,26 @@ void run_tasks(int64_t n, const std::function<void(int64_t)>& task) {
 
 // How the product of one group is cut: row blocks of `rb` rows, tap blocks of `tb` taps, and the
 // tap blocks of a row block in `chunks` chunks (one task each; > 1 only for few row blocks).
-// `packed`: im2col writes A straight into the micro-kernel's packed layout, kc columns (whole
-// taps) at a time, and the product runs on the built-in kernels' blocks without repacking A.
+// `packed`: the product runs on the built-in kernels' blocks (gemm_indirect), A's rows read
+// through pointers: `in_place`, the input under each tap itself; otherwise im2col rows written
+// straight into the micro-kernel's packed layout, kc columns (whole taps) at a time.
 struct Blocking {
   int64_t rb, tb, n_rb, n_tb, chunks, tb_per_chunk;
-  bool packed;
+  bool packed, in_place;
 };
+
+// Input features per tap from which A is read in place: with fewer, the micro-kernel would reload
+// its row pointers every few steps of k, and im2col's runs of taps are cheaper.
+constexpr int64_t kInPlaceFeatures = 16;
 
 template <typename C>
 Blocking blocking(const Geometry& g) {
   const contraction::Kernels<C>& kr = contraction::kernels<C>();
   Blocking b;
   const int64_t kg = std::max<int64_t>(g.taps * g.cg, 1), cg = std::max<int64_t>(g.cg, 1);
-  b.packed = !g.direct && g.og >= 2 && g.cg <= kr.kc;  // (one output feature: matrix-vector products)
+  const bool blocks = g.og >= 2 && g.cg <= kr.kc;  // (one output feature: matrix-vector products)
+  b.in_place = blocks && g.cg >= kInPlaceFeatures;
+  b.packed = b.in_place || (blocks && !g.direct);
   if (g.rows <= 512) {
     b.rb = std::max<int64_t>(g.rows, 1);
   } else {
@@ -207,28 +280,33 @@ Blocking blocking(const Geometry& g) {
   return b;
 }
 
-// dst[0:r1-r0, og] (= or, from the second tap block on, +=) rows [r0, r1) of group grp times its
-// tap blocks [tb0, tb1), A built in the packed layout MC rows at a time. With `rows`, row r goes
-// to rows[r - r0] instead (dst unused).
+// Rows [r0, r1) of group grp times its tap blocks [tb0, tb1) into row r at rows[r - r0] (= or,
+// from the second tap block on, +=), A's rows read in place or built by im2col MC rows at a time.
 template <typename C>
 void multiply_packed(const Geometry& g, const Blocking& b, const C* lhs, const C* wg, int64_t grp, int64_t r0,
-                     int64_t r1, int64_t tb0, int64_t tb1, C* dst, C* const* rows = nullptr) {
+                     int64_t r1, int64_t tb0, int64_t tb1, C* const* rows) {
   const contraction::Kernels<C>& kr = contraction::kernels<C>();
   const int64_t og = g.og, cg = g.cg, mr = kr.mr, ka = kr.ka;
-  C* ap = scratch<C>(0, (kr.mc + mr) * ka);
+  alignas(64) static const C zeros[512] = {};  // a row of A on padding and holes (cg <= kc <= 512)
+  C* ap = b.in_place ? nullptr : scratch<C>(0, (kr.mc + mr) * ka);
   C* bp = scratch<C>(2, b.tb * cg * ((og + kr.nr - 1) / kr.nr * kr.nr));
+  thread_local std::vector<const C*> a_rows;
+  a_rows.resize(size_t(b.tb * (kr.mc + mr)));
   for (int64_t tbi = tb0; tbi < tb1; ++tbi) {
     const int64_t t0 = tbi * b.tb, t1 = std::min(g.taps, t0 + b.tb), kb = (t1 - t0) * cg;
     kr.pack_b(wg + t0 * cg * og, og, 1, kb, og, bp);
     for (int64_t m0 = r0; m0 < r1; m0 += kr.mc) {
-      const int64_t mc = std::min(kr.mc, r1 - m0);
-      fill_block(g, lhs, grp, m0, m0 + mc, t0, t1, ap, ka);
-      for (int64_t i = mc; i < (mc + mr - 1) / mr * mr; ++i) zero_run(ap + i * ka, kb);  // the last panel's padding
-      if (rows) {
-        kr.gemm_block_packed_rows(ap, mc, kb, bp, og, rows + (m0 - r0), tbi != tb0);
+      const int64_t mc = std::min(kr.mc, r1 - m0), ld = (mc + mr - 1) / mr * mr;
+      const int64_t nt = b.in_place ? t1 - t0 : 1;
+      if (b.in_place) {
+        tap_rows(g, lhs, grp, m0, m0 + mc, t0, t1, zeros, a_rows.data(), ld);
       } else {
-        kr.gemm_block_packed(ap, mc, kb, bp, og, dst + (m0 - r0) * og, og, tbi != tb0);
+        fill_block(g, lhs, grp, m0, m0 + mc, t0, t1, ap, ka);
+        for (int64_t i = 0; i < mc; ++i) a_rows[size_t(i)] = ap + i * ka;
       }
+      for (int64_t t = 0; t < nt; ++t)  // the last panel's padding rows
+        for (int64_t i = mc; i < ld; ++i) a_rows[size_t(t * ld + i)] = zeros;
+      kr.gemm_indirect(mc, nt, b.in_place ? cg : kb, a_rows.data(), ld, bp, og, rows + (m0 - r0), tbi != tb0);
     }
   }
 }
@@ -238,8 +316,13 @@ void multiply_packed(const Geometry& g, const Blocking& b, const C* lhs, const C
 template <typename C>
 void multiply_rows(const Geometry& g, const Blocking& b, const C* lhs, const C* wg, int64_t grp, int64_t r0,
                    int64_t r1, int64_t tb0, int64_t tb1, C* dst) {
-  if (b.packed) return multiply_packed(g, b, lhs, wg, grp, r0, r1, tb0, tb1, dst);
   const int64_t og = g.og, cg = g.cg, nr = r1 - r0;
+  if (b.packed) {
+    thread_local std::vector<C*> rows;
+    rows.resize(size_t(nr));
+    for (int64_t r = 0; r < nr; ++r) rows[size_t(r)] = dst + r * og;
+    return multiply_packed(g, b, lhs, wg, grp, r0, r1, tb0, tb1, rows.data());
+  }
   C* a = g.direct ? nullptr : scratch<C>(0, nr * b.tb * cg);
   C* tmp = nullptr;
   for (int64_t tbi = tb0; tbi < tb1; ++tbi) {
@@ -318,6 +401,10 @@ void add_tap_tables(Geometry& g) {
     g.tab.push_back(std::move(t));
   }
   const WindowDim& last = g.sp.back();
+  const std::vector<int64_t>& tl = g.tab.back();
+  g.tab_last_by_tap.resize(tl.size());
+  for (int64_t o = 0; o < last.out_size(); ++o)
+    for (int64_t k = 0; k < last.window; ++k) g.tab_last_by_tap[size_t(k * last.out_size() + o)] = tl[size_t(o * last.window + k)];
   if (last.base_dilation == 1) {
     g.runs = last.window_dilation == 1 && g.cg == g.cin;
     for (int64_t o = 0; o < last.out_size(); ++o) {
@@ -381,8 +468,9 @@ void conv_classes(const std::vector<RowClass<C>>& classes, const C* lhs, const S
     const int64_t r0 = ri * b.rb, r1 = std::min(g.rows, r0 + b.rb);
     // Row (b, i...) of the class is row (b, first + i period...) of the result: decoded once per
     // run of rows along the last dim, whose rows lie period * og apart.
-    thread_local std::vector<C*> dst;
-    dst.clear();
+    thread_local std::vector<C*> dst_rows;
+    dst_rows.resize(size_t(r1 - r0));
+    C** dst = dst_rows.data();  // (one thread-local lookup, not one per row)
     const int64_t n_last = g.out_sp[nsp - 1], step = k.period[nsp - 1] * og;
     for (int64_t r = r0; r < r1;) {
       int64_t rest = r, row = 0, scale = 1;
@@ -393,11 +481,11 @@ void conv_classes(const std::vector<RowClass<C>>& classes, const C* lhs, const S
       }
       row += rest * scale;  // the batch index
       const int64_t run = std::min(r1 - r, n_last - r % n_last);
-      for (int64_t t = 0; t < run; ++t) dst.push_back(out + (grp * rows + row) * og + t * step);
+      for (int64_t t = 0; t < run; ++t) dst[r - r0 + t] = out + (grp * rows + row) * og + t * step;
       r += run;
     }
     if (k.w && b.packed) {  // the product's tiles are stored in place
-      multiply_packed<C>(g, b, lhs, k.w + grp * g.taps * g.cg * og, grp, r0, r1, 0, b.n_tb, nullptr, dst.data());
+      multiply_packed<C>(g, b, lhs, k.w + grp * g.taps * g.cg * og, grp, r0, r1, 0, b.n_tb, dst);
       return;
     }
     C* block = scratch<C>(3, (r1 - r0) * og);
@@ -406,7 +494,7 @@ void conv_classes(const std::vector<RowClass<C>>& classes, const C* lhs, const S
     } else {
       zero_run(block, (r1 - r0) * og);
     }
-    for (int64_t r = r0; r < r1; ++r) std::memcpy(dst[size_t(r - r0)], block + (r - r0) * og, size_t(og) * sizeof(C));
+    for (int64_t r = r0; r < r1; ++r) std::memcpy(dst[r - r0], block + (r - r0) * og, size_t(og) * sizeof(C));
   });
 }
 

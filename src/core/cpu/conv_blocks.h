@@ -25,6 +25,9 @@ struct Geometry {
   // and `runs`: their inputs are contiguous (window_dilation 1, a tap's features are all of them).
   std::vector<int64_t> lo, hi;
   bool runs = false;
+  // tab_last_by_tap[k * out_sp.back() + o] = tab.back()[o * window + k]: the last dim's offsets of
+  // one tap for consecutive output positions, contiguous (tap_rows reads them so).
+  std::vector<int64_t> tab_last_by_tap;
 };
 
 // The geometry of the convolution `d` of lhs and rhs shapes; without its tap tables (tab, lo, hi,
