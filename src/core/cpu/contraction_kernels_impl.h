@@ -8,6 +8,8 @@
 // contiguously), A into panels of MR rows, and a micro-kernel keeps an MR x NR tile of C in
 // registers while it walks k, broadcasting one element of A against two vectors of B per row.
 
+#include <type_traits>  // (std::integral_constant: no code of its own)
+
 namespace xjax::contraction::XJAX_ISA_NS {
 
 namespace {
@@ -150,23 +152,9 @@ inline void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict 
   store_tile<T, R>(acc, [&](int64_t i) { return c + i * ldc; }, accumulate, mr, nr);
 }
 
-// micro_kernel over the fewest rows that cover mr: a third, two thirds or all of MR (where MR
-// divides by 3), so that a panel's last few rows do not cost a whole tile's work. Each element of
-// C is the same sum in the same order whichever runs.
-template <typename T, bool kRows, bool kStrided = false>
-inline void tile_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, T* __restrict c, int64_t ldc,
-                        bool accumulate, int64_t mr, int64_t nr, int64_t lda = 0, int64_t ldb = 0) {
-  constexpr int MR = Tile<T>::MR;
-  if constexpr (MR % 3 == 0) {
-    if (mr <= MR / 3)
-      return micro_kernel<T, kRows, MR / 3, kStrided>(kc, a, b, c, ldc, accumulate, mr, nr, lda, ldb);
-    if (mr <= 2 * MR / 3)
-      return micro_kernel<T, kRows, 2 * MR / 3, kStrided>(kc, a, b, c, ldc, accumulate, mr, nr, lda, ldb);
-  }
-  micro_kernel<T, kRows, MR, kStrided>(kc, a, b, c, ldc, accumulate, mr, nr, lda, ldb);
-}
-
-// The rows a tile of R rows would read for mr rows: R, a third or two thirds of MR, or MR.
+// The rows of the smallest register tile that covers mr rows: a third, two thirds or all of MR
+// (where MR divides by 3), so that a panel's last few rows do not cost a whole tile's work. Each
+// element of C is the same sum in the same order whichever tile computes it.
 template <typename T>
 inline int64_t tile_rows(int64_t mr) {
   constexpr int MR = Tile<T>::MR;
@@ -175,6 +163,27 @@ inline int64_t tile_rows(int64_t mr) {
     if (mr <= 2 * MR / 3) return 2 * MR / 3;
   }
   return MR;
+}
+
+// kernel(std::integral_constant<int, R>) for R = tile_rows<T>(mr): a tile of R rows, compiled once
+// per height.
+template <typename T, typename Kernel>
+inline void with_tile_rows(int64_t mr, Kernel kernel) {
+  constexpr int MR = Tile<T>::MR;
+  if constexpr (MR % 3 == 0) {
+    if (mr <= MR / 3) return kernel(std::integral_constant<int, MR / 3>{});
+    if (mr <= 2 * MR / 3) return kernel(std::integral_constant<int, 2 * MR / 3>{});
+  }
+  kernel(std::integral_constant<int, MR>{});
+}
+
+// micro_kernel over the tile of tile_rows(mr) rows.
+template <typename T, bool kRows, bool kStrided = false>
+inline void tile_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, T* __restrict c, int64_t ldc,
+                        bool accumulate, int64_t mr, int64_t nr, int64_t lda = 0, int64_t ldb = 0) {
+  with_tile_rows<T>(mr, [&](auto rows) {
+    micro_kernel<T, kRows, decltype(rows)::value, kStrided>(kc, a, b, c, ldc, accumulate, mr, nr, lda, ldb);
+  });
 }
 
 // C[0:m, 0:n] (= or +=) A B for a product small enough to stay in cache (see Kernels::gemm_small):
@@ -252,17 +261,9 @@ void gemm_indirect(int64_t mc, int64_t nt, int64_t kc, const T* const* a_rows, i
       const T* const* ar = a_rows + p;
       T* const* cr = c_rows + p;
       const T* bq = b_packed + q * nt * kc;
-      if constexpr (MR % 3 == 0) {  // the fewest rows that cover mr, as tile_kernel
-        if (mr <= MR / 3) {
-          indirect_kernel<T, MR / 3>(nt, kc, ar, lda, bq, cr, q, accumulate, mr, nr);
-          continue;
-        }
-        if (mr <= 2 * MR / 3) {
-          indirect_kernel<T, 2 * MR / 3>(nt, kc, ar, lda, bq, cr, q, accumulate, mr, nr);
-          continue;
-        }
-      }
-      indirect_kernel<T, MR>(nt, kc, ar, lda, bq, cr, q, accumulate, mr, nr);
+      with_tile_rows<T>(mr, [&](auto rows) {
+        indirect_kernel<T, decltype(rows)::value>(nt, kc, ar, lda, bq, cr, q, accumulate, mr, nr);
+      });
     }
 }
 
