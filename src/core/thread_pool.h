@@ -38,8 +38,17 @@ class ThreadPool {
   Impl* impl_;
 };
 
-inline void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
-  ThreadPool::current().parallel_for(n, grain, fn);
+// ThreadPool::current().parallel_for(n, grain, fn) for any callable: a range too small to split
+// runs inline without a std::function, and a split one wraps a reference to fn (a lambda that
+// captures more than two pointers would otherwise be copied to the heap, once per call).
+template <typename Fn>
+inline void parallel_for(int64_t n, int64_t grain, Fn&& fn) {
+  if (n <= 0) return;
+  if (n < 2 * (grain > 1 ? grain : 1)) {  // (the pool runs such a range inline too)
+    fn(int64_t(0), n);
+    return;
+  }
+  ThreadPool::current().parallel_for(n, grain, std::function<void(int64_t, int64_t)>(std::ref(fn)));
 }
 
 }  // namespace xjax
