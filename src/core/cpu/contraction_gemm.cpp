@@ -50,6 +50,8 @@ namespace {
 constexpr int64_t kSerialWork = int64_t(1) << 15;
 // Multiply-adds from which one product keeps all threads busy by itself (about 128^3).
 constexpr int64_t kBigProduct = int64_t(1) << 21;
+// Bytes of packed B that one task of a large product walks for each panel of A (L2-sized).
+constexpr int64_t kTaskB = int64_t(768) << 10;
 // Multiply-adds from which one product goes to BLAS: its small-matrix kernels beat the built-in
 // ones from here (an RNN step's 16x64x64 sgemm: the scan's grad took 20% less time on BLAS).
 constexpr int64_t kBlasProduct = kSerialWork;
@@ -131,8 +133,12 @@ void builtin_gemm(int64_t m, int64_t n, int64_t k, Mat<T> a, Mat<T> b, T* c, boo
   for (int64_t n0 = 0; n0 < n; n0 += NC) {
     const int64_t nc = std::min(NC, n - n0);
     const int64_t panels = (nc + NR - 1) / NR;
-    // Split columns too when there are few row blocks, so that every thread gets work.
-    const int64_t splits = serial ? 1 : std::min(panels, (4 * num_threads() + mblocks - 1) / mblocks);
+    // Split columns too: so that the packed B a task walks (kc x its columns) stays in L2 while
+    // each panel of A meets it, and so that there are enough tasks to even out the threads' shares
+    // (1024^3 float32 on two threads: 11 row blocks, B's 1.5 MB from L3; 426 -> 455-461 GFLOP/s).
+    const int64_t fit = std::max<int64_t>(1, kTaskB / (KC * NR * int64_t(sizeof(T))));
+    const int64_t splits =
+        serial ? 1 : std::min(panels, std::max((panels + fit - 1) / fit, (8 * num_threads() + mblocks - 1) / mblocks));
     const int64_t panels_per_task = (panels + splits - 1) / splits;
     for (int64_t ks = 0; ks < k; ks += KS) {
       // Block kb (depth kc from k0) of the packed B starts at (k0 - ks) * panels * NR.
