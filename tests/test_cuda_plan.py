@@ -49,13 +49,15 @@ def test_library_steps_carry_their_op_and_attributes():
 
 
 def test_control_flow_holds_subplans_and_constants_their_bytes():
-    row = jnp.asarray(np.arange(8, dtype=np.float32))
-    plan = plan_of(lambda p, x: lax.cond(p, lambda t: t + row, lambda t: t - 1, x), True, X)
+    # More than 1024 elements: a lone op over fewer is a fused program, its 1.0 inlined.
+    x = np.ones((40, 32), np.float32)
+    row = jnp.asarray(np.arange(32, dtype=np.float32))
+    plan = plan_of(lambda p, x: lax.cond(p, lambda t: t + row, lambda t: t - 1, x), True, x)
     (step,) = [s for s in plan["steps"] if s["kind"] == "cond"]
     assert len(step["subs"]) == 2 and all(sub["steps"] for sub in step["subs"])
     # Branch 0 is the false one, t - 1: its 1.0 is a constant, given as its bytes.
     assert step["subs"][0]["constants"] == [(((), "float32"), np.float32(1.0).tobytes())]
-    assert step["subs"][1]["params"] == [((8,), "float32"), ((4, 8), "float32")]  # (row: an operand)
+    assert step["subs"][1]["params"] == [((32,), "float32"), ((40, 32), "float32")]  # (row: an operand)
 
 
 def test_layout_ops_and_contiguous_windows_run_their_kernels():

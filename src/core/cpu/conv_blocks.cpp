@@ -76,6 +76,34 @@ inline void zero_run(C* d, int64_t n) {
   std::memset(static_cast<void*>(d), 0, size_t(n) * sizeof(C));  // zero bits: zero in every compute type
 }
 
+// Calls segment(r, seg, q, pos) for rows [r0, r1) of g in segments along the last output dim:
+// rows r .. r + seg - 1 are batch q's output positions pos, pos + 1, ... along the last dim, so
+// their outer dims (and a tap's offset along them) are the same.
+template <typename Segment>
+void for_each_segment(const Geometry& g, int64_t r0, int64_t r1, Segment segment) {
+  const size_t nsp = g.sp.size(), last = nsp - 1;
+  std::vector<int64_t> pos(nsp);
+  int64_t q = r0;
+  for (size_t i = nsp; i-- > 0;) {
+    pos[i] = q % g.out_sp[i];
+    q /= g.out_sp[i];
+  }
+  for (int64_t r = r0; r < r1;) {
+    const int64_t seg = std::min(r1 - r, g.out_sp[last] - pos[last]);
+    segment(r, seg, q, static_cast<const std::vector<int64_t>&>(pos));
+    r += seg;
+    pos[last] += seg;
+    for (size_t i = nsp; i-- > 0 && pos[i] == g.out_sp[i];) {  // carry into the outer dims
+      pos[i] = 0;
+      if (i == 0) {
+        ++q;
+      } else {
+        ++pos[i - 1];
+      }
+    }
+  }
+}
+
 // Fills a[(r - r0) * lda + (t - t0) * cg + c] for rows [r0, r1) and taps [t0, t1) of group `grp`.
 //
 // The taps are cut into runs along the last spatial dim (the same for every row); rows come in
@@ -85,7 +113,7 @@ template <typename C>
 void fill_block(const Geometry& g, const C* lhs, int64_t grp, int64_t r0, int64_t r1, int64_t t0, int64_t t1, C* a,
                 int64_t lda) {
   const size_t nsp = g.sp.size(), last = nsp - 1;
-  const int64_t cg = g.cg, kl = g.k_sp[last], ol_size = g.out_sp[last];
+  const int64_t cg = g.cg, kl = g.k_sp[last];
   const int64_t* tab_last = g.tab[last].data();
   const int64_t chan0 = g.batch_groups ? 0 : grp * cg;
   const int64_t batch0 = g.batch_groups ? grp * g.batch_out : 0;
@@ -106,15 +134,8 @@ void fill_block(const Geometry& g, const C* lhs, int64_t grp, int64_t r0, int64_
     t += n;
   }
   const size_t n_runs = runs.size() / 3;
-  thread_local std::vector<int64_t> o;
-  o.assign(nsp, 0);
-  int64_t q = r0;
-  for (size_t i = nsp; i-- > 0;) {
-    o[i] = q % g.out_sp[i];
-    q /= g.out_sp[i];
-  }
-  for (int64_t r = r0; r < r1;) {
-    const int64_t ol0 = o[last], seg = std::min(r1 - r, ol_size - ol0);
+  for_each_segment(g, r0, r1, [&](int64_t r, int64_t seg, int64_t q, const std::vector<int64_t>& o) {
+    const int64_t ol0 = o[last];
     const C* src_row = lhs + (batch0 + q) * g.lhs_batch_stride + chan0;
     for (size_t ri = 0; ri < n_runs; ++ri) {
       const int64_t col = runs[3 * ri], k0 = runs[3 * ri + 1], n = runs[3 * ri + 2], k1 = k0 + n;
@@ -147,17 +168,7 @@ void fill_block(const Geometry& g, const C* lhs, int64_t grp, int64_t r0, int64_
           }
       }
     }
-    r += seg;
-    o[last] += seg;
-    for (size_t i = nsp; i-- > 0 && o[i] == g.out_sp[i];) {  // carry into the outer dims
-      o[i] = 0;
-      if (i == 0) {
-        ++q;
-      } else {
-        ++o[i - 1];
-      }
-    }
-  }
+  });
 }
 
 // The input under taps [t0, t1) of rows [r0, r1) of group `grp`, read in place: rows[(t - t0) *
@@ -177,7 +188,7 @@ void tap_rows(const Geometry& g, const C* lhs, int64_t grp, int64_t r0, int64_t 
   // dims is constant: it is looked up once per segment, and each row adds its last dim's.
   const size_t nsp = g.sp.size(), last = nsp - 1;
   const int64_t kl = g.k_sp[last], ol_size = g.out_sp[last];
-  std::vector<int64_t> k_outer(size_t(t1 - t0) * last), pos(nsp);  // taps' window indices, outer dims
+  std::vector<int64_t> k_outer(size_t(t1 - t0) * last);  // the taps' window indices, outer dims
   for (int64_t t = t0; t < t1; ++t) {
     int64_t rest = t / kl;
     for (size_t i = last; i-- > 0;) {
@@ -185,13 +196,8 @@ void tap_rows(const Geometry& g, const C* lhs, int64_t grp, int64_t r0, int64_t 
       rest /= g.k_sp[i];
     }
   }
-  int64_t q = r0;
-  for (size_t i = nsp; i-- > 0;) {
-    pos[i] = q % g.out_sp[i];
-    q /= g.out_sp[i];
-  }
-  for (int64_t r = r0; r < r1;) {
-    const int64_t ol0 = pos[last], seg = std::min(r1 - r, ol_size - ol0);
+  for_each_segment(g, r0, r1, [&](int64_t r, int64_t seg, int64_t q, const std::vector<int64_t>& pos) {
+    const int64_t ol0 = pos[last];
     const C* src = lhs + (batch0 + q) * g.lhs_batch_stride + chan0;
     for (int64_t t = t0; t < t1; ++t) {
       int64_t outer = 0, holes = 0;  // (offsets are >= 0 and holes -1: any hole makes `holes` negative)
@@ -209,17 +215,7 @@ void tap_rows(const Geometry& g, const C* lhs, int64_t grp, int64_t r0, int64_t 
         for (int64_t j = 0; j < seg; ++j) out[j] = xs[j] < 0 ? zeros : base + xs[j];
       }
     }
-    r += seg;
-    pos[last] += seg;
-    for (size_t i = nsp; i-- > 0 && pos[i] == g.out_sp[i];) {  // carry into the outer dims
-      pos[i] = 0;
-      if (i == 0) {
-        ++q;
-      } else {
-        ++pos[i - 1];
-      }
-    }
-  }
+  });
 }
 
 // Runs task(i) for i in [0, n) on the pool, handing tasks out one at a time.
