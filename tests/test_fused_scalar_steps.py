@@ -1,6 +1,7 @@
-"""The CPU's fused programs: fma with one-value operands reads them once (fused_loops.cpp), and a bitcast
-between types of one size is no step (its readers read its operand's tile; fused_lower.cpp). Both must
-give the bits of the op-by-op kernels (fuse=False)."""
+"""The CPU's fused programs: fma with one-value operands reads them once (fused_loops.cpp), a bitcast
+between types of one size is no step (its readers read its operand's tile; fused_lower.cpp), and a
+select of a comparison, times one value, is one step. All must give the bits of the op-by-op kernels
+(fuse=False)."""
 import itertools
 
 import numpy as np
@@ -98,3 +99,50 @@ def test_merged_steps_leave_no_dead_loads():
     loaded = set(re.findall(r"(\$\d+)=(?:fill|load|iota|gather)", body))
     read = set(re.findall(r"[(,](\$\d+)", body)) | set(re.findall(r"out\d+=(\$\d+)", body))
     assert "threefry2x32_xor" in body and loaded and loaded <= read, plan
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("cmp", ["eq", "ne", "lt", "le", "gt", "ge"])
+@pytest.mark.parametrize("scalar_b,factor_first", [(True, True), (False, True), (True, False), (False, False)])
+def test_a_scaled_select_is_one_step_with_the_kernels_bits(dtype, cmp, scalar_b, factor_first):
+    """selu's `scale * where(x > 0, x, y)`: the multiply by one value folds into the select's step."""
+    rng = np.random.default_rng(11)
+    x, b, y = (rng.standard_normal(N).astype(dtype) for _ in range(3))
+    x[:6] = [np.nan, np.inf, -np.inf, -0.0, 0.0, 1e-40]
+    y[6:9] = [np.nan, -np.inf, -0.0]
+    b[::7] = x[::7]  # ties for eq / le / ge
+    bv = b[:1].reshape(()) if scalar_b else b
+
+    def build(g, x, b, y):
+        def one(v):
+            c = g.add("constant", [], {"value": v, "dtype": dtype, "shape": []})[0]
+            return g.add("broadcast_in_dim", [c], {"shape": [N], "broadcast_dimensions": []})[0]
+        bb = g.add("broadcast_in_dim", [b], {"shape": [N], "broadcast_dimensions": []})[0] if scalar_b else b
+        sel = g.add("select_n", [g.add(cmp, [x, bb], {})[0], y, x], {})[0]
+        k = one(1.0507009873554805)
+        return [g.add("mul", [k, sel] if factor_first else [sel, k], {})[0]]
+
+    fused, alone, plan = _fused_and_alone(build, [x, bv, y])
+    assert "_scaled(" in plan and "mul" not in plan.split("{", 1)[1], plan
+    u = f"uint{8 * np.dtype(dtype).itemsize}"
+    np.testing.assert_array_equal(fused[0].view(u), alone[0].view(u))
+    ops = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+           "ge": np.greater_equal}
+    want = np.where(ops[cmp](x, np.broadcast_to(bv, N)), x, y) * np.array(1.0507009873554805, dtype)
+    want = np.where(np.abs(want) < np.finfo(dtype).tiny, np.copysign(0, want), want)  # (the CPU flushes subnormals)
+    np.testing.assert_array_equal(fused[0], want.astype(dtype))
+
+
+def test_a_select_read_elsewhere_keeps_its_multiply():
+    x = np.linspace(-3, 3, N).astype(np.float32)
+
+    def build(g, x):
+        zero = g.add("broadcast_in_dim", [g.add("constant", [], {"value": 0.0, "dtype": "float32", "shape": []})[0]],
+                     {"shape": [N], "broadcast_dimensions": []})[0]
+        sel = g.add("select_n", [g.add("gt", [x, zero], {})[0], zero, x], {})[0]
+        return [g.add("mul", [zero, sel], {})[0], sel]  # the select is an output too
+
+    fused, alone, plan = _fused_and_alone(build, [x])
+    assert "_scaled" not in plan and "mul" in plan.split("{", 1)[1], plan
+    for f, a in zip(fused, alone):
+        np.testing.assert_array_equal(f, a)

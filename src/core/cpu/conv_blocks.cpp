@@ -400,7 +400,8 @@ void add_tap_tables(Geometry& g) {
   const std::vector<int64_t>& tl = g.tab.back();
   g.tab_last_by_tap.resize(tl.size());
   for (int64_t o = 0; o < last.out_size(); ++o)
-    for (int64_t k = 0; k < last.window; ++k) g.tab_last_by_tap[size_t(k * last.out_size() + o)] = tl[size_t(o * last.window + k)];
+    for (int64_t k = 0; k < last.window; ++k)
+      g.tab_last_by_tap[size_t(k * last.out_size() + o)] = tl[size_t(o * last.window + k)];
   if (last.base_dilation == 1) {
     g.runs = last.window_dilation == 1 && g.cg == g.cin;
     for (int64_t o = 0; o < last.out_size(); ++o) {

@@ -82,26 +82,42 @@ ElementwiseLoop fma_for(unsigned scalars) {
 }
 
 // o = cmp(a, b) ? c1 : c0: a comparison feeding select_n, without the bool tile between them.
-template <class T, class Cmp, bool kScalarB>
+// kScale 1 or 2: that times a one-value factor (operand 4), s * v or v * s (the multiply's own
+// operand order), without the select's tile between them either.
+template <class T, class Cmp, bool kScalarB, int kScale>
 XJAX_FUSED_CLONES void select_cmp(const void* const* in, void* out, int64_t n) {
   const T* a = static_cast<const T*>(in[0]);
   const T* b = static_cast<const T*>(in[1]);
   const T* c0 = static_cast<const T*>(in[2]);
   const T* c1 = static_cast<const T*>(in[3]);
   const T s = b[0];
+  const T scale = kScale ? *static_cast<const T*>(in[4]) : T(0);
   T* o = static_cast<T*>(out);
-  for (int64_t i = 0; i < n; ++i) o[i] = scalar::select_n(Cmp::f(a[i], kScalarB ? s : b[i]), c0[i], c1[i]);
+  for (int64_t i = 0; i < n; ++i) {
+    const T v = scalar::select_n(Cmp::f(a[i], kScalarB ? s : b[i]), c0[i], c1[i]);
+    o[i] = kScale == 1 ? Mul::f(scale, v) : kScale == 2 ? Mul::f(v, scale) : v;
+  }
+}
+
+template <class T, class Cmp>
+ElementwiseLoop select_variant(bool scalar_b, int scale) {
+  switch (scale) {
+    case 0: return scalar_b ? select_cmp<T, Cmp, true, 0> : select_cmp<T, Cmp, false, 0>;
+    case 1: return scalar_b ? select_cmp<T, Cmp, true, 1> : select_cmp<T, Cmp, false, 1>;
+    case 2: return scalar_b ? select_cmp<T, Cmp, true, 2> : select_cmp<T, Cmp, false, 2>;
+    default: return nullptr;
+  }
 }
 
 template <class T>
-ElementwiseLoop select_for(OpId cmp, bool scalar_b) {
+ElementwiseLoop select_for(OpId cmp, bool scalar_b, int scale) {
   switch (cmp) {
-    case OpId::eq_: return scalar_b ? select_cmp<T, Eq, true> : select_cmp<T, Eq, false>;
-    case OpId::ne_: return scalar_b ? select_cmp<T, Ne, true> : select_cmp<T, Ne, false>;
-    case OpId::lt_: return scalar_b ? select_cmp<T, Lt, true> : select_cmp<T, Lt, false>;
-    case OpId::le_: return scalar_b ? select_cmp<T, Le, true> : select_cmp<T, Le, false>;
-    case OpId::gt_: return scalar_b ? select_cmp<T, Gt, true> : select_cmp<T, Gt, false>;
-    case OpId::ge_: return scalar_b ? select_cmp<T, Ge, true> : select_cmp<T, Ge, false>;
+    case OpId::eq_: return select_variant<T, Eq>(scalar_b, scale);
+    case OpId::ne_: return select_variant<T, Ne>(scalar_b, scale);
+    case OpId::lt_: return select_variant<T, Lt>(scalar_b, scale);
+    case OpId::le_: return select_variant<T, Le>(scalar_b, scale);
+    case OpId::gt_: return select_variant<T, Gt>(scalar_b, scale);
+    case OpId::ge_: return select_variant<T, Ge>(scalar_b, scale);
     default: return nullptr;
   }
 }
@@ -184,11 +200,11 @@ ElementwiseLoop fused_loop(OpId op, const std::vector<DType>& in, DType out, uns
   }
 }
 
-ElementwiseLoop fused_select_loop(OpId cmp, DType dt, bool scalar_b) {
+ElementwiseLoop fused_select_loop(OpId cmp, DType dt, bool scalar_b, int scale) {
   switch (dt) {
-    case DType::Float32: return select_for<float>(cmp, scalar_b);
-    case DType::Float64: return select_for<double>(cmp, scalar_b);
-    case DType::Int32: return select_for<int32_t>(cmp, scalar_b);
+    case DType::Float32: return select_for<float>(cmp, scalar_b, scale);
+    case DType::Float64: return select_for<double>(cmp, scalar_b, scale);
+    case DType::Int32: return scale == 0 ? select_for<int32_t>(cmp, scalar_b, 0) : nullptr;
     default: return nullptr;
   }
 }

@@ -13,8 +13,9 @@ namespace xjax {
 ElementwiseLoop fused_loop(OpId op, const std::vector<DType>& in_dtypes, DType out_dtype, unsigned scalars);
 
 // select_n(cmp(a, b), c0, c1) as one loop over (a, b, c0, c1), all of dtype dt (b one value when
-// scalar_b), or nullptr when there is none for cmp and dt.
-ElementwiseLoop fused_select_loop(OpId cmp, DType dt, bool scalar_b);
+// scalar_b), or nullptr when there is none for cmp and dt. scale 1 or 2 (float32, float64): that
+// multiplied by a one-value operand s, the loop's fifth, as s * select or select * s.
+ElementwiseLoop fused_select_loop(OpId cmp, DType dt, bool scalar_b, int scale = 0);
 
 // dst[i] = start + i in U's width (wrapping), i < n: an iota's plain count (the counters of random
 // draws), compiled per instruction set.

@@ -51,7 +51,31 @@ void drop_steps(FusedProgram& p, const std::vector<bool>& dropped) {
   p.steps = std::move(kept);
 }
 
-// select_n(cmp(a, b), c0, c1) with the comparison's result used nowhere else becomes one step.
+// The merged select step `s` (of comparison cmp) takes over a later mul of its result by one
+// value, when nothing else reads that result: the mul's output is then the select step's.
+void merge_scale(FusedProgram& p, size_t s, OpId cmp, bool scalar_b, const std::vector<int>& uses,
+                 std::vector<bool>& dropped) {
+  FusedStep& sel = p.steps[s];
+  if (uses[sel.out] != 1) return;
+  for (size_t m = s + 1; m < p.steps.size(); ++m) {
+    const FusedStep& mul = p.steps[m];
+    if (mul.op != OpId::mul_ || mul.args.size() != 2 || (mul.args[0] != sel.out && mul.args[1] != sel.out)) continue;
+    const int scale = mul.args[0] == sel.out ? 2 : 1, factor = mul.args[scale == 1 ? 0 : 1];
+    if (!fill_of(p, factor) || p.slot_dtype[factor] != p.slot_dtype[sel.out]) return;
+    ElementwiseLoop loop = fused_select_loop(cmp, p.slot_dtype[sel.out], scalar_b, scale);
+    if (!loop) return;
+    sel.loop = loop;
+    sel.name += "_scaled";
+    sel.args.push_back(factor);
+    sel.out = mul.out;
+    dropped[m] = true;
+    return;
+  }
+}
+
+// select_n(cmp(a, b), c0, c1) with the comparison's result used nowhere else becomes one step,
+// and so does a multiply of that by one value when nothing else reads the select (selu's
+// `scale * where(x > 0, x, ...)`).
 void merge_select_compare(FusedProgram& p) {
   std::vector<int> uses(p.slot_dtype.size(), 0);
   for (const FusedStep& st : p.steps)
@@ -73,6 +97,7 @@ void merge_select_compare(FusedProgram& p) {
       sel.name = "select_" + cmp.name;
       sel.args = {cmp.args[0], cmp.args[1], sel.args[1], sel.args[2]};
       dropped[c] = true;
+      merge_scale(p, s, cmp.op, fill_of(p, cmp.args[1]) != nullptr, uses, dropped);
       break;
     }
   }
