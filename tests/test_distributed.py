@@ -115,7 +115,7 @@ _SHIM_CODE = """
     import numpy as np, xjax
     from xjax import lax
     from xjax._src import mpi_shim
-    from xjax._src.lax import parallel_core
+    from xjax._src import mpi_channel
 
     real_open = builtins.open
     def guarded_open(file, *args, **kwargs):  # the MPI library is found through mpi4py, not /proc
@@ -125,7 +125,7 @@ _SHIM_CODE = """
     xjax.distributed.initialize(collective_timeout=10)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        installed = parallel_core.ensure_installed()
+        installed = mpi_channel.ensure_installed()
     f = xjax.pmap(lambda v: lax.fori_loop(0, 3, lambda i, c: lax.psum(c, "i") + 1, v), axis_name="i")
     np.testing.assert_array_equal(np.asarray(f(np.ones((1, 4), np.float32))), 4)
     print(json.dumps([installed, mpi_shim.describe(), [str(w.message) for w in caught]]))
@@ -183,13 +183,13 @@ def test_core_mpi_call_checks_its_arguments():
     call = _core.MpiCall(exe, [], [(3,)], [(1, 3)])
     x = _core.Array.from_buffer(np.zeros((1, 3), np.float32), (1, 3), "float32")
     with pytest.raises(ValueError, match=r"\[MpiCall\] 2 arguments for 1"):
-        call([x, x], 0, True, 10.0, 2 ** 62)
+        call([x, x], 0, 10.0, 2 ** 62)
     with pytest.raises(ValueError, match=r"\[MpiCall\] \(2,\) has 2 elements, \(3,\) needs 3"):
-        call([_core.Array.from_buffer(np.zeros(2, np.float32), (2,), "float32")], 0, True, 10.0, 2 ** 62)
+        call([_core.Array.from_buffer(np.zeros(2, np.float32), (2,), "float32")], 0, 10.0, 2 ** 62)
     with pytest.raises(ValueError, match=r"\[MpiCall\] no executable"):
         _core.MpiCall(None, [], [None], [None])
     with pytest.raises(RuntimeError, match=r"\[all_reduce\] a collective across processes ran before"):
-        call([x], 0, True, 10.0, 2 ** 62)
+        call([x], 0, 10.0, 2 ** 62)
 
 
 def _launcher_flags():

@@ -36,7 +36,7 @@ void install(const py::dict& d) {
   function(f, "xjax_mpi_test", a.test);
   a.rank = d["rank"].cast<int>(), a.size = d["size"].cast<int>();
   a.notice_tag = d["notice_tag"].cast<int>(), a.roll_tag = d["roll_tag"].cast<int>();
-  a.answer_tag = d["answer_tag"].cast<int>();
+  a.answer_tag = d["answer_tag"].cast<int>(), a.exchange_tag = d["exchange_tag"].cast<int>();
   mpi::install(a);
 }
 
@@ -64,13 +64,12 @@ class MpiCall {
     if (!exe_) throw ValueError("[MpiCall] no executable");
   }
 
-  std::vector<Array> operator()(std::vector<Array> args, int64_t seq, bool check, double timeout,
-                                int64_t exited_after) const {
+  std::vector<Array> operator()(std::vector<Array> args, int64_t seq, double timeout, int64_t exited_after) const {
     if (args.size() != in_.size())
       throw ValueError("[MpiCall] " + std::to_string(args.size()) + " arguments for " + std::to_string(in_.size()));
     view_as(args, in_);
     args.insert(args.end(), extra_.begin(), extra_.end());
-    mpi::begin(seq, check, timeout, exited_after);
+    mpi::begin(seq, timeout, exited_after);
     std::vector<Array> outs = exe_->run(args);
     if (outs.size() != out_.size())
       throw ValueError("[MpiCall] " + std::to_string(outs.size()) + " outputs for " + std::to_string(out_.size()));
@@ -91,12 +90,15 @@ void init_mpi(py::module_& m) {
   m.def("mpi_install", &install, py::arg("api"),
         "Installs the MPI shim for the all_reduce op: {'functions': {name: address}, rank, size, tags}.");
   m.def("mpi_clear", &mpi::clear);
-  m.def("mpi_begin", &mpi::begin, py::arg("seq"), py::arg("check"), py::arg("timeout"), py::arg("exited_after"));
+  m.def("mpi_begin", &mpi::begin, py::arg("seq"), py::arg("timeout"), py::arg("exited_after"));
+  m.def("mpi_check", &mpi::check, py::arg("signature"),
+        py::call_guard<py::gil_scoped_release>(),
+        "The check of collective mpi_seq() (after mpi_begin), whose signature is given: an exchange with no operands.");
   m.def("mpi_seq", &mpi::seq);
   py::class_<MpiCall>(m, "MpiCall")
       .def(py::init<std::shared_ptr<Executable>, std::vector<Array>, Shapes, Shapes>(), py::arg("executable"),
            py::arg("extra"), py::arg("in_shapes"), py::arg("out_shapes"))
-      .def("__call__", &MpiCall::operator(), py::arg("args"), py::arg("seq"), py::arg("check"), py::arg("timeout"),
+      .def("__call__", &MpiCall::operator(), py::arg("args"), py::arg("seq"), py::arg("timeout"),
            py::arg("exited_after"), py::call_guard<py::gil_scoped_release>(),
            "mpi_begin, the run, its outputs waited for: the outputs (then mpi_seq is the counter).");
   m.def("mpi_take_failure", [] {

@@ -1,11 +1,13 @@
 // The all_reduce op across processes (src/core/distributed/mpi.cpp) over a fake MPI shim: no MPI
-// needed. The fake plays the other processes: it completes operations at once, later, or never,
-// answers roll calls, posts notices. The failure paths matter most: an operation still in flight
-// when a wait gives up (a timeout, a notice, a mismatch) may be completed by a late process after
-// the op returned, writing into its receive buffer and reading its send buffer. The fake does
-// exactly that once the test has dropped every buffer it owns, so the AddressSanitizer build
-// (.ci/sanitizers) fails on a use after free unless the core kept that memory alive.
+// needed. The fake plays the other processes of an exchange: their messages come at once, or
+// never; they answer roll calls, post notices, run another collective. The failure paths matter
+// most: a send still in flight when a wait gives up (a timeout, a notice, a mismatch) may be
+// received by a late process after the op returned, reading its buffer. The fake does exactly that
+// once the test has dropped every buffer it owns, so the AddressSanitizer build (.ci/sanitizers)
+// fails on a use after free unless the core kept that memory alive.
+#include <cmath>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -26,22 +28,28 @@ namespace fake {
 
 enum class Kind { Allreduce, Allgather, Send };
 
+constexpr int kExchangeTag = 5;
+constexpr size_t kHead = 64;  // an exchange message's head: 6 int64 keys, a mismatch flag, its size
+
 struct Op {
   Kind kind;
   const void* send;
   void* recv;
-  int count;  // elements (all-reduce) or bytes
-  int type, op, comm, dest, tag;
+  int bytes;
+  int comm, dest, tag;
   bool complete = false;
 };
 
 // What the other processes do.
 struct World {
   int rank = 0, size = 2;
-  bool check_arrives = true;   // the check all-reduce completes at once
-  bool data_arrives = true;    // the data all-reduces complete at once
+  bool peers_arrive = true;    // the others' exchange messages come at once, and take this one's
   bool gather_arrives = true;  // the mismatch's all-gather completes at once
-  int64_t skew = 0;            // added to the check's maximum of the collective's number: a mismatch
+  bool sums_arrive = true;     // a large sum's all-reduces complete at once
+  std::string peer_signature;  // the others' collective (their messages' heads), its number skewed by
+  int64_t skew = 0;
+  std::vector<unsigned char> peer_payload;  // what each of the others sends after the head
+  std::map<int, int64_t> received;          // per process, the collective of its last message received
   bool notice = false;         // a notice waits on the control communicator
   std::vector<int> answering;  // the processes that answer roll calls
   std::string other_signature; // what the others contribute to a gather (256 bytes)
@@ -74,73 +82,81 @@ void perform(Op& o) {
   o.complete = true;
   if (o.kind == Kind::Send) {
     volatile unsigned char sink = 0;
-    for (int i = 0; i < o.count; ++i) sink ^= static_cast<const unsigned char*>(o.send)[i];
+    for (int i = 0; i < o.bytes; ++i) sink ^= static_cast<const unsigned char*>(o.send)[i];
     (void)sink;
     return;
   }
-  if (o.kind == Kind::Allgather) {
-    auto* out = static_cast<unsigned char*>(o.recv);
-    for (int q = 0; q < w.size; ++q) {
-      if (q == w.rank) std::memcpy(out + size_t(q) * size_t(o.count), o.send, size_t(o.count));
-      else std::memcpy(out + size_t(q) * size_t(o.count), w.other_signature.data(), size_t(o.count));
-    }
+  if (o.kind == Kind::Allreduce) {  // a float32 sum, each process contributing the same
+    for (int i = 0; i < o.bytes / 4; ++i)
+      static_cast<float*>(o.recv)[i] = static_cast<const float*>(o.send)[i] * float(w.size);
     return;
   }
-  if (o.comm == XJAX_MPI_CONTROL) {  // the check: (x, -x) of every process; the others alike but for skew
-    auto* in = static_cast<const int64_t*>(o.send);
-    auto* out = static_cast<int64_t*>(o.recv);
-    for (int i = 0; i < o.count; ++i) out[i] = in[i];
-    out[0] += w.skew;
-    return;
-  }
-  if (o.type == XJAX_MPI_FLOAT32) {  // a sum over the processes, each contributing the same
-    auto* in = static_cast<const float*>(o.send);
-    auto* out = static_cast<float*>(o.recv);
-    for (int i = 0; i < o.count; ++i) out[i] = in[i] * float(w.size);
-  } else if (o.type == XJAX_MPI_INT32) {
-    auto* in = static_cast<const int32_t*>(o.send);
-    auto* out = static_cast<int32_t*>(o.recv);
-    for (int i = 0; i < o.count; ++i) out[i] = in[i] * w.size;
-  } else {
-    throw std::logic_error("the fake reduces float32 and int32 only");
+  auto* out = static_cast<unsigned char*>(o.recv);
+  for (int q = 0; q < w.size; ++q) {
+    if (q == w.rank) std::memcpy(out + size_t(q) * size_t(o.bytes), o.send, size_t(o.bytes));
+    else std::memcpy(out + size_t(q) * size_t(o.bytes), w.other_signature.data(), size_t(o.bytes));
   }
 }
 
 // The i-th operation of this case.
 Op& nth(size_t i) { return w.ops.at(w.first + i); }
 size_t posted() { return w.ops.size() - w.first; }
+size_t sends_to(int q) {
+  size_t n = 0;
+  for (size_t i = w.first; i < w.ops.size(); ++i) n += w.ops[i].tag == kExchangeTag && w.ops[i].dest == q;
+  return n;
+}
 
 // The late processes arrive: every operation still in flight completes now.
 void arrive_late() {
   for (Op& o : w.ops) perform(o);
 }
 
-size_t in_flight() {  // this case's collectives still in flight
+size_t in_flight() {  // this case's operations still in flight
   size_t n = 0;
-  for (size_t i = w.first; i < w.ops.size(); ++i) n += !w.ops[i].complete && w.ops[i].kind != Kind::Send;
+  for (size_t i = w.first; i < w.ops.size(); ++i) n += !w.ops[i].complete;
   return n;
+}
+
+// Process q's exchange message for the current collective: its head, then its payload.
+std::vector<unsigned char> message_of(int q) {
+  (void)q;
+  std::vector<unsigned char> m(kHead + w.peer_payload.size(), 0);
+  int64_t key[8] = {mpi::seq() + w.skew, 0, 0, 0, 0, 0, 0, 0};
+  uint32_t crc, len;
+  std::memcpy(&crc, &w.peer_signature[8], 4);
+  std::memcpy(&len, &w.peer_signature[12], 4);
+  key[1] = crc, key[2] = len;
+  for (int k = 0; k < 3; ++k) key[k + 3] = -key[k];
+  key[7] = int64_t(m.size());
+  std::memcpy(m.data(), key, sizeof key);
+  if (!w.peer_payload.empty()) std::memcpy(m.data() + kHead, w.peer_payload.data(), w.peer_payload.size());
+  return m;
+}
+
+bool has_message(int q) {
+  auto it = w.received.find(q);
+  return w.peers_arrive && (it == w.received.end() || it->second < mpi::seq());
 }
 
 // C linkage, as the shim's functions have (the types in mpi_shim.h), under names of their own.
 extern "C" {
 int fake_iallreduce(const void* send, void* recv, int count, int type, int op, int comm, xjax_mpi_request* r) {
-  Op& o = w.ops.emplace_back(Op{Kind::Allreduce, send, recv, count, type, op, comm, -1, -1});
-  int64_t id = int64_t(w.ops.size());
-  std::memset(r, 0, sizeof *r);
-  std::memcpy(r, &id, sizeof id);
-  bool now = comm == XJAX_MPI_CONTROL ? w.check_arrives : w.data_arrives;
-  if (now) perform(o);
+  if (type != XJAX_MPI_FLOAT32 || op != XJAX_MPI_SUM || comm != XJAX_MPI_DATA)
+    throw std::logic_error("the fake sums float32 on the data communicator only");
+  record(Op{Kind::Allreduce, send, recv, count * 4, comm, -1, -1}, r);
+  if (w.sums_arrive) perform(w.ops.back());
   return 0;
 }
 
 int fake_iallgather(const void* send, void* recv, int bytes, int comm, xjax_mpi_request* r) {
-  record(Op{Kind::Allgather, send, recv, bytes, XJAX_MPI_BYTE, -1, comm, -1, -1}, r);
+  record(Op{Kind::Allgather, send, recv, bytes, comm, -1, -1}, r);
   if (w.gather_arrives) perform(w.ops.back());
   return 0;
 }
 
 int fake_isend(const void* buf, int bytes, int dest, int tag, int comm, xjax_mpi_request* r) {
-  record(Op{Kind::Send, buf, nullptr, bytes, XJAX_MPI_BYTE, -1, comm, dest, tag}, r);
+  record(Op{Kind::Send, buf, nullptr, bytes, comm, dest, tag}, r);
   if (tag == 3) {  // a roll call: the processes that answer do
     int64_t seq;
     std::memcpy(&seq, buf, sizeof seq);
@@ -153,15 +169,18 @@ int fake_isend(const void* buf, int bytes, int dest, int tag, int comm, xjax_mpi
     std::memcpy(&seq, buf, sizeof seq);
     w.answers_sent.push_back({dest, seq});
   }
-  return 0;  // (sends complete only when the late processes arrive: their bytes must stay alive)
+  if (tag == kExchangeTag && w.peers_arrive) perform(w.ops.back());
+  return 0;  // (other sends complete only when the late processes arrive: their bytes must stay alive)
 }
 
 int fake_iprobe(int source, int tag, int comm, int* found, int* found_source, int* found_bytes) {
-  (void)source, (void)comm;
+  (void)comm;
   *found = 0;
   if (tag == 2 && w.notice) *found = 1, *found_source = 1, *found_bytes = 40;
   if (tag == 4 && !w.inbox_answers.empty()) *found = 1, *found_source = w.inbox_answers.front().first, *found_bytes = 8;
   if (tag == 3 && w.roll_call_from >= 0) *found = 1, *found_source = w.roll_call_from, *found_bytes = 8;
+  if (tag == kExchangeTag && source >= 0 && has_message(source))
+    *found = 1, *found_source = source, *found_bytes = int(kHead + w.peer_payload.size());
   return 0;
 }
 
@@ -173,8 +192,15 @@ int fake_recv(void* buf, int bytes, int source, int tag, int comm) {
     w.roll_call_from = -1;
     return 0;
   }
+  if (tag == kExchangeTag && has_message(source)) {
+    std::vector<unsigned char> m = message_of(source);
+    if (size_t(bytes) != m.size()) throw std::logic_error("the fake's message was probed at another size");
+    std::memcpy(buf, m.data(), m.size());
+    w.received[source] = mpi::seq();
+    return 0;
+  }
   if (tag != 4 || w.inbox_answers.empty() || w.inbox_answers.front().first != source || bytes != 8)
-    throw std::logic_error("the fake receives only the answers it announced");
+    throw std::logic_error("the fake receives only the messages it announced");
   std::memcpy(buf, &w.inbox_answers.front().second, 8);
   w.inbox_answers.erase(w.inbox_answers.begin());
   return 0;
@@ -188,14 +214,17 @@ int fake_test(xjax_mpi_request* r, int* done) {
 }
 }  // extern "C"
 
-// A fresh world of `size` processes, this one rank 0, the core's MPI installed over it.
-void reset(int size = 2) {
-  arrive_late();  // (what an earlier case left in flight lands in memory the core kept)
+// A fresh world of `size` processes, this one rank 0, the core's MPI installed over it; the
+// others run collective `peer_signature` and send `payload`.
+void reset(const std::string& peer_signature, std::vector<unsigned char> payload, int size = 2) {
+  arrive_late();  // (what an earlier case left in flight reads memory the core kept)
   std::vector<Op> ops = std::move(w.ops);
   w = World{};
   w.ops = std::move(ops);
   w.first = w.ops.size();
   w.size = size;
+  w.peer_signature = peer_signature;
+  w.peer_payload = std::move(payload);
   mpi::Api a;
   a.iallreduce = fake_iallreduce;
   a.iallgather = fake_iallgather;
@@ -205,7 +234,7 @@ void reset(int size = 2) {
   a.test = fake_test;
   a.rank = 0, a.size = size;
   mpi::install(a);
-  mpi::begin(0, true, 0.05, INT64_MAX);
+  mpi::begin(0, 0.05, INT64_MAX);
 }
 
 }  // namespace fake
@@ -246,6 +275,23 @@ bool contains(const std::string& text, const std::string& part) {
   return ok;
 }
 
+const std::string kPsum5 = "psum(axis_name=('i',)) of float32[5]";
+
+// A payload of float32 values (then int32 ones), as an exchange packs them (8-byte aligned).
+std::vector<unsigned char> payload(const std::vector<float>& f, const std::vector<int32_t>& i = {}) {
+  size_t fbytes = (f.size() * 4 + 7) / 8 * 8;
+  std::vector<unsigned char> p(fbytes + (i.size() * 4 + 7) / 8 * 8, 0);
+  if (!f.empty()) std::memcpy(p.data(), f.data(), f.size() * 4);
+  if (!i.empty()) std::memcpy(p.data() + fbytes, i.data(), i.size() * 4);
+  return p;
+}
+
+std::vector<float> iota(size_t n, float from) {
+  std::vector<float> v(n);
+  for (size_t k = 0; k < n; ++k) v[k] = from + float(k);
+  return v;
+}
+
 // Buffers of the executor's kind, with the Tensors the kernel sees (owners named, as the executor does).
 struct Operand {
   std::shared_ptr<Buffer> buffer;
@@ -256,40 +302,64 @@ struct Operand {
   }
 };
 
-void test_success_direct_and_staged() {
-  fake::reset();
+void test_success() {
+  fake::reset(signature(kPsum5), payload(iota(5, 1)));
   {
     Operand x(5, 1), y(5);
     CHECK(run({x.tensor}, {y.tensor}).empty());
     for (int i = 0; i < 5; ++i) CHECK(static_cast<float*>(y.buffer->data())[i] == 2 * (1 + i));
-    // Straight from and into the operands' buffers: one check, one data all-reduce.
-    CHECK(fake::posted() == 2 && fake::nth(1).send == x.buffer->data() && fake::nth(1).recv == y.buffer->data());
+    // Two processes: one message each way, its head and the operand.
+    CHECK(fake::posted() == 1 && fake::nth(0).tag == fake::kExchangeTag && fake::nth(0).dest == 1 &&
+          fake::nth(0).bytes == int(fake::kHead + 24));
   }
   {
-    std::vector<float> x{1, 2, 3}, y(3);  // memory the core cannot keep alive: staged
-    CHECK(run({Tensor{x.data(), {3}, DType::Float32}}, {Tensor{y.data(), {3}, DType::Float32}}).empty());
-    CHECK(y[0] == 2 && y[1] == 4 && y[2] == 6);
-    CHECK(fake::w.ops.back().recv != y.data() && fake::w.ops.back().send != x.data());
-  }
-  {
-    Operand x(4, 1);  // the result overwrites its operand: sent from a copy
+    Operand x(5, 1);  // the result overwrites its operand
     CHECK(run({x.tensor}, {x.tensor}).empty());
-    CHECK(static_cast<float*>(x.buffer->data())[3] == 8);
+    CHECK(static_cast<float*>(x.buffer->data())[4] == 10);
   }
+  CHECK(mpi::seq() == 2);
   {
-    Operand a(2, 1), b(3, 5), ya(2), yb(3);  // two operands of one dtype: packed
-    CHECK(run({a.tensor, b.tensor}, {ya.tensor, yb.tensor}).empty());
+    // Two float32 operands and two int32 ones: packed by dtype, in order.
+    fake::reset(signature(kPsum5), payload({1, 2, 5, 6, 7}, {3, 3, 4, 4}));
+    Operand a(2, 1), b(3, 5), ya(2), yb(3);
+    std::vector<int32_t> i{3, 3}, j{4, 4}, yi(2), yj(2);
+    CHECK(run({a.tensor, Tensor{i.data(), {2}, DType::Int32}, b.tensor, Tensor{j.data(), {2}, DType::Int32}},
+              {ya.tensor, Tensor{yi.data(), {2}, DType::Int32}, yb.tensor, Tensor{yj.data(), {2}, DType::Int32}})
+              .empty());
     CHECK(static_cast<float*>(ya.buffer->data())[1] == 4 && static_cast<float*>(yb.buffer->data())[2] == 14);
+    CHECK(yi[1] == 6 && yj[0] == 8);
   }
-  CHECK(mpi::seq() == 4);
   CHECK(mpi::take_failure().first.empty());
 }
 
-// The check times out: the others never arrive; a roll call names the absent ones. The check's
-// all-reduce, still in flight, lands later in memory the core kept.
-void test_check_timeout() {
-  fake::reset(3);
-  fake::w.check_arrives = false;
+// Three processes: the third hands its operand to process 0 first and gets the result back.
+void test_three_processes() {
+  fake::reset(signature(kPsum5), payload(iota(5, 1)), 3);
+  Operand x(5, 1), y(5);
+  CHECK(run({x.tensor}, {y.tensor}).empty());
+  for (int i = 0; i < 5; ++i) CHECK(static_cast<float*>(y.buffer->data())[i] == 3 * (1 + i));
+  CHECK(fake::sends_to(1) == 1 && fake::sends_to(2) == 1);
+}
+
+// Reductions other than sum combine with the core's own max and min (NaN propagates, as lax.max).
+void test_max_min() {
+  fake::reset(signature(kPsum5), payload({5, -1, NAN, 0, 2}));
+  Operand x(5, 1), y(5);
+  Attrs a = attrs();
+  a.set("reduction", std::string("max"));
+  CHECK(run({x.tensor}, {y.tensor}, a).empty());
+  const float* v = static_cast<float*>(y.buffer->data());
+  CHECK(v[0] == 5 && v[1] == 2 && std::isnan(v[2]) && v[3] == 4 && v[4] == 5);
+  a.set("reduction", std::string("min"));
+  CHECK(run({x.tensor}, {y.tensor}, a).empty());
+  CHECK(v[0] == 1 && v[1] == -1 && std::isnan(v[2]) && v[3] == 0 && v[4] == 2);
+}
+
+// The others never arrive: a roll call names the absent ones. Process 0 of three waits for the
+// third's operand before it sends anything: nothing is left in flight.
+void test_timeout() {
+  fake::reset(signature(kPsum5), payload(iota(5, 1)), 3);
+  fake::w.peers_arrive = false;
   fake::w.answering = {1};  // process 1 waits in this collective too; process 2 does not answer
   size_t before = mpi::abandoned();
   {
@@ -300,94 +370,103 @@ void test_check_timeout() {
   }
   auto [kind, msg] = mpi::take_failure();
   CHECK(kind == "timeout");
-  // The data's all-reduce went with the check (one round trip), and stays in flight with it.
-  CHECK(fake::posted() >= 2 && fake::nth(0).comm == XJAX_MPI_CONTROL && fake::nth(1).comm == XJAX_MPI_DATA);
   CHECK(fake::w.roll_calls_to == std::vector<int>({1, 2}));
-  CHECK(mpi::abandoned() == before + 1);
-  CHECK(fake::in_flight() >= 1);
-  fake::arrive_late();  // writes the check's result, reads the roll calls' bytes: all still alive
-  // Nothing runs after it (the core's operations are in flight), until a new installation.
-  Operand x(5, 1), y(5);
-  CHECK(contains(run({x.tensor}, {y.tensor}), "an earlier collective across processes failed on process 0"));
-  CHECK(mpi::take_failure().first == "mpi");
+  CHECK(fake::sends_to(1) + fake::sends_to(2) == 0 && mpi::abandoned() == before);
 }
 
-// The data all-reduce times out, straight in the executor's buffers: those are kept alive. While
-// it waited, it answered another process's roll call with its collective's number.
-void test_data_timeout_direct() {
-  fake::reset();
-  fake::w.data_arrives = false;
+// Two processes: the message sent to the peer stays in flight when the wait for the peer's gives
+// up, a large operand's bytes read by the late process after the test dropped its buffers. While
+// it waited, the core answered another process's roll call with its collective's number.
+void test_timeout_sending() {
+  fake::reset(signature(kPsum5), payload(iota(1000, 1)));
+  fake::w.peers_arrive = false;
   fake::w.roll_call_from = 1;
+  size_t before = mpi::abandoned();
   {
     Operand x(1000, 1), y(1000);
-    CHECK(contains(run({x.tensor}, {y.tensor}), "collective #1 (psum(axis_name=('i',)) of float32[5]) did not "
-                                                "complete on process 0 within 0.05 s"));
-    CHECK(fake::nth(1).recv == y.buffer->data());
+    CHECK(contains(run({x.tensor}, {y.tensor}), "did not reach collective #1"));
+    // 4,064 bytes: two fragments, each small enough for an eager send.
+    CHECK(fake::in_flight() >= 2 && fake::nth(0).bytes == 4000 && fake::nth(1).bytes == int(fake::kHead));
   }  // the test's references to the buffers go
   CHECK(mpi::take_failure().first == "timeout");
+  CHECK(mpi::abandoned() == before + 1);
   CHECK(fake::w.answers_sent == (std::vector<std::pair<int, int64_t>>{{1, 1}}));
-  fake::arrive_late();  // a late process's sum lands in y's buffer, pinned by the core
-}
-
-// The same through staging buffers (operands whose memory the core cannot keep) and packing.
-void test_data_timeout_staged() {
-  fake::reset();
-  fake::w.data_arrives = false;
-  {
-    std::vector<float> x(1000, 1.f), y(1000);
-    std::vector<int32_t> i(10, 3), j(10, 4), yi(10), yj(10);
-    std::string err = run({Tensor{x.data(), {1000}, DType::Float32}, Tensor{i.data(), {10}, DType::Int32},
-                           Tensor{j.data(), {10}, DType::Int32}},
-                          {Tensor{y.data(), {1000}, DType::Float32}, Tensor{yi.data(), {10}, DType::Int32},
-                           Tensor{yj.data(), {10}, DType::Int32}});
-    CHECK(contains(err, "did not complete on process 0"));
-    CHECK(fake::in_flight() == 2);  // one per dtype
+  const void* old_send = fake::nth(0).send;
+  fake::arrive_late();  // the late process reads the message, kept alive by the core
+  {  // Nothing runs after it (the core's operations were in flight), until a new installation.
+    Operand x(5, 1), y(5);
+    CHECK(contains(run({x.tensor}, {y.tensor}), "an earlier collective across processes failed on process 0"));
+    CHECK(mpi::take_failure().first == "mpi");
   }
-  mpi::take_failure();
-  const void* old_send = fake::nth(1).send;
-  void* old_recv = fake::nth(1).recv;
-  fake::arrive_late();
-  // The staging buffers the abandoned operations hold are not handed out again.
-  fake::reset();
-  std::vector<float> x(1000, 2.f), y(1000);
-  CHECK(run({Tensor{x.data(), {1000}, DType::Float32}}, {Tensor{y.data(), {1000}, DType::Float32}}).empty());
-  CHECK(y[999] == 4);
-  CHECK(fake::nth(1).send != old_send && fake::nth(1).recv != old_recv);
+  // The staging buffer the abandoned send holds is not handed out again.
+  fake::reset(signature(kPsum5), payload(iota(1000, 1)));
+  Operand x(1000, 1), y(1000);
+  CHECK(run({x.tensor}, {y.tensor}).empty());
+  CHECK(static_cast<float*>(y.buffer->data())[999] == 2000);
+  CHECK(fake::nth(0).send != old_send);
 }
 
-// A notice (another process failed) ends the wait for the data; the operation stays in flight.
+// A notice (another process failed) ends the wait.
 void test_notice() {
-  fake::reset();
-  fake::w.data_arrives = false;
+  fake::reset(signature(kPsum5), payload(iota(5, 1)));
+  fake::w.peers_arrive = false;
   fake::w.notice = true;
   {
     Operand x(5, 1), y(5);
     CHECK(contains(run({x.tensor}, {y.tensor}), "psum(axis_name=('i',)) of float32[5]"));
   }
   CHECK(mpi::take_failure().first == "notice");
-  fake::arrive_late();
 }
 
-// Another collective on another process: named through the all-gather of the signatures. The
-// data's all-reduce, posted with the check, is abandoned (kept alive): MPI may never finish it.
+// Another collective on another process, named through the all-gather of the signatures: one of
+// another description but the same size, and one of another size (the Python collectives' check:
+// a head alone).
 void test_mismatch() {
-  fake::reset();
+  const std::string four = "psum(axis_name=('i',)) of float32[4]";
+  for (bool same_size : {true, false}) {
+    fake::reset(signature(four), same_size ? payload(iota(5, 1)) : std::vector<unsigned char>{});
+    std::string theirs = signature(four);
+    int64_t one = 1;
+    std::memcpy(&theirs[0], &one, 8);
+    fake::w.other_signature = theirs;
+    Operand x(5, 1), y(5, 7);
+    CHECK(contains(run({x.tensor}, {y.tensor}),
+                   "mismatched collectives across processes: process 0 runs collective #1 psum(axis_name=('i',)) of "
+                   "float32[5], process 1 runs collective #1 psum(axis_name=('i',)) of float32[4]"));
+    CHECK(mpi::take_failure().first == "mismatch");
+    CHECK(fake::posted() == 2 && fake::nth(1).kind == fake::Kind::Allgather);
+    CHECK(static_cast<float*>(y.buffer->data())[0] == 7);  // the result is not written
+  }
+  // The same collective at another number (a process ran one more before): a mismatch too.
+  fake::reset(signature(kPsum5), payload(iota(5, 1)));
   fake::w.skew = 1;
-  std::string theirs = signature("psum(axis_name=('i',)) of float32[4]");
-  int64_t one = 1;
-  std::memcpy(&theirs[0], &one, 8);
-  fake::w.other_signature = theirs;
+  fake::w.other_signature = signature(kPsum5);
   Operand x(5, 1), y(5);
-  CHECK(contains(run({x.tensor}, {y.tensor}),
-                 "mismatched collectives across processes: process 0 runs collective #1 psum(axis_name=('i',)) of "
-                 "float32[5], process 1 runs collective #1 psum(axis_name=('i',)) of float32[4]"));
-  CHECK(mpi::take_failure().first == "mismatch");
-  CHECK(fake::posted() == 3 && fake::nth(1).comm == XJAX_MPI_DATA && fake::nth(2).kind == fake::Kind::Allgather);
+  CHECK(contains(run({x.tensor}, {y.tensor}), "mismatched collectives across processes"));
+  mpi::take_failure();
+}
+
+// The check alone (a Python collective's): a head each way; against an all_reduce, a mismatch.
+void test_check_alone() {
+  fake::reset(signature(kPsum5), {});
+  mpi::begin(3, 0.05, INT64_MAX);
+  mpi::check(signature(kPsum5));
+  CHECK(fake::posted() == 1 && fake::nth(0).bytes == int(fake::kHead) && mpi::seq() == 3);
+  fake::reset(signature(kPsum5), payload(iota(5, 1)));
+  fake::w.other_signature = signature(kPsum5);
+  bool failed = false;
+  try {
+    mpi::check(signature("all_gather(axis_name=('i',)) of float32[5]"));
+  } catch (const std::exception& e) {
+    failed = contains(e.what(), "mismatched collectives across processes: process 0 runs collective #0 all_gather");
+  }
+  CHECK(failed);
+  mpi::take_failure();
 }
 
 // The mismatch's all-gather times out (a process died meanwhile): its buffers are kept too.
 void test_mismatch_gather_timeout() {
-  fake::reset();
+  fake::reset(signature(kPsum5), payload(iota(5, 1)));
   fake::w.skew = 1;
   fake::w.gather_arrives = false;
   {
@@ -399,11 +478,33 @@ void test_mismatch_gather_timeout() {
   fake::arrive_late();
 }
 
-// Through a compiled program: the executor names the buffers (Tensor::owner), and a late process
-// writes into the result's buffer after the run failed and its arrays went away.
+// A sum of more than 1 MiB: the check alone, then MPI's all-reduce, straight from and into the
+// executor's buffers; when it does not complete, a late process writes the sum into the result's
+// buffer, which the core keeps alive.
+void test_large_sum() {
+  const int64_t n = 300000;
+  fake::reset(signature(kPsum5), {});
+  {
+    Operand x(n, 1), y(n);
+    CHECK(run({x.tensor}, {y.tensor}).empty());
+    CHECK(static_cast<float*>(y.buffer->data())[n - 1] == 2 * float(n));
+    CHECK(fake::posted() == 2 && fake::nth(0).bytes == int(fake::kHead) && fake::nth(1).kind == fake::Kind::Allreduce &&
+          fake::nth(1).send == x.buffer->data() && fake::nth(1).recv == y.buffer->data());
+  }
+  fake::w.sums_arrive = false;
+  {
+    Operand x(n, 1), y(n);
+    CHECK(contains(run({x.tensor}, {y.tensor}), "collective #2 (psum(axis_name=('i',)) of float32[5]) did not "
+                                                "complete on process 0 within 0.05 s"));
+  }  // the test's references to the buffers go
+  CHECK(mpi::take_failure().first == "timeout");
+  fake::arrive_late();
+}
+
+// Through a compiled program: a run that fails, then one that gives the sum.
 void test_through_the_executor() {
-  fake::reset();
-  fake::w.data_arrives = false;
+  fake::reset(signature(kPsum5), payload(std::vector<float>(256, 1.f)));
+  fake::w.peers_arrive = false;
   {
     Graph g;
     ValueRef p = g.parameter({{256}, DType::Float32});
@@ -416,14 +517,13 @@ void test_through_the_executor() {
     try {
       exe->run_now({x});
     } catch (const std::exception& err) {
-      failed = contains(err.what(), "did not complete on process 0");
+      failed = contains(err.what(), "did not reach collective #1");
     }
     CHECK(failed);
   }
   mpi::take_failure();
   fake::arrive_late();
-  // And a run that succeeds gives the sum.
-  fake::reset();
+  fake::reset(signature(kPsum5), payload(std::vector<float>(8, 1.f)));
   Graph g;
   ValueRef p = g.parameter({{8}, DType::Float32});
   g.set_outputs({g.add(OpId::all_reduce_, {g.add(OpId::exp_, {p}, {})[0]}, attrs())[0]});
@@ -436,16 +536,19 @@ void test_through_the_executor() {
 }  // namespace
 
 int main() {
-  test_success_direct_and_staged();
-  test_check_timeout();
-  test_data_timeout_direct();
-  test_data_timeout_staged();
+  test_success();
+  test_three_processes();
+  test_max_min();
+  test_timeout();
+  test_timeout_sending();
   test_notice();
   test_mismatch();
+  test_check_alone();
   test_mismatch_gather_timeout();
+  test_large_sum();
   test_through_the_executor();
   fake::arrive_late();
   std::printf("abandoned operation sets: %zu\n", mpi::abandoned());
-  CHECK(mpi::abandoned() == 7);
+  CHECK(mpi::abandoned() == 5);
   return check_report();
 }

@@ -73,6 +73,22 @@ for _ in range(3):
     np.testing.assert_array_equal(np.asarray(m[0]), X.max(0))
     assert float(w1) == 4
 
+# The exchange combines in rank order: every process gets the same bits (with 3 processes, one
+# hands its operand to another first). pmax propagates NaN, as lax.max does. A sum of more than
+# 1 MiB goes through MPI's all-reduce after the check.
+noisy = (rng.normal(size=(P, 4096)) * 1e3 ** rng.integers(-3, 4, size=(P, 4096))).astype(np.float32)
+noisy[0, 7] = np.nan
+total, top = xjax.pmap(lambda v: (lax.psum(v, "i"), lax.pmax(v, "i")), axis_name="i")(noisy[p:p + 1])
+everyone = state.control.allgather(np.asarray(total).tobytes() + np.asarray(top).tobytes())
+assert all(b == everyone[0] for b in everyone), "the processes' sums differ in their bits"
+np.testing.assert_allclose(np.asarray(total[0]), noisy.astype(np.float64).sum(0), rtol=1e-4, atol=1e-3)
+assert np.isnan(np.asarray(top[0, 7])) and np.isnan(np.asarray(total[0, 7]))
+np.testing.assert_array_equal(np.delete(np.asarray(top[0]), 7), np.delete(noisy.max(0), 7))
+big = np.arange(300_000, dtype=np.float32)[None] + p
+(out,), n = exchanges(xjax.pmap(lambda v: (lax.psum(v, "i"),), axis_name="i"), big)
+np.testing.assert_array_equal(np.asarray(out[0]), np.arange(300_000, dtype=np.float32) * P + P * (P - 1) // 2)
+assert n == 1, n
+
 # A cond whose predicate differs between processes, a psum in one branch: as vmap, both branches
 # run on every shard (the psum over all of them), from Python.
 g = xjax.pmap(lambda v: lax.cond(v[0] > 0, lambda u: lax.psum(u, "i"), lambda u: -u, v), axis_name="i")

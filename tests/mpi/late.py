@@ -28,7 +28,7 @@ if p == 1:
 completed = False
 try:
     y = psum(x)
-    # In the core the check and the data travel together: process 0 had posted both before it gave
+    # In the core the check and the data travel together: process 0 had sent both before it gave
     # up, so process 1's late collective may complete, with process 0's (kept) contribution.
     assert p == 1 and sys.argv[1] == "core", "collective #2 did not fail"
     np.testing.assert_array_equal(np.asarray(y), 2 * L)
@@ -41,8 +41,8 @@ except DistributedError as e:
         assert "did not complete" in str(e) or "exited" in str(e), e
 if sys.argv[1] == "core":
     assert _core.mpi_abandoned() == (0 if completed else 1), _core.mpi_abandoned()
-else:
-    assert len(abandoned) == 1, abandoned
+else:  # the check of the Python collectives runs in the core where it has MPI (the shim built)
+    assert len(abandoned) + _core.mpi_abandoned() == 1, (abandoned, _core.mpi_abandoned())
 if p == 0:
     # Allocate, compute and check while process 1's late contribution arrives (MPI progresses in
     # every MPI call: the probes here).

@@ -211,7 +211,7 @@ def whole():
     np.testing.assert_allclose(got, reference, rtol=2e-6)
     from xjax._src.lax import parallel_core
     from xjax._src.shard_map import _programs
-    if parallel_core.AVAILABLE:  # (a core built with the MPI shim): the whole-program path ran
+    if parallel_core.CORE_MPI:  # (a core built with the MPI shim): the whole-program path ran
         assert all(program._whole for program, _ in _programs.values())
 
 

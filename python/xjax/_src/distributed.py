@@ -208,6 +208,7 @@ def check_initialized(api):
 NOTICE_TAG = 2  # a process failed or exits (pickled dict)
 ROLL_TAG = 3  # a process whose check timed out asks which collective the others wait in (int64: its own)
 ANSWER_TAG = 4  # the answer (int64: the collective this process waits in)
+EXCHANGE_TAG = 5  # the core's all-reduce and check messages (src/core/distributed/mpi.h)
 
 # MPI requests that a failed wait left in flight, with their buffers (mpi4py's requests do not keep
 # a collective's): kept for the life of the process. Freed, MPI would still write into them

@@ -1,17 +1,19 @@
 """Checked cross-process collectives: every wait is bounded and every mismatch is reported.
 
 A collective runs in two steps. First (unless check_collectives is off) the processes check that
-they all run the same collective: one all-reduce (MAX) on the control communicator of its number
-in program order, the crc32 and the length of its description (op, dtype, shape, params), and
-their negations -- the same on every process iff each maximum equals the minimum: O(log P)
-messages, whatever the number of processes. A mismatch, which every process learns at once, is
+they all run the same collective: its number in program order, the crc32 and the length of its
+description (op, dtype, shape, params) and their negations are reduced (MAX) over the processes --
+the same on every process iff each maximum equals the minimum: O(log P) messages, whatever the
+number of processes. Where the core has MPI (the shim builds here: ensure_installed) the core runs
+this check (_core.mpi_check) as its all_reduce op runs its own, in the same messages as the data
+(src/core/distributed/mpi.h), so the two kinds interleave in one program order; else an
+all-reduce on the control communicator does. A mismatch, which every process learns at once, is
 then named: the processes all-gather their signatures (number and description) and each reports
 its own collective and the first process that differs. Then the collective's non-blocking MPI
 operations are posted and polled. While waiting, a process reads the notices of processes that
 failed or exited (distributed.py) and fails at once with their error, and answers roll calls: a
 process whose check timed out asks every other one which collective it waits in, and names those
-that do not answer with its own number within a second. The core's all_reduce op (lax/
-parallel_core.py, src/core/distributed/mpi.cpp) runs the same steps, so the two interleave.
+that do not answer with its own number within a second. The core's waits do the same.
 
 A wait that fails leaves its MPI operations in flight (collectives cannot be cancelled): their
 requests and buffers are kept for the life of the process (distributed.abandoned), so that a late
@@ -23,9 +25,12 @@ import zlib
 
 import numpy as np
 
-from xjax._src.distributed import ANSWER_TAG, NOTICE_TAG, ROLL_TAG, DistributedError, abandoned, state
+from xjax import _core
+from xjax._src import distributed, mpi_shim
+from xjax._src.distributed import ANSWER_TAG, EXCHANGE_TAG, NOTICE_TAG, ROLL_TAG, DistributedError, abandoned, state
 
 _SIG_BYTES = 256
+CORE_MPI = hasattr(_core, "mpi_install")  # (a core built without the all_reduce op has none)
 _HEAD = struct.Struct("<qII")  # collective number, crc32 of the description, its length
 _SPIN_S = 0.002  # poll without sleeping this long (the others are usually there), then back off
 _ROLL_CALL_S = 1.0  # how long a process that timed out waits for the answers to its roll call
@@ -149,6 +154,66 @@ def _absent_processes():
     return [q for q in range(state.process_count) if answer.get(q) != state.seq]
 
 
+# ---- the core's side of the channel ----------------------------------------------------------------
+
+_installed_for = None  # the control communicator the core's MPI was installed with
+
+
+def ensure_installed():
+    """Hands the core the functions of the MPI shim, bound to mpi4py's MPI library and this run's
+    communicators (once per initialize); False when the shim cannot be built or bound here (the
+    programs then run their collectives from Python; xjax warns once, saying why)."""
+    global _installed_for
+    if _installed_for is state.control:
+        return True
+    if not CORE_MPI:
+        return False
+    try:
+        functions = mpi_shim.bind(state.mpi, state.data, state.control)
+    except mpi_shim.ShimError as e:
+        mpi_shim.warn_once(e)
+        return False
+    _core.mpi_install({"functions": functions, "rank": state.process_index, "size": state.process_count,
+                       "notice_tag": NOTICE_TAG, "roll_tag": ROLL_TAG, "answer_tag": ANSWER_TAG,
+                       "exchange_tag": EXCHANGE_TAG})
+    _installed_for = state.control
+    return True
+
+
+def release():
+    """Forgets the installed MPI (distributed.shutdown, before the communicators are freed)."""
+    global _installed_for
+    if _installed_for is not None and CORE_MPI:
+        _core.mpi_clear()
+    _installed_for = None
+
+
+distributed.on_shutdown(release)
+
+
+def bracketed(body):
+    """body(exited_after) begins and runs a program holding all_reduce ops: run's checks before it,
+    the counter and the errors after it."""
+    if state.failed is not None:
+        raise DistributedError(f"an earlier collective across processes failed: {state.failed}", abort=False)
+    if _installed_for is not state.control and not ensure_installed():  # (compiled before a shutdown and initialize)
+        raise RuntimeError("the MPI library of this run cannot be handed to xjax's core")
+    try:
+        return body(min(state.exited.values()) if state.exited else 2 ** 62)
+    except Exception:
+        failure = _core.mpi_take_failure()
+        if failure is None:
+            raise
+    finally:
+        state.seq = _core.mpi_seq()
+    kind, message = failure
+    if kind == "notice":  # another process failed or exited: its notice names it
+        _check_notices(message)
+        _fail(DistributedError(f"another process stopped while process {state.process_index} waits in collective "
+                               f"#{state.seq} ({message})", abort=False))
+    _fail(DistributedError(message, abort=kind != "mismatch"))
+
+
 # ---- waiting, checking ---------------------------------------------------------------------------
 
 def _wait(reqs, desc, on_timeout, keep):
@@ -179,7 +244,12 @@ def _wait(reqs, desc, on_timeout, keep):
 
 
 def _check(sig):
-    """Step 1: every process runs the same collective (an all-reduce), else the difference is named."""
+    """Step 1: every process runs the same collective, else the difference is named. In the core
+    when it has MPI (as the core's all-reduces check, so that the two kinds interleave): one
+    exchange of the check alone; else an all-reduce of the check from here."""
+    if ensure_installed():
+        bracketed(lambda exited: (_core.mpi_begin(state.seq, state.timeout, exited), _core.mpi_check(sig.encoded)))
+        return
     MPI, desc = state.mpi, sig.desc
     key = (state.seq, sig.crc, sig.length)
     mine = np.array(key + tuple(-k for k in key), np.int64)

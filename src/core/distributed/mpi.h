@@ -7,30 +7,30 @@
 // exactly those types. MPI handles stay inside the shim; the core names communicators, datatypes
 // and ops by small codes and holds requests as opaque storage.
 //
-// The all_reduce op (kind Effect: kept and run in program order) runs one checked exchange, as
-// the host's Python collectives do (xjax/_src/mpi_channel.py), on the same communicators, tags
-// and collectives, so the two kinds interleave in one program order:
-//   1. unless checks are off, one all-reduce (MAX) over the control communicator of the
-//      collective's number (a counter shared with the host), the crc32 and the length of its
-//      description, and their negations: every process runs the same collective iff the maxima
-//      equal the minima. A mismatch, known on every process at once, is then named: the
-//      processes all-gather their 256-byte signatures (number, crc32, length, text) and each
-//      reports its own collective and the first process that differs (the failure path only);
-//   2. one MPI_Iallreduce per dtype of the operands (several operands of one dtype are packed).
-// Both steps are posted at once, the check first, so that a checked collective costs one round
-// trip: the data's operations wait for nothing the check decides. Only the check is waited for
-// first; on a mismatch (or any failure of the check) the data's operations, erroneous then, are
-// abandoned with it (below). A process that gives up in step 1 has thus posted its data: a late
-// process may still complete the collective, with that data.
+// The all_reduce op (kind Effect: kept and run in program order) runs one checked exchange: its
+// operands travel as point-to-point messages between pairs of processes (recursive doubling, on
+// the control communicator, tag `exchange_tag`), each message headed by the check -- the maxima
+// over the processes it speaks for of the collective's number (a counter shared with the host),
+// the crc32 and the length of its description, and of their negations. Every process runs the
+// same collective iff, at the end, the maxima equal the minima: the check costs no message of
+// its own, and an all-reduce as many round trips as MPI's (one for two processes). A message of
+// another size (another collective's) is read for its head and the rest of the exchange sends
+// heads only. A mismatch, known on every process, is then named: the processes all-gather their
+// 256-byte signatures (number, crc32, length, text) and each reports its own collective and the
+// first process that differs. The host's Python collectives (xjax/_src/mpi_channel.py) run their
+// check as an exchange with no operands (check()), so the two kinds interleave in one program
+// order. Each message is combined in rank order, so every process gets the same bits. A sum of
+// more than 1 MiB runs the check alone, then MPI_Iallreduce on the data communicator (faster for
+// large arrays).
 // Every wait polls: a process that does not arrive within the timeout, or a notice from a process
 // that failed or exited (tag `notice_tag` on the control communicator), ends the wait with an
 // error, recorded for the host (take_failure) so that it can raise its own DistributedError. On a
-// timeout in step 1 a roll call names the absent processes: the process asks every other one
+// timeout a roll call names the absent processes: the process asks every other one
 // (`roll_tag`) which collective it waits in, and those that do not answer (`answer_tag`) with
 // this one's number within a second are named. Every wait loop answers roll calls.
 //
-// A wait that gives up leaves MPI operations in flight: the collectives cannot be cancelled, and
-// a late process may still complete them. What they read and write is then kept alive for the
+// A wait that gives up leaves MPI operations in flight: sends and collectives cannot be cancelled,
+// and a late process may still complete them. What they read and write is then kept alive for the
 // life of the process (the operands' buffers, through Tensor::owner, or the core's own staging
 // buffers), never freed under MPI's feet; after that every collective fails at once (the host's
 // state.failed; here too), so a process abandons at most one set per initialize(). The core
@@ -54,7 +54,7 @@ struct Api {
   xjax_mpi_recv_t* recv = nullptr;
   xjax_mpi_test_t* test = nullptr;
   int rank = 0, size = 1;
-  int notice_tag = 2, roll_tag = 3, answer_tag = 4;  // on the control communicator
+  int notice_tag = 2, roll_tag = 3, answer_tag = 4, exchange_tag = 5;  // on the control communicator
 };
 
 // Installs the API (xjax.distributed.initialize); clear() forgets it (shutdown).
@@ -62,11 +62,14 @@ void install(const Api& api);
 void clear();
 bool installed();
 
-// Per run of a program holding collectives: the host's collective counter, its check setting,
-// timeout, and the fewest collectives run by a process known to have exited (INT64_MAX: none; a
+// Per run of a program holding collectives: the host's collective counter, its timeout, and the fewest collectives run by a process known to have exited (INT64_MAX: none; a
 // collective past that number cannot complete) go in before; the counter comes back after.
-void begin(int64_t seq, bool check, double timeout_s, int64_t exited_after);
+void begin(int64_t seq, double timeout_s, int64_t exited_after);
 int64_t seq();
+
+// The check of the host's collective number seq() (after begin), whose 256-byte signature is
+// `signature`: an exchange with no operands. Throws as a failed all_reduce does.
+void check(const std::string& signature);
 
 // The failure that stopped the last collective, taken once: kind ("timeout", "mismatch",
 // "notice", "mpi") and message; kind is empty when there was none.

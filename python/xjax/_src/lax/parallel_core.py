@@ -5,13 +5,13 @@ per-shard program -- collectives included, in loops and branches too -- into one
 when its only collectives are all-reduces over the pmapped axis (pmap.py). Each all-reduce then
 runs in the core (src/core/distributed/mpi.h) with no Python between it and the work around it: the
 core calls the MPI library that mpi4py loaded through xjax's MPI shim (mpi_shim.py: compiled
-against that library's mpi.h, bound here), with the same checks as the Python collectives
-(mpi_channel.py) -- the same check all-reduce on the same communicator, the same collective
-counter, the timeout, the roll call and the notices of failed processes -- so the two kinds mix in
-one program order.
+against that library's mpi.h, bound in mpi_channel.ensure_installed), with the checks of the
+Python collectives (mpi_channel.py) -- the same check, which the Python collectives run in the
+core too, the same collective counter, the timeout, the roll call and the notices of failed
+processes -- so the two kinds mix in one program order.
 
 Independent all-reduces of one kind next to each other in the program (a gradient's leaves) are
-one all_reduce op: one exchange, one Iallreduce per dtype. 16-bit floats are reduced as float32.
+one all_reduce op: one exchange. 16-bit floats are reduced as float32.
 """
 import contextlib
 import threading
@@ -19,14 +19,13 @@ import threading
 import numpy as np
 
 from xjax import _core
-from xjax._src import core, distributed, mpi_shim
-from xjax._src.distributed import ANSWER_TAG, NOTICE_TAG, ROLL_TAG, DistributedError, state
+from xjax._src import core
+from xjax._src.distributed import state
 from xjax._src.interpreters.graph_lowering import GraphProgram, is_lowerable
 from xjax._src.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, jaxprs_in_params
 from xjax._src.lax import parallel as P
-from xjax._src.mpi_channel import _check_notices, _fail, signature
+from xjax._src.mpi_channel import CORE_MPI, bracketed, ensure_installed, signature
 
-AVAILABLE = hasattr(_core, "mpi_install")
 _REDUCTIONS = {prim: name[1:] for prim, name in P.ALL_REDUCES.items()}  # (psum: "sum", ...)
 _WIDENED = {np.dtype(np.float16), np.dtype("bfloat16")}
 
@@ -116,7 +115,7 @@ def _collectives(jaxpr, divergent=False):
 def applies(jaxpr, axis_name):
     """Whether every collective in jaxpr is an all-reduce over the pmapped axis alone, at the top
     level or in scans (which run the same steps on every process), none in a cond or while_loop."""
-    return AVAILABLE and all(e.primitive in _REDUCTIONS and e.params["axis_name"] == (axis_name,) and not divergent
+    return CORE_MPI and all(e.primitive in _REDUCTIONS and e.params["axis_name"] == (axis_name,) and not divergent
                              for e, divergent in _collectives(jaxpr))
 
 
@@ -161,75 +160,20 @@ def grouped(closed):
     return ClosedJaxpr(Jaxpr(j.constvars, j.invars, j.outvars, eqns), closed.consts)
 
 
-# ---- installing MPI in the core, and running a program ------------------------------------------
-
-_installed_for = None  # the control communicator the core's MPI was installed with
-
-
-def ensure_installed():
-    """Hands the core the functions of the MPI shim, bound to mpi4py's MPI library and this run's
-    communicators (once per initialize); False when the shim cannot be built or bound here (the
-    programs then run their collectives from Python; xjax warns once, saying why)."""
-    global _installed_for
-    if _installed_for is state.control:
-        return True
-    try:
-        functions = mpi_shim.bind(state.mpi, state.data, state.control)
-    except mpi_shim.ShimError as e:
-        mpi_shim.warn_once(e)
-        return False
-    _core.mpi_install({"functions": functions, "rank": state.process_index, "size": state.process_count,
-                       "notice_tag": NOTICE_TAG, "roll_tag": ROLL_TAG, "answer_tag": ANSWER_TAG})
-    _installed_for = state.control
-    return True
-
-
-def release():
-    """Forgets the installed MPI (distributed.shutdown, before the communicators are freed)."""
-    global _installed_for
-    if _installed_for is not None and AVAILABLE:
-        _core.mpi_clear()
-    _installed_for = None
-
-
-distributed.on_shutdown(release)
-
+# ---- running a program ---------------------------------------------------------------------------
 
 def run(fn):
-    """fn() runs a program holding all_reduce ops (and waits for it): the collective counter, the
-    check setting and the timeout go into the core and the counter comes back; a failed collective
-    raises the DistributedError that the Python collectives raise."""
+    """fn() runs a program holding all_reduce ops (and waits for it): the collective counter and the
+    timeout go into the core and the counter comes back; a failed collective raises the
+    DistributedError that the Python collectives raise."""
 
     def begun(exited):
-        _core.mpi_begin(state.seq, state.check, state.timeout, exited)
+        _core.mpi_begin(state.seq, state.timeout, exited)
         return fn()
 
-    return _bracketed(begun)
+    return bracketed(begun)
 
 
 def run_call(call, args):
     """A _core.MpiCall of args (a whole program as pmap calls it; mpi_begin is in the call), as run."""
-    return _bracketed(lambda exited: call(args, state.seq, state.check, state.timeout, exited))
-
-
-def _bracketed(body):
-    """body(exited_after) begins and runs a program holding all_reduce ops: run's checks before it,
-    the counter and the errors after it."""
-    if state.failed is not None:
-        raise DistributedError(f"an earlier collective across processes failed: {state.failed}", abort=False)
-    if _installed_for is not state.control and not ensure_installed():  # (compiled before a shutdown and initialize)
-        raise RuntimeError("the MPI library of this run cannot be handed to xjax's core")
-    try:
-        return body(min(state.exited.values()) if state.exited else 2 ** 62)
-    except Exception:
-        failure = _core.mpi_take_failure()
-        if failure is None:
-            raise
-    finally:
-        state.seq = _core.mpi_seq()
-    kind, message = failure
-    if kind == "notice":  # another process failed or exited: its notice names it
-        _check_notices(message)
-        _fail(DistributedError(f"another process stopped while process {state.process_index} waits in collective "
-                               f"#{state.seq} ({message})", abort=False))
-    _fail(DistributedError(message, abort=kind != "mismatch"))
+    return bracketed(lambda exited: call(args, state.seq, state.timeout, exited))
