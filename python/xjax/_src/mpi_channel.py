@@ -248,7 +248,11 @@ def _check(sig):
     when it has MPI (as the core's all-reduces check, so that the two kinds interleave): one
     exchange of the check alone; else an all-reduce of the check from here."""
     if ensure_installed():
-        bracketed(lambda exited: (_core.mpi_begin(state.seq, state.timeout, exited), _core.mpi_check(sig.encoded)))
+        def check_in_core(exited):
+            _core.mpi_begin(state.seq, state.timeout, exited)
+            _core.mpi_check(sig.encoded)
+
+        bracketed(check_in_core)
         return
     MPI, desc = state.mpi, sig.desc
     key = (state.seq, sig.crc, sig.length)

@@ -333,6 +333,31 @@ struct Group {
   size_t count = 0, offset = 0;
 };
 
+// Copies the group's operands, one after another, to `to`.
+void pack(const Group& g, const std::vector<Tensor>& in, unsigned char* to) {
+  for (size_t i : g.operands) {
+    size_t n = size_t(in[i].size()) * itemsize(g.dtype);
+    if (n) std::memcpy(to, in[i].data, n);
+    to += n;
+  }
+}
+
+// Copies the group's results from `from` into their tensors.
+void unpack(const Group& g, const unsigned char* from, const std::vector<Tensor>& out) {
+  for (size_t i : g.operands) {
+    size_t n = size_t(out[i].size()) * itemsize(g.dtype);
+    if (n) std::memcpy(out[i].data, from, n);
+    from += n;
+  }
+}
+
+// The message of a wait for operations already posted that gives up.
+std::string stopped_during(const std::string& desc) {
+  const State& s = state();
+  return "collective #" + std::to_string(s.seq) + " (" + desc + ") did not complete on " + where() + " within " +
+         seconds(s.timeout) + " s: a process died or stopped during it";
+}
+
 // The message exchange of one collective: sends and receives of heads and payloads, the buffers
 // they use kept with `ops` (alive for good if a wait gives up).
 class Exchange {
@@ -531,30 +556,13 @@ void run_exchange(const std::string& sig, const std::vector<Group>& groups, size
   const int64_t key[3] = {s.seq, int64_t(crc), int64_t(len)};
   for (int k = 0; k < 3; ++k) h.key[k] = key[k], h.key[k + 3] = -key[k];
   h.mismatch = h.bytes = 0;
-  for (const Group& g : groups) {
-    unsigned char* at = own->data() + kHeadBytes + g.offset;
-    for (size_t i : g.operands) {
-      size_t n = size_t(in[i].size()) * itemsize(g.dtype);
-      if (n) std::memcpy(at, in[i].data, n);
-      at += n;
-    }
-  }
+  for (const Group& g : groups) pack(g, in, own->data() + kHeadBytes + g.offset);
   bool written = false;
   std::shared_ptr<Bytes> all = exchange(x, own, out, &written);
-  wait(ops, 0, ops.posted(), desc, [&] {
-    return "collective #" + std::to_string(s.seq) + " (" + desc + ") did not complete on " + where() + " within " +
-           seconds(s.timeout) + " s: a process died or stopped during it";
-  });
+  wait(ops, 0, ops.posted(), desc, [&] { return stopped_during(desc); });
   if (!agree(head(*all))) name_mismatch(ops, sig, desc);
   if (written) return;
-  for (const Group& g : groups) {
-    const unsigned char* at = all->data() + kHeadBytes + g.offset;
-    for (size_t i : g.operands) {
-      size_t n = size_t(in[i].size()) * itemsize(g.dtype);
-      if (n) std::memcpy(out[i].data, at, n);
-      at += n;
-    }
-  }
+  for (const Group& g : groups) unpack(g, all->data() + kHeadBytes + g.offset, out);
 }
 
 // ---- large sums: MPI's own all-reduce --------------------------------------------------------------
@@ -593,8 +601,7 @@ bool sums_by_mpi(const std::string& reduction, const std::vector<Group>& groups,
 // slower from 256 KB.)
 void sum_by_mpi(const std::vector<Group>& groups, const std::vector<Tensor>& in, const std::vector<Tensor>& out,
                 const std::string& desc) {
-  State& s = state();
-  const Api& a = s.api;
+  const Api& a = state().api;
   InFlight ops(groups.size());
   std::vector<std::shared_ptr<Bytes>> staged(groups.size());
   for (size_t k = 0; k < groups.size(); ++k) {
@@ -609,15 +616,10 @@ void sum_by_mpi(const std::vector<Group>& groups, const std::vector<Tensor>& in,
       send = x.data;
       ops.pin(x);
     } else {  // packed, the result overwrites its operand (a loop's carried buffer), or staged
-      std::shared_ptr<Bytes> pack = scratch(2 * k, g.count * item);
-      size_t at = 0;
-      for (size_t i : g.operands) {
-        size_t n = size_t(in[i].size()) * item;
-        if (n) std::memcpy(pack->data() + at, in[i].data, n);
-        at += n;
-      }
-      send = pack->data();
-      ops.keep(pack);
+      std::shared_ptr<Bytes> packed = scratch(2 * k, g.count * item);
+      pack(g, in, packed->data());
+      send = packed->data();
+      ops.keep(packed);
     }
     if (direct) {
       recv = y.data;
@@ -630,19 +632,9 @@ void sum_by_mpi(const std::vector<Group>& groups, const std::vector<Tensor>& in,
     check_rc(a.iallreduce(send, recv, int(g.count), mpi_type(g.dtype), XJAX_MPI_SUM, XJAX_MPI_DATA, ops.post()),
              "MPI_Iallreduce");
   }
-  wait(ops, 0, groups.size(), desc, [&] {
-    return "collective #" + std::to_string(s.seq) + " (" + desc + ") did not complete on " + where() + " within " +
-           seconds(s.timeout) + " s: a process died or stopped during it";
-  });
-  for (size_t k = 0; k < groups.size(); ++k) {
-    if (!staged[k]) continue;
-    size_t at = 0, item = itemsize(groups[k].dtype);
-    for (size_t i : groups[k].operands) {
-      size_t n = size_t(in[i].size()) * item;
-      if (n) std::memcpy(out[i].data, staged[k]->data() + at, n);
-      at += n;
-    }
-  }
+  wait(ops, 0, groups.size(), desc, [&] { return stopped_during(desc); });
+  for (size_t k = 0; k < groups.size(); ++k)
+    if (staged[k]) unpack(groups[k], staged[k]->data(), out);
 }
 
 // The loop that combines two operands of dtype dt: booleans or for sum and max, and for min.
