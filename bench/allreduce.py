@@ -8,8 +8,10 @@ Bandwidth is bytes / time of one allreduce (the median over repetitions, each st
 barrier). Columns:
   mpi4py Allreduce, mpi4py Iallreduce (+ Wait): what MPI gives a Python program on NumPy arrays;
   pmap checked / unchecked: a call of pmap(psum) end to end, as a user makes it (dispatch, the
-    collective, the result array), with xjax's collective checks on (the default: a small check
-    all-reduce first) and off (XJAX_CHECK_COLLECTIVES=0);
+    collective, the result array), with xjax's collective checks on (the default) and off
+    (XJAX_CHECK_COLLECTIVES=0). pmap's psum runs in the core, whose check travels in the data's
+    own messages and is always on: the two columns differ by noise only (the setting turns off
+    the separate check of the collectives that run from Python);
   in one program: LOOP psums in a fori_loop under one pmap (one compiled program; the collectives
     run in the core with their checks on), its time divided by LOOP: a collective as a program
     that computes between collectives gets it, without a Python call per collective.
