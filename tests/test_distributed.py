@@ -17,7 +17,9 @@ import numpy as np
 import pytest
 
 import xjax
+import xjax.numpy as jnp
 from xjax import _core
+from xjax._src.core import ShapedArray
 
 PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(xjax.__file__)))
 TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -178,16 +180,21 @@ def test_core_all_reduce_checks_its_operands_and_needs_mpi():
 
 
 def test_core_mpi_call_checks_its_arguments():
-    # pmap's one-call path (views, run, wait): the core checks what crosses the binding
+    # pmap's one-call path (views, run, wait, result Arrays): the core checks what crosses the binding
     exe = _core.compile(_all_reduce_graph("float32"))
-    call = _core.MpiCall(exe, [], [(3,)], [(1, 3)])
-    x = _core.Array.from_buffer(np.zeros((1, 3), np.float32), (1, 3), "float32")
+    aval = ShapedArray((1, 3), np.dtype(np.float32))
+    call = _core.MpiCall(exe, [], [(3,)], [(1, 3)], [aval])
+    x = jnp.zeros((1, 3), np.float32)
     with pytest.raises(ValueError, match=r"\[MpiCall\] 2 arguments for 1"):
         call([x, x], 0, 10.0, 2 ** 62)
     with pytest.raises(ValueError, match=r"\[MpiCall\] \(2,\) has 2 elements, \(3,\) needs 3"):
-        call([_core.Array.from_buffer(np.zeros(2, np.float32), (2,), "float32")], 0, 10.0, 2 ** 62)
+        call([jnp.zeros(2, np.float32)], 0, 10.0, 2 ** 62)
+    with pytest.raises(TypeError, match=r"\[MpiCall\] the arguments must be xjax Arrays"):
+        call([np.zeros((1, 3), np.float32)], 0, 10.0, 2 ** 62)
     with pytest.raises(ValueError, match=r"\[MpiCall\] no executable"):
-        _core.MpiCall(None, [], [None], [None])
+        _core.MpiCall(None, [], [None], [None], [aval])
+    with pytest.raises(ValueError, match=r"\[MpiCall\] 0 avals for 1 outputs"):
+        _core.MpiCall(exe, [], [None], [None], [])
     with pytest.raises(RuntimeError, match=r"\[all_reduce\] a collective across processes ran before"):
         call([x], 0, 10.0, 2 ** 62)
 

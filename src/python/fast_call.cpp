@@ -16,6 +16,8 @@ PyObject*& slot(PyObject* obj, Py_ssize_t off) { return *reinterpret_cast<PyObje
 
 PyObject* aval_of(PyObject* leaf) { return slot(leaf, context().aval_off); }
 
+const xjax::Array& value_of(PyObject* leaf) { return py::handle(slot(leaf, context().value_off)).cast<const xjax::Array&>(); }
+
 bool same_aval(PyObject* a, PyObject* b) {
   if (a == b) return true;
   const Context& c = context();
@@ -172,7 +174,7 @@ PyObject* run_entry(const Entry& e, PyObject* const* leaves, Py_ssize_t n, PyObj
   const Context& c = context();
   std::vector<xjax::Array> inputs;
   inputs.reserve(size_t(n) + 1 + e.extern_values.size());
-  for (Py_ssize_t i = 0; i < n; ++i) inputs.push_back(py::handle(slot(leaves[i], c.value_off)).cast<const xjax::Array&>());
+  for (Py_ssize_t i = 0; i < n; ++i) inputs.push_back(value_of(leaves[i]));
   if (e.scalar_bits) {  // (as array.scalar places a Python float: one rounding from the double)
     const double v = PyFloat_AsDouble(scalar);
     if (v == -1.0 && PyErr_Occurred()) throw py::error_already_set();

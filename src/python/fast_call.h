@@ -94,6 +94,7 @@ PyObject* run_entry(const Entry& e, PyObject* const* leaves, Py_ssize_t n, PyObj
 // The aval slot of an exact xjax.Array (borrowed), and whether two avals are equal as the Python
 // caches compare them (shape, dtype, weak type).
 PyObject* aval_of(PyObject* leaf);
+const xjax::Array& value_of(PyObject* leaf);  // its runtime value (leaf_avals accepted it)
 bool same_aval(PyObject* a, PyObject* b);
 
 // The type of Primitive.bind (fast_call_bind.cpp), added to the fast_call module.

@@ -10,6 +10,7 @@
 #include "core/compiler/executable.h"
 #include "core/distributed/mpi.h"
 #include "core/errors.h"
+#include "fast_call.h"
 
 namespace py = pybind11;
 using namespace xjax;
@@ -53,35 +54,56 @@ void view_as(std::vector<Array>& arrays, const Shapes& shapes) {
   }
 }
 
-// A program holding all_reduce ops as pmap's repeated calls run it, in one call with the GIL
-// released: the arguments viewed under the program's shapes and followed by its fixed extra
-// inputs, the run bracketed by mpi::begin, its outputs waited for and viewed under the caller's
-// shapes. (Per call, Python would pay for each of these steps.)
+// A program holding all_reduce ops as pmap's repeated calls run it, in one call: the argument
+// leaves' values viewed under the program's shapes and followed by its fixed extra inputs, the run
+// bracketed by mpi::begin, its outputs waited for (with the GIL released) and returned as
+// xjax.Arrays of the given avals, viewed under the caller's shapes. (Per call, Python would pay
+// for each of these steps.)
 class MpiCall {
  public:
-  MpiCall(std::shared_ptr<Executable> exe, std::vector<Array> extra, Shapes in, Shapes out)
-      : exe_(std::move(exe)), extra_(std::move(extra)), in_(std::move(in)), out_(std::move(out)) {
+  MpiCall(std::shared_ptr<Executable> exe, std::vector<Array> extra, Shapes in, Shapes out, std::vector<py::object> avals)
+      : exe_(std::move(exe)), extra_(std::move(extra)), in_(std::move(in)), out_(std::move(out)), avals_(std::move(avals)) {
     if (!exe_) throw ValueError("[MpiCall] no executable");
+    if (avals_.size() != out_.size())
+      throw ValueError("[MpiCall] " + std::to_string(avals_.size()) + " avals for " + std::to_string(out_.size()) +
+                       " outputs");
   }
 
-  std::vector<Array> operator()(std::vector<Array> args, int64_t seq, double timeout, int64_t exited_after) const {
-    if (args.size() != in_.size())
-      throw ValueError("[MpiCall] " + std::to_string(args.size()) + " arguments for " + std::to_string(in_.size()));
-    view_as(args, in_);
-    args.insert(args.end(), extra_.begin(), extra_.end());
-    mpi::begin(seq, timeout, exited_after);
-    std::vector<Array> outs = exe_->run(args);
-    if (outs.size() != out_.size())
-      throw ValueError("[MpiCall] " + std::to_string(outs.size()) + " outputs for " + std::to_string(out_.size()));
-    for (const Array& o : outs) o.wait();  // (rethrows a failed collective's error)
-    view_as(outs, out_);
-    return outs;
+  py::list operator()(const py::list& leaves, int64_t seq, double timeout, int64_t exited_after) const {
+    const Py_ssize_t n = PyList_GET_SIZE(leaves.ptr());
+    if (size_t(n) != in_.size())
+      throw ValueError("[MpiCall] " + std::to_string(n) + " arguments for " + std::to_string(in_.size()));
+    PyObject* const* items = n ? &PyList_GET_ITEM(leaves.ptr(), 0) : nullptr;
+    if (!xjax_fast::leaf_avals(items, n, nullptr)) throw TypeError("[MpiCall] the arguments must be xjax Arrays");
+    std::vector<Array> args;
+    args.reserve(size_t(n) + extra_.size());
+    for (Py_ssize_t i = 0; i < n; ++i) args.push_back(xjax_fast::value_of(items[i]));
+    std::vector<Array> outs;
+    {
+      py::gil_scoped_release released;
+      view_as(args, in_);
+      args.insert(args.end(), extra_.begin(), extra_.end());
+      mpi::begin(seq, timeout, exited_after);
+      outs = exe_->run(args);
+      if (outs.size() != out_.size())
+        throw ValueError("[MpiCall] " + std::to_string(outs.size()) + " outputs for " + std::to_string(out_.size()));
+      for (const Array& o : outs) o.wait();  // (rethrows a failed collective's error)
+      view_as(outs, out_);
+    }
+    py::list result(outs.size());
+    for (size_t k = 0; k < outs.size(); ++k) {
+      PyObject* a = xjax_fast::make_array(std::move(outs[k]), avals_[k].ptr());
+      if (!a) throw py::error_already_set();
+      PyList_SET_ITEM(result.ptr(), Py_ssize_t(k), a);
+    }
+    return result;
   }
 
  private:
   std::shared_ptr<Executable> exe_;
   std::vector<Array> extra_;
   Shapes in_, out_;
+  std::vector<py::object> avals_;
 };
 
 }  // namespace
@@ -96,11 +118,11 @@ void init_mpi(py::module_& m) {
         "The check of collective mpi_seq() (after mpi_begin), whose signature is given: an exchange with no operands.");
   m.def("mpi_seq", &mpi::seq);
   py::class_<MpiCall>(m, "MpiCall")
-      .def(py::init<std::shared_ptr<Executable>, std::vector<Array>, Shapes, Shapes>(), py::arg("executable"),
-           py::arg("extra"), py::arg("in_shapes"), py::arg("out_shapes"))
+      .def(py::init<std::shared_ptr<Executable>, std::vector<Array>, Shapes, Shapes, std::vector<py::object>>(),
+           py::arg("executable"), py::arg("extra"), py::arg("in_shapes"), py::arg("out_shapes"), py::arg("out_avals"))
       .def("__call__", &MpiCall::operator(), py::arg("args"), py::arg("seq"), py::arg("timeout"),
-           py::arg("exited_after"), py::call_guard<py::gil_scoped_release>(),
-           "mpi_begin, the run, its outputs waited for: the outputs (then mpi_seq is the counter).");
+           py::arg("exited_after"),
+           "mpi_begin, the run, its outputs waited for: the outputs as xjax.Arrays (then mpi_seq is the counter).");
   m.def("mpi_take_failure", [] {
     auto [kind, msg] = mpi::take_failure();
     return kind.empty() ? py::object(py::none()) : py::object(py::make_tuple(kind, msg));

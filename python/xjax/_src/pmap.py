@@ -210,14 +210,17 @@ class _Call:
         if self.shards is not None and platforms._placement is None:
             if self.whole is None:
                 self.whole = entry.program.whole_runner(self.shards, self.axes, self.shard_avals, entry.out_axes) or False
+                self._layouts()
             if self.whole:
-                local = leaves if all(type(x) is Array for x in leaves) else [
-                    x._shards[0] if type(x) is ShardedArray and _split_as(x, s) else x
-                    for x, s in zip(leaves, self.in_shardings)]
+                local = leaves
+                for x in leaves:
+                    if type(x) is not Array:
+                        local = [x._shards[0] if type(x) is ShardedArray and _split_as(x, s) else x
+                                 for x, s in zip(leaves, self.in_shardings)]
+                        break
                 if local is leaves or all(type(x) is Array for x in local):  # one device here: a value is its block
-                    outs = self.outs or self._layouts()
                     return entry.out_tree.unflatten([ShardedArray((v,), s, g)
-                                                     for v, (s, _, g) in zip(self.whole(local), outs)])
+                                                     for v, (s, _, g) in zip(self.whole(local), self.outs)])
         per_leaf = [_shards_of(x, a, s, aval, n) for x, a, s, aval in zip(leaves, self.axes, self.in_shardings,
                                                                           self.shard_avals)]
         shard_args = [list(s) for s in zip(*per_leaf)] if leaves else [[] for _ in range(n)]

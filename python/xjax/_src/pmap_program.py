@@ -302,11 +302,9 @@ class Program:
             shape = aval.shape[:axis] + (1,) + aval.shape[axis:]
             outs.append((shape, aval.update(shape=shape)))
 
-        if HAS_MPI_CALL and whole.out_pos is None:  # one call into the core: views, run, wait
-            call = _core.MpiCall(whole.program.exe, whole.extern, in_shapes, [s for s, _ in outs])
-            avals = [a for _, a in outs]
-            return lambda leaves: [Array(v, a) for v, a in
-                                   zip(parallel_core.run_call(call, [x._value for x in leaves]), avals)]
+        if HAS_MPI_CALL and whole.out_pos is None:  # one call into the core: views, run, wait, result Arrays
+            call = _core.MpiCall(whole.program.exe, whole.extern, in_shapes, [s for s, _ in outs], [a for _, a in outs])
+            return lambda leaves: parallel_core.run_call(call, leaves)
 
         def run(leaves):
             values = [x._value if s is None else x._value.reshaped(s) for x, s in zip(leaves, in_shapes)]

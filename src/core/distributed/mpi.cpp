@@ -319,11 +319,13 @@ bool agree(const Head& h) {
 
 // Messages of at most kFragmentedUpTo bytes go as fragments of at most kFragmentBytes: Open MPI's
 // shared-memory transport sends those eagerly, a larger message only after a round trip of its
-// own (measured: 4,000 bytes 2.1 us one way and back, 4,096 bytes 4.0 us; two fragments 3.3).
-constexpr size_t kFragmentBytes = 4000, kFragmentedUpTo = 32768;
+// own. Measured (2 processes, bench/allreduce.py's "in one program"): 4,000 bytes there and back
+// 2.1 us, 4,096 bytes 4.0 us; a 64 KiB all-reduce 11-12 us in fragments, 13 in one message; but a
+// 256 KiB one 35-37 us in one message, 46 in fragments of 4,000 bytes and 51 of 32,000.
+constexpr size_t kFragmentBytes = 4000, kFragmentedUpTo = size_t(1) << 17;
 
-size_t fragments(size_t bytes) { return bytes <= kFragmentedUpTo ? (bytes + kFragmentBytes - 1) / kFragmentBytes : 1; }
 size_t fragment_bytes(size_t bytes) { return bytes <= kFragmentedUpTo ? kFragmentBytes : bytes; }
+size_t fragments(size_t bytes) { return (bytes + fragment_bytes(bytes) - 1) / fragment_bytes(bytes); }
 
 // Operands of one dtype, reduced together: packed at `offset` of the payload.
 struct Group {

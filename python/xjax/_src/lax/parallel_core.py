@@ -174,6 +174,7 @@ def run(fn):
     return bracketed(begun)
 
 
-def run_call(call, args):
-    """A _core.MpiCall of args (a whole program as pmap calls it; mpi_begin is in the call), as run."""
-    return bracketed(lambda exited: call(args, state.seq, state.timeout, exited))
+def run_call(call, leaves):
+    """A _core.MpiCall of the argument leaves (a list of xjax Arrays; a whole program as pmap calls
+    it; mpi_begin is in the call), as run: the result Arrays."""
+    return bracketed(lambda exited: call(leaves, state.seq, state.timeout, exited))
