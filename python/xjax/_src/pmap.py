@@ -280,8 +280,13 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
         fast_key = None
         if not static:
             leaves, in_tree = tree_util.tree_flatten((args, kwargs))
-            if all(type(x) is Array or type(x) is ShardedArray for x in leaves):
-                fast_key = (in_tree, tuple([x.aval for x in leaves]), core.axis_env())
+            avals = []
+            for x in leaves:  # (a loop, not all(): a generator costs as much as the rest of this)
+                if type(x) is not Array and type(x) is not ShardedArray:
+                    break
+                avals.append(x.aval)
+            else:
+                fast_key = (in_tree, tuple(avals), core.axis_env())
                 call = fast.get(fast_key)
                 if call is not None and call.world is global_devices():
                     return call(leaves)
