@@ -9,6 +9,7 @@ from xjax._src.config import config
 from xjax._src.jit import jit
 from xjax._src.array import Array
 from xjax._src.lax import elementwise as _ew
+from xjax._src.lax.layout import unstack_p as _unstack_p
 from xjax._src.numpy import (array_api, creation, indexing, manipulation, products, rearrange, reductions,
                              selection, sorting, ufuncs, updates, util)
 from xjax._src.numpy import nonzero as nonzero_mod
@@ -162,7 +163,8 @@ def _iter(self):
         raise TypeError("iteration over a 0-d array")
     n = self.aval.shape[0]
     if n <= 100:  # one op for all rows (as JAX, by chunks of 100): `a, b = split(key)` costs one dispatch
-        return iter(lax.unstack(self, 0))
+        # (an Array binds unstack itself: lax.unstack's argument handling is a third of the call)
+        return iter(_unstack_p.bind(self, axis=0) if type(self) is Array else lax.unstack(self, 0))
     return (row for start in range(0, n, 100)
             for row in lax.unstack(lax.slice_in_dim(self, start, min(start + 100, n), axis=0), 0))
 
