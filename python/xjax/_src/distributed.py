@@ -20,7 +20,9 @@ import time
 from xjax._src import devices as devices_mod
 
 DEFAULT_TIMEOUT = 300.0  # seconds a process waits in one collective for the others
-_ABORT_GRACE = 1.0  # seconds a failed process waits before aborting, so that others report first
+# Seconds a failed process waits before aborting, so that the others report first: a wait in the
+# core goes on for 0.5 s after a notice (kNoticeGraceSeconds, src/core/distributed/mpi.cpp).
+_ABORT_GRACE = 2.0
 _TIMEOUT_ENV, _CHECK_ENV = "XJAX_COLLECTIVE_TIMEOUT", "XJAX_CHECK_COLLECTIVES"
 
 
