@@ -199,6 +199,53 @@ def test_core_mpi_call_checks_its_arguments():
         call([x], 0, 10.0, 2 ** 62)
 
 
+def test_core_pmap_calls_check_their_arguments():
+    # pmap's C++ call path across processes (fast_call_pmap.cpp): what crosses the binding is checked,
+    # anything it cannot take is left to Python (`miss`), a failed run goes through on_error
+    from xjax._src.distributed import state
+    from xjax._src.sharded_array import ShardedArray
+    exe = _core.compile(_all_reduce_graph("float32"))
+    aval = ShapedArray((1, 3), np.dtype(np.float32))
+    call = _core.MpiCall(exe, [], [(3,)], [(1, 3)], [aval])
+    seen, miss = [], object()
+
+    def on_error(err):
+        seen.append(err)
+        raise err
+
+    with pytest.raises(TypeError, match="sharded_array an Array subclass"):
+        _core.fast_call.PmapCalls(state, on_error, int, miss)
+    calls = _core.fast_call.PmapCalls(state, on_error, ShardedArray, miss)
+    x = jnp.zeros((1, 3), np.float32)
+    one = xjax.tree_util.tree_structure(x)
+    assert calls((x,), {}) is miss  # nothing installed
+    with pytest.raises(TypeError, match=r"\[PmapCalls\] takes \(args tuple, kwargs dict\)"):
+        calls([x], {})
+    with pytest.raises(TypeError, match=r"\[PmapCalls\] install takes \(args tuple, MpiCall"):
+        calls.install((x,), call)
+    with pytest.raises(ValueError, match=r"\[PmapCalls\] install: 2 leaves, 2 in_shardings for a program of 1 "
+                                         r"inputs; 1 out_shardings and 1 avals for 1 outputs"):
+        calls.install((x, x), call, [None, None], [None], [aval], one)
+    with pytest.raises(TypeError, match=r"\[PmapCalls\] output avals must be ShapedArrays"):
+        calls.install((x,), call, [None], [None], [None], one)
+    with pytest.raises(ValueError, match=r"out_tree's leaves are not the program's outputs"):
+        calls.install((x,), call, [None], [None], [aval], xjax.tree_util.tree_structure((x, x)))
+    assert calls.install((np.zeros((1, 3), np.float32),), call, [None], [None], [aval], one) is False
+    assert calls.size == 0
+    assert calls.install((x,), call, [None], [None], [aval], one) is True and calls.size == 1
+    assert calls.install((x,), call, [None], [None], [aval], one) is True and calls.size == 1  # (kept once)
+    assert calls((x,), {"k": x}) is miss  # keywords: Python's
+    assert calls((jnp.zeros((1, 4), np.float32),), {}) is miss  # another signature
+    assert calls((np.zeros((1, 3), np.float32),), {}) is miss  # not an Array
+    seq = state.seq
+    try:  # (one process: the run has no MPI; the core's error reaches on_error)
+        with pytest.raises(RuntimeError, match=r"\[all_reduce\] a collective across processes ran before"):
+            calls((x,), {})
+    finally:
+        state.seq = seq
+    assert len(seen) == 1 and calls.hits == 0
+
+
 def _launcher_flags():
     """Open MPI refuses more processes than cores, and root, unless asked; MPICH's mpirun does not."""
     version = subprocess.run([MPIRUN, "--version"], capture_output=True, text=True).stdout
@@ -245,7 +292,8 @@ FAULTS = {
 @needs_mpirun
 @pytest.mark.parametrize("case", sorted(FAULTS))
 def test_a_failing_process_is_named_by_the_others(case):
-    rc, out, seconds = mpirun(2, "faults.py", case, XJAX_COLLECTIVE_TIMEOUT="4")
+    # (Array operands: the failing psum runs from pmap's C++ call path; of three processes, NumPy's)
+    rc, out, seconds = mpirun(2, "faults.py", case, "arrays", XJAX_COLLECTIVE_TIMEOUT="4")
     assert rc != 0, out
     assert re.search(FAULTS[case], out), out
     assert "finished" not in out, out

@@ -3,14 +3,15 @@
 #include "fast_call.h"
 
 #include <iterator>
+#include <tuple>
+
+#include <structmember.h>  // (PyMemberDef: the offsets of __slots__ members)
 
 namespace xjax_fast {
 
 namespace {
 
 uint64_t g_epoch = 1;
-
-PyObject*& slot(PyObject* obj, Py_ssize_t off) { return *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(obj) + off); }
 
 }  // namespace
 
@@ -146,15 +147,41 @@ void Table::add(std::shared_ptr<Entry> e) {
   entries_.push_back(std::move(e));
 }
 
-bool leaf_avals(PyObject* const* leaves, Py_ssize_t n, std::vector<py::object>* avals) {
+bool leaf_avals(PyObject* const* leaves, Py_ssize_t n, std::vector<py::object>* avals, PyTypeObject* also) {
   const Context& c = context();
   for (Py_ssize_t i = 0; i < n; ++i) {
-    if (Py_TYPE(leaves[i]) != c.array_type) return false;
+    PyTypeObject* type = Py_TYPE(leaves[i]);
+    if (type != c.array_type && (type != also || !also)) return false;
     PyObject* aval = slot(leaves[i], c.aval_off);
-    if (!aval || Py_TYPE(aval) != c.aval_type || !slot(leaves[i], c.value_off)) return false;
+    if (!aval || Py_TYPE(aval) != c.aval_type || (type == c.array_type && !slot(leaves[i], c.value_off))) return false;
     if (avals) avals->push_back(py::reinterpret_borrow<py::object>(aval));
   }
   return true;
+}
+
+bool Leaves::of(PyObject* args, std::vector<py::object>* avals, PyTypeObject* also) {
+  n = PyTuple_GET_SIZE(args);
+  items = &PyTuple_GET_ITEM(args, 0);
+  if (leaf_avals(items, n, avals, also)) return true;
+  flat = false;
+  try {
+    std::tie(list, treedef) = xjax_pytree::flatten(args, py::none());
+  } catch (py::error_already_set&) {
+    PyErr_Clear();  // (the Python path raises it again, with its context)
+    return false;
+  }
+  n = PyList_GET_SIZE(list.ptr());
+  items = &PyList_GET_ITEM(list.ptr(), 0);
+  if (avals) avals->clear();
+  return leaf_avals(items, n, avals, also);
+}
+
+Py_ssize_t slot_offset(py::handle type, const char* name) {
+  py::object d = py::reinterpret_steal<py::object>(PyObject_GetAttrString(type.ptr(), name));
+  if (!d) throw py::error_already_set();
+  if (Py_TYPE(d.ptr()) != &PyMemberDescr_Type)
+    throw py::type_error(std::string("[fast_call] ") + name + " is not a __slots__ member");
+  return reinterpret_cast<PyMemberDescrObject*>(d.ptr())->d_member->offset;
 }
 
 PyObject* make_array(xjax::Array&& value, PyObject* aval) {

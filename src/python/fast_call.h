@@ -84,8 +84,28 @@ class Table {
   uint64_t epoch_ = 0;
 };
 
-// The avals of leaves that are all exact xjax.Arrays, or false (no Python error) when one is not.
-bool leaf_avals(PyObject* const* leaves, Py_ssize_t n, std::vector<py::object>* avals);
+// The avals of leaves that are all exact xjax.Arrays (or of the exact type `also`, an Array
+// subclass whose runtime value its caller finds: pmap's ShardedArray), or false (no Python error)
+// when one is not.
+bool leaf_avals(PyObject* const* leaves, Py_ssize_t n, std::vector<py::object>* avals, PyTypeObject* also = nullptr);
+
+// Call arguments as leaves: the tuple itself when all are Arrays, else its flattening (`flat`
+// false, `treedef` its structure); `of` is false when some leaf is not an Array (or of `also`).
+struct Leaves {
+  py::list list;
+  xjax_pytree::PyTreeDef treedef;
+  PyObject* const* items = nullptr;
+  Py_ssize_t n = 0;
+  bool flat = true;
+
+  bool of(PyObject* args, std::vector<py::object>* avals, PyTypeObject* also = nullptr);
+};
+
+// A __slots__ member of an object, at the offset slot_offset found in its type.
+inline PyObject*& slot(PyObject* obj, Py_ssize_t off) {
+  return *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(obj) + off);
+}
+Py_ssize_t slot_offset(py::handle type, const char* name);
 
 // Runs the entry on the leaves' values (and the Python float `scalar` when the entry takes one);
 // returns the result (one Array or the output pytree).
@@ -99,6 +119,8 @@ bool same_aval(PyObject* a, PyObject* b);
 
 // The type of Primitive.bind (fast_call_bind.cpp), added to the fast_call module.
 void init_fast_bind(py::module_& f);
+// pmap's across processes (fast_call_pmap.cpp).
+void init_fast_pmap(py::module_& f);
 
 // A new xjax.Array holding `value` with abstract value `aval`, without running Python.
 PyObject* make_array(xjax::Array&& value, PyObject* aval);

@@ -7,11 +7,8 @@
 //   the one-op executable of eager dispatch); anything else, or a signature that `resolve`
 //   declines, calls the Python operator.
 #include <cstddef>
-#include <tuple>
 
 #include "fast_call.h"
-
-#include <structmember.h>  // (PyMemberDef: the offsets of __slots__ members)
 
 namespace xjax_fast {
 
@@ -37,33 +34,6 @@ void jit_dealloc(PyObject* self) {
   delete reinterpret_cast<JitObject*>(self)->table;
   Py_TYPE(self)->tp_free(self);
 }
-
-// The arguments as leaves: the tuple itself when all are Arrays, else its flattening (null
-// treedef pointer for the first case). False when some leaf is not an Array.
-struct Leaves {
-  py::list list;
-  xjax_pytree::PyTreeDef treedef;
-  PyObject* const* items = nullptr;
-  Py_ssize_t n = 0;
-  bool flat = true;
-
-  bool of(PyObject* args, std::vector<py::object>* avals) {
-    n = PyTuple_GET_SIZE(args);
-    items = &PyTuple_GET_ITEM(args, 0);
-    if (leaf_avals(items, n, avals)) return true;
-    flat = false;
-    try {
-      std::tie(list, treedef) = xjax_pytree::flatten(args, py::none());
-    } catch (py::error_already_set&) {
-      PyErr_Clear();  // (the Python path raises it again, with its context)
-      return false;
-    }
-    n = PyList_GET_SIZE(list.ptr());
-    items = &PyList_GET_ITEM(list.ptr(), 0);
-    if (avals) avals->clear();
-    return leaf_avals(items, n, avals);
-  }
-};
 
 PyObject* jit_call(PyObject* self, PyObject* args, PyObject* kwargs) {
   auto* f = reinterpret_cast<JitObject*>(self);
@@ -222,14 +192,6 @@ PyTypeObject BinaryType = {PyVarObject_HEAD_INIT(nullptr, 0)};
 
 // ---- setup --------------------------------------------------------------------------------
 
-Py_ssize_t slot_offset(py::handle type, const char* name) {
-  py::object d = py::reinterpret_steal<py::object>(PyObject_GetAttrString(type.ptr(), name));
-  if (!d) throw py::error_already_set();
-  if (Py_TYPE(d.ptr()) != &PyMemberDescr_Type)
-    throw py::type_error(std::string("[fast_call] ") + name + " is not a __slots__ member");
-  return reinterpret_cast<PyMemberDescrObject*>(d.ptr())->d_member->offset;
-}
-
 void setup(py::handle array_type, py::handle aval_type, py::handle state, py::handle eval_trace_type,
            py::handle platforms, py::dict config_values, py::handle mesh_state) {
   if (!PyType_Check(array_type.ptr()) || !PyType_Check(aval_type.ptr()) || !PyType_Check(eval_trace_type.ptr()))
@@ -271,7 +233,7 @@ void ready_type(py::module_& m, PyTypeObject& t, const char* name) {
 
 void init_fast_call(pybind11::module_& m) {
   using namespace xjax_fast;
-  py::module_ f = m.def_submodule("fast_call", "The C++ call path of jit and of Array operators.");
+  py::module_ f = m.def_submodule("fast_call", "The C++ call path of jit, pmap and Array operators.");
 
   JitType.tp_name = "xjax._core.fast_call.JitFunction";
   JitType.tp_basicsize = sizeof(JitObject);
@@ -297,6 +259,7 @@ void init_fast_call(pybind11::module_& m) {
   BinaryType.tp_getset = binary_getset;
   ready_type(f, BinaryType, "BinaryOp");
   init_fast_bind(f);
+  init_fast_pmap(f);
 
   f.def("setup", &setup, py::arg("array_type"), py::arg("aval_type"), py::arg("state"), py::arg("eval_trace_type"),
         py::arg("platforms"), py::arg("config_values"), py::arg("mesh_state"), "Names the Python objects the call path reads.");

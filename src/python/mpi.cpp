@@ -1,6 +1,6 @@
 // Bindings of the collectives across processes (src/core/distributed/mpi.h): the host installs the
 // functions of the MPI shim it compiled and bound (src/core/distributed/mpi_shim.h), and brackets
-// each run of a program holding collectives. Conversion only.
+// each run of a program holding collectives (MpiCall: mpi_call.h). Conversion only.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -11,6 +11,7 @@
 #include "core/distributed/mpi.h"
 #include "core/errors.h"
 #include "fast_call.h"
+#include "mpi_call.h"
 
 namespace py = pybind11;
 using namespace xjax;
@@ -41,7 +42,8 @@ void install(const py::dict& d) {
   mpi::install(a);
 }
 
-using Shapes = std::vector<std::optional<Shape>>;
+using xjax_mpi::MpiCall;
+using xjax_mpi::Shapes;
 
 // Views of arrays under other shapes of as many elements (nullopt: its own), as Array.reshaped.
 void view_as(std::vector<Array>& arrays, const Shapes& shapes) {
@@ -54,59 +56,52 @@ void view_as(std::vector<Array>& arrays, const Shapes& shapes) {
   }
 }
 
-// A program holding all_reduce ops as pmap's repeated calls run it, in one call: the argument
-// leaves' values viewed under the program's shapes and followed by its fixed extra inputs, the run
-// bracketed by mpi::begin, its outputs waited for (with the GIL released) and returned as
-// xjax.Arrays of the given avals, viewed under the caller's shapes. (Per call, Python would pay
-// for each of these steps.)
-class MpiCall {
- public:
-  MpiCall(std::shared_ptr<Executable> exe, std::vector<Array> extra, Shapes in, Shapes out, std::vector<py::object> avals)
-      : exe_(std::move(exe)), extra_(std::move(extra)), in_(std::move(in)), out_(std::move(out)), avals_(std::move(avals)) {
-    if (!exe_) throw ValueError("[MpiCall] no executable");
-    if (avals_.size() != out_.size())
-      throw ValueError("[MpiCall] " + std::to_string(avals_.size()) + " avals for " + std::to_string(out_.size()) +
-                       " outputs");
-  }
-
-  py::list operator()(const py::list& leaves, int64_t seq, double timeout, int64_t exited_after) const {
-    const Py_ssize_t n = PyList_GET_SIZE(leaves.ptr());
-    if (size_t(n) != in_.size())
-      throw ValueError("[MpiCall] " + std::to_string(n) + " arguments for " + std::to_string(in_.size()));
-    PyObject* const* items = n ? &PyList_GET_ITEM(leaves.ptr(), 0) : nullptr;
-    if (!xjax_fast::leaf_avals(items, n, nullptr)) throw TypeError("[MpiCall] the arguments must be xjax Arrays");
-    std::vector<Array> args;
-    args.reserve(size_t(n) + extra_.size());
-    for (Py_ssize_t i = 0; i < n; ++i) args.push_back(xjax_fast::value_of(items[i]));
-    std::vector<Array> outs;
-    {
-      py::gil_scoped_release released;
-      view_as(args, in_);
-      args.insert(args.end(), extra_.begin(), extra_.end());
-      mpi::begin(seq, timeout, exited_after);
-      outs = exe_->run(args);
-      if (outs.size() != out_.size())
-        throw ValueError("[MpiCall] " + std::to_string(outs.size()) + " outputs for " + std::to_string(out_.size()));
-      for (const Array& o : outs) o.wait();  // (rethrows a failed collective's error)
-      view_as(outs, out_);
-    }
-    py::list result(outs.size());
-    for (size_t k = 0; k < outs.size(); ++k) {
-      PyObject* a = xjax_fast::make_array(std::move(outs[k]), avals_[k].ptr());
-      if (!a) throw py::error_already_set();
-      PyList_SET_ITEM(result.ptr(), Py_ssize_t(k), a);
-    }
-    return result;
-  }
-
- private:
-  std::shared_ptr<Executable> exe_;
-  std::vector<Array> extra_;
-  Shapes in_, out_;
-  std::vector<py::object> avals_;
-};
-
 }  // namespace
+
+namespace xjax_mpi {
+
+MpiCall::MpiCall(std::shared_ptr<Executable> exe, std::vector<Array> extra, Shapes in, Shapes out,
+                 std::vector<py::object> avals)
+    : exe_(std::move(exe)), extra_(std::move(extra)), in_(std::move(in)), out_(std::move(out)), avals_(std::move(avals)) {
+  if (!exe_) throw ValueError("[MpiCall] no executable");
+  if (avals_.size() != out_.size())
+    throw ValueError("[MpiCall] " + std::to_string(avals_.size()) + " avals for " + std::to_string(out_.size()) +
+                     " outputs");
+}
+
+std::vector<Array> MpiCall::run(std::vector<Array> args, int64_t seq, double timeout, int64_t exited_after) const {
+  if (args.size() != in_.size())
+    throw ValueError("[MpiCall] " + std::to_string(args.size()) + " arguments for " + std::to_string(in_.size()));
+  py::gil_scoped_release released;
+  view_as(args, in_);
+  args.insert(args.end(), extra_.begin(), extra_.end());
+  mpi::begin(seq, timeout, exited_after);
+  std::vector<Array> outs = exe_->run(args);
+  if (outs.size() != out_.size())
+    throw ValueError("[MpiCall] " + std::to_string(outs.size()) + " outputs for " + std::to_string(out_.size()));
+  for (const Array& o : outs) o.wait();  // (rethrows a failed collective's error)
+  view_as(outs, out_);
+  return outs;
+}
+
+py::list MpiCall::operator()(const py::list& leaves, int64_t seq, double timeout, int64_t exited_after) const {
+  const Py_ssize_t n = PyList_GET_SIZE(leaves.ptr());
+  PyObject* const* items = n ? &PyList_GET_ITEM(leaves.ptr(), 0) : nullptr;
+  if (!xjax_fast::leaf_avals(items, n, nullptr)) throw TypeError("[MpiCall] the arguments must be xjax Arrays");
+  std::vector<Array> args;
+  args.reserve(size_t(n) + extra_.size());
+  for (Py_ssize_t i = 0; i < n; ++i) args.push_back(xjax_fast::value_of(items[i]));
+  std::vector<Array> outs = run(std::move(args), seq, timeout, exited_after);
+  py::list result(outs.size());
+  for (size_t k = 0; k < outs.size(); ++k) {
+    PyObject* a = xjax_fast::make_array(std::move(outs[k]), avals_[k].ptr());
+    if (!a) throw py::error_already_set();
+    PyList_SET_ITEM(result.ptr(), Py_ssize_t(k), a);
+  }
+  return result;
+}
+
+}  // namespace xjax_mpi
 
 void init_mpi(py::module_& m) {
   m.def("mpi_install", &install, py::arg("api"),

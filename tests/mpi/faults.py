@@ -1,6 +1,8 @@
 """Run under mpirun by tests/test_distributed.py: one process -- the last -- misbehaves (argv[1]
 says how); the others must fail with an error naming it, within a bounded time. With one device
-per process the psums run in the core (one compiled program), with more from Python."""
+per process the psums run in the core (one compiled program), with more from Python. With argv[2]
+"arrays" the operands are xjax Arrays, so that the psum that fails is a repeated call, which pmap
+runs from C++ (pmap's PmapCalls)."""
 import os
 import signal
 import sys
@@ -15,8 +17,10 @@ xjax.distributed.initialize()
 case, p, P, L = sys.argv[1], xjax.process_index(), xjax.process_count(), xjax.local_device_count()
 psum = xjax.pmap(lambda v: lax.psum(v, "i"), axis_name="i")
 gather = xjax.pmap(lambda v: lax.all_gather(v, "i"), axis_name="i")
-x = np.ones((L, 3), np.float32)
+operand = xjax.device_put if sys.argv[2:] == ["arrays"] else np.asarray
+x = operand(np.ones((L, 3), np.float32))
 psum(x).block_until_ready()  # collective #1: everyone is up
+assert psum._fast_calls.size == (sys.argv[2:] == ["arrays"]), "the C++ call path did not install the psum"
 
 if p == P - 1:
     if case == "raise":
@@ -26,7 +30,7 @@ if p == P - 1:
     if case == "hang":
         time.sleep(60)
     if case == "shape":
-        x = np.ones((L, 4), np.float32)
+        x = operand(np.ones((L, 4), np.float32))
     if case == "order":
         gather(x)
 if p == 0 and case == "exit":

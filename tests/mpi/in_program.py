@@ -10,6 +10,7 @@ import xjax.numpy as jnp
 from xjax import _core, lax
 from xjax._src import mpi_shim
 from xjax._src.distributed import state  # counts the exchanges across processes
+from xjax._src.sharded_array import ShardedArray
 
 xjax.distributed.initialize()
 P, p = xjax.process_count(), xjax.process_index()
@@ -72,6 +73,18 @@ for _ in range(3):
     np.testing.assert_allclose(np.asarray(s3[:, 0]), X.sum(0) * W, rtol=1e-5)
     np.testing.assert_array_equal(np.asarray(m[0]), X.max(0))
     assert float(w1) == 4
+    assert type(s3) is type(w1) is type(m) is ShardedArray
+assert h._fast_calls.hits == 2, h._fast_calls.hits  # (the repeated calls ran from C++)
+
+# Results passed back in, as a training loop passes its state: ShardedArrays split as pmap splits
+# its argument go to the C++ call path as their blocks.
+step = xjax.pmap(lambda v: lax.psum(v, "i") / P + v, axis_name="i")
+v, want = xjax.device_put(X[p:p + 1]), X.astype(np.float64)
+for _ in range(4):
+    (v, n), want = exchanges(step, v), want.mean(0) + want
+    assert n == 1 and type(v) is ShardedArray and v.shape == (1, 5, 3), (n, type(v), v.shape)
+    np.testing.assert_allclose(np.asarray(v[0]), want[p], rtol=1e-5)
+assert step._fast_calls.hits == 3, step._fast_calls.hits  # (all but the first: the Array's signature fits)
 
 # The exchange combines in rank order: every process gets the same bits (with 3 processes, one
 # hands its operand to another first). pmax propagates NaN, as lax.max does. A sum of more than

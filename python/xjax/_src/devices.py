@@ -111,6 +111,7 @@ def set_global_devices(counts, process_index):
                 d = CpuDevice(len(out), p, None)
             out.append(d)
     _global_devices = out
+    _core.fast_call.invalidate()  # (pmap's C++ call path keeps plans made for the old devices)
     return out
 
 
@@ -118,6 +119,7 @@ def reset_global_devices():
     """Back to one process (xjax.distributed.shutdown): the local devices take ids 0 .. n-1 again."""
     global _global_devices
     _global_devices = None
+    _core.fast_call.invalidate()
     for i, d in enumerate(_devices or []):
         d.id, d.process_index = i, 0
 

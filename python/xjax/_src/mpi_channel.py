@@ -200,12 +200,19 @@ def bracketed(body):
         raise RuntimeError("the MPI library of this run cannot be handed to xjax's core")
     try:
         return body(min(state.exited.values()) if state.exited else 2 ** 62)
-    except Exception:
-        failure = _core.mpi_take_failure()
-        if failure is None:
-            raise
+    except Exception as err:
+        error = err
     finally:
         state.seq = _core.mpi_seq()
+    raise_failure(error)
+
+
+def raise_failure(err):
+    """Raises what a program holding all_reduce ops that raised `err` (state.seq updated) gives: the
+    DistributedError of a failed collective the core recorded, else err itself."""
+    failure = _core.mpi_take_failure()
+    if failure is None:
+        raise err
     kind, message = failure
     if kind == "notice":  # another process failed or exited: its notice names it
         _check_notices(message)

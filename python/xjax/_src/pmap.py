@@ -30,6 +30,7 @@ pmap_across.py's primitives.
 """
 import functools
 
+from xjax import _core
 from xjax._src import core, data_leaves, distributed, placement, platforms, tree_util, vmap as vmap_api
 from xjax._src.api import device_put
 from xjax._src.array import Array
@@ -41,7 +42,8 @@ from xjax._src.jit_cache import insert_bounded
 from xjax._src.lax.layout import expand_dims, reshape, squeeze
 from xjax._src.lax.parallel_mpi import Shards
 from xjax._src.pmap_across import to_global, to_local
-from xjax._src.pmap_program import HAS_RESHAPED, Program, inline_collective_calls, unstack_shards
+from xjax._src.mpi_channel import raise_failure
+from xjax._src.pmap_program import HAS_RESHAPED, Program, WholeCall, inline_collective_calls, unstack_shards
 from xjax._src.shard_map import shard_map
 from xjax._src.sharded_array import ShardedArray, install_dispatch
 from xjax._src.sharding import Mesh, NamedSharding, PartitionSpec
@@ -185,6 +187,9 @@ def _sharding_of(devices, axis_name, axis):
     return sharding
 
 
+_MISS = object()  # what pmap's C++ call path returns for a call it leaves to Python
+
+
 class _Call:
     """A pmap call for one signature of arguments: the program, where the shards go and how results are
     laid out (found by pmap's generic path), kept so that a repeated call goes straight to work.
@@ -226,6 +231,15 @@ class _Call:
         shard_args = [list(s) for s in zip(*per_leaf)] if leaves else [[] for _ in range(n)]
         outs = entry.program(shard_args, self.device_ids, self.shards)
         return entry.out_tree.unflatten(self._results(list(zip(*outs)) if outs and outs[0] else []))
+
+    def run_installing(self, calls, args, kwargs, leaves):
+        """The call of these arguments (`leaves` their leaves), whose signature is then installed in
+        pmap's C++ call path (`calls`, a _core.fast_call.PmapCalls) if it ran whole as one MpiCall."""
+        out = self(leaves)
+        if type(self.whole) is WholeCall and not kwargs:
+            calls.install(args, self.whole.call, self.in_shardings, [s for s, _, _ in self.outs],
+                          [g for _, _, g in self.outs], self.entry.out_tree)
+        return out
 
     def _layouts(self):
         """Per output, _out_layout's (sharding, block aval, global aval), found at the first call."""
@@ -274,9 +288,14 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     # new shapes keeps as many programs alive as the compiled-jaxpr cache's limit allows.
     cache = {}
     fast = {}  # (tree, avals, axis env) of xjax Array arguments -> _Call: a repeated call's plan
+    # Across processes, a repeated call of a program that runs whole in the core, in C++ (_Call.install).
+    calls = _core.fast_call.PmapCalls(distributed.state, raise_failure, ShardedArray, _MISS)
 
     @functools.wraps(fun)
     def pmap_f(*args, **kwargs):
+        out = calls(args, kwargs)
+        if out is not _MISS:
+            return out
         fast_key = None
         if not static:
             leaves, in_tree = tree_util.tree_flatten((args, kwargs))
@@ -289,7 +308,10 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
                 fast_key = (in_tree, tuple(avals), core.axis_env())
                 call = fast.get(fast_key)
                 if call is not None and call.world is global_devices():
-                    return call(leaves)
+                    return call.run_installing(calls, args, kwargs, leaves)
+        return call_slow(args, kwargs, fast_key)
+
+    def call_slow(args, kwargs, fast_key):  # (its own function: pmap_f's frame makes no cells for its closures)
         n_args = len(args)
         static_pos = sorted({i % n_args for i in static if -n_args <= i < n_args})
         statics = tuple((i, args[i]) for i in static_pos)
@@ -360,10 +382,12 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
                 return under_transformation()
             insert_bounded(cache, key, entry)
         call = _Call(entry, axes, avals, devs, shards, axis_name)
-        if fast_key is not None:
-            insert_bounded(fast, fast_key, call)
-        return call(leaves)
+        if fast_key is None:
+            return call(leaves)
+        insert_bounded(fast, fast_key, call)
+        return call.run_installing(calls, args, kwargs, leaves)
 
+    pmap_f._fast_calls = calls  # (its `hits` count the calls it answered)
     return pmap_f
 
 

@@ -303,8 +303,8 @@ class Program:
             outs.append((shape, aval.update(shape=shape)))
 
         if HAS_MPI_CALL and whole.out_pos is None:  # one call into the core: views, run, wait, result Arrays
-            call = _core.MpiCall(whole.program.exe, whole.extern, in_shapes, [s for s, _ in outs], [a for _, a in outs])
-            return lambda leaves: parallel_core.run_call(call, leaves)
+            return WholeCall(_core.MpiCall(whole.program.exe, whole.extern, in_shapes, [s for s, _ in outs],
+                                           [a for _, a in outs]))
 
         def run(leaves):
             values = [x._value if s is None else x._value.reshaped(s) for x, s in zip(leaves, in_shapes)]
@@ -354,6 +354,19 @@ class Program:
             else:
                 _run_per_shard(step[1], envs)
         return [[_read(env, a) for a in jaxpr.outvars] for env in envs]
+
+
+class WholeCall:
+    """whole_runner's function when the program is one _core.MpiCall (`call`, which pmap's C++
+    call path installs)."""
+
+    __slots__ = ("call",)
+
+    def __init__(self, call):
+        self.call = call
+
+    def __call__(self, leaves):
+        return parallel_core.run_call(self.call, leaves)
 
 
 def _waited(values):
