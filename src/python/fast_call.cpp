@@ -184,6 +184,12 @@ Py_ssize_t slot_offset(py::handle type, const char* name) {
   return reinterpret_cast<PyMemberDescrObject*>(d.ptr())->d_member->offset;
 }
 
+void ready_type(py::module_& m, PyTypeObject& t, const char* name) {
+  if (PyType_Ready(&t) < 0) throw py::error_already_set();
+  Py_INCREF(&t);
+  m.add_object(name, py::handle(reinterpret_cast<PyObject*>(&t)));
+}
+
 PyObject* make_array(xjax::Array&& value, PyObject* aval) {
   const Context& c = context();
   py::object v = py::cast(std::move(value));

@@ -221,9 +221,7 @@ void init_fast_bind(py::module_& f) {
   BindType.tp_descr_get = method_get;
   BindType.tp_getattro = slow_getattro<BindObject>;
   BindType.tp_getset = bind_getset;
-  if (PyType_Ready(&BindType) < 0) throw py::error_already_set();
-  Py_INCREF(&BindType);
-  f.add_object("PrimitiveBind", py::handle(reinterpret_cast<PyObject*>(&BindType)));
+  ready_type(f, BindType, "PrimitiveBind");
 }
 
 }  // namespace xjax_fast

@@ -294,9 +294,7 @@ void init_fast_pmap(py::module_& f) {
   PmapType.tp_vectorcall_offset = offsetof(PmapObject, vectorcall);
   PmapType.tp_methods = pmap_methods;
   PmapType.tp_getset = pmap_getset;
-  if (PyType_Ready(&PmapType) < 0) throw py::error_already_set();
-  Py_INCREF(&PmapType);
-  f.add_object("PmapCalls", py::handle(reinterpret_cast<PyObject*>(&PmapType)));
+  ready_type(f, PmapType, "PmapCalls");
 }
 
 }  // namespace xjax_fast

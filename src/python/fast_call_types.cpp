@@ -221,12 +221,6 @@ void setup(py::handle array_type, py::handle aval_type, py::handle state, py::ha
   invalidate();
 }
 
-void ready_type(py::module_& m, PyTypeObject& t, const char* name) {
-  if (PyType_Ready(&t) < 0) throw py::error_already_set();
-  Py_INCREF(&t);
-  m.add_object(name, py::handle(reinterpret_cast<PyObject*>(&t)));
-}
-
 }  // namespace
 
 }  // namespace xjax_fast

@@ -288,7 +288,7 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     # new shapes keeps as many programs alive as the compiled-jaxpr cache's limit allows.
     cache = {}
     fast = {}  # (tree, avals, axis env) of xjax Array arguments -> _Call: a repeated call's plan
-    # Across processes, a repeated call of a program that runs whole in the core, in C++ (_Call.install).
+    # Across processes, a repeated call of a program that runs whole in the core, in C++ (_Call.run_installing).
     calls = _core.fast_call.PmapCalls(distributed.state, raise_failure, ShardedArray, _MISS)
 
     @functools.wraps(fun)
