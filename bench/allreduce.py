@@ -4,6 +4,11 @@ Allreduce on NumPy arrays, float32 buffers of 1 KB to 64 MB.
     python bench/allreduce.py            # starts itself under mpirun with 2 processes
     mpirun -np 2 python bench/allreduce.py
 
+Started by itself, it leaves Open MPI's default binding on (each process on its own cores, where
+there are enough), and xjax's pool then has one thread per bound core: oversubscribed (every
+process on every core), xjax's workers spinning for their next job time-share the cores with the
+other process's MPI progress, and both columns slow down (1 MB: mpi4py 218-248 us, pmap 286-290).
+
 Bandwidth is bytes / time of one allreduce (the median over repetitions, each started after a
 barrier). Columns:
   mpi4py Allreduce, mpi4py Iallreduce (+ Wait): what MPI gives a Python program on NumPy arrays;
@@ -31,7 +36,10 @@ def _relaunch(np_):
     if mpirun is None:
         sys.exit("bench/allreduce.py: no mpirun (pip install '.[distributed]')")
     version = subprocess.run([mpirun, "--version"], capture_output=True, text=True).stdout
-    flags = ["--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else []) if "Open MPI" in version else []
+    # (Open MPI binds each process to its cores unless it must oversubscribe them; xjax's threads
+    # follow the binding)
+    oversubscribe = ["--oversubscribe"] if np_ > len(os.sched_getaffinity(0)) else []
+    flags = oversubscribe + (["--allow-run-as-root"] if os.geteuid() == 0 else []) if "Open MPI" in version else []
     os.execv(mpirun, [mpirun, "-np", str(np_), *flags, sys.executable, *sys.argv])
 
 

@@ -153,6 +153,19 @@ def test_thread_count_from_environment():
     assert out.stdout.strip() == "3"
 
 
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity here")
+def test_default_thread_count_is_the_cpus_the_process_may_use():
+    # An MPI launcher binding each process to one core (or a container's cpuset): one thread, not
+    # one per CPU of the machine time-sharing that core.
+    code = "from xjax import _core; print(_core.num_threads())"
+    env = {k: v for k, v in os.environ.items() if k != "XJAX_NUM_THREADS"}
+    mine = sorted(os.sched_getaffinity(0))
+    for cpus in ({mine[0]}, set(mine)):
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
+                             preexec_fn=lambda cpus=cpus: os.sched_setaffinity(0, cpus))
+        assert out.stdout.strip() == str(len(cpus)), (cpus, out.stdout)
+
+
 def test_run_op_helper_matches_numpy():
     (out,) = run_op("add", np.float32([1, 2]), np.float32([3, 4]))
     np.testing.assert_array_equal(out, [4, 6])

@@ -10,6 +10,10 @@
 #include <thread>
 #include <vector>
 
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
 #include "core/arch.h"
 #include "core/float_env.h"
 
@@ -19,12 +23,25 @@ namespace {
 thread_local bool tl_in_parallel_region = false;
 thread_local ThreadPool* tl_current = nullptr;  // null: the global pool
 
+// The CPUs this process may run on: its affinity mask (an MPI launcher's binding of each process
+// to its cores, a container's cpuset, taskset), not every CPU of the machine. A pool larger than
+// the mask time-shares its cores, and a worker spinning for the next job (kSpin) then takes the
+// core from the thread it shares it with.
+int available_cpus() {
+#if defined(__linux__)
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+#endif
+  return int(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 int default_num_threads() {
   if (const char* env = std::getenv("XJAX_NUM_THREADS")) {
     int n = std::atoi(env);
     if (n > 0) return n;
   }
-  return std::max(1u, std::thread::hardware_concurrency());
+  return available_cpus();
 }
 
 // Waking a sleeping thread costs tens of microseconds, as much as a mid-size kernel; so threads
