@@ -157,12 +157,11 @@ def test_thread_count_from_environment():
 def test_default_thread_count_is_the_cpus_the_process_may_use():
     # An MPI launcher binding each process to one core (or a container's cpuset): one thread, not
     # one per CPU of the machine time-sharing that core.
-    code = "from xjax import _core; print(_core.num_threads())"
     env = {k: v for k, v in os.environ.items() if k != "XJAX_NUM_THREADS"}
     mine = sorted(os.sched_getaffinity(0))
     for cpus in ({mine[0]}, set(mine)):
-        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
-                             preexec_fn=lambda cpus=cpus: os.sched_setaffinity(0, cpus))
+        code = f"import os; os.sched_setaffinity(0, {cpus!r}); from xjax import _core; print(_core.num_threads())"
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
         assert out.stdout.strip() == str(len(cpus)), (cpus, out.stdout)
 
 
