@@ -5,9 +5,7 @@ Allreduce on NumPy arrays, float32 buffers of 1 KB to 64 MB.
     mpirun -np 2 python bench/allreduce.py
 
 Started by itself, it leaves Open MPI's default binding on (each process on its own cores, where
-there are enough), and xjax's pool then has one thread per bound core: oversubscribed (every
-process on every core), xjax's workers spinning for their next job time-share the cores with the
-other process's MPI progress, and both columns slow down (1 MB: mpi4py 218-248 us, pmap 286-290).
+there are enough), as a user's mpirun does; xjax's pool then has one thread per bound core.
 
 Bandwidth is bytes / time of one allreduce (the median over repetitions, each started after a
 barrier). Columns:
