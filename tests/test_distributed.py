@@ -246,6 +246,40 @@ def test_core_pmap_calls_check_their_arguments():
     assert len(seen) == 1 and calls.hits == 0
 
 
+def test_core_shared_slots_check_what_they_map():
+    # The shared-memory segment (shared_slots.cpp): its name comes from another process, so what it
+    # maps is checked -- a name, an existing segment, of xjax's layout, for as many processes.
+    from multiprocessing import shared_memory
+    name = _core.mpi_shared_create(2)
+    try:
+        assert re.fullmatch(r"/xjax-\d+-[0-9a-f]{24}", name), name
+        with pytest.raises(ValueError, match=r"not a segment name: 'a/b'"):
+            _core.mpi_share("a/b", 2, 0)
+        with pytest.raises(ValueError, match=r"process 2 of 2"):
+            _core.mpi_share(name, 2, 2)
+        with pytest.raises(RuntimeError, match=r"cannot open /xjax-none: No such file"):
+            _core.mpi_share("/xjax-none", 2, 0)
+        with pytest.raises(RuntimeError, match=r"bytes, not the \d+ of 3 processes' slots"):
+            _core.mpi_share(name, 3, 0)
+        size = os.stat("/dev/shm" + name).st_size
+        other = shared_memory.SharedMemory(name="xjax-test-" + name[6:], create=True, size=size)
+        try:  # the right size, not made by mpi_shared_create
+            with pytest.raises(RuntimeError, match=r"is not a segment of xjax for 2 processes"):
+                _core.mpi_share("/" + other.name, 2, 0)
+        finally:
+            other.close()
+            other.unlink()
+        assert not _core.mpi_sharing()
+        _core.mpi_share(name, 2, 1)
+        assert _core.mpi_sharing()
+    finally:
+        _core.mpi_unshare()
+        _core.mpi_shared_unlink(name)
+    assert not _core.mpi_sharing() and not os.path.exists("/dev/shm" + name)
+    with pytest.raises(ValueError, match=r"cannot hold 0 processes"):
+        _core.mpi_shared_create(0)
+
+
 def _launcher_flags():
     """Open MPI refuses more processes than cores, and root, unless asked; MPICH's mpirun does not."""
     version = subprocess.run([MPIRUN, "--version"], capture_output=True, text=True).stdout
@@ -291,9 +325,10 @@ FAULTS = {
 
 @needs_mpirun
 @pytest.mark.parametrize("case", sorted(FAULTS))
-def test_a_failing_process_is_named_by_the_others(case):
+@pytest.mark.parametrize("shared", ["1", "0"])  # the processes wait in their shared memory; for MPI messages
+def test_a_failing_process_is_named_by_the_others(case, shared):
     # (Array operands: the failing psum runs from pmap's C++ call path; of three processes, NumPy's)
-    rc, out, seconds = mpirun(2, "faults.py", case, "arrays", XJAX_COLLECTIVE_TIMEOUT="4")
+    rc, out, seconds = mpirun(2, "faults.py", case, "arrays", XJAX_COLLECTIVE_TIMEOUT="4", XJAX_MPI_SHARED_MEMORY=shared)
     assert rc != 0, out
     assert re.search(FAULTS[case], out), out
     assert "finished" not in out, out
@@ -323,11 +358,12 @@ def test_a_failing_process_among_three_is_named(case, devices):
 
 
 @needs_mpirun
-@pytest.mark.parametrize("path", ["core", "python"])
+@pytest.mark.parametrize("path", ["core", "python", "shared"])
 def test_a_late_process_completes_what_another_abandoned(path):
     # Process 0 times out and goes on; process 1's late data completes the operation process 0
     # abandoned: it lands in memory kept for it (process 0 checks its arrays meanwhile).
-    rc, out, _ = mpirun(2, "late.py", path, XJAX_NUM_CPU_DEVICES="1" if path == "core" else "2")
+    rc, out, _ = mpirun(2, "late.py", path, XJAX_NUM_CPU_DEVICES="2" if path == "python" else "1",
+                        XJAX_MPI_SHARED_MEMORY="1" if path == "shared" else "0")
     assert rc == 0, out
     assert out.count("ok late") == 2, out
 
@@ -373,6 +409,15 @@ def test_independent_allreduces_share_one_exchange(processes, devices):
     rc, out, _ = mpirun(processes, "packed.py", XJAX_NUM_CPU_DEVICES=str(devices))
     assert rc == 0, out
     assert out.count("ok") == processes, out
+
+
+@needs_mpirun
+@pytest.mark.parametrize("processes", [2, 3])
+@pytest.mark.parametrize("shared", ["1", "0"])  # through the processes' shared memory; MPI alone
+def test_all_reduces_through_shared_memory_or_mpi_give_the_same_bits(processes, shared):
+    rc, out, _ = mpirun(processes, "shared.py", shared, XJAX_NUM_CPU_DEVICES="1", XJAX_MPI_SHARED_MEMORY=shared)
+    assert rc == 0, out
+    assert out.count("ok shared") == processes, out
 
 
 @needs_mpirun

@@ -9,6 +9,7 @@
 #include "core/array.h"
 #include "core/compiler/executable.h"
 #include "core/distributed/mpi.h"
+#include "core/distributed/shared_slots.h"
 #include "core/errors.h"
 #include "fast_call.h"
 #include "mpi_call.h"
@@ -112,6 +113,13 @@ void init_mpi(py::module_& m) {
         py::call_guard<py::gil_scoped_release>(),
         "The check of collective mpi_seq() (after mpi_begin), whose signature is given: an exchange with no operands.");
   m.def("mpi_seq", &mpi::seq);
+  m.def("mpi_shared_create", &mpi::SharedSlots::create, py::arg("processes"),
+        "Creates a shared-memory segment for the processes' slots under a fresh name, and returns the name.");
+  m.def("mpi_shared_unlink", &mpi::SharedSlots::unlink, py::arg("name"));
+  m.def("mpi_share", &mpi::share, py::arg("name"), py::arg("processes"), py::arg("rank"),
+        "Maps the segment: the collectives pass through it from now on.");
+  m.def("mpi_unshare", &mpi::unshare);
+  m.def("mpi_sharing", &mpi::sharing);
   py::class_<MpiCall>(m, "MpiCall")
       .def(py::init<std::shared_ptr<Executable>, std::vector<Array>, Shapes, Shapes, std::vector<py::object>>(),
            py::arg("executable"), py::arg("extra"), py::arg("in_shapes"), py::arg("out_shapes"), py::arg("out_avals"))

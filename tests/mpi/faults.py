@@ -2,7 +2,8 @@
 says how); the others must fail with an error naming it, within a bounded time. With one device
 per process the psums run in the core (one compiled program), with more from Python. With argv[2]
 "arrays" the operands are xjax Arrays, so that the psum that fails is a repeated call, which pmap
-runs from C++ (pmap's PmapCalls)."""
+runs from C++ (pmap's PmapCalls). XJAX_MPI_SHARED_MEMORY=0 makes the processes wait for MPI
+messages instead of in their shared memory."""
 import os
 import signal
 import sys
@@ -20,6 +21,7 @@ gather = xjax.pmap(lambda v: lax.all_gather(v, "i"), axis_name="i")
 operand = xjax.device_put if sys.argv[2:] == ["arrays"] else np.asarray
 x = operand(np.ones((L, 3), np.float32))
 psum(x).block_until_ready()  # collective #1: everyone is up
+assert xjax._core.mpi_sharing() == (os.environ.get("XJAX_MPI_SHARED_MEMORY", "1") != "0")  # where they wait
 assert psum._fast_calls.size == (sys.argv[2:] == ["arrays"]), "the C++ call path did not install the psum"
 
 if p == P - 1:

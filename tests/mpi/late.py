@@ -5,7 +5,9 @@ in memory freed and reused since (process 0 allocates and computes meanwhile, an
 arrays). Afterwards every collective fails at once on process 0, and on process 1 when its #2
 failed too (in the core it may complete instead: its next collective then fails waiting). argv[1]:
 "core" runs the psum in one compiled program (one device per process; called from pmap's C++ call
-path), "python" from Python (two devices per process)."""
+path), "python" from Python (two devices per process); both with MPI alone (XJAX_MPI_SHARED_MEMORY=0).
+"shared": as "core", a psum small enough to pass through the processes' shared memory, where
+process 0 leaves nothing in flight and process 1's late collective completes with its data."""
 import sys
 import time
 
@@ -18,13 +20,15 @@ from xjax._src.distributed import DistributedError, abandoned, state
 
 xjax.distributed.initialize(collective_timeout=2)
 p, L = xjax.process_index(), xjax.local_device_count()
-assert L == (1 if sys.argv[1] == "core" else 2), L
+in_core, shared = sys.argv[1] in ("core", "shared"), sys.argv[1] == "shared"
+assert L == (1 if in_core else 2), L
+assert _core.mpi_sharing() == shared
 psum = xjax.pmap(lambda v: lax.psum(v, "i"), axis_name="i")
-x = np.ones((L, 1 << 16), np.float32)
-if sys.argv[1] == "core":  # an Array: the later psums are repeated calls, which pmap runs from C++
+x = np.ones((L, 1 << (10 if shared else 16)), np.float32)
+if in_core:  # an Array: the later psums are repeated calls, which pmap runs from C++
     x = xjax.device_put(x)
 np.testing.assert_array_equal(np.asarray(psum(x)), 2 * L)  # collective #1: everyone is up
-assert psum._fast_calls.size == (sys.argv[1] == "core"), psum._fast_calls.size
+assert psum._fast_calls.size == in_core, psum._fast_calls.size
 
 if p == 1:
     time.sleep(4)  # process 0 times out meanwhile
@@ -33,7 +37,7 @@ try:
     y = psum(x)
     # In the core the check and the data travel together: process 0 had sent both before it gave
     # up, so process 1's late collective may complete, with process 0's (kept) contribution.
-    assert p == 1 and sys.argv[1] == "core", "collective #2 did not fail"
+    assert p == 1 and in_core, "collective #2 did not fail"
     np.testing.assert_array_equal(np.asarray(y), 2 * L)
     completed = True
 except DistributedError as e:
@@ -42,7 +46,9 @@ except DistributedError as e:
         assert "process(es) [1] did not reach collective #2" in str(e), e
     else:  # its data never comes: process 0 left the collective
         assert "did not complete" in str(e) or "exited" in str(e), e
-if sys.argv[1] == "core":
+if shared:  # (nothing was in flight)
+    assert _core.mpi_abandoned() == 0 and completed == (p == 1), (_core.mpi_abandoned(), completed)
+elif in_core:
     assert _core.mpi_abandoned() == (0 if completed else 1), _core.mpi_abandoned()
 else:  # the check of the Python collectives runs in the core where it has MPI (the shim built)
     assert len(abandoned) + _core.mpi_abandoned() == 1, (abandoned, _core.mpi_abandoned())

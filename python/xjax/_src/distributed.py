@@ -129,6 +129,8 @@ def initialize(coordinator_address=None, num_processes=None, process_id=None, lo
     devices_mod.set_global_devices(counts, rank)
     if size > 1:
         _install_hooks()
+    for join in _on_initialize:
+        join()
 
 
 _THREAD_LEVELS = ("MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED", "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE")
@@ -152,7 +154,14 @@ def _check_thread_level(MPI):
         f"before mpi4py.MPI is imported (an MPI library that provides less cannot run xjax across processes)")
 
 
+_on_initialize = []  # what the MPI users above (mpi_channel) set up, every process together, at initialize()
 _on_shutdown = []  # what the MPI users above (parallel_core) free before the communicators are
+
+
+def on_initialize(join):
+    """Registers join() to run at the end of initialize(), in every process (it may communicate)."""
+    _on_initialize.append(join)
+
 
 
 def on_shutdown(release):

@@ -17,6 +17,7 @@
 #include "core/buffer.h"
 #include "core/cpu/elementwise_loops.h"
 #include "core/cpu/kernels.h"
+#include "core/distributed/shared_slots.h"
 #include "core/errors.h"
 #include "core/ops/op_attrs.h"
 
@@ -41,10 +42,14 @@ using Bytes = std::vector<unsigned char>;
 struct State {
   Api api;
   bool ready = false;
-  bool broken = false;  // operations of a failed collective are still in flight: no collective runs after it
+  // a failed collective left operations in flight, or the processes' shared rounds out of step:
+  // no collective runs after it
+  bool broken = false;
   int64_t seq = 0, exited_after = INT64_MAX;
   double timeout = 300;
   std::string fail_kind, fail_msg;
+  std::unique_ptr<SharedSlots> shared;  // the processes' segment, when they all share this host
+  int64_t round = 0;                    // the last round this process passed through it
 };
 
 State& state() {
@@ -526,7 +531,70 @@ void check_ready() {
     throw std::runtime_error("[all_reduce] a collective across processes ran before xjax.distributed.initialize()");
   if (s.broken)
     fail("mpi", "an earlier collective across processes failed on " + where() +
-                    " and left MPI operations in flight: no collective runs after it");
+                    " while its messages were in flight: no collective runs after it");
+}
+
+// ---- the shared round: an exchange through the processes' shared memory --------------------------
+
+// Combines the processes' copies of group g in their round-n messages into its results, pairing
+// them as exchange()'s recursive doubling does, so that the bits are those of the MPI path.
+void combine_shared(const Group& g, const SharedSlots& slots, int64_t n, const std::vector<Tensor>& out) {
+  const int P = slots.processes();
+  int p = 1;
+  while (2 * p <= P) p *= 2;
+  std::vector<const unsigned char*> v(size_t(P), nullptr);
+  for (int q = 0; q < P; ++q) v[size_t(q)] = slots.buffer(q, n) + kHeadBytes + g.offset;
+  std::vector<Bytes> partial(static_cast<size_t>(p));
+  auto into_partial = [&](int r, int q) {
+    Bytes& to = partial[size_t(r)];
+    to.resize(g.count * itemsize(g.dtype));
+    const void* in[2] = {v[size_t(r)], v[size_t(q)]};
+    g.combine(in, to.data(), int64_t(g.count));
+    v[size_t(r)] = to.data();
+  };
+  for (int r = 0; r + p < P; ++r) into_partial(r, r + p);
+  for (int d = 1; 2 * d < p; d *= 2)
+    for (int r = 0; r < p; r += 2 * d) into_partial(r, r + d);
+  size_t at = 0;  // the last pair, 0 and p / 2 (0 alone when P is 1), straight into the results
+  for (size_t i : g.operands) {
+    const void* in[2] = {v[0] + at, v[size_t(p / 2)] + at};
+    if (p == 1) std::memcpy(out[i].data, in[0], size_t(out[i].size()) * itemsize(g.dtype));
+    else g.combine(in, out[i].data, out[i].size());
+    at += size_t(out[i].size()) * itemsize(g.dtype);
+  }
+}
+
+// One round through the shared segment: every process writes its head `mine` (and, when `data`,
+// its operands packed), then reads all the others'. The heads must be the same (else the
+// mismatch is named, as after an exchange); the payloads are combined into `out`.
+void shared_round(const Head& mine, bool data, const std::vector<Group>& groups, const std::vector<Tensor>& in,
+                  const std::vector<Tensor>& out, const std::string& sig, const std::string& desc,
+                  const std::function<std::string()>& on_timeout) {
+  State& s = state();
+  SharedSlots& slots = *s.shared;
+  const int64_t n = ++s.round;
+  unsigned char* m = slots.buffer(slots.rank(), n);
+  std::memcpy(m, &mine, kHeadBytes);
+  if (data)
+    for (const Group& g : groups) pack(g, in, m + kHeadBytes + g.offset);
+  slots.publish(n);
+  try {
+    wait_until([&] {
+      for (int q = 0; q < slots.processes(); ++q)
+        if (slots.published(q) < n) return false;
+      return true;
+    }, desc, on_timeout);
+  } catch (...) {
+    s.broken = true;  // the others' rounds may end later: this process's count is out of step
+    throw;
+  }
+  for (int q = 0; q < slots.processes(); ++q)
+    if (std::memcmp(slots.buffer(q, n), &mine, kHeadBytes) != 0) {
+      InFlight ops(1);
+      name_mismatch(ops, sig, desc);
+    }
+  if (data)
+    for (const Group& g : groups) combine_shared(g, slots, n, out);
 }
 
 // Runs collective number s.seq with signature `sig`: every process's operands `in` (packed in
@@ -546,18 +614,27 @@ void run_exchange(const std::string& sig, const std::vector<Group>& groups, size
            " s: they died, hang, or run a different program (the limit: "
            "xjax.distributed.initialize(collective_timeout=...) or XJAX_COLLECTIVE_TIMEOUT)";
   };
+  Head mine;
+  uint32_t crc, len;
+  std::memcpy(&crc, sig.data() + 8, 4);
+  std::memcpy(&len, sig.data() + 12, 4);
+  const int64_t key[3] = {s.seq, int64_t(crc), int64_t(len)};
+  for (int k = 0; k < 3; ++k) mine.key[k] = key[k], mine.key[k + 3] = -key[k];
+  mine.mismatch = 0;
+  if (s.shared) {  // the check (heads say the payload's size), and the data when it fits
+    mine.bytes = int64_t(payload);
+    const bool fits = kHeadBytes + payload <= SharedSlots::kMessageBytes;
+    shared_round(mine, fits, groups, in, out, sig, desc, on_timeout);
+    if (fits) return;
+  }
   int rounds = 0;
   while ((1 << rounds) < a.size) ++rounds;
   InFlight ops(size_t(rounds + 2) * fragments(kHeadBytes + payload) + 1);  // a send per round and the fold's, a gather
   Exchange x(ops, groups, payload, desc, on_timeout);
   std::shared_ptr<Bytes> own = x.buffer(x.bytes());
   Head& h = head(*own);
-  uint32_t crc, len;
-  std::memcpy(&crc, sig.data() + 8, 4);
-  std::memcpy(&len, sig.data() + 12, 4);
-  const int64_t key[3] = {s.seq, int64_t(crc), int64_t(len)};
-  for (int k = 0; k < 3; ++k) h.key[k] = key[k], h.key[k + 3] = -key[k];
-  h.mismatch = h.bytes = 0;
+  h = mine;
+  h.bytes = 0;
   for (const Group& g : groups) pack(g, in, own->data() + kHeadBytes + g.offset);
   bool written = false;
   std::shared_ptr<Bytes> all = exchange(x, own, out, &written);
@@ -702,6 +779,16 @@ void install(const Api& api) {
 }
 
 void clear() { state().ready = false; }
+
+void share(const std::string& name, int processes, int rank) {
+  State& s = state();
+  s.shared = std::make_unique<SharedSlots>(name, processes, rank);
+  s.round = 0;
+}
+
+void unshare() { state().shared.reset(); }
+
+bool sharing() { return state().shared != nullptr; }
 
 bool installed() { return state().ready; }
 

@@ -62,6 +62,14 @@ void install(const Api& api);
 void clear();
 bool installed();
 
+// The shared-memory segment of a run whose processes all live on one host (shared_slots.h),
+// which each process maps at xjax.distributed.initialize: share() maps it (throws when it cannot),
+// unshare() drops it. While it is mapped every collective's check passes through it, and the
+// data too when its message fits (SharedSlots::kMessageBytes); larger data goes over MPI after it.
+void share(const std::string& name, int processes, int rank);
+void unshare();
+bool sharing();
+
 // Per run of a program holding collectives: the host's collective counter, its timeout, and the fewest collectives run by a process known to have exited (INT64_MAX: none; a
 // collective past that number cannot complete) go in before; the counter comes back after.
 void begin(int64_t seq, double timeout_s, int64_t exited_after);

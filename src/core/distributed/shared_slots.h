@@ -1,0 +1,57 @@
+// One shared-memory segment through which the processes of a run that all live on one host pass
+// their small all-reduces (mpi.cpp), instead of MPI messages: measured between two processes, a
+// 1 KiB round 0.23 us against 1 us for MPI's own Allreduce, 64 KiB 6.6 us against 13.
+//
+// The segment holds a slot per process: a round counter and two message buffers. Round n of a
+// process writes its message into buffer n % 2 and then publishes n (release); a process reads the
+// others' messages of round n once each published it (acquire). Two buffers suffice: a process
+// that writes round n + 2 has seen round n + 1 of every other process, which each published only
+// after it had read every message of round n.
+//
+// Rank 0 creates the segment under a fresh random name (mode 0600), every process opens and maps
+// it, and rank 0 removes the name once all have it (xjax.distributed.initialize, over mpi4py): it
+// goes away with the last process. A process that cannot open it (another host, another /dev/shm)
+// makes the run use MPI alone.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace xjax::mpi {
+
+class SharedSlots {
+ public:
+  static constexpr size_t kMessageBytes = size_t(64) << 10;  // a message's room: head and payload
+
+  // Creates a segment for `processes` slots under a fresh name and returns the name; throws
+  // std::runtime_error saying why it cannot.
+  static std::string create(int processes);
+  // Removes the name (the mappings stay).
+  static void unlink(const std::string& name);
+
+  // Maps the segment `name` as process `rank` of `processes`; throws std::runtime_error when it
+  // is not there or not a segment made by create() for as many processes.
+  SharedSlots(const std::string& name, int processes, int rank);
+  ~SharedSlots();
+  SharedSlots(const SharedSlots&) = delete;
+  SharedSlots& operator=(const SharedSlots&) = delete;
+
+  int processes() const { return processes_; }
+  int rank() const { return rank_; }
+  // Process q's buffer of round n.
+  unsigned char* buffer(int q, int64_t n) const;
+  // The last round process q published.
+  int64_t published(int q) const { return counter(q).load(std::memory_order_acquire); }
+  // Publishes this process's round n (its buffer written).
+  void publish(int64_t n) { counter(rank_).store(n, std::memory_order_release); }
+
+ private:
+  std::atomic<int64_t>& counter(int q) const;
+
+  unsigned char* base_ = nullptr;
+  size_t bytes_ = 0;
+  int processes_ = 0, rank_ = 0;
+};
+
+}  // namespace xjax::mpi
