@@ -22,6 +22,11 @@
 // order. Each message is combined in rank order, so every process gets the same bits. A sum of
 // more than 1 MiB runs the check alone, then MPI_Iallreduce on the data communicator (faster for
 // large arrays).
+// When the processes all live on one host (share()), every exchange goes instead through their
+// shared memory (shared_slots.h), in rounds of up to 64 KiB: each process writes its head and
+// that round's part of its payload, and reads everyone's once they are published. The heads must
+// be identical (else the mismatch is named as above), and each process combines the parts in the
+// pairs recursive doubling makes, so the bits are those of the MPI path, at every size.
 // Every wait polls: a process that does not arrive within the timeout, or a notice from a process
 // that failed or exited (tag `notice_tag` on the control communicator), ends the wait with an
 // error, recorded for the host (take_failure) so that it can raise its own DistributedError. On a
@@ -64,8 +69,7 @@ bool installed();
 
 // The shared-memory segment of a run whose processes all live on one host (shared_slots.h),
 // which each process maps at xjax.distributed.initialize: share() maps it (throws when it cannot),
-// unshare() drops it. While it is mapped every collective's check passes through it, and the
-// data too when its message fits (SharedSlots::kMessageBytes); larger data goes over MPI after it.
+// unshare() drops it. While it is mapped every exchange passes through it.
 void share(const std::string& name, int processes, int rank);
 void unshare();
 bool sharing();
