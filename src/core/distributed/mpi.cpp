@@ -87,6 +87,21 @@ std::string description(const unsigned char* sig) {
   return shown < len ? text + "..." : text;
 }
 
+// A collective's description, made from its signature when a message first needs it (a call that
+// succeeds needs none).
+class Description {
+ public:
+  explicit Description(const std::string& sig) : sig_(sig) {}
+  const std::string& operator()() const {
+    if (text_.empty()) text_ = description(reinterpret_cast<const unsigned char*>(sig_.data()));
+    return text_;
+  }
+
+ private:
+  const std::string& sig_;
+  mutable std::string text_;
+};
+
 // ---- MPI operations in flight, and the memory they use ------------------------------------------
 
 // Operations abandoned in flight with the memory they read and write, kept for the life of the
@@ -269,11 +284,12 @@ std::string absent_processes() {
 // done() comes within kNoticeGraceSeconds (a notice that does not concern this collective stays
 // queued for the next); so does the timeout, with on_timeout()'s message (or the notice's, when
 // one came: it says why the others stopped). Ended so, the operations in flight keep their memory.
-void wait_until(const std::function<bool()>& done, const std::string& desc,
+void wait_until(const std::function<bool()>& done, const Description& desc,
                 const std::function<std::string()>& on_timeout) {
   State& s = state();
   const Api& a = s.api;
-  const Clock::time_point start = Clock::now();
+  if (done()) return;
+  const Clock::time_point start = Clock::now();  // (after the first poll: most waits end in it)
   Clock::time_point noticed;
   bool notice = false;
   for (int64_t polls = 1;; ++polls) {
@@ -287,7 +303,7 @@ void wait_until(const std::function<bool()>& done, const std::string& desc,
       noticed = Clock::now();
     }
     double elapsed = since(start);
-    if (notice && (since(noticed) > kNoticeGraceSeconds || elapsed > s.timeout)) fail("notice", desc);
+    if (notice && (since(noticed) > kNoticeGraceSeconds || elapsed > s.timeout)) fail("notice", desc());
     if (elapsed > s.timeout) fail("timeout", on_timeout());
     if (elapsed > kSpinSeconds)
       std::this_thread::sleep_for(std::chrono::duration<double>(std::min(0.001, elapsed / 100)));
@@ -295,7 +311,7 @@ void wait_until(const std::function<bool()>& done, const std::string& desc,
 }
 
 // Waits until the operations [from, to) of `ops` are done.
-void wait(InFlight& ops, size_t from, size_t to, const std::string& desc, const std::function<std::string()>& on_timeout) {
+void wait(InFlight& ops, size_t from, size_t to, const Description& desc, const std::function<std::string()>& on_timeout) {
   const Api& a = state().api;
   wait_until([&] {
     ops.test(a, from, to);
@@ -359,9 +375,9 @@ void unpack(const Group& g, const unsigned char* from, const std::vector<Tensor>
 }
 
 // The message of a wait for operations already posted that gives up.
-std::string stopped_during(const std::string& desc) {
+std::string stopped_during(const Description& desc) {
   const State& s = state();
-  return "collective #" + std::to_string(s.seq) + " (" + desc + ") did not complete on " + where() + " within " +
+  return "collective #" + std::to_string(s.seq) + " (" + desc() + ") did not complete on " + where() + " within " +
          seconds(s.timeout) + " s: a process died or stopped during it";
 }
 
@@ -369,7 +385,7 @@ std::string stopped_during(const std::string& desc) {
 // they use kept with `ops` (alive for good if a wait gives up).
 class Exchange {
  public:
-  Exchange(InFlight& ops, const std::vector<Group>& groups, size_t payload, const std::string& desc,
+  Exchange(InFlight& ops, const std::vector<Group>& groups, size_t payload, const Description& desc,
            std::function<std::string()> on_timeout)
       : ops_(ops), groups_(groups), full_(kHeadBytes + payload), desc_(desc), on_timeout_(std::move(on_timeout)) {}
 
@@ -463,7 +479,7 @@ class Exchange {
   InFlight& ops_;
   const std::vector<Group>& groups_;
   size_t full_;
-  const std::string& desc_;
+  const Description& desc_;
   std::function<std::string()> on_timeout_;
   size_t next_ = 0;
 };
@@ -499,7 +515,7 @@ std::shared_ptr<Bytes> exchange(Exchange& x, std::shared_ptr<Bytes> acc, const s
 
 // After an exchange found that the processes run different collectives (every process finds it):
 // they all-gather their signatures, and each names its own collective and the first that differs.
-[[noreturn]] void name_mismatch(InFlight& ops, const std::string& sig, const std::string& desc) {
+[[noreturn]] void name_mismatch(InFlight& ops, const std::string& sig, const Description& desc) {
   State& s = state();
   const Api& a = s.api;
   auto sigs = std::make_shared<Bytes>(size_t(a.size + 1) * kSigBytes);
@@ -507,7 +523,7 @@ std::shared_ptr<Bytes> exchange(Exchange& x, std::shared_ptr<Bytes> acc, const s
   std::memcpy(own, sig.data(), kSigBytes);
   std::memcpy(own, &s.seq, 8);
   const std::string mismatch = "mismatched collectives across processes: " + where() + " runs collective #" +
-                               std::to_string(s.seq) + " " + desc;
+                               std::to_string(s.seq) + " " + desc();
   ops.keep(sigs);
   const size_t gather = ops.posted();
   check_rc(a.iallgather(own, own + kSigBytes, int(kSigBytes), XJAX_MPI_CONTROL, ops.post()), "MPI_Iallgather");
@@ -571,7 +587,9 @@ void combine_span(const Group& g, const SharedSlots& slots, int64_t n, Span span
   const int P = slots.processes();
   int p = 1;
   while (2 * p <= P) p *= 2;
-  std::vector<const unsigned char*> v(size_t(P), nullptr);
+  const unsigned char* few[8];  // (no allocation for up to 8 processes)
+  std::vector<const unsigned char*> many(P > 8 ? size_t(P) : 0);
+  const unsigned char** v = P > 8 ? many.data() : few;
   for (int q = 0; q < P; ++q) v[size_t(q)] = slots.buffer(q, n) + kHeadBytes + (a - span.lo);
   std::vector<Bytes> partial;
   auto into_partial = [&](int r, int q) {
@@ -598,7 +616,7 @@ void combine_span(const Group& g, const SharedSlots& slots, int64_t n, Span span
 // packed operands, then reads all the others'. The heads must be the same (else the mismatch is
 // named, as after an exchange); the spans are combined into `out`.
 void shared_round(const Head& mine, const std::vector<Group>& groups, Span span, const std::vector<Tensor>& in,
-                  const std::vector<Tensor>& out, const std::string& sig, const std::string& desc,
+                  const std::vector<Tensor>& out, const std::string& sig, const Description& desc,
                   const std::function<std::string()>& on_timeout) {
   State& s = state();
   SharedSlots& slots = *s.shared;
@@ -628,7 +646,7 @@ void shared_round(const Head& mine, const std::vector<Group>& groups, Span span,
 // The whole exchange through the shared segment: the payload in rounds of a message's room (at
 // least one: the check), each head saying the whole payload's size.
 void shared_rounds(const Head& mine, const std::vector<Group>& groups, size_t payload, const std::vector<Tensor>& in,
-                   const std::vector<Tensor>& out, const std::string& sig, const std::string& desc,
+                   const std::vector<Tensor>& out, const std::string& sig, const Description& desc,
                    const std::function<std::string()>& on_timeout) {
   constexpr size_t room = SharedSlots::kMessageBytes - kHeadBytes;  // (a multiple of 8: whole elements)
   size_t lo = 0;
@@ -645,13 +663,13 @@ void run_exchange(const std::string& sig, const std::vector<Group>& groups, size
                   const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
   State& s = state();
   const Api& a = s.api;
-  const std::string desc = description(reinterpret_cast<const unsigned char*>(sig.data()));
+  const Description desc(sig);
   auto on_timeout = [&] {
     std::string absent = absent_processes();
     if (absent.empty())
-      return "collective #" + std::to_string(s.seq) + " (" + desc + ") did not complete on " + where() + " within " +
+      return "collective #" + std::to_string(s.seq) + " (" + desc() + ") did not complete on " + where() + " within " +
              seconds(s.timeout) + " s, though every process answered that it waits in it";
-    return "process(es) [" + absent + "] did not reach collective #" + std::to_string(s.seq) + " (" + desc +
+    return "process(es) [" + absent + "] did not reach collective #" + std::to_string(s.seq) + " (" + desc() +
            ") of " + where() + " within " + seconds(s.timeout) +
            " s: they died, hang, or run a different program (the limit: "
            "xjax.distributed.initialize(collective_timeout=...) or XJAX_COLLECTIVE_TIMEOUT)";
@@ -720,7 +738,7 @@ bool sums_by_mpi(const std::string& reduction, const std::vector<Group>& groups,
 // buffers, which are. (MPI_IN_PLACE is avoided: Open MPI's in-place Iallreduce measured 2-5x
 // slower from 256 KB.)
 void sum_by_mpi(const std::vector<Group>& groups, const std::vector<Tensor>& in, const std::vector<Tensor>& out,
-                const std::string& desc) {
+                const Description& desc) {
   const Api& a = state().api;
   InFlight ops(groups.size());
   std::vector<std::shared_ptr<Bytes>> staged(groups.size());
@@ -757,11 +775,26 @@ void sum_by_mpi(const std::vector<Group>& groups, const std::vector<Tensor>& in,
     if (staged[k]) unpack(groups[k], staged[k]->data(), out);
 }
 
-// The loop that combines two operands of dtype dt: booleans or for sum and max, and for min.
+// The op that combines two operands of dtype dt: booleans or for sum and max, and for min.
+OpId combine_op(int reduction, DType dt) {
+  return reduction == 0 ? (dt == DType::Bool ? OpId::max_ : OpId::add_) : (reduction == 1 ? OpId::max_ : OpId::min_);
+}
+
+// Its loop, looked up once for every reduction and dtype (a lookup per call cost 2.5% of a 1 KB
+// all-reduce); where there is none the lookup runs again, to say so as it does.
 ElementwiseLoop combine_loop(const std::string& reduction, DType dt) {
-  OpId op = reduction == "sum" ? (dt == DType::Bool ? OpId::max_ : OpId::add_)
-                               : (reduction == "max" ? OpId::max_ : OpId::min_);
-  return elementwise_loop(op, {dt, dt}, dt, Attrs{});
+  static const auto loops = [] {
+    std::array<std::array<ElementwiseLoop, kNumDTypes>, 3> t{};
+    for (int r = 0; r < 3; ++r)
+      for (int k = 0; k < kNumDTypes; ++k) try {
+          t[size_t(r)][size_t(k)] = elementwise_loop(combine_op(r, DType(k)), {DType(k), DType(k)}, DType(k), Attrs{});
+        } catch (const std::exception&) {
+        }
+    return t;
+  }();
+  const int r = reduction == "sum" ? 0 : (reduction == "max" ? 1 : 2);
+  if (ElementwiseLoop f = loops[size_t(r)][size_t(dt)]) return f;
+  return elementwise_loop(combine_op(r, dt), {dt, dt}, dt, Attrs{});
 }
 
 // all_reduce(x, ...) -> (y, ...): every operand reduced over all processes, as one exchange.
@@ -790,7 +823,7 @@ void all_reduce_kernel(const std::vector<Tensor>& in, const std::vector<Tensor>&
   const std::string& sig = attrs.get_str("signature");
   if (s.shared || !sums_by_mpi(reduction, groups, payload)) return run_exchange(sig, groups, payload, in, out);
   run_exchange(sig, {}, 0, {}, {});  // the check alone
-  sum_by_mpi(groups, in, out, description(reinterpret_cast<const unsigned char*>(sig.data())));
+  sum_by_mpi(groups, in, out, Description(sig));
 }
 
 std::vector<TypeInfo> infer_all_reduce(const std::vector<TypeInfo>& in, const Attrs& attrs) {
