@@ -590,7 +590,7 @@ void combine_span(const Group& g, const SharedSlots& slots, int64_t n, Span span
   const unsigned char* few[8];  // (no allocation for up to 8 processes)
   std::vector<const unsigned char*> many(P > 8 ? size_t(P) : 0);
   const unsigned char** v = P > 8 ? many.data() : few;
-  for (int q = 0; q < P; ++q) v[size_t(q)] = slots.buffer(q, n) + kHeadBytes + (a - span.lo);
+  for (int q = 0; q < P; ++q) v[size_t(q)] = slots.payload(q, n) + (a - span.lo);
   std::vector<Bytes> partial;
   auto into_partial = [&](int r, int q) {
     partial.resize(size_t(p));
@@ -612,23 +612,29 @@ void combine_span(const Group& g, const SharedSlots& slots, int64_t n, Span span
   });
 }
 
+// A shared round's head: the collective's number, the crc32 and length of its description, the
+// size of its whole payload.
+struct SharedHead {
+  int64_t key[3], bytes;
+};
+static_assert(sizeof(SharedHead) <= SharedSlots::kHeadBytes, "a shared head fits beside the round number");
+
 // One round through the shared segment: every process writes its head `mine` and the span of its
 // packed operands, then reads all the others'. The heads must be the same (else the mismatch is
 // named, as after an exchange); the spans are combined into `out`.
-void shared_round(const Head& mine, const std::vector<Group>& groups, Span span, const std::vector<Tensor>& in,
+void shared_round(const SharedHead& mine, const std::vector<Group>& groups, Span span, const std::vector<Tensor>& in,
                   const std::vector<Tensor>& out, const std::string& sig, const Description& desc,
                   const std::function<std::string()>& on_timeout) {
   State& s = state();
   SharedSlots& slots = *s.shared;
   const int64_t n = ++s.round;
-  unsigned char* m = slots.buffer(slots.rank(), n);
-  std::memcpy(m, &mine, kHeadBytes);
-  pack_span(groups, in, span, m + kHeadBytes);
+  std::memcpy(slots.head(slots.rank(), n), &mine, sizeof mine);
+  pack_span(groups, in, span, slots.payload(slots.rank(), n));
   slots.publish(n);
   try {
     wait_until([&] {
       for (int q = 0; q < slots.processes(); ++q)
-        if (slots.published(q) < n) return false;
+        if (!slots.published(q, n)) return false;
       return true;
     }, desc, on_timeout);
   } catch (...) {
@@ -636,7 +642,7 @@ void shared_round(const Head& mine, const std::vector<Group>& groups, Span span,
     throw;
   }
   for (int q = 0; q < slots.processes(); ++q)
-    if (std::memcmp(slots.buffer(q, n), &mine, kHeadBytes) != 0) {
+    if (std::memcmp(slots.head(q, n), &mine, sizeof mine) != 0) {
       InFlight ops(1);
       name_mismatch(ops, sig, desc);
     }
@@ -645,10 +651,10 @@ void shared_round(const Head& mine, const std::vector<Group>& groups, Span span,
 
 // The whole exchange through the shared segment: the payload in rounds of a message's room (at
 // least one: the check), each head saying the whole payload's size.
-void shared_rounds(const Head& mine, const std::vector<Group>& groups, size_t payload, const std::vector<Tensor>& in,
+void shared_rounds(const SharedHead& mine, const std::vector<Group>& groups, size_t payload, const std::vector<Tensor>& in,
                    const std::vector<Tensor>& out, const std::string& sig, const Description& desc,
                    const std::function<std::string()>& on_timeout) {
-  constexpr size_t room = SharedSlots::kMessageBytes - kHeadBytes;  // (a multiple of 8: whole elements)
+  constexpr size_t room = SharedSlots::kPayloadBytes;  // (a multiple of 8: whole elements)
   size_t lo = 0;
   do {
     const size_t hi = std::min(payload, lo + room);
@@ -674,17 +680,15 @@ void run_exchange(const std::string& sig, const std::vector<Group>& groups, size
            " s: they died, hang, or run a different program (the limit: "
            "xjax.distributed.initialize(collective_timeout=...) or XJAX_COLLECTIVE_TIMEOUT)";
   };
-  Head mine;
   uint32_t crc, len;
   std::memcpy(&crc, sig.data() + 8, 4);
   std::memcpy(&len, sig.data() + 12, 4);
   const int64_t key[3] = {s.seq, int64_t(crc), int64_t(len)};
+  if (s.shared) return shared_rounds(SharedHead{{key[0], key[1], key[2]}, int64_t(payload)}, groups, payload, in, out,
+                                     sig, desc, on_timeout);
+  Head mine;
   for (int k = 0; k < 3; ++k) mine.key[k] = key[k], mine.key[k + 3] = -key[k];
-  mine.mismatch = 0;
-  if (s.shared) {
-    mine.bytes = int64_t(payload);
-    return shared_rounds(mine, groups, payload, in, out, sig, desc, on_timeout);
-  }
+  mine.mismatch = mine.bytes = 0;
   int rounds = 0;
   while ((1 << rounds) < a.size) ++rounds;
   InFlight ops(size_t(rounds + 2) * fragments(kHeadBytes + payload) + 1);  // a send per round and the fold's, a gather
@@ -692,7 +696,6 @@ void run_exchange(const std::string& sig, const std::vector<Group>& groups, size
   std::shared_ptr<Bytes> own = x.buffer(x.bytes());
   Head& h = head(*own);
   h = mine;
-  h.bytes = 0;
   for (const Group& g : groups) pack(g, in, own->data() + kHeadBytes + g.offset);
   bool written = false;
   std::shared_ptr<Bytes> all = exchange(x, own, out, &written);

@@ -16,10 +16,11 @@ namespace xjax::mpi {
 
 namespace {
 
-constexpr uint64_t kMagic = 0x786a61782d736c74;  // "xjax-slt"
-constexpr size_t kLine = 64;                      // the segment's head, and each slot's counter, own a cache line
-constexpr size_t kSlotBytes = kLine + 2 * SharedSlots::kMessageBytes;
+constexpr uint64_t kMagic = 0x786a61782d736c32;  // "xjax-sl2": this layout
+constexpr size_t kLine = 64;  // the segment's head owns a cache line
+constexpr size_t kSlotBytes = 2 * SharedSlots::kMessageBytes;
 static_assert(SharedSlots::kMessageBytes % kLine == 0, "messages start on cache lines");
+static_assert(sizeof(int64_t) + SharedSlots::kHeadBytes == kLine, "a message's number and head fill its first line");
 static_assert(std::atomic<int64_t>::is_always_lock_free, "a counter shared between processes must be lock-free");
 
 struct SegmentHead {
@@ -66,7 +67,7 @@ std::string SharedSlots::create(int processes) {
     shm_unlink(name);
     throw;
   }
-  for (int q = 0; q < processes; ++q) new (base + kLine + size_t(q) * kSlotBytes) std::atomic<int64_t>(0);
+  for (size_t m = 0; m < 2 * size_t(processes); ++m) new (base + kLine + m * kMessageBytes) std::atomic<int64_t>(0);
   new (base) SegmentHead{kMagic, processes, int64_t(kMessageBytes)};
   munmap(base, bytes);
   return name;
@@ -100,12 +101,12 @@ SharedSlots::SharedSlots(const std::string& name, int processes, int rank) : pro
 
 SharedSlots::~SharedSlots() { munmap(base_, bytes_); }
 
-unsigned char* SharedSlots::buffer(int q, int64_t n) const {
-  return base_ + kLine + size_t(q) * kSlotBytes + kLine + size_t(n & 1) * kMessageBytes;
+unsigned char* SharedSlots::message(int q, int64_t n) const {
+  return base_ + kLine + size_t(q) * kSlotBytes + size_t(n & 1) * kMessageBytes;
 }
 
-std::atomic<int64_t>& SharedSlots::counter(int q) const {
-  return *std::launder(reinterpret_cast<std::atomic<int64_t>*>(base_ + kLine + size_t(q) * kSlotBytes));
+std::atomic<int64_t>& SharedSlots::round(int q, int64_t n) const {
+  return *std::launder(reinterpret_cast<std::atomic<int64_t>*>(message(q, n)));
 }
 
 }  // namespace xjax::mpi
