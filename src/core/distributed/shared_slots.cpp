@@ -61,7 +61,9 @@ std::string SharedSlots::create(int processes) {
   const size_t bytes = segment_bytes(processes);
   unsigned char* base = nullptr;
   try {
-    if (ftruncate(fd, off_t(bytes)) != 0) fail("cannot size", name);
+    // (its pages reserved now: a write to a page that a full /dev/shm cannot back would be SIGBUS)
+    errno = posix_fallocate(fd, 0, off_t(bytes));
+    if (errno != 0) fail("cannot reserve " + std::to_string(bytes) + " bytes for", name);
     base = map(fd, bytes, name);
   } catch (...) {
     shm_unlink(name);
