@@ -219,19 +219,29 @@ template <typename T>
 XJAX_ISA_CLONES void RealPlan<T>::post_forward(const Cpx<T>* z, int64_t lanes, Cpx<T>* out) const {
   const int64_t h = n_ / 2;
   const T half = T(0.5);
-  // Frequency outer, lanes inner: both reads run over contiguous lanes, and the loop over them
-  // vectorises (each lane's arithmetic, so its bits, as when run alone).
-  for (int64_t k = 0; k <= h; ++k) {
-    const Cpx<T>* zks = z + (k == h ? 0 : k) * lanes;
-    const Cpx<T>* zrs = z + (k == 0 ? 0 : h - k) * lanes;
-    const Cpx<T> w = twiddles_[size_t(k)];
+  // In tiles of kTile frequencies: the tile's values of every lane are gathered first (Z_k and
+  // Z_(h-k)), then each lane's arithmetic runs over contiguous values into its contiguous row (it
+  // vectorises; writing each value to its row from the lanes' loop measured 11% of an rfft2/irfft2
+  // of 512 x 512). Each value's operations, so its bits, are those of one row alone.
+  constexpr int64_t kTile = 16;
+  Cpx<T> zk[kRealLanes][kTile], zr[kRealLanes][kTile];
+  for (int64_t k0 = 0; k0 <= h; k0 += kTile) {
+    const int64_t m = std::min(kTile, h + 1 - k0);
+    for (int64_t j = 0; j < m; ++j) {
+      const int64_t k = k0 + j;
+      const Cpx<T>* zks = z + (k == h ? 0 : k) * lanes;
+      const Cpx<T>* zrs = z + (k == 0 ? 0 : h - k) * lanes;
+      for (int64_t c = 0; c < lanes; ++c) zk[c][j] = zks[c], zr[c][j] = zrs[c];
+    }
     for (int64_t c = 0; c < lanes; ++c) {
-      const Cpx<T> zk = zks[c], zr = zrs[c];
-      const Cpx<T> zc = {zr.re, -zr.im};
-      const Cpx<T> e = scale(add(zk, zc), half);
-      const Cpx<T> d = sub(zk, zc);
-      const Cpx<T> o = {d.im * half, -d.re * half};
-      out[c * (h + 1) + k] = add(e, mul<false>(o, w));
+      Cpx<T>* to = out + c * (h + 1) + k0;
+      for (int64_t j = 0; j < m; ++j) {
+        const Cpx<T> zc = {zr[c][j].re, -zr[c][j].im};
+        const Cpx<T> e = scale(add(zk[c][j], zc), half);
+        const Cpx<T> d = sub(zk[c][j], zc);
+        const Cpx<T> o = {d.im * half, -d.re * half};
+        to[j] = add(e, mul<false>(o, twiddles_[size_t(k0 + j)]));
+      }
     }
   }
 }
@@ -293,14 +303,29 @@ void RealPlan<T>::inverse(const Cpx<T>* in, T* x, Cpx<T>* scratch) const {
 template <typename T>
 XJAX_ISA_CLONES void RealPlan<T>::pre_inverse(const Cpx<T>* in, int64_t lanes, Cpx<T>* z) const {
   const int64_t h = n_ / 2;
+  // Each lane's row in tiles of kTile frequencies: the arithmetic runs over contiguous reads into
+  // a tile (it vectorises), the tile then goes to its strided places among the lanes. (One loop
+  // writing each value to its place did not vectorise: 17% of an rfft2/irfft2 of 512 x 512.)
+  constexpr int64_t kTile = 16;
+  Cpx<T> tile[kTile];
   for (int64_t c = 0; c < lanes; ++c) {
     const Cpx<T>* row = in + c * (h + 1);
-    for (int64_t k = 0; k < h; ++k) {
-      const Cpx<T> xk = k == 0 ? Cpx<T>{row[0].re, T(0)} : row[k];
-      const Cpx<T> xr = k == 0 ? Cpx<T>{row[h].re, T(0)} : Cpx<T>{row[h - k].re, -row[h - k].im};
-      const Cpx<T> e = add(xk, xr);
-      const Cpx<T> o = mul<true>(sub(xk, xr), twiddles_[size_t(k)]);
-      z[k * lanes + c] = {e.re - o.im, e.im + o.re};  // e + i o
+    for (int64_t k0 = 0; k0 < h; k0 += kTile) {
+      const int64_t m = std::min(kTile, h - k0);
+      for (int64_t j = 0; j < m; ++j) {
+        const int64_t k = k0 + j;
+        const Cpx<T> xk = row[k], xr = {row[h - k].re, -row[h - k].im};
+        const Cpx<T> e = add(xk, xr);
+        const Cpx<T> o = mul<true>(sub(xk, xr), twiddles_[size_t(k)]);
+        tile[j] = {e.re - o.im, e.im + o.re};  // e + i o
+      }
+      if (k0 == 0) {  // k = 0 reads the real parts only
+        const Cpx<T> xk = {row[0].re, T(0)}, xr = {row[h].re, T(0)};
+        const Cpx<T> e = add(xk, xr);
+        const Cpx<T> o = mul<true>(sub(xk, xr), twiddles_[0]);
+        tile[0] = {e.re - o.im, e.im + o.re};
+      }
+      for (int64_t j = 0; j < m; ++j) z[(k0 + j) * lanes + c] = tile[j];
     }
   }
 }
