@@ -55,4 +55,14 @@ for n in [1, 255, room - 14, room - 3, room, room + 2, 1 << 16, (1 << 18) - 32]:
         np.testing.assert_array_equal(np.asarray(top), pairwise(xs, np.maximum))
         np.testing.assert_array_equal(np.asarray(itotal), sum(ints))
         assert itotal.dtype == ints[p].dtype
+
+# A segment mapped for another run's processes is refused before any round (each process on its own).
+name = _core.mpi_shared_create(P + 1)
+_core.mpi_share(name, P + 1, p)
+_core.mpi_shared_unlink(name)
+try:
+    f(xs[p], ys[p], ints[p])
+    raise AssertionError("a collective ran through a segment of another run's processes")
+except xjax.distributed.DistributedError as e:
+    assert f"was mapped as process {p} of {P + 1}, MPI was installed for process {p} of {P}" in str(e), e
 print("ok shared", p, flush=True)

@@ -684,8 +684,14 @@ void run_exchange(const std::string& sig, const std::vector<Group>& groups, size
   std::memcpy(&crc, sig.data() + 8, 4);
   std::memcpy(&len, sig.data() + 12, 4);
   const int64_t key[3] = {s.seq, int64_t(crc), int64_t(len)};
-  if (s.shared) return shared_rounds(SharedHead{{key[0], key[1], key[2]}, int64_t(payload)}, groups, payload, in, out,
-                                     sig, desc, on_timeout);
+  if (s.shared) {
+    if (s.shared->processes() != a.size || s.shared->rank() != a.rank)
+      fail("mpi", "the shared segment was mapped as process " + std::to_string(s.shared->rank()) + " of " +
+                      std::to_string(s.shared->processes()) + ", MPI was installed for " + where() + " of " +
+                      std::to_string(a.size));
+    return shared_rounds(SharedHead{{key[0], key[1], key[2]}, int64_t(payload)}, groups, payload, in, out, sig, desc,
+                         on_timeout);
+  }
   Head mine;
   for (int k = 0; k < 3; ++k) mine.key[k] = key[k], mine.key[k + 3] = -key[k];
   mine.mismatch = mine.bytes = 0;
