@@ -163,7 +163,6 @@ def on_initialize(join):
     _on_initialize.append(join)
 
 
-
 def on_shutdown(release):
     """Registers release() to run at shutdown(), before the communicators are freed."""
     _on_shutdown.append(release)

@@ -185,9 +185,9 @@ def ensure_installed():
 def share_memory():
     """At initialize, when the processes all live on this host: they map one shared-memory segment,
     through which the core then passes every collective's check and its all-reduces, faster than
-    MPI messages (src/core/distributed/shared_slots.h). Every process takes
-    part, so that they all agree: one that cannot open the segment (another host) or that has
-    XJAX_MPI_SHARED_MEMORY=0 makes them all use MPI alone."""
+    MPI messages (src/core/distributed/shared_slots.h). Every process takes part, so that they all
+    agree: one that cannot open the segment (another host) or that has XJAX_MPI_SHARED_MEMORY=0
+    makes them all use MPI alone."""
     comm, rank, size = state.control, state.process_index, state.process_count
     if size < 2:
         return
