@@ -591,9 +591,8 @@ void combine_span(const Group& g, const SharedSlots& slots, int64_t n, Span span
   std::vector<const unsigned char*> many(P > 8 ? size_t(P) : 0);
   const unsigned char** v = P > 8 ? many.data() : few;
   for (int q = 0; q < P; ++q) v[size_t(q)] = slots.payload(q, n) + (a - span.lo);
-  std::vector<Bytes> partial;
+  std::vector<Bytes> partial(P > 2 ? size_t(p) : 0);  // (two processes pair once, straight into the results)
   auto into_partial = [&](int r, int q) {
-    partial.resize(size_t(p));
     Bytes& to = partial[size_t(r)];
     to.resize(b - a);
     const void* in[2] = {v[size_t(r)], v[size_t(q)]};
