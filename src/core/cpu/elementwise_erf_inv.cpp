@@ -1,11 +1,13 @@
 // float32 erf_inv's loop (random.normal draws through it). XLA's erf_inv starts from
 // log1p(-y^2), and log1p is one of two formulas per element (a rational with a division near 0,
 // log(1 + x) elsewhere): a vectorised loop computes both for every lane and keeps one. With
-// AVX-512, each block of elements is split into three lists instead (compressed): the main range's
-// elements near 0, its other elements, and the rest (the tail, NaN: the whole function). Each list
-// runs its own formula over full vectors, and the values go back to their places (expanded). Every
-// element computes exactly the scalar definition's operations (scalar_xla_math.h), so its bits do
-// not depend on where it sits. Elsewhere: blocks of 64 in the main range (unary_ranged).
+// AVX-512, each block of elements computes the rational (about 2 in 3 of a normal draw's elements
+// need it) for every lane, and splits off two lists (compressed): the main range's elements away
+// from 0, which need log(1 + x), and the rest (the tail, NaN: the whole function). Each list runs
+// its own formula over full vectors, and the values go back to their places (expanded) over the
+// rational's. Every element computes exactly the scalar definition's operations
+// (scalar_xla_math.h), so its bits do not depend on where it sits. Elsewhere: blocks of 64 in the
+// main range (unary_ranged).
 #include "core/cpu/elementwise_impl.h"
 
 #if defined(XJAX_ARCH_X86_64) && defined(__GNUC__)
@@ -23,7 +25,7 @@ using ErfInvLoop = void (*)(const void* const*, void*, int64_t);
 
 constexpr int kBlock = 256;  // measured: 64 and 1024 are slower
 constexpr int kVectors = kBlock / 16;
-enum Kind : int32_t { kNear0, kFar, kRest, kNone };
+enum Kind : int32_t { kNear0, kFar, kRest };
 
 // Elements of one kind, compressed, and which lanes of each vector they came from. One vector of
 // slack: the formulas run over whole vectors.
@@ -62,25 +64,27 @@ XJAX_AVX512 void erf_inv_block(const float* y, float* o, int m) {
     kind[i] = !scalar::erf_inv_main_range(y[i]) ? kRest : scalar::log1p_xla_is_near0(x[i]) ? kNear0 : kFar;
   }
   const int vectors = (m + 15) / 16;
-  for (int i = m; i < vectors * 16; ++i) x[i] = 0.0f, kind[i] = kNone;
-  List near0, far, rest;
-  int nn = 0, nf = 0, nr = 0;
+  for (int i = m; i < vectors * 16; ++i) x[i] = 0.0f, kind[i] = kNear0;
+  List far, rest;
+  int nf = 0, nr = 0;
   for (int v = 0; v < vectors; ++v) {
     const __m512i k = _mm512_load_si512(kind + 16 * v);
     const __m512 xv = _mm512_load_ps(x + 16 * v);
-    push(near0, nn, v, _mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(kNear0)), xv);
     push(far, nf, v, _mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(kFar)), xv);
     const __mmask16 r = _mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(kRest));
     rest.lanes[v] = r;
     if (r) push(rest, nr, v, r, _mm512_maskz_loadu_ps(r, y + 16 * v));  // (rare: 1 in 250 in a normal draw)
   }
-  near0.size = nn, far.size = nf, rest.size = nr;
-  for (int i = 0, e = near0.padded(); i < e; ++i) near0.v[i] = scalar::log1p_xla_near0(near0.v[i]);
+  far.size = nf, rest.size = nr;
+  // log1p(x) of the main range's elements: the rational for every lane (cheaper than moving the
+  // lanes that need it: the compresses and expands cost more than the formula), then log(1 + x)
+  // over it where that is the formula.
+  alignas(64) float l[kBlock];
+  for (int i = 0; i < vectors * 16; ++i) l[i] = scalar::log1p_xla_near0(x[i]);
   for (int i = 0, e = far.padded(); i < e; ++i) far.v[i] = scalar::log1p_xla_far(far.v[i]);
   for (int i = 0, e = rest.padded(); i < e; ++i) rest.v[i] = scalar::erf_inv(rest.v[i]);
-  alignas(64) float l[kBlock];  // log1p(x) of the main range's elements
-  for (int v = 0, a = 0, b = 0; v < vectors; ++v)
-    _mm512_store_ps(l + 16 * v, unpack(far, v, b, unpack(near0, v, a, _mm512_setzero_ps())));
+  for (int v = 0, b = 0; v < vectors; ++v)
+    _mm512_store_ps(l + 16 * v, unpack(far, v, b, _mm512_load_ps(l + 16 * v)));
   for (int i = 0; i < m; ++i) o[i] = scalar::erf_inv_main_of(scalar::flush_subnormal(y[i]), l[i]);
   if (rest.size == 0) return;
   for (int v = 0, c = 0; v < vectors; ++v) {
