@@ -57,12 +57,15 @@ def test_random_inputs_match_numpy(n):
     np.testing.assert_array_equal(y1, w1)
 
 
-def test_zero_d_keys_broadcast():
+@pytest.mark.parametrize("shape", [(30, 70), (1,), (63,), (64,), (65,), (127,), (128,), (129,), (3, 131)])
+def test_zero_d_keys_broadcast(shape):
+    """0-d keys run the loops that encrypt blocks of counters (64, or 128 with AVX-512): lengths
+    around the blocks' bounds."""
     rng = np.random.default_rng(1)
-    x0, x1 = (rng.integers(0, 2**32, (30, 70), dtype=np.uint32) for _ in range(2))
+    x0, x1 = (rng.integers(0, 2**32, shape, dtype=np.uint32) for _ in range(2))
     k0, k1 = np.uint32(0x12345678), np.uint32(0x9abcdef0)
     (packed,) = run_op("threefry2x32", k0, k1, x0, x1)
-    assert packed.shape == (30, 70)
+    assert packed.shape == shape
     np.testing.assert_array_equal(np.stack(split_words(packed)), np.stack(threefry_np(k0, k1, x0, x1)))
 
 

@@ -77,3 +77,16 @@ def test_erf_inv_blocks_are_jaxs(fused):
     for i in range(0, y.size, 97):
         (one,) = [to_numpy(r) for r in alone.run([to_core(y[i:i + 1])])]
         assert one.view(np.uint32)[0] == got.view(np.uint32)[i] or (np.isnan(one[0]) and np.isnan(got[i]))
+
+
+@pytest.mark.parametrize("n", [1, 63, 64, 65, 127, 128, 129, 1000, 1025])
+def test_bits_are_a_prefix_of_a_longer_draws(n):
+    """Element i's bits depend on i alone (the counters are an iota, JAX's partitionable threefry), so
+    a draw of n is the start of a longer one: lengths around the cipher's blocks (64 counters, 128
+    with AVX-512) and the fused engine's tiles, eager and jitted."""
+    import xjax
+
+    key = xjax.random.PRNGKey(3)
+    longer = np.asarray(xjax.random.bits(key, (4096,)))
+    np.testing.assert_array_equal(np.asarray(xjax.random.bits(key, (n,))), longer[:n])
+    np.testing.assert_array_equal(np.asarray(xjax.jit(lambda k: xjax.random.bits(k, (n,)))(key)), longer[:n])
