@@ -19,6 +19,14 @@
 #define XJAX_HAS_TARGET_CLONES 1
 #endif
 
+// Loops compiled for AVX-512, AVX2 with FMA (x86-64-v3) and baseline x86-64, each clone vectorised
+// at its width.
+#ifdef XJAX_HAS_TARGET_CLONES
+#define XJAX_WIDE_CLONES __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
+#else
+#define XJAX_WIDE_CLONES
+#endif
+
 // Loops whose lanes compute independently (no reduction across them), compiled for AVX2 and
 // baseline x86-64. Not for FMA CPUs: GCC turns complex products into vfmaddsub (one rounding)
 // even without contraction, so only clones without FMA give the baseline's bits.

@@ -13,11 +13,7 @@
 #include "core/cpu/conv_blocks.h"
 #include "core/thread_pool.h"
 
-#ifdef XJAX_HAS_TARGET_CLONES
-#define XJAX_DEPTHWISE_CLONES __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
-#else
-#define XJAX_DEPTHWISE_CLONES
-#endif
+#define XJAX_DEPTHWISE_CLONES XJAX_WIDE_CLONES
 
 namespace xjax::conv {
 

@@ -16,11 +16,7 @@
 // AVX-512, AVX2 and baseline x86-64 (picked at load time; see arch.h), each clone vectorised at its
 // width; the functions use no fused multiply-add and their files are compiled without contraction,
 // so every clone gives the same bits.
-#ifdef XJAX_HAS_TARGET_CLONES
-#define XJAX_EW_CLONES __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
-#else
-#define XJAX_EW_CLONES
-#endif
+#define XJAX_EW_CLONES XJAX_WIDE_CLONES
 
 namespace xjax::ew {
 

@@ -11,11 +11,7 @@ namespace {
 
 // Loops with fused multiply-adds are compiled for CPUs that have them (x86-64-v3: AVX2 + FMA);
 // elsewhere std::fma is libm's, slower but the same bits.
-#ifdef XJAX_HAS_TARGET_CLONES  // (core/arch.h, through elementwise_impl.h)
-#define XJAX_FMA_CLONES __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
-#else
-#define XJAX_FMA_CLONES
-#endif
+#define XJAX_FMA_CLONES XJAX_WIDE_CLONES
 
 template <class Op, class T = float>
 XJAX_FMA_CLONES void unary_fma(const void* const* in, void* out, int64_t n) {

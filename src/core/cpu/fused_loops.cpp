@@ -8,11 +8,7 @@
 
 #include <type_traits>
 
-#ifdef XJAX_HAS_TARGET_CLONES  // (core/arch.h, through elementwise_impl.h)
-#define XJAX_FUSED_CLONES __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
-#else
-#define XJAX_FUSED_CLONES
-#endif
+#define XJAX_FUSED_CLONES XJAX_WIDE_CLONES
 
 namespace xjax {
 
