@@ -82,19 +82,19 @@ __attribute__((target("avx512f"))) void threefry_wide(const void* const* in, voi
 __attribute__((target("avx512f"))) void threefry_xor_wide(const void* const* in, void* out, int64_t n) {
   threefry_xor_body<true, 128>(in, out, n);
 }
-ElementwiseLoop scalar_key(ElementwiseLoop wide, ElementwiseLoop other) {
+ElementwiseLoop wide_if_avx512(ElementwiseLoop wide, ElementwiseLoop other) {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx512f") ? wide : other;
 }
 #else
 constexpr ElementwiseLoop threefry_wide = threefry<true>, threefry_xor_wide = threefry_xor<true>;
-ElementwiseLoop scalar_key(ElementwiseLoop, ElementwiseLoop other) { return other; }
+ElementwiseLoop wide_if_avx512(ElementwiseLoop, ElementwiseLoop other) { return other; }
 #endif
 
 }  // namespace
 
 ElementwiseLoop threefry_xor_loop(bool scalar_keys) {
-  static const ElementwiseLoop one_key = scalar_key(threefry_xor_wide, threefry_xor<true>);
+  static const ElementwiseLoop one_key = wide_if_avx512(threefry_xor_wide, threefry_xor<true>);
   return scalar_keys ? one_key : threefry_xor<false>;
 }
 
@@ -102,7 +102,7 @@ ElementwiseLoop threefry_loop(const std::vector<DType>& in, DType out, unsigned 
   if (in.size() != 4 || out != DType::UInt64) return nullptr;
   for (DType d : in)
     if (d != DType::UInt32) return nullptr;
-  static const ElementwiseLoop one_key = scalar_key(threefry_wide, threefry<true>);
+  static const ElementwiseLoop one_key = wide_if_avx512(threefry_wide, threefry<true>);
   return (scalars & 3u) == 3u ? one_key : threefry<false>;
 }
 
