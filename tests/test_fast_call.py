@@ -5,6 +5,7 @@ those of the Python path."""
 import copy
 import gc
 import logging
+import threading
 import weakref
 
 import numpy as np
@@ -216,6 +217,67 @@ def test_jit_under_a_mesh_runs_in_cpp_keyed_on_the_mesh():
     assert f._fast_hits == hits + 5
     assert len(traces) == 3  # no mesh, x, y
     assert [float(o[0]) for o in outs] == [2, 2, 3, 3, 3, 3, 3, 3, 3, 3, 2]
+
+
+def _mesh_marking_jit():
+    """A jitted a * 2, plus 1 when traced under a mesh (jax.set_mesh), and a call of it on ones(3)
+    that returns its first element, under a mesh or not."""
+    f = xjax.jit(lambda a: a * 2 + (0 if xjax.sharding.get_abstract_mesh().empty else 1))
+    a, mesh = jnp.ones(3), xjax.make_mesh((1,), ("x",))
+
+    def call(under_mesh):
+        if under_mesh:
+            with xjax.set_mesh(mesh):
+                return float(f(a)[0])
+        return float(f(a)[0])
+
+    return f, call
+
+
+def test_jit_reads_each_threads_own_state():
+    # The C++ path keeps each thread's dicts of the thread-local states (the trace, the mesh
+    # stack), found again for a new Python thread state: threads that come and go, and the host
+    # callbacks that the stream's threads run (a thread state per callback), each read their own.
+    f, call = _mesh_marking_jit()
+    assert [call(False), call(False), call(True), call(True)] == [2, 2, 3, 3]
+    hits = f._fast_hits
+    for k in range(8):
+        out = []
+        t = threading.Thread(target=lambda: out.append(call(k % 2 == 1)))
+        t.start()
+        t.join()
+        assert out == [3.0 if k % 2 else 2.0]
+    assert f._fast_hits == hits + 8
+    g = xjax.jit(lambda x: xjax.pure_callback(lambda v: np.float32(call(int(v) == 1)),
+                                              xjax.ShapeDtypeStruct((), np.float32), x))
+    assert [float(g(jnp.float32(i))) for i in (0, 1, 0, 1, 0)] == [2, 3, 2, 3, 2]
+    assert f._fast_hits == hits + 13
+
+
+def test_jit_in_one_thread_while_another_traces():
+    # One thread calls f inside a trace of grad (it binds) while another calls it plainly (C++).
+    f = xjax.jit(lambda a: jnp.sin(a) * 2)
+    a = jnp.asarray(np.linspace(0, 1, 3, dtype=np.float32))
+    hits = _warm(f, a)
+    tracing, plain_done, plain = threading.Event(), threading.Event(), []
+
+    def traced(x):
+        tracing.set()
+        assert plain_done.wait(30)
+        return jnp.sum(f(x))
+
+    def other():
+        assert tracing.wait(30)
+        plain.append(f(a))
+        plain_done.set()
+
+    t = threading.Thread(target=other)
+    t.start()
+    g = xjax.grad(traced)(a)
+    t.join()
+    assert f._fast_hits == hits + 1
+    np.testing.assert_allclose(np.asarray(plain[0]), 2 * np.sin(np.asarray(a)), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(g), 2 * np.cos(np.asarray(a)), rtol=1e-6)
 
 
 def test_jit_log_compiles_still_logs_misses(caplog):

@@ -62,37 +62,78 @@ Context& context() {
 uint64_t epoch() { return g_epoch; }
 void invalidate() { ++g_epoch; }
 
+namespace {
+
+// The calling thread's dicts of the thread-local states (borrowed), found once per Python thread
+// state: a threading.local keeps a thread's dict as long as that thread state lives, and a thread
+// state's id is never reused, so the id says whether the kept pointers are still this thread's.
+// (A getattr on a threading.local finds the thread's dict anew each time: about half of this
+// check's cost.)
+struct ThreadDicts {
+  bool found = false;
+  uint64_t thread = 0;
+  PyObject* state = nullptr;  // core._state's
+  PyObject* mesh = nullptr;   // sharding._state's
+};
+thread_local ThreadDicts t_dicts;
+
+PyObject* borrowed_dict_of(PyObject* local) {
+  PyObject* d = PyObject_GetAttrString(local, "__dict__");
+  if (!d) return nullptr;
+  if (!PyDict_Check(d)) {
+    Py_DECREF(d);
+    PyErr_SetString(PyExc_TypeError, "[fast_call] a thread-local state's __dict__ is not a dict");
+    return nullptr;
+  }
+  Py_DECREF(d);  // (the thread-local keeps it)
+  return d;
+}
+
+const ThreadDicts* thread_dicts() {
+  const uint64_t id = PyThreadState_GetID(PyThreadState_Get());
+  if (t_dicts.found && t_dicts.thread == id) return &t_dicts;
+  const Context& c = context();
+  t_dicts.found = false;
+  if (!(t_dicts.state = borrowed_dict_of(c.state)) || !(t_dicts.mesh = borrowed_dict_of(c.mesh_state))) return nullptr;
+  t_dicts.thread = id;
+  t_dicts.found = true;
+  return &t_dicts;
+}
+
+// d[key] (borrowed), or null: with a Python error set, or (missing) none.
+PyObject* item(PyObject* d, PyObject* key) { return PyDict_GetItemWithError(d, key); }
+
+}  // namespace
+
 int eager_state_plain(bool for_jit) {
   const Context& c = context();
-  PyObject* trace = PyObject_GetAttr(c.state, c.s_trace);
-  if (!trace) return -1;
-  bool plain = Py_TYPE(trace) == reinterpret_cast<PyTypeObject*>(c.eval_trace_type);  // (not a subclass's rules)
-  Py_DECREF(trace);
-  if (!plain) return 0;
-  PyObject* placement = PyObject_GetAttr(c.platforms, c.s_placement);
-  if (!placement) return -1;
-  plain = placement == Py_None;
-  Py_DECREF(placement);
-  if (!plain || !for_jit) return plain;
-  PyObject* env = PyObject_GetAttr(c.state, c.s_axis_env);
-  if (!env) return -1;
+  const ThreadDicts* t = thread_dicts();
+  if (!t) return -1;
+  PyObject* trace = item(t->state, c.s_trace);
+  // (not a subclass's rules; a missing attribute: the Python path says so)
+  if (!trace || Py_TYPE(trace) != reinterpret_cast<PyTypeObject*>(c.eval_trace_type)) return PyErr_Occurred() ? -1 : 0;
+  PyObject* placement = item(c.platforms_dict, c.s_placement);
+  if (placement != Py_None) return PyErr_Occurred() ? -1 : 0;
+  if (!for_jit) return 1;
+  PyObject* env = item(t->state, c.s_axis_env);
+  if (!env) return PyErr_Occurred() ? -1 : 0;
   int has_env = PyObject_IsTrue(env);
-  Py_DECREF(env);
   if (has_env) return has_env < 0 ? -1 : 0;
-  PyObject* disabled = PyDict_GetItemWithError(c.config_values, c.s_disable_jit);  // (borrowed)
+  PyObject* disabled = item(c.config_values, c.s_disable_jit);
   if (!disabled) return PyErr_Occurred() ? -1 : 0;
   return disabled == Py_False ? 1 : 0;
 }
 
 PyObject* context_mesh() {
   const Context& c = context();
-  PyObject* meshes = PyObject_GetAttr(c.mesh_state, c.s_meshes);
-  if (!meshes) return nullptr;
-  PyObject* top = nullptr;
-  if (!PyList_Check(meshes)) PyErr_SetString(PyExc_TypeError, "[fast_call] the mesh stack must be a list");
-  else top = Py_NewRef(PyList_GET_SIZE(meshes) ? PyList_GET_ITEM(meshes, PyList_GET_SIZE(meshes) - 1) : Py_None);
-  Py_DECREF(meshes);
-  return top;
+  const ThreadDicts* t = thread_dicts();
+  if (!t) return nullptr;
+  PyObject* meshes = item(t->mesh, c.s_meshes);
+  if (!meshes || !PyList_Check(meshes)) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "[fast_call] the mesh stack must be a list");
+    return nullptr;
+  }
+  return Py_NewRef(PyList_GET_SIZE(meshes) ? PyList_GET_ITEM(meshes, PyList_GET_SIZE(meshes) - 1) : Py_None);
 }
 
 namespace {

@@ -29,6 +29,7 @@ struct Context {
   PyObject* state = nullptr;            // core._state (thread-local: .trace, .axis_env)
   PyObject* eval_trace_type = nullptr;  // core.EvalTrace
   PyObject* platforms = nullptr;        // platforms module (._placement: None = everything on the CPU)
+  PyObject* platforms_dict = nullptr;   // its __dict__ (borrowed: the module is kept)
   PyObject* config_values = nullptr;    // config._values
   PyObject* mesh_state = nullptr;       // sharding._state (thread-local: .meshes, set by jax.set_mesh)
   PyObject* s_trace = nullptr, *s_axis_env = nullptr, *s_placement = nullptr, *s_disable_jit = nullptr;

@@ -29,12 +29,18 @@ struct ShardedLayout {
   Py_ssize_t shards = 0, sharding = 0, whole = 0, typed = 0;
 };
 
+// The slots of the distributed state (distributed._State) that a run reads and writes.
+struct StateLayout {
+  Py_ssize_t seq = 0, timeout = 0, failed = 0, exited = 0;
+};
+
 struct PmapObject {
   PyObject_HEAD
   vectorcallfunc vectorcall;
   Table* table;
   ShardedLayout sharded;
   PyObject* state;     // distributed.state: seq, timeout, exited, failed
+  StateLayout state_layout;
   PyObject* on_error;  // (exception) -> raises what a failed collective gives
   PyObject* miss;
   unsigned long long hits;
@@ -58,26 +64,15 @@ bool local_values(const PmapObject& p, const PmapEntry& e, const Leaves& leaves,
   return true;
 }
 
-// The names of the distributed state's attributes, made once (kept for the process).
-struct StateNames {
-  PyObject* failed = PyUnicode_InternFromString("failed");
-  PyObject* seq = PyUnicode_InternFromString("seq");
-  PyObject* timeout = PyUnicode_InternFromString("timeout");
-  PyObject* exited = PyUnicode_InternFromString("exited");
-};
-const StateNames& names() {
-  static const StateNames n;
-  return n;
+// A slot's value (borrowed); an unset slot is an AttributeError, as Python's.
+PyObject* read_slot(PyObject* obj, Py_ssize_t offset, const char* name) {
+  PyObject* v = slot(obj, offset);
+  if (!v) throw py::attribute_error(std::string("[PmapCalls] the distributed state has no ") + name);
+  return v;
 }
 
-py::object state_attr(const PmapObject& p, PyObject* name) {
-  PyObject* v = PyObject_GetAttr(p.state, name);
-  if (!v) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(v);
-}
-
-int64_t as_int64(const py::object& v) {
-  const long long i = PyLong_AsLongLong(v.ptr());
+int64_t as_int64(PyObject* v) {
+  const long long i = PyLong_AsLongLong(v);
   if (i == -1 && PyErr_Occurred()) throw py::error_already_set();
   return i;
 }
@@ -85,23 +80,25 @@ int64_t as_int64(const py::object& v) {
 // The state's collective counter, timeout and the first collective a process exited after (none:
 // 2**62, as mpi_channel.bracketed); false when an earlier collective failed (the Python path raises).
 bool read_state(const PmapObject& p, int64_t* seq, double* timeout, int64_t* exited_after) {
-  if (!state_attr(p, names().failed).is_none()) return false;
-  *seq = as_int64(state_attr(p, names().seq));
-  *timeout = PyFloat_AsDouble(state_attr(p, names().timeout).ptr());
+  const StateLayout& l = p.state_layout;
+  if (read_slot(p.state, l.failed, "failed") != Py_None) return false;
+  *seq = as_int64(read_slot(p.state, l.seq, "seq"));
+  *timeout = PyFloat_AsDouble(read_slot(p.state, l.timeout, "timeout"));
   if (*timeout == -1.0 && PyErr_Occurred()) throw py::error_already_set();
-  py::object exited = state_attr(p, names().exited);
-  if (!PyDict_Check(exited.ptr())) throw py::type_error("[PmapCalls] state.exited must be a dict");
+  PyObject* exited = read_slot(p.state, l.exited, "exited");
+  if (!PyDict_Check(exited)) throw py::type_error("[PmapCalls] state.exited must be a dict");
   *exited_after = int64_t(1) << 62;
   PyObject *key, *value;
   Py_ssize_t pos = 0;
-  while (PyDict_Next(exited.ptr(), &pos, &key, &value))
-    *exited_after = std::min(*exited_after, as_int64(py::reinterpret_borrow<py::object>(value)));
+  while (PyDict_Next(exited, &pos, &key, &value)) *exited_after = std::min(*exited_after, as_int64(value));
   return true;
 }
 
 void write_seq(const PmapObject& p) {
-  py::object seq = py::reinterpret_steal<py::object>(PyLong_FromLongLong(xjax::mpi::seq()));
-  if (!seq || PyObject_SetAttr(p.state, names().seq, seq.ptr()) < 0) throw py::error_already_set();
+  PyObject* seq = PyLong_FromLongLong(xjax::mpi::seq());
+  if (!seq) throw py::error_already_set();
+  PyObject*& to = slot(p.state, p.state_layout.seq);
+  Py_XSETREF(to, seq);
 }
 
 // A new ShardedArray of one block, as ShardedArray((block,), sharding, aval) makes it.
@@ -231,7 +228,13 @@ PyObject* pmap_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
     return nullptr;
   }
   ShardedLayout layout;
+  StateLayout state_layout;
   if (!guarded([&]() -> PyObject* {
+        py::handle state_type(reinterpret_cast<PyObject*>(Py_TYPE(state)));
+        state_layout.seq = slot_offset(state_type, "seq");
+        state_layout.timeout = slot_offset(state_type, "timeout");
+        state_layout.failed = slot_offset(state_type, "failed");
+        state_layout.exited = slot_offset(state_type, "exited");
         layout.type = reinterpret_cast<PyTypeObject*>(sharded);
         layout.shards = slot_offset(sharded, "_shards");
         layout.sharding = slot_offset(sharded, "_sharding");
@@ -248,6 +251,7 @@ PyObject* pmap_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   p.sharded = layout;
   Py_INCREF(sharded);
   p.state = Py_NewRef(state);
+  p.state_layout = state_layout;
   p.on_error = Py_NewRef(on_error);
   p.miss = Py_NewRef(miss);
   p.hits = 0;

@@ -196,6 +196,7 @@ void setup(py::handle array_type, py::handle aval_type, py::handle state, py::ha
            py::handle platforms, py::dict config_values, py::handle mesh_state) {
   if (!PyType_Check(array_type.ptr()) || !PyType_Check(aval_type.ptr()) || !PyType_Check(eval_trace_type.ptr()))
     throw py::type_error("[fast_call] setup takes the Array, ShapedArray and EvalTrace types");
+  if (!PyModule_Check(platforms.ptr())) throw py::type_error("[fast_call] setup takes the platforms module");
   Context& c = context();
   c.value_off = slot_offset(array_type, "_value");
   c.aval_off = slot_offset(array_type, "aval");
@@ -211,6 +212,7 @@ void setup(py::handle array_type, py::handle aval_type, py::handle state, py::ha
   c.state = state.ptr();
   c.eval_trace_type = eval_trace_type.ptr();
   c.platforms = platforms.ptr();
+  c.platforms_dict = PyModule_GetDict(platforms.ptr());
   c.config_values = config_values.ptr();
   c.mesh_state = mesh_state.ptr();
   c.s_trace = PyUnicode_InternFromString("trace");

@@ -252,8 +252,16 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("dtype", [](const Array& a) { return std::string(dtype_name(a.dtype)); })
       .def_property_readonly("nbytes", &Array::nbytes)
       .def("is_ready", [](const Array& a) { return !a.ready || a.ready->is_set(); })
-      .def("wait", &Array::wait, py::call_guard<py::gil_scoped_release>(),
-           "Blocks until computed; raises the error of the computation that produced it.")
+      .def(
+          "wait",
+          [](const Array& a) {
+            if (a.ready && !a.ready->is_set()) {  // (a computed value needs no release of the GIL)
+              py::gil_scoped_release released;
+              a.wait();
+            }
+            a.wait();
+          },
+          "Blocks until computed; raises the error of the computation that produced it.")
       .def("bytes_view", &bytes_view, "A read-only uint8 NumPy view of the data (waits first).");
 
   py::class_<Executable, std::shared_ptr<Executable>>(m, "Executable")

@@ -41,6 +41,10 @@ DistributedError.__module__ = "xjax.distributed"  # where users find it
 
 
 class _State:
+    # (slots: pmap's C++ call path reads and writes seq, timeout, failed and exited at their offsets)
+    __slots__ = ("mpi", "data", "control", "process_index", "process_count", "timeout", "check", "seq", "failed",
+                 "notified", "exited")
+
     def __init__(self):
         self.mpi = None  # the mpi4py.MPI module, once initialized
         self.data = self.control = None  # communicators
