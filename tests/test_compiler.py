@@ -807,6 +807,29 @@ def test_run_releases_the_gil_and_is_thread_safe():
         np.testing.assert_allclose(r, selu_np(xv), rtol=2e-6, atol=1e-6)
 
 
+def test_brief_runs_are_small_and_never_wait():
+    # The C++ call path keeps the GIL across a brief run (Executable.brief): a plan of at most
+    # 2**14 elements with no loop, collective or host callback, outside the reference interpreter
+    # (which waits for its inputs). Everything else releases it.
+    assert _core.compile(selu_graph(1 << 14)).brief  # (one fused kernel over 2**14 elements)
+    assert _core.compile(selu_graph((1 << 14) + 1)).brief is False
+    assert _core.compile(selu_graph(2000), reference=True).brief is False
+    b = B()
+    x = b.param((3,))
+    cb = _core.register_callback(lambda args: None)
+    try:
+        b.g.add("host_callback", [x], {"callback_id": cb})
+        assert _core.compile(b.done(b.neg(x))).brief is False
+    finally:
+        _core.unregister_callback(cb)
+    ti, tf = ((), "int32"), ((4,), "float32")
+    cond = _branch(lambda b, i, x: [b.lt(i, b.const(10, "int32"))], ti, tf)
+    body = _branch(lambda b, i, x: [b.add(i, b.const(1, "int32")), x], ti, tf)
+    b = B()
+    i0, x0 = b.param((), "int32"), b.param((4,))
+    assert _core.compile(b.done(*b.g.add_subgraph_op("while", [i0, x0], {}, [cond, body]))).brief is False
+
+
 def test_constant_rules():
     b = B()
     with pytest.raises(ValueError, match="exactly one of"):

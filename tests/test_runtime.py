@@ -129,6 +129,40 @@ def test_wait_releases_the_gil():
     assert len(ticks) > 3
 
 
+def test_a_long_jitted_run_releases_the_gil():
+    # A run that is not brief (here 2**21 elements, run at once on the calling thread) lets other
+    # Python threads run meanwhile: a ticker advances during the one call.
+    import xjax
+    import xjax.numpy as jnp
+
+    def chain(x):
+        for _ in range(30):
+            x = jnp.sin(x) * 1.25
+        return x
+
+    f = xjax.jit(chain)
+    x = jnp.ones(1 << 21)
+    f(x).block_until_ready()
+    f(x).block_until_ready()  # (installed in the C++ call path)
+    ticks, stop = [], threading.Event()
+
+    def ticker():
+        while not stop.is_set():
+            ticks.append(1)
+            time.sleep(0.0002)
+
+    t = threading.Thread(target=ticker)
+    t.start()
+    time.sleep(0.01)
+    hits, before = f._fast_hits, len(ticks)
+    f(x).block_until_ready()
+    during = len(ticks) - before
+    stop.set()
+    t.join()
+    assert f._fast_hits == hits + 1
+    assert during > 3
+
+
 def test_graph_with_several_ops():
     g = _core.Graph()
     a = g.parameter((3,), "float32")

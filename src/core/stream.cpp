@@ -1,5 +1,6 @@
 #include "core/stream.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -16,7 +17,8 @@ struct Stream::Impl {
   std::mutex mu;
   std::condition_variable cv, drained;
   std::deque<std::function<void()>> queue;
-  bool running = false, stop = false;
+  bool stop = false;
+  std::atomic<int64_t> unfinished{0};  // tasks queued or running (read without the lock: idle())
   std::thread worker;
 
   void loop() {
@@ -26,14 +28,13 @@ struct Stream::Impl {
       if (queue.empty()) return;  // stop requested and drained
       auto task = std::move(queue.front());
       queue.pop_front();
-      running = true;
       lock.unlock();
       tl_in_task = true;
       task();  // tasks catch their own errors and record them on their outputs' events
       tl_in_task = false;
       lock.lock();
-      running = false;
-      if (queue.empty()) drained.notify_all();
+      unfinished.fetch_sub(1, std::memory_order_release);
+      if (unfinished.load(std::memory_order_relaxed) == 0) drained.notify_all();
     }
   }
 };
@@ -58,15 +59,13 @@ Stream::~Stream() {
 void Stream::enqueue(std::function<void()> task) {
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->unfinished.fetch_add(1, std::memory_order_relaxed);
     impl_->queue.push_back(std::move(task));
   }
   impl_->cv.notify_one();
 }
 
-bool Stream::idle() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  return impl_->queue.empty() && !impl_->running;
-}
+bool Stream::idle() const { return impl_->unfinished.load(std::memory_order_acquire) == 0; }
 
 bool Stream::in_task() { return tl_in_task; }
 
@@ -75,7 +74,7 @@ void Stream::synchronize() {
     throw std::runtime_error("[synchronize] called from inside a queued computation (a host callback): it would "
                              "wait for itself");
   std::unique_lock<std::mutex> lock(impl_->mu);
-  impl_->drained.wait(lock, [&] { return impl_->queue.empty() && !impl_->running; });
+  impl_->drained.wait(lock, [&] { return impl_->unfinished.load(std::memory_order_relaxed) == 0; });
 }
 
 }  // namespace xjax

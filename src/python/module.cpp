@@ -270,6 +270,8 @@ PYBIND11_MODULE(_core, m) {
       .def("run_on_devices", &Executable::run_on_devices, py::arg("inputs"), py::arg("devices"),
            py::call_guard<py::gil_scoped_release>(),
            "Runs inputs[i] on CPU device devices[i], all at once; returns the results per device when all are done.")
+      .def_property_readonly("brief", &Executable::brief,
+                             "Whether a run returns within microseconds: the C++ call path keeps the GIL across it.")
       .def_property_readonly("num_kernels", &Executable::num_kernels,
                              "Kernel steps of the plan (fused kernels and single-op kernels).")
       .def_property_readonly("num_buffers", [](const Executable& e) { return e.plan().pool.size(); },

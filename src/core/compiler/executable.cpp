@@ -531,6 +531,12 @@ std::vector<Array> Executable::make_outputs(const std::vector<Array>& inputs, co
   return outputs;
 }
 
+bool Executable::brief() const {
+  // (run() waits only in the reference interpreter; loops count as unbounded work; effects are
+  // collectives and host callbacks)
+  return !options_.reference && cpu_ && !plan_.has_effects && plan_.work <= kBriefElements;
+}
+
 std::vector<Array> Executable::run(const std::vector<Array>& inputs) {
   validate(inputs);
   if (options_.reference) {  // the reference interpreter runs synchronously

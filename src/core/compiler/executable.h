@@ -26,6 +26,11 @@ class Executable : public std::enable_shared_from_this<Executable> {
   // Checks the arguments against the parameter types, then queues the computation and returns
   // the results at once (their events fire when done). Errors of the computation surface on wait.
   std::vector<Array> run(const std::vector<Array>& inputs);
+  // Whether run() returns within microseconds whatever happens: it never waits (for inputs, other
+  // processes or callbacks) and runs at most kBriefElements elements, without loops. A caller may
+  // hold its own lock (Python's GIL) across such a run.
+  bool brief() const;
+  static constexpr int64_t kBriefElements = int64_t(1) << 14;
   // Runs to completion on the calling thread (after waiting for the inputs); returns the results.
   std::vector<Array> run_now(const std::vector<Array>& inputs) const;
   // Runs on several CPU devices at once (core/devices.h), inputs[i] on devices[i], each on its
