@@ -34,6 +34,22 @@ def _warm(f, *args):
     return f._fast_hits
 
 
+# ---- block_until_ready ---------------------------------------------------------------------
+
+def test_block_until_ready_waits_and_returns_the_array():
+    # In C++ (fast_call_ready.cpp): a value still queued is waited for, as is every block of a
+    # ShardedArray (Array::wait, which rethrows a computation's error); the array itself comes back.
+    big = jnp.ones(1 << 23)
+    y = xjax.jit(lambda v: jnp.sin(v) * 2)(big)  # (queued: more than runs at once)
+    assert y.block_until_ready() is y and y.is_ready()
+    np.testing.assert_allclose(np.asarray(y[:3]), 2 * np.sin(1.0), rtol=1e-6)
+
+    s = xjax.pmap(lambda v: v * 2)(jnp.ones((1, 3)))
+    assert type(s).__name__ == "ShardedArray" and s.block_until_ready() is s
+    with pytest.raises(TypeError, match="expected an xjax.Array, got int"):
+        Array.block_until_ready(5)
+
+
 # ---- jit -------------------------------------------------------------------------------------
 
 def test_jit_hits_and_matches_numpy():

@@ -122,6 +122,7 @@ bool same_aval(PyObject* a, PyObject* b);
 void init_fast_bind(py::module_& f);
 // pmap's across processes (fast_call_pmap.cpp).
 void init_fast_pmap(py::module_& f);
+void init_fast_ready(py::module_& f);
 // Readies a static type and adds it to the module under `name`.
 void ready_type(py::module_& m, PyTypeObject& t, const char* name);
 

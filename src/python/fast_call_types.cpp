@@ -256,6 +256,7 @@ void init_fast_call(pybind11::module_& m) {
   ready_type(f, BinaryType, "BinaryOp");
   init_fast_bind(f);
   init_fast_pmap(f);
+  init_fast_ready(f);
 
   f.def("setup", &setup, py::arg("array_type"), py::arg("aval_type"), py::arg("state"), py::arg("eval_trace_type"),
         py::arg("platforms"), py::arg("config_values"), py::arg("mesh_state"), "Names the Python objects the call path reads.");

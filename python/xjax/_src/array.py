@@ -98,10 +98,8 @@ class Array(metaclass=abc.ABCMeta):
             self._npy = to_numpy(self._value, self.aval)
         return self._npy
 
-    def block_until_ready(self):
-        """Waits until computed; raises the error of a failed computation."""
-        self._value.wait()
-        return self
+    # Waits until computed; raises the error of a failed computation (in C++: it is in every step's loop).
+    block_until_ready = _core.fast_call.block_until_ready
 
     def is_ready(self):
         return self._value.is_ready()

@@ -19,6 +19,7 @@ type JAX defines per primitive.
 """
 import numpy as np
 
+from xjax import _core
 from xjax._src import core, data_leaves, transfer
 from xjax._src.array import Array
 from xjax._src.backends import cpu
@@ -107,10 +108,7 @@ class ShardedArray(Array):
     def addressable_data(self, index):
         return self._shards[index]
 
-    def block_until_ready(self):
-        for x in self._shards:
-            x._value.wait()
-        return self
+    block_until_ready = _core.fast_call.block_until_ready  # (waits for every block)
 
     def is_ready(self):
         return all(x._value.is_ready() for x in self._shards)
@@ -120,6 +118,7 @@ class ShardedArray(Array):
 
 
 core.ARRAY_TYPES = core.ARRAY_TYPES + (ShardedArray,)
+_core.fast_call.setup_sharded(ShardedArray)
 
 
 # ---- placing and gathering ------------------------------------------------------------------------
