@@ -201,26 +201,28 @@ def test_core_mpi_call_checks_its_arguments():
 
 def test_core_pmap_calls_check_their_arguments():
     # pmap's C++ call path across processes (fast_call_pmap.cpp): what crosses the binding is checked,
-    # anything it cannot take is left to Python (`miss`), a failed run goes through on_error
+    # any call it cannot take goes to the wrapper's `_call_slow`, a failed run goes through on_error
     from xjax._src.distributed import state
     from xjax._src.sharded_array import ShardedArray
     exe = _core.compile(_all_reduce_graph("float32"))
     aval = ShapedArray((1, 3), np.dtype(np.float32))
     call = _core.MpiCall(exe, [], [(3,)], [(1, 3)], [aval])
-    seen, miss = [], object()
+    seen = []
 
     def on_error(err):
         seen.append(err)
         raise err
 
+    class Calls(_core.fast_call.PmapCalls):
+        def _call_slow(self, args, kwargs):
+            return "python", args, kwargs
+
     with pytest.raises(TypeError, match="sharded_array an Array subclass"):
-        _core.fast_call.PmapCalls(state, on_error, int, miss)
-    calls = _core.fast_call.PmapCalls(state, on_error, ShardedArray, miss)
+        Calls(state, on_error, int)
+    calls = Calls(state, on_error, ShardedArray)
     x = jnp.zeros((1, 3), np.float32)
     one = xjax.tree_util.tree_structure(x)
-    assert calls((x,), {}) is miss  # nothing installed
-    with pytest.raises(TypeError, match=r"\[PmapCalls\] takes \(args tuple, kwargs dict\)"):
-        calls([x], {})
+    assert calls(x) == ("python", (x,), {})  # nothing installed
     with pytest.raises(TypeError, match=r"\[PmapCalls\] install takes \(args tuple, MpiCall"):
         calls.install((x,), call)
     with pytest.raises(ValueError, match=r"\[PmapCalls\] install: 2 leaves, 2 in_shardings for a program of 1 "
@@ -234,13 +236,16 @@ def test_core_pmap_calls_check_their_arguments():
     assert calls.size == 0
     assert calls.install((x,), call, [None], [None], [aval], one) is True and calls.size == 1
     assert calls.install((x,), call, [None], [None], [aval], one) is True and calls.size == 1  # (kept once)
-    assert calls((x,), {"k": x}) is miss  # keywords: Python's
-    assert calls((jnp.zeros((1, 4), np.float32),), {}) is miss  # another signature
-    assert calls((np.zeros((1, 3), np.float32),), {}) is miss  # not an Array
+    assert calls(x, k=x) == ("python", (x,), {"k": x})  # keywords: Python's
+    y, z = jnp.zeros((1, 4), np.float32), np.zeros((1, 3), np.float32)
+    assert calls(y) == ("python", (y,), {})  # another signature
+    assert calls(z)[:2] == ("python", (z,))  # not an Array
+    with pytest.raises(AttributeError, match="_call_slow"):
+        _core.fast_call.PmapCalls(state, on_error, ShardedArray)(x)  # (the base alone has no Python path)
     seq = state.seq
     try:  # (one process: the run has no MPI; the core's error reaches on_error)
         with pytest.raises(RuntimeError, match=r"\[all_reduce\] a collective across processes ran before"):
-            calls((x,), {})
+            calls(x)
     finally:
         state.seq = seq
     assert len(seen) == 1 and calls.hits == 0

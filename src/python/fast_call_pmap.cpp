@@ -1,11 +1,11 @@
-// PmapCalls: the C++ call path of pmap across processes, with one device in each, for a program
-// that runs whole as one MpiCall (pmap_program.whole_runner). A repeated call whose arguments
-// (positional; xjax.Arrays, or ShardedArrays split as pmap splits that argument) match an
-// installed signature reads the collective counter, timeout and exits from the distributed state,
-// runs the MpiCall, writes the counter back and returns the ShardedArrays the Python path builds.
-// Anything else returns the `miss` object and the caller takes the Python path, which installs
-// the signature once it has run it. A failed run hands its exception to `on_error`, the Python
-// path's own handler (mpi_channel.raise_failure), so the errors are the same.
+// PmapCalls: the base of pmap's wrapper across processes, with one device in each, for a program
+// that runs whole as one MpiCall (pmap_program.whole_runner). A call whose arguments (positional;
+// xjax.Arrays, or ShardedArrays split as pmap splits that argument) match an installed signature
+// reads the collective counter, timeout and exits from the distributed state, runs the MpiCall,
+// writes the counter back and returns the ShardedArrays the Python path builds. Any other call
+// goes to the wrapper's Python `_call_slow(args, kwargs)`, which installs the signature once it
+// has run it whole. A failed run hands its exception to `on_error`, the Python path's own handler
+// (mpi_channel.raise_failure), so the errors are the same.
 #include <algorithm>
 
 #include "core/distributed/mpi.h"
@@ -36,13 +36,11 @@ struct StateLayout {
 
 struct PmapObject {
   PyObject_HEAD
-  vectorcallfunc vectorcall;
   Table* table;
   ShardedLayout sharded;
   PyObject* state;     // distributed.state: seq, timeout, exited, failed
   StateLayout state_layout;
   PyObject* on_error;  // (exception) -> raises what a failed collective gives
-  PyObject* miss;
   unsigned long long hits;
 };
 
@@ -116,10 +114,12 @@ PyObject* make_sharded(const ShardedLayout& layout, PyObject* block, PyObject* s
   return obj;
 }
 
+// The results of the entry's run, or null: with a Python error set, or (an earlier collective
+// failed: the Python path raises) none.
 PyObject* run_pmap(PmapObject& p, const PmapEntry& e, std::vector<xjax::Array> values) {
   int64_t seq, exited_after;
   double timeout;
-  if (!read_state(p, &seq, &timeout, &exited_after)) return Py_NewRef(p.miss);
+  if (!read_state(p, &seq, &timeout, &exited_after)) return nullptr;
   std::vector<xjax::Array> outs;
   try {
     outs = e.call->run(std::move(values), seq, timeout, exited_after);
@@ -154,23 +154,30 @@ PyObject* run_pmap(PmapObject& p, const PmapEntry& e, std::vector<xjax::Array> v
   return xjax_pytree::unwrap_treedef(e.out_tree).unflatten(results).release().ptr();
 }
 
-// calls(args, kwargs): the results, or `miss`.
-PyObject* pmap_vectorcall(PyObject* self, PyObject* const* argv, size_t nargsf, PyObject* kwnames) {
+// The results of a call the C++ path answers, or null: with a Python error set, or none (the
+// Python path takes the call).
+PyObject* fast_pmap(PmapObject& p, PyObject* args, PyObject* kwargs) {
+  if (!p.table->size() || (kwargs && PyDict_GET_SIZE(kwargs))) return nullptr;
+  int plain = eager_state_plain(true);
+  if (plain <= 0) return nullptr;
+  Leaves leaves;
+  if (!leaves.of(args, nullptr, p.sharded.type)) return nullptr;
+  auto found = p.table->find(leaves.items, leaves.n, leaves.flat ? nullptr : &leaves.treedef);
+  if (!found) return nullptr;
+  const auto& e = static_cast<const PmapEntry&>(*found);
+  std::vector<xjax::Array> values;
+  if (!local_values(p, e, leaves, &values)) return nullptr;
+  return run_pmap(p, e, std::move(values));
+}
+
+PyObject* pmap_call(PyObject* self, PyObject* args, PyObject* kwargs) {
   auto& p = *reinterpret_cast<PmapObject*>(self);
   return guarded([&]() -> PyObject* {
-    if (PyVectorcall_NARGS(nargsf) != 2 || kwnames || !PyTuple_Check(argv[0]) || !PyDict_Check(argv[1]))
-      throw py::type_error("[PmapCalls] takes (args tuple, kwargs dict)");
-    if (!p.table->size() || PyDict_GET_SIZE(argv[1])) return Py_NewRef(p.miss);
-    int plain = eager_state_plain(true);
-    if (plain < 0) return nullptr;
-    Leaves leaves;
-    if (!plain || !leaves.of(argv[0], nullptr, p.sharded.type)) return Py_NewRef(p.miss);
-    auto found = p.table->find(leaves.items, leaves.n, leaves.flat ? nullptr : &leaves.treedef);
-    if (!found) return Py_NewRef(p.miss);
-    const auto& e = static_cast<const PmapEntry&>(*found);
-    std::vector<xjax::Array> values;
-    if (!local_values(p, e, leaves, &values)) return Py_NewRef(p.miss);
-    return run_pmap(p, e, std::move(values));
+    if (PyObject* out = fast_pmap(p, args, kwargs)) return out;
+    if (PyErr_Occurred()) return nullptr;
+    static PyObject* name = PyUnicode_InternFromString("_call_slow");
+    py::object kw = kwargs ? py::reinterpret_borrow<py::object>(kwargs) : py::dict();
+    return PyObject_CallMethodObjArgs(self, name, args, kw.ptr(), nullptr);
   });
 }
 
@@ -217,10 +224,10 @@ PyObject* pmap_install(PyObject* self, PyObject* const* argv, Py_ssize_t argc) {
 }
 
 PyObject* pmap_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
-  static const char* names[] = {"state", "on_error", "sharded_array", "miss", nullptr};
-  PyObject *state, *on_error, *sharded, *miss;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOO:PmapCalls", const_cast<char**>(names), &state, &on_error,
-                                   &sharded, &miss))
+  static const char* names[] = {"state", "on_error", "sharded_array", nullptr};
+  PyObject *state, *on_error, *sharded;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO:PmapCalls", const_cast<char**>(names), &state, &on_error,
+                                   &sharded))
     return nullptr;
   if (!PyCallable_Check(on_error) || !PyType_Check(sharded) ||
       !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(sharded), context().array_type)) {
@@ -246,14 +253,12 @@ PyObject* pmap_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   PyObject* self = type->tp_alloc(type, 0);
   if (!self) return nullptr;
   auto& p = *reinterpret_cast<PmapObject*>(self);
-  p.vectorcall = pmap_vectorcall;
   p.table = new Table(8);  // (signatures of one function)
   p.sharded = layout;
   Py_INCREF(sharded);
   p.state = Py_NewRef(state);
   p.state_layout = state_layout;
   p.on_error = Py_NewRef(on_error);
-  p.miss = Py_NewRef(miss);
   p.hits = 0;
   return self;
 }
@@ -264,7 +269,6 @@ void pmap_dealloc(PyObject* self) {
   Py_XDECREF(reinterpret_cast<PyObject*>(p.sharded.type));
   Py_XDECREF(p.state);
   Py_XDECREF(p.on_error);
-  Py_XDECREF(p.miss);
   Py_TYPE(self)->tp_free(self);
 }
 
@@ -289,13 +293,12 @@ PyTypeObject PmapType = {PyVarObject_HEAD_INIT(nullptr, 0)};
 void init_fast_pmap(py::module_& f) {
   PmapType.tp_name = "xjax._core.fast_call.PmapCalls";
   PmapType.tp_basicsize = sizeof(PmapObject);
-  PmapType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL;
-  PmapType.tp_doc = "pmap's signatures across processes: calls(args, kwargs) runs a matching one in C++, else "
-                    "returns `miss`.";
+  PmapType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE;
+  PmapType.tp_doc = "Base of pmap's wrapper across processes: calls matching an installed signature run in C++, "
+                    "others go to `_call_slow(args, kwargs)`.";
   PmapType.tp_new = pmap_new;
   PmapType.tp_dealloc = pmap_dealloc;
-  PmapType.tp_call = PyVectorcall_Call;
-  PmapType.tp_vectorcall_offset = offsetof(PmapObject, vectorcall);
+  PmapType.tp_call = pmap_call;
   PmapType.tp_methods = pmap_methods;
   PmapType.tp_getset = pmap_getset;
   ready_type(f, PmapType, "PmapCalls");

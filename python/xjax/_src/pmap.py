@@ -187,9 +187,6 @@ def _sharding_of(devices, axis_name, axis):
     return sharding
 
 
-_MISS = object()  # what pmap's C++ call path returns for a call it leaves to Python
-
-
 class _Call:
     """A pmap call for one signature of arguments: the program, where the shards go and how results are
     laid out (found by pmap's generic path), kept so that a repeated call goes straight to work.
@@ -234,7 +231,8 @@ class _Call:
 
     def run_installing(self, calls, args, kwargs, leaves):
         """The call of these arguments (`leaves` their leaves), whose signature is then installed in
-        pmap's C++ call path (`calls`, a _core.fast_call.PmapCalls) if it ran whole as one MpiCall."""
+        pmap's C++ call path (`calls`, the pmapped function: a _core.fast_call.PmapCalls) if it ran
+        whole as one MpiCall."""
         out = self(leaves)
         if type(self.whole) is WholeCall and not kwargs:
             calls.install(args, self.whole.call, self.in_shardings, [s for s, _, _ in self.outs],
@@ -288,14 +286,11 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     # new shapes keeps as many programs alive as the compiled-jaxpr cache's limit allows.
     cache = {}
     fast = {}  # (tree, avals, axis env) of xjax Array arguments -> _Call: a repeated call's plan
-    # Across processes, a repeated call of a program that runs whole in the core, in C++ (_Call.run_installing).
-    calls = _core.fast_call.PmapCalls(distributed.state, raise_failure, ShardedArray, _MISS)
+    # Across processes, a repeated call of a program that runs whole in the core runs in C++ (the
+    # wrapper's base); the rest come to call_python (_Call.run_installing installs their signatures).
+    pmap_f = _Pmapped(distributed.state, raise_failure, ShardedArray)
 
-    @functools.wraps(fun)
-    def pmap_f(*args, **kwargs):
-        out = calls(args, kwargs)
-        if out is not _MISS:
-            return out
+    def call_python(args, kwargs):
         fast_key = None
         if not static:
             leaves, in_tree = tree_util.tree_flatten((args, kwargs))
@@ -308,10 +303,10 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
                 fast_key = (in_tree, tuple(avals), core.axis_env())
                 call = fast.get(fast_key)
                 if call is not None and call.world is global_devices():
-                    return call.run_installing(calls, args, kwargs, leaves)
+                    return call.run_installing(pmap_f, args, kwargs, leaves)
         return call_slow(args, kwargs, fast_key)
 
-    def call_slow(args, kwargs, fast_key):  # (its own function: pmap_f's frame makes no cells for its closures)
+    def call_slow(args, kwargs, fast_key):  # (its own function: call_python's frame makes no cells for its closures)
         n_args = len(args)
         static_pos = sorted({i % n_args for i in static if -n_args <= i < n_args})
         statics = tuple((i, args[i]) for i in static_pos)
@@ -385,10 +380,23 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
         if fast_key is None:
             return call(leaves)
         insert_bounded(fast, fast_key, call)
-        return call.run_installing(calls, args, kwargs, leaves)
+        return call.run_installing(pmap_f, args, kwargs, leaves)
 
-    pmap_f._fast_calls = calls  # (its `hits` count the calls it answered)
+    pmap_f._call_slow = call_python
+    functools.update_wrapper(pmap_f, fun)
     return pmap_f
+
+
+class _Pmapped(_core.fast_call.PmapCalls):
+    """A pmapped function. Its base runs in C++ the calls whose signature the Python path installed
+    (across processes, a program run whole as one MpiCall); every other call goes to `_call_slow`,
+    the instance's own (pmap's Python path). functools.update_wrapper gives it the wrapped function's
+    name, docs and `__wrapped__`, as a function wrapper has them."""
+
+    _fast_calls = property(lambda self: self)  # (its `hits` and `size`: the calls C++ answered, the signatures)
+
+    def __get__(self, obj, objtype=None):  # (a method's first argument, as a function wrapper binds it)
+        return self if obj is None else functools.partial(self, obj)
 
 
 # ---- under a transformation: pmap as JAX writes it, jit of a shard_map over a mesh of its devices --
