@@ -1,4 +1,5 @@
 """The C++ runtime through its bindings: buffers, async execution, errors, threads, graphs."""
+import contextlib
 import os
 import subprocess
 import sys
@@ -108,24 +109,32 @@ def test_large_op_is_queued_and_waited():
     _core.synchronize()
 
 
+@contextlib.contextmanager
+def _ticker(period):
+    """A thread that counts ticks every `period` seconds while the block runs: yields the count's list."""
+    ticks, stop = [], threading.Event()
+
+    def tick():
+        while not stop.is_set():
+            ticks.append(1)
+            time.sleep(period)
+
+    t = threading.Thread(target=tick)
+    t.start()
+    try:
+        yield ticks
+    finally:
+        stop.set()
+        t.join()
+
+
 def test_wait_releases_the_gil():
     x = np.ones(1 << 24, dtype=np.float32)
     exe = _core.compile_op("exp", [(x.shape, "float32")], {})
-    ticks = []
-    stop = threading.Event()
-
-    def ticker():
-        while not stop.is_set():
-            ticks.append(1)
-            time.sleep(0.0005)
-
-    t = threading.Thread(target=ticker)
-    t.start()
-    for _ in range(5):
-        (out,) = exe.run([to_core(x)])
-        out.wait()
-    stop.set()
-    t.join()
+    with _ticker(0.0005) as ticks:
+        for _ in range(5):
+            (out,) = exe.run([to_core(x)])
+            out.wait()
     assert len(ticks) > 3
 
 
@@ -144,21 +153,11 @@ def test_a_long_jitted_run_releases_the_gil():
     x = jnp.ones(1 << 21)
     f(x).block_until_ready()
     f(x).block_until_ready()  # (installed in the C++ call path)
-    ticks, stop = [], threading.Event()
-
-    def ticker():
-        while not stop.is_set():
-            ticks.append(1)
-            time.sleep(0.0002)
-
-    t = threading.Thread(target=ticker)
-    t.start()
-    time.sleep(0.01)
-    hits, before = f._fast_hits, len(ticks)
-    f(x).block_until_ready()
-    during = len(ticks) - before
-    stop.set()
-    t.join()
+    with _ticker(0.0002) as ticks:
+        time.sleep(0.01)
+        hits, before = f._fast_hits, len(ticks)
+        f(x).block_until_ready()
+        during = len(ticks) - before
     assert f._fast_hits == hits + 1
     assert during > 3
 
