@@ -207,6 +207,23 @@ def test_one_device_pmap_of_a_compiled_chain():
     assert repr(xjax.devices()[0]) == "CpuDevice(id=0)" and str(xjax.devices()[0]) == "cpu:0"
 
 
+def test_pmapped_function_wraps_fun_and_keeps_its_own_path():
+    # The pmapped function is pmap's C++ table (a PmapCalls subclass) given fun's name, docs and
+    # __wrapped__; its Python path is its own even when fun is itself a pmapped function (whose
+    # __dict__ update_wrapper copies).
+    def add_one(v):
+        """Adds one."""
+        return v + 1
+
+    inner = xjax.pmap(add_one)
+    outer = xjax.pmap(inner)
+    assert (inner.__name__, inner.__doc__, inner.__wrapped__) == ("add_one", "Adds one.", add_one)
+    assert outer.__wrapped__ is inner and outer._call_slow is not inner._call_slow
+    x = np.arange(3, dtype=np.float32).reshape(1, 1, 3)
+    np.testing.assert_array_equal(np.asarray(outer(x)), x + 1)
+    assert outer._fast_calls.hits == 0  # (one process: pmap's C++ table holds nothing)
+
+
 def test_collective_inside_control_flow_of_one_device():
     x = np.arange(4, dtype=np.float32).reshape(1, 4) - 1
     f = lambda v: lax.cond(v.sum() > 0, lambda u: lax.psum(u, "i") * 2, lambda u: u, v)  # noqa: E731

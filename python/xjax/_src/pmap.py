@@ -382,8 +382,8 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
         insert_bounded(fast, fast_key, call)
         return call.run_installing(pmap_f, args, kwargs, leaves)
 
-    pmap_f._call_slow = call_python
     functools.update_wrapper(pmap_f, fun)
+    pmap_f._call_slow = call_python  # (after: a pmapped `fun`'s own would come with its __dict__)
     return pmap_f
 
 
