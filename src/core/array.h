@@ -20,11 +20,13 @@ struct Array {
   int64_t size() const { return checked_size(shape, dtype, "Array").elements; }
   size_t nbytes() const { return size_t(checked_size(shape, dtype, "Array").bytes); }
   void* data() const { return buffer->data(); }
+  // Whether the producing computation is done (or there was none).
+  bool computed() const { return !ready || ready->is_set(); }
   // Waits for the producing computation; rethrows its error. On the stream's thread (a host
   // callback) a value still queued can only be computed after the running task: an error, not a hang.
   void wait() const {
     if (!ready) return;
-    if (Stream::in_task() && !ready->is_set())
+    if (Stream::in_task() && !computed())
       throw std::runtime_error("[wait] a value still queued behind the running computation was waited for from "
                                "inside it (a host callback): it would wait forever");
     ready->wait();

@@ -100,26 +100,23 @@ const ThreadDicts* thread_dicts() {
   return &t_dicts;
 }
 
-// d[key] (borrowed), or null: with a Python error set, or (missing) none.
-PyObject* item(PyObject* d, PyObject* key) { return PyDict_GetItemWithError(d, key); }
-
 }  // namespace
 
 int eager_state_plain(bool for_jit) {
   const Context& c = context();
   const ThreadDicts* t = thread_dicts();
   if (!t) return -1;
-  PyObject* trace = item(t->state, c.s_trace);
+  PyObject* trace = PyDict_GetItemWithError(t->state, c.s_trace);
   // (not a subclass's rules; a missing attribute: the Python path says so)
   if (!trace || Py_TYPE(trace) != reinterpret_cast<PyTypeObject*>(c.eval_trace_type)) return PyErr_Occurred() ? -1 : 0;
-  PyObject* placement = item(c.platforms_dict, c.s_placement);
+  PyObject* placement = PyDict_GetItemWithError(c.platforms_dict, c.s_placement);
   if (placement != Py_None) return PyErr_Occurred() ? -1 : 0;
   if (!for_jit) return 1;
-  PyObject* env = item(t->state, c.s_axis_env);
+  PyObject* env = PyDict_GetItemWithError(t->state, c.s_axis_env);
   if (!env) return PyErr_Occurred() ? -1 : 0;
   int has_env = PyObject_IsTrue(env);
   if (has_env) return has_env < 0 ? -1 : 0;
-  PyObject* disabled = item(c.config_values, c.s_disable_jit);
+  PyObject* disabled = PyDict_GetItemWithError(c.config_values, c.s_disable_jit);
   if (!disabled) return PyErr_Occurred() ? -1 : 0;
   return disabled == Py_False ? 1 : 0;
 }
@@ -128,7 +125,7 @@ PyObject* context_mesh() {
   const Context& c = context();
   const ThreadDicts* t = thread_dicts();
   if (!t) return nullptr;
-  PyObject* meshes = item(t->mesh, c.s_meshes);
+  PyObject* meshes = PyDict_GetItemWithError(t->mesh, c.s_meshes);
   if (!meshes || !PyList_Check(meshes)) {
     if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "[fast_call] the mesh stack must be a list");
     return nullptr;

@@ -123,6 +123,8 @@ void init_fast_bind(py::module_& f);
 // pmap's across processes (fast_call_pmap.cpp).
 void init_fast_pmap(py::module_& f);
 void init_fast_ready(py::module_& f);
+// Waits for the value, releasing the GIL only while it is still being computed (fast_call_ready.cpp).
+void wait_for(const xjax::Array& a);
 // Readies a static type and adds it to the module under `name`.
 void ready_type(py::module_& m, PyTypeObject& t, const char* name);
 

@@ -11,7 +11,7 @@ namespace {
 PyTypeObject* g_sharded = nullptr;
 Py_ssize_t g_shards_off = 0;
 
-// Waits for one Array's value (the GIL released only while it is still being computed).
+// Waits for one xjax.Array's value.
 void wait_value(PyObject* x) {
   py::object held;  // (a subclass's _value may be a property: a new reference)
   PyObject* v = Py_TYPE(x) == context().array_type ? slot(x, context().value_off) : nullptr;
@@ -20,12 +20,7 @@ void wait_value(PyObject* x) {
     if (!held) throw py::error_already_set();
     v = held.ptr();
   }
-  const xjax::Array& a = py::handle(v).cast<const xjax::Array&>();
-  if (a.ready && !a.ready->is_set()) {
-    py::gil_scoped_release released;
-    a.wait();
-  }
-  a.wait();  // (rethrows the computation's error)
+  wait_for(py::handle(v).cast<const xjax::Array&>());
 }
 
 PyObject* block_until_ready(PyObject*, PyObject* x) {
@@ -57,6 +52,14 @@ void setup_sharded(py::handle sharded) {
 }
 
 }  // namespace
+
+void wait_for(const xjax::Array& a) {
+  if (!a.computed()) {  // (a computed value needs no release of the GIL)
+    py::gil_scoped_release released;
+    a.wait();
+  }
+  a.wait();  // (rethrows the computation's error)
+}
 
 void init_fast_ready(py::module_& f) {
   // An instancemethod, so that as a class attribute it binds the array as a Python method does.

@@ -26,6 +26,9 @@ void init_export(py::module_& m);
 void init_cuda(py::module_& m);
 void init_mpi(py::module_& m);
 void init_fast_call(py::module_& m);
+namespace xjax_fast {
+void wait_for(const Array& a);  // (fast_call_ready.cpp)
+}
 
 namespace {
 
@@ -251,17 +254,8 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("shape", [](const Array& a) { return shape_to_py(a.shape); })
       .def_property_readonly("dtype", [](const Array& a) { return std::string(dtype_name(a.dtype)); })
       .def_property_readonly("nbytes", &Array::nbytes)
-      .def("is_ready", [](const Array& a) { return !a.ready || a.ready->is_set(); })
-      .def(
-          "wait",
-          [](const Array& a) {
-            if (a.ready && !a.ready->is_set()) {  // (a computed value needs no release of the GIL)
-              py::gil_scoped_release released;
-              a.wait();
-            }
-            a.wait();
-          },
-          "Blocks until computed; raises the error of the computation that produced it.")
+      .def("is_ready", &Array::computed)
+      .def("wait", &xjax_fast::wait_for, "Blocks until computed; raises the error of the computation that produced it.")
       .def("bytes_view", &bytes_view, "A read-only uint8 NumPy view of the data (waits first).");
 
   py::class_<Executable, std::shared_ptr<Executable>>(m, "Executable")

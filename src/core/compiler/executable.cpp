@@ -545,7 +545,7 @@ std::vector<Array> Executable::run(const std::vector<Array>& inputs) {
   }
   const Plan& p = plan_;
   bool all_ready = true;
-  for (const Array& a : inputs) all_ready = all_ready && (!a.ready || a.ready->is_set());
+  for (const Array& a : inputs) all_ready = all_ready && a.computed();
   Stream& stream = Stream::global();
   // Tiny graphs run at once; so do graphs with host callbacks, so that their effects (prints)
   // happen before run() returns whenever nothing is queued ahead of them. A run from inside a
