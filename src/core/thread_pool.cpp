@@ -16,6 +16,7 @@
 
 #include "core/arch.h"
 #include "core/float_env.h"
+#include "core/wake_placement.h"
 
 namespace xjax {
 
@@ -75,6 +76,10 @@ struct Job {
 }  // namespace
 
 struct ThreadPool::Impl {
+  explicit Impl(int num_threads) : placement(num_threads), sleepers(size_t(std::max(num_threads - 1, 0))) {}
+
+  WakePlacement placement;
+  std::vector<WakePlacement::Sleeper> sleepers;  // one per worker (guarded by mu)
   std::vector<std::thread> workers;
   std::mutex mu;
   std::condition_variable work_cv;
@@ -108,7 +113,7 @@ struct ThreadPool::Impl {
     return nullptr;
   }
 
-  void worker_loop(ThreadPool* owner) {
+  void worker_loop(ThreadPool* owner, WakePlacement::Sleeper& me) {
     tl_current = owner;  // kernels asking for the pool size inside a chunk get this pool's
     std::unique_lock<std::mutex> lock(mu);
     for (;;) {
@@ -118,7 +123,7 @@ struct ThreadPool::Impl {
         lock.unlock();
         spin_until([&] { return published.load(std::memory_order_acquire) != seen; });
         lock.lock();
-        work_cv.wait(lock, [&] { return stop || (job = pick()) != nullptr; });
+        me.wait(placement, work_cv, lock, [&] { return stop || (job = pick()) != nullptr; });
       }
       if (stop) return;
       ++job->active;
@@ -143,8 +148,9 @@ ThreadPool::Use::Use(ThreadPool& pool) : prev_(tl_current) { tl_current = &pool;
 
 ThreadPool::Use::~Use() { tl_current = prev_; }
 
-ThreadPool::ThreadPool(int num_threads) : impl_(new Impl) {
-  for (int i = 1; i < num_threads; ++i) impl_->workers.emplace_back([this] { impl_->worker_loop(this); });
+ThreadPool::ThreadPool(int num_threads) : impl_(new Impl(num_threads)) {
+  for (auto& sleeper : impl_->sleepers)
+    impl_->workers.emplace_back([this, &sleeper] { impl_->worker_loop(this, sleeper); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -180,6 +186,9 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
     std::lock_guard<std::mutex> lock(p.mu);
     p.jobs.push_back(&job);
     p.published.fetch_add(1, std::memory_order_release);
+    // Sleeping workers are woken off this thread's CPU (wake_placement.h).
+    const int cpu = p.placement.waker_cpu();
+    for (auto& sleeper : p.sleepers) p.placement.keep_off(sleeper, cpu);
   }
   p.work_cv.notify_all();
   p.run_chunks(job);

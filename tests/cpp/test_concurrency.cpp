@@ -3,11 +3,16 @@
 // report nothing. Also: kernels flush subnormals on every pool thread, and the caller's floating-
 // point environment comes back. Exits non-zero on the first failure.
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
 #include <thread>
 #include <vector>
+
+#if defined(__linux__)
+#include <sched.h>
+#endif
 
 #include "core/compiler/executable.h"
 #include "core/ops/scalar_ops.h"
@@ -110,6 +115,45 @@ void test_pool_back_to_back_jobs() {
   }
 }
 
+#if defined(__linux__)
+// A worker woken for a job runs on another CPU than the job's caller, with the pool's whole mask
+// (ThreadPool's Placement). Each trial lets the worker fall asleep, then runs two chunks: the
+// caller's waits for the worker's, so the worker must join.
+void test_pool_wakes_workers_off_caller_cpu() {
+  cpu_set_t all;
+  CPU_ZERO(&all);
+  if (sched_getaffinity(0, sizeof(all), &all) != 0 || CPU_COUNT(&all) < 2) return;
+  ThreadPool pool(2);
+  int trials = 0;
+  for (int it = 0; it < 30; ++it) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // past the workers' spin
+    const std::thread::id caller = std::this_thread::get_id();
+    const int caller_cpu = sched_getcpu();
+    if (caller_cpu < 0) return;  // (no CPU numbers here)
+    std::atomic<int> started{0}, worker_cpu{-1}, caller_cpu_after{-1};
+    std::atomic<bool> worker_mask_whole{false};
+    pool.parallel_for(2, 1, [&](int64_t, int64_t) {
+      ++started;
+      if (std::this_thread::get_id() == caller) {
+        caller_cpu_after = sched_getcpu();
+        const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        while (started.load() < 2 && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+      } else {
+        worker_cpu = sched_getcpu();
+        cpu_set_t mine;
+        CPU_ZERO(&mine);
+        worker_mask_whole = sched_getaffinity(0, sizeof(mine), &mine) == 0 && CPU_EQUAL(&mine, &all);
+      }
+    });
+    if (worker_cpu < 0 || caller_cpu_after != caller_cpu) continue;  // (the caller moved: no verdict)
+    ++trials;
+    CHECK(worker_cpu != caller_cpu);
+    CHECK(worker_mask_whole);
+  }
+  CHECK(trials >= 10);
+}
+#endif
+
 // One executable run from several threads at once: inline runs (small) and queued ones (large),
 // some chained on not-yet-computed inputs.
 void test_one_executable_many_threads(int64_t n, int iterations) {
@@ -167,6 +211,9 @@ void test_subnormals_flush_in_kernels_only() {
 int main() {
   test_pool_back_to_back_jobs();
   test_pool_concurrent_callers();
+#if defined(__linux__)
+  test_pool_wakes_workers_off_caller_cpu();
+#endif
   test_one_executable_many_threads(int64_t(1) << 16, 40);   // inline runs, split over the pool
   test_one_executable_many_threads((int64_t(1) << 22) + 7, 2);  // over kInlineElements: queued
   test_concurrent_compile();
