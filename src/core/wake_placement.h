@@ -1,5 +1,4 @@
-// Keeps a thread that sleeps until another wakes it (a pool worker, a stream's host thread) off its
-// waker's CPU.
+// Keeps a thread that sleeps until another wakes it (a thread pool's worker) off its waker's CPU.
 //
 // Linux may place a thread it wakes on the waker's CPU even while another CPU of the mask is idle
 // (measured under KVM, where an idle vCPU does not count as available: 30 of 30 wakes of a pool

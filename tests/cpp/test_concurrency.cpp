@@ -117,7 +117,7 @@ void test_pool_back_to_back_jobs() {
 
 #if defined(__linux__)
 // A worker woken for a job runs on another CPU than the job's caller, with the pool's whole mask
-// (ThreadPool's Placement). Each trial lets the worker fall asleep, then runs two chunks: the
+// (core/wake_placement.h). Each trial lets the worker fall asleep, then runs two chunks: the
 // caller's waits for the worker's, so the worker must join.
 void test_pool_wakes_workers_off_caller_cpu() {
   cpu_set_t all;
