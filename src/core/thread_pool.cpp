@@ -186,9 +186,7 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
     std::lock_guard<std::mutex> lock(p.mu);
     p.jobs.push_back(&job);
     p.published.fetch_add(1, std::memory_order_release);
-    // Sleeping workers are woken off this thread's CPU (wake_placement.h).
-    const int cpu = p.placement.waker_cpu();
-    for (auto& sleeper : p.sleepers) p.placement.keep_off(sleeper, cpu);
+    p.placement.keep_off_caller(p.sleepers);  // (sleeping workers wake on another CPU)
   }
   p.work_cv.notify_all();
   p.run_chunks(job);

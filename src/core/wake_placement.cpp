@@ -30,18 +30,24 @@ WakePlacement::WakePlacement(int threads) {
 
 int WakePlacement::self_tid() { return int(syscall(SYS_gettid)); }
 
-int WakePlacement::waker_cpu() const {
+int WakePlacement::caller_cpu() const {
   if (!on_) return -1;
   const int cpu = sched_getcpu();
   const cpu_set_t s = as_set(mask_);
   return cpu >= 0 && CPU_ISSET(cpu, &s) ? cpu : -1;
 }
 
-void WakePlacement::keep_off(Sleeper& sleeper, int cpu) const {
-  if (cpu < 0 || !sleeper.asleep_ || sleeper.kept_off_ == cpu) return;
-  cpu_set_t others = as_set(mask_);
-  CPU_CLR(cpu, &others);
-  if (sched_setaffinity(sleeper.tid_, sizeof(others), &others) == 0) sleeper.kept_off_ = cpu;
+void WakePlacement::keep_off_caller(std::vector<Sleeper>& sleepers) const {
+  int cpu = -2;  // (looked up at the first sleeper found)
+  for (Sleeper& s : sleepers) {
+    if (!s.asleep_) continue;
+    if (cpu == -2) cpu = caller_cpu();
+    if (cpu < 0) return;
+    if (s.kept_off_ == cpu) continue;
+    cpu_set_t others = as_set(mask_);
+    CPU_CLR(cpu, &others);
+    if (sched_setaffinity(s.tid_, sizeof(others), &others) == 0) s.kept_off_ = cpu;
+  }
 }
 
 void WakePlacement::widen() const {
@@ -53,8 +59,8 @@ void WakePlacement::widen() const {
 
 WakePlacement::WakePlacement(int) {}
 int WakePlacement::self_tid() { return 0; }
-int WakePlacement::waker_cpu() const { return -1; }
-void WakePlacement::keep_off(Sleeper&, int) const {}
+int WakePlacement::caller_cpu() const { return -1; }
+void WakePlacement::keep_off_caller(std::vector<Sleeper>&) const {}
 void WakePlacement::widen() const {}
 
 #endif

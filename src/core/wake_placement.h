@@ -10,6 +10,7 @@
 #pragma once
 #include <condition_variable>
 #include <mutex>
+#include <vector>
 
 namespace xjax {
 
@@ -44,12 +45,12 @@ class WakePlacement {
     int kept_off_ = -1;  // the CPU its mask now excludes, or -1
   };
 
-  // The calling thread's CPU, if sleepers are to be kept off it; else -1.
-  int waker_cpu() const;
-  // On a waker, with the sleeper's mutex held, before notifying: keeps it off `cpu` if it sleeps.
-  void keep_off(Sleeper& s, int cpu) const;
+  // On a waker, with the sleepers' mutex held, before notifying: keeps those that sleep off the
+  // calling thread's CPU.
+  void keep_off_caller(std::vector<Sleeper>& sleepers) const;
 
  private:
+  int caller_cpu() const;  // -1 where sleepers are not to be kept off it
   static int self_tid();
   void widen() const;
   bool on_ = false;
