@@ -12,6 +12,10 @@
 #include <mutex>
 #include <vector>
 
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
 namespace xjax {
 
 class WakePlacement {
@@ -54,7 +58,9 @@ class WakePlacement {
   static int self_tid();
   void widen() const;
   bool on_ = false;
-  unsigned char mask_[128] = {};  // the CPUs of the creating thread's mask (a cpu_set_t's bytes)
+#if defined(__linux__)
+  cpu_set_t mask_;  // the creating thread's CPUs
+#endif
 };
 
 }  // namespace xjax
